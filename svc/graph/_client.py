@@ -1,0 +1,284 @@
+"""The Graph API client: one authenticated, versioned httpx client behind a small request API."""
+
+from __future__ import annotations
+
+import json as _json
+import re
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from ._error_codes import api_error_from_response
+from ._errors import (
+    GraphNetworkError,
+    GraphRequestValidationError,
+    GraphSerializationError,
+)
+from ._transports import DEFAULT_TIMEOUT, default_transport
+
+__all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphClient"]
+
+DEFAULT_API_VERSION = "v25.0"
+DEFAULT_BASE_URL = "https://graph.facebook.com"
+MAX_ACCESS_TOKEN_LENGTH = 4096
+
+_API_VERSION = re.compile(r"^v\d+(\.\d+)?$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HEADER_FORBIDDEN = re.compile(r"[\r\n\x00]")
+
+QueryValue = str | int | float | bool | None
+
+
+class GraphClient:
+    """An authenticated client for one Graph API version.
+
+    The ``Authorization: Bearer`` header is added here and only here; callers
+    can never supply one. ``transport`` is any ``httpx.AsyncBaseTransport``
+    (``httpx.MockTransport`` in tests, ``DryRunTransport`` for dry runs).
+    The client runs on trio and asyncio alike (httpx through anyio).
+    """
+
+    def __init__(
+        self,
+        *,
+        access_token: str,
+        api_version: str = DEFAULT_API_VERSION,
+        base_url: str = DEFAULT_BASE_URL,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+    ) -> None:
+        _check_access_token(access_token)
+        if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
+            raise GraphRequestValidationError(
+                "api_version must look like v25.0", field="api_version"
+            )
+        self._base_url = _check_base_url(base_url)
+        if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
+            raise GraphRequestValidationError(
+                "transport must be an httpx.AsyncBaseTransport", field="transport"
+            )
+        self._access_token = access_token
+        self._api_version = api_version
+        self._http = httpx.AsyncClient(
+            transport=transport if transport is not None else default_transport(),
+            timeout=timeout,
+            follow_redirects=False,
+        )
+
+    @property
+    def api_version(self) -> str:
+        return self._api_version
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    def __repr__(self) -> str:
+        return f"GraphClient(api_version={self._api_version!r}, base_url={self._base_url!r})"
+
+    async def __aenter__(self) -> GraphClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the underlying connection pool."""
+        await self._http.aclose()
+
+    def url_for(self, path: str) -> httpx.URL:
+        """The absolute URL of ``path``, relative to the API version (``"/123/messages"``)."""
+        if not isinstance(path, str) or not path.startswith("/") or _CONTROL.search(path):
+            raise GraphRequestValidationError(
+                "path must start with '/' and hold no control characters", field="path"
+            )
+        return httpx.URL(f"{self._base_url}/{self._api_version}{path}")
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Send one request and return the parsed JSON answer, or raise a typed ``GraphError``.
+
+        ``path`` is relative to the API version. ``json`` is serialized as JSON;
+        ``content`` is sent verbatim (with the caller's content type). ``None``
+        query values are omitted.
+        """
+        if json is not None and content is not None:
+            raise GraphRequestValidationError("pass json or content, not both")
+        request = self.build_request(
+            method, self.url_for(path), query=query, json=json, content=content, headers=headers
+        )
+        response = await self.send(request)
+        return self.parse_json(response)
+
+    def build_request(
+        self,
+        method: str,
+        url: httpx.URL | str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        json: Any = None,
+        content: bytes | httpx.AsyncByteStream | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Request:
+        """Build an authenticated request after checking the caller's headers and query."""
+        merged = _check_headers(headers)
+        merged["Authorization"] = f"Bearer {self._access_token}"
+        params = _check_query(query)
+        if json is not None:
+            try:
+                body = _json.dumps(json, ensure_ascii=False, allow_nan=False).encode()
+            except (TypeError, ValueError) as exc:
+                raise GraphRequestValidationError(
+                    f"body is not JSON-serializable: {type(exc).__name__}"
+                ) from None
+            merged.setdefault("Content-Type", "application/json")
+            content = body
+        return self._http.build_request(
+            method.upper(), url, params=params, content=content, headers=merged
+        )
+
+    async def send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
+        """Send a built request; a non-2xx answer raises the typed ``GraphApiError``.
+
+        With ``stream=True`` the body of a successful answer is left unread and
+        the caller must close the response.
+        """
+        try:
+            response = await self._http.send(request, stream=stream)
+        except httpx.TransportError as exc:
+            raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
+        if response.is_success:
+            return response
+        try:
+            await response.aread()
+        except httpx.TransportError as exc:
+            raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
+        finally:
+            await response.aclose()
+        raise api_error_from_response(
+            status=response.status_code,
+            payload=_json_or_none(response.content),
+            retry_after=response.headers.get("retry-after"),
+        )
+
+    @asynccontextmanager
+    async def stream(
+        self, method: str, url: httpx.URL | str, *, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """Open a streamed, authenticated request to an absolute URL (media downloads)."""
+        response = await self.send(self.build_request(method, url, headers=headers), stream=True)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    @staticmethod
+    def parse_json(response: httpx.Response) -> Any:
+        """Parse a successful answer; an unparsable body raises ``GraphSerializationError``."""
+        if not response.content:
+            return {}
+        try:
+            return response.json()
+        except (ValueError, UnicodeDecodeError):
+            raise GraphSerializationError(
+                f"Graph answered HTTP {response.status_code} with a body that is not JSON"
+            ) from None
+
+
+def _check_access_token(token: object) -> None:
+    if not isinstance(token, str) or not token.strip():
+        raise GraphRequestValidationError(
+            "access_token must be a non-empty string", field="access_token"
+        )
+    if len(token) > MAX_ACCESS_TOKEN_LENGTH:
+        raise GraphRequestValidationError(
+            f"access_token must be at most {MAX_ACCESS_TOKEN_LENGTH} characters",
+            field="access_token",
+        )
+    if _CONTROL.search(token) or token != token.strip():
+        raise GraphRequestValidationError(
+            "access_token must hold no whitespace padding or control characters",
+            field="access_token",
+        )
+
+
+def _check_base_url(base_url: object) -> str:
+    if not isinstance(base_url, str) or _CONTROL.search(base_url):
+        raise GraphRequestValidationError("base_url must be an http(s) URL", field="base_url")
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        raise GraphRequestValidationError(
+            "base_url must be an http(s) URL", field="base_url"
+        ) from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise GraphRequestValidationError("base_url must be an http(s) URL", field="base_url")
+    if url.query or url.fragment or url.userinfo:
+        raise GraphRequestValidationError(
+            "base_url must carry no credentials, query or fragment", field="base_url"
+        )
+    return base_url.rstrip("/")
+
+
+def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    checked: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise GraphRequestValidationError("header names and values must be strings")
+        if _HEADER_FORBIDDEN.search(name) or _HEADER_FORBIDDEN.search(value):
+            raise GraphRequestValidationError("headers must not contain CR, LF or NUL")
+        if name.strip().lower() == "authorization":
+            raise GraphRequestValidationError(
+                "the Authorization header is set by the client, never by callers",
+                field="headers",
+            )
+        checked[name] = value
+    return checked
+
+
+def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for key, value in (query or {}).items():
+        if value is None:
+            continue
+        if not isinstance(key, str):
+            raise GraphRequestValidationError("query keys must be strings")
+        text = _query_text(value)
+        if _HEADER_FORBIDDEN.search(key) or _HEADER_FORBIDDEN.search(text):
+            raise GraphRequestValidationError(
+                "query keys and values must not contain CR, LF or NUL", field=key
+            )
+        params[key] = text
+    return params
+
+
+def _query_text(value: QueryValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise GraphRequestValidationError("query values must be str, int, float or bool")
+
+
+def _json_or_none(body: bytes) -> Mapping[str, Any] | None:
+    try:
+        parsed = _json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return parsed if isinstance(parsed, Mapping) else None

@@ -1,0 +1,73 @@
+"""Transports the Graph client runs on: the network, or a dry run that stays in process."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+
+import httpx
+
+__all__ = ["DEFAULT_TIMEOUT", "DryRunTransport", "default_transport"]
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+"""Upstream timeouts: 10 s to connect, 30 s for each read, write and pool wait."""
+
+
+def default_transport() -> httpx.AsyncBaseTransport:
+    """The network transport: TLS verification on, no automatic retries (callers decide)."""
+    return httpx.AsyncHTTPTransport(retries=0, http2=False)
+
+
+class DryRunTransport(httpx.AsyncBaseTransport):
+    """Answers every request itself with a synthetic success and never touches the network.
+
+    Each answer carries a unique ``wamid.DRYRUN.<n>`` message id (decisions.md
+    section 5). Requests are kept in ``requests`` (bounded) so a dry run can be
+    inspected; their Authorization header is dropped before they are kept.
+    """
+
+    def __init__(self, *, keep_last: int = 100) -> None:
+        self._run = secrets.token_hex(4)
+        self._counter = itertools.count(1)
+        self._keep_last = keep_last
+        self.requests: list[httpx.Request] = []
+
+    def next_message_id(self) -> str:
+        """Return a message id no earlier answer of any dry run has used."""
+        return f"wamid.DRYRUN.{self._run}{next(self._counter)}"
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        message_id = self.next_message_id()
+        answer: dict[str, object] = {
+            "messaging_product": "whatsapp",
+            "contacts": _contacts_for(body),
+            "messages": [{"id": message_id}],
+            "dryRun": True,
+        }
+        if not request.url.path.endswith("/messages"):
+            # Non-send endpoints (media upload, groups, deletes) read an id or a
+            # success flag; the send shape above stays intact.
+            answer["id"] = message_id.removeprefix("wamid.")
+            answer["success"] = True
+        self._keep(request)
+        return httpx.Response(200, json=answer, request=request)
+
+    def _keep(self, request: httpx.Request) -> None:
+        headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"authorization"]
+        self.requests.append(
+            httpx.Request(request.method, request.url, headers=headers, content=request.content)
+        )
+        del self.requests[: -self._keep_last]
+
+
+def _contacts_for(body: bytes) -> list[dict[str, str]]:
+    try:
+        payload = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        return []
+    to = payload.get("to") if isinstance(payload, dict) else None
+    if not isinstance(to, str):
+        return []
+    return [{"input": to, "wa_id": to.lstrip("+")}]
