@@ -20,6 +20,10 @@ def main() -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         raise SystemExit(1) from None
+    except click.UsageError:
+        # The offending value may be a path or a secret: never echo it back.
+        click.echo("Error: unknown command, option or argument. Try 'svc --help'.", err=True)
+        raise SystemExit(1) from None
     except click.ClickException as exc:
         exc.show()
         raise SystemExit(1) from None
