@@ -21,11 +21,17 @@ from ._transports import DryRunTransport as DryRunTransport
 # --- messages: builders and send helpers
 
 # --- admin helpers: groups, business admin, calling, templates, flows, pagination
+# isort: split
+from ._flow_json import FLOW_JSON_LIMITS as FLOW_JSON_LIMITS
+from ._flow_json import FlowJsonValidationError as FlowJsonValidationError
+from ._flow_json import validate_flow_json as validate_flow_json
 
 __all__ = [
     "DEFAULT_API_VERSION",
     "DEFAULT_BASE_URL",
+    "FLOW_JSON_LIMITS",
     "DryRunTransport",
+    "FlowJsonValidationError",
     "GraphApiError",
     "GraphAuthError",
     "GraphClient",
@@ -34,4 +40,5 @@ __all__ = [
     "GraphRateLimitError",
     "GraphRequestValidationError",
     "GraphSerializationError",
+    "validate_flow_json",
 ]
