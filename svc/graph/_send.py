@@ -2,16 +2,58 @@
 
 ``MessageSender`` is a mixin: the scoped client supplies ``_post_phone_edge``,
 which POSTs a JSON payload to ``/{phone_number_id}/{edge}`` and returns the
-parsed answer.
+parsed answer. Every helper builds its payload with ``_builders`` (which
+rejects bad input before the transport is touched) and returns a ``SendResult``.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
-__all__ = ["MessageSender"]
+from . import _builders as b
+from ._errors import GraphSerializationError
+
+__all__ = ["MessageSender", "SendResult", "send_result_from_answer"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendResult:
+    """The answer to a send: the platform message id, the resolved contacts and the raw JSON.
+
+    ``raw`` is the upstream answer exactly as parsed, for callers (the HTTP
+    layer) that pass it through unchanged. ``message_status`` is set when the
+    platform reports one (marketing sends answer ``accepted``, ``held_for_quality_assessment``...).
+    """
+
+    message_id: str
+    contacts: tuple[Mapping[str, Any], ...]
+    message_status: str | None
+    raw: Mapping[str, Any]
+
+
+def send_result_from_answer(answer: object) -> SendResult:
+    """Read a send answer; one without ``messages[0].id`` raises ``GraphSerializationError``."""
+    if not isinstance(answer, Mapping):
+        raise GraphSerializationError("send answer is not a JSON object")
+    messages = answer.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    message_id = first.get("id") if isinstance(first, Mapping) else None
+    if not isinstance(message_id, str) or not message_id:
+        raise GraphSerializationError("send answer has no messages[0].id")
+    assert isinstance(first, Mapping)
+    status = first.get("message_status")
+    contacts = answer.get("contacts", [])
+    if not isinstance(contacts, list) or not all(isinstance(c, Mapping) for c in contacts):
+        raise GraphSerializationError("send answer has malformed contacts")
+    return SendResult(
+        message_id=message_id,
+        contacts=tuple(contacts),
+        message_status=status if isinstance(status, str) else None,
+        raw=answer,
+    )
 
 
 class MessageSender(abc.ABC):
@@ -20,3 +62,507 @@ class MessageSender(abc.ABC):
     @abc.abstractmethod
     async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
         """POST ``payload`` as JSON to ``/{phone_number_id}/{edge}``; return the parsed answer."""
+
+    async def _send(self, payload: Mapping[str, Any], *, edge: str = "messages") -> SendResult:
+        return send_result_from_answer(await self._post_phone_edge(edge, payload))
+
+    async def send_message(self, payload: Mapping[str, Any]) -> SendResult:
+        """Send a prebuilt payload (checked by ``check_message_payload``) to ``/messages``."""
+        return await self._send(b.check_message_payload(payload))
+
+    # --- text, media, location, reactions, contacts
+
+    async def send_text(
+        self,
+        *,
+        to: str,
+        text: str,
+        preview_url: bool | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a text message."""
+        return await self._send(
+            b.build_text_message(
+                to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
+            )
+        )
+
+    async def send_media(
+        self,
+        kind: b.MediaKind,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        caption: str | None = None,
+        filename: str | None = None,
+        voice: bool | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send an image, video, audio, document or sticker (see ``build_media_message``)."""
+        return await self._send(
+            b.build_media_message(
+                kind,
+                to=to,
+                media_id=media_id,
+                link=link,
+                caption=caption,
+                filename=filename,
+                voice=voice,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_image(
+        self,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        caption: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send an image by media id or link."""
+        return await self._send(
+            b.build_image_message(
+                to=to,
+                media_id=media_id,
+                link=link,
+                caption=caption,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_video(
+        self,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        caption: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a video by media id or link."""
+        return await self._send(
+            b.build_video_message(
+                to=to,
+                media_id=media_id,
+                link=link,
+                caption=caption,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_audio(
+        self,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        voice: bool | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send audio by media id or link; ``voice=True`` marks a voice note."""
+        return await self._send(
+            b.build_audio_message(
+                to=to,
+                media_id=media_id,
+                link=link,
+                voice=voice,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_document(
+        self,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        caption: str | None = None,
+        filename: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a document by media id or link."""
+        return await self._send(
+            b.build_document_message(
+                to=to,
+                media_id=media_id,
+                link=link,
+                caption=caption,
+                filename=filename,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_sticker(
+        self,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a sticker by media id or link."""
+        return await self._send(
+            b.build_sticker_message(
+                to=to, media_id=media_id, link=link, reply_to_message_id=reply_to_message_id
+            )
+        )
+
+    async def send_location(
+        self,
+        *,
+        to: str,
+        latitude: float,
+        longitude: float,
+        name: str | None = None,
+        address: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a location pin."""
+        return await self._send(
+            b.build_location_message(
+                to=to,
+                latitude=latitude,
+                longitude=longitude,
+                name=name,
+                address=address,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_reaction(self, *, to: str, message_id: str, emoji: str) -> SendResult:
+        """React to ``message_id`` with ``emoji``."""
+        return await self._send(b.build_reaction_message(to=to, message_id=message_id, emoji=emoji))
+
+    async def send_remove_reaction(self, *, to: str, message_id: str) -> SendResult:
+        """Remove an earlier reaction to ``message_id``."""
+        return await self._send(b.build_remove_reaction_message(to=to, message_id=message_id))
+
+    async def send_contacts(
+        self,
+        *,
+        to: str,
+        contacts: Sequence[Mapping[str, Any]],
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send contact cards (snake_case inputs, see ``build_contacts_message``)."""
+        return await self._send(
+            b.build_contacts_message(
+                to=to, contacts=contacts, reply_to_message_id=reply_to_message_id
+            )
+        )
+
+    # --- interactive
+
+    async def send_interactive_buttons(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        buttons: Sequence[Mapping[str, str]],
+        header_text: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send 1..3 reply buttons."""
+        return await self._send(
+            b.build_interactive_buttons_message(
+                to=to,
+                body_text=body_text,
+                buttons=buttons,
+                header_text=header_text,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_list(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        button_text: str,
+        sections: Sequence[Mapping[str, Any]],
+        header_text: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a list message."""
+        return await self._send(
+            b.build_interactive_list_message(
+                to=to,
+                body_text=body_text,
+                button_text=button_text,
+                sections=sections,
+                header_text=header_text,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_cta_url(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        display_text: str,
+        url: str,
+        header_text: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a call-to-action URL button."""
+        return await self._send(
+            b.build_interactive_cta_url_message(
+                to=to,
+                body_text=body_text,
+                display_text=display_text,
+                url=url,
+                header_text=header_text,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_product(
+        self,
+        *,
+        to: str,
+        catalog_id: str,
+        product_retailer_id: str,
+        body_text: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a single product."""
+        return await self._send(
+            b.build_interactive_product_message(
+                to=to,
+                catalog_id=catalog_id,
+                product_retailer_id=product_retailer_id,
+                body_text=body_text,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_products(
+        self,
+        *,
+        to: str,
+        catalog_id: str,
+        header_text: str,
+        body_text: str,
+        sections: Sequence[Mapping[str, Any]],
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a multi-product message."""
+        return await self._send(
+            b.build_interactive_products_message(
+                to=to,
+                catalog_id=catalog_id,
+                header_text=header_text,
+                body_text=body_text,
+                sections=sections,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_catalog(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        thumbnail_product_retailer_id: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a catalog message."""
+        return await self._send(
+            b.build_interactive_catalog_message(
+                to=to,
+                body_text=body_text,
+                thumbnail_product_retailer_id=thumbnail_product_retailer_id,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_interactive_location_request(
+        self, *, to: str, body_text: str, reply_to_message_id: str | None = None
+    ) -> SendResult:
+        """Ask the user to share a location."""
+        return await self._send(
+            b.build_interactive_location_request_message(
+                to=to, body_text=body_text, reply_to_message_id=reply_to_message_id
+            )
+        )
+
+    async def send_call_permission_request(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Ask the user for permission to call."""
+        return await self._send(
+            b.build_call_permission_request_message(
+                to=to,
+                body_text=body_text,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_voice_call_button(
+        self,
+        *,
+        body_text: str,
+        to: str | None = None,
+        recipient: str | None = None,
+        display_text: str | None = None,
+        ttl_minutes: int | None = None,
+        payload: str | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send a WhatsApp call button, by ``to``, ``recipient`` or both (``to`` wins)."""
+        return await self._send(
+            b.build_voice_call_button_message(
+                body_text=body_text,
+                to=to,
+                recipient=recipient,
+                display_text=display_text,
+                ttl_minutes=ttl_minutes,
+                payload=payload,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    # --- templates
+
+    async def send_template(
+        self,
+        *,
+        to: str,
+        name: str,
+        language_code: str,
+        components: Sequence[Mapping[str, Any]] | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send an approved template."""
+        return await self._send(
+            b.build_template_message(
+                to=to,
+                name=name,
+                language_code=language_code,
+                components=components,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_marketing_template(
+        self,
+        *,
+        name: str,
+        language_code: str,
+        to: str | None = None,
+        recipient: str | None = None,
+        components: Sequence[Mapping[str, Any]] | None = None,
+        product_policy: Literal["CLOUD_API_FALLBACK", "STRICT"] | None = None,
+        message_activity_sharing: bool | None = None,
+    ) -> SendResult:
+        """Send a marketing template through ``/marketing_messages``."""
+        payload = b.build_marketing_template_message(
+            name=name,
+            language_code=language_code,
+            to=to,
+            recipient=recipient,
+            components=components,
+            product_policy=product_policy,
+            message_activity_sharing=message_activity_sharing,
+        )
+        return await self._send(payload, edge="marketing_messages")
+
+    # --- groups
+
+    async def send_group_text(
+        self,
+        *,
+        to: str,
+        text: str,
+        preview_url: bool | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send text to a group (``to`` is the group id)."""
+        return await self._send(
+            b.build_group_text_message(
+                to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
+            )
+        )
+
+    async def send_group_media(
+        self,
+        kind: b.MediaKind,
+        *,
+        to: str,
+        media_id: str | None = None,
+        link: str | None = None,
+        caption: str | None = None,
+        filename: str | None = None,
+        voice: bool | None = None,
+        reply_to_message_id: str | None = None,
+    ) -> SendResult:
+        """Send media to a group."""
+        return await self._send(
+            b.build_group_media_message(
+                kind,
+                to=to,
+                media_id=media_id,
+                link=link,
+                caption=caption,
+                filename=filename,
+                voice=voice,
+                reply_to_message_id=reply_to_message_id,
+            )
+        )
+
+    async def send_group_template(
+        self,
+        *,
+        to: str,
+        name: str,
+        language_code: str,
+        template_category: Literal["UTILITY", "MARKETING"],
+        components: Sequence[Mapping[str, Any]] | None = None,
+    ) -> SendResult:
+        """Send a UTILITY or MARKETING template to a group."""
+        return await self._send(
+            b.build_group_template_message(
+                to=to,
+                name=name,
+                language_code=language_code,
+                template_category=template_category,
+                components=components,
+            )
+        )
+
+    async def send_group_pin(
+        self,
+        *,
+        to: str,
+        pin_type: Literal["pin", "unpin"],
+        message_id: str,
+        expiration_days: int | None = None,
+    ) -> SendResult:
+        """Pin (for 1..30 days) or unpin a message in a group."""
+        return await self._send(
+            b.build_group_pin_message(
+                to=to, pin_type=pin_type, message_id=message_id, expiration_days=expiration_days
+            )
+        )
