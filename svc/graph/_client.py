@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json as _json
+import math
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
@@ -25,9 +26,13 @@ DEFAULT_API_VERSION = "v25.0"
 DEFAULT_BASE_URL = "https://graph.facebook.com"
 MAX_ACCESS_TOKEN_LENGTH = 4096
 
-_API_VERSION = re.compile(r"^v\d+(\.\d+)?$")
+_API_VERSION = re.compile(r"v[0-9]+(\.[0-9]+)?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEADER_FORBIDDEN = re.compile(r"[\r\n\x00]")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""RFC 9110 token: HTTP method and header-name characters."""
+_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+_UNSAFE_PATH = re.compile(r"[\x00-\x20\x7f?#\\]")
 
 QueryValue = str | int | float | bool | None
 
@@ -51,7 +56,7 @@ class GraphClient:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
     ) -> None:
         _check_access_token(access_token)
-        if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
+        if not isinstance(api_version, str) or not _API_VERSION.fullmatch(api_version):
             raise GraphRequestValidationError(
                 "api_version must look like v25.0", field="api_version"
             )
@@ -95,10 +100,20 @@ class GraphClient:
         await self._http.aclose()
 
     def url_for(self, path: str) -> httpx.URL:
-        """The absolute URL of ``path``, relative to the API version (``"/123/messages"``)."""
-        if not isinstance(path, str) or not path.startswith("/") or _CONTROL.search(path):
+        """The absolute URL of ``path``, relative to the API version (``"/123/messages"``).
+
+        ``path`` is trusted code, not caller input (pass ids through
+        ``check_path_segment``); it still may not hold whitespace, control
+        characters, ``?``, ``#``, ``\\``, empty or dot segments.
+        """
+        if (
+            not isinstance(path, str)
+            or not path.startswith("/")
+            or _UNSAFE_PATH.search(path)
+            or any(part in ("", ".", "..") for part in path[1:].split("/"))
+        ):
             raise GraphRequestValidationError(
-                "path must start with '/' and hold no control characters", field="path"
+                "path must start with '/' and be made of safe, non-empty segments", field="path"
             )
         return httpx.URL(f"{self._base_url}/{self._api_version}{path}")
 
@@ -118,8 +133,6 @@ class GraphClient:
         ``content`` is sent verbatim (with the caller's content type). ``None``
         query values are omitted.
         """
-        if json is not None and content is not None:
-            raise GraphRequestValidationError("pass json or content, not both")
         request = self.build_request(
             method, self.url_for(path), query=query, json=json, content=content, headers=headers
         )
@@ -133,10 +146,18 @@ class GraphClient:
         *,
         query: Mapping[str, QueryValue] | None = None,
         json: Any = None,
-        content: bytes | httpx.AsyncByteStream | None = None,
+        content: bytes | AsyncIterable[bytes] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Request:
-        """Build an authenticated request after checking the caller's headers and query."""
+        """Build an authenticated request after checking the method, headers, query and body."""
+        if not isinstance(method, str) or not _TOKEN.fullmatch(method):
+            raise GraphRequestValidationError("method must be an HTTP method name", field="method")
+        if json is not None and content is not None:
+            raise GraphRequestValidationError("pass json or content, not both", field="content")
+        if content is not None and not isinstance(content, bytes | AsyncIterable):
+            raise GraphRequestValidationError(
+                "content must be bytes or an async iterable of bytes", field="content"
+            )
         merged = _check_headers(headers)
         merged["Authorization"] = f"Bearer {self._access_token}"
         params = _check_query(query)
@@ -147,7 +168,8 @@ class GraphClient:
                 raise GraphRequestValidationError(
                     f"body is not JSON-serializable: {type(exc).__name__}"
                 ) from None
-            merged.setdefault("Content-Type", "application/json")
+            if not any(name.lower() == "content-type" for name in merged):
+                merged["Content-Type"] = "application/json"
             content = body
         return self._http.build_request(
             method.upper(), url, params=params, content=content, headers=merged
@@ -161,13 +183,13 @@ class GraphClient:
         """
         try:
             response = await self._http.send(request, stream=stream)
-        except httpx.TransportError as exc:
+        except (httpx.HTTPError, OSError) as exc:
             raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
         if response.is_success:
             return response
         try:
             await response.aread()
-        except httpx.TransportError as exc:
+        except (httpx.HTTPError, OSError) as exc:
             raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
         finally:
             await response.aclose()
@@ -190,15 +212,24 @@ class GraphClient:
 
     @staticmethod
     def parse_json(response: httpx.Response) -> Any:
-        """Parse a successful answer; an unparsable body raises ``GraphSerializationError``."""
+        """Parse a successful answer into a JSON object (an empty body is ``{}``).
+
+        A body that is not JSON, or JSON that is not an object (every Graph
+        answer is one), raises ``GraphSerializationError``.
+        """
         if not response.content:
             return {}
         try:
-            return response.json()
-        except (ValueError, UnicodeDecodeError):
+            parsed = _json.loads(response.content)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise GraphSerializationError(
                 f"Graph answered HTTP {response.status_code} with a body that is not JSON"
             ) from None
+        if not isinstance(parsed, dict):
+            raise GraphSerializationError(
+                f"Graph answered HTTP {response.status_code} with JSON that is not an object"
+            )
+        return parsed
 
 
 def _check_access_token(token: object) -> None:
@@ -211,9 +242,9 @@ def _check_access_token(token: object) -> None:
             f"access_token must be at most {MAX_ACCESS_TOKEN_LENGTH} characters",
             field="access_token",
         )
-    if _CONTROL.search(token) or token != token.strip():
+    if not _TOKEN_CHARS.fullmatch(token):
         raise GraphRequestValidationError(
-            "access_token must hold no whitespace padding or control characters",
+            "access_token must be visible ASCII: no whitespace or control characters",
             field="access_token",
         )
 
@@ -237,12 +268,28 @@ def _check_base_url(base_url: object) -> str:
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise GraphRequestValidationError("headers must be a mapping", field="headers")
     checked: dict[str, str] = {}
-    for name, value in (headers or {}).items():
+    for name, value in headers.items():
         if not isinstance(name, str) or not isinstance(value, str):
-            raise GraphRequestValidationError("header names and values must be strings")
+            raise GraphRequestValidationError(
+                "header names and values must be strings", field="headers"
+            )
         if _HEADER_FORBIDDEN.search(name) or _HEADER_FORBIDDEN.search(value):
-            raise GraphRequestValidationError("headers must not contain CR, LF or NUL")
+            raise GraphRequestValidationError(
+                "headers must not contain CR, LF or NUL", field="headers"
+            )
+        if (
+            not _TOKEN.fullmatch(name)
+            or not value.isascii()
+            or _CONTROL.search(value.replace("\t", " "))
+        ):
+            raise GraphRequestValidationError(
+                "header names must be tokens and values visible ASCII", field="headers"
+            )
         if name.strip().lower() == "authorization":
             raise GraphRequestValidationError(
                 "the Authorization header is set by the client, never by callers",
@@ -253,13 +300,17 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
+    if query is None:
+        return {}
+    if not isinstance(query, Mapping):
+        raise GraphRequestValidationError("query must be a mapping", field="query")
     params: dict[str, str] = {}
-    for key, value in (query or {}).items():
+    for key, value in query.items():
+        if not isinstance(key, str) or not key:
+            raise GraphRequestValidationError("query keys must be non-empty strings", field="query")
         if value is None:
             continue
-        if not isinstance(key, str):
-            raise GraphRequestValidationError("query keys must be strings")
-        text = _query_text(value)
+        text = _query_text(value, key)
         if _HEADER_FORBIDDEN.search(key) or _HEADER_FORBIDDEN.search(text):
             raise GraphRequestValidationError(
                 "query keys and values must not contain CR, LF or NUL", field=key
@@ -268,12 +319,14 @@ def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
     return params
 
 
-def _query_text(value: QueryValue) -> str:
+def _query_text(value: QueryValue, key: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise GraphRequestValidationError("query numbers must be finite", field=key)
     if isinstance(value, int | float | str):
         return str(value)
-    raise GraphRequestValidationError("query values must be str, int, float or bool")
+    raise GraphRequestValidationError("query values must be str, int, float or bool", field=key)
 
 
 def _json_or_none(body: bytes) -> Mapping[str, Any] | None:

@@ -57,7 +57,9 @@ class GraphApiError(GraphError):
 
     ``classification`` is ``"auth"``, ``"rate_limit"`` or ``"other"``; the
     subclasses ``GraphAuthError`` and ``GraphRateLimitError`` mark the first
-    two axes so callers can ``except`` on them.
+    two axes so callers can ``except`` on them. ``str(error)`` is a fixed,
+    safe summary; the platform's free-form text stays in ``upstream_message``
+    (and ``payload``) so it is never logged by accident.
     """
 
     classification: str = "other"
@@ -73,6 +75,7 @@ class GraphApiError(GraphError):
         fbtrace_id: str | None = None,
         payload: Mapping[str, Any] | None = None,
         retry_after: str | None = None,
+        upstream_message: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -82,6 +85,7 @@ class GraphApiError(GraphError):
         self.fbtrace_id = fbtrace_id
         self.payload = payload
         self.retry_after = retry_after
+        self.upstream_message = upstream_message
 
     @property
     def is_auth_error(self) -> bool:

@@ -8,10 +8,17 @@ import secrets
 
 import httpx
 
+from ._errors import GraphRequestValidationError
+
 __all__ = ["DEFAULT_TIMEOUT", "DryRunTransport", "default_transport"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 """Upstream timeouts: 10 s to connect, 30 s for each read, write and pool wait."""
+
+_RUN = secrets.token_hex(8)
+"""Random per process, so dry-run ids never repeat across restarts (a store may outlive a run)."""
+_COUNTER = itertools.count(1)
+"""Shared by every DryRunTransport of the process, so two transports never share an id."""
 
 
 def default_transport() -> httpx.AsyncBaseTransport:
@@ -22,20 +29,24 @@ def default_transport() -> httpx.AsyncBaseTransport:
 class DryRunTransport(httpx.AsyncBaseTransport):
     """Answers every request itself with a synthetic success and never touches the network.
 
-    Each answer carries a unique ``wamid.DRYRUN.<n>`` message id (decisions.md
-    section 5). Requests are kept in ``requests`` (bounded) so a dry run can be
-    inspected; their Authorization header is dropped before they are kept.
+    Each answer carries a unique ``wamid.DRYRUN.<unique>`` message id
+    (decisions.md section 5): a 16-hex-digit per-process prefix and a
+    process-wide counter. The last ``keep_last`` requests are kept in
+    ``requests`` so a dry run can be inspected; their Authorization header is
+    dropped before they are kept.
     """
 
     def __init__(self, *, keep_last: int = 100) -> None:
-        self._run = secrets.token_hex(4)
-        self._counter = itertools.count(1)
+        if isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0:
+            raise GraphRequestValidationError(
+                "keep_last must be a non-negative integer", field="keep_last"
+            )
         self._keep_last = keep_last
         self.requests: list[httpx.Request] = []
 
     def next_message_id(self) -> str:
         """Return a message id no earlier answer of any dry run has used."""
-        return f"wamid.DRYRUN.{self._run}{next(self._counter)}"
+        return f"wamid.DRYRUN.{_RUN}{next(_COUNTER)}"
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
@@ -55,6 +66,8 @@ class DryRunTransport(httpx.AsyncBaseTransport):
         return httpx.Response(200, json=answer, request=request)
 
     def _keep(self, request: httpx.Request) -> None:
+        if self._keep_last == 0:
+            return
         headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"authorization"]
         self.requests.append(
             httpx.Request(request.method, request.url, headers=headers, content=request.content)

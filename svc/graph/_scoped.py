@@ -1,0 +1,111 @@
+"""Scoped clients: a ``GraphClient`` bound to one phone number, WhatsApp Business Account or group.
+
+Each binds its id once (checked with ``check_path_segment``) and exposes
+``request(method, edge, ...)`` for the helpers layered on top of it: message
+sends come from the ``MessageSender`` mixin, admin helpers are added the same
+way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._client import GraphClient, QueryValue
+from ._errors import GraphRequestValidationError
+from ._paths import check_path_segment
+from ._send import MessageSender
+
+__all__ = ["GroupClient", "PhoneNumberClient", "WABAClient"]
+
+
+class _ScopedClient:
+    """The shared part: the wrapped client, the bound id and edge requests below it."""
+
+    _ID_FIELD = "id"
+
+    def __init__(self, client: GraphClient, scope_id: str) -> None:
+        if client is None or not callable(getattr(client, "request", None)):
+            raise GraphRequestValidationError(
+                "client must be a GraphClient (an object with a request method)", field="client"
+            )
+        self._segment = check_path_segment(scope_id, field=self._ID_FIELD)
+        self._client = client
+        self._scope_id = scope_id
+
+    @property
+    def client(self) -> GraphClient:
+        """The wrapped ``GraphClient``."""
+        return self._client
+
+    def path(self, edge: str = "") -> str:
+        """The path ``/{id}/{edge}`` below the bound id (the node itself when ``edge`` is empty)."""
+        if not isinstance(edge, str):
+            raise GraphRequestValidationError("edge must be a string", field="edge")
+        if not edge:
+            return f"/{self._segment}"
+        parts = [check_path_segment(part, field="edge") for part in edge.split("/")]
+        return "/".join([f"/{self._segment}", *parts])
+
+    async def request(
+        self,
+        method: str,
+        edge: str = "",
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Send ``method`` to ``edge`` below the bound id and return the parsed answer."""
+        return await self._client.request(
+            method, self.path(edge), query=query, json=json, content=content, headers=headers
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._ID_FIELD}={self._scope_id!r})"
+
+
+class PhoneNumberClient(_ScopedClient, MessageSender):
+    """One business phone number: message sends and the ``/{phone_number_id}/...`` edges."""
+
+    _ID_FIELD = "phone_number_id"
+
+    def __init__(self, client: GraphClient, *, phone_number_id: str) -> None:
+        super().__init__(client, phone_number_id)
+
+    @property
+    def phone_number_id(self) -> str:
+        """The bound phone number id, as given."""
+        return self._scope_id
+
+    async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
+        return await self.request("POST", edge, json=payload)
+
+
+class WABAClient(_ScopedClient):
+    """One WhatsApp Business Account: the ``/{waba_id}/...`` edges."""
+
+    _ID_FIELD = "waba_id"
+
+    def __init__(self, client: GraphClient, *, waba_id: str) -> None:
+        super().__init__(client, waba_id)
+
+    @property
+    def waba_id(self) -> str:
+        """The bound WhatsApp Business Account id, as given."""
+        return self._scope_id
+
+
+class GroupClient(_ScopedClient):
+    """One WhatsApp group: the ``/{group_id}/...`` edges."""
+
+    _ID_FIELD = "group_id"
+
+    def __init__(self, client: GraphClient, *, group_id: str) -> None:
+        super().__init__(client, group_id)
+
+    @property
+    def group_id(self) -> str:
+        """The bound group id, as given."""
+        return self._scope_id
