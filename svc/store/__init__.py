@@ -1,0 +1,71 @@
+"""Persistence: one contract, a SQLite and a PostgreSQL adapter, and the outbox worker.
+
+The store keeps webhook-event keys, idempotent send requests, a metadata-only
+message projection and an outbox; never message text, raw bodies or contacts.
+"""
+
+from ._contract import PersistenceStore as PersistenceStore
+from ._errors import FAULT_CODES as FAULT_CODES
+from ._errors import VALIDATION_CODES as VALIDATION_CODES
+from ._errors import PersistenceError as PersistenceError
+from ._errors import PersistenceErrorCode as PersistenceErrorCode
+from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
+from ._records import Claimed as Claimed
+from ._records import ClaimResult as ClaimResult
+from ._records import Conflict as Conflict
+from ._records import MessageDirection as MessageDirection
+from ._records import MessagePage as MessagePage
+from ._records import MessageRecord as MessageRecord
+from ._records import OutboxItem as OutboxItem
+from ._records import OutboxStatus as OutboxStatus
+from ._records import Pending as Pending
+from ._records import PersistenceHealth as PersistenceHealth
+from ._records import Replay as Replay
+from ._records import ServiceRequestRecord as ServiceRequestRecord
+from ._records import ServiceRequestState as ServiceRequestState
+from ._records import WebhookEventResult as WebhookEventResult
+from ._sqlite import SqliteStore as SqliteStore
+from ._status import STATUS_RANKS as STATUS_RANKS
+from ._status import apply_status as apply_status
+from ._status import status_rank as status_rank
+from ._time import format_timestamp as format_timestamp
+from ._time import utc_now as utc_now
+from ._window import DEFAULT_WINDOW_MS as DEFAULT_WINDOW_MS
+from ._window import MAX_WINDOW_MS as MAX_WINDOW_MS
+from ._window import ConversationWindow as ConversationWindow
+from ._window import conversation_window as conversation_window
+
+__all__ = [
+    "DEFAULT_WINDOW_MS",
+    "FAULT_CODES",
+    "MAX_WINDOW_MS",
+    "OUTBOX_LEASE_MS",
+    "STATUS_RANKS",
+    "VALIDATION_CODES",
+    "ClaimResult",
+    "Claimed",
+    "Conflict",
+    "ConversationWindow",
+    "MessageDirection",
+    "MessagePage",
+    "MessageRecord",
+    "OutboxItem",
+    "OutboxStatus",
+    "Pending",
+    "PersistenceError",
+    "PersistenceErrorCode",
+    "PersistenceHealth",
+    "PersistenceStore",
+    "PersistenceValidationError",
+    "Replay",
+    "ServiceRequestRecord",
+    "ServiceRequestState",
+    "SqliteStore",
+    "WebhookEventResult",
+    "apply_status",
+    "conversation_window",
+    "format_timestamp",
+    "status_rank",
+    "utc_now",
+]

@@ -1,0 +1,218 @@
+"""The method layer both adapters share: validation, time conversion, error codes.
+
+An adapter supplies ``_call`` (run a sync operation in one transaction on a
+worker thread, mapping driver errors to ``PersistenceError``); everything
+else here is backend-neutral.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
+
+from . import _ops
+from . import _validate as check
+from ._errors import FaultCode, PersistenceValidationError
+from ._records import (
+    ClaimResult,
+    MessagePage,
+    MessageRecord,
+    OutboxItem,
+    PersistenceHealth,
+    ServiceRequestRecord,
+    WebhookEventResult,
+)
+from ._session import Session
+from ._time import from_ms, to_ms
+
+T = TypeVar("T")
+
+MAX_CLAIM_LIMIT = 1000
+MAX_RETRY_DELAY_MS = 7 * 86_400_000
+
+
+class StoreBase(abc.ABC):
+    """Implements the :class:`PersistenceStore` methods over ``_call``."""
+
+    __slots__ = ()
+
+    @property
+    @abc.abstractmethod
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgres"``."""
+
+    @abc.abstractmethod
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        """Run ``fn`` in one transaction on a worker thread."""
+
+    @abc.abstractmethod
+    async def migrate(self, *, target_version: int | None = None) -> int:
+        """Apply pending migrations (up to ``target_version``); return the version."""
+
+    @abc.abstractmethod
+    async def health(self) -> PersistenceHealth:
+        """A redacted health snapshot."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the connections."""
+
+    async def record_webhook_event(
+        self, *, event_key: str, event_hash: str, received_at: datetime
+    ) -> WebhookEventResult:
+        """Remember an event key; ``duplicate`` when it was seen before."""
+        key = check.text(event_key, "event_key")
+        digest = check.text(event_hash, "event_hash")
+        at = to_ms(received_at, field="received_at")
+        return await self._call(
+            "query_failed", lambda s: _ops.record_webhook_event(s, key, digest, at), write=True
+        )
+
+    async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
+        """The stored request for a key, if any."""
+        key = check.text(idempotency_key, "idempotency_key")
+        return await self._call(
+            "query_failed", lambda s: _ops.get_service_request(s, key), write=False
+        )
+
+    async def record_service_request(
+        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+    ) -> ServiceRequestRecord:
+        """Store a completed request unless the key exists (never overwrites)."""
+        key = check.text(idempotency_key, "idempotency_key")
+        digest = check.text(request_hash, "request_hash")
+        response = check.response_json(response_json)
+        at = to_ms(created_at, field="created_at")
+        return await self._call(
+            "claim_failed",
+            lambda s: _ops.record_service_request(s, key, digest, response, at),
+            write=True,
+        )
+
+    async def claim_service_request(
+        self, *, idempotency_key: str, request_hash: str, created_at: datetime
+    ) -> ClaimResult:
+        """Atomically reserve a key: Claimed, Pending, Conflict or Replay."""
+        key = check.text(idempotency_key, "idempotency_key")
+        digest = check.text(request_hash, "request_hash")
+        at = to_ms(created_at, field="created_at")
+        return await self._call(
+            "claim_failed", lambda s: _ops.claim_service_request(s, key, digest, at), write=True
+        )
+
+    async def complete_service_request(
+        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+    ) -> bool:
+        """Store the response of a pending reservation with the same hash; True if stored."""
+        key = check.text(idempotency_key, "idempotency_key")
+        digest = check.text(request_hash, "request_hash")
+        response = check.response_json(response_json)
+        at = to_ms(created_at, field="created_at")
+        return await self._call(
+            "completion_failed",
+            lambda s: _ops.complete_service_request(s, key, digest, response, at),
+            write=True,
+        )
+
+    async def enqueue_outbox_item(
+        self, *, id: str, payload_hash: str, created_at: datetime
+    ) -> OutboxItem:
+        """Add a pending item due at ``created_at``; a known id is a no-op."""
+        item_id = check.text(id, "id")
+        digest = check.text(payload_hash, "payload_hash")
+        at = to_ms(created_at, field="created_at")
+        return await self._call(
+            "outbox_failed", lambda s: _ops.enqueue_outbox_item(s, item_id, digest, at), write=True
+        )
+
+    async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
+        """Lease up to ``limit`` due items for five minutes."""
+        at = to_ms(now, field="now")
+        count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
+        return await self._call(
+            "outbox_failed", lambda s: _ops.claim_outbox_items(s, at, count), write=True
+        )
+
+    async def mark_outbox_item_failed(
+        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+    ) -> bool:
+        """Reschedule at ``now + retry_delay_ms`` when ``lease_id`` is current."""
+        item_id = check.text(id, "id")
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay),
+            write=True,
+        )
+
+    async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
+        """Mark succeeded when ``lease_id`` is current."""
+        item_id = check.text(id, "id")
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_outbox_item_succeeded(s, item_id, lease, at),
+            write=True,
+        )
+
+    async def record_message(self, record: MessageRecord) -> MessageRecord:
+        """Insert idempotently on row id and (direction, wa_message_id); return the stored row."""
+        values = check.message(record)
+        return await self._call(
+            "outbox_failed", lambda s: _ops.record_message(s, values), write=True
+        )
+
+    async def append_message_status(
+        self, *, wa_message_id: str, status: str, timestamp: datetime
+    ) -> bool:
+        """Log a status event and advance matching rows by rank; True if a row matched."""
+        message_id = check.text(wa_message_id, "wa_message_id")
+        value = check.text(status, "status", max_len=64)
+        at = to_ms(timestamp, field="timestamp")
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.append_message_status(s, message_id, value, at),
+            write=True,
+        )
+
+    async def get_message(
+        self, *, wa_message_id: str, direction: str | None = None
+    ) -> MessageRecord | None:
+        """The row for a platform message id (newest first when direction is omitted)."""
+        message_id = check.text(wa_message_id, "wa_message_id")
+        if direction not in (None, "inbound", "outbound"):
+            raise PersistenceValidationError(
+                "invalid_options", "direction must be 'inbound', 'outbound' or None."
+            )
+        return await self._call(
+            "query_failed", lambda s: _ops.get_message(s, message_id, direction), write=False
+        )
+
+    async def list_messages(
+        self, *, limit: int = 50, before_row_id: str | None = None
+    ) -> MessagePage:
+        """Newest first (created_at, then row id); an unknown cursor gives an empty page."""
+        count = check.integer(limit, "limit", low=1, high=100)
+        if before_row_id is not None and not isinstance(before_row_id, str):
+            raise PersistenceValidationError("invalid_options", "before_row_id must be a string.")
+        cursor = before_row_id
+        return await self._call(
+            "query_failed", lambda s: _ops.list_messages(s, count, cursor), write=False
+        )
+
+    async def get_latest_inbound_message_at(self, *, phone: str) -> datetime | None:
+        """created_at of the newest inbound row from ``phone``, or None."""
+        value = check.text(phone, "phone", max_len=64)
+        ms = await self._call(
+            "query_failed", lambda s: _ops.get_latest_inbound_message_at(s, value), write=False
+        )
+        return None if ms is None else from_ms(ms)
+
+    async def count_outbox_pending(self) -> int:
+        """How many outbox items are pending."""
+        return await self._call("query_failed", _ops.count_outbox_pending, write=False)

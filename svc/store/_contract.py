@@ -1,0 +1,121 @@
+"""The store contract every adapter implements (``SqliteStore``, ``PostgresStore``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from ._records import (
+    ClaimResult,
+    MessagePage,
+    MessageRecord,
+    OutboxItem,
+    PersistenceHealth,
+    ServiceRequestRecord,
+    WebhookEventResult,
+)
+
+__all__ = ["PersistenceStore"]
+
+
+@runtime_checkable
+class PersistenceStore(Protocol):
+    """Webhook keys, idempotent sends, the message projection and the outbox.
+
+    Every method but ``backend`` is async and raises only ``PersistenceError``.
+    """
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgres"``."""
+        ...
+
+    async def migrate(self) -> int:
+        """Apply pending forward-only migrations; return the schema version."""
+        ...
+
+    async def health(self) -> PersistenceHealth:
+        """A redacted health snapshot; never raises for a backend fault."""
+        ...
+
+    async def record_webhook_event(
+        self, *, event_key: str, event_hash: str, received_at: datetime
+    ) -> WebhookEventResult:
+        """Remember an event key; ``duplicate`` when it was seen before."""
+        ...
+
+    async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
+        """The stored request for a key, if any."""
+        ...
+
+    async def record_service_request(
+        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+    ) -> ServiceRequestRecord:
+        """Store a completed request unless the key exists; return the stored record."""
+        ...
+
+    async def claim_service_request(
+        self, *, idempotency_key: str, request_hash: str, created_at: datetime
+    ) -> ClaimResult:
+        """Atomically reserve a key before the upstream send."""
+        ...
+
+    async def complete_service_request(
+        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+    ) -> bool:
+        """Store the response of a pending reservation with the same hash; True if stored."""
+        ...
+
+    async def enqueue_outbox_item(
+        self, *, id: str, payload_hash: str, created_at: datetime
+    ) -> OutboxItem:
+        """Add a pending item (a no-op for a known id); return the stored item."""
+        ...
+
+    async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
+        """Lease up to ``limit`` due items (pending, or processing with a stale lease)."""
+        ...
+
+    async def mark_outbox_item_failed(
+        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+    ) -> bool:
+        """Reschedule at ``now + retry_delay_ms`` if ``lease_id`` is current; True if so."""
+        ...
+
+    async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
+        """Mark succeeded if ``lease_id`` is current; True if so."""
+        ...
+
+    async def record_message(self, record: MessageRecord) -> MessageRecord:
+        """Insert a message row idempotently; return the stored (reconciled) row."""
+        ...
+
+    async def append_message_status(
+        self, *, wa_message_id: str, status: str, timestamp: datetime
+    ) -> bool:
+        """Log a status event and advance matching rows; True if a row matched."""
+        ...
+
+    async def get_message(
+        self, *, wa_message_id: str, direction: str | None = None
+    ) -> MessageRecord | None:
+        """The row for a platform message id (newest first when direction is omitted)."""
+        ...
+
+    async def list_messages(
+        self, *, limit: int = 50, before_row_id: str | None = None
+    ) -> MessagePage:
+        """Rows by created_at then row id, both descending, after an optional cursor."""
+        ...
+
+    async def get_latest_inbound_message_at(self, *, phone: str) -> datetime | None:
+        """created_at of the newest inbound row from ``phone``, or None."""
+        ...
+
+    async def count_outbox_pending(self) -> int:
+        """How many outbox items are pending (not processing, not succeeded)."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; later calls raise ``store_closed``. Idempotent."""
+        ...

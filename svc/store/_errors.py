@@ -1,0 +1,72 @@
+"""The persistence exception tree.
+
+    PersistenceError                 .code, .message; every store fault
+     └── PersistenceValidationError  invalid_record | invalid_options | invalid_filename
+
+Fault codes: ``migration_failed``, ``migration_checksum_mismatch``,
+``migration_lock_failed``, ``claim_failed``, ``completion_failed``,
+``outbox_failed``, ``query_failed``, ``store_closed``. A raw driver error never
+escapes: adapters raise one of these ``from None``, and messages never carry a
+database path, a connection string or a stored value.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+__all__ = [
+    "FAULT_CODES",
+    "VALIDATION_CODES",
+    "FaultCode",
+    "PersistenceError",
+    "PersistenceErrorCode",
+    "PersistenceValidationError",
+    "ValidationCode",
+]
+
+FaultCode = Literal[
+    "migration_failed",
+    "migration_checksum_mismatch",
+    "migration_lock_failed",
+    "claim_failed",
+    "completion_failed",
+    "outbox_failed",
+    "query_failed",
+    "store_closed",
+]
+ValidationCode = Literal["invalid_record", "invalid_options", "invalid_filename"]
+PersistenceErrorCode = FaultCode | ValidationCode
+
+FAULT_CODES: Final[frozenset[str]] = frozenset(get_args(FaultCode))
+VALIDATION_CODES: Final[frozenset[str]] = frozenset(get_args(ValidationCode))
+
+
+class PersistenceError(Exception):
+    """A store operation failed; ``code`` says which way, ``message`` is safe to log."""
+
+    code: PersistenceErrorCode
+    message: str
+
+    def __init__(self, code: PersistenceErrorCode, message: str) -> None:
+        if code not in FAULT_CODES and code not in VALIDATION_CODES:
+            raise ValueError(f"unknown persistence error code {code!r}")
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class PersistenceValidationError(PersistenceError):
+    """The caller passed a record, option or filename the store refuses before any I/O."""
+
+    code: ValidationCode
+
+    def __init__(self, code: ValidationCode, message: str) -> None:
+        if code not in VALIDATION_CODES:
+            raise ValueError(f"not a validation code: {code!r}")
+        super().__init__(code, message)

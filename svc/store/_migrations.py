@@ -1,0 +1,178 @@
+"""Forward-only migrations: SQL files per backend, checksums, and a migration lock."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import re
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Final
+
+from ._errors import PersistenceError
+from ._session import Dialect, Session, Transact
+
+__all__ = [
+    "LOCK_STALE_MS",
+    "Migration",
+    "current_version",
+    "load_migrations",
+    "run_migrations",
+    "split_statements",
+]
+
+LOCK_STALE_MS: Final = 10 * 60 * 1000
+"""A migration lock older than this is taken to belong to a crashed process."""
+
+_NAME: Final = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+
+_BOOTSTRAP: Final = (
+    "CREATE TABLE IF NOT EXISTS svc_schema_migrations ("
+    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL,"
+    " applied_at {bigint} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS svc_persistence_lock ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL,"
+    " acquired_at {bigint} NOT NULL)",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Migration:
+    """One SQL file: its version, name, text and sha256 checksum of its bytes."""
+
+    version: int
+    name: str
+    sql: str
+    checksum: str
+
+
+def load_migrations(dialect: Dialect) -> tuple[Migration, ...]:
+    """The packaged migrations of a backend, in version order."""
+    folder = importlib.resources.files("svc.store.migrations").joinpath(dialect)
+    found: list[Migration] = []
+    for entry in folder.iterdir():
+        match = _NAME.match(entry.name)
+        if match is None:
+            continue
+        data = entry.read_bytes()
+        found.append(
+            Migration(
+                version=int(match.group(1)),
+                name=f"{match.group(1)}_{match.group(2)}",
+                sql=data.decode("utf-8"),
+                checksum=hashlib.sha256(data).hexdigest(),
+            )
+        )
+    found.sort(key=lambda m: m.version)
+    if [m.version for m in found] != list(range(1, len(found) + 1)):
+        raise PersistenceError("migration_failed", "Packaged migrations are not contiguous.")
+    return tuple(found)
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split a migration file into statements (no procedural bodies are used)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        if line.lstrip().startswith("--") and not buffer.strip():
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def run_migrations(
+    transact: Transact,
+    dialect: Dialect,
+    *,
+    target_version: int | None = None,
+    bootstrap: tuple[str, ...] = (),
+) -> int:
+    """Apply pending migrations under the lock row; return the resulting version.
+
+    ``bootstrap`` statements run first in the same transaction that creates the
+    bookkeeping tables (PostgreSQL uses it for an advisory lock and the schema).
+    """
+    migrations = load_migrations(dialect)
+    bigint = "BIGINT" if dialect == "postgres" else "INTEGER"
+    target = len(migrations) if target_version is None else target_version
+    if not 0 <= target <= len(migrations):
+        raise PersistenceError("migration_failed", "Unknown target schema version.")
+
+    def create_bookkeeping(session: Session) -> None:
+        for statement in bootstrap:
+            session.run(statement)
+        for statement in _BOOTSTRAP:
+            session.run(statement.format(bigint=bigint))
+
+    transact(create_bookkeeping)
+    owner = uuid.uuid4().hex
+
+    def acquire(session: Session) -> bool:
+        now = _now_ms()
+        session.run("DELETE FROM svc_persistence_lock WHERE id = 1 AND acquired_at < ?",
+                    (now - LOCK_STALE_MS,))
+        inserted = session.run(
+            "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            (owner, now),
+        )
+        return inserted == 1
+
+    if not transact(acquire):
+        raise PersistenceError("migration_lock_failed", "Another process holds the migration lock.")
+    try:
+        applied = dict(
+            transact(
+                lambda s: [
+                    (int(r[0]), str(r[1]))
+                    for r in s.fetchall("SELECT version, checksum FROM svc_schema_migrations")
+                ]
+            )
+        )
+        known = {m.version: m for m in migrations}
+        for version, checksum in applied.items():
+            if version not in known:
+                raise PersistenceError(
+                    "migration_failed", "The database schema is newer than this code."
+                )
+            if known[version].checksum != checksum:
+                raise PersistenceError(
+                    "migration_checksum_mismatch",
+                    f"Applied migration {known[version].name} changed; refusing to continue.",
+                )
+        for migration in migrations:
+            if migration.version > target or migration.version in applied:
+                continue
+
+            def apply(session: Session, migration: Migration = migration) -> None:
+                for statement in split_statements(migration.sql):
+                    session.run(statement)
+                session.run(
+                    "INSERT INTO svc_schema_migrations (version, name, checksum, applied_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    (migration.version, migration.name, migration.checksum, _now_ms()),
+                )
+
+            transact(apply)
+        return max([*applied, *(m.version for m in migrations if m.version <= target), 0])
+    finally:
+        transact(
+            lambda s: s.run("DELETE FROM svc_persistence_lock WHERE id = 1 AND owner = ?", (owner,))
+        )
+
+
+def current_version(session: Session) -> int | None:
+    """The highest applied migration, or None before the first ``migrate``."""
+    row = session.fetchone("SELECT MAX(version) FROM svc_schema_migrations")
+    return None if row is None or row[0] is None else int(row[0])

@@ -1,0 +1,355 @@
+# ruff: noqa: S608  -- only the constant column lists below are interpolated; values are bound.
+"""The store operations, written once over :class:`Session` for both backends.
+
+Each function runs inside one transaction the adapter opened (SQLite:
+``BEGIN IMMEDIATE`` for writes; PostgreSQL: READ COMMITTED plus row locks).
+Arguments are already validated and times are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from ._records import (
+    OUTBOX_LEASE_MS,
+    Claimed,
+    ClaimResult,
+    Conflict,
+    MessagePage,
+    MessageRecord,
+    OutboxItem,
+    OutboxStatus,
+    Pending,
+    Replay,
+    ServiceRequestRecord,
+    ServiceRequestState,
+    WebhookEventResult,
+)
+from ._session import Row, Session
+from ._status import apply_status, fold_statuses
+from ._time import from_ms
+
+_MESSAGE_COLUMNS: Final = (
+    "row_id, wa_message_id, direction, from_phone, to_phone, type, status,"
+    " graph_message_id, created_at, updated_at"
+)
+_OUTBOX_COLUMNS: Final = (
+    "id, payload_hash, status, attempts, lease_id, lease_expires_at, next_attempt_at,"
+    " created_at, updated_at"
+)
+_REQUEST_COLUMNS: Final = (
+    "idempotency_key, request_hash, state, response_json, created_at, completed_at"
+)
+_ADVISORY_NAMESPACE: Final = 0x5C5C
+"""First key of the PostgreSQL advisory locks that serialise work on one message id."""
+
+
+def _message(row: Row) -> MessageRecord:
+    return MessageRecord(
+        row_id=row[0],
+        wa_message_id=row[1],
+        direction=row[2],
+        from_phone=row[3],
+        to_phone=row[4],
+        type=row[5],
+        status=row[6],
+        graph_message_id=row[7],
+        created_at=from_ms(row[8]),
+        updated_at=from_ms(row[9]),
+    )
+
+
+def _outbox(row: Row) -> OutboxItem:
+    return OutboxItem(
+        id=row[0],
+        payload_hash=row[1],
+        status=OutboxStatus(row[2]),
+        attempts=int(row[3]),
+        lease_id=row[4],
+        lease_expires_at=None if row[5] is None else from_ms(row[5]),
+        next_attempt_at=from_ms(row[6]),
+        created_at=from_ms(row[7]),
+        updated_at=from_ms(row[8]),
+    )
+
+
+def _request(row: Row) -> ServiceRequestRecord:
+    return ServiceRequestRecord(
+        idempotency_key=row[0],
+        request_hash=row[1],
+        state=ServiceRequestState(row[2]),
+        response_json=row[3],
+        created_at=from_ms(row[4]),
+        completed_at=None if row[5] is None else from_ms(row[5]),
+    )
+
+
+# --- webhook events
+
+
+def record_webhook_event(s: Session, key: str, digest: str, at: int) -> WebhookEventResult:
+    inserted = s.run(
+        "INSERT INTO svc_webhook_events (event_key, event_hash, received_at) VALUES (?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (key, digest, at),
+    )
+    return WebhookEventResult.RECORDED if inserted == 1 else WebhookEventResult.DUPLICATE
+
+
+# --- service requests
+
+
+def get_service_request(s: Session, key: str) -> ServiceRequestRecord | None:
+    row = s.fetchone(
+        f"SELECT {_REQUEST_COLUMNS} FROM svc_service_requests WHERE idempotency_key = ?", (key,)
+    )
+    return None if row is None else _request(row)
+
+
+def record_service_request(
+    s: Session, key: str, digest: str, response: str, at: int
+) -> ServiceRequestRecord:
+    s.run(
+        "INSERT INTO svc_service_requests"
+        " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
+        " VALUES (?, ?, 'completed', ?, ?, ?) ON CONFLICT DO NOTHING",
+        (key, digest, response, at, at),
+    )
+    stored = get_service_request(s, key)
+    assert stored is not None
+    return stored
+
+
+def claim_service_request(s: Session, key: str, digest: str, at: int) -> ClaimResult:
+    inserted = s.run(
+        "INSERT INTO svc_service_requests"
+        " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
+        " VALUES (?, ?, 'pending', NULL, ?, NULL) ON CONFLICT DO NOTHING",
+        (key, digest, at),
+    )
+    if inserted == 1:
+        return Claimed()
+    stored = get_service_request(s, key)
+    assert stored is not None
+    if stored.request_hash != digest:
+        return Conflict()
+    if stored.state is ServiceRequestState.COMPLETED and stored.response_json is not None:
+        return Replay(response_json=stored.response_json)
+    return Pending()
+
+
+def complete_service_request(s: Session, key: str, digest: str, response: str, at: int) -> bool:
+    return (
+        s.run(
+            "UPDATE svc_service_requests SET state = 'completed', response_json = ?,"
+            " completed_at = ? WHERE idempotency_key = ? AND request_hash = ?"
+            " AND state = 'pending'",
+            (response, at, key, digest),
+        )
+        == 1
+    )
+
+
+# --- outbox
+
+
+def _get_outbox(s: Session, item_id: str) -> OutboxItem | None:
+    row = s.fetchone(f"SELECT {_OUTBOX_COLUMNS} FROM svc_outbox WHERE id = ?", (item_id,))
+    return None if row is None else _outbox(row)
+
+
+def enqueue_outbox_item(s: Session, item_id: str, digest: str, at: int) -> OutboxItem:
+    s.run(
+        "INSERT INTO svc_outbox (id, payload_hash, status, attempts, lease_id,"
+        " lease_expires_at, next_attempt_at, created_at, updated_at)"
+        " VALUES (?, ?, 'pending', 0, NULL, NULL, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (item_id, digest, at, at, at),
+    )
+    stored = _get_outbox(s, item_id)
+    assert stored is not None
+    return stored
+
+
+def claim_outbox_items(s: Session, now: int, limit: int) -> list[OutboxItem]:
+    if s.dialect == "postgres":
+        # SKIP LOCKED: concurrent workers on other machines each get different items.
+        due = s.fetchall(
+            "SELECT id FROM svc_outbox"
+            " WHERE (status = 'pending' AND next_attempt_at <= ?)"
+            "  OR (status = 'processing' AND lease_expires_at <= ?)"
+            " ORDER BY next_attempt_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+            (now, now, limit),
+        )
+    else:
+        # BEGIN IMMEDIATE already excludes every other writer of the file.
+        due = s.fetchall(
+            "SELECT id FROM ("
+            " SELECT id, next_attempt_at AS due_at FROM svc_outbox"
+            "  WHERE status = 'pending' AND next_attempt_at <= ?"
+            " UNION ALL"
+            " SELECT id, lease_expires_at AS due_at FROM svc_outbox"
+            "  WHERE status = 'processing' AND lease_expires_at <= ?"
+            ") AS due ORDER BY due_at, id LIMIT ?",
+            (now, now, limit),
+        )
+    claimed: list[OutboxItem] = []
+    for (item_id,) in due:
+        row = s.fetchone(
+            "UPDATE svc_outbox SET status = 'processing', lease_id = ?, lease_expires_at = ?,"
+            " attempts = attempts + 1, updated_at = ? WHERE id = ?"
+            f" RETURNING {_OUTBOX_COLUMNS}",
+            (uuid.uuid4().hex, now + OUTBOX_LEASE_MS, now, item_id),
+        )
+        assert row is not None
+        claimed.append(_outbox(row))
+    return claimed
+
+
+def mark_outbox_item_failed(
+    s: Session, item_id: str, lease_id: str, now: int, retry_delay_ms: int
+) -> bool:
+    return (
+        s.run(
+            "UPDATE svc_outbox SET status = 'pending', lease_id = NULL, lease_expires_at = NULL,"
+            " next_attempt_at = ?, updated_at = ?"
+            " WHERE id = ? AND lease_id = ? AND status = 'processing'",
+            (now + retry_delay_ms, now, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def mark_outbox_item_succeeded(s: Session, item_id: str, lease_id: str, now: int) -> bool:
+    return (
+        s.run(
+            "UPDATE svc_outbox SET status = 'succeeded', lease_expires_at = NULL, updated_at = ?"
+            " WHERE id = ? AND lease_id = ? AND status = 'processing'",
+            (now, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def count_outbox_pending(s: Session) -> int:
+    row = s.fetchone("SELECT COUNT(*) FROM svc_outbox WHERE status = 'pending'")
+    return 0 if row is None else int(row[0])
+
+
+# --- message projection
+
+
+def _lock_message_id(s: Session, wa_message_id: str) -> None:
+    if s.dialect == "postgres":
+        # Serialises record_message and append_message_status on one id, so an event
+        # and its message arriving together cannot miss each other.
+        s.fetchone(
+            "SELECT pg_advisory_xact_lock(?, hashtext(?))", (_ADVISORY_NAMESPACE, wa_message_id)
+        )
+
+
+def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
+    row_id, wa_message_id = str(values[0]), str(values[1])
+    _lock_message_id(s, wa_message_id)
+    row = s.fetchone(
+        f"INSERT INTO svc_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        f" ON CONFLICT DO NOTHING RETURNING {_MESSAGE_COLUMNS}",
+        values,
+    )
+    if row is None:
+        existing = s.fetchone(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages WHERE row_id = ?", (row_id,)
+        ) or s.fetchone(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
+            " WHERE direction = ? AND wa_message_id = ?",
+            (values[2], wa_message_id),
+        )
+        assert existing is not None
+        return _message(existing)
+    stored = _message(row)
+    events = s.fetchall(
+        "SELECT status, occurred_at FROM svc_message_status_events"
+        " WHERE wa_message_id = ? ORDER BY occurred_at, id",
+        (wa_message_id,),
+    )
+    if not events:
+        return stored
+    updated_ms = int(row[9])
+    status, new_ms = fold_statuses(stored.status, updated_ms, ((e[0], int(e[1])) for e in events))
+    if (status, new_ms) == (stored.status, updated_ms):
+        return stored
+    s.run(
+        "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
+        (status, new_ms, row_id),
+    )
+    return _message((*row[:6], status, row[7], row[8], new_ms))
+
+
+def append_message_status(s: Session, wa_message_id: str, status: str, at: int) -> bool:
+    _lock_message_id(s, wa_message_id)
+    s.run(
+        "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
+        " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        (wa_message_id, status, at),
+    )
+    rows = s.fetchall(
+        "SELECT row_id, status, updated_at FROM svc_messages WHERE wa_message_id = ?",
+        (wa_message_id,),
+    )
+    for row_id, current, updated_ms in rows:
+        new_status, new_ms = apply_status(current, int(updated_ms), status, at)
+        if (new_status, new_ms) != (current, int(updated_ms)):
+            s.run(
+                "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
+                (new_status, new_ms, row_id),
+            )
+    return bool(rows)
+
+
+def get_message(s: Session, wa_message_id: str, direction: str | None) -> MessageRecord | None:
+    if direction is None:
+        row = s.fetchone(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages WHERE wa_message_id = ?"
+            " ORDER BY created_at DESC, row_id DESC LIMIT 1",
+            (wa_message_id,),
+        )
+    else:
+        row = s.fetchone(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
+            " WHERE direction = ? AND wa_message_id = ?",
+            (direction, wa_message_id),
+        )
+    return None if row is None else _message(row)
+
+
+def list_messages(s: Session, limit: int, before_row_id: str | None) -> MessagePage:
+    if before_row_id is None:
+        rows = s.fetchall(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
+            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (limit + 1,),
+        )
+    else:
+        cursor = s.fetchone(
+            "SELECT created_at, row_id FROM svc_messages WHERE row_id = ?", (before_row_id,)
+        )
+        if cursor is None:
+            return MessagePage(items=(), next_cursor=None)
+        rows = s.fetchall(
+            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
+            " WHERE (created_at, row_id) < (?, ?)"
+            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (cursor[0], cursor[1], limit + 1),
+        )
+    items = tuple(_message(r) for r in rows[:limit])
+    more = len(rows) > limit
+    return MessagePage(items=items, next_cursor=items[-1].row_id if more else None)
+
+
+def get_latest_inbound_message_at(s: Session, phone: str) -> int | None:
+    row = s.fetchone(
+        "SELECT created_at FROM svc_messages WHERE direction = 'inbound' AND from_phone = ?"
+        " ORDER BY created_at DESC LIMIT 1",
+        (phone,),
+    )
+    return None if row is None else int(row[0])

@@ -1,0 +1,152 @@
+"""Frozen value objects the store takes and returns.
+
+The store keeps keys, hashes and metadata only: no message text, raw webhook
+bodies, request bodies or contacts. The one stored payload is a completed
+service request's ``response_json`` (the upstream send answer, replayed
+byte-for-byte).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+__all__ = [
+    "OUTBOX_LEASE_MS",
+    "ClaimResult",
+    "Claimed",
+    "Conflict",
+    "MessageDirection",
+    "MessagePage",
+    "MessageRecord",
+    "OutboxItem",
+    "OutboxStatus",
+    "Pending",
+    "PersistenceHealth",
+    "Replay",
+    "ServiceRequestRecord",
+    "ServiceRequestState",
+    "WebhookEventResult",
+]
+
+OUTBOX_LEASE_MS: Final = 5 * 60 * 1000
+"""How long a claimed outbox item stays leased before another worker may reclaim it."""
+
+MessageDirection = Literal["inbound", "outbound"]
+
+
+class WebhookEventResult(enum.StrEnum):
+    """Outcome of ``record_webhook_event``."""
+
+    RECORDED = "recorded"
+    DUPLICATE = "duplicate"
+
+
+class OutboxStatus(enum.StrEnum):
+    """An outbox item's state: pending -> processing -> succeeded (or back to pending)."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    SUCCEEDED = "succeeded"
+
+
+class ServiceRequestState(enum.StrEnum):
+    """A service request is reserved (``pending``) before the send, ``completed`` after."""
+
+    PENDING = "pending"
+    COMPLETED = "completed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageRecord:
+    """One row of the message projection (metadata only, never the text)."""
+
+    row_id: str
+    wa_message_id: str
+    direction: MessageDirection
+    type: str
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    from_phone: str | None = None
+    to_phone: str | None = None
+    graph_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagePage:
+    """A page of ``list_messages``; ``next_cursor`` is the last row id when more rows exist."""
+
+    items: tuple[MessageRecord, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutboxItem:
+    """An outbox item; ``lease_id`` fences completion to the current claim."""
+
+    id: str
+    payload_hash: str
+    status: OutboxStatus
+    attempts: int
+    lease_id: str | None
+    lease_expires_at: datetime | None
+    next_attempt_at: datetime
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceRequestRecord:
+    """An idempotent send: the key, the request hash and (once completed) the response."""
+
+    idempotency_key: str
+    request_hash: str
+    state: ServiceRequestState
+    response_json: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claimed:
+    """A new reservation was made; the caller owns the upstream send."""
+
+    kind: Literal["claimed"] = "claimed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pending:
+    """The key is reserved by an earlier call that has not completed."""
+
+    kind: Literal["pending"] = "pending"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conflict:
+    """The key is known with a different request hash."""
+
+    kind: Literal["conflict"] = "conflict"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replay:
+    """The key and hash completed before; ``response_json`` is the stored answer."""
+
+    response_json: str
+    kind: Literal["replay"] = "replay"
+
+
+ClaimResult = Claimed | Pending | Conflict | Replay
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PersistenceHealth:
+    """A health snapshot; ``redacted_location`` never names the path or DSN."""
+
+    ok: bool
+    backend: str
+    current_version: int | None
+    redacted_location: str

@@ -1,0 +1,177 @@
+"""``SqliteStore``: stdlib sqlite3 on one connection, driven from a worker thread.
+
+All calls go through ``anyio.to_thread.run_sync`` with a capacity limiter of 1,
+so one connection serves every call in order, under trio or asyncio. Files use
+WAL; every read-modify-write runs in ``BEGIN IMMEDIATE`` so claims stay atomic
+across processes sharing the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Final, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from ._base import StoreBase
+from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._migrations import current_version, run_migrations
+from ._records import PersistenceHealth
+from ._session import Row, Session
+
+__all__ = ["SqliteStore"]
+
+T = TypeVar("T")
+REDACTED_SQLITE_LOCATION: Final = "[REDACTED_SQLITE_DATABASE]"
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_MESSAGES: Final[dict[str, str]] = {
+    "migration_failed": "SQLite migration failed.",
+    "claim_failed": "SQLite service-request transaction failed.",
+    "completion_failed": "SQLite service-request completion failed.",
+    "outbox_failed": "SQLite outbox or message transaction failed.",
+    "query_failed": "SQLite query failed.",
+}
+
+
+class _SqliteSession:
+    __slots__ = ("_conn",)
+    dialect: Final[Literal["sqlite"]] = "sqlite"
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> int:
+        return self._conn.execute(sql, params).rowcount
+
+    def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        return self._conn.execute(sql, params).fetchall()
+
+    def fetchone(self, sql: str, params: Sequence[object] = ()) -> Row | None:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+
+def _check_filename(path: object) -> str:
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str) or not path.strip() or _CONTROL.search(path):
+        raise PersistenceValidationError(
+            "invalid_filename", "SQLite database filename must be a non-empty safe path."
+        )
+    if path != ":memory:" and (path.startswith("file:") or os.path.isdir(path)):
+        raise PersistenceValidationError(
+            "invalid_filename", "SQLite database filename must name a file."
+        )
+    return path
+
+
+class SqliteStore(StoreBase):
+    """The local single-file store (or ``":memory:"``)."""
+
+    __slots__ = ("_busy_timeout_ms", "_closed", "_conn", "_limiter", "_memory", "_path")
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
+        self._path: Final = _check_filename(path)
+        self._memory: Final = self._path == ":memory:"
+        self._busy_timeout_ms: Final = busy_timeout_ms
+        self._conn: sqlite3.Connection | None = None
+        self._limiter: Final = anyio.CapacityLimiter(1)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SqliteStore(location={REDACTED_SQLITE_LOCATION!r})"
+
+    @property
+    def backend(self) -> str:
+        """Always ``"sqlite"``."""
+        return "sqlite"
+
+    def _connection(self) -> sqlite3.Connection:
+        """Open on first use, in the worker thread (runs under the limiter)."""
+        if self._conn is None:
+            conn = sqlite3.connect(
+                self._path,
+                timeout=self._busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+                if not self._memory:
+                    conn.execute("PRAGMA journal_mode = WAL")
+                    conn.execute("PRAGMA synchronous = NORMAL")
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _transaction(self, fn: Callable[[Session], T], write: bool) -> T:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            result = fn(_SqliteSession(conn))
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+        try:
+            return await anyio.to_thread.run_sync(
+                self._transaction, fn, write, limiter=self._limiter
+            )
+        except sqlite3.Error:
+            raise PersistenceError(code, _MESSAGES[code]) from None
+
+    async def migrate(self, *, target_version: int | None = None) -> int:
+        """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+
+        def work() -> int:
+            return run_migrations(
+                lambda fn: self._transaction(fn, True), "sqlite", target_version=target_version
+            )
+
+        try:
+            return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+        except sqlite3.Error:
+            raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
+
+    async def health(self) -> PersistenceHealth:
+        """``ok`` with the schema version; never raises for a backend fault."""
+        version: int | None = None
+        ok = False
+        if not self._closed:
+            try:
+                version = await self._call("query_failed", current_version, write=False)
+                ok = version is not None
+            except PersistenceError:
+                ok = False
+        return PersistenceHealth(
+            ok=ok,
+            backend="sqlite",
+            current_version=version,
+            redacted_location=REDACTED_SQLITE_LOCATION,
+        )
+
+    async def close(self) -> None:
+        """Close the connection after the call in flight; idempotent."""
+        self._closed = True
+
+        def work() -> None:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                conn.close()
+
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(work, limiter=self._limiter)

@@ -1,0 +1,37 @@
+"""Timestamps: aware ``datetime`` in Python, integer epoch milliseconds in storage."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from ._errors import PersistenceValidationError
+
+__all__ = ["format_timestamp", "from_ms", "to_ms", "utc_now"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utc_now() -> datetime:
+    """The wall clock, UTC, truncated to milliseconds (the default injected clock)."""
+    return from_ms(to_ms(datetime.now(UTC)))
+
+
+def to_ms(value: datetime, *, field: str = "timestamp") -> int:
+    """Epoch milliseconds of an aware datetime (floored); naive datetimes are refused."""
+    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must be a timezone-aware datetime."
+        )
+    delta = value - _EPOCH
+    return (delta.days * 86_400_000) + (delta.seconds * 1000) + (delta.microseconds // 1000)
+
+
+def from_ms(value: int) -> datetime:
+    """The UTC datetime of epoch milliseconds."""
+    return _EPOCH + timedelta(milliseconds=value)
+
+
+def format_timestamp(value: datetime) -> str:
+    """ISO 8601 UTC with a ``Z`` and millisecond precision: ``2026-11-21T10:15:30.000Z``."""
+    moment = from_ms(to_ms(value))
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

@@ -1,0 +1,74 @@
+"""Input checks shared by both adapters; they run before any I/O."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ._errors import PersistenceValidationError, ValidationCode
+from ._records import MessageRecord
+from ._time import to_ms
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+KEY_MAX: Final = 256
+_DIRECTIONS: Final = frozenset({"inbound", "outbound"})
+
+
+def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
+    """A non-blank string of at most ``max_len`` characters without control characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise PersistenceValidationError("invalid_record", f"{field} must be a non-empty string.")
+    if len(value) > max_len:
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must be at most {max_len} characters."
+        )
+    if _CONTROL.search(value):
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must not contain control characters."
+        )
+    return value
+
+
+def optional_text(value: object, field: str, *, max_len: int = KEY_MAX) -> str | None:
+    """Like :func:`text`, but ``None`` passes."""
+    return None if value is None else text(value, field, max_len=max_len)
+
+
+def integer(
+    value: object, field: str, *, low: int, high: int, code: ValidationCode = "invalid_options"
+) -> int:
+    """An ``int`` (not a bool) in ``low..high``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise PersistenceValidationError(code, f"{field} must be an integer in {low}..{high}.")
+    return value
+
+
+def response_json(value: object) -> str:
+    """The stored upstream answer: a string kept verbatim (at most 1 MiB)."""
+    if not isinstance(value, str) or len(value) > 1_048_576:
+        raise PersistenceValidationError(
+            "invalid_record", "response_json must be a string of at most 1 MiB."
+        )
+    return value
+
+
+def message(record: object) -> tuple[object, ...]:
+    """The checked column values of a message record, times as epoch ms."""
+    if not isinstance(record, MessageRecord):
+        raise PersistenceValidationError("invalid_record", "record must be a MessageRecord.")
+    if record.direction not in _DIRECTIONS:
+        raise PersistenceValidationError(
+            "invalid_record", "direction must be 'inbound' or 'outbound'."
+        )
+    return (
+        text(record.row_id, "row_id"),
+        text(record.wa_message_id, "wa_message_id"),
+        record.direction,
+        optional_text(record.from_phone, "from_phone", max_len=64),
+        optional_text(record.to_phone, "to_phone", max_len=64),
+        text(record.type, "type", max_len=64),
+        text(record.status, "status", max_len=64),
+        optional_text(record.graph_message_id, "graph_message_id"),
+        to_ms(record.created_at, field="created_at"),
+        to_ms(record.updated_at, field="updated_at"),
+    )

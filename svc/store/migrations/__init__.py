@@ -1,0 +1,1 @@
+"""Forward-only SQL migrations, one folder per backend (read with importlib.resources)."""
