@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from svc.graph import GraphClient, GraphRequestValidationError, GraphSerializationError
+from svc.graph._scoped import PhoneNumberClient
 from svc.graph._send import MessageSender, SendResult
 
 PHONE_ID = "106540352242922"
@@ -35,20 +36,9 @@ class Recorder:
         return httpx.Response(self.status, json=self.answer)
 
 
-class _Sender(MessageSender):
-    """Test-local scoped sender (stands in for PhoneNumberClient until it lands)."""
-
-    def __init__(self, client: GraphClient, *, phone_number_id: str) -> None:
-        self._client = client
-        self._phone_number_id = phone_number_id
-
-    async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
-        return await self._client.request("POST", f"/{self._phone_number_id}/{edge}", json=payload)
-
-
-def make_sender(recorder: Recorder) -> MessageSender:
+def make_sender(recorder: Recorder) -> PhoneNumberClient:
     client = GraphClient(access_token=TOKEN, transport=httpx.MockTransport(recorder))
-    return _Sender(client, phone_number_id=PHONE_ID)
+    return PhoneNumberClient(client, phone_number_id=PHONE_ID)
 
 
 def individual(type_: str, body: Any, **extra: Any) -> dict[str, Any]:
