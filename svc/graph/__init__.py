@@ -108,14 +108,63 @@ from ._scoped import WABAClient as WABAClient
 
 # --- admin helpers: groups, business admin, calling, templates, flows, pagination
 # isort: split
+from ._admin import GroupAdmin as GroupAdmin
+from ._admin import PhoneNumberAdmin as PhoneNumberAdmin
+from ._admin import WABAAdmin as WABAAdmin
 from ._flow_json import FLOW_JSON_LIMITS as FLOW_JSON_LIMITS
 from ._flow_json import FlowJsonValidationError as FlowJsonValidationError
 from ._flow_json import validate_flow_json as validate_flow_json
+from ._groups import GROUP_DESCRIPTION_MAX_LENGTH as GROUP_DESCRIPTION_MAX_LENGTH
+from ._groups import GROUP_JOIN_APPROVAL_MODES as GROUP_JOIN_APPROVAL_MODES
+from ._groups import GROUP_MAX_REMOVED_PARTICIPANTS as GROUP_MAX_REMOVED_PARTICIPANTS
+from ._groups import GROUP_SUBJECT_MAX_LENGTH as GROUP_SUBJECT_MAX_LENGTH
+from ._pagination import Paginator as Paginator
+from ._pagination import paginate as paginate
+from ._results import BlockedUser as BlockedUser
+from ._results import BlockedUserOutcome as BlockedUserOutcome
+from ._results import BlockUsersResult as BlockUsersResult
+from ._results import BusinessProfile as BusinessProfile
+from ._results import BusinessPublicKey as BusinessPublicKey
+from ._results import CallPermissionAction as CallPermissionAction
+from ._results import CallPermissionLimit as CallPermissionLimit
+from ._results import CallPermissions as CallPermissions
+from ._results import CallResult as CallResult
+from ._results import CommerceSettings as CommerceSettings
+from ._results import CreatedObject as CreatedObject
+from ._results import Flow as Flow
+from ._results import FlowAsset as FlowAsset
+from ._results import FlowAssetsUpdateResult as FlowAssetsUpdateResult
+from ._results import FlowCreated as FlowCreated
+from ._results import FlowPreview as FlowPreview
+from ._results import FlowValidationIssue as FlowValidationIssue
+from ._results import Group as Group
+from ._results import GroupInviteLink as GroupInviteLink
+from ._results import GroupJoinRequest as GroupJoinRequest
+from ._results import GroupJoinRequestsResult as GroupJoinRequestsResult
+from ._results import GroupMutation as GroupMutation
+from ._results import GroupParticipant as GroupParticipant
+from ._results import GroupSummary as GroupSummary
+from ._results import OfficialBusinessAccountStatus as OfficialBusinessAccountStatus
+from ._results import Page as Page
+from ._results import PhoneNumberInfo as PhoneNumberInfo
+from ._results import PhoneNumberSettings as PhoneNumberSettings
+from ._results import QrCode as QrCode
+from ._results import SubscribedApp as SubscribedApp
+from ._results import Success as Success
+from ._results import Template as Template
+from ._results import TemplateCreated as TemplateCreated
+from ._results import TemplateGroup as TemplateGroup
+from ._results import TemplateGroupAnalytics as TemplateGroupAnalytics
+from ._results import WabaInfo as WabaInfo
 
 __all__ = [
     "DEFAULT_API_VERSION",
     "DEFAULT_BASE_URL",
     "FLOW_JSON_LIMITS",
+    "GROUP_DESCRIPTION_MAX_LENGTH",
+    "GROUP_JOIN_APPROVAL_MODES",
+    "GROUP_MAX_REMOVED_PARTICIPANTS",
+    "GROUP_SUBJECT_MAX_LENGTH",
     "HTTP_METHODS",
     "APIMethodError",
     "APIPermissionError",
@@ -128,18 +177,29 @@ __all__ = [
     "BlockListLimitReachedError",
     "BlockUserError",
     "BlockUserInternalError",
+    "BlockUsersResult",
+    "BlockedUser",
+    "BlockedUserOutcome",
     "BulkBlockingFailedError",
     "BusinessEligibilityPaymentIssueError",
     "BusinessInitiatedCallsLimitHitError",
+    "BusinessProfile",
+    "BusinessPublicKey",
     "CallConnectionError",
     "CallConnectionTimeoutError",
+    "CallPermissionAction",
+    "CallPermissionLimit",
     "CallPermissionNotFoundError",
     "CallPermissionRequestLimitHitError",
+    "CallPermissions",
     "CallRateLimitExceededError",
+    "CallResult",
     "CallingCannotBeEnabledError",
     "CallingError",
     "CallingNotEnabledError",
+    "CommerceSettings",
     "ConcurrentCallsLimitError",
+    "CreatedObject",
     "DisplayNameApprovalRequiredError",
     "DryRunTransport",
     "DuplicateCallError",
@@ -147,15 +207,21 @@ __all__ = [
     "Endpoint",
     "ExpiredAccessTokenError",
     "FetchCallPermissionLimitHitError",
+    "Flow",
+    "FlowAsset",
+    "FlowAssetsUpdateResult",
     "FlowBlockedByIntegrityError",
     "FlowBlockedError",
+    "FlowCreated",
     "FlowDeletingError",
     "FlowDeprecatingError",
     "FlowError",
     "FlowJsonValidationError",
+    "FlowPreview",
     "FlowPublishingError",
     "FlowThrottledError",
     "FlowUpdatingError",
+    "FlowValidationIssue",
     "GenericUserError",
     "GraphApiError",
     "GraphAuthError",
@@ -165,7 +231,15 @@ __all__ = [
     "GraphRateLimitError",
     "GraphRequestValidationError",
     "GraphSerializationError",
+    "Group",
+    "GroupAdmin",
     "GroupClient",
+    "GroupInviteLink",
+    "GroupJoinRequest",
+    "GroupJoinRequestsResult",
+    "GroupMutation",
+    "GroupParticipant",
+    "GroupSummary",
     "IdentityKeyMismatchError",
     "IncorrectCertificateError",
     "InvalidParameterError",
@@ -174,9 +248,16 @@ __all__ = [
     "MessageUndeliverableError",
     "MethodNotAllowedError",
     "MissingRequiredParameterError",
+    "OfficialBusinessAccountStatus",
+    "Page",
+    "Paginator",
     "Param",
     "PermissionDeniedError",
+    "PhoneNumberAdmin",
     "PhoneNumberClient",
+    "PhoneNumberInfo",
+    "PhoneNumberSettings",
+    "QrCode",
     "RateLimitHitError",
     "RateLimitIssuesError",
     "ReEngagementMessageError",
@@ -186,10 +267,16 @@ __all__ = [
     "ServiceUnavailableError",
     "SomethingWentWrongError",
     "SpamRateLimitHitError",
+    "SubscribedApp",
+    "Success",
+    "Template",
+    "TemplateCreated",
     "TemplateDisabledError",
     "TemplateDoesNotExistError",
     "TemplateError",
     "TemplateFormatCharacterPolicyViolatedError",
+    "TemplateGroup",
+    "TemplateGroupAnalytics",
     "TemplateHydratedTextTooLongError",
     "TemplateParamCountMismatchError",
     "TemplateParameterFormatMismatchError",
@@ -200,8 +287,11 @@ __all__ = [
     "UnsupportedMessageTypeError",
     "UserIsInExperimentGroupError",
     "UserStoppedMarketingMessagesError",
+    "WABAAdmin",
     "WABAClient",
+    "WabaInfo",
     "check_path_segment",
+    "paginate",
     "register_error_code",
     "reset_error_registry",
     "resolve_error_class",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ._admin import GroupAdmin, PhoneNumberAdmin, WABAAdmin
 from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
@@ -66,7 +67,7 @@ class _ScopedClient:
         return f"{type(self).__name__}({self._ID_FIELD}={self._scope_id!r})"
 
 
-class PhoneNumberClient(_ScopedClient, MessageSender):
+class PhoneNumberClient(_ScopedClient, MessageSender, PhoneNumberAdmin):
     """One business phone number: message sends and the ``/{phone_number_id}/...`` edges."""
 
     _ID_FIELD = "phone_number_id"
@@ -83,7 +84,7 @@ class PhoneNumberClient(_ScopedClient, MessageSender):
         return await self.request("POST", edge, json=payload)
 
 
-class WABAClient(_ScopedClient):
+class WABAClient(_ScopedClient, WABAAdmin):
     """One WhatsApp Business Account: the ``/{waba_id}/...`` edges."""
 
     _ID_FIELD = "waba_id"
@@ -97,7 +98,7 @@ class WABAClient(_ScopedClient):
         return self._scope_id
 
 
-class GroupClient(_ScopedClient):
+class GroupClient(_ScopedClient, GroupAdmin):
     """One WhatsApp group: the ``/{group_id}/...`` edges."""
 
     _ID_FIELD = "group_id"

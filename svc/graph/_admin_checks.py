@@ -1,0 +1,261 @@
+"""Field validators and scoped-client seams shared by the admin helpers.
+
+Validators raise ``GraphRequestValidationError`` naming the field (never
+echoing the value) and return the value to put on the wire. The ``*Scoped``
+abstract bases are what each admin mixin needs from the scoped client it is
+mixed into: the wrapped ``GraphClient`` and the bound id.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+import httpx
+
+from ._client import GraphClient
+from ._errors import GraphRequestValidationError
+
+__all__ = [
+    "MAX_CURSOR_LENGTH",
+    "MAX_PAGE_LIMIT",
+    "GroupScoped",
+    "PhoneScoped",
+    "WabaScoped",
+    "check_bool",
+    "check_choice",
+    "check_cursor",
+    "check_fields",
+    "check_id",
+    "check_id_list",
+    "check_keys",
+    "check_limit",
+    "check_text",
+    "check_url",
+    "check_wa_id",
+    "opt_text",
+]
+
+T = TypeVar("T")
+
+MAX_CURSOR_LENGTH: Final = 4096
+MAX_PAGE_LIMIT: Final = 1000
+MAX_ID_LENGTH: Final = 256
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_EXCEPT_NEWLINE_TAB = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_WA_ID = re.compile(r"\+?[0-9]{1,15}")
+_FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
+_ID = re.compile(r"[A-Za-z0-9_.:=-]+")
+
+
+class _Scoped(abc.ABC):
+    @property
+    @abc.abstractmethod
+    def client(self) -> GraphClient:
+        """The wrapped ``GraphClient``."""
+
+
+class PhoneScoped(_Scoped):
+    """What a phone-number admin mixin needs: ``client`` and ``phone_number_id``."""
+
+    @property
+    @abc.abstractmethod
+    def phone_number_id(self) -> str:
+        """The bound phone number id."""
+
+
+class WabaScoped(_Scoped):
+    """What a WABA admin mixin needs: ``client`` and ``waba_id``."""
+
+    @property
+    @abc.abstractmethod
+    def waba_id(self) -> str:
+        """The bound WhatsApp Business Account id."""
+
+
+class GroupScoped(_Scoped):
+    """What a group admin mixin needs: ``client`` and ``group_id``."""
+
+    @property
+    @abc.abstractmethod
+    def group_id(self) -> str:
+        """The bound group id."""
+
+
+def check_text(
+    value: object, *, field: str, max_length: int, multiline: bool = False
+) -> str:
+    """A non-blank string of at most ``max_length`` characters without control characters.
+
+    ``multiline`` admits newline and tab (descriptions, messages).
+    """
+    if not isinstance(value, str):
+        raise GraphRequestValidationError(f"{field} must be a string", field=field)
+    if not value.strip():
+        raise GraphRequestValidationError(f"{field} must not be empty", field=field)
+    if len(value) > max_length:
+        raise GraphRequestValidationError(
+            f"{field} must be at most {max_length} characters", field=field
+        )
+    pattern = _CONTROL_EXCEPT_NEWLINE_TAB if multiline else _CONTROL
+    if pattern.search(value):
+        raise GraphRequestValidationError(
+            f"{field} must not contain control characters", field=field
+        )
+    return value
+
+
+def opt_text(
+    value: object, *, field: str, max_length: int, multiline: bool = False
+) -> str | None:
+    """``check_text`` for an optional argument (``None`` passes through)."""
+    if value is None:
+        return None
+    return check_text(value, field=field, max_length=max_length, multiline=multiline)
+
+
+def check_id(value: object, *, field: str) -> str:
+    """An opaque platform id: letters, digits and ``_.:=-``, at most 256 characters.
+
+    Used for ids that travel in a body or query; ids in the path go through the
+    endpoint primitive's path-segment check as well.
+    """
+    if not isinstance(value, str) or not _ID.fullmatch(value) or len(value) > MAX_ID_LENGTH:
+        raise GraphRequestValidationError(
+            f"{field} must be an id of letters, digits and _.:=- (at most {MAX_ID_LENGTH})",
+            field=field,
+        )
+    return value
+
+
+def check_wa_id(value: object, *, field: str) -> str:
+    """A WhatsApp user id or phone number: digits with an optional leading ``+``, at most 15."""
+    if not isinstance(value, str) or not _WA_ID.fullmatch(value):
+        raise GraphRequestValidationError(
+            f"{field} must be digits with an optional leading '+' (at most 15 digits)",
+            field=field,
+        )
+    return value
+
+
+def check_id_list(
+    values: object,
+    *,
+    field: str,
+    min_items: int,
+    max_items: int | None,
+    check_item: Callable[..., str],
+) -> list[str]:
+    """A list (or tuple) of ``min_items..max_items`` distinct ids, each ``check_item``-ed."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise GraphRequestValidationError(f"{field} must be a list", field=field)
+    if len(values) < min_items or (max_items is not None and len(values) > max_items):
+        bound = f"{min_items}..{max_items}" if max_items is not None else f"at least {min_items}"
+        raise GraphRequestValidationError(f"{field} must hold {bound} items", field=field)
+    checked = [check_item(item, field=field) for item in values]
+    if len(set(checked)) != len(checked):
+        raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
+    return checked
+
+
+def check_bool(value: object, *, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise GraphRequestValidationError(f"{field} must be a bool", field=field)
+    return value
+
+
+def check_choice(value: object, *, field: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise GraphRequestValidationError(
+            f"{field} must be one of {', '.join(choices)}", field=field
+        )
+    return value
+
+
+def check_limit(value: object, *, field: str = "limit") -> int | None:
+    """An optional page size: an integer 1..1000."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_LIMIT:
+        raise GraphRequestValidationError(
+            f"{field} must be an integer 1..{MAX_PAGE_LIMIT}", field=field
+        )
+    return value
+
+
+def check_cursor(value: object, *, field: str) -> str | None:
+    """An optional paging cursor: printable, no whitespace, at most 4096 characters."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > MAX_CURSOR_LENGTH
+        or any(ch.isspace() for ch in value)
+        or _CONTROL.search(value)
+    ):
+        raise GraphRequestValidationError(
+            f"{field} must be a paging cursor (no whitespace, at most {MAX_CURSOR_LENGTH})",
+            field=field,
+        )
+    return value
+
+
+def check_fields(value: object, *, field: str = "fields") -> str | None:
+    """Optional Graph ``fields``: a comma-separated string or a list of field names."""
+    if value is None:
+        return None
+    names: Sequence[object]
+    if isinstance(value, str):
+        names = value.split(",")
+    elif isinstance(value, Sequence) and not isinstance(value, bytes):
+        names = value
+    else:
+        raise GraphRequestValidationError(
+            f"{field} must be a comma-separated string or a list of names", field=field
+        )
+    checked: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or not _FIELD.fullmatch(name) or len(name) > 256:
+            raise GraphRequestValidationError(
+                f"{field} must hold field names of letters, digits and _.{{}}():",
+                field=field,
+            )
+        checked.append(name)
+    if not checked:
+        raise GraphRequestValidationError(f"{field} must name at least one field", field=field)
+    return ",".join(checked)
+
+
+def check_url(value: object, *, field: str, max_length: int = 2048) -> str:
+    """An absolute http(s) URL without credentials or control characters."""
+    text = check_text(value, field=field, max_length=max_length)
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL:
+        raise GraphRequestValidationError(f"{field} must be an http(s) URL", field=field) from None
+    if url.scheme not in ("http", "https") or not url.host or url.userinfo or " " in text:
+        raise GraphRequestValidationError(f"{field} must be an http(s) URL", field=field)
+    return text
+
+
+def check_keys(
+    value: object, *, field: str, allowed: Sequence[str], required: Sequence[str] = ()
+) -> Mapping[str, Any]:
+    """A mapping with string keys drawn from ``allowed`` and every key of ``required``."""
+    if not isinstance(value, Mapping):
+        raise GraphRequestValidationError(f"{field} must be a mapping", field=field)
+    unknown = sorted(str(key) for key in value if key not in allowed)
+    if unknown:
+        raise GraphRequestValidationError(
+            f"{field} has unknown keys: {', '.join(unknown)}", field=field
+        )
+    missing = [key for key in required if value.get(key) is None]
+    if missing:
+        raise GraphRequestValidationError(
+            f"{field} needs {', '.join(missing)}", field=field
+        )
+    return value

@@ -1,0 +1,243 @@
+"""Groups API helpers: create and list on a phone number, everything else on a group.
+
+Create, update, delete, participant removal, approve and reject are
+asynchronous upstream: the answer carries ``request_id`` and the outcome
+arrives later as a group webhook.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ._admin_checks import (
+    GroupScoped,
+    PhoneScoped,
+    check_choice,
+    check_cursor,
+    check_fields,
+    check_id,
+    check_id_list,
+    check_limit,
+    check_text,
+    check_wa_id,
+    opt_text,
+)
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError, GraphSerializationError
+from ._results import (
+    Group,
+    GroupInviteLink,
+    GroupJoinRequest,
+    GroupJoinRequestsResult,
+    GroupMutation,
+    GroupSummary,
+    Page,
+)
+
+__all__ = [
+    "GROUP_DESCRIPTION_MAX_LENGTH",
+    "GROUP_JOIN_APPROVAL_MODES",
+    "GROUP_MAX_REMOVED_PARTICIPANTS",
+    "GROUP_SUBJECT_MAX_LENGTH",
+    "GroupAdmin",
+    "PhoneGroups",
+]
+
+GROUP_SUBJECT_MAX_LENGTH: Final = 128
+GROUP_DESCRIPTION_MAX_LENGTH: Final = 2048
+GROUP_MAX_REMOVED_PARTICIPANTS: Final = 8
+GROUP_MAX_JOIN_REQUESTS: Final = 1000
+GROUP_JOIN_APPROVAL_MODES: Final = ("auto_approve", "approval_required")
+
+_PRODUCT: Final = {"messaging_product": "whatsapp"}
+_PHONE = {"phone_number_id": Param(in_="path")}
+_GROUP = {"group_id": Param(in_="path")}
+_PAGING = {
+    "limit": Param(in_="query"),
+    "after": Param(in_="query"),
+    "before": Param(in_="query"),
+}
+
+CREATE_GROUP = Endpoint(method="POST", path_template="/{phone_number_id}/groups", params=_PHONE)
+LIST_GROUPS = Endpoint(
+    method="GET", path_template="/{phone_number_id}/groups", params={**_PHONE, **_PAGING}
+)
+GET_GROUP = Endpoint(
+    method="GET", path_template="/{group_id}", params={**_GROUP, "fields": Param(in_="query")}
+)
+UPDATE_GROUP = Endpoint(method="POST", path_template="/{group_id}", params=_GROUP)
+DELETE_GROUP = Endpoint(method="DELETE", path_template="/{group_id}", params=_GROUP)
+GET_INVITE_LINK = Endpoint(method="GET", path_template="/{group_id}/invite_link", params=_GROUP)
+RESET_INVITE_LINK = Endpoint(method="POST", path_template="/{group_id}/invite_link", params=_GROUP)
+REMOVE_PARTICIPANTS = Endpoint(
+    method="DELETE", path_template="/{group_id}/participants", params=_GROUP
+)
+LIST_JOIN_REQUESTS = Endpoint(
+    method="GET", path_template="/{group_id}/join_requests", params={**_GROUP, **_PAGING}
+)
+APPROVE_JOIN_REQUESTS = Endpoint(
+    method="POST", path_template="/{group_id}/join_requests", params=_GROUP
+)
+REJECT_JOIN_REQUESTS = Endpoint(
+    method="DELETE", path_template="/{group_id}/join_requests", params=_GROUP
+)
+
+
+def _mode(value: object) -> str | None:
+    if value is None:
+        return None
+    return check_choice(value, field="join_approval_mode", choices=GROUP_JOIN_APPROVAL_MODES)
+
+
+def _description(value: object) -> str | None:
+    return opt_text(
+        value, field="description", max_length=GROUP_DESCRIPTION_MAX_LENGTH, multiline=True
+    )
+
+
+def _paging(limit: object, after: object, before: object) -> dict[str, object]:
+    return {
+        "limit": check_limit(limit),
+        "after": check_cursor(after, field="after"),
+        "before": check_cursor(before, field="before"),
+    }
+
+
+class PhoneGroups(PhoneScoped):
+    """Group creation and listing for one business phone number (``PhoneNumberClient``)."""
+
+    async def create_group(
+        self,
+        *,
+        subject: str,
+        description: str | None = None,
+        join_approval_mode: str | None = None,
+    ) -> GroupMutation:
+        """``POST /{phone_number_id}/groups``; the group id arrives later by webhook."""
+        body: dict[str, object] = {
+            **_PRODUCT,
+            "subject": check_text(subject, field="subject", max_length=GROUP_SUBJECT_MAX_LENGTH),
+        }
+        if (text := _description(description)) is not None:
+            body["description"] = text
+        if (mode := _mode(join_approval_mode)) is not None:
+            body["join_approval_mode"] = mode
+        raw = await CREATE_GROUP.call(
+            self.client, params={"phone_number_id": self.phone_number_id}, body=body
+        )
+        result = GroupMutation.from_api(raw, what="create group")
+        if result.request_id is None:
+            raise GraphSerializationError("create group: the answer has no 'request_id'")
+        return result
+
+    async def list_groups(
+        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
+    ) -> Page[GroupSummary]:
+        """``GET /{phone_number_id}/groups``: one page of active groups."""
+        params = {"phone_number_id": self.phone_number_id, **_paging(limit, after, before)}
+        raw = await LIST_GROUPS.call(self.client, params=params)
+        return Page.from_api(raw, GroupSummary.from_api, what="list groups", nested_key="groups")
+
+
+class GroupAdmin(GroupScoped):
+    """Management of one group (``GroupClient``)."""
+
+    async def get_group(self, *, fields: str | list[str] | None = None) -> Group:
+        """``GET /{group_id}`` with optional ``fields``."""
+        params = {"group_id": self.group_id, "fields": check_fields(fields)}
+        return Group.from_api(await GET_GROUP.call(self.client, params=params))
+
+    async def update_group(
+        self,
+        *,
+        subject: str | None = None,
+        description: str | None = None,
+        join_approval_mode: str | None = None,
+    ) -> GroupMutation:
+        """``POST /{group_id}`` with at least one of the three settings."""
+        body: dict[str, object] = dict(_PRODUCT)
+        if subject is not None:
+            body["subject"] = check_text(
+                subject, field="subject", max_length=GROUP_SUBJECT_MAX_LENGTH
+            )
+        if (text := _description(description)) is not None:
+            body["description"] = text
+        if (mode := _mode(join_approval_mode)) is not None:
+            body["join_approval_mode"] = mode
+        if len(body) == 1:
+            raise GraphRequestValidationError(
+                "update_group needs subject, description or join_approval_mode"
+            )
+        raw = await UPDATE_GROUP.call(self.client, params={"group_id": self.group_id}, body=body)
+        return GroupMutation.from_api(raw, what="update group")
+
+    async def delete_group(self) -> GroupMutation:
+        """``DELETE /{group_id}``: removes every participant and closes the group."""
+        raw = await DELETE_GROUP.call(self.client, params={"group_id": self.group_id})
+        return GroupMutation.from_api(raw, what="delete group")
+
+    async def get_invite_link(self) -> GroupInviteLink:
+        """``GET /{group_id}/invite_link``."""
+        raw = await GET_INVITE_LINK.call(self.client, params={"group_id": self.group_id})
+        return GroupInviteLink.from_api(raw)
+
+    async def reset_invite_link(self) -> GroupInviteLink:
+        """``POST /{group_id}/invite_link`` (never DELETE): the previous link stops working."""
+        raw = await RESET_INVITE_LINK.call(
+            self.client, params={"group_id": self.group_id}, body=dict(_PRODUCT)
+        )
+        return GroupInviteLink.from_api(raw)
+
+    async def remove_participants(self, *, wa_ids: list[str]) -> GroupMutation:
+        """``DELETE /{group_id}/participants`` for 1..8 users: ``participants: [{wa_id}]``."""
+        ids = check_id_list(
+            wa_ids,
+            field="wa_ids",
+            min_items=1,
+            max_items=GROUP_MAX_REMOVED_PARTICIPANTS,
+            check_item=check_wa_id,
+        )
+        body = {**_PRODUCT, "participants": [{"wa_id": wa_id} for wa_id in ids]}
+        raw = await REMOVE_PARTICIPANTS.call(
+            self.client, params={"group_id": self.group_id}, body=body
+        )
+        return GroupMutation.from_api(raw, what="remove participants")
+
+    async def list_join_requests(
+        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
+    ) -> Page[GroupJoinRequest]:
+        """``GET /{group_id}/join_requests``: one page of open join requests."""
+        params = {"group_id": self.group_id, **_paging(limit, after, before)}
+        raw = await LIST_JOIN_REQUESTS.call(self.client, params=params)
+        return Page.from_api(raw, GroupJoinRequest.from_api, what="list join requests")
+
+    async def approve_join_requests(
+        self, *, join_request_ids: list[str]
+    ) -> GroupJoinRequestsResult:
+        """``POST /{group_id}/join_requests`` with ``join_requests: [ids]``."""
+        body = _join_requests_body(join_request_ids)
+        raw = await APPROVE_JOIN_REQUESTS.call(
+            self.client, params={"group_id": self.group_id}, body=body
+        )
+        return GroupJoinRequestsResult.from_api(raw, succeeded_key="approved_join_requests")
+
+    async def reject_join_requests(
+        self, *, join_request_ids: list[str]
+    ) -> GroupJoinRequestsResult:
+        """``DELETE /{group_id}/join_requests`` (never POST) with ``join_requests: [ids]``."""
+        body = _join_requests_body(join_request_ids)
+        raw = await REJECT_JOIN_REQUESTS.call(
+            self.client, params={"group_id": self.group_id}, body=body
+        )
+        return GroupJoinRequestsResult.from_api(raw, succeeded_key="rejected_join_requests")
+
+
+def _join_requests_body(join_request_ids: object) -> dict[str, object]:
+    ids = check_id_list(
+        join_request_ids,
+        field="join_request_ids",
+        min_items=1,
+        max_items=GROUP_MAX_JOIN_REQUESTS,
+        check_item=check_id,
+    )
+    return {**_PRODUCT, "join_requests": ids}
