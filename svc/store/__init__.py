@@ -10,6 +10,7 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
@@ -58,6 +59,7 @@ __all__ = [
     "PersistenceHealth",
     "PersistenceStore",
     "PersistenceValidationError",
+    "PostgresStore",
     "Replay",
     "ServiceRequestRecord",
     "ServiceRequestState",

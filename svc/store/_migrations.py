@@ -120,8 +120,10 @@ def run_migrations(
 
     def acquire(session: Session) -> bool:
         now = _now_ms()
-        session.run("DELETE FROM svc_persistence_lock WHERE id = 1 AND acquired_at < ?",
-                    (now - LOCK_STALE_MS,))
+        session.run(
+            "DELETE FROM svc_persistence_lock WHERE id = 1 AND acquired_at < ?",
+            (now - LOCK_STALE_MS,),
+        )
         inserted = session.run(
             "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, ?, ?)"
             " ON CONFLICT DO NOTHING",
