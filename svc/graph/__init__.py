@@ -105,6 +105,45 @@ from ._scoped import PhoneNumberClient as PhoneNumberClient
 from ._scoped import WABAClient as WABAClient
 
 # --- messages: builders and send helpers
+# isort: split
+from ._builders import GROUP_MESSAGE_TYPES as GROUP_MESSAGE_TYPES
+from ._builders import MEDIA_KINDS as MEDIA_KINDS
+from ._builders import MediaKind as MediaKind
+from ._builders import build_audio_message as build_audio_message
+from ._builders import (
+    build_call_permission_request_message as build_call_permission_request_message,
+)
+from ._builders import build_contacts_message as build_contacts_message
+from ._builders import build_document_message as build_document_message
+from ._builders import build_group_media_message as build_group_media_message
+from ._builders import build_group_pin_message as build_group_pin_message
+from ._builders import build_group_template_message as build_group_template_message
+from ._builders import build_group_text_message as build_group_text_message
+from ._builders import build_image_message as build_image_message
+from ._builders import build_interactive_buttons_message as build_interactive_buttons_message
+from ._builders import build_interactive_catalog_message as build_interactive_catalog_message
+from ._builders import build_interactive_cta_url_message as build_interactive_cta_url_message
+from ._builders import build_interactive_list_message as build_interactive_list_message
+from ._builders import (
+    build_interactive_location_request_message as build_interactive_location_request_message,
+)
+from ._builders import build_interactive_product_message as build_interactive_product_message
+from ._builders import build_interactive_products_message as build_interactive_products_message
+from ._builders import build_location_message as build_location_message
+from ._builders import build_marketing_template_message as build_marketing_template_message
+from ._builders import build_media_message as build_media_message
+from ._builders import build_otp_button as build_otp_button
+from ._builders import build_reaction_message as build_reaction_message
+from ._builders import build_remove_reaction_message as build_remove_reaction_message
+from ._builders import build_sticker_message as build_sticker_message
+from ._builders import build_template_message as build_template_message
+from ._builders import build_text_message as build_text_message
+from ._builders import build_video_message as build_video_message
+from ._builders import build_voice_call_button_message as build_voice_call_button_message
+from ._builders import check_message_payload as check_message_payload
+from ._send import MessageSender as MessageSender
+from ._send import SendResult as SendResult
+from ._send import send_result_from_answer as send_result_from_answer
 
 # --- admin helpers: groups, business admin, calling, templates, flows, pagination
 # isort: split
@@ -164,8 +203,10 @@ __all__ = [
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
+    "GROUP_MESSAGE_TYPES",
     "GROUP_SUBJECT_MAX_LENGTH",
     "HTTP_METHODS",
+    "MEDIA_KINDS",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",
@@ -244,7 +285,9 @@ __all__ = [
     "IncorrectCertificateError",
     "InvalidParameterError",
     "MediaDownloadError",
+    "MediaKind",
     "MediaUploadError",
+    "MessageSender",
     "MessageUndeliverableError",
     "MethodNotAllowedError",
     "MissingRequiredParameterError",
@@ -264,6 +307,7 @@ __all__ = [
     "ReceiverUncallableError",
     "RecipientCannotBeSenderError",
     "RecipientNotInAllowedListError",
+    "SendResult",
     "ServiceUnavailableError",
     "SomethingWentWrongError",
     "SpamRateLimitHitError",
@@ -290,10 +334,39 @@ __all__ = [
     "WABAAdmin",
     "WABAClient",
     "WabaInfo",
+    "build_audio_message",
+    "build_call_permission_request_message",
+    "build_contacts_message",
+    "build_document_message",
+    "build_group_media_message",
+    "build_group_pin_message",
+    "build_group_template_message",
+    "build_group_text_message",
+    "build_image_message",
+    "build_interactive_buttons_message",
+    "build_interactive_catalog_message",
+    "build_interactive_cta_url_message",
+    "build_interactive_list_message",
+    "build_interactive_location_request_message",
+    "build_interactive_product_message",
+    "build_interactive_products_message",
+    "build_location_message",
+    "build_marketing_template_message",
+    "build_media_message",
+    "build_otp_button",
+    "build_reaction_message",
+    "build_remove_reaction_message",
+    "build_sticker_message",
+    "build_template_message",
+    "build_text_message",
+    "build_video_message",
+    "build_voice_call_button_message",
+    "check_message_payload",
     "check_path_segment",
     "paginate",
     "register_error_code",
     "reset_error_registry",
     "resolve_error_class",
+    "send_result_from_answer",
     "validate_flow_json",
 ]
