@@ -15,7 +15,7 @@ from ._errors import GraphRequestValidationError
 __all__ = ["check_path_segment"]
 
 _FORBIDDEN = re.compile(r"[/\\?#\x00-\x1f\x7f]")
-_IIS_UNICODE_ESCAPE = re.compile(r"%u[0-9a-fA-F]{4}")
+_IIS_UNICODE_ESCAPE = re.compile(r"%[uU][0-9a-fA-F]{4}")
 _MAX_DECODE_ROUNDS = 8
 
 

@@ -1,0 +1,367 @@
+"""Error resolution: built-in classes, axis exclusivity, HTTP rules and the registry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import svc.graph as graph
+from svc.graph import (
+    GraphApiError,
+    GraphAuthError,
+    GraphError,
+    GraphNetworkError,
+    GraphRateLimitError,
+    GraphRequestValidationError,
+    register_error_code,
+    reset_error_registry,
+    resolve_error_class,
+)
+from svc.graph._error_codes import api_error_from_response
+
+TOKEN = "EAAG-secret-token-value"
+
+BUILTIN: dict[int, str] = {
+    0: "AuthExceptionError",
+    3: "APIMethodError",
+    4: "ToManyAPICallsError",
+    10: "PermissionDeniedError",
+    100: "InvalidParameterError",
+    190: "ExpiredAccessTokenError",
+    200: "APIPermissionError",
+    250: "APIPermissionError",
+    299: "APIPermissionError",
+    368: "TemporarilyBlockedError",
+    613: "FetchCallPermissionLimitHitError",
+    80007: "RateLimitIssuesError",
+    130429: "RateLimitHitError",
+    130472: "UserIsInExperimentGroupError",
+    130497: "AccountRestrictedFromCountryError",
+    131000: "SomethingWentWrongError",
+    131005: "AccessDeniedError",
+    131008: "MissingRequiredParameterError",
+    131009: "InvalidParameterError",
+    131016: "ServiceUnavailableError",
+    131021: "RecipientCannotBeSenderError",
+    131026: "MessageUndeliverableError",
+    131030: "RecipientNotInAllowedListError",
+    131031: "AccountLockedError",
+    131037: "DisplayNameApprovalRequiredError",
+    131042: "BusinessEligibilityPaymentIssueError",
+    131045: "IncorrectCertificateError",
+    131047: "ReEngagementMessageError",
+    131048: "SpamRateLimitHitError",
+    131049: "EcosystemEngagementError",
+    131050: "UserStoppedMarketingMessagesError",
+    131051: "UnsupportedMessageTypeError",
+    131052: "MediaDownloadError",
+    131053: "MediaUploadError",
+    131055: "MethodNotAllowedError",
+    131056: "TooManyMessagesError",
+    131057: "AccountInMaintenanceModeError",
+    132000: "TemplateParamCountMismatchError",
+    132001: "TemplateDoesNotExistError",
+    132005: "TemplateHydratedTextTooLongError",
+    132007: "TemplateFormatCharacterPolicyViolatedError",
+    132012: "TemplateParameterFormatMismatchError",
+    132015: "TemplatePausedError",
+    132016: "TemplateDisabledError",
+    132003: "TemplateError",
+    132068: "FlowBlockedError",
+    132069: "FlowThrottledError",
+    135000: "GenericUserError",
+    137000: "IdentityKeyMismatchError",
+    138000: "CallingNotEnabledError",
+    138001: "ReceiverUncallableError",
+    138002: "ConcurrentCallsLimitError",
+    138003: "DuplicateCallError",
+    138004: "CallConnectionError",
+    138005: "CallRateLimitExceededError",
+    138006: "CallPermissionNotFoundError",
+    138007: "CallConnectionTimeoutError",
+    138008: "CallingError",
+    138009: "CallPermissionRequestLimitHitError",
+    138012: "BusinessInitiatedCallsLimitHitError",
+    138013: "FetchCallPermissionLimitHitError",
+    138018: "CallingCannotBeEnabledError",
+    139000: "FlowBlockedByIntegrityError",
+    139001: "FlowUpdatingError",
+    139002: "FlowPublishingError",
+    139003: "FlowDeprecatingError",
+    139004: "FlowDeletingError",
+    139100: "BulkBlockingFailedError",
+    139101: "BlockListLimitReachedError",
+    139102: "BlockListConcurrentUpdateError",
+    139103: "BlockUserInternalError",
+}
+AUTH_CODES = {0, 3, 10, 190, 200, 250, 299}
+RATE_LIMIT_CODES = {4, 80007, 130429, 131048, 131056}
+AXES = (GraphApiError, GraphAuthError, GraphRateLimitError)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry() -> Iterator[None]:
+    reset_error_registry()
+    yield
+    reset_error_registry()
+
+
+def body(code: int | None = None, **extra: Any) -> dict[str, Any]:
+    error: dict[str, Any] = {"message": "(#100) upstream words", "type": "OAuthException"}
+    if code is not None:
+        error["code"] = code
+    error.update(extra)
+    return {"error": error}
+
+
+def resolve(status: int, payload: Any, retry_after: str | None = None) -> GraphApiError:
+    return api_error_from_response(status=status, payload=payload, retry_after=retry_after)
+
+
+def exported_error_classes() -> list[type[GraphApiError]]:
+    return [
+        obj
+        for name in graph.__all__
+        if isinstance(obj := getattr(graph, name), type) and issubclass(obj, GraphApiError)
+    ]
+
+
+@pytest.mark.parametrize(("code", "name"), sorted(BUILTIN.items()))
+def test_every_builtin_code_resolves_to_its_class(code: int, name: str) -> None:
+    cls = getattr(graph, name)
+    assert resolve_error_class(code) is cls
+    error = resolve(400, body(code, error_subcode=2494010, fbtrace_id="AbC123"))
+    assert type(error) is cls
+    assert (error.status, error.code, error.error_subcode) == (400, code, 2494010)
+    assert error.type == "OAuthException"
+    assert error.fbtrace_id == "AbC123"
+    assert error.upstream_message == "(#100) upstream words"
+    assert error.payload == body(code, error_subcode=2494010, fbtrace_id="AbC123")
+
+
+@pytest.mark.parametrize(("code", "name"), sorted(BUILTIN.items()))
+def test_classification_follows_the_code_sets(code: int, name: str) -> None:
+    error = resolve(400, body(code))
+    expected = "other"
+    if code in AUTH_CODES:
+        expected = "auth"
+    elif code in RATE_LIMIT_CODES:
+        expected = "rate_limit"
+    assert error.classification == expected
+    assert error.is_auth_error is (expected == "auth")
+    assert error.is_rate_limit is (expected == "rate_limit")
+    assert isinstance(error, GraphAuthError) is (expected == "auth")
+    assert isinstance(error, GraphRateLimitError) is (expected == "rate_limit")
+
+
+def test_every_exported_class_sits_on_exactly_one_axis() -> None:
+    classes = exported_error_classes()
+    assert len(classes) > 60
+    for cls in classes:
+        axes = [axis for axis in (GraphAuthError, GraphRateLimitError) if issubclass(cls, axis)]
+        assert len(axes) <= 1, cls
+        assert issubclass(cls, GraphApiError)
+
+
+def test_unsupported_message_type_is_neither_invalid_parameter_nor_auth() -> None:
+    error = resolve(400, body(131051))
+    assert type(error) is graph.UnsupportedMessageTypeError
+    assert not isinstance(error, graph.InvalidParameterError)
+    assert not isinstance(error, GraphAuthError)
+    assert not isinstance(error, GraphRateLimitError)
+    assert error.classification == "other"
+
+
+def test_code_100_and_131009_share_invalid_parameter() -> None:
+    assert type(resolve(400, body(100))) is graph.InvalidParameterError
+    assert type(resolve(400, body(131009))) is graph.InvalidParameterError
+
+
+def test_families_catch_their_members() -> None:
+    assert isinstance(resolve(400, body(132015)), graph.TemplateError)
+    assert isinstance(resolve(400, body(138006)), graph.CallingError)
+    assert isinstance(resolve(400, body(139002)), graph.FlowError)
+    assert isinstance(resolve(400, body(132068)), graph.FlowError)
+    assert isinstance(resolve(400, body(139101)), graph.BlockUserError)
+
+
+@pytest.mark.parametrize("code", sorted(AUTH_CODES | RATE_LIMIT_CODES))
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_auth_or_rate_limit_code_at_5xx_is_not_on_an_axis(code: int, status: int) -> None:
+    error = resolve(status, body(code), retry_after="30")
+    assert type(error) is GraphApiError
+    assert error.classification == "other"
+    assert not isinstance(error, GraphAuthError | GraphRateLimitError)
+    assert (error.status, error.code, error.retry_after) == (status, code, "30")
+
+
+def test_non_axis_code_at_5xx_keeps_its_class() -> None:
+    assert type(resolve(503, body(131016))) is graph.ServiceUnavailableError
+
+
+def test_code_4_at_http_429_is_to_many_api_calls() -> None:
+    error = resolve(429, body(4), retry_after="120")
+    assert type(error) is graph.ToManyAPICallsError
+    assert isinstance(error, GraphRateLimitError)
+    assert error.retry_after == "120"
+
+
+@pytest.mark.parametrize("payload", [body(100), body(613), body(), None, {"unexpected": 1}])
+def test_any_http_429_is_a_rate_limit(payload: Any) -> None:
+    error = resolve(429, payload, retry_after="7")
+    assert type(error) is GraphRateLimitError
+    assert error.is_rate_limit
+    assert error.retry_after == "7"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [None, {}, {"error": "text"}, {"error": {"code": "abc"}}, {"error": {"code": True}}, []],
+)
+def test_malformed_error_bodies_give_a_plain_api_error(payload: Any) -> None:
+    error = resolve(400, payload)
+    assert type(error) is GraphApiError
+    assert error.code is None
+    assert str(error) == "Graph API error (HTTP 400)"
+
+
+def test_digit_string_code_is_accepted() -> None:
+    assert type(resolve(400, {"error": {"code": "190"}})) is graph.ExpiredAccessTokenError
+
+
+def test_str_is_a_safe_summary_and_never_the_upstream_text() -> None:
+    error = resolve(400, body(100, message="secret-looking upstream text"))
+    assert str(error) == "Graph API error 100 (HTTP 400)"
+    assert "secret-looking" not in repr(error)
+    with_subcode = resolve(400, body(100, error_subcode=33))
+    assert str(with_subcode) == "Graph API error 100/33 (HTTP 400)"
+
+
+# --- registry -------------------------------------------------------------------------
+
+
+class WindowClosedError(GraphApiError):
+    pass
+
+
+class WindowClosedBySubcodeError(GraphApiError):
+    pass
+
+
+class CustomAuthError(GraphAuthError):
+    pass
+
+
+def test_register_new_code() -> None:
+    register_error_code(555001, cls=WindowClosedError)
+    assert type(resolve(400, body(555001))) is WindowClosedError
+
+
+def test_exact_code_and_subcode_wins_over_code_only() -> None:
+    register_error_code(555001, 7, cls=WindowClosedBySubcodeError)
+    register_error_code(555001, cls=WindowClosedError)  # later, but code-only
+    assert type(resolve(400, body(555001, error_subcode=7))) is WindowClosedBySubcodeError
+    assert type(resolve(400, body(555001, error_subcode=8))) is WindowClosedError
+    assert type(resolve(400, body(555001))) is WindowClosedError
+
+
+def test_subcode_entry_does_not_match_without_subcode() -> None:
+    register_error_code(555002, 7, cls=WindowClosedBySubcodeError)
+    assert type(resolve(400, body(555002))) is GraphApiError
+
+
+def test_subcode_refines_a_builtin_code() -> None:
+    register_error_code(100, 2494010, cls=WindowClosedBySubcodeError)
+    assert type(resolve(400, body(100, error_subcode=2494010))) is WindowClosedBySubcodeError
+    assert type(resolve(400, body(100, error_subcode=1))) is graph.InvalidParameterError
+
+
+def test_last_writer_wins() -> None:
+    register_error_code(131051, cls=WindowClosedError)
+    assert type(resolve(400, body(131051))) is WindowClosedError
+    register_error_code(131051, cls=WindowClosedBySubcodeError)
+    assert type(resolve(400, body(131051))) is WindowClosedBySubcodeError
+
+
+def test_ranges_and_last_writer_wins_between_range_and_single() -> None:
+    register_error_code(range(600000, 600010), cls=WindowClosedError)
+    assert type(resolve(400, body(600000))) is WindowClosedError
+    assert type(resolve(400, body(600009))) is WindowClosedError
+    assert type(resolve(400, body(600010))) is GraphApiError
+    register_error_code(600005, cls=WindowClosedBySubcodeError)
+    assert type(resolve(400, body(600005))) is WindowClosedBySubcodeError
+    register_error_code(range(600004, 600007), cls=WindowClosedError)
+    assert type(resolve(400, body(600005))) is WindowClosedError
+
+
+def test_builtin_range_member_can_be_overridden() -> None:
+    register_error_code(250, cls=CustomAuthError)
+    assert type(resolve(403, body(250))) is CustomAuthError
+    assert type(resolve(403, body(251))) is graph.APIPermissionError
+
+
+def test_registered_auth_class_follows_the_5xx_rule() -> None:
+    register_error_code(555003, cls=CustomAuthError)
+    assert type(resolve(401, body(555003))) is CustomAuthError
+    assert type(resolve(500, body(555003))) is GraphApiError
+
+
+def test_reset_restores_builtins_and_forgets_registrations() -> None:
+    register_error_code(100, cls=WindowClosedError)
+    register_error_code(555004, cls=WindowClosedError)
+    reset_error_registry()
+    assert resolve_error_class(100) is graph.InvalidParameterError
+    assert resolve_error_class(555004) is GraphApiError
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((-1,), {"cls": WindowClosedError}),
+        ((True,), {"cls": WindowClosedError}),
+        (("100",), {"cls": WindowClosedError}),
+        ((2**31,), {"cls": WindowClosedError}),
+        ((range(5, 5),), {"cls": WindowClosedError}),
+        ((range(0, 10, 2),), {"cls": WindowClosedError}),
+        ((100, -3), {"cls": WindowClosedError}),
+        ((100, "7"), {"cls": WindowClosedError}),
+        ((100,), {"cls": ValueError}),
+        ((100,), {"cls": GraphNetworkError}),
+        ((100,), {"cls": "InvalidParameterError"}),
+    ],
+)
+def test_register_rejects_bad_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    with pytest.raises(GraphRequestValidationError):
+        register_error_code(*args, **kwargs)
+    assert resolve_error_class(100) is graph.InvalidParameterError
+
+
+# --- through the client ---------------------------------------------------------------
+
+
+async def test_client_raises_the_resolved_class_with_context() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            429,
+            headers={"Retry-After": "42"},
+            content=json.dumps(body(130429, fbtrace_id="Trace1")).encode(),
+        )
+
+    client = graph.GraphClient(access_token=TOKEN, transport=httpx.MockTransport(handler))
+    with pytest.raises(graph.RateLimitHitError) as caught:
+        await client.request("POST", "/1065/messages", json={"to": "1"})
+    error = caught.value
+    assert (error.status, error.code, error.retry_after, error.fbtrace_id) == (
+        429,
+        130429,
+        "42",
+        "Trace1",
+    )
+    assert isinstance(error, GraphError)
+    for text in (str(error), repr(error)):
+        assert TOKEN not in text
+    await client.aclose()
