@@ -10,6 +10,14 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._outbox import OutboxHandler as OutboxHandler
+from ._outbox import OutboxReport as OutboxReport
+from ._outbox import OutboxReporter as OutboxReporter
+from ._outbox import OutboxWorkerHandle as OutboxWorkerHandle
+from ._outbox import OutboxWorkerOptions as OutboxWorkerOptions
+from ._outbox import OutboxWorkerStatistics as OutboxWorkerStatistics
+from ._outbox import run_outbox_worker as run_outbox_worker
+from ._outbox import run_outbox_worker_once as run_outbox_worker_once
 from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
 from ._records import Claimed as Claimed
@@ -51,8 +59,14 @@ __all__ = [
     "MessageDirection",
     "MessagePage",
     "MessageRecord",
+    "OutboxHandler",
     "OutboxItem",
+    "OutboxReport",
+    "OutboxReporter",
     "OutboxStatus",
+    "OutboxWorkerHandle",
+    "OutboxWorkerOptions",
+    "OutboxWorkerStatistics",
     "Pending",
     "PersistenceError",
     "PersistenceErrorCode",
@@ -68,6 +82,8 @@ __all__ = [
     "apply_status",
     "conversation_window",
     "format_timestamp",
+    "run_outbox_worker",
+    "run_outbox_worker_once",
     "status_rank",
     "utc_now",
 ]
