@@ -1,0 +1,149 @@
+"""Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file`` and ``postgres``.
+
+PostgreSQL is real: ``SVC_TEST_POSTGRES_URL`` names the server. Unset -> the
+PostgreSQL cases skip with a reason; set but unreachable -> they fail. Each
+test gets a fresh schema inside one per-run prefix, all dropped at the end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from svc.store import PostgresStore, SqliteStore
+
+POSTGRES_ENV = "SVC_TEST_POSTGRES_URL"
+T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
+ADAPTERS = ["sqlite-memory", "sqlite-file", "postgres"]
+PERSISTENT_ADAPTERS = ["sqlite-file", "postgres"]
+
+_schema_numbers = itertools.count(1)
+AnyStore = SqliteStore | PostgresStore
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The server URL; skips when unset, fails when set but unreachable."""
+    url = os.environ.get(POSTGRES_ENV, "")
+    if not url:
+        pytest.skip(f"{POSTGRES_ENV} is not set; PostgreSQL store tests need a server")
+    try:
+        psycopg.connect(url, connect_timeout=5).close()
+    except psycopg.Error as exc:
+        raise RuntimeError(
+            f"{POSTGRES_ENV} is set but the server is unreachable ({type(exc).__name__})"
+        ) from None
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgres_run_prefix(postgres_url: str) -> Iterator[str]:
+    """A per-run schema prefix; every schema under it is dropped after the run."""
+    prefix = f"svc_test_{secrets.token_hex(4)}"
+    yield prefix
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        names = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s", (prefix + "%",)
+        ).fetchall()
+        for (name,) in names:
+            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+class Backend:
+    """Opens stores on one database: a fresh SQLite file, memory, or PostgreSQL schema."""
+
+    def __init__(self, kind: str, *, path: Path | None, url: str | None, schema: str | None):
+        self.kind = kind
+        self.path = path
+        self.url = url
+        self.schema = schema
+        self.opened: list[AnyStore] = []
+
+    def open(self) -> AnyStore:
+        store: AnyStore
+        if self.kind == "sqlite-memory":
+            store = SqliteStore(":memory:")
+        elif self.kind == "sqlite-file":
+            assert self.path is not None
+            store = SqliteStore(self.path)
+        else:
+            assert self.url is not None
+            store = PostgresStore(self.url, schema=self.schema, min_size=1, max_size=10)
+        self.opened.append(store)
+        return store
+
+    def raw_sql(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        """Run SQL directly on the database (files and PostgreSQL only)."""
+        if self.kind == "sqlite-file":
+            import sqlite3
+
+            assert self.path is not None
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                return conn.execute(sql, params).fetchall()
+            finally:
+                conn.close()
+        if self.kind == "postgres":
+            assert self.url is not None
+            with psycopg.connect(
+                self.url, autocommit=True, options=f"-c search_path={self.schema}"
+            ) as conn:
+                cursor = conn.execute(sql.replace("?", "%s"), params or None)
+                return cursor.fetchall() if cursor.description is not None else []
+        raise AssertionError("no raw access to an in-memory database")
+
+    @property
+    def secrets(self) -> list[str]:
+        """Strings that must never appear in an error, repr or log line."""
+        values = [str(self.path)] if self.path else []
+        if self.url:
+            values.append(self.url)
+        return values
+
+
+def _backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    if kind == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        prefix = request.getfixturevalue("postgres_run_prefix")
+        return Backend(kind, path=None, url=url, schema=f"{prefix}_{next(_schema_numbers)}")
+    path = tmp_path / "store.sqlite3" if kind == "sqlite-file" else None
+    return Backend(kind, path=path, url=None, schema=None)
+
+
+@pytest.fixture(params=ADAPTERS)
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    """A fresh database of each adapter kind; every store it opened is closed after."""
+    result = _backend(request.param, request, tmp_path)
+    try:
+        yield result
+    finally:
+        for store in result.opened:
+            await store.close()
+
+
+@pytest.fixture(params=PERSISTENT_ADAPTERS)
+async def persistent_backend(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[Backend]:
+    """Like ``backend`` but only kinds a second connection can reach."""
+    result = _backend(request.param, request, tmp_path)
+    try:
+        yield result
+    finally:
+        for store in result.opened:
+            await store.close()
+
+
+@pytest.fixture
+async def store(backend: Backend) -> AnyStore:
+    """A migrated store of each adapter kind."""
+    opened = backend.open()
+    await opened.migrate()
+    return opened

@@ -1,0 +1,501 @@
+"""The shared contract suite: every rule of the spec, on every adapter."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import trio
+
+from svc.store import (
+    OUTBOX_LEASE_MS,
+    Claimed,
+    Conflict,
+    MessageRecord,
+    OutboxStatus,
+    Pending,
+    PersistenceError,
+    PersistenceStore,
+    PersistenceValidationError,
+    Replay,
+    ServiceRequestState,
+    WebhookEventResult,
+)
+
+from .conftest import T0, AnyStore, Backend
+
+
+def ms(n: int) -> timedelta:
+    return timedelta(milliseconds=n)
+
+
+def message(
+    row_id: str,
+    wa_message_id: str,
+    *,
+    direction: str = "outbound",
+    status: str = "sent",
+    at: datetime = T0,
+    from_phone: str | None = None,
+    to_phone: str | None = "15551234567",
+) -> MessageRecord:
+    return MessageRecord(
+        row_id=row_id,
+        wa_message_id=wa_message_id,
+        direction=direction,  # type: ignore[arg-type]
+        from_phone=from_phone,
+        to_phone=to_phone,
+        type="text",
+        status=status,
+        graph_message_id=wa_message_id,
+        created_at=at,
+        updated_at=at,
+    )
+
+
+async def test_store_satisfies_the_protocol(store: AnyStore) -> None:
+    assert isinstance(store, PersistenceStore)
+    assert store.backend in {"sqlite", "postgres"}
+
+
+async def test_migrate_is_idempotent_and_health_reports_the_version(store: AnyStore) -> None:
+    assert await store.migrate() == 6
+    health = await store.health()
+    assert health.ok and health.current_version == 6
+    assert health.backend == store.backend
+    assert health.redacted_location in {
+        "[REDACTED_SQLITE_DATABASE]",
+        "[REDACTED_POSTGRES_DATABASE]",
+    }
+
+
+async def test_health_before_migrate_is_not_ok(backend: Backend) -> None:
+    fresh = backend.open()
+    health = await fresh.health()
+    assert not health.ok and health.current_version is None
+
+
+# --- rule 1: webhook events
+
+
+async def test_duplicate_webhook_event_keys(store: AnyStore) -> None:
+    first = await store.record_webhook_event(event_key="e1", event_hash="h1", received_at=T0)
+    again = await store.record_webhook_event(event_key="e1", event_hash="h2", received_at=T0)
+    other = await store.record_webhook_event(event_key="e2", event_hash="h1", received_at=T0)
+    assert first is WebhookEventResult.RECORDED and first == "recorded"
+    assert again is WebhookEventResult.DUPLICATE
+    assert other is WebhookEventResult.RECORDED
+
+
+# --- service request claims
+
+
+async def test_claim_results_and_completion_only_on_matching_hash(store: AnyStore) -> None:
+    claim = store.claim_service_request
+    assert await claim(idempotency_key="k", request_hash="h", created_at=T0) == Claimed()
+    assert await claim(idempotency_key="k", request_hash="h", created_at=T0) == Pending()
+    assert await claim(idempotency_key="k", request_hash="x", created_at=T0) == Conflict()
+    assert not await store.complete_service_request(
+        idempotency_key="k", request_hash="x", response_json='{"no":1}', created_at=T0
+    )
+    assert await store.complete_service_request(
+        idempotency_key="k", request_hash="h", response_json='{"messages": [1]}', created_at=T0
+    )
+    replay = await claim(idempotency_key="k", request_hash="h", created_at=T0)
+    assert replay == Replay(response_json='{"messages": [1]}')
+    assert await claim(idempotency_key="k", request_hash="x", created_at=T0) == Conflict()
+    # A second completion never overwrites the stored answer.
+    assert not await store.complete_service_request(
+        idempotency_key="k", request_hash="h", response_json='{"other":2}', created_at=T0
+    )
+    stored = await store.get_service_request(idempotency_key="k")
+    assert stored is not None and stored.response_json == '{"messages": [1]}'
+    assert stored.state is ServiceRequestState.COMPLETED and stored.completed_at == T0
+
+
+async def test_claim_persists_without_timeout(store: AnyStore) -> None:
+    await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
+    later = T0 + timedelta(days=365)
+    result = await store.claim_service_request(
+        idempotency_key="k", request_hash="h", created_at=later
+    )
+    assert result == Pending()
+
+
+async def test_complete_without_reservation_stores_nothing(store: AnyStore) -> None:
+    assert not await store.complete_service_request(
+        idempotency_key="nope", request_hash="h", response_json="{}", created_at=T0
+    )
+    assert await store.get_service_request(idempotency_key="nope") is None
+
+
+async def test_record_service_request_never_overwrites(store: AnyStore) -> None:
+    first = await store.record_service_request(
+        idempotency_key="k", request_hash="h", response_json='{"a":1}', created_at=T0
+    )
+    assert first.response_json == '{"a":1}' and first.state is ServiceRequestState.COMPLETED
+    second = await store.record_service_request(
+        idempotency_key="k", request_hash="other", response_json='{"b":2}', created_at=T0 + ms(5)
+    )
+    assert second == first
+    # ...not even a pending reservation.
+    await store.claim_service_request(idempotency_key="p", request_hash="h", created_at=T0)
+    kept = await store.record_service_request(
+        idempotency_key="p", request_hash="h", response_json='{"c":3}', created_at=T0
+    )
+    assert kept.state is ServiceRequestState.PENDING and kept.response_json is None
+    # A matching key and hash replays; another hash conflicts.
+    assert await store.claim_service_request(
+        idempotency_key="k", request_hash="h", created_at=T0
+    ) == Replay(response_json='{"a":1}')
+    assert (
+        await store.claim_service_request(idempotency_key="k", request_hash="z", created_at=T0)
+        == Conflict()
+    )
+
+
+async def test_replayed_response_is_byte_for_byte(store: AnyStore) -> None:
+    body = '{ "messaging_product":"whatsapp",\n "messages":[{"id":"wamid.é✓"}] }'
+    await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
+    await store.complete_service_request(
+        idempotency_key="k", request_hash="h", response_json=body, created_at=T0
+    )
+    result = await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
+    assert isinstance(result, Replay) and result.response_json == body
+
+
+@pytest.mark.slow
+async def test_fifty_concurrent_claims_give_exactly_one_claimed(backend: Backend) -> None:
+    stores = [backend.open() for _ in range(2 if backend.kind != "sqlite-memory" else 1)]
+    await stores[0].migrate()
+    results: list[object] = []
+
+    async def claim(i: int) -> None:
+        results.append(
+            await stores[i % len(stores)].claim_service_request(
+                idempotency_key="same", request_hash="h", created_at=T0
+            )
+        )
+
+    async with trio.open_nursery() as nursery:
+        for i in range(50):
+            nursery.start_soon(claim, i)
+    assert len(results) == 50
+    assert results.count(Claimed()) == 1
+    assert results.count(Pending()) == 49
+
+
+# --- rule 2: message idempotence
+
+
+async def test_record_message_is_idempotent_on_row_id_and_pair(store: AnyStore) -> None:
+    first = await store.record_message(message("r1", "wamid.1"))
+    assert first == message("r1", "wamid.1")
+    same_row = await store.record_message(message("r1", "wamid.other", status="read"))
+    assert same_row == first
+    same_pair = await store.record_message(message("r2", "wamid.1", status="read"))
+    assert same_pair == first
+    # The same platform id in the other direction is a different message.
+    inbound = await store.record_message(
+        message("r3", "wamid.1", direction="inbound", from_phone="1555", to_phone=None)
+    )
+    assert inbound.row_id == "r3"
+    page = await store.list_messages(limit=10)
+    assert sorted(m.row_id for m in page.items) == ["r1", "r3"]
+
+
+# --- rule 3 and the status ranks
+
+RANK_CASES = [
+    # (stored status, event status, event offset ms, expected status, expected updated offset)
+    ("sent", "delivered", 1000, "delivered", 1000),
+    ("sent", "read", 0, "read", 0),
+    ("pending", "sent", 0, "sent", 0),
+    ("delivered", "sent", 5000, "delivered", 0),
+    ("read", "delivered", 5000, "read", 0),
+    ("sent", "failed", 1000, "failed", 1000),
+    ("pending", "failed", 1000, "failed", 1000),
+    ("delivered", "failed", 9000, "delivered", 0),
+    ("read", "failed", 9000, "read", 0),
+    ("sent", "weird_unknown", 9000, "sent", 0),
+    ("pending", "weird_unknown", 9000, "pending", 0),
+    ("failed", "sent", 9000, "failed", 0),
+    ("failed", "delivered", 9000, "delivered", 9000),
+    # same second as the send: still advances
+    ("sent", "delivered", 400, "delivered", 400),
+    # an event stamped before the row's updated_at advances the rank, not the time
+    ("sent", "delivered", -2000, "delivered", 0),
+]
+
+
+@pytest.mark.parametrize(("stored", "event", "offset", "expected", "updated"), RANK_CASES)
+async def test_status_ranking(
+    store: AnyStore, stored: str, event: str, offset: int, expected: str, updated: int
+) -> None:
+    await store.record_message(message("r1", "wamid.1", status=stored))
+    assert await store.append_message_status(
+        wa_message_id="wamid.1", status=event, timestamp=T0 + ms(offset)
+    )
+    row = await store.get_message(wa_message_id="wamid.1")
+    assert row is not None
+    assert (row.status, row.updated_at) == (expected, T0 + ms(updated))
+    assert row.created_at == T0
+
+
+async def test_updated_at_never_moves_backward(store: AnyStore) -> None:
+    await store.record_message(message("r1", "wamid.1", status="sent"))
+    await store.append_message_status(
+        wa_message_id="wamid.1", status="delivered", timestamp=T0 + ms(5000)
+    )
+    await store.append_message_status(
+        wa_message_id="wamid.1", status="read", timestamp=T0 + ms(3000)
+    )
+    row = await store.get_message(wa_message_id="wamid.1")
+    assert row is not None and row.status == "read" and row.updated_at == T0 + ms(5000)
+
+
+async def test_append_status_without_message_is_a_logged_no_op(store: AnyStore) -> None:
+    matched = await store.append_message_status(
+        wa_message_id="wamid.ghost", status="read", timestamp=T0
+    )
+    assert matched is False
+    assert await store.get_message(wa_message_id="wamid.ghost") is None
+
+
+async def test_status_before_message_reconciles(store: AnyStore) -> None:
+    await store.append_message_status(
+        wa_message_id="wamid.1", status="delivered", timestamp=T0 + ms(200)
+    )
+    await store.append_message_status(
+        wa_message_id="wamid.1", status="read", timestamp=T0 + ms(900)
+    )
+    row = await store.record_message(message("r1", "wamid.1", status="sent"))
+    assert row.status == "read" and row.updated_at == T0 + ms(900)
+    assert await store.get_message(wa_message_id="wamid.1") == row
+
+
+async def test_status_before_message_never_regresses_with_failed(store: AnyStore) -> None:
+    await store.append_message_status(wa_message_id="w", status="read", timestamp=T0)
+    await store.append_message_status(wa_message_id="w", status="failed", timestamp=T0 + ms(1))
+    row = await store.record_message(message("r1", "w", status="sent"))
+    assert row.status == "read"
+
+
+async def test_duplicate_status_events_are_harmless(store: AnyStore) -> None:
+    await store.record_message(message("r1", "wamid.1"))
+    for _ in range(3):
+        await store.append_message_status(wa_message_id="wamid.1", status="read", timestamp=T0)
+    row = await store.get_message(wa_message_id="wamid.1")
+    assert row is not None and row.status == "read"
+
+
+async def test_get_message_by_direction(store: AnyStore) -> None:
+    await store.record_message(message("out", "w", direction="outbound"))
+    await store.record_message(
+        message("in", "w", direction="inbound", at=T0 + ms(1), from_phone="1", to_phone=None)
+    )
+    assert (await store.get_message(wa_message_id="w", direction="outbound")).row_id == "out"  # type: ignore[union-attr]
+    assert (await store.get_message(wa_message_id="w", direction="inbound")).row_id == "in"  # type: ignore[union-attr]
+    assert (await store.get_message(wa_message_id="w")).row_id == "in"  # type: ignore[union-attr]
+
+
+# --- rule 4: listing
+
+
+async def test_list_messages_order_and_cursor(store: AnyStore) -> None:
+    # Ties on created_at are broken by row id, descending.
+    rows = [("a", 0), ("b", 0), ("c", 1000), ("d", 1000), ("e", 2000), ("f", -1000), ("g", 500)]
+    for row_id, offset in rows:
+        await store.record_message(message(row_id, f"wamid.{row_id}", at=T0 + ms(offset)))
+    expected = ["e", "d", "c", "g", "b", "a", "f"]
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        page = await store.list_messages(limit=2, before_row_id=cursor)
+        seen.extend(m.row_id for m in page.items)
+        pages += 1
+        if page.next_cursor is None:
+            break
+        assert page.next_cursor == page.items[-1].row_id
+        cursor = page.next_cursor
+    assert seen == expected
+    assert pages == 4
+    full = await store.list_messages(limit=7)
+    assert [m.row_id for m in full.items] == expected and full.next_cursor is None
+    exact = await store.list_messages(limit=6)
+    assert exact.next_cursor == "a"
+
+
+async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
+    empty = await store.list_messages()
+    assert empty.items == () and empty.next_cursor is None
+    await store.record_message(message("r1", "w1"))
+    unknown = await store.list_messages(before_row_id="missing")
+    assert unknown.items == () and unknown.next_cursor is None
+
+
+@pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])
+async def test_list_messages_limit_is_validated(store: AnyStore, limit: object) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.list_messages(limit=limit)  # type: ignore[arg-type]
+    assert info.value.code == "invalid_options"
+
+
+# --- rule 5: latest inbound
+
+
+async def test_latest_inbound_per_phone(store: AnyStore) -> None:
+    assert await store.get_latest_inbound_message_at(phone="15550001") is None
+    await store.record_message(
+        message("i1", "w1", direction="inbound", from_phone="15550001", at=T0)
+    )
+    await store.record_message(
+        message("i2", "w2", direction="inbound", from_phone="15550001", at=T0 + ms(7))
+    )
+    await store.record_message(
+        message("i3", "w3", direction="inbound", from_phone="15550002", at=T0 + ms(99))
+    )
+    # Outbound rows to (or even "from") the phone never count.
+    await store.record_message(
+        message("o1", "w4", direction="outbound", from_phone="15550001", at=T0 + ms(500))
+    )
+    assert await store.get_latest_inbound_message_at(phone="15550001") == T0 + ms(7)
+    assert await store.get_latest_inbound_message_at(phone="15550002") == T0 + ms(99)
+    assert await store.get_latest_inbound_message_at(phone="15550003") is None
+
+
+# --- outbox
+
+
+async def test_outbox_lease_and_success(store: AnyStore) -> None:
+    enqueued = await store.enqueue_outbox_item(id="o1", payload_hash="p", created_at=T0)
+    assert enqueued.status is OutboxStatus.PENDING and enqueued.attempts == 0
+    again = await store.enqueue_outbox_item(id="o1", payload_hash="other", created_at=T0 + ms(9))
+    assert again == enqueued
+    assert await store.count_outbox_pending() == 1
+    assert await store.claim_outbox_items(now=T0 - ms(1), limit=10) == []  # not yet due
+    [item] = await store.claim_outbox_items(now=T0, limit=10)
+    assert item.status is OutboxStatus.PROCESSING and item.attempts == 1
+    assert item.lease_id and item.lease_expires_at == T0 + ms(OUTBOX_LEASE_MS)
+    assert await store.count_outbox_pending() == 0
+    # Leased: nobody else gets it until the lease is stale.
+    assert await store.claim_outbox_items(now=T0 + ms(OUTBOX_LEASE_MS - 1), limit=10) == []
+    assert not await store.mark_outbox_item_succeeded(id="o1", lease_id="wrong", now=T0)
+    assert await store.mark_outbox_item_succeeded(id="o1", lease_id=item.lease_id, now=T0)
+    assert not await store.mark_outbox_item_succeeded(id="o1", lease_id=item.lease_id, now=T0)
+    assert await store.claim_outbox_items(now=T0 + timedelta(days=1), limit=10) == []
+
+
+async def test_stale_lease_is_reclaimed_and_fenced(store: AnyStore) -> None:
+    await store.enqueue_outbox_item(id="o1", payload_hash="p", created_at=T0)
+    [first] = await store.claim_outbox_items(now=T0, limit=1)
+    stale_at = T0 + ms(OUTBOX_LEASE_MS)
+    [second] = await store.claim_outbox_items(now=stale_at, limit=1)
+    assert second.id == "o1" and second.lease_id != first.lease_id and second.attempts == 2
+    assert first.lease_id is not None and second.lease_id is not None
+    # The stale lease can neither complete nor fail the newer lease.
+    assert not await store.mark_outbox_item_succeeded(
+        id="o1", lease_id=first.lease_id, now=stale_at
+    )
+    assert not await store.mark_outbox_item_failed(
+        id="o1", lease_id=first.lease_id, now=stale_at, retry_delay_ms=10
+    )
+    assert await store.mark_outbox_item_succeeded(id="o1", lease_id=second.lease_id, now=stale_at)
+
+
+async def test_failure_reschedules_at_now_plus_retry_delay(store: AnyStore) -> None:
+    await store.enqueue_outbox_item(id="o1", payload_hash="p", created_at=T0)
+    [item] = await store.claim_outbox_items(now=T0, limit=1)
+    assert item.lease_id is not None
+    now = T0 + ms(250)
+    assert await store.mark_outbox_item_failed(
+        id="o1", lease_id=item.lease_id, now=now, retry_delay_ms=30_000
+    )
+    assert await store.count_outbox_pending() == 1
+    assert await store.claim_outbox_items(now=now + ms(29_999), limit=1) == []
+    [retry] = await store.claim_outbox_items(now=now + ms(30_000), limit=1)
+    assert retry.attempts == 2 and retry.next_attempt_at == now + ms(30_000)
+    # The old lease was consumed by the failure.
+    assert not await store.mark_outbox_item_failed(
+        id="o1", lease_id=item.lease_id, now=now, retry_delay_ms=1
+    )
+
+
+async def test_claim_respects_limit_and_due_order(store: AnyStore) -> None:
+    for i in range(5):
+        await store.enqueue_outbox_item(id=f"o{i}", payload_hash="p", created_at=T0 + ms(10 - i))
+    first = await store.claim_outbox_items(now=T0 + ms(100), limit=2)
+    assert [i.id for i in first] == ["o4", "o3"]
+    rest = await store.claim_outbox_items(now=T0 + ms(100), limit=10)
+    assert [i.id for i in rest] == ["o2", "o1", "o0"]
+
+
+# --- validation, closing, redaction
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"event_key": "", "event_hash": "h", "received_at": T0},
+        {"event_key": "   ", "event_hash": "h", "received_at": T0},
+        {"event_key": "a\nb", "event_hash": "h", "received_at": T0},
+        {"event_key": "x" * 257, "event_hash": "h", "received_at": T0},
+        {"event_key": "k", "event_hash": "h", "received_at": datetime(2026, 1, 1)},  # noqa: DTZ001
+        {"event_key": 5, "event_hash": "h", "received_at": T0},
+    ],
+)
+async def test_invalid_records_are_refused_before_io(store: AnyStore, kwargs: dict) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.record_webhook_event(**kwargs)
+    assert info.value.code == "invalid_record"
+
+
+async def test_invalid_options_are_refused(store: AnyStore) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.claim_outbox_items(now=T0, limit=0)
+    assert info.value.code == "invalid_options"
+    with pytest.raises(PersistenceValidationError):
+        await store.mark_outbox_item_failed(id="o", lease_id="l", now=T0, retry_delay_ms=-1)
+    with pytest.raises(PersistenceValidationError):
+        await store.get_message(wa_message_id="w", direction="sideways")
+    with pytest.raises(PersistenceValidationError):
+        await store.record_message(message("r", "w", direction="sideways"))
+
+
+async def test_times_are_kept_at_millisecond_precision_in_utc(store: AnyStore) -> None:
+    from datetime import timezone
+
+    local = datetime(2026, 11, 21, 12, 15, 30, 123_999, tzinfo=timezone(timedelta(hours=2)))
+    row = await store.record_message(message("r1", "w1", at=local))
+    assert row.created_at == datetime(2026, 11, 21, 10, 15, 30, 123_000, tzinfo=UTC)
+    assert row.created_at.tzinfo is UTC
+
+
+async def test_closed_store_refuses_calls(backend: Backend) -> None:
+    store = backend.open()
+    await store.migrate()
+    await store.close()
+    await store.close()  # idempotent
+    with pytest.raises(PersistenceError) as info:
+        await store.count_outbox_pending()
+    assert info.value.code == "store_closed"
+    health = await store.health()
+    assert not health.ok
+
+
+async def test_no_path_or_dsn_in_repr_errors_or_health(backend: Backend) -> None:
+    store = backend.open()
+    texts = [repr(store), str(store)]
+    await store.migrate()
+    texts.append(repr(await store.health()))
+    if backend.kind != "sqlite-memory":
+        backend.raw_sql("DROP TABLE svc_outbox")
+        with pytest.raises(PersistenceError) as info:
+            await store.count_outbox_pending()
+        assert info.value.code == "query_failed"
+        assert info.value.__cause__ is None and info.value.__suppress_context__
+        texts += [str(info.value), repr(info.value), info.value.message]
+    for text in texts:
+        for secret in backend.secrets:
+            assert secret not in text
