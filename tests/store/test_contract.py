@@ -441,7 +441,7 @@ async def test_claim_respects_limit_and_due_order(store: AnyStore) -> None:
         {"event_key": "   ", "event_hash": "h", "received_at": T0},
         {"event_key": "a\nb", "event_hash": "h", "received_at": T0},
         {"event_key": "x" * 257, "event_hash": "h", "received_at": T0},
-        {"event_key": "k", "event_hash": "h", "received_at": datetime(2026, 1, 1)},  # noqa: DTZ001
+        {"event_key": "k", "event_hash": "h", "received_at": datetime(2026, 1, 1)},
         {"event_key": 5, "event_hash": "h", "received_at": T0},
     ],
 )
