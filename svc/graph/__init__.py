@@ -150,15 +150,19 @@ from ._send import send_result_from_answer as send_result_from_answer
 from ._admin import GroupAdmin as GroupAdmin
 from ._admin import PhoneNumberAdmin as PhoneNumberAdmin
 from ._admin import WABAAdmin as WABAAdmin
+from ._calling import CALL_ACTIONS as CALL_ACTIONS
 from ._flow_json import FLOW_JSON_LIMITS as FLOW_JSON_LIMITS
 from ._flow_json import FlowJsonValidationError as FlowJsonValidationError
 from ._flow_json import validate_flow_json as validate_flow_json
+from ._flows import FLOW_CATEGORIES as FLOW_CATEGORIES
 from ._groups import GROUP_DESCRIPTION_MAX_LENGTH as GROUP_DESCRIPTION_MAX_LENGTH
 from ._groups import GROUP_JOIN_APPROVAL_MODES as GROUP_JOIN_APPROVAL_MODES
 from ._groups import GROUP_MAX_REMOVED_PARTICIPANTS as GROUP_MAX_REMOVED_PARTICIPANTS
 from ._groups import GROUP_SUBJECT_MAX_LENGTH as GROUP_SUBJECT_MAX_LENGTH
 from ._pagination import Paginator as Paginator
 from ._pagination import paginate as paginate
+from ._phone_admin import BUSINESS_PROFILE_FIELDS as BUSINESS_PROFILE_FIELDS
+from ._phone_admin import MAX_BLOCK_USERS as MAX_BLOCK_USERS
 from ._results import BlockedUser as BlockedUser
 from ._results import BlockedUserOutcome as BlockedUserOutcome
 from ._results import BlockUsersResult as BlockUsersResult
@@ -195,10 +199,15 @@ from ._results import TemplateCreated as TemplateCreated
 from ._results import TemplateGroup as TemplateGroup
 from ._results import TemplateGroupAnalytics as TemplateGroupAnalytics
 from ._results import WabaInfo as WabaInfo
+from ._templates import TEMPLATE_CATEGORIES as TEMPLATE_CATEGORIES
+from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYPES
 
 __all__ = [
+    "BUSINESS_PROFILE_FIELDS",
+    "CALL_ACTIONS",
     "DEFAULT_API_VERSION",
     "DEFAULT_BASE_URL",
+    "FLOW_CATEGORIES",
     "FLOW_JSON_LIMITS",
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
@@ -206,7 +215,10 @@ __all__ = [
     "GROUP_MESSAGE_TYPES",
     "GROUP_SUBJECT_MAX_LENGTH",
     "HTTP_METHODS",
+    "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "TEMPLATE_CATEGORIES",
+    "TEMPLATE_GROUP_METRIC_TYPES",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",

@@ -16,6 +16,7 @@ from typing import Any, Final, TypeVar
 import httpx
 
 from ._client import GraphClient
+from ._endpoint import Endpoint
 from ._errors import GraphRequestValidationError
 
 __all__ = [
@@ -66,6 +67,17 @@ class PhoneScoped(_Scoped):
     def phone_number_id(self) -> str:
         """The bound phone number id."""
 
+    async def _on_phone(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object] | None = None,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Call ``endpoint`` with ``phone_number_id`` bound (``None`` query values are dropped)."""
+        bound = {"phone_number_id": self.phone_number_id, **(params or {})}
+        return await endpoint.call(self.client, params=bound, body=body, headers=headers)
+
 
 class WabaScoped(_Scoped):
     """What a WABA admin mixin needs: ``client`` and ``waba_id``."""
@@ -74,6 +86,27 @@ class WabaScoped(_Scoped):
     @abc.abstractmethod
     def waba_id(self) -> str:
         """The bound WhatsApp Business Account id."""
+
+    async def _on_waba(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object] | None = None,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Call ``endpoint`` with ``waba_id`` bound (``None`` query values are dropped)."""
+        bound = {"waba_id": self.waba_id, **(params or {})}
+        return await endpoint.call(self.client, params=bound, body=body, headers=headers)
+
+    async def _on_node(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object],
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Call an endpoint on a node owned by the WABA (template, flow, ...): no id is bound."""
+        return await endpoint.call(self.client, params=params, body=body, headers=headers)
 
 
 class GroupScoped(_Scoped):

@@ -1,0 +1,145 @@
+"""Calling API helpers: call actions on ``POST /{phone_number_id}/calls`` and call permissions.
+
+Operator constraints (spec): calling needs a daily messaging limit of 2,000,
+is restricted in several countries and needs app review; the platform
+enforces them and answers with the calling error classes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ._admin_checks import PhoneScoped, check_id, check_wa_id
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError
+from ._results import CallPermissions, CallResult
+
+__all__ = ["CALL_ACTIONS", "MAX_SDP_LENGTH", "Calling"]
+
+CALL_ACTIONS: Final = ("connect", "pre_accept", "accept", "reject", "terminate")
+MAX_SDP_LENGTH: Final = 65536
+MAX_CALLBACK_DATA_LENGTH: Final = 512
+
+_PRODUCT: Final = {"messaging_product": "whatsapp"}
+_CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
+_SDP_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+CALLS = Endpoint(
+    method="POST",
+    path_template="/{phone_number_id}/calls",
+    params={"phone_number_id": Param(in_="path")},
+)
+CALL_PERMISSIONS = Endpoint(
+    method="GET",
+    path_template="/{phone_number_id}/call_permissions",
+    params={
+        "phone_number_id": Param(in_="path"),
+        "user_wa_id": Param(in_="query"),
+        "recipient": Param(in_="query"),
+    },
+)
+
+
+def _call_id(value: object) -> str:
+    if not isinstance(value, str) or not _CALL_ID.fullmatch(value):
+        raise GraphRequestValidationError(
+            "call_id must be the platform's call id (no whitespace, at most 512)", field="call_id"
+        )
+    return value
+
+
+def _session(sdp: object, sdp_type: str) -> dict[str, str]:
+    """``{"sdp_type", "sdp"}``: an RFC 8866 description (CR, LF and tab allowed)."""
+    if not isinstance(sdp, str) or not sdp.strip():
+        raise GraphRequestValidationError("sdp must be a non-empty string", field="sdp")
+    if len(sdp) > MAX_SDP_LENGTH or _SDP_FORBIDDEN.search(sdp):
+        raise GraphRequestValidationError(
+            f"sdp must be at most {MAX_SDP_LENGTH} characters without control characters",
+            field="sdp",
+        )
+    return {"sdp_type": sdp_type, "sdp": sdp}
+
+
+def _callback_data(value: object) -> str | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value) > MAX_CALLBACK_DATA_LENGTH
+        or re.search(r"[\x00-\x1f\x7f]", value)
+    ):
+        raise GraphRequestValidationError(
+            f"biz_opaque_callback_data must be 1..{MAX_CALLBACK_DATA_LENGTH} printable characters",
+            field="biz_opaque_callback_data",
+        )
+    return value
+
+
+class Calling(PhoneScoped):
+    """Call control for one business phone number (``PhoneNumberClient``)."""
+
+    async def _call_action(self, body: dict[str, object]) -> CallResult:
+        return CallResult.from_api(await self._on_phone(CALLS, body={**_PRODUCT, **body}))
+
+    async def connect_call(
+        self, *, to: str, sdp: str, biz_opaque_callback_data: str | None = None
+    ) -> CallResult:
+        """Start a business-initiated call: action ``connect`` with an SDP offer.
+
+        ``call_id`` of the result is the new call's id (``calls[0].id``).
+        """
+        body: dict[str, object] = {
+            "to": check_wa_id(to, field="to"),
+            "action": "connect",
+            "session": _session(sdp, "offer"),
+        }
+        if (data := _callback_data(biz_opaque_callback_data)) is not None:
+            body["biz_opaque_callback_data"] = data
+        return await self._call_action(body)
+
+    async def pre_accept_call(self, *, call_id: str, sdp: str) -> CallResult:
+        """Action ``pre_accept`` on an incoming call, with the SDP answer."""
+        session = _session(sdp, "answer")
+        return await self._call_action(
+            {"call_id": _call_id(call_id), "action": "pre_accept", "session": session}
+        )
+
+    async def accept_call(
+        self, *, call_id: str, sdp: str, biz_opaque_callback_data: str | None = None
+    ) -> CallResult:
+        """Action ``accept`` on an incoming call, with the SDP answer."""
+        body: dict[str, object] = {
+            "call_id": _call_id(call_id),
+            "action": "accept",
+            "session": _session(sdp, "answer"),
+        }
+        if (data := _callback_data(biz_opaque_callback_data)) is not None:
+            body["biz_opaque_callback_data"] = data
+        return await self._call_action(body)
+
+    async def reject_call(self, *, call_id: str) -> CallResult:
+        """Action ``reject`` on an incoming call."""
+        return await self._call_action({"call_id": _call_id(call_id), "action": "reject"})
+
+    async def terminate_call(self, *, call_id: str) -> CallResult:
+        """Action ``terminate``: end an active call."""
+        return await self._call_action({"call_id": _call_id(call_id), "action": "terminate"})
+
+    async def get_call_permissions(
+        self, *, user_wa_id: str | None = None, recipient: str | None = None
+    ) -> CallPermissions:
+        """``GET /{phone_number_id}/call_permissions`` for exactly one of ``user_wa_id`` or
+        ``recipient`` (a business-scoped user id)."""
+        if (user_wa_id is None) == (recipient is None):
+            raise GraphRequestValidationError(
+                "pass exactly one of user_wa_id or recipient", field="user_wa_id"
+            )
+        params = {
+            "user_wa_id": (
+                None if user_wa_id is None else check_wa_id(user_wa_id, field="user_wa_id")
+            ),
+            "recipient": None if recipient is None else check_id(recipient, field="recipient"),
+        }
+        return CallPermissions.from_api(await self._on_phone(CALL_PERMISSIONS, params))

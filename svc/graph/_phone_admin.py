@@ -1,0 +1,422 @@
+"""Business phone number administration: info, settings, profile, commerce, blocking,
+official business account, display name, registration, QR codes and the business public key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._admin_checks import (
+    PhoneScoped,
+    check_bool,
+    check_choice,
+    check_cursor,
+    check_fields,
+    check_id_list,
+    check_keys,
+    check_limit,
+    check_text,
+    check_url,
+    check_wa_id,
+    opt_text,
+)
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError
+from ._results import (
+    BlockedUser,
+    BlockUsersResult,
+    BusinessProfile,
+    BusinessPublicKey,
+    CommerceSettings,
+    OfficialBusinessAccountStatus,
+    Page,
+    PhoneNumberInfo,
+    PhoneNumberSettings,
+    QrCode,
+    Success,
+)
+
+__all__ = ["BUSINESS_PROFILE_FIELDS", "MAX_BLOCK_USERS", "PhoneAdmin"]
+
+BUSINESS_PROFILE_FIELDS: Final = (
+    "about",
+    "address",
+    "description",
+    "email",
+    "profile_picture_url",
+    "websites",
+    "vertical",
+)
+"""Fields asked for by ``get_business_profile`` when the caller names none."""
+
+MAX_BLOCK_USERS: Final = 1000
+STORAGE_STATUSES: Final = ("DEFAULT", "IN_COUNTRY_STORAGE_ENABLED")
+QR_IMAGE_FORMATS: Final = ("PNG", "SVG")
+
+_PRODUCT: Final = {"messaging_product": "whatsapp"}
+_PHONE = {"phone_number_id": Param(in_="path")}
+_FIELDS = {"fields": Param(in_="query")}
+_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
+_PIN = re.compile(r"[0-9]{6}")
+_REGION = re.compile(r"[A-Z]{2}")
+_VERTICAL = re.compile(r"[A-Z_]{1,64}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_QR_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _edge(method: str, edge: str, **extra: Param) -> Endpoint:
+    path = "/{phone_number_id}" + (f"/{edge}" if edge else "")
+    return Endpoint(method=method, path_template=path, params={**_PHONE, **extra})
+
+
+GET_PHONE_NUMBER = _edge("GET", "", **_FIELDS)
+REQUEST_DISPLAY_NAME = _edge("POST", "")
+GET_SETTINGS = _edge("GET", "settings", **_FIELDS, include_sip_credentials=Param(in_="query"))
+UPDATE_SETTINGS = _edge("POST", "settings")
+GET_BUSINESS_PROFILE = _edge("GET", "whatsapp_business_profile", **_FIELDS)
+UPDATE_BUSINESS_PROFILE = _edge("POST", "whatsapp_business_profile")
+GET_COMMERCE_SETTINGS = _edge("GET", "whatsapp_commerce_settings")
+UPDATE_COMMERCE_SETTINGS = _edge("POST", "whatsapp_commerce_settings")
+LIST_BLOCKED_USERS = _edge("GET", "block_users", **_PAGING)
+BLOCK_USERS = _edge("POST", "block_users")
+UNBLOCK_USERS = _edge("DELETE", "block_users")
+GET_OFFICIAL_BUSINESS_ACCOUNT = _edge("GET", "official_business_account", **_FIELDS)
+REQUEST_OFFICIAL_BUSINESS_ACCOUNT = _edge("POST", "official_business_account")
+REGISTER = _edge("POST", "register")
+DEREGISTER = _edge("POST", "deregister")
+LIST_QR_CODES = _edge("GET", "message_qrdls")
+CREATE_QR_CODE = _edge("POST", "message_qrdls")
+GET_QR_CODE = _edge("GET", "message_qrdls/{code}", code=Param(in_="path"))
+DELETE_QR_CODE = _edge("DELETE", "message_qrdls/{code}", code=Param(in_="path"))
+GET_BUSINESS_PUBLIC_KEY = _edge("GET", "whatsapp_business_encryption")
+SET_BUSINESS_PUBLIC_KEY = _edge("POST", "whatsapp_business_encryption")
+
+
+def _qr_code(value: object) -> str:
+    if not isinstance(value, str) or not _QR_CODE.fullmatch(value):
+        raise GraphRequestValidationError(
+            "code must be a QR code id of letters, digits, '_' or '-'", field="code"
+        )
+    return value
+
+
+def _storage(value: object) -> dict[str, Any]:
+    config = check_keys(
+        value,
+        field="storage_configuration",
+        allowed=("status", "data_localization_region"),
+        required=("status",),
+    )
+    out: dict[str, Any] = {
+        "status": check_choice(
+            config["status"], field="storage_configuration.status", choices=STORAGE_STATUSES
+        )
+    }
+    region = config.get("data_localization_region")
+    if out["status"] == "IN_COUNTRY_STORAGE_ENABLED":
+        if not isinstance(region, str) or not _REGION.fullmatch(region):
+            raise GraphRequestValidationError(
+                "storage_configuration.data_localization_region must be a two-letter country "
+                "code when in-country storage is enabled",
+                field="storage_configuration",
+            )
+        out["data_localization_region"] = region
+    elif region is not None:
+        raise GraphRequestValidationError(
+            "storage_configuration.data_localization_region goes only with "
+            "IN_COUNTRY_STORAGE_ENABLED",
+            field="storage_configuration",
+        )
+    return out
+
+
+def _calling(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not value:
+        raise GraphRequestValidationError("calling must be a non-empty mapping", field="calling")
+    if not all(isinstance(key, str) for key in value):
+        raise GraphRequestValidationError("calling keys must be strings", field="calling")
+    return dict(value)
+
+
+def _block_body(users: object) -> dict[str, object]:
+    checked = check_id_list(
+        users, field="users", min_items=1, max_items=MAX_BLOCK_USERS, check_item=check_wa_id
+    )
+    return {**_PRODUCT, "block_users": [{"user": user} for user in checked]}
+
+
+class PhoneAdmin(PhoneScoped):
+    """Administration of one business phone number (``PhoneNumberClient``)."""
+
+    # --- info and settings
+
+    async def get_phone_number_info(
+        self, *, fields: str | list[str] | None = None
+    ) -> PhoneNumberInfo:
+        """``GET /{phone_number_id}`` with optional ``fields``."""
+        raw = await self._on_phone(GET_PHONE_NUMBER, {"fields": check_fields(fields)})
+        return PhoneNumberInfo.from_api(raw)
+
+    async def get_settings(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        include_sip_credentials: bool | None = None,
+    ) -> PhoneNumberSettings:
+        """``GET /{phone_number_id}/settings``; SIP credentials only when asked for."""
+        include = (
+            None
+            if include_sip_credentials is None
+            else check_bool(include_sip_credentials, field="include_sip_credentials")
+        )
+        raw = await self._on_phone(
+            GET_SETTINGS, {"fields": check_fields(fields), "include_sip_credentials": include}
+        )
+        return PhoneNumberSettings.from_api(raw)
+
+    async def update_settings(
+        self,
+        *,
+        calling: Mapping[str, Any] | None = None,
+        storage_configuration: Mapping[str, Any] | None = None,
+    ) -> Success:
+        """``POST /{phone_number_id}/settings``.
+
+        ``storage_configuration`` is ``{"status": "DEFAULT" | "IN_COUNTRY_STORAGE_ENABLED",
+        "data_localization_region": "DE"}`` (region only when enabling); the legacy
+        top-level ``data_localization_region`` is never sent.
+        """
+        body: dict[str, object] = {}
+        if calling is not None:
+            body["calling"] = _calling(calling)
+        if storage_configuration is not None:
+            body["storage_configuration"] = _storage(storage_configuration)
+        if not body:
+            raise GraphRequestValidationError(
+                "update_settings needs calling or storage_configuration"
+            )
+        return Success.from_api(await self._on_phone(UPDATE_SETTINGS, body=body))
+
+    async def request_display_name_review(self, *, new_display_name: str) -> Success:
+        """``POST /{phone_number_id}`` with ``new_display_name``: submits a new name for review."""
+        body = {"new_display_name": check_text(
+            new_display_name, field="new_display_name", max_length=256
+        )}
+        return Success.from_api(await self._on_phone(REQUEST_DISPLAY_NAME, body=body))
+
+    # --- business profile and commerce
+
+    async def get_business_profile(
+        self, *, fields: str | list[str] | None = None
+    ) -> BusinessProfile:
+        """``GET /{phone_number_id}/whatsapp_business_profile`` (every profile field by default)."""
+        checked = check_fields(fields if fields is not None else list(BUSINESS_PROFILE_FIELDS))
+        raw = await self._on_phone(GET_BUSINESS_PROFILE, {"fields": checked})
+        return BusinessProfile.from_api(raw)
+
+    async def update_business_profile(
+        self,
+        *,
+        about: str | None = None,
+        address: str | None = None,
+        description: str | None = None,
+        email: str | None = None,
+        vertical: str | None = None,
+        websites: list[str] | None = None,
+        profile_picture_handle: str | None = None,
+    ) -> Success:
+        """``POST /{phone_number_id}/whatsapp_business_profile`` with the fields given."""
+        body: dict[str, object] = dict(_PRODUCT)
+        for name, value, limit, multiline in (
+            ("about", about, 139, False),
+            ("address", address, 256, False),
+            ("description", description, 512, True),
+            ("profile_picture_handle", profile_picture_handle, 4096, False),
+        ):
+            if (text := opt_text(value, field=name, max_length=limit, multiline=multiline)):
+                body[name] = text
+        if email is not None:
+            text = check_text(email, field="email", max_length=128)
+            if not _EMAIL.fullmatch(text):
+                raise GraphRequestValidationError("email must be an email address", field="email")
+            body["email"] = text
+        if vertical is not None:
+            if not isinstance(vertical, str) or not _VERTICAL.fullmatch(vertical):
+                raise GraphRequestValidationError(
+                    "vertical must be an upper-case category such as RETAIL", field="vertical"
+                )
+            body["vertical"] = vertical
+        if websites is not None:
+            body["websites"] = check_id_list(
+                websites,
+                field="websites",
+                min_items=1,
+                max_items=2,
+                check_item=lambda item, field: check_url(item, field=field, max_length=256),
+            )
+        if len(body) == 1:
+            raise GraphRequestValidationError("update_business_profile needs at least one field")
+        return Success.from_api(await self._on_phone(UPDATE_BUSINESS_PROFILE, body=body))
+
+    async def get_commerce_settings(self) -> CommerceSettings:
+        """``GET /{phone_number_id}/whatsapp_commerce_settings``."""
+        return CommerceSettings.from_api(await self._on_phone(GET_COMMERCE_SETTINGS))
+
+    async def update_commerce_settings(
+        self, *, is_cart_enabled: bool | None = None, is_catalog_visible: bool | None = None
+    ) -> Success:
+        """``POST /{phone_number_id}/whatsapp_commerce_settings``."""
+        body: dict[str, object] = {}
+        if is_cart_enabled is not None:
+            body["is_cart_enabled"] = check_bool(is_cart_enabled, field="is_cart_enabled")
+        if is_catalog_visible is not None:
+            body["is_catalog_visible"] = check_bool(is_catalog_visible, field="is_catalog_visible")
+        if not body:
+            raise GraphRequestValidationError(
+                "update_commerce_settings needs is_cart_enabled or is_catalog_visible"
+            )
+        return Success.from_api(await self._on_phone(UPDATE_COMMERCE_SETTINGS, body=body))
+
+    # --- block users
+
+    async def list_blocked_users(
+        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
+    ) -> Page[BlockedUser]:
+        """``GET /{phone_number_id}/block_users``: one page of blocked users."""
+        params = {
+            "limit": check_limit(limit),
+            "after": check_cursor(after, field="after"),
+            "before": check_cursor(before, field="before"),
+        }
+        raw = await self._on_phone(LIST_BLOCKED_USERS, params)
+        return Page.from_api(raw, BlockedUser.from_api, what="list blocked users")
+
+    async def block_users(self, *, users: list[str]) -> BlockUsersResult:
+        """``POST /{phone_number_id}/block_users`` for phone numbers or WhatsApp ids."""
+        raw = await self._on_phone(BLOCK_USERS, body=_block_body(users))
+        return BlockUsersResult.from_api(raw, users_key="added_users")
+
+    async def unblock_users(self, *, users: list[str]) -> BlockUsersResult:
+        """``DELETE /{phone_number_id}/block_users`` with the same body shape as blocking."""
+        raw = await self._on_phone(UNBLOCK_USERS, body=_block_body(users))
+        return BlockUsersResult.from_api(raw, users_key="removed_users")
+
+    # --- official business account
+
+    async def get_official_business_account(
+        self, *, fields: str | list[str] | None = None
+    ) -> OfficialBusinessAccountStatus:
+        """``GET /{phone_number_id}/official_business_account``: the OBA status."""
+        raw = await self._on_phone(GET_OFFICIAL_BUSINESS_ACCOUNT, {"fields": check_fields(fields)})
+        return OfficialBusinessAccountStatus.from_api(raw)
+
+    async def request_official_business_account(
+        self,
+        *,
+        business_website_url: str,
+        primary_country_of_operation: str,
+        primary_language: str | None = None,
+        parent_business_or_brand: str | None = None,
+        supporting_links: list[str] | None = None,
+        additional_supporting_information: str | None = None,
+    ) -> Success:
+        """``POST /{phone_number_id}/official_business_account``: submit an OBA review request."""
+        body: dict[str, object] = {
+            "business_website_url": check_url(business_website_url, field="business_website_url"),
+            "primary_country_of_operation": check_text(
+                primary_country_of_operation, field="primary_country_of_operation", max_length=128
+            ),
+        }
+        if (language := opt_text(primary_language, field="primary_language", max_length=64)):
+            body["primary_language"] = language
+        if (parent := opt_text(
+            parent_business_or_brand, field="parent_business_or_brand", max_length=256
+        )):
+            body["parent_business_or_brand"] = parent
+        if supporting_links is not None:
+            body["supporting_links"] = check_id_list(
+                supporting_links,
+                field="supporting_links",
+                min_items=1,
+                max_items=10,
+                check_item=check_url,
+            )
+        if (info := opt_text(
+            additional_supporting_information,
+            field="additional_supporting_information",
+            max_length=4096,
+            multiline=True,
+        )):
+            body["additional_supporting_information"] = info
+        return Success.from_api(await self._on_phone(REQUEST_OFFICIAL_BUSINESS_ACCOUNT, body=body))
+
+    # --- registration
+
+    async def register_phone_number(self, *, pin: str) -> Success:
+        """``POST /{phone_number_id}/register`` with the six-digit two-step verification pin."""
+        if not isinstance(pin, str) or not _PIN.fullmatch(pin):
+            raise GraphRequestValidationError("pin must be six digits", field="pin")
+        return Success.from_api(await self._on_phone(REGISTER, body={**_PRODUCT, "pin": pin}))
+
+    async def deregister_phone_number(self) -> Success:
+        """``POST /{phone_number_id}/deregister``."""
+        return Success.from_api(await self._on_phone(DEREGISTER, body={}))
+
+    # --- QR codes
+
+    async def list_qr_codes(self) -> Page[QrCode]:
+        """``GET /{phone_number_id}/message_qrdls``."""
+        raw = await self._on_phone(LIST_QR_CODES)
+        return Page.from_api(raw, QrCode.from_api, what="list QR codes")
+
+    async def get_qr_code(self, *, code: str) -> QrCode:
+        """``GET /{phone_number_id}/message_qrdls/{code}``."""
+        return QrCode.from_api(await self._on_phone(GET_QR_CODE, {"code": _qr_code(code)}))
+
+    async def create_qr_code(
+        self, *, prefilled_message: str, generate_qr_image: str = "PNG"
+    ) -> QrCode:
+        """``POST /{phone_number_id}/message_qrdls`` with a prefilled message."""
+        body = {
+            "prefilled_message": check_text(
+                prefilled_message, field="prefilled_message", max_length=140, multiline=True
+            ),
+            "generate_qr_image": check_choice(
+                generate_qr_image, field="generate_qr_image", choices=QR_IMAGE_FORMATS
+            ),
+        }
+        return QrCode.from_api(await self._on_phone(CREATE_QR_CODE, body=body))
+
+    async def update_qr_code(self, *, code: str, prefilled_message: str) -> QrCode:
+        """``POST /{phone_number_id}/message_qrdls`` with ``code``: changes its message."""
+        body = {
+            "code": _qr_code(code),
+            "prefilled_message": check_text(
+                prefilled_message, field="prefilled_message", max_length=140, multiline=True
+            ),
+        }
+        return QrCode.from_api(await self._on_phone(CREATE_QR_CODE, body=body))
+
+    async def delete_qr_code(self, *, code: str) -> Success:
+        """``DELETE /{phone_number_id}/message_qrdls/{code}``."""
+        return Success.from_api(await self._on_phone(DELETE_QR_CODE, {"code": _qr_code(code)}))
+
+    # --- business public key (Flows endpoint encryption)
+
+    async def get_business_public_key(self) -> BusinessPublicKey:
+        """``GET /{phone_number_id}/whatsapp_business_encryption``."""
+        return BusinessPublicKey.from_api(await self._on_phone(GET_BUSINESS_PUBLIC_KEY))
+
+    async def set_business_public_key(self, *, business_public_key: str) -> Success:
+        """``POST /{phone_number_id}/whatsapp_business_encryption`` with a PEM public key."""
+        key = check_text(
+            business_public_key, field="business_public_key", max_length=8192, multiline=True
+        )
+        if "-----BEGIN PUBLIC KEY-----" not in key or "PRIVATE KEY" in key:
+            raise GraphRequestValidationError(
+                "business_public_key must be a PEM public key", field="business_public_key"
+            )
+        raw = await self._on_phone(SET_BUSINESS_PUBLIC_KEY, body={"business_public_key": key})
+        return Success.from_api(raw)

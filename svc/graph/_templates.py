@@ -1,0 +1,406 @@
+"""Message template and template group helpers for one WhatsApp Business Account.
+
+Template ``components`` are taken in the platform's own (snake_case)
+structure and checked for shape, not rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ._admin_checks import (
+    WabaScoped,
+    check_bool,
+    check_choice,
+    check_cursor,
+    check_fields,
+    check_id,
+    check_id_list,
+    check_limit,
+    check_text,
+    opt_text,
+)
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError
+from ._results import (
+    CreatedObject,
+    Page,
+    Success,
+    Template,
+    TemplateCreated,
+    TemplateGroup,
+    TemplateGroupAnalytics,
+)
+
+__all__ = [
+    "TEMPLATE_CATEGORIES",
+    "TEMPLATE_GROUP_METRIC_TYPES",
+    "Templates",
+]
+
+TEMPLATE_CATEGORIES: Final = ("AUTHENTICATION", "MARKETING", "UTILITY")
+TEMPLATE_STATUSES: Final = (
+    "APPROVED", "IN_APPEAL", "PENDING", "REJECTED", "PENDING_DELETION", "DELETED",
+    "DISABLED", "PAUSED", "LIMIT_EXCEEDED", "ARCHIVED",
+)
+TEMPLATE_PARAMETER_FORMATS: Final = ("NAMED", "POSITIONAL")
+TEMPLATE_GROUP_METRIC_TYPES: Final = (
+    "SENT", "DELIVERED", "READ", "CLICKED", "COST", "REPLIED",
+)
+TEMPLATE_GROUP_GRANULARITIES: Final = ("DAILY", "HALF_HOUR", "MONTHLY")
+MAX_COMPONENTS: Final = 20
+MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
+
+_WABA = {"waba_id": Param(in_="path")}
+_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
+_TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
+_LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
+
+LIST_TEMPLATES = Endpoint(
+    method="GET",
+    path_template="/{waba_id}/message_templates",
+    params={
+        **_WABA,
+        **_PAGING,
+        "fields": Param(in_="query"),
+        "name": Param(in_="query"),
+        "status": Param(in_="query"),
+        "category": Param(in_="query"),
+        "language": Param(in_="query"),
+    },
+)
+CREATE_TEMPLATE = Endpoint(
+    method="POST", path_template="/{waba_id}/message_templates", params=_WABA
+)
+DELETE_TEMPLATE = Endpoint(
+    method="DELETE",
+    path_template="/{waba_id}/message_templates",
+    params={**_WABA, "name": Param(in_="query", required=True), "hsm_id": Param(in_="query")},
+)
+GET_TEMPLATE = Endpoint(
+    method="GET",
+    path_template="/{template_id}",
+    params={"template_id": Param(in_="path"), "fields": Param(in_="query")},
+)
+UPDATE_TEMPLATE = Endpoint(
+    method="POST", path_template="/{template_id}", params={"template_id": Param(in_="path")}
+)
+LIST_TEMPLATE_GROUPS = Endpoint(
+    method="GET", path_template="/{waba_id}/template_groups", params={**_WABA, **_PAGING}
+)
+CREATE_TEMPLATE_GROUP = Endpoint(
+    method="POST", path_template="/{waba_id}/template_groups", params=_WABA
+)
+_GROUP = {"template_group_id": Param(in_="path")}
+GET_TEMPLATE_GROUP = Endpoint(
+    method="GET",
+    path_template="/{template_group_id}",
+    params={**_GROUP, "fields": Param(in_="query")},
+)
+UPDATE_TEMPLATE_GROUP = Endpoint(method="POST", path_template="/{template_group_id}", params=_GROUP)
+DELETE_TEMPLATE_GROUP = Endpoint(
+    method="DELETE", path_template="/{template_group_id}", params=_GROUP
+)
+TEMPLATE_GROUP_ANALYTICS = Endpoint(
+    method="GET",
+    path_template="/{waba_id}/template_group_analytics",
+    params={
+        **_WABA,
+        "template_group_ids": Param(in_="query", required=True),
+        "start": Param(in_="query", required=True),
+        "end": Param(in_="query", required=True),
+        "granularity": Param(in_="query"),
+        "metric_types": Param(in_="query"),
+    },
+)
+
+
+def _template_name(value: object, field: str = "name") -> str:
+    if not isinstance(value, str) or not _TEMPLATE_NAME.fullmatch(value):
+        raise GraphRequestValidationError(
+            f"{field} must be 1..512 lower-case letters, digits or underscores", field=field
+        )
+    return value
+
+
+def _components(value: object) -> list[dict[str, Any]]:
+    """Template components in the platform's structure: 1..20 objects with a string ``type``."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise GraphRequestValidationError("components must be a list", field="components")
+    if not 1 <= len(value) <= MAX_COMPONENTS:
+        raise GraphRequestValidationError(
+            f"components must hold 1..{MAX_COMPONENTS} items", field="components"
+        )
+    out: list[dict[str, Any]] = []
+    for component in value:
+        if not isinstance(component, Mapping) or not isinstance(component.get("type"), str):
+            raise GraphRequestValidationError(
+                "each component must be an object with a string 'type'", field="components"
+            )
+        for button in component.get("buttons") or ():
+            if isinstance(button, Mapping) and ("package_name" in button or
+                                               "signature_hash" in button):
+                raise GraphRequestValidationError(
+                    "OTP buttons take supported_apps: [{package_name, signature_hash}], "
+                    "not flat package_name or signature_hash",
+                    field="components",
+                )
+        out.append(dict(component))
+    try:
+        json.dumps(out, allow_nan=False)
+    except (TypeError, ValueError):
+        raise GraphRequestValidationError(
+            "components must be JSON-serializable", field="components"
+        ) from None
+    return out
+
+
+def _id_array(values: Sequence[str]) -> str:
+    """A list query value as the JSON array the Graph API reads (``["a","b"]``)."""
+    return json.dumps(list(values), separators=(",", ":"))
+
+
+def _unix_time(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise GraphRequestValidationError(
+            f"{field} must be a Unix timestamp in seconds", field=field
+        )
+    return value
+
+
+class Templates(WabaScoped):
+    """Message templates and template groups of one WABA (``WABAClient``)."""
+
+    # --- templates
+
+    async def list_templates(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        name: str | None = None,
+        status: str | None = None,
+        category: str | None = None,
+        language: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[Template]:
+        """``GET /{waba_id}/message_templates`` with optional filters; one page."""
+        params = {
+            "fields": check_fields(fields),
+            "name": None if name is None else check_text(name, field="name", max_length=512),
+            "status": None if status is None else check_choice(
+                status, field="status", choices=TEMPLATE_STATUSES
+            ),
+            "category": None if category is None else check_choice(
+                category, field="category", choices=TEMPLATE_CATEGORIES
+            ),
+            "language": None if language is None else _language(language),
+            "limit": check_limit(limit),
+            "after": check_cursor(after, field="after"),
+            "before": check_cursor(before, field="before"),
+        }
+        raw = await self._on_waba(LIST_TEMPLATES, params)
+        return Page.from_api(raw, Template.from_api, what="list templates")
+
+    async def create_template(
+        self,
+        *,
+        name: str,
+        language: str,
+        category: str,
+        components: list[dict[str, Any]],
+        allow_category_change: bool | None = None,
+        parameter_format: str | None = None,
+    ) -> TemplateCreated:
+        """``POST /{waba_id}/message_templates``: submit a template for review."""
+        body: dict[str, object] = {
+            "name": _template_name(name),
+            "language": _language(language),
+            "category": check_choice(category, field="category", choices=TEMPLATE_CATEGORIES),
+            "components": _components(components),
+        }
+        if allow_category_change is not None:
+            body["allow_category_change"] = check_bool(
+                allow_category_change, field="allow_category_change"
+            )
+        if parameter_format is not None:
+            body["parameter_format"] = check_choice(
+                parameter_format, field="parameter_format", choices=TEMPLATE_PARAMETER_FORMATS
+            )
+        return TemplateCreated.from_api(await self._on_waba(CREATE_TEMPLATE, body=body))
+
+    async def get_template(
+        self, *, template_id: str, fields: str | list[str] | None = None
+    ) -> Template:
+        """``GET /{template_id}``."""
+        params = {"template_id": template_id, "fields": check_fields(fields)}
+        return Template.from_api(await self._on_node(GET_TEMPLATE, params))
+
+    async def update_template(
+        self,
+        *,
+        template_id: str,
+        components: list[dict[str, Any]] | None = None,
+        category: str | None = None,
+        message_send_ttl_seconds: int | None = None,
+    ) -> Success:
+        """``POST /{template_id}``: edit components, category or message TTL."""
+        body: dict[str, object] = {}
+        if components is not None:
+            body["components"] = _components(components)
+        if category is not None:
+            body["category"] = check_choice(category, field="category", choices=TEMPLATE_CATEGORIES)
+        if message_send_ttl_seconds is not None:
+            ttl = message_send_ttl_seconds
+            if isinstance(ttl, bool) or not isinstance(ttl, int) or not -1 <= ttl <= 2_592_000:
+                raise GraphRequestValidationError(
+                    "message_send_ttl_seconds must be an integer -1..2592000",
+                    field="message_send_ttl_seconds",
+                )
+            body["message_send_ttl_seconds"] = ttl
+        if not body:
+            raise GraphRequestValidationError(
+                "update_template needs components, category or message_send_ttl_seconds"
+            )
+        raw = await self._on_node(UPDATE_TEMPLATE, {"template_id": template_id}, body=body)
+        return Success.from_api(raw)
+
+    async def delete_template(self, *, name: str, hsm_id: str | None = None) -> Success:
+        """``DELETE /{waba_id}/message_templates?name=...[&hsm_id=...]``.
+
+        Without ``hsm_id`` every language of the template goes; with it, only that one.
+        """
+        params = {
+            "name": _template_name(name),
+            "hsm_id": None if hsm_id is None else check_id(hsm_id, field="hsm_id"),
+        }
+        return Success.from_api(await self._on_waba(DELETE_TEMPLATE, params))
+
+    # --- template groups
+
+    async def list_template_groups(
+        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
+    ) -> Page[TemplateGroup]:
+        """``GET /{waba_id}/template_groups``: one page."""
+        params = {
+            "limit": check_limit(limit),
+            "after": check_cursor(after, field="after"),
+            "before": check_cursor(before, field="before"),
+        }
+        raw = await self._on_waba(LIST_TEMPLATE_GROUPS, params)
+        return Page.from_api(raw, TemplateGroup.from_api, what="list template groups")
+
+    async def create_template_group(
+        self, *, name: str, template_ids: list[str], description: str | None = None
+    ) -> CreatedObject:
+        """``POST /{waba_id}/template_groups`` with ``template_ids``."""
+        body: dict[str, object] = {
+            "name": check_text(name, field="name", max_length=512),
+            "template_ids": _template_ids(template_ids),
+        }
+        if (text := opt_text(description, field="description", max_length=2048,
+                             multiline=True)) is not None:
+            body["description"] = text
+        raw = await self._on_waba(CREATE_TEMPLATE_GROUP, body=body)
+        return CreatedObject.from_api(raw, what="create template group")
+
+    async def get_template_group(
+        self, *, template_group_id: str, fields: str | list[str] | None = None
+    ) -> TemplateGroup:
+        """``GET /{template_group_id}``."""
+        params = {"template_group_id": template_group_id, "fields": check_fields(fields)}
+        return TemplateGroup.from_api(await self._on_node(GET_TEMPLATE_GROUP, params))
+
+    async def update_template_group(
+        self,
+        *,
+        template_group_id: str,
+        name: str | None = None,
+        description: str | None = None,
+        template_ids: list[str] | None = None,
+    ) -> Success:
+        """``POST /{template_group_id}`` with the fields given."""
+        body: dict[str, object] = {}
+        if name is not None:
+            body["name"] = check_text(name, field="name", max_length=512)
+        if (text := opt_text(description, field="description", max_length=2048,
+                             multiline=True)) is not None:
+            body["description"] = text
+        if template_ids is not None:
+            body["template_ids"] = _template_ids(template_ids)
+        if not body:
+            raise GraphRequestValidationError(
+                "update_template_group needs name, description or template_ids"
+            )
+        params = {"template_group_id": template_group_id}
+        return Success.from_api(await self._on_node(UPDATE_TEMPLATE_GROUP, params, body=body))
+
+    async def delete_template_group(self, *, template_group_id: str) -> Success:
+        """``DELETE /{template_group_id}``."""
+        params = {"template_group_id": template_group_id}
+        return Success.from_api(await self._on_node(DELETE_TEMPLATE_GROUP, params))
+
+    async def get_template_group_analytics(
+        self,
+        *,
+        template_group_ids: list[str],
+        start: int,
+        end: int,
+        granularity: str | None = None,
+        metric_types: list[str] | None = None,
+    ) -> TemplateGroupAnalytics:
+        """``GET /{waba_id}/template_group_analytics`` over ``start..end`` (Unix seconds)."""
+        ids = check_id_list(
+            template_group_ids,
+            field="template_group_ids",
+            min_items=1,
+            max_items=100,
+            check_item=check_id,
+        )
+        begin, finish = _unix_time(start, "start"), _unix_time(end, "end")
+        if finish <= begin:
+            raise GraphRequestValidationError("end must be after start", field="end")
+        metrics = None
+        if metric_types is not None:
+            metrics = check_id_list(
+                metric_types,
+                field="metric_types",
+                min_items=1,
+                max_items=len(TEMPLATE_GROUP_METRIC_TYPES),
+                check_item=lambda item, field: check_choice(
+                    item, field=field, choices=TEMPLATE_GROUP_METRIC_TYPES
+                ),
+            )
+        params = {
+            "template_group_ids": _id_array(ids),
+            "start": begin,
+            "end": finish,
+            "granularity": None if granularity is None else check_choice(
+                granularity, field="granularity", choices=TEMPLATE_GROUP_GRANULARITIES
+            ),
+            "metric_types": None if metrics is None else _id_array(metrics),
+        }
+        raw = await self._on_waba(TEMPLATE_GROUP_ANALYTICS, params)
+        return TemplateGroupAnalytics.from_api(raw)
+
+
+def _language(value: object) -> str:
+    if not isinstance(value, str) or not _LANGUAGE.fullmatch(value):
+        raise GraphRequestValidationError(
+            "language must be a locale code such as en or en_US", field="language"
+        )
+    return value
+
+
+def _template_ids(values: object) -> list[str]:
+    return check_id_list(
+        values,
+        field="template_ids",
+        min_items=1,
+        max_items=MAX_TEMPLATE_GROUP_TEMPLATES,
+        check_item=check_id,
+    )

@@ -1,0 +1,115 @@
+"""WhatsApp Business Account helpers: account info, subscribed apps and phone numbers."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ._admin_checks import (
+    WabaScoped,
+    check_cursor,
+    check_fields,
+    check_limit,
+    check_text,
+    check_url,
+)
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError
+from ._results import CreatedObject, Page, PhoneNumberInfo, SubscribedApp, Success, WabaInfo
+
+__all__ = ["WabaAccount"]
+
+_WABA = {"waba_id": Param(in_="path")}
+_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
+_CC = re.compile(r"[0-9]{1,3}")
+_NATIONAL = re.compile(r"[0-9]{4,14}")
+
+GET_WABA = Endpoint(
+    method="GET", path_template="/{waba_id}", params={**_WABA, "fields": Param(in_="query")}
+)
+LIST_SUBSCRIBED_APPS = Endpoint(
+    method="GET", path_template="/{waba_id}/subscribed_apps", params=_WABA
+)
+SUBSCRIBE_APP = Endpoint(method="POST", path_template="/{waba_id}/subscribed_apps", params=_WABA)
+LIST_PHONE_NUMBERS = Endpoint(
+    method="GET",
+    path_template="/{waba_id}/phone_numbers",
+    params={**_WABA, **_PAGING, "fields": Param(in_="query")},
+)
+ADD_PHONE_NUMBER = Endpoint(method="POST", path_template="/{waba_id}/phone_numbers", params=_WABA)
+
+MAX_VERIFY_TOKEN_LENGTH: Final = 4096
+
+
+class WabaAccount(WabaScoped):
+    """Account-level helpers for one WhatsApp Business Account (``WABAClient``)."""
+
+    async def get_waba_info(self, *, fields: str | list[str] | None = None) -> WabaInfo:
+        """``GET /{waba_id}`` with optional ``fields``."""
+        return WabaInfo.from_api(await self._on_waba(GET_WABA, {"fields": check_fields(fields)}))
+
+    async def list_subscribed_apps(self) -> Page[SubscribedApp]:
+        """``GET /{waba_id}/subscribed_apps``."""
+        raw = await self._on_waba(LIST_SUBSCRIBED_APPS)
+        return Page.from_api(raw, SubscribedApp.from_api, what="list subscribed apps")
+
+    async def subscribe_app(
+        self, *, override_callback_uri: str | None = None, verify_token: str | None = None
+    ) -> Success:
+        """``POST /{waba_id}/subscribed_apps``: subscribe the calling app to this WABA's webhooks.
+
+        ``override_callback_uri`` and ``verify_token`` go together (a per-WABA callback).
+        """
+        if (override_callback_uri is None) != (verify_token is None):
+            raise GraphRequestValidationError(
+                "override_callback_uri and verify_token go together", field="verify_token"
+            )
+        body: dict[str, object] = {}
+        if override_callback_uri is not None:
+            url = check_url(override_callback_uri, field="override_callback_uri")
+            if not url.startswith("https://"):
+                raise GraphRequestValidationError(
+                    "override_callback_uri must be https", field="override_callback_uri"
+                )
+            body["override_callback_uri"] = url
+            body["verify_token"] = check_text(
+                verify_token, field="verify_token", max_length=MAX_VERIFY_TOKEN_LENGTH
+            )
+        return Success.from_api(await self._on_waba(SUBSCRIBE_APP, body=body))
+
+    async def list_phone_numbers(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[PhoneNumberInfo]:
+        """``GET /{waba_id}/phone_numbers``: one page of the account's phone numbers."""
+        params = {
+            "fields": check_fields(fields),
+            "limit": check_limit(limit),
+            "after": check_cursor(after, field="after"),
+            "before": check_cursor(before, field="before"),
+        }
+        raw = await self._on_waba(LIST_PHONE_NUMBERS, params)
+        return Page.from_api(raw, PhoneNumberInfo.from_api, what="list phone numbers")
+
+    async def add_phone_number(
+        self, *, cc: str, phone_number: str, verified_name: str
+    ) -> CreatedObject:
+        """``POST /{waba_id}/phone_numbers``: add a number (country code, national number, name)."""
+        if not isinstance(cc, str) or not _CC.fullmatch(cc):
+            raise GraphRequestValidationError("cc must be a 1-3 digit country code", field="cc")
+        if not isinstance(phone_number, str) or not _NATIONAL.fullmatch(phone_number):
+            raise GraphRequestValidationError(
+                "phone_number must be the national number's digits", field="phone_number"
+            )
+        body = {
+            "cc": cc,
+            "phone_number": phone_number,
+            "verified_name": check_text(verified_name, field="verified_name", max_length=256),
+        }
+        return CreatedObject.from_api(
+            await self._on_waba(ADD_PHONE_NUMBER, body=body), what="add phone number"
+        )
