@@ -1,0 +1,310 @@
+"""decrypt_encrypted_media: known answers, every tamper region, padding vs tag, bundle checks."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from svc.media import (
+    MediaCryptoError,
+    MediaError,
+    MediaIntegrityError,
+    decrypt_encrypted_media,
+    decrypt_encrypted_media_async,
+)
+
+from ._vectors import (
+    b64,
+    encrypt_raw_blocks,
+    flip,
+    flip_b64,
+    make_vector,
+    reference_decrypt,
+    rehash,
+    seal,
+)
+
+# 1 000 bytes takes the single-thread path; 300 000 the two-thread path.
+SIZES = [1_000, 300_000]
+
+
+def plaintext_of(size: int, seed: int = 1) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def code_of(bundle: dict[str, str], encrypted: bytes) -> str:
+    with pytest.raises(MediaError) as caught:
+        decrypt_encrypted_media(bundle, encrypted)
+    return caught.value.code
+
+
+# --- known answers
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 31, 32, 33, 4095, 4096, 262_143, 300_001])
+def test_known_answer_round_trip(size: int) -> None:
+    plaintext = plaintext_of(size)
+    bundle, encrypted = make_vector(plaintext)
+    assert decrypt_encrypted_media(bundle, encrypted) == plaintext
+
+
+def test_fixed_vector() -> None:
+    key, hmac_key, iv = bytes(range(32)), bytes(range(32, 64)), bytes(range(64, 80))
+    plaintext = b"WhatsApp Flows media test vector"
+    ciphertext = encrypt_raw_blocks(key, iv, plaintext + bytes([16]) * 16)
+    bundle, encrypted = seal(
+        key=key,
+        hmac_key=hmac_key,
+        iv=iv,
+        ciphertext=ciphertext,
+        plaintext_hash=hashlib.sha256(plaintext).digest(),
+    )
+    assert len(encrypted) == 48 + 10
+    assert decrypt_encrypted_media(bundle, encrypted) == plaintext
+
+
+@settings(max_examples=60, deadline=None)
+@given(plaintext=st.binary(max_size=200), seed=st.integers(0, 2**16))
+def test_round_trip_property(plaintext: bytes, seed: int) -> None:
+    bundle, encrypted = make_vector(plaintext, seed=seed)
+    assert decrypt_encrypted_media(bundle, encrypted) == plaintext
+
+
+def test_accepts_bytearray_and_byte_memoryview() -> None:
+    plaintext = plaintext_of(100)
+    bundle, encrypted = make_vector(plaintext)
+    assert decrypt_encrypted_media(bundle, bytearray(encrypted)) == plaintext
+    assert decrypt_encrypted_media(bundle, memoryview(encrypted)) == plaintext
+
+
+def test_returns_immutable_bytes() -> None:
+    bundle, encrypted = make_vector(plaintext_of(5_000))
+    assert type(decrypt_encrypted_media(bundle, encrypted)) is bytes
+
+
+async def test_async_wrapper_runs_on_a_thread() -> None:
+    plaintext = plaintext_of(300_000)
+    bundle, encrypted = make_vector(plaintext)
+    assert await decrypt_encrypted_media_async(bundle, encrypted) == plaintext
+    with pytest.raises(MediaIntegrityError):
+        await decrypt_encrypted_media_async(bundle, flip(encrypted, 0))
+
+
+# --- tampering, region by region
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("where", ["ciphertext_start", "ciphertext_middle", "last_block", "tag"])
+def test_tampered_file_fails_the_encrypted_hash_first(size: int, where: str) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    index = {
+        "ciphertext_start": 0,
+        "ciphertext_middle": (len(encrypted) - 10) // 2,
+        "last_block": len(encrypted) - 11,
+        "tag": len(encrypted) - 1,
+    }[where]
+    assert code_of(bundle, flip(encrypted, index)) == "encrypted_hash_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(
+    "index_of",
+    [
+        lambda n: 0,  # first ciphertext byte
+        lambda n: (n - 10) // 2,  # middle of the ciphertext
+        lambda n: n - 26,  # first byte of the last block
+        lambda n: n - 11,  # last ciphertext byte (the padding byte's block)
+        lambda n: n - 10,  # first tag byte
+        lambda n: n - 1,  # last tag byte
+    ],
+)
+def test_tampered_file_with_matching_hash_fails_the_tag(size: int, index_of: object) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    assert callable(index_of)
+    tampered = flip(encrypted, index_of(len(encrypted)))
+    assert code_of(rehash(bundle, tampered), tampered) == "hmac_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_tampered_iv_fails_the_tag(size: int) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    assert code_of({**bundle, "iv": flip_b64(bundle["iv"], 5)}, encrypted) == "hmac_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_tampered_hmac_key_fails_the_tag(size: int) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    tampered = {**bundle, "hmac_key": flip_b64(bundle["hmac_key"], 31)}
+    assert code_of(tampered, encrypted) == "hmac_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("byte", [0, 31])
+def test_tampered_encrypted_hash(size: int, byte: int) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    tampered = {**bundle, "encrypted_hash": flip_b64(bundle["encrypted_hash"], byte)}
+    assert code_of(tampered, encrypted) == "encrypted_hash_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("byte", [0, 31])
+def test_tampered_plaintext_hash(size: int, byte: int) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size))
+    tampered = {**bundle, "plaintext_hash": flip_b64(bundle["plaintext_hash"], byte)}
+    with pytest.raises(MediaIntegrityError) as error:
+        decrypt_encrypted_media(tampered, encrypted)
+    assert error.value.code == "plaintext_hash_mismatch"
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("seed", range(4))
+def test_tampered_encryption_key(size: int, seed: int) -> None:
+    bundle, encrypted = make_vector(plaintext_of(size), seed=seed)
+    tampered = {**bundle, "encryption_key": flip_b64(bundle["encryption_key"], seed)}
+    # The wrong key decrypts to noise: the independent decryptor says whether that
+    # noise happens to end in valid padding.
+    expected = (
+        "invalid_padding"
+        if reference_decrypt(tampered, encrypted) is None
+        else "plaintext_hash_mismatch"
+    )
+    assert code_of(tampered, encrypted) == expected
+
+
+# --- padding versus tag
+
+
+def padding_broken_vector(last_byte: int, *, blocks: int) -> tuple[dict[str, str], bytes]:
+    """A file whose tag and hashes are valid but whose plaintext padding is not."""
+    rng = random.Random(last_byte)
+    key, hmac_key, iv = rng.randbytes(32), rng.randbytes(32), rng.randbytes(16)
+    raw = bytearray(rng.randbytes(16 * blocks))
+    raw[-1] = last_byte
+    if last_byte == 4:  # claims 4 bytes of padding, but the others disagree
+        raw[-4:-1] = b"\x04\x04\x05"
+    ciphertext = encrypt_raw_blocks(key, iv, bytes(raw))
+    return seal(
+        key=key,
+        hmac_key=hmac_key,
+        iv=iv,
+        ciphertext=ciphertext,
+        plaintext_hash=hashlib.sha256(bytes(raw)).digest(),
+    )
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 20_000])
+@pytest.mark.parametrize("last_byte", [0, 4, 17, 255])
+def test_valid_tag_but_bad_padding_is_invalid_padding(blocks: int, last_byte: int) -> None:
+    bundle, encrypted = padding_broken_vector(last_byte, blocks=blocks)
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media(bundle, encrypted)
+    assert error.value.code == "invalid_padding"
+
+
+@pytest.mark.parametrize("blocks", [1, 20_000])
+@pytest.mark.parametrize("last_byte", [0, 17])
+def test_bad_tag_and_bad_padding_reports_the_tag(blocks: int, last_byte: int) -> None:
+    bundle, encrypted = padding_broken_vector(last_byte, blocks=blocks)
+    tampered = flip(encrypted, len(encrypted) - 3)
+    assert code_of(rehash(bundle, tampered), tampered) == "hmac_mismatch"
+    assert code_of(bundle, tampered) == "encrypted_hash_mismatch"
+
+
+# --- ciphertext shape
+
+
+@pytest.mark.parametrize("length", [0, 1, 9, 10, 11, 25, 27, 10 + 17, 10 + 33])
+def test_misaligned_or_empty_ciphertext(length: int) -> None:
+    bundle, _ = make_vector(b"x")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media(bundle, bytes(length))
+    assert error.value.code == "invalid_ciphertext"
+
+
+@pytest.mark.parametrize("value", ["text", None, 42, memoryview(b"\x00" * 26).cast("B", (2, 13))])
+def test_non_bytes_input(value: object) -> None:
+    bundle, _ = make_vector(b"x")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media(bundle, value)
+    assert error.value.code == "invalid_ciphertext"
+
+
+# --- bundle checks
+
+
+@pytest.mark.parametrize(
+    ("field", "size", "code"),
+    [
+        ("encryption_key", 16, "invalid_key_length"),
+        ("encryption_key", 31, "invalid_key_length"),
+        ("encryption_key", 33, "invalid_key_length"),
+        ("hmac_key", 16, "invalid_key_length"),
+        ("hmac_key", 0, "invalid_key_length"),
+        ("iv", 8, "invalid_iv_length"),
+        ("iv", 32, "invalid_iv_length"),
+        ("plaintext_hash", 31, "invalid_hash_length"),
+        ("encrypted_hash", 64, "invalid_hash_length"),
+    ],
+)
+def test_wrong_lengths(field: str, size: int, code: str) -> None:
+    bundle, encrypted = make_vector(b"hello")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media({**bundle, field: b64(bytes(size))}, encrypted)
+    assert error.value.code == code
+    assert field in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "value", ["not base64!", "abc", "YWJj ZGVm", "-_-_", "é" * 4, "QUJDRA", "QUJDRA==="]
+)
+@pytest.mark.parametrize("field", ["encryption_key", "hmac_key", "iv", "encrypted_hash"])
+def test_bad_base64(field: str, value: str) -> None:
+    bundle, encrypted = make_vector(b"hello")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media({**bundle, field: value}, encrypted)
+    assert error.value.code == "invalid_base64"
+
+
+@pytest.mark.parametrize("missing", ["encryption_key", "hmac_key", "iv", "plaintext_hash"])
+def test_missing_bundle_field(missing: str) -> None:
+    bundle, encrypted = make_vector(b"hello")
+    del bundle[missing]
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media(bundle, encrypted)
+    assert error.value.code == "invalid_bundle"
+
+
+@pytest.mark.parametrize("bundle", [None, "bundle", [], {"encryption_key": b"raw"}])
+def test_bundle_must_be_a_mapping_of_strings(bundle: object) -> None:
+    _, encrypted = make_vector(b"hello")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media(bundle, encrypted)
+    assert error.value.code == "invalid_bundle"
+
+
+def test_bundle_checks_come_before_the_ciphertext_shape() -> None:
+    bundle, _ = make_vector(b"hello")
+    with pytest.raises(MediaCryptoError) as error:
+        decrypt_encrypted_media({**bundle, "iv": "!"}, b"short")
+    assert error.value.code == "invalid_base64"
+
+
+def test_messages_never_carry_key_material() -> None:
+    bundle, encrypted = make_vector(plaintext_of(64))
+    cases = [
+        ({**bundle, "encryption_key": bundle["encryption_key"][:-4]}, encrypted),
+        ({**bundle, "iv": flip_b64(bundle["iv"])}, encrypted),
+        ({**bundle, "plaintext_hash": flip_b64(bundle["plaintext_hash"])}, encrypted),
+        (bundle, flip(encrypted, 3)),
+    ]
+    secrets = list(bundle.values()) + [base64.b64decode(value).hex() for value in bundle.values()]
+    for case_bundle, case_file in cases:
+        with pytest.raises(MediaError) as caught:
+            decrypt_encrypted_media(case_bundle, case_file)
+        text = f"{caught.value} {caught.value!r}"
+        assert not any(secret in text for secret in secrets)
