@@ -1,0 +1,210 @@
+"""Forward-only migrations: checksums, the lock, and 006's deduplication."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import time
+
+import pytest
+
+from svc.store import PersistenceError, SqliteStore
+from svc.store._migrations import LOCK_STALE_MS, load_migrations, split_statements
+
+from .conftest import Backend
+from .test_contract import message
+
+SPEC_NAMES = [
+    "001_initial",
+    "002_outbox_lease_id",
+    "003_message_projection",
+    "004_inbound_window_index",
+    "005_service_request_claims",
+    "006_message_uniqueness",
+]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_packaged_migrations_match_the_spec_and_hash_their_bytes(dialect: str) -> None:
+    migrations = load_migrations(dialect)  # type: ignore[arg-type]
+    assert [m.name for m in migrations] == SPEC_NAMES
+    folder = importlib.resources.files("svc.store.migrations").joinpath(dialect)
+    for m in migrations:
+        data = folder.joinpath(f"{m.name}.sql").read_bytes()
+        assert m.checksum == hashlib.sha256(data).hexdigest()
+        assert split_statements(m.sql)
+
+
+def test_migration_sql_keeps_no_content_columns() -> None:
+    forbidden = ("body", "text", "contact", "payload ", "raw")
+    for dialect in ("sqlite", "postgres"):
+        for m in load_migrations(dialect):  # type: ignore[arg-type]
+            for statement in split_statements(m.sql):
+                columns = statement.lower().replace("text not null", "").replace(" text", "")
+                for word in forbidden:
+                    assert f" {word} " not in columns.replace("(", " ").replace(",", " ")
+
+
+async def test_changed_checksum_fails_closed(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    await store.migrate()
+    persistent_backend.raw_sql(
+        "UPDATE svc_schema_migrations SET checksum = ? WHERE version = 1", ("0" * 64,)
+    )
+    with pytest.raises(PersistenceError) as info:
+        await persistent_backend.open().migrate()
+    assert info.value.code == "migration_checksum_mismatch"
+    # The failed run released its lock: fixing the drift lets migrate run again.
+    assert persistent_backend.raw_sql("SELECT COUNT(*) FROM svc_persistence_lock") == [(0,)]
+
+
+async def test_held_lock_fails_and_stale_lock_is_taken_over(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    await store.migrate(target_version=1)
+    now = time.time_ns() // 1_000_000
+    persistent_backend.raw_sql(
+        "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, 'other', ?)", (now,)
+    )
+    with pytest.raises(PersistenceError) as info:
+        await store.migrate()
+    assert info.value.code == "migration_lock_failed"
+    assert persistent_backend.raw_sql("SELECT owner FROM svc_persistence_lock") == [("other",)]
+    assert (await store.health()).current_version == 1
+    persistent_backend.raw_sql(
+        "UPDATE svc_persistence_lock SET acquired_at = ?", (now - LOCK_STALE_MS - 1,)
+    )
+    assert await store.migrate() == 6
+    assert persistent_backend.raw_sql("SELECT COUNT(*) FROM svc_persistence_lock") == [(0,)]
+
+
+async def test_schema_newer_than_code_fails(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    await store.migrate()
+    persistent_backend.raw_sql(
+        "INSERT INTO svc_schema_migrations (version, name, checksum, applied_at)"
+        " VALUES (7, '007_future', 'x', 0)"
+    )
+    with pytest.raises(PersistenceError) as info:
+        await store.migrate()
+    assert info.value.code == "migration_failed"
+
+
+async def test_step_by_step_migration_reaches_the_same_schema(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    for version in range(1, 7):
+        assert await store.migrate(target_version=version) == version
+        assert (await store.health()).current_version == version
+    rows = persistent_backend.raw_sql(
+        "SELECT version, name FROM svc_schema_migrations ORDER BY version"
+    )
+    assert [r[1] for r in rows] == SPEC_NAMES
+
+
+async def test_005_marks_old_rows_completed(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    await store.migrate(target_version=4)
+    persistent_backend.raw_sql(
+        "INSERT INTO svc_service_requests (idempotency_key, request_hash, response_json,"
+        " created_at) VALUES ('k', 'h', '{}', 1000)"
+    )
+    await store.migrate()
+    record = await store.get_service_request(idempotency_key="k")
+    assert record is not None and record.state == "completed" and record.response_json == "{}"
+
+
+async def test_006_deduplicates_rows_migrated_at_005(persistent_backend: Backend) -> None:
+    store = persistent_backend.open()
+    assert await store.migrate(target_version=5) == 5
+    rows = [
+        # (row_id, direction, wa_message_id, status)
+        ("r3", "outbound", "w1", "sent"),
+        ("r2", "outbound", "w1", "read"),
+        ("r1", "outbound", "w1", "read"),  # best rank, smallest row id: kept
+        ("r5", "outbound", "w2", "failed"),
+        ("r4", "outbound", "w2", "pending"),  # both rank 0: smallest row id kept
+        ("r6", "outbound", "w3", "delivered"),  # best rank kept although larger id
+        ("r0", "outbound", "w3", "sent"),
+        ("r9", "inbound", "w1", "received"),  # other direction: its own message
+    ]
+    for row_id, direction, wa_id, status in rows:
+        persistent_backend.raw_sql(
+            "INSERT INTO svc_messages (row_id, wa_message_id, direction, from_phone, to_phone,"
+            " type, status, graph_message_id, created_at, updated_at)"
+            " VALUES (?, ?, ?, NULL, NULL, 'text', ?, NULL, 1000, 1000)",
+            (row_id, wa_id, direction, status),
+        )
+    for _ in range(3):
+        persistent_backend.raw_sql(
+            "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
+            " VALUES ('w1', 'read', 5)"
+        )
+    assert await store.migrate() == 6
+    kept = persistent_backend.raw_sql(
+        "SELECT row_id, direction, wa_message_id FROM svc_messages ORDER BY row_id"
+    )
+    assert kept == [
+        ("r1", "outbound", "w1"),
+        ("r4", "outbound", "w2"),
+        ("r6", "outbound", "w3"),
+        ("r9", "inbound", "w1"),
+    ]
+    assert persistent_backend.raw_sql("SELECT COUNT(*) FROM svc_message_status_events") == [(1,)]
+    # The unique index now makes the pair idempotent.
+    again = await store.record_message(message("r7", "w1"))
+    assert again.row_id == "r1"
+
+
+async def test_not_a_database_is_a_migration_failure(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "garbage.db"
+    path.write_bytes(b"this is not a sqlite database, not at all" * 100)
+    store = SqliteStore(path)
+    try:
+        with pytest.raises(PersistenceError) as info:
+            await store.migrate()
+        assert info.value.code == "migration_failed"
+        assert str(path) not in str(info.value) and "garbage" not in repr(info.value)
+    finally:
+        await store.close()
+
+
+async def test_list_and_window_queries_use_their_indexes(tmp_path: object) -> None:
+    import sqlite3
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "plan.db"
+    store = SqliteStore(path)
+    await store.migrate()
+    await store.close()
+    conn = sqlite3.connect(path)
+    try:
+        conn.executemany(
+            "INSERT INTO svc_messages VALUES (?, ?, ?, ?, NULL, 'text', 'sent', NULL, ?, ?)",
+            [
+                (f"r{i:05d}", f"w{i}", ("inbound", "outbound")[i % 2], f"1555{i % 50}", i, i)
+                for i in range(3000)
+            ],
+        )
+        conn.commit()
+        conn.execute("ANALYZE")
+
+        def plan(sql: str) -> str:
+            return " | ".join(
+                r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, (1,) * sql.count("?"))
+            )
+
+        first = plan("SELECT * FROM svc_messages ORDER BY created_at DESC, row_id DESC LIMIT ?")
+        paged = plan(
+            "SELECT * FROM svc_messages WHERE (created_at, row_id) < (?, ?)"
+            " ORDER BY created_at DESC, row_id DESC LIMIT ?"
+        )
+        window = plan(
+            "SELECT created_at FROM svc_messages WHERE direction = 'inbound' AND from_phone = ?"
+            " ORDER BY created_at DESC LIMIT ?"
+        )
+    finally:
+        conn.close()
+    for text in (first, paged):
+        assert "svc_messages_list" in text and "TEMP B-TREE" not in text
+    assert "svc_messages_inbound_window" in window and "TEMP B-TREE" not in window
