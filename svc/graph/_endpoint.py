@@ -133,8 +133,10 @@ class Endpoint:
     ) -> Any:
         """Check everything, send one request through ``client`` and return the parsed answer."""
         path, query = self._split_params(params)
+        if headers is not None and not isinstance(headers, Mapping):
+            raise GraphRequestValidationError("headers must be a mapping", field="headers")
         wire_body = self._build(body)
-        merged = dict(headers) if isinstance(headers, Mapping) else headers
+        merged = dict(headers) if headers is not None else None
         json_body: Any = None
         content: bytes | AsyncIterable[bytes] | None = None
         if isinstance(wire_body, Mapping | list | tuple):

@@ -345,6 +345,7 @@ def rejections() -> list[tuple[str, dict[str, Any]]]:
         ("header LF", {"headers": {"X-A": "a\nb"}}),
         ("header NUL", {"headers": {"X-A": "a\x00b"}}),
         ("header name LF", {"headers": {"X-A\n": "a"}}),
+        ("headers not a mapping", {"headers": [("X-A", "a")], "body": {"a": 1}}),
         ("authorization", {"headers": {"Authorization": "Bearer other"}}),
         ("authorization lower", {"headers": {"authorization": "Bearer other"}}),
         ("authorization mixed", {"headers": {"AuThOrIzAtIoN": "x"}}),
