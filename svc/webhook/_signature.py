@@ -1,0 +1,184 @@
+"""Sans-IO checks of a webhook POST: size cap, signature, JSON, envelope, in that order.
+
+The order is the contract of decisions.md section 3: a body over the cap is
+refused before its signature is looked at, and a body is parsed only after its
+signature passed, so unsigned input never reaches the JSON parser.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from svc.crypto import hmac_sha256_matches
+
+from ._errors import (
+    InvalidEnvelopeError,
+    InvalidJsonError,
+    InvalidSignatureFormatError,
+    MissingSignatureError,
+    PayloadTooLargeError,
+    SignatureMismatchError,
+)
+
+__all__ = [
+    "SIGNATURE_HEADER",
+    "SIGNATURE_PREFIX",
+    "BoundedBody",
+    "check_content_length",
+    "parse_envelope",
+    "parse_signature_header",
+    "verify_and_parse",
+    "verify_signature",
+]
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+SIGNATURE_PREFIX = "sha256="
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+_OWS = " \t"
+
+
+def check_content_length(content_length: int | None, *, max_body_bytes: int) -> None:
+    """Refuse a declared Content-Length over the cap, before any byte is read."""
+    _check_cap(max_body_bytes)
+    if content_length is not None and content_length > max_body_bytes:
+        raise PayloadTooLargeError
+
+
+class BoundedBody:
+    """Collects body chunks and refuses the body as soon as it grows past the cap.
+
+    The HTTP layer feeds chunks as they arrive and stops reading at the first
+    ``PayloadTooLargeError``, so an oversized body is never held in memory.
+    """
+
+    __slots__ = ("_chunks", "_max", "_size")
+
+    def __init__(self, *, max_body_bytes: int) -> None:
+        _check_cap(max_body_bytes)
+        self._max = max_body_bytes
+        self._size = 0
+        self._chunks: list[bytes] = []
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def feed(self, chunk: bytes) -> None:
+        """Add one chunk, or raise ``PayloadTooLargeError`` once the total is over the cap."""
+        self._size += len(chunk)
+        if self._size > self._max:
+            self._chunks.clear()
+            raise PayloadTooLargeError
+        if chunk:
+            self._chunks.append(bytes(chunk))
+
+    def body(self) -> bytes:
+        """The bytes fed so far."""
+        return b"".join(self._chunks)
+
+
+def parse_signature_header(header: str | None) -> bytes:
+    """Return the 32-byte tag of ``sha256=<64 hex>``, or raise the missing/format error.
+
+    Surrounding spaces and tabs (HTTP optional whitespace) are ignored; an
+    empty header counts as missing. Hex digits may be either case.
+    """
+    if header is None:
+        raise MissingSignatureError
+    if not isinstance(header, str):
+        raise InvalidSignatureFormatError
+    value = header.strip(_OWS)
+    if not value:
+        raise MissingSignatureError
+    if len(value) != len(SIGNATURE_PREFIX) + 64 or not value.startswith(SIGNATURE_PREFIX):
+        raise InvalidSignatureFormatError
+    hex_part = value[len(SIGNATURE_PREFIX) :]
+    if not _HEX_DIGITS.issuperset(hex_part):
+        raise InvalidSignatureFormatError
+    return bytes.fromhex(hex_part)
+
+
+def verify_signature(
+    *,
+    body: bytes,
+    header: str | None,
+    app_secret: str | bytes,
+    max_body_bytes: int,
+    content_length: int | None = None,
+) -> None:
+    """Check size cap, then header presence, format and HMAC-SHA256 match, in that order.
+
+    Raises ``PayloadTooLargeError``, ``MissingSignatureError``,
+    ``InvalidSignatureFormatError`` or ``SignatureMismatchError``; the
+    comparison is constant-time (``svc.crypto``).
+    """
+    key = _secret_bytes(app_secret)
+    check_content_length(content_length, max_body_bytes=max_body_bytes)
+    if len(body) > max_body_bytes:
+        raise PayloadTooLargeError
+    expected = parse_signature_header(header)
+    if not hmac_sha256_matches(key, body, expected):
+        raise SignatureMismatchError
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def parse_envelope(body: bytes) -> dict[str, Any]:
+    """Parse signed bytes into an envelope: ``invalid_json``, then ``invalid_envelope``.
+
+    Strict JSON: ``NaN``/``Infinity`` and invalid UTF-8 are refused, and so is
+    nesting too deep for the parser.
+    """
+    try:
+        data = json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
+        raise InvalidJsonError from None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("object"), str)
+        or not isinstance(data.get("entry"), list)
+    ):
+        raise InvalidEnvelopeError
+    return data
+
+
+def verify_and_parse(
+    *,
+    body: bytes,
+    header: str | None,
+    app_secret: str | bytes,
+    max_body_bytes: int,
+    content_length: int | None = None,
+) -> dict[str, Any]:
+    """The whole POST pipeline: size, signature, JSON, envelope; returns the parsed envelope."""
+    verify_signature(
+        body=body,
+        header=header,
+        app_secret=app_secret,
+        max_body_bytes=max_body_bytes,
+        content_length=content_length,
+    )
+    return parse_envelope(body)
+
+
+def _secret_bytes(app_secret: str | bytes) -> bytes:
+    if isinstance(app_secret, str):
+        key = app_secret.encode("utf-8")
+    elif isinstance(app_secret, bytes | bytearray):
+        key = bytes(app_secret)
+    else:
+        raise TypeError("app_secret must be str or bytes")
+    if not key:
+        raise ValueError("app_secret must not be empty")
+    return key
+
+
+def _check_cap(max_body_bytes: int) -> None:
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int):
+        raise TypeError("max_body_bytes must be an int")
+    if max_body_bytes < 1:
+        raise ValueError("max_body_bytes must be positive")
