@@ -1,0 +1,130 @@
+"""SQLite specifics: filenames, asyncio compatibility, claims across OS processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+import trio
+
+from svc.store import Claimed, PersistenceValidationError, SqliteStore
+
+from .conftest import T0
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "bad\nname.db", 42, None, b"x.db"])
+def test_unsafe_filenames_are_refused_without_echo(bad: object) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        SqliteStore(bad)  # type: ignore[arg-type]
+    assert info.value.code == "invalid_filename"
+    if isinstance(bad, str) and bad.strip():
+        assert bad not in str(info.value)
+
+
+def test_a_directory_is_not_a_filename(tmp_path: Path) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        SqliteStore(tmp_path)
+    assert info.value.code == "invalid_filename"
+    assert str(tmp_path) not in str(info.value)
+
+
+async def test_file_store_uses_wal_and_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "wal.db"
+    store = SqliteStore(path)
+    await store.migrate()
+    await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
+    await store.close()
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        conn.close()
+    reopened = SqliteStore(path)
+    try:
+        assert await reopened.migrate() == 6
+        record = await reopened.get_service_request(idempotency_key="k")
+        assert record is not None and record.state == "pending"
+    finally:
+        await reopened.close()
+
+
+def test_runs_under_asyncio_too(tmp_path: Path) -> None:
+    async def main() -> object:
+        store = SqliteStore(tmp_path / "asyncio.db")
+        try:
+            await store.migrate()
+            return await store.claim_service_request(
+                idempotency_key="k", request_hash="h", created_at=T0
+            )
+        finally:
+            await store.close()
+
+    assert anyio.run(main, backend="asyncio") == Claimed()
+
+
+@pytest.mark.slow
+async def test_two_os_processes_claim_each_key_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    store = SqliteStore(path)
+    await store.migrate()
+    await store.close()
+    keys = 200
+    command = [sys.executable, str(Path(__file__).with_name("_claim_process.py")), str(path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    outputs: list[list[int]] = []
+
+    async with trio.open_nursery() as nursery:
+        processes = [
+            await trio.lowlevel.open_process(
+                [*command, str(keys)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                cwd=ROOT,
+            )
+            for _ in range(2)
+        ]
+        try:
+            # Both processes have the file open before either starts claiming.
+            for process in processes:
+                assert process.stdout is not None
+                assert await _read_line(process.stdout) == "ready"
+            for process in processes:
+                assert process.stdin is not None
+                await process.stdin.send_all(b"go\n")
+
+            async def collect(process: trio.Process) -> None:
+                assert process.stdout is not None
+                outputs.append(json.loads(await _read_line(process.stdout)))
+                assert await process.wait() == 0
+
+            for process in processes:
+                nursery.start_soon(collect, process)
+        finally:
+            for process in processes:
+                if process.stdin is not None:
+                    await process.stdin.aclose()
+    for process in processes:
+        await process.aclose()
+    claimed = [key for output in outputs for key in output]
+    assert sorted(claimed) == list(range(keys))  # every key exactly once
+    assert len(outputs) == 2
+
+
+async def _read_line(stream: trio.abc.ReceiveStream) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = await stream.receive_some(1)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode().strip()
