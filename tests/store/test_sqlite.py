@@ -114,7 +114,9 @@ async def test_two_os_processes_claim_each_key_exactly_once(tmp_path: Path) -> N
                 if process.stdin is not None:
                     await process.stdin.aclose()
     for process in processes:
-        await process.aclose()
+        if process.stdout is not None:
+            await process.stdout.aclose()
+        await process.wait()
     claimed = [key for output in outputs for key in output]
     assert sorted(claimed) == list(range(keys))  # every key exactly once
     assert len(outputs) == 2
