@@ -1,0 +1,226 @@
+"""Request bodies for uploads: byte sources with a declared size, counted while they are sent.
+
+A body never trusts the size its source claims: bytes are counted as they are
+pulled, pulling stops at the first byte past the declared size, and a source
+that delivers more (or fewer) bytes than declared fails the request. Multipart
+framing (boundary, part headers, escaping) comes from httpx's own encoder.
+"""
+
+from __future__ import annotations
+
+import io
+import mmap
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, runtime_checkable
+
+import httpx
+
+from ._errors import MediaValidationError
+
+__all__ = ["ByteSource", "CountedBody", "UploadFile", "byte_source", "multipart_envelope"]
+
+FILE_CHUNK_SIZE: Final = 1024 * 1024
+"""Bytes read from a file-like per call (a memory bound, not a wire one)."""
+
+
+@runtime_checkable
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> Any: ...
+
+
+UploadFile = bytes | bytearray | memoryview | _Readable | AsyncIterable[bytes]
+"""What an upload accepts: bytes-like, a binary file-like, or an async stream of bytes."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ByteSource:
+    """One of: ``data`` (immutable bytes), ``reader`` (sync file-like) or ``stream`` (async)."""
+
+    size: int
+    data: bytes | None = None
+    reader: _Readable | None = None
+    stream: AsyncIterable[Any] | None = None
+
+
+def byte_source(file: object, *, size: object, code: str, size_code: str) -> ByteSource:
+    """Classify ``file`` and settle its declared size; anything unsupported raises ``code``.
+
+    Bytes-like inputs are snapshotted into ``bytes`` (a bytearray could change
+    between the size check and the send). ``size`` is required for async
+    streams and for file-likes that cannot seek; ``size_code`` names bad sizes.
+    """
+    if isinstance(file, bytes):
+        return ByteSource(size=_checked_size(size, len(file), size_code), data=file)
+    if isinstance(file, bytearray):
+        return ByteSource(size=_checked_size(size, len(file), size_code), data=bytes(file))
+    if isinstance(file, memoryview):
+        if (
+            file.format != "B"
+            or file.ndim != 1
+            or not file.contiguous
+            or isinstance(file.obj, mmap.mmap)
+        ):
+            raise MediaValidationError(
+                code, "file must be a memoryview of plain bytes (format 'B', contiguous, unshared)"
+            )
+        data = file.tobytes()
+        return ByteSource(size=_checked_size(size, len(data), size_code), data=data)
+    if isinstance(file, str | dict | mmap.mmap | io.TextIOBase) or file is None:
+        raise MediaValidationError(code, _UNSUPPORTED)
+    if isinstance(file, AsyncIterable):
+        if size is None:
+            raise MediaValidationError(size_code, "an async stream needs its size declared")
+        return ByteSource(size=_checked_size(size, None, size_code), stream=file)
+    if isinstance(file, _Readable):
+        declared = size if size is not None else _seekable_remaining(file)
+        if declared is None:
+            raise MediaValidationError(size_code, "a file-like that cannot seek needs its size")
+        return ByteSource(size=_checked_size(declared, None, size_code), reader=file)
+    raise MediaValidationError(code, _UNSUPPORTED)
+
+
+_UNSUPPORTED: Final = (
+    "file must be bytes, bytearray, a memoryview of bytes, a binary file-like "
+    "or an async stream of bytes"
+)
+
+
+def _checked_size(size: object, actual: int | None, code: str) -> int:
+    if size is None and actual is not None:
+        return actual
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise MediaValidationError(code, "the declared size must be a non-negative integer")
+    if actual is not None and size != actual:
+        raise MediaValidationError(code, "the declared size differs from the bytes given")
+    return size
+
+
+def _seekable_remaining(file: _Readable) -> int | None:
+    seekable = getattr(file, "seekable", None)
+    if not callable(seekable):
+        return None
+    try:
+        if not seekable():
+            return None
+        position = file.tell()  # type: ignore[attr-defined]
+        end = file.seek(0, io.SEEK_END)  # type: ignore[attr-defined]
+        file.seek(position)  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(position, int) or not isinstance(end, int):
+        return None
+    return max(0, end - position)
+
+
+def multipart_envelope(
+    *, fields: dict[str, str], file_field: str, filename: str, content_type: str
+) -> tuple[bytes, bytes, str]:
+    """httpx's multipart framing around an empty file part: (before file, after file, header).
+
+    httpx renders the fields, the boundary (random, generated by httpx) and the
+    escaped part headers; the file part comes last, so its bytes belong
+    between the two returned pieces. The pieces are small; the file itself is
+    never copied into them.
+    """
+    request = httpx.Request(
+        "POST",
+        "https://multipart.invalid/",
+        data=fields,
+        files={file_field: (filename, b"", content_type)},
+    )
+    header = request.headers["Content-Type"]
+    boundary = header.partition("boundary=")[2].encode("ascii")
+    rendered = request.read()
+    closing = b"\r\n--" + boundary + b"--\r\n"
+    if not boundary or not rendered.endswith(closing):
+        raise RuntimeError("httpx rendered an unexpected multipart layout")
+    return rendered[: -len(closing)], closing, header
+
+
+class CountedBody(httpx.AsyncByteStream):
+    """``prefix + source bytes + suffix``, failing as soon as the source oversteps its size.
+
+    At most ``size + 1`` bytes are requested from a file-like, and an async
+    stream is not pulled again once its total passes ``size``. Past ``cap``
+    the error is ``too_large_code``; any other size disagreement is
+    ``mismatch_code``.
+    """
+
+    def __init__(
+        self,
+        source: ByteSource,
+        *,
+        cap: int,
+        too_large_code: str,
+        mismatch_code: str,
+        prefix: bytes = b"",
+        suffix: bytes = b"",
+    ) -> None:
+        self._source = source
+        self._cap = cap
+        self._too_large_code = too_large_code
+        self._mismatch_code = mismatch_code
+        self._prefix = prefix
+        self._suffix = suffix
+
+    @property
+    def content_length(self) -> int:
+        return len(self._prefix) + self._source.size + len(self._suffix)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._prefix:
+            yield self._prefix
+        total = 0
+        async with aclosing(self._chunks()) as chunks:
+            async for chunk in chunks:
+                total += len(chunk)
+                if total > self._source.size:
+                    self._overstepped(total)
+                if chunk:
+                    yield chunk
+        if total != self._source.size:
+            raise MediaValidationError(
+                self._mismatch_code, "the file ended before its declared size"
+            )
+        if self._suffix:
+            yield self._suffix
+
+    def _overstepped(self, total: int) -> None:
+        if total > self._cap:
+            raise MediaValidationError(self._too_large_code, f"file exceeds {self._cap} bytes")
+        raise MediaValidationError(
+            self._mismatch_code, "the file delivered more bytes than its declared size"
+        )
+
+    async def _chunks(self) -> AsyncGenerator[bytes, None]:
+        source = self._source
+        if source.data is not None:
+            yield source.data
+        elif source.reader is not None:
+            remaining = source.size + 1  # one byte more reveals a source that lied
+            while remaining > 0:
+                chunk = source.reader.read(min(FILE_CHUNK_SIZE, remaining))
+                if not chunk:
+                    return
+                yield _as_bytes(chunk)
+                remaining -= len(chunk)
+        elif source.stream is not None:
+            iterator = aiter(source.stream)
+            try:
+                async for chunk in iterator:
+                    yield _as_bytes(chunk)
+            finally:
+                # A stream abandoned part-way (it overstepped) is closed now, not by the GC.
+                close = getattr(iterator, "aclose", None)
+                if close is not None:
+                    await close()
+
+
+def _as_bytes(chunk: object) -> bytes:
+    if isinstance(chunk, bytes):
+        return chunk
+    if isinstance(chunk, bytearray | memoryview):
+        return bytes(chunk)
+    raise MediaValidationError("invalid_file", "the file produced a chunk that is not bytes")

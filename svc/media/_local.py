@@ -1,0 +1,280 @@
+"""Upload a local file and send it as a message: exactly two upstream requests.
+
+Every rejection happens before the first request: the path's shape, its
+extension, the message fields, then (on the opened file) its type and size.
+Error messages never echo the path; neither does the wire (the multipart file
+name is ``<kind><extension>``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final
+
+import anyio
+import anyio.to_thread
+
+from svc.graph import GraphClient, MediaKind, build_media_message, send_result_from_answer
+
+from ._bodies import FILE_CHUNK_SIZE, ByteSource
+from ._checks import MAX_UPLOAD_BYTES, check_cap, check_phone_number_id
+from ._errors import MediaValidationError
+from ._models import MediaSendResult
+from ._operations import _send_upload
+
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "upload_and_send_audio",
+    "upload_and_send_document",
+    "upload_and_send_image",
+    "upload_and_send_sticker",
+    "upload_and_send_video",
+]
+
+SUPPORTED_EXTENSIONS: Final[Mapping[str, Mapping[str, str]]] = {
+    "image": {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"},
+    "video": {".mp4": "video/mp4", ".3gp": "video/3gpp"},
+    "audio": {
+        ".aac": "audio/aac",
+        ".amr": "audio/amr",
+        ".mp3": "audio/mpeg",
+        ".m4a": "audio/mp4",
+        ".ogg": "audio/ogg",
+        ".opus": "audio/ogg",
+    },
+    "document": {
+        ".txt": "text/plain",
+        ".pdf": "application/pdf",
+        ".doc": "application/msword",
+        ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        ".xls": "application/vnd.ms-excel",
+        ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ".ppt": "application/vnd.ms-powerpoint",
+        ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    },
+    "sticker": {".webp": "image/webp"},
+}
+"""Extensions each kind accepts (case-insensitive) and the MIME type sent for them."""
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_PLACEHOLDER_MEDIA_ID: Final = "0"
+
+
+async def upload_and_send_image(
+    client: GraphClient,
+    *,
+    phone_number_id: str,
+    path: str | os.PathLike[str],
+    to: str,
+    caption: str | None = None,
+    reply_to_message_id: str | None = None,
+    max_bytes: int | None = None,
+) -> MediaSendResult:
+    """Upload a .jpg/.jpeg/.png file, then send it as an image message."""
+    return await _upload_and_send(
+        client,
+        "image",
+        phone_number_id=phone_number_id,
+        path=path,
+        max_bytes=max_bytes,
+        message={"to": to, "caption": caption, "reply_to_message_id": reply_to_message_id},
+    )
+
+
+async def upload_and_send_video(
+    client: GraphClient,
+    *,
+    phone_number_id: str,
+    path: str | os.PathLike[str],
+    to: str,
+    caption: str | None = None,
+    reply_to_message_id: str | None = None,
+    max_bytes: int | None = None,
+) -> MediaSendResult:
+    """Upload a .mp4/.3gp file, then send it as a video message."""
+    return await _upload_and_send(
+        client,
+        "video",
+        phone_number_id=phone_number_id,
+        path=path,
+        max_bytes=max_bytes,
+        message={"to": to, "caption": caption, "reply_to_message_id": reply_to_message_id},
+    )
+
+
+async def upload_and_send_audio(
+    client: GraphClient,
+    *,
+    phone_number_id: str,
+    path: str | os.PathLike[str],
+    to: str,
+    voice: bool | None = None,
+    reply_to_message_id: str | None = None,
+    max_bytes: int | None = None,
+) -> MediaSendResult:
+    """Upload an .aac/.amr/.mp3/.m4a/.ogg/.opus file, then send it as an audio message."""
+    return await _upload_and_send(
+        client,
+        "audio",
+        phone_number_id=phone_number_id,
+        path=path,
+        max_bytes=max_bytes,
+        message={"to": to, "voice": voice, "reply_to_message_id": reply_to_message_id},
+    )
+
+
+async def upload_and_send_document(
+    client: GraphClient,
+    *,
+    phone_number_id: str,
+    path: str | os.PathLike[str],
+    to: str,
+    caption: str | None = None,
+    filename: str | None = None,
+    reply_to_message_id: str | None = None,
+    max_bytes: int | None = None,
+) -> MediaSendResult:
+    """Upload a document (.pdf, .txt, office formats), then send it; ``filename`` is shown."""
+    return await _upload_and_send(
+        client,
+        "document",
+        phone_number_id=phone_number_id,
+        path=path,
+        max_bytes=max_bytes,
+        message={
+            "to": to,
+            "caption": caption,
+            "filename": filename,
+            "reply_to_message_id": reply_to_message_id,
+        },
+    )
+
+
+async def upload_and_send_sticker(
+    client: GraphClient,
+    *,
+    phone_number_id: str,
+    path: str | os.PathLike[str],
+    to: str,
+    reply_to_message_id: str | None = None,
+    max_bytes: int | None = None,
+) -> MediaSendResult:
+    """Upload a .webp file, then send it as a sticker message."""
+    return await _upload_and_send(
+        client,
+        "sticker",
+        phone_number_id=phone_number_id,
+        path=path,
+        max_bytes=max_bytes,
+        message={"to": to, "reply_to_message_id": reply_to_message_id},
+    )
+
+
+async def _upload_and_send(
+    client: GraphClient,
+    kind: MediaKind,
+    *,
+    phone_number_id: str,
+    path: object,
+    max_bytes: int | None,
+    message: dict[str, Any],
+) -> MediaSendResult:
+    phone_number_id = check_phone_number_id(phone_number_id)
+    cap = check_cap(max_bytes, maximum=MAX_UPLOAD_BYTES)
+    local = _check_local_path(path)
+    extension = os.path.splitext(local)[1].lower()
+    mime_type = SUPPORTED_EXTENSIONS[kind].get(extension)
+    if mime_type is None:
+        raise MediaValidationError(
+            "unsupported_extension",
+            f"{kind} files must end in one of {', '.join(SUPPORTED_EXTENSIONS[kind])}",
+        )
+    # Validate the message fields now, so a bad recipient costs no upload.
+    build_media_message(kind, media_id=_PLACEHOLDER_MEDIA_ID, **message)
+    with await anyio.to_thread.run_sync(_open_regular_file, local, cap) as opened:
+        handle, size = opened
+        async_file = anyio.wrap_file(handle)
+        source = ByteSource(size=size, stream=_file_chunks(async_file, size))
+        uploaded = await _send_upload(
+            client,
+            phone_number_id=phone_number_id,
+            body_source=source,
+            cap=cap,
+            mime_type=mime_type,
+            filename=f"{kind}{extension}",
+        )
+    payload = build_media_message(kind, media_id=uploaded.id, **message)
+    answer = await client.request("POST", f"/{phone_number_id}/messages", json=payload)
+    return MediaSendResult(media_id=uploaded.id, send=send_result_from_answer(answer), raw=answer)
+
+
+def _check_local_path(path: object) -> str:
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise MediaValidationError("invalid_path", "path must be a string or os.PathLike[str]")
+    if not path.strip():
+        raise MediaValidationError("invalid_path", "path must not be empty")
+    if _CONTROL.search(path):
+        raise MediaValidationError("invalid_path", "path must not contain control characters")
+    if ".." in re.split(r"[\\/]", path):
+        raise MediaValidationError("invalid_path", "path must not contain '..' segments")
+    return path
+
+
+class _OpenedFile:
+    """An opened regular file and its size; closes the descriptor on exit."""
+
+    def __init__(self, handle: Any, size: int) -> None:
+        self._handle = handle
+        self._size = size
+
+    def __enter__(self) -> tuple[Any, int]:
+        return self._handle, self._size
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._handle.close()
+
+
+def _open_regular_file(path: str, cap: int) -> _OpenedFile:
+    """Open without blocking on FIFOs, then judge the opened file (no stat/open race)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise MediaValidationError("invalid_file", "file does not exist") from None
+    except IsADirectoryError:
+        raise MediaValidationError("invalid_file", "path is a directory") from None
+    except OSError as exc:
+        raise MediaValidationError(
+            "invalid_file", f"file cannot be opened ({type(exc).__name__})"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise MediaValidationError("invalid_file", "path is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise MediaValidationError("invalid_file", "path is not a regular file")
+        if info.st_size == 0:
+            raise MediaValidationError("invalid_file", "file is empty")
+        if info.st_size > cap:
+            raise MediaValidationError("upload_too_large", f"file exceeds {cap} bytes")
+        handle = os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return _OpenedFile(handle, info.st_size)
+
+
+async def _file_chunks(file: anyio.AsyncFile[bytes], size: int) -> AsyncIterator[bytes]:
+    """Read at most ``size + 1`` bytes (the extra byte exposes a file that grew)."""
+    remaining = size + 1
+    while remaining > 0:
+        chunk = await file.read(min(FILE_CHUNK_SIZE, remaining))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+        yield chunk
