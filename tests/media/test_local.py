@@ -1,0 +1,166 @@
+"""Local-path upload-and-send helpers: two requests on success, zero on every rejection."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+
+from svc.graph import GraphRequestValidationError
+from svc.media import (
+    MediaValidationError,
+    upload_and_send_audio,
+    upload_and_send_document,
+    upload_and_send_image,
+    upload_and_send_sticker,
+    upload_and_send_video,
+)
+
+from ._fakes import Upstream
+
+PHONE = "106540352242922"
+TO = "15551234567"
+
+
+def answer(request: httpx.Request, body: bytes) -> httpx.Response:
+    if request.url.path.endswith("/media"):
+        return httpx.Response(200, json={"id": "4490709327384033"})
+    return httpx.Response(
+        200,
+        json={
+            "messaging_product": "whatsapp",
+            "contacts": [{"input": TO, "wa_id": TO}],
+            "messages": [{"id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI"}],
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("helper", "name", "mime", "kind", "extra"),
+    [
+        (upload_and_send_image, "photo.JPG", "image/jpeg", "image", {"caption": "hi"}),
+        (upload_and_send_video, "clip.mp4", "video/mp4", "video", {}),
+        (upload_and_send_audio, "note.ogg", "audio/ogg", "audio", {"voice": True}),
+        (
+            upload_and_send_document,
+            "menu.pdf",
+            "application/pdf",
+            "document",
+            {"filename": "Menu.pdf"},
+        ),
+        (upload_and_send_sticker, "s.webp", "image/webp", "sticker", {}),
+    ],
+)
+async def test_two_requests_upload_then_send(
+    tmp_path: Path, helper: object, name: str, mime: str, kind: str, extra: dict[str, object]
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\x01\x02media" * 50)
+    upstream = Upstream(answer)
+    assert callable(helper)
+    async with upstream.client() as client:
+        result = await helper(client, phone_number_id=PHONE, path=path, to=TO, **extra)
+    assert result.media_id == "4490709327384033"
+    assert result.send.message_id == "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI"
+    upload, send = upstream.requests
+    assert upload[0].url.path == f"/v25.0/{PHONE}/media"
+    assert f"Content-Type: {mime}".encode() in upload[1]
+    assert b"\x01\x02media" * 50 in upload[1]
+    assert str(tmp_path).encode() not in upload[1]  # the wire never carries the local path
+    assert send[0].url.path == f"/v25.0/{PHONE}/messages"
+    payload = json.loads(send[1])
+    assert payload["type"] == kind
+    assert payload[kind]["id"] == "4490709327384033"
+    assert payload["to"] == TO
+
+
+async def test_str_paths_work(tmp_path: Path) -> None:
+    path = tmp_path / "a.png"
+    path.write_bytes(b"png")
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        await upload_and_send_image(client, phone_number_id=PHONE, path=str(path), to=TO)
+    assert len(upstream.requests) == 2
+
+
+def rejected_paths(tmp_path: Path) -> list[tuple[str, str]]:
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    (tmp_path / "big.jpg").write_bytes(b"x" * 2000)
+    (tmp_path / "dir.jpg").mkdir()
+    (tmp_path / "note.gif").write_bytes(b"gif")
+    (tmp_path / "fifo.jpg").exists() or os.mkfifo(tmp_path / "fifo.jpg")
+    return [
+        ("", "invalid_path"),
+        ("   ", "invalid_path"),
+        (f"{tmp_path}/a\x00.jpg", "invalid_path"),
+        (f"{tmp_path}/a\x07.jpg", "invalid_path"),
+        (f"{tmp_path}/a\n.jpg", "invalid_path"),
+        (f"{tmp_path}/../{tmp_path.name}/big.jpg", "invalid_path"),
+        (f"{tmp_path}\\..\\big.jpg", "invalid_path"),
+        (f"{tmp_path}/note.gif", "unsupported_extension"),
+        (f"{tmp_path}/noext", "unsupported_extension"),
+        (f"{tmp_path}/dir.jpg", "invalid_file"),
+        (f"{tmp_path}/missing.jpg", "invalid_file"),
+        (f"{tmp_path}/empty.jpg", "invalid_file"),
+        (f"{tmp_path}/fifo.jpg", "invalid_file"),
+        (f"{tmp_path}/big.jpg", "upload_too_large"),
+    ]
+
+
+async def test_rejections_make_no_request_and_never_echo_the_path(tmp_path: Path) -> None:
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        for path, code in rejected_paths(tmp_path):
+            with pytest.raises(MediaValidationError) as caught:
+                await upload_and_send_image(
+                    client, phone_number_id=PHONE, path=path, to=TO, max_bytes=1000
+                )
+            assert caught.value.code == code, path
+            text = f"{caught.value} {caught.value!r}"
+            assert str(tmp_path) not in text
+            assert "jpg" not in text.replace(".jpg, .jpeg", "")
+    assert upstream.requests == []
+
+
+@pytest.mark.parametrize("path", [b"/tmp/x.jpg", None, 5])
+async def test_path_must_be_text(path: object) -> None:
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        with pytest.raises(MediaValidationError) as caught:
+            await upload_and_send_image(client, phone_number_id=PHONE, path=path, to=TO)  # type: ignore[arg-type]
+    assert caught.value.code == "invalid_path"
+
+
+async def test_bad_message_fields_cost_no_upload(tmp_path: Path) -> None:
+    path = tmp_path / "a.jpg"
+    path.write_bytes(b"jpg")
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        with pytest.raises(GraphRequestValidationError):
+            await upload_and_send_image(client, phone_number_id=PHONE, path=path, to="not-a-phone")
+        with pytest.raises(GraphRequestValidationError):
+            await upload_and_send_image(
+                client, phone_number_id=PHONE, path=path, to=TO, caption="x" * 1025
+            )
+    assert upstream.requests == []
+
+
+async def test_document_extension_is_case_insensitive_and_sticker_is_webp_only(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.PDF").write_bytes(b"%PDF")
+    (tmp_path / "a.png").write_bytes(b"png")
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        await upload_and_send_document(
+            client, phone_number_id=PHONE, path=tmp_path / "a.PDF", to=TO
+        )
+        with pytest.raises(MediaValidationError) as caught:
+            await upload_and_send_sticker(
+                client, phone_number_id=PHONE, path=tmp_path / "a.png", to=TO
+            )
+    assert caught.value.code == "unsupported_extension"
+    assert len(upstream.requests) == 2
