@@ -1,18 +1,21 @@
 """``SqliteStore``: stdlib sqlite3 on one connection, driven from a worker thread.
 
 All calls go through ``anyio.to_thread.run_sync`` with a capacity limiter of 1,
-so one connection serves every call in order, under trio or asyncio. Files use
-WAL; every read-modify-write runs in ``BEGIN IMMEDIATE`` so claims stay atomic
-across processes sharing the file.
+so one connection serves every call in order, under trio or asyncio. Concurrent
+callers are group-committed: calls queued while a batch runs go together into
+the next transaction, each under its own savepoint. Files use WAL; every
+read-modify-write runs in ``BEGIN IMMEDIATE`` so claims stay atomic across
+processes sharing the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Final, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -35,6 +38,23 @@ _MESSAGES: Final[dict[str, str]] = {
     "outbox_failed": "SQLite outbox or message transaction failed.",
     "query_failed": "SQLite query failed.",
 }
+
+
+_MAX_BATCH: Final = 256
+
+
+class _Job(Generic[T]):
+    """One queued call of the group-commit loop."""
+
+    __slots__ = ("code", "done", "error", "fn", "result", "write")
+
+    def __init__(self, *, fn: Callable[[Session], T], write: bool, code: FaultCode) -> None:
+        self.fn = fn
+        self.write = write
+        self.code: FaultCode = code
+        self.done = anyio.Event()
+        self.result: T | None = None
+        self.error: Exception | None = PersistenceError(code, _MESSAGES[code])
 
 
 class _SqliteSession:
@@ -72,7 +92,16 @@ def _check_filename(path: object) -> str:
 class SqliteStore(StoreBase):
     """The local single-file store (or ``":memory:"``)."""
 
-    __slots__ = ("_busy_timeout_ms", "_closed", "_conn", "_limiter", "_memory", "_path")
+    __slots__ = (
+        "_busy_timeout_ms",
+        "_closed",
+        "_conn",
+        "_draining",
+        "_limiter",
+        "_memory",
+        "_path",
+        "_queue",
+    )
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
         self._path: Final = _check_filename(path)
@@ -80,6 +109,8 @@ class SqliteStore(StoreBase):
         self._busy_timeout_ms: Final = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
+        self._queue: list[_Job[Any]] = []
+        self._draining = False
         self._closed = False
 
     def __repr__(self) -> str:
@@ -122,15 +153,67 @@ class SqliteStore(StoreBase):
         conn.execute("COMMIT")
         return result
 
+    def _run_batch(self, batch: list[_Job[Any]]) -> None:
+        """Group commit: one transaction, one savepoint per job (runs in the thread).
+
+        Every job starts failed; a job succeeds only once COMMIT has. A failing
+        job rolls back to its savepoint and fails alone.
+        """
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE" if any(j.write for j in batch) else "BEGIN")
+        session = _SqliteSession(conn)
+        results: list[tuple[_Job[Any], object]] = []
+        try:
+            for job in batch:
+                conn.execute("SAVEPOINT svc_job")
+                try:
+                    results.append((job, job.fn(session)))
+                except sqlite3.Error:
+                    conn.execute("ROLLBACK TO svc_job")
+                except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller
+                    job.error = exc
+                    conn.execute("ROLLBACK TO svc_job")
+                conn.execute("RELEASE svc_job")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+        for job, result in results:
+            job.result, job.error = result, None
+
     async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        """Queue ``fn``; the first waiting caller drains the queue in batches (group commit)."""
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
-        try:
-            return await anyio.to_thread.run_sync(
-                self._transaction, fn, write, limiter=self._limiter
-            )
-        except sqlite3.Error:
-            raise PersistenceError(code, _MESSAGES[code]) from None
+        job: _Job[T] = _Job(fn=fn, write=write, code=code)
+        self._queue.append(job)
+        # Shielded: a job, once queued, runs to completion, as a thread call would;
+        # the caller's cancellation is delivered at its next checkpoint.
+        with anyio.CancelScope(shield=True):
+            if self._draining:
+                await job.done.wait()
+            else:
+                self._draining = True
+                try:
+                    while self._queue:
+                        batch = self._queue[:_MAX_BATCH]
+                        del self._queue[:_MAX_BATCH]
+                        try:
+                            await anyio.to_thread.run_sync(
+                                self._run_batch, batch, limiter=self._limiter
+                            )
+                        except sqlite3.Error:
+                            pass  # every job of the batch keeps its pessimistic error
+                        finally:
+                            for queued in batch:
+                                queued.done.set()
+                finally:
+                    self._draining = False
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[return-value]
 
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""

@@ -494,7 +494,9 @@ async def test_no_path_or_dsn_in_repr_errors_or_health(backend: Backend) -> None
         with pytest.raises(PersistenceError) as info:
             await store.count_outbox_pending()
         assert info.value.code == "query_failed"
-        assert info.value.__cause__ is None and info.value.__suppress_context__
+        cause = info.value
+        assert cause.__cause__ is None
+        assert cause.__context__ is None or cause.__suppress_context__
         texts += [str(info.value), repr(info.value), info.value.message]
     for text in texts:
         for secret in backend.secrets:
