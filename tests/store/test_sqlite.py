@@ -12,7 +12,7 @@ import anyio
 import pytest
 import trio
 
-from svc.store import Claimed, PersistenceValidationError, SqliteStore
+from svc.store import Claimed, PersistenceError, PersistenceValidationError, SqliteStore
 
 from .conftest import T0
 
@@ -130,3 +130,33 @@ async def _read_line(stream: trio.abc.ReceiveStream) -> str:
             break
         data += chunk
     return data.decode().strip()
+
+
+async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "batch.db")
+    await store.migrate()
+    results: dict[str, object] = {}
+
+    async def good(i: int) -> None:
+        results[f"k{i}"] = await store.claim_service_request(
+            idempotency_key=f"k{i}", request_hash="h", created_at=T0
+        )
+
+    async def bad() -> None:
+        try:
+            await store._call("query_failed", lambda s: s.run("SELECT * FROM missing"), write=True)
+        except PersistenceError as exc:
+            results["bad"] = exc.code
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for i in range(10):
+                nursery.start_soon(good, i)
+            nursery.start_soon(bad)
+            for i in range(10, 20):
+                nursery.start_soon(good, i)
+        assert results.pop("bad") == "query_failed"
+        assert set(results.values()) == {Claimed()} and len(results) == 20
+        assert await store.count_outbox_pending() == 0
+    finally:
+        await store.close()
