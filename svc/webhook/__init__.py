@@ -1,9 +1,13 @@
 """The webhook layer, sans-IO: signature and challenge checks, envelope -> typed updates, facade.
 
-Nothing here reads the environment, the disk or the network; the HTTP layer
-feeds bytes in and sends answers out.
+Nothing here reads the environment, the disk or the network: the HTTP layer
+feeds request bytes in, answers with the errors' ``code``/``http_status``,
+hands ``normalize(...)`` updates to a ``WebhookFacade`` and records
+``event_key``/``body_hash`` through the store. See ``docs/webhooks.md``.
 """
 
+# --- errors
+# --- challenge (GET)
 from ._challenge import verify_challenge as verify_challenge
 from ._errors import ChallengeError as ChallengeError
 from ._errors import InvalidEnvelopeError as InvalidEnvelopeError
@@ -17,40 +21,186 @@ from ._errors import PayloadTooLargeError as PayloadTooLargeError
 from ._errors import SignatureError as SignatureError
 from ._errors import SignatureMismatchError as SignatureMismatchError
 from ._errors import WebhookError as WebhookError
+from ._facade import ECHO_PREFIX as ECHO_PREFIX
+
+# --- facade
+from ._facade import DefaultFacade as DefaultFacade
+from ._facade import FacadeFlags as FacadeFlags
+from ._facade import FacadeStatistics as FacadeStatistics
+from ._facade import Handler as Handler
+from ._facade import TextSender as TextSender
+from ._facade import WebhookFacade as WebhookFacade
+from ._facade import dispatch_update as dispatch_update
+from ._facade import facade_flags_from_env as facade_flags_from_env
+from ._facade import safe_detail as safe_detail
+
+# --- durable dedupe keys
 from ._keys import body_hash as body_hash
 from ._keys import canonical_json as canonical_json
 from ._keys import event_key as event_key
+
+# --- metrics
+from ._metrics import METRIC_NAME as METRIC_NAME
+from ._metrics import OUTCOMES as OUTCOMES
+from ._metrics import TelemetrySink as TelemetrySink
+from ._metrics import WebhookMetrics as WebhookMetrics
+from ._metrics import clamp_update_kind as clamp_update_kind
+
+# --- normalizer
+from ._normalize import ACCOUNT_FIELDS as ACCOUNT_FIELDS
+from ._normalize import GROUP_FIELDS as GROUP_FIELDS
+from ._normalize import MAX_CONTAINERS as MAX_CONTAINERS
+from ._normalize import MAX_ITEMS as MAX_ITEMS
+from ._normalize import SKIP_REASONS as SKIP_REASONS
+from ._normalize import normalize as normalize
+
+# --- readers and limits
+from ._read import MAX_ID_LENGTH as MAX_ID_LENGTH
+from ._read import MAX_NESTED as MAX_NESTED
+from ._read import format_event_time as format_event_time
 from ._signature import SIGNATURE_HEADER as SIGNATURE_HEADER
 from ._signature import SIGNATURE_PREFIX as SIGNATURE_PREFIX
+
+# --- signature pipeline (POST)
 from ._signature import BoundedBody as BoundedBody
 from ._signature import check_content_length as check_content_length
 from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
 from ._signature import verify_and_parse as verify_and_parse
 from ._signature import verify_signature as verify_signature
+from ._updates import UPDATE_KINDS as UPDATE_KINDS
+
+# --- updates
+from ._updates import AccountUpdate as AccountUpdate
+from ._updates import CallConnectUpdate as CallConnectUpdate
+from ._updates import CallStatusUpdate as CallStatusUpdate
+from ._updates import CallTerminateUpdate as CallTerminateUpdate
+from ._updates import ChatOpenedUpdate as ChatOpenedUpdate
+from ._updates import GroupLifecycleUpdate as GroupLifecycleUpdate
+from ._updates import GroupParticipantsUpdate as GroupParticipantsUpdate
+from ._updates import GroupSettingsUpdate as GroupSettingsUpdate
+from ._updates import GroupStatusUpdate as GroupStatusUpdate
+from ._updates import MessageUpdate as MessageUpdate
+from ._updates import NormalizationResult as NormalizationResult
+from ._updates import Skip as Skip
+from ._updates import StatusUpdate as StatusUpdate
+from ._updates import SystemUpdate as SystemUpdate
+from ._updates import UnknownUpdate as UnknownUpdate
+from ._updates import Update as Update
+from ._updates import UpdateKind as UpdateKind
+from ._updates import UpdateSource as UpdateSource
+from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
+
+# --- values inside updates
+from ._values import ButtonContent as ButtonContent
+from ._values import CallSession as CallSession
+from ._values import ContactPhone as ContactPhone
+from ._values import ContactsContent as ContactsContent
+from ._values import ConversationInfo as ConversationInfo
+from ._values import GroupParticipant as GroupParticipant
+from ._values import GroupSettingChange as GroupSettingChange
+from ._values import IdentityInfo as IdentityInfo
+from ._values import InteractiveContent as InteractiveContent
+from ._values import LocationContent as LocationContent
+from ._values import MediaContent as MediaContent
+from ._values import MessageContent as MessageContent
+from ._values import MessageContext as MessageContext
+from ._values import OrderContent as OrderContent
+from ._values import OrderItem as OrderItem
+from ._values import PlatformError as PlatformError
+from ._values import PricingInfo as PricingInfo
+from ._values import ReactionContent as ReactionContent
+from ._values import SharedContact as SharedContact
+from ._values import TextContent as TextContent
+from ._values import UnsupportedContent as UnsupportedContent
 
 __all__ = [
+    "ACCOUNT_FIELDS",
+    "ECHO_PREFIX",
+    "GROUP_FIELDS",
+    "MAX_CONTAINERS",
+    "MAX_ID_LENGTH",
+    "MAX_ITEMS",
+    "MAX_NESTED",
+    "METRIC_NAME",
+    "OUTCOMES",
     "SIGNATURE_HEADER",
     "SIGNATURE_PREFIX",
+    "SKIP_REASONS",
+    "UPDATE_KINDS",
+    "AccountUpdate",
     "BoundedBody",
+    "ButtonContent",
+    "CallConnectUpdate",
+    "CallSession",
+    "CallStatusUpdate",
+    "CallTerminateUpdate",
     "ChallengeError",
+    "ChatOpenedUpdate",
+    "ContactPhone",
+    "ContactsContent",
+    "ConversationInfo",
+    "DefaultFacade",
+    "FacadeFlags",
+    "FacadeStatistics",
+    "GroupLifecycleUpdate",
+    "GroupParticipant",
+    "GroupParticipantsUpdate",
+    "GroupSettingChange",
+    "GroupSettingsUpdate",
+    "GroupStatusUpdate",
+    "Handler",
+    "IdentityInfo",
+    "InteractiveContent",
     "InvalidEnvelopeError",
     "InvalidJsonError",
     "InvalidModeError",
     "InvalidSignatureFormatError",
     "InvalidVerifyTokenError",
+    "LocationContent",
+    "MediaContent",
+    "MessageContent",
+    "MessageContext",
+    "MessageUpdate",
     "MissingChallengeError",
     "MissingSignatureError",
+    "NormalizationResult",
+    "OrderContent",
+    "OrderItem",
     "PayloadTooLargeError",
+    "PlatformError",
+    "PricingInfo",
+    "ReactionContent",
+    "SharedContact",
     "SignatureError",
     "SignatureMismatchError",
+    "Skip",
+    "StatusUpdate",
+    "SystemUpdate",
+    "TelemetrySink",
+    "TextContent",
+    "TextSender",
+    "UnknownUpdate",
+    "UnsupportedContent",
+    "Update",
+    "UpdateKind",
+    "UpdateSource",
+    "UserPreferencesUpdate",
     "WebhookError",
+    "WebhookFacade",
+    "WebhookMetrics",
     "body_hash",
     "canonical_json",
     "check_content_length",
+    "clamp_update_kind",
+    "dispatch_update",
     "event_key",
+    "facade_flags_from_env",
+    "format_event_time",
+    "normalize",
     "parse_envelope",
     "parse_signature_header",
+    "safe_detail",
     "verify_and_parse",
     "verify_challenge",
     "verify_signature",

@@ -34,7 +34,6 @@ __all__ = [
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 SIGNATURE_PREFIX = "sha256="
-_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _OWS = " \t"
 
 
@@ -93,10 +92,14 @@ def parse_signature_header(header: str | None) -> bytes:
         raise MissingSignatureError
     if len(value) != len(SIGNATURE_PREFIX) + 64 or not value.startswith(SIGNATURE_PREFIX):
         raise InvalidSignatureFormatError
-    hex_part = value[len(SIGNATURE_PREFIX) :]
-    if not _HEX_DIGITS.issuperset(hex_part):
+    try:
+        digest = bytes.fromhex(value[len(SIGNATURE_PREFIX) :])
+    except ValueError:
+        raise InvalidSignatureFormatError from None
+    # fromhex skips whitespace between pairs: 32 bytes from 64 characters means 64 hex digits.
+    if len(digest) != 32:
         raise InvalidSignatureFormatError
-    return bytes.fromhex(hex_part)
+    return digest
 
 
 def verify_signature(
@@ -126,6 +129,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+# One strict decoder, built once: json.loads(..., parse_constant=...) builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_envelope(body: bytes) -> dict[str, Any]:
     """Parse signed bytes into an envelope: ``invalid_json``, then ``invalid_envelope``.
 
@@ -133,7 +140,8 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
     nesting too deep for the parser.
     """
     try:
-        data = json.loads(body, parse_constant=_reject_constant)
+        # The same encoding detection as json.loads(bytes): UTF-8, UTF-16 or UTF-32.
+        data = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except (ValueError, RecursionError):
         # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
         raise InvalidJsonError from None

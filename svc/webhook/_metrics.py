@@ -1,0 +1,96 @@
+"""Metrics hooks of the webhook layer: ``webhook_normalization_total{update_kind,outcome}``.
+
+Labels are clamped to known values (``unknown`` otherwise), so a payload can
+never mint a label value: no phone number, id or text reaches the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Final, Protocol
+
+from prometheus_client import CollectorRegistry, Counter
+
+from ._updates import UPDATE_KINDS, NormalizationResult
+
+__all__ = [
+    "METRIC_NAME",
+    "OUTCOMES",
+    "TelemetrySink",
+    "WebhookMetrics",
+    "clamp_update_kind",
+]
+
+METRIC_NAME: Final = "webhook_normalization_total"
+OUTCOMES: Final = frozenset(
+    {"normalized", "skipped", "dispatched", "duplicate", "handler_error", "unknown"}
+)
+ATTR_UPDATE_KIND: Final = "svc.webhook.update_kind"
+ATTR_OUTCOME: Final = "svc.operation.outcome"
+_KINDS: Final = frozenset(UPDATE_KINDS)
+
+
+class TelemetrySink(Protocol):
+    """The counter method of a telemetry sink (the HTTP layer's ``telemetry_sink``)."""
+
+    def increment_counter(
+        self, name: str, value: float, attributes: Mapping[str, str]
+    ) -> object: ...
+
+
+def clamp_update_kind(kind: str | None) -> str:
+    """``kind`` when it is one of the 14 update kinds, else ``unknown``."""
+    return kind if kind is not None and kind in _KINDS else "unknown"
+
+
+class WebhookMetrics:
+    """Counts normalization outcomes per update kind in the registry it is given.
+
+    The registry is always passed in (never the process-global one); a sink,
+    when given, receives the same increments with the spec's attribute keys,
+    and a sink failure is logged by class and never propagates.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        sink: TelemetrySink | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._counter = Counter(
+            METRIC_NAME,
+            "Webhook updates by normalized kind and outcome.",
+            ("update_kind", "outcome"),
+            registry=registry,
+        )
+        self._sink = sink
+        self._logger = logger if logger is not None else logging.getLogger("svc.webhook")
+
+    def record(self, update_kind: str | None, outcome: str, count: int = 1) -> None:
+        """Add ``count`` to ``{update_kind, outcome}``, both clamped to known values."""
+        if count <= 0:
+            return
+        kind = clamp_update_kind(update_kind)
+        outcome = outcome if outcome in OUTCOMES else "unknown"
+        self._counter.labels(update_kind=kind, outcome=outcome).inc(count)
+        if self._sink is not None:
+            try:
+                self._sink.increment_counter(
+                    METRIC_NAME, float(count), {ATTR_UPDATE_KIND: kind, ATTR_OUTCOME: outcome}
+                )
+            except Exception as exc:  # noqa: BLE001 - a sink never breaks ingestion
+                self._logger.warning("telemetry sink failed error=%s", type(exc).__name__[:80])
+
+    def observe(self, result: NormalizationResult) -> None:
+        """Count every update as ``normalized`` and every skip as ``skipped`` (by its kind)."""
+        counts: dict[tuple[str | None, str], int] = {}
+        for update in result.updates:
+            normalized: tuple[str | None, str] = (update.kind, "normalized")
+            counts[normalized] = counts.get(normalized, 0) + 1
+        for skip in result.skipped:
+            skipped: tuple[str | None, str] = (skip.kind, "skipped")
+            counts[skipped] = counts.get(skipped, 0) + skip.count
+        for (kind, outcome), count in counts.items():
+            self.record(kind, outcome, count)

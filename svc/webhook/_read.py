@@ -1,0 +1,377 @@
+"""Total readers over parsed JSON: every function accepts any value and never raises.
+
+A value of the wrong type reads as ``None`` (or an empty tuple); nested lists
+are read up to ``MAX_NESTED`` entries and ids over ``MAX_ID_LENGTH``
+characters read as ``None``, so reading is bounded whatever the payload.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from ._values import (
+    ButtonContent,
+    CallSession,
+    ContactPhone,
+    ContactsContent,
+    ConversationInfo,
+    GroupParticipant,
+    GroupSettingChange,
+    IdentityInfo,
+    InteractiveContent,
+    LocationContent,
+    MediaContent,
+    MessageContent,
+    MessageContext,
+    OrderContent,
+    OrderItem,
+    PlatformError,
+    PricingInfo,
+    ReactionContent,
+    SharedContact,
+    TextContent,
+    UnsupportedContent,
+)
+
+MAX_NESTED: Final = 256
+MAX_ID_LENGTH: Final = 256
+MAX_TIMESTAMP: Final = 253402300799  # 9999-12-31T23:59:59Z
+
+_ISO_CACHE: dict[int, str] = {}
+_ISO_CACHE_SIZE = 4096
+_EMPTY: Mapping[str, Any] = {}
+
+
+def read_str(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+def read_bool(value: Any) -> bool | None:
+    return value if type(value) is bool else None
+
+
+def read_id(value: Any) -> str | None:
+    """A string id of at most ``MAX_ID_LENGTH`` characters, else ``None``."""
+    if type(value) is not str or len(value) > MAX_ID_LENGTH:
+        return None
+    return value
+
+
+def read_int(value: Any) -> int | None:
+    """An integer, or a string/float holding one (``"1749416383"``)."""
+    kind = type(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is str:
+        if 0 < len(value) <= 15 and value.isascii() and value.isdigit():
+            return int(value)
+        return None
+    if kind is float and math.isfinite(value) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return None
+
+
+def read_timestamp(value: Any) -> int | None:
+    """A platform timestamp: Unix seconds within the years 1970..9999."""
+    seconds = read_int(value)
+    if seconds is None or not 0 <= seconds <= MAX_TIMESTAMP:
+        return None
+    return seconds
+
+
+def read_float(value: Any) -> float | None:
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int:
+        return float(value) if abs(value) < 1e300 else None
+    if kind is str and len(value) <= 32:
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def read_dict(value: Any) -> Mapping[str, Any]:
+    return value if type(value) is dict else _EMPTY
+
+
+def read_list(value: Any) -> list[Any]:
+    """The first ``MAX_NESTED`` entries of a list, or ``[]``."""
+    if type(value) is not list:
+        return []
+    return value[:MAX_NESTED] if len(value) > MAX_NESTED else value
+
+
+def format_event_time(seconds: int | None) -> str | None:
+    """Unix seconds as ISO 8601 UTC with milliseconds: ``2026-11-21T10:15:30.000Z``."""
+    if seconds is None:
+        return None
+    text = _ISO_CACHE.get(seconds)
+    if text is None:
+        if type(seconds) is not int or not 0 <= seconds <= MAX_TIMESTAMP:
+            return None
+        t = time.gmtime(seconds)
+        text = (
+            f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+            f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.000Z"
+        )
+        if len(_ISO_CACHE) >= _ISO_CACHE_SIZE:
+            _ISO_CACHE.clear()
+        _ISO_CACHE[seconds] = text
+    return text
+
+
+def read_errors(value: Any) -> tuple[PlatformError, ...]:
+    """A platform ``errors`` array."""
+    out = []
+    for item in read_list(value):
+        if type(item) is not dict:
+            continue
+        data = read_dict(item.get("error_data"))
+        out.append(
+            PlatformError(
+                code=read_int(item.get("code")),
+                title=read_str(item.get("title")),
+                message=read_str(item.get("message")),
+                details=read_str(data.get("details")),
+                href=read_str(item.get("href")),
+            )
+        )
+    return tuple(out)
+
+
+def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
+    """The profile name of ``wa_id`` in the change's ``contacts`` (or of its only named contact)."""
+    if wa_id is None:
+        return None
+    single: str | None = None
+    named = 0
+    for contact in read_list(value.get("contacts")):
+        if type(contact) is not dict:
+            continue
+        name = read_dict(contact.get("profile")).get("name")
+        if type(name) is not str:
+            continue
+        if contact.get("wa_id") == wa_id:
+            return name
+        named += 1
+        single = name
+    return single if named == 1 else None
+
+
+# --- message contents ----------------------------------------------------------------
+
+
+def _text(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return TextContent(body=read_str(payload.get("body")) or "")
+
+
+def _media(payload: Mapping[str, Any], mtype: str) -> MessageContent:
+    return MediaContent(
+        type=mtype,
+        media_id=read_id(payload.get("id")),
+        mime_type=read_str(payload.get("mime_type")),
+        sha256=read_str(payload.get("sha256")),
+        caption=read_str(payload.get("caption")),
+        filename=read_str(payload.get("filename")),
+        voice=read_bool(payload.get("voice")),
+        animated=read_bool(payload.get("animated")),
+        url=read_str(payload.get("url")),
+    )
+
+
+def _location(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return LocationContent(
+        latitude=read_float(payload.get("latitude")),
+        longitude=read_float(payload.get("longitude")),
+        name=read_str(payload.get("name")),
+        address=read_str(payload.get("address")),
+        url=read_str(payload.get("url")),
+    )
+
+
+def _contact_card(card: Mapping[str, Any]) -> SharedContact:
+    name = read_dict(card.get("name"))
+    return SharedContact(
+        formatted_name=read_str(name.get("formatted_name")),
+        first_name=read_str(name.get("first_name")),
+        last_name=read_str(name.get("last_name")),
+        phones=tuple(
+            ContactPhone(
+                phone=read_str(p.get("phone")),
+                wa_id=read_id(p.get("wa_id")),
+                type=read_str(p.get("type")),
+            )
+            for p in read_list(card.get("phones"))
+            if type(p) is dict
+        ),
+        emails=tuple(
+            e["email"]
+            for e in read_list(card.get("emails"))
+            if type(e) is dict and type(e.get("email")) is str
+        ),
+        organization=read_str(read_dict(card.get("org")).get("company")),
+    )
+
+
+def _contacts(cards: Any, _type: str) -> MessageContent:
+    return ContactsContent(
+        contacts=tuple(_contact_card(card) for card in read_list(cards) if type(card) is dict)
+    )
+
+
+def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    reply_type = read_str(payload.get("type")) or ""
+    reply = read_dict(payload.get(reply_type))
+    return InteractiveContent(
+        reply_type=reply_type,
+        reply_id=read_str(reply.get("id")),
+        title=read_str(reply.get("title")),
+        description=read_str(reply.get("description")),
+        response_json=read_str(reply.get("response_json")),
+        flow_name=read_str(reply.get("name")),
+        flow_body=read_str(reply.get("body")),
+    )
+
+
+def _button(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return ButtonContent(
+        payload=read_str(payload.get("payload")), text=read_str(payload.get("text"))
+    )
+
+
+def _reaction(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return ReactionContent(
+        message_id=read_id(payload.get("message_id")), emoji=read_str(payload.get("emoji")) or None
+    )
+
+
+def _order(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return OrderContent(
+        catalog_id=read_str(payload.get("catalog_id")),
+        text=read_str(payload.get("text")),
+        items=tuple(
+            OrderItem(
+                product_retailer_id=read_str(p.get("product_retailer_id")),
+                quantity=read_int(p.get("quantity")),
+                item_price=read_float(p.get("item_price")),
+                currency=read_str(p.get("currency")),
+            )
+            for p in read_list(payload.get("product_items"))
+            if type(p) is dict
+        ),
+    )
+
+
+# type -> (shape the payload under message[type] must have, reader)
+CONTENT_READERS: Final[dict[str, tuple[type, Callable[[Any, str], MessageContent]]]] = {
+    "text": (dict, _text),
+    "image": (dict, _media),
+    "video": (dict, _media),
+    "audio": (dict, _media),
+    "document": (dict, _media),
+    "sticker": (dict, _media),
+    "location": (dict, _location),
+    "contacts": (list, _contacts),
+    "interactive": (dict, _interactive),
+    "button": (dict, _button),
+    "reaction": (dict, _reaction),
+    "order": (dict, _order),
+}
+
+
+def read_content(message: Mapping[str, Any], mtype: str) -> MessageContent:
+    """The typed content of a message; an unknown type reads as ``UnsupportedContent``."""
+    entry = CONTENT_READERS.get(mtype)
+    if entry is not None:
+        shape, reader = entry
+        payload = message.get(mtype)
+        if type(payload) is shape:
+            return reader(payload, mtype)
+    return UnsupportedContent(type=mtype, errors=read_errors(message.get("errors")))
+
+
+def read_context(value: Any) -> MessageContext | None:
+    if type(value) is not dict:
+        return None
+    product = read_dict(value.get("referred_product"))
+    return MessageContext(
+        message_id=read_id(value.get("id")),
+        from_=read_id(value.get("from")),
+        forwarded=value.get("forwarded") is True,
+        frequently_forwarded=value.get("frequently_forwarded") is True,
+        referred_product_id=read_str(product.get("product_retailer_id")),
+        referred_catalog_id=read_str(product.get("catalog_id")),
+    )
+
+
+# --- status, call, group, system pieces --------------------------------------------------
+
+
+def read_conversation(value: Any) -> ConversationInfo | None:
+    if type(value) is not dict:
+        return None
+    return ConversationInfo(
+        id=read_id(value.get("id")),
+        origin_type=read_str(read_dict(value.get("origin")).get("type")),
+        expiration_timestamp=read_timestamp(value.get("expiration_timestamp")),
+    )
+
+
+def read_pricing(value: Any) -> PricingInfo | None:
+    if type(value) is not dict:
+        return None
+    return PricingInfo(
+        billable=read_bool(value.get("billable")),
+        pricing_model=read_str(value.get("pricing_model")),
+        category=read_str(value.get("category")),
+        type=read_str(value.get("type")),
+    )
+
+
+def read_session(value: Any) -> CallSession | None:
+    if type(value) is not dict:
+        return None
+    return CallSession(sdp_type=read_str(value.get("sdp_type")), sdp=read_str(value.get("sdp")))
+
+
+def read_participants(value: Any) -> tuple[GroupParticipant, ...]:
+    out = []
+    for p in read_list(value):
+        if type(p) is str:
+            out.append(GroupParticipant(wa_id=read_id(p)))
+        elif type(p) is dict:
+            out.append(
+                GroupParticipant(
+                    wa_id=read_id(p.get("wa_id")),
+                    input=read_str(p.get("input")),
+                    errors=read_errors(p.get("errors")),
+                )
+            )
+    return tuple(out)
+
+
+def read_setting(value: Any, key: str) -> GroupSettingChange | None:
+    if type(value) is not dict:
+        return None
+    return GroupSettingChange(
+        value=read_str(value.get(key)),
+        update_successful=read_bool(value.get("update_successful")),
+        errors=read_errors(value.get("errors")),
+    )
+
+
+def read_identity(value: Any) -> IdentityInfo | None:
+    if type(value) is not dict:
+        return None
+    return IdentityInfo(
+        acknowledged=read_bool(value.get("acknowledged")),
+        created_timestamp=read_timestamp(value.get("created_timestamp")),
+        hash=read_str(value.get("hash")),
+    )

@@ -1,0 +1,260 @@
+"""Value objects inside updates: message contents, contexts, pricing, errors, participants.
+
+Frozen, keyword-only, slotted; built on first access from the platform's
+JSON (see ``_updates``), with every field typed and optional where the
+platform may leave it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field as _field
+from typing import Literal, TypeAlias
+
+__all__ = [
+    "ButtonContent",
+    "CallSession",
+    "ContactPhone",
+    "ContactsContent",
+    "ConversationInfo",
+    "GroupParticipant",
+    "GroupSettingChange",
+    "IdentityInfo",
+    "InteractiveContent",
+    "LocationContent",
+    "MediaContent",
+    "MessageContent",
+    "MessageContext",
+    "OrderContent",
+    "OrderItem",
+    "PlatformError",
+    "PricingInfo",
+    "ReactionContent",
+    "SharedContact",
+    "TextContent",
+    "UnsupportedContent",
+]
+
+
+# --- shared pieces -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlatformError:
+    """One entry of a platform ``errors`` array (``error_data.details`` as ``details``)."""
+
+    code: int | None = None
+    title: str | None = None
+    message: str | None = None
+    details: str | None = None
+    href: str | None = None
+
+
+# --- message contents ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextContent:
+    """``type: text``."""
+
+    type: Literal["text"] = _field(default="text", init=False)
+    body: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MediaContent:
+    """``type`` image, video, audio, document or sticker; ``voice`` for voice notes."""
+
+    type: str
+    media_id: str | None = None
+    mime_type: str | None = None
+    sha256: str | None = None
+    caption: str | None = None
+    filename: str | None = None
+    voice: bool | None = None
+    animated: bool | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocationContent:
+    """``type: location``."""
+
+    type: Literal["location"] = _field(default="location", init=False)
+    latitude: float | None = None
+    longitude: float | None = None
+    name: str | None = None
+    address: str | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactPhone:
+    """One phone of a shared contact card."""
+
+    phone: str | None = None
+    wa_id: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedContact:
+    """One contact card of a ``contacts`` message."""
+
+    formatted_name: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    phones: tuple[ContactPhone, ...] = ()
+    emails: tuple[str, ...] = ()
+    organization: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactsContent:
+    """``type: contacts``."""
+
+    type: Literal["contacts"] = _field(default="contacts", init=False)
+    contacts: tuple[SharedContact, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InteractiveContent:
+    """``type: interactive``: a ``button_reply``, ``list_reply`` or ``nfm_reply`` (Flow) reply.
+
+    ``reply_id``/``title``/``description`` come from button and list replies;
+    ``response_json``/``flow_name``/``flow_body`` from an ``nfm_reply``.
+    """
+
+    type: Literal["interactive"] = _field(default="interactive", init=False)
+    reply_type: str
+    reply_id: str | None = None
+    title: str | None = None
+    description: str | None = None
+    response_json: str | None = None
+    flow_name: str | None = None
+    flow_body: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ButtonContent:
+    """``type: button``: a quick-reply button of a template."""
+
+    type: Literal["button"] = _field(default="button", init=False)
+    payload: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReactionContent:
+    """``type: reaction``; ``emoji`` is ``None`` when a reaction was removed."""
+
+    type: Literal["reaction"] = _field(default="reaction", init=False)
+    message_id: str | None = None
+    emoji: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderItem:
+    """One product line of an order."""
+
+    product_retailer_id: str | None = None
+    quantity: int | None = None
+    item_price: float | None = None
+    currency: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderContent:
+    """``type: order``."""
+
+    type: Literal["order"] = _field(default="order", init=False)
+    catalog_id: str | None = None
+    text: str | None = None
+    items: tuple[OrderItem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnsupportedContent:
+    """``type: unsupported`` (or a type this version does not know), with the platform errors."""
+
+    type: str
+    errors: tuple[PlatformError, ...] = ()
+
+
+MessageContent: TypeAlias = (
+    TextContent
+    | MediaContent
+    | LocationContent
+    | ContactsContent
+    | InteractiveContent
+    | ButtonContent
+    | ReactionContent
+    | OrderContent
+    | UnsupportedContent
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageContext:
+    """Reply/forward information: ``message_id`` and ``from_`` of the quoted message."""
+
+    message_id: str | None = None
+    from_: str | None = None
+    forwarded: bool = False
+    frequently_forwarded: bool = False
+    referred_product_id: str | None = None
+    referred_catalog_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationInfo:
+    """The ``conversation`` object of a status."""
+
+    id: str | None = None
+    origin_type: str | None = None
+    expiration_timestamp: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricingInfo:
+    """The ``pricing`` object of a status."""
+
+    billable: bool | None = None
+    pricing_model: str | None = None
+    category: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallSession:
+    """The SDP of a call event (``offer`` or ``answer``)."""
+
+    sdp_type: str | None = None
+    sdp: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupParticipant:
+    """One participant of a group event (``wa_id``; ``input`` as the business sent it)."""
+
+    wa_id: str | None = None
+    input: str | None = None
+    errors: tuple[PlatformError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSettingChange:
+    """One changed group setting: new ``value`` (text or picture sha256) and whether it applied."""
+
+    value: str | None = None
+    update_successful: bool | None = None
+    errors: tuple[PlatformError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdentityInfo:
+    """The ``identity`` object of a customer identity change."""
+
+    acknowledged: bool | None = None
+    created_timestamp: int | None = None
+    hash: str | None = None
