@@ -214,6 +214,7 @@ def test_cap_must_be_positive(cap: int) -> None:
         check_content_length(None, max_body_bytes=cap)
 
 
+@pytest.mark.slow
 @given(body=st.binary(max_size=512), guess=st.binary(min_size=32, max_size=32))
 def test_arbitrary_bytes_never_pass_without_the_key(body: bytes, guess: bytes) -> None:
     header = "sha256=" + guess.hex()
@@ -228,6 +229,7 @@ def test_arbitrary_bytes_never_pass_without_the_key(body: bytes, guess: bytes) -
         )
 
 
+@pytest.mark.slow
 @given(body=st.binary(max_size=512), secret=st.binary(min_size=1, max_size=64))
 def test_a_correct_signature_always_passes(body: bytes, secret: bytes) -> None:
     verify_signature(body=body, header=sign(body, secret), app_secret=secret, max_body_bytes=CAP)
