@@ -22,6 +22,7 @@ from ._errors import SignatureError as SignatureError
 from ._errors import SignatureMismatchError as SignatureMismatchError
 from ._errors import WebhookError as WebhookError
 from ._facade import ECHO_PREFIX as ECHO_PREFIX
+from ._facade import MAX_ERROR_CLASSES as MAX_ERROR_CLASSES
 
 # --- facade
 from ._facade import DefaultFacade as DefaultFacade
@@ -119,6 +120,7 @@ __all__ = [
     "ECHO_PREFIX",
     "GROUP_FIELDS",
     "MAX_CONTAINERS",
+    "MAX_ERROR_CLASSES",
     "MAX_ID_LENGTH",
     "MAX_ITEMS",
     "MAX_NESTED",

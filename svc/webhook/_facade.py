@@ -103,7 +103,7 @@ def facade_flags_from_env(env: Mapping[str, str]) -> FacadeFlags:
     """Read the flags from an environment-like mapping; only the value ``1`` turns a flag on.
 
     Pure: the caller passes the mapping (the CLI its environment), this layer
-    never reads ``os.environ``.
+    never reads the process environment.
     """
     return FacadeFlags(
         log_webhook_events=env.get("SVC_LOG_WEBHOOK_EVENTS") == "1",

@@ -1,0 +1,306 @@
+"""Default facade: typed handlers, error isolation, the privacy-safe log and the echo reply."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from svc.graph import GraphClient, PhoneNumberClient
+from svc.webhook import (
+    DefaultFacade,
+    FacadeFlags,
+    MessageUpdate,
+    StatusUpdate,
+    Update,
+    WebhookFacade,
+    dispatch_update,
+    facade_flags_from_env,
+    normalize,
+    safe_detail,
+)
+
+from .conftest import fixture_names, load
+
+TEXT = "Does it come in another color?"
+USER = "16505551234"
+PNID = "106540352242922"
+WABA = "102290129340398"
+DISPLAY = "15550783881"
+TEXT_ID = "wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA="
+
+
+def updates(name: str) -> tuple[Update, ...]:
+    return normalize(load(name)).updates
+
+
+def all_updates() -> list[Update]:
+    return [u for name in fixture_names() for u in updates(name)]
+
+
+async def test_handlers_run_per_kind_sync_and_async_in_order() -> None:
+    facade = DefaultFacade()
+    seen: list[str] = []
+
+    def on_message(update: MessageUpdate) -> None:
+        seen.append(f"sync:{update.type}")
+
+    @facade.on("message")
+    async def on_message_async(update: MessageUpdate) -> None:
+        await trio.lowlevel.checkpoint()
+        seen.append(f"async:{update.message_id}")
+
+    assert facade.on("message", on_message) is on_message
+    facade.on("status", lambda update: seen.append(f"status:{update.status}"))
+    for update in updates("batch_mixed.json"):
+        await facade.dispatch(update)
+    assert seen == [
+        "async:wamid.B1",
+        "sync:text",
+        "async:wamid.B2",
+        "sync:text",
+        "status:delivered",
+        "status:read",
+    ]
+    assert facade.handlers("message") == (on_message_async, on_message)
+    assert facade.statistics().dispatched == 8
+
+
+async def test_every_kind_can_be_handled() -> None:
+    facade = DefaultFacade()
+    seen: set[str] = set()
+    kinds = {u.kind for u in all_updates()}
+    for kind in kinds:
+        facade.on(kind, lambda update: seen.add(update.kind))  # type: ignore[call-overload]
+    for update in all_updates():
+        await facade.dispatch(update)
+    assert seen == kinds
+
+
+def test_unknown_kind_and_non_callable_are_refused() -> None:
+    facade = DefaultFacade()
+    with pytest.raises(ValueError, match="unknown update kind"):
+        facade.on("messages", print)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="callable"):
+        facade.on("message", "not callable")  # type: ignore[call-overload]
+
+
+async def test_handler_errors_are_caught_counted_and_logged_without_payload(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    facade = DefaultFacade()
+    after: list[str] = []
+
+    @facade.on("message")
+    def boom(update: MessageUpdate) -> None:
+        raise ValueError(f"bad text {update.text} from {update.from_}")
+
+    @facade.on("message")
+    async def boom_async(update: MessageUpdate) -> None:
+        raise KeyError(update.message_id)
+
+    facade.on("message", lambda update: after.append(update.type))
+    caplog.set_level(logging.DEBUG, logger="svc.webhook")
+    [update] = updates("message_text.json")
+    await facade.dispatch(update)
+    await facade.dispatch(update)
+    assert after == ["text", "text"]  # a failing handler never stops the next one
+    assert dict(facade.statistics().handler_errors) == {"ValueError": 2, "KeyError": 2}
+    logged = caplog.text
+    assert "ValueError" in logged and "KeyError" in logged
+    for private in (TEXT, USER, TEXT_ID, PNID, DISPLAY, WABA):
+        assert private not in logged
+
+
+async def test_error_classes_are_capped_at_ten_oldest_dropped() -> None:
+    facade = DefaultFacade()
+    classes = [type(f"Error{n}", (Exception,), {}) for n in range(12)]
+    for cls in classes:
+
+        def raiser(update: Update, cls: type[Exception] = cls) -> None:
+            raise cls
+
+        facade.on("status", raiser)
+    await facade.dispatch(updates("status_batch.json")[0])
+    errors = facade.statistics().handler_errors
+    assert list(errors) == [f"Error{n}" for n in range(2, 12)]
+
+
+async def test_cancellation_is_not_swallowed() -> None:
+    facade = DefaultFacade()
+    facade.on("status", lambda update: trio.sleep_forever())
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await facade.dispatch(updates("status_batch.json")[0])
+    assert scope.cancelled_caught
+    assert facade.statistics().handler_errors == {}
+
+
+async def test_event_log_is_privacy_safe(caplog: pytest.LogCaptureFixture) -> None:
+    facade = DefaultFacade(log_webhook_events=True)
+    caplog.set_level(logging.INFO, logger="svc.webhook")
+    everything = all_updates()
+    for update in everything:
+        await facade.dispatch(update)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == len(everything)
+    assert "webhook update kind=message detail=text" in lines
+    assert "webhook update kind=status detail=delivered" in lines
+    assert "webhook update kind=account detail=message_template_status_update:APPROVED" in lines
+    assert "webhook update kind=groupStatus detail=group_suspend" in lines
+    assert "webhook update kind=callConnect detail=USER_INITIATED" in lines
+    logged = "\n".join(lines)
+    raw = "\n".join(json.dumps(load(name)) for name in fixture_names())
+    assert not any(ch.isdigit() for ch in logged.replace("kind=", "").replace("detail=", ""))
+    for private in (
+        TEXT,
+        "still here",
+        "Sheena",
+        USER,
+        DISPLAY,
+        PNID,
+        WABA,
+        "wamid.",
+        "wacid.",
+        "Y2Fwa",
+        "bjohnson@example.com",
+        "campaign-spring",
+        "https://",
+    ):
+        assert private in raw  # the fixtures do carry it...
+        assert private not in logged  # ...the log never does
+
+
+def test_safe_detail_clamps_anything_that_is_not_a_word() -> None:
+    envelope = {
+        "object": "x",
+        "entry": [
+            {
+                "changes": [
+                    {
+                        "field": "messages",
+                        "value": {
+                            "statuses": [
+                                {"id": "wamid.X", "status": "16505551234"},
+                                {"id": "wamid.Y", "status": "delivered now"},
+                            ],
+                            "messages": [{"id": "wamid.Z", "type": "Hello there", "from": USER}],
+                        },
+                    }
+                ]
+            }
+        ],
+    }
+    details = [safe_detail(u) for u in normalize(envelope).updates]
+    assert details == ["other", "other", "other"]
+
+
+def test_flags_from_env_mapping() -> None:
+    assert facade_flags_from_env({}) == FacadeFlags(log_webhook_events=False, echo_reply=False)
+    flags = facade_flags_from_env({"SVC_LOG_WEBHOOK_EVENTS": "1", "SVC_ECHO_REPLY": "1"})
+    assert flags == FacadeFlags(log_webhook_events=True, echo_reply=True)
+    assert (
+        facade_flags_from_env({"SVC_LOG_WEBHOOK_EVENTS": "true", "SVC_ECHO_REPLY": "0"})
+        == FacadeFlags()
+    )
+
+
+def test_echo_needs_a_client() -> None:
+    with pytest.raises(ValueError, match="echo_client"):
+        DefaultFacade(echo_reply=True)
+
+
+def graph(handler: Any) -> tuple[GraphClient, PhoneNumberClient]:
+    client = GraphClient(access_token="EAAG-test-token", transport=httpx.MockTransport(handler))
+    return client, PhoneNumberClient(client, phone_number_id=PNID)
+
+
+async def test_echo_reply_sends_exactly_one_text_reply(caplog: pytest.LogCaptureFixture) -> None:
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(
+            200,
+            json={
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": USER, "wa_id": USER}],
+                "messages": [{"id": "wamid.ECHO"}],
+            },
+        )
+
+    client, phone = graph(handler)
+    async with client:
+        facade = DefaultFacade.from_flags(
+            facade_flags_from_env({"SVC_ECHO_REPLY": "1", "SVC_LOG_WEBHOOK_EVENTS": "1"}),
+            echo_client=phone,
+        )
+        caplog.set_level(logging.DEBUG, logger="svc.webhook")
+        for name in (
+            "message_text.json",
+            "message_media_batch.json",
+            "message_group.json",
+            "status_batch.json",
+        ):
+            for update in updates(name):
+                await facade.dispatch(update)
+    [request] = sent  # only the 1:1 text; media, group texts and statuses are not echoed
+    assert request.method == "POST"
+    assert str(request.url) == f"https://graph.facebook.com/v25.0/{PNID}/messages"
+    assert request.headers["Authorization"] == "Bearer EAAG-test-token"
+    assert json.loads(request.content) == {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": USER,
+        "type": "text",
+        "text": {"body": f"Echo: {TEXT}"},
+        "context": {"message_id": TEXT_ID},
+    }
+    assert facade.statistics().echo_sent == 1
+    assert TEXT not in caplog.text and USER not in caplog.text
+
+
+async def test_echo_failure_is_counted_not_raised(caplog: pytest.LogCaptureFixture) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            400, json={"error": {"code": 100, "message": f"bad {TEXT}", "type": "OAuthException"}}
+        )
+
+    client, phone = graph(handler)
+    async with client:
+        facade = DefaultFacade(echo_reply=True, echo_client=phone)
+        caplog.set_level(logging.DEBUG, logger="svc.webhook")
+        [update] = updates("message_text.json")
+        await facade.dispatch(update)
+    stats = facade.statistics()
+    assert (stats.echo_sent, stats.echo_errors) == (0, 1)
+    assert "echo reply failed" in caplog.text
+    assert TEXT not in caplog.text
+
+
+async def test_dispatch_update_awaits_async_and_calls_sync_facades() -> None:
+    seen: list[str] = []
+
+    class SyncFacade:
+        def dispatch(self, update: Update) -> None:
+            seen.append("sync")
+
+    class AsyncFacade:
+        async def dispatch(self, update: Update) -> None:
+            seen.append("async")
+
+    [update] = updates("message_text.json")
+    for facade in (SyncFacade(), AsyncFacade(), DefaultFacade()):
+        assert isinstance(facade, WebhookFacade)
+        await dispatch_update(facade, update)
+    assert seen == ["sync", "async"]
+
+
+def test_status_update_type_narrowing_example() -> None:
+    update = updates("status_batch.json")[0]
+    if update.kind == "status":
+        assert isinstance(update, StatusUpdate)
