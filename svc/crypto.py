@@ -5,7 +5,7 @@ here so that the hot paths can be benchmarked and audited in one place. Every
 comparison of secret-derived bytes is constant-time.
 
 The hashing, HMAC and cipher calls release the GIL for inputs of 2048 bytes
-or more (pyca/cryptography#15359, in the pinned release; hashlib does the
+or more (pyca/cryptography#15359, in the installed 50.x; hashlib does the
 same), so callers may run them on two threads at once; ``docs/media.md``
 records the check and ``bench/media_decrypt.py`` measures the gain. Inputs
 are read without copying: pass ``bytes``, ``bytearray`` or ``memoryview``
