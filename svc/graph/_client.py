@@ -172,7 +172,7 @@ class GraphClient:
                 merged["Content-Type"] = "application/json"
             content = body
         return self._http.build_request(
-            method.upper(), url, params=params, content=content, headers=merged
+            method.upper(), url, params=params or None, content=content, headers=merged
         )
 
     async def send(self, request: httpx.Request, *, stream: bool = False) -> httpx.Response:

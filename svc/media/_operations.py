@@ -179,9 +179,6 @@ async def download_media_bytes(
     cap = check_cap(max_bytes, maximum=MAX_DOWNLOAD_BYTES)
     expected = None if expected_sha256 is None else parse_expected_sha256(expected_sha256)
     request = client.build_request("GET", target, headers={"Accept-Encoding": "identity"})
-    # GraphClient.build_request merges an empty query into absolute URLs, which
-    # drops their own query string (httpx semantics); CDN URLs need it verbatim.
-    request.url = target
     response = await client.send(request, stream=True)
     try:
         declared = _declared_length(response)

@@ -441,3 +441,19 @@ def test_runs_under_asyncio() -> None:
 
     assert asyncio.run(main()) == {"id": "1"}
     assert str(recorder.requests[0].url) == "https://graph.facebook.com/v25.0/me?fields=id"
+
+
+async def test_absolute_url_keeps_its_own_query_string() -> None:
+    """Media CDN URLs carry their signature in the query; building a request must keep it."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"ok")
+
+    client = GraphClient(access_token="EAAGtoken", transport=httpx.MockTransport(handler))
+    url = "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1&ext=2&hash=abc"
+    async with client.stream("GET", url) as response:
+        await response.aread()
+    await client.aclose()
+    assert str(seen[0].url) == url
