@@ -10,11 +10,12 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from datetime import datetime
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from . import _ops
 from . import _validate as check
-from ._errors import FaultCode, PersistenceValidationError
+from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._migrations import current_version
 from ._records import (
     ClaimResult,
     MessagePage,
@@ -38,6 +39,10 @@ class StoreBase(abc.ABC):
 
     __slots__ = ()
 
+    _redacted_location: ClassVar[str]
+    """What health and diagnostics show instead of the path or DSN."""
+    _closed: bool
+
     @property
     @abc.abstractmethod
     def backend(self) -> str:
@@ -51,9 +56,20 @@ class StoreBase(abc.ABC):
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (up to ``target_version``); return the version."""
 
-    @abc.abstractmethod
     async def health(self) -> PersistenceHealth:
-        """A redacted health snapshot."""
+        """``ok`` with the schema version; never raises for a backend fault."""
+        version: int | None = None
+        if not self._closed:
+            try:
+                version = await self._call("query_failed", current_version, write=False)
+            except PersistenceError:
+                version = None
+        return PersistenceHealth(
+            ok=version is not None,
+            backend=self.backend,
+            current_version=version,
+            redacted_location=self._redacted_location,
+        )
 
     @abc.abstractmethod
     async def close(self) -> None:

@@ -26,8 +26,7 @@ from psycopg_pool import ConnectionPool
 
 from ._base import StoreBase
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
-from ._migrations import current_version, run_migrations
-from ._records import PersistenceHealth
+from ._migrations import run_migrations
 from ._session import Row, Session
 
 __all__ = ["PostgresStore"]
@@ -132,6 +131,8 @@ class PostgresStore(StoreBase):
     ``schema`` (a lower-case identifier) sets ``search_path`` on every pooled
     connection, so several deployments or test runs can share one database.
     """
+
+    _redacted_location = REDACTED_POSTGRES_LOCATION
 
     __slots__ = (
         "_closed",
@@ -337,23 +338,6 @@ class PostgresStore(StoreBase):
             )
 
         return await self._run_in_connection("migration_failed", work)
-
-    async def health(self) -> PersistenceHealth:
-        """``ok`` with the schema version; never raises for a backend fault."""
-        version: int | None = None
-        ok = False
-        if not self._closed:
-            try:
-                version = await self._call("query_failed", current_version, write=False)
-                ok = version is not None
-            except PersistenceError:
-                ok = False
-        return PersistenceHealth(
-            ok=ok,
-            backend="postgres",
-            current_version=version,
-            redacted_location=REDACTED_POSTGRES_LOCATION,
-        )
 
     async def close(self) -> None:
         """Close the pool (waiting for connections in use); idempotent."""

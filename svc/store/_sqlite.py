@@ -22,8 +22,7 @@ import anyio.to_thread
 
 from ._base import StoreBase
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
-from ._migrations import current_version, run_migrations
-from ._records import PersistenceHealth
+from ._migrations import run_migrations
 from ._session import Row, Session
 
 __all__ = ["SqliteStore"]
@@ -91,6 +90,8 @@ def _check_filename(path: object) -> str:
 
 class SqliteStore(StoreBase):
     """The local single-file store (or ``":memory:"``)."""
+
+    _redacted_location = REDACTED_SQLITE_LOCATION
 
     __slots__ = (
         "_busy_timeout_ms",
@@ -229,23 +230,6 @@ class SqliteStore(StoreBase):
             return await anyio.to_thread.run_sync(work, limiter=self._limiter)
         except sqlite3.Error:
             raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
-
-    async def health(self) -> PersistenceHealth:
-        """``ok`` with the schema version; never raises for a backend fault."""
-        version: int | None = None
-        ok = False
-        if not self._closed:
-            try:
-                version = await self._call("query_failed", current_version, write=False)
-                ok = version is not None
-            except PersistenceError:
-                ok = False
-        return PersistenceHealth(
-            ok=ok,
-            backend="sqlite",
-            current_version=version,
-            redacted_location=REDACTED_SQLITE_LOCATION,
-        )
 
     async def close(self) -> None:
         """Close the connection after the call in flight; idempotent."""
