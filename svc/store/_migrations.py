@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import re
 import sqlite3
@@ -11,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Final
 
+from ..crypto import sha256_hex
 from ._errors import PersistenceError
 from ._session import Dialect, Session, Transact
 
@@ -62,7 +62,7 @@ def load_migrations(dialect: Dialect) -> tuple[Migration, ...]:
                 version=int(match.group(1)),
                 name=f"{match.group(1)}_{match.group(2)}",
                 sql=data.decode("utf-8"),
-                checksum=hashlib.sha256(data).hexdigest(),
+                checksum=sha256_hex(data),
             )
         )
     found.sort(key=lambda m: m.version)
