@@ -18,6 +18,9 @@ import httpx
 from ._client import GraphClient
 from ._endpoint import Endpoint
 from ._errors import GraphRequestValidationError
+from ._validate import check_bool as check_bool
+from ._validate import check_choice as check_choice
+from ._validate import check_phone_to as check_wa_id
 
 __all__ = [
     "MAX_CURSOR_LENGTH",
@@ -47,7 +50,6 @@ MAX_ID_LENGTH: Final = 256
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_EXCEPT_NEWLINE_TAB = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_WA_ID = re.compile(r"\+?[0-9]{1,15}")
 _FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
 _ID = re.compile(r"[A-Za-z0-9_.:=-]+")
 
@@ -164,16 +166,6 @@ def check_id(value: object, *, field: str) -> str:
     return value
 
 
-def check_wa_id(value: object, *, field: str) -> str:
-    """A WhatsApp user id or phone number: digits with an optional leading ``+``, at most 15."""
-    if not isinstance(value, str) or not _WA_ID.fullmatch(value):
-        raise GraphRequestValidationError(
-            f"{field} must be digits with an optional leading '+' (at most 15 digits)",
-            field=field,
-        )
-    return value
-
-
 def check_id_list(
     values: object,
     *,
@@ -192,20 +184,6 @@ def check_id_list(
     if len(set(checked)) != len(checked):
         raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
     return checked
-
-
-def check_bool(value: object, *, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise GraphRequestValidationError(f"{field} must be a bool", field=field)
-    return value
-
-
-def check_choice(value: object, *, field: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise GraphRequestValidationError(
-            f"{field} must be one of {', '.join(choices)}", field=field
-        )
-    return value
 
 
 def check_limit(value: object, *, field: str = "limit") -> int | None:
