@@ -18,9 +18,11 @@ import httpx
 from ._client import GraphClient
 from ._endpoint import Endpoint
 from ._errors import GraphRequestValidationError
+from ._validate import CONTROL_CHARS, check_label
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
 from ._validate import check_phone_to as check_wa_id
+from ._validate import check_text as _check_multiline_text
 
 __all__ = [
     "MAX_CURSOR_LENGTH",
@@ -48,8 +50,6 @@ MAX_CURSOR_LENGTH: Final = 4096
 MAX_PAGE_LIMIT: Final = 1000
 MAX_ID_LENGTH: Final = 256
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_EXCEPT_NEWLINE_TAB = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
 _ID = re.compile(r"[A-Za-z0-9_.:=-]+")
 
@@ -127,20 +127,9 @@ def check_text(
 
     ``multiline`` admits newline and tab (descriptions, messages).
     """
-    if not isinstance(value, str):
-        raise GraphRequestValidationError(f"{field} must be a string", field=field)
-    if not value.strip():
-        raise GraphRequestValidationError(f"{field} must not be empty", field=field)
-    if len(value) > max_length:
-        raise GraphRequestValidationError(
-            f"{field} must be at most {max_length} characters", field=field
-        )
-    pattern = _CONTROL_EXCEPT_NEWLINE_TAB if multiline else _CONTROL
-    if pattern.search(value):
-        raise GraphRequestValidationError(
-            f"{field} must not contain control characters", field=field
-        )
-    return value
+    if multiline:
+        return _check_multiline_text(value, field, max_length=max_length)
+    return check_label(value, field, max_length=max_length)
 
 
 def opt_text(
@@ -206,7 +195,7 @@ def check_cursor(value: object, *, field: str) -> str | None:
         or not value
         or len(value) > MAX_CURSOR_LENGTH
         or any(ch.isspace() for ch in value)
-        or _CONTROL.search(value)
+        or CONTROL_CHARS.search(value)
     ):
         raise GraphRequestValidationError(
             f"{field} must be a paging cursor (no whitespace, at most {MAX_CURSOR_LENGTH})",

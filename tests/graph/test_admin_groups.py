@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import pytest
@@ -264,13 +265,24 @@ def test_unsafe_group_ids_are_rejected(group_id: str) -> None:
         GroupClient(Upstream().client(), group_id=group_id)
 
 
+@pytest.mark.parametrize("control", ["\x00", "\x1f", "\x7f", "\x85", "\x9f"])
+async def test_subject_and_description_reject_every_control_character(control: str) -> None:
+    """Admin text follows the layer's one rule: Unicode Cc, C1 included (as message text)."""
+    up = Upstream({"request_id": "r"})
+    with pytest.raises(GraphRequestValidationError):
+        await up.phone().create_group(subject=f"Team{control}chat")
+    with pytest.raises(GraphRequestValidationError):
+        await up.phone().create_group(subject="Team", description=f"Line one{control}")
+    assert up.requests == []
+
+
 @given(subject=st.text(min_size=1, max_size=200))
 async def test_property_subject_rule(subject: str) -> None:
     up = Upstream({"request_id": "r"})
     valid = (
         subject.strip() != ""
         and len(subject) <= 128
-        and not any(ord(c) < 32 or ord(c) == 127 for c in subject)
+        and not any(unicodedata.category(c) == "Cc" for c in subject)
     )
     if valid:
         await up.phone().create_group(subject=subject)
