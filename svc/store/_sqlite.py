@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
@@ -24,12 +23,12 @@ from ._base import StoreBase
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import run_migrations
 from ._session import Row, Session
+from ._validate import CONTROL_CHARS
 
 __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
 REDACTED_SQLITE_LOCATION: Final = "[REDACTED_SQLITE_DATABASE]"
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 _MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "SQLite migration failed.",
     "claim_failed": "SQLite service-request transaction failed.",
@@ -77,7 +76,7 @@ class _SqliteSession:
 def _check_filename(path: object) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
-    if not isinstance(path, str) or not path.strip() or _CONTROL.search(path):
+    if not isinstance(path, str) or not path.strip() or CONTROL_CHARS.search(path):
         raise PersistenceValidationError(
             "invalid_filename", "SQLite database filename must be a non-empty safe path."
         )

@@ -9,7 +9,7 @@ from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord
 from ._time import to_ms
 
-_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f]")
 KEY_MAX: Final = 256
 _DIRECTIONS: Final = frozenset({"inbound", "outbound"})
 
@@ -22,7 +22,7 @@ def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be at most {max_len} characters."
         )
-    if _CONTROL.search(value):
+    if CONTROL_CHARS.search(value):
         raise PersistenceValidationError(
             "invalid_record", f"{field} must not contain control characters."
         )
