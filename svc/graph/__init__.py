@@ -28,6 +28,7 @@ from ._error_codes import AccountRestrictedFromCountryError as AccountRestricted
 from ._error_codes import APIMethodError as APIMethodError
 from ._error_codes import APIPermissionError as APIPermissionError
 from ._error_codes import AuthExceptionError as AuthExceptionError
+from ._error_codes import BadGroupError as BadGroupError
 from ._error_codes import BlockListConcurrentUpdateError as BlockListConcurrentUpdateError
 from ._error_codes import BlockListLimitReachedError as BlockListLimitReachedError
 from ._error_codes import BlockUserError as BlockUserError
@@ -48,6 +49,7 @@ from ._error_codes import CallRateLimitExceededError as CallRateLimitExceededErr
 from ._error_codes import ConcurrentCallsLimitError as ConcurrentCallsLimitError
 from ._error_codes import DisplayNameApprovalRequiredError as DisplayNameApprovalRequiredError
 from ._error_codes import DuplicateCallError as DuplicateCallError
+from ._error_codes import DuplicateParticipantError as DuplicateParticipantError
 from ._error_codes import EcosystemEngagementError as EcosystemEngagementError
 from ._error_codes import ExpiredAccessTokenError as ExpiredAccessTokenError
 from ._error_codes import FetchCallPermissionLimitHitError as FetchCallPermissionLimitHitError
@@ -60,41 +62,75 @@ from ._error_codes import FlowPublishingError as FlowPublishingError
 from ._error_codes import FlowThrottledError as FlowThrottledError
 from ._error_codes import FlowUpdatingError as FlowUpdatingError
 from ._error_codes import GenericUserError as GenericUserError
+from ._error_codes import GroupCreateLimitReachedError as GroupCreateLimitReachedError
+from ._error_codes import GroupError as GroupError
+from ._error_codes import GroupRateLimitHitError as GroupRateLimitHitError
+from ._error_codes import GroupSuspendedError as GroupSuspendedError
+from ._error_codes import GroupUnknownError as GroupUnknownError
 from ._error_codes import IdentityKeyMismatchError as IdentityKeyMismatchError
+from ._error_codes import ImageTooSmallToProcessError as ImageTooSmallToProcessError
 from ._error_codes import IncorrectCertificateError as IncorrectCertificateError
+from ._error_codes import InvalidCursorError as InvalidCursorError
+from ._error_codes import (
+    InvalidGroupProfilePictureAspectRatioError as InvalidGroupProfilePictureAspectRatioError,
+)
 from ._error_codes import InvalidParameterError as InvalidParameterError
+from ._error_codes import MarketingMessagesError as MarketingMessagesError
 from ._error_codes import MediaDownloadError as MediaDownloadError
 from ._error_codes import MediaUploadError as MediaUploadError
+from ._error_codes import MessageSendError as MessageSendError
 from ._error_codes import MessageUndeliverableError as MessageUndeliverableError
 from ._error_codes import MethodNotAllowedError as MethodNotAllowedError
 from ._error_codes import MissingRequiredParameterError as MissingRequiredParameterError
+from ._error_codes import ParticipantNotInGroupError as ParticipantNotInGroupError
+from ._error_codes import ParticipantOverlimitError as ParticipantOverlimitError
 from ._error_codes import PermissionDeniedError as PermissionDeniedError
+from ._error_codes import PhoneMigrationError as PhoneMigrationError
 from ._error_codes import RateLimitHitError as RateLimitHitError
 from ._error_codes import RateLimitIssuesError as RateLimitIssuesError
 from ._error_codes import ReceiverUncallableError as ReceiverUncallableError
 from ._error_codes import RecipientCannotBeSenderError as RecipientCannotBeSenderError
 from ._error_codes import RecipientNotInAllowedListError as RecipientNotInAllowedListError
 from ._error_codes import ReEngagementMessageError as ReEngagementMessageError
+from ._error_codes import (
+    RegisterDeregisterRateLimitExceededError as RegisterDeregisterRateLimitExceededError,
+)
+from ._error_codes import RequestPartiallySucceededError as RequestPartiallySucceededError
 from ._error_codes import ServiceUnavailableError as ServiceUnavailableError
+from ._error_codes import SignupError as SignupError
 from ._error_codes import SomethingWentWrongError as SomethingWentWrongError
 from ._error_codes import SpamRateLimitHitError as SpamRateLimitHitError
+from ._error_codes import TemplateCharacterLimitExceededError as TemplateCharacterLimitExceededError
+from ._error_codes import TemplateCreationError as TemplateCreationError
 from ._error_codes import TemplateDisabledError as TemplateDisabledError
 from ._error_codes import TemplateDoesNotExistError as TemplateDoesNotExistError
 from ._error_codes import TemplateError as TemplateError
 from ._error_codes import (
     TemplateFormatCharacterPolicyViolatedError as TemplateFormatCharacterPolicyViolatedError,
 )
+from ._error_codes import TemplateHeaderFormatIncorrectError as TemplateHeaderFormatIncorrectError
 from ._error_codes import TemplateHydratedTextTooLongError as TemplateHydratedTextTooLongError
 from ._error_codes import TemplateParamCountMismatchError as TemplateParamCountMismatchError
 from ._error_codes import (
     TemplateParameterFormatMismatchError as TemplateParameterFormatMismatchError,
 )
+from ._error_codes import TemplateParamValueInvalidError as TemplateParamValueInvalidError
 from ._error_codes import TemplatePausedError as TemplatePausedError
 from ._error_codes import TemporarilyBlockedError as TemporarilyBlockedError
 from ._error_codes import ToManyAPICallsError as ToManyAPICallsError
 from ._error_codes import TooManyMessagesError as TooManyMessagesError
 from ._error_codes import UnsupportedMessageTypeError as UnsupportedMessageTypeError
 from ._error_codes import UserIsInExperimentGroupError as UserIsInExperimentGroupError
+from ._error_codes import UsernameError as UsernameError
+from ._error_codes import (
+    UsernameFacebookAccountRequiredError as UsernameFacebookAccountRequiredError,
+)
+from ._error_codes import (
+    UsernameInstagramAccountRequiredError as UsernameInstagramAccountRequiredError,
+)
+from ._error_codes import UsernameNotAvailableError as UsernameNotAvailableError
+from ._error_codes import UsernameNotEligibleError as UsernameNotEligibleError
+from ._error_codes import UsernameTransferRequiredError as UsernameTransferRequiredError
 from ._error_codes import UserStoppedMarketingMessagesError as UserStoppedMarketingMessagesError
 from ._error_codes import register_error_code as register_error_code
 from ._error_codes import reset_error_registry as reset_error_registry
@@ -226,6 +262,7 @@ __all__ = [
     "AccountLockedError",
     "AccountRestrictedFromCountryError",
     "AuthExceptionError",
+    "BadGroupError",
     "BlockListConcurrentUpdateError",
     "BlockListLimitReachedError",
     "BlockUserError",
@@ -256,6 +293,7 @@ __all__ = [
     "DisplayNameApprovalRequiredError",
     "DryRunTransport",
     "DuplicateCallError",
+    "DuplicateParticipantError",
     "EcosystemEngagementError",
     "Endpoint",
     "ExpiredAccessTokenError",
@@ -287,18 +325,28 @@ __all__ = [
     "Group",
     "GroupAdmin",
     "GroupClient",
+    "GroupCreateLimitReachedError",
+    "GroupError",
     "GroupInviteLink",
     "GroupJoinRequest",
     "GroupJoinRequestsResult",
     "GroupMutation",
     "GroupParticipant",
+    "GroupRateLimitHitError",
     "GroupSummary",
+    "GroupSuspendedError",
+    "GroupUnknownError",
     "IdentityKeyMismatchError",
+    "ImageTooSmallToProcessError",
     "IncorrectCertificateError",
+    "InvalidCursorError",
+    "InvalidGroupProfilePictureAspectRatioError",
     "InvalidParameterError",
+    "MarketingMessagesError",
     "MediaDownloadError",
     "MediaKind",
     "MediaUploadError",
+    "MessageSendError",
     "MessageSender",
     "MessageUndeliverableError",
     "MethodNotAllowedError",
@@ -307,7 +355,10 @@ __all__ = [
     "Page",
     "Paginator",
     "Param",
+    "ParticipantNotInGroupError",
+    "ParticipantOverlimitError",
     "PermissionDeniedError",
+    "PhoneMigrationError",
     "PhoneNumberAdmin",
     "PhoneNumberClient",
     "PhoneNumberInfo",
@@ -319,22 +370,29 @@ __all__ = [
     "ReceiverUncallableError",
     "RecipientCannotBeSenderError",
     "RecipientNotInAllowedListError",
+    "RegisterDeregisterRateLimitExceededError",
+    "RequestPartiallySucceededError",
     "SendResult",
     "ServiceUnavailableError",
+    "SignupError",
     "SomethingWentWrongError",
     "SpamRateLimitHitError",
     "SubscribedApp",
     "Success",
     "Template",
+    "TemplateCharacterLimitExceededError",
     "TemplateCreated",
+    "TemplateCreationError",
     "TemplateDisabledError",
     "TemplateDoesNotExistError",
     "TemplateError",
     "TemplateFormatCharacterPolicyViolatedError",
     "TemplateGroup",
     "TemplateGroupAnalytics",
+    "TemplateHeaderFormatIncorrectError",
     "TemplateHydratedTextTooLongError",
     "TemplateParamCountMismatchError",
+    "TemplateParamValueInvalidError",
     "TemplateParameterFormatMismatchError",
     "TemplatePausedError",
     "TemporarilyBlockedError",
@@ -343,6 +401,12 @@ __all__ = [
     "UnsupportedMessageTypeError",
     "UserIsInExperimentGroupError",
     "UserStoppedMarketingMessagesError",
+    "UsernameError",
+    "UsernameFacebookAccountRequiredError",
+    "UsernameInstagramAccountRequiredError",
+    "UsernameNotAvailableError",
+    "UsernameNotEligibleError",
+    "UsernameTransferRequiredError",
     "WABAAdmin",
     "WABAClient",
     "WabaInfo",

@@ -3,12 +3,15 @@
 Every class sits on exactly one axis (its only ``Graph*Error`` base)::
 
     GraphApiError        InvalidParameterError, UnsupportedMessageTypeError, ...
-    │                    TemplateError, CallingError, FlowError, BlockUserError (families)
+    │                    TemplateError, CallingError, FlowError, BlockUserError, GroupError,
+    │                    MessageSendError, MarketingMessagesError, UsernameError,
+    │                    TemplateCreationError, PhoneMigrationError, SignupError (families)
     ├── GraphAuthError   AuthExceptionError, APIMethodError, PermissionDeniedError,
     │                    ExpiredAccessTokenError, APIPermissionError
     └── GraphRateLimitError
                          ToManyAPICallsError, RateLimitIssuesError, RateLimitHitError,
-                         SpamRateLimitHitError, TooManyMessagesError
+                         SpamRateLimitHitError, TooManyMessagesError, GroupRateLimitHitError,
+                         RegisterDeregisterRateLimitExceededError
 
 Resolution: an entry registered for the exact ``(code, error_subcode)`` wins,
 then one registered for the code alone; among entries that match equally,
@@ -41,6 +44,7 @@ __all__ = [
     "AccountLockedError",
     "AccountRestrictedFromCountryError",
     "AuthExceptionError",
+    "BadGroupError",
     "BlockListConcurrentUpdateError",
     "BlockListLimitReachedError",
     "BlockUserError",
@@ -59,6 +63,7 @@ __all__ = [
     "ConcurrentCallsLimitError",
     "DisplayNameApprovalRequiredError",
     "DuplicateCallError",
+    "DuplicateParticipantError",
     "EcosystemEngagementError",
     "ExpiredAccessTokenError",
     "FetchCallPermissionLimitHitError",
@@ -71,30 +76,50 @@ __all__ = [
     "FlowThrottledError",
     "FlowUpdatingError",
     "GenericUserError",
+    "GroupCreateLimitReachedError",
+    "GroupError",
+    "GroupRateLimitHitError",
+    "GroupSuspendedError",
+    "GroupUnknownError",
     "IdentityKeyMismatchError",
+    "ImageTooSmallToProcessError",
     "IncorrectCertificateError",
+    "InvalidCursorError",
+    "InvalidGroupProfilePictureAspectRatioError",
     "InvalidParameterError",
+    "MarketingMessagesError",
     "MediaDownloadError",
     "MediaUploadError",
+    "MessageSendError",
     "MessageUndeliverableError",
     "MethodNotAllowedError",
     "MissingRequiredParameterError",
+    "ParticipantNotInGroupError",
+    "ParticipantOverlimitError",
     "PermissionDeniedError",
+    "PhoneMigrationError",
     "RateLimitHitError",
     "RateLimitIssuesError",
     "ReEngagementMessageError",
     "ReceiverUncallableError",
     "RecipientCannotBeSenderError",
     "RecipientNotInAllowedListError",
+    "RegisterDeregisterRateLimitExceededError",
+    "RequestPartiallySucceededError",
     "ServiceUnavailableError",
+    "SignupError",
     "SomethingWentWrongError",
     "SpamRateLimitHitError",
+    "TemplateCharacterLimitExceededError",
+    "TemplateCreationError",
     "TemplateDisabledError",
     "TemplateDoesNotExistError",
     "TemplateError",
     "TemplateFormatCharacterPolicyViolatedError",
+    "TemplateHeaderFormatIncorrectError",
     "TemplateHydratedTextTooLongError",
     "TemplateParamCountMismatchError",
+    "TemplateParamValueInvalidError",
     "TemplateParameterFormatMismatchError",
     "TemplatePausedError",
     "TemporarilyBlockedError",
@@ -103,6 +128,12 @@ __all__ = [
     "UnsupportedMessageTypeError",
     "UserIsInExperimentGroupError",
     "UserStoppedMarketingMessagesError",
+    "UsernameError",
+    "UsernameFacebookAccountRequiredError",
+    "UsernameInstagramAccountRequiredError",
+    "UsernameNotAvailableError",
+    "UsernameNotEligibleError",
+    "UsernameTransferRequiredError",
     "api_error_from_response",
     "register_error_code",
     "reset_error_registry",
@@ -248,7 +279,7 @@ class MethodNotAllowedError(GraphApiError):
 
 
 class AccountInMaintenanceModeError(GraphApiError):
-    """131057: the business account is in maintenance mode."""
+    """131057 and 2494100: the business account is in maintenance mode."""
 
 
 class GenericUserError(GraphApiError):
@@ -259,11 +290,11 @@ class IdentityKeyMismatchError(GraphApiError):
     """137000: the recipient's identity key hash does not match the one sent."""
 
 
-# --- template family (132000-132016) -----------------------------------------
+# --- template family (132000-132018) -----------------------------------------
 
 
 class TemplateError(GraphApiError):
-    """132000-132016: a template send failed (family base)."""
+    """132000-132018: a template send failed (family base)."""
 
 
 class TemplateParamCountMismatchError(TemplateError):
@@ -411,11 +442,167 @@ class BlockUserInternalError(BlockUserError):
     """139103: internal error; try again."""
 
 
+# --- rate-limit axis additions -------------------------------------------------
+
+
+class GroupRateLimitHitError(GraphRateLimitError):
+    """131208: too many group operations from this number in a short period (HTTP 429)."""
+
+
+class RegisterDeregisterRateLimitExceededError(GraphRateLimitError):
+    """133016: registration or deregistration attempted too often for this number."""
+
+
+# --- template parameter (send time) ------------------------------------------
+
+
+class TemplateParamValueInvalidError(TemplateError):
+    """132008: a template parameter value is formatted incorrectly."""
+
+
+# --- groups family (131201-131215 plus 131020, 131041, 131059) ----------------
+
+
+class GroupError(GraphApiError):
+    """131201-131215, 131020, 131041, 131059: a Groups API request failed (family base).
+
+    131208 (group rate limit) is on the rate-limit axis instead, so it is not
+    a member; 131213-131215 resolve to the family itself.
+    """
+
+
+class BadGroupError(GroupError):
+    """131020: messages cannot be sent to a single-member group."""
+
+
+class GroupUnknownError(GroupError):
+    """131041: the group does not exist or this number is not a member."""
+
+
+class InvalidCursorError(GroupError):
+    """131059: the pagination cursor expired or is corrupted; start over."""
+
+
+class RequestPartiallySucceededError(GroupError):
+    """131201: not every participant-level operation of the request succeeded."""
+
+
+class DuplicateParticipantError(GroupError):
+    """131202: the participant list holds a duplicate."""
+
+
+class ParticipantOverlimitError(GroupError):
+    """131204: the group would exceed its participant limit."""
+
+
+class GroupSuspendedError(GroupError):
+    """131207: the group violates platform policies and is suspended."""
+
+
+class InvalidGroupProfilePictureAspectRatioError(GroupError):
+    """131209: a group profile picture must be square."""
+
+
+class ImageTooSmallToProcessError(GroupError):
+    """131210: a group profile picture must be larger than 192 px each side."""
+
+
+class GroupCreateLimitReachedError(GroupError):
+    """131211: this number reached its limit of created groups."""
+
+
+class ParticipantNotInGroupError(GroupError):
+    """131212: the participant is not a member of the group."""
+
+
+# --- send-time codes without a class of their own ----------------------------
+
+
+class MessageSendError(GraphApiError):
+    """131044, 131062, 131063, 131064: send failures named by the reference (family base).
+
+    Only these codes are members; the older send errors keep their own classes.
+    """
+
+
+# --- marketing messages (134100-134103) ---------------------------------------
+
+
+class MarketingMessagesError(GraphApiError):
+    """134100-134103: a Marketing Messages API send was refused (family base)."""
+
+
+# --- business usernames (147001-147005) ---------------------------------------
+
+
+class UsernameError(GraphApiError):
+    """147001-147005: a business username request failed (family base)."""
+
+
+class UsernameNotAvailableError(UsernameError):
+    """147001: the username is not available."""
+
+
+class UsernameNotEligibleError(UsernameError):
+    """147002: the account is not eligible to request a username."""
+
+
+class UsernameFacebookAccountRequiredError(UsernameError):
+    """147003: a Facebook account must be linked first."""
+
+
+class UsernameInstagramAccountRequiredError(UsernameError):
+    """147004: an Instagram account must be linked first."""
+
+
+class UsernameTransferRequiredError(UsernameError):
+    """147005: the username belongs to another number of the portfolio; use force_transfer."""
+
+
+# --- template creation (2388019, 2388040, 2388047, 2388073, 2388293, 2388299) --
+
+
+class TemplateCreationError(GraphApiError):
+    """2388019, 2388040, 2388047, 2388073, 2388293, 2388299: a template was refused at creation.
+
+    Not a ``TemplateError``: those are send-time failures of an approved template.
+    """
+
+
+class TemplateCharacterLimitExceededError(TemplateCreationError):
+    """2388040: a template field exceeds its character limit."""
+
+
+class TemplateHeaderFormatIncorrectError(TemplateCreationError):
+    """2388047: the template header is not in the expected format."""
+
+
+# --- phone registration and migration (2388012, 2388091, 2388093, 2388103) ----
+
+
+class PhoneMigrationError(GraphApiError):
+    """2388012, 2388091, 2388093, 2388103: a phone number registration or migration failed."""
+
+
+# --- signup (2494164-2494168, 2494176, 2494177, 2494179) ----------------------
+
+
+class SignupError(GraphApiError):
+    """2494164-2494168, 2494176, 2494177, 2494179: onboarding (signup) failed (family base).
+
+    2494100 (account in maintenance mode) is ``AccountInMaintenanceModeError``, as 131057.
+    """
+
+
 # --- registry -----------------------------------------------------------------
 
 _BUILTINS: tuple[tuple[int | range, type[GraphApiError]], ...] = (
     # Family ranges first, so that the specific codes registered later win.
-    (range(132000, 132017), TemplateError),
+    (range(132000, 132019), TemplateError),
+    (range(131201, 131216), GroupError),
+    (range(134100, 134104), MarketingMessagesError),
+    (range(147001, 147006), UsernameError),
+    (range(2494164, 2494169), SignupError),
     (range(138000, 138019), CallingError),
     (range(139000, 139005), FlowError),
     (range(139100, 139104), BlockUserError),
@@ -486,6 +673,45 @@ _BUILTINS: tuple[tuple[int | range, type[GraphApiError]], ...] = (
     (139101, BlockListLimitReachedError),
     (139102, BlockListConcurrentUpdateError),
     (139103, BlockUserInternalError),
+    # groups
+    (131020, BadGroupError),
+    (131041, GroupUnknownError),
+    (131059, InvalidCursorError),
+    (131201, RequestPartiallySucceededError),
+    (131202, DuplicateParticipantError),
+    (131204, ParticipantOverlimitError),
+    (131207, GroupSuspendedError),
+    (131208, GroupRateLimitHitError),
+    (131209, InvalidGroupProfilePictureAspectRatioError),
+    (131210, ImageTooSmallToProcessError),
+    (131211, GroupCreateLimitReachedError),
+    (131212, ParticipantNotInGroupError),
+    # sends, templates, registration
+    (131044, MessageSendError),
+    (range(131062, 131065), MessageSendError),
+    (132008, TemplateParamValueInvalidError),
+    (133016, RegisterDeregisterRateLimitExceededError),
+    # usernames
+    (147001, UsernameNotAvailableError),
+    (147002, UsernameNotEligibleError),
+    (147003, UsernameFacebookAccountRequiredError),
+    (147004, UsernameInstagramAccountRequiredError),
+    (147005, UsernameTransferRequiredError),
+    # template creation, phone migration, signup and maintenance
+    (2388019, TemplateCreationError),
+    (2388040, TemplateCharacterLimitExceededError),
+    (2388047, TemplateHeaderFormatIncorrectError),
+    (2388073, TemplateCreationError),
+    (2388293, TemplateCreationError),
+    (2388299, TemplateCreationError),
+    (2388012, PhoneMigrationError),
+    (2388091, PhoneMigrationError),
+    (2388093, PhoneMigrationError),
+    (2388103, PhoneMigrationError),
+    (2494100, AccountInMaintenanceModeError),
+    (2494176, SignupError),
+    (2494177, SignupError),
+    (2494179, SignupError),
 )
 
 MAX_ERROR_CODE = 2**31 - 1

@@ -97,9 +97,60 @@ BUILTIN: dict[int, str] = {
     139101: "BlockListLimitReachedError",
     139102: "BlockListConcurrentUpdateError",
     139103: "BlockUserInternalError",
+    # issue 15: groups, sends, templates, registration, marketing, usernames, onboarding
+    131020: "BadGroupError",
+    131041: "GroupUnknownError",
+    131059: "InvalidCursorError",
+    131201: "RequestPartiallySucceededError",
+    131202: "DuplicateParticipantError",
+    131204: "ParticipantOverlimitError",
+    131207: "GroupSuspendedError",
+    131208: "GroupRateLimitHitError",
+    131209: "InvalidGroupProfilePictureAspectRatioError",
+    131210: "ImageTooSmallToProcessError",
+    131211: "GroupCreateLimitReachedError",
+    131212: "ParticipantNotInGroupError",
+    131213: "GroupError",
+    131214: "GroupError",
+    131215: "GroupError",
+    131044: "MessageSendError",
+    131062: "MessageSendError",
+    131063: "MessageSendError",
+    131064: "MessageSendError",
+    132008: "TemplateParamValueInvalidError",
+    132018: "TemplateError",
+    133016: "RegisterDeregisterRateLimitExceededError",
+    134100: "MarketingMessagesError",
+    134101: "MarketingMessagesError",
+    134102: "MarketingMessagesError",
+    134103: "MarketingMessagesError",
+    147001: "UsernameNotAvailableError",
+    147002: "UsernameNotEligibleError",
+    147003: "UsernameFacebookAccountRequiredError",
+    147004: "UsernameInstagramAccountRequiredError",
+    147005: "UsernameTransferRequiredError",
+    2388012: "PhoneMigrationError",
+    2388019: "TemplateCreationError",
+    2388040: "TemplateCharacterLimitExceededError",
+    2388047: "TemplateHeaderFormatIncorrectError",
+    2388073: "TemplateCreationError",
+    2388091: "PhoneMigrationError",
+    2388093: "PhoneMigrationError",
+    2388103: "PhoneMigrationError",
+    2388293: "TemplateCreationError",
+    2388299: "TemplateCreationError",
+    2494100: "AccountInMaintenanceModeError",
+    2494164: "SignupError",
+    2494165: "SignupError",
+    2494166: "SignupError",
+    2494167: "SignupError",
+    2494168: "SignupError",
+    2494176: "SignupError",
+    2494177: "SignupError",
+    2494179: "SignupError",
 }
 AUTH_CODES = {0, 3, 10, 190, 200, 250, 299}
-RATE_LIMIT_CODES = {4, 80007, 130429, 131048, 131056}
+RATE_LIMIT_CODES = {4, 80007, 130429, 131048, 131056, 131208, 133016}
 AXES = (GraphApiError, GraphAuthError, GraphRateLimitError)
 
 
@@ -165,6 +216,69 @@ def test_every_exported_class_sits_on_exactly_one_axis() -> None:
         axes = [axis for axis in (GraphAuthError, GraphRateLimitError) if issubclass(cls, axis)]
         assert len(axes) <= 1, cls
         assert issubclass(cls, GraphApiError)
+
+
+# (status, code, subcode) in -> (class name, classification) out, at the status the
+# platform documents for the code where it says one (issue 15).
+DOCUMENTED: list[tuple[int, int, int | None, str, str]] = [
+    (400, 131020, None, "BadGroupError", "other"),
+    (400, 131041, None, "GroupUnknownError", "other"),
+    (400, 131059, None, "InvalidCursorError", "other"),
+    (400, 131201, None, "RequestPartiallySucceededError", "other"),
+    (400, 131202, None, "DuplicateParticipantError", "other"),
+    (400, 131204, None, "ParticipantOverlimitError", "other"),
+    (403, 131207, None, "GroupSuspendedError", "other"),
+    (429, 131208, None, "GroupRateLimitHitError", "rate_limit"),
+    (400, 131208, None, "GroupRateLimitHitError", "rate_limit"),
+    (400, 131209, None, "InvalidGroupProfilePictureAspectRatioError", "other"),
+    (400, 131210, None, "ImageTooSmallToProcessError", "other"),
+    (400, 131211, None, "GroupCreateLimitReachedError", "other"),
+    (400, 131212, 2494010, "ParticipantNotInGroupError", "other"),
+    (400, 131215, None, "GroupError", "other"),
+    (400, 131044, None, "MessageSendError", "other"),
+    (400, 131064, 7, "MessageSendError", "other"),
+    (400, 132008, None, "TemplateParamValueInvalidError", "other"),
+    (400, 132018, None, "TemplateError", "other"),
+    (400, 133016, None, "RegisterDeregisterRateLimitExceededError", "rate_limit"),
+    (429, 133016, None, "RegisterDeregisterRateLimitExceededError", "rate_limit"),
+    (400, 134102, None, "MarketingMessagesError", "other"),
+    (400, 147005, None, "UsernameTransferRequiredError", "other"),
+    (400, 2388040, None, "TemplateCharacterLimitExceededError", "other"),
+    (400, 2388299, None, "TemplateCreationError", "other"),
+    (400, 2388103, None, "PhoneMigrationError", "other"),
+    (503, 2494100, None, "AccountInMaintenanceModeError", "other"),
+    (400, 2494179, None, "SignupError", "other"),
+    (403, 3, None, "APIMethodError", "auth"),
+    (500, 3, None, "GraphApiError", "other"),
+]
+
+
+@pytest.mark.parametrize(("status", "code", "subcode", "name", "axis"), DOCUMENTED)
+def test_documented_status_and_code_give_class_and_axis(
+    status: int, code: int, subcode: int | None, name: str, axis: str
+) -> None:
+    extra = {} if subcode is None else {"error_subcode": subcode}
+    error = resolve(status, body(code, **extra), retry_after="60")
+    assert type(error) is getattr(graph, name)
+    assert (error.status, error.code, error.error_subcode) == (status, code, subcode)
+    assert error.classification == axis
+    assert isinstance(error, GraphAuthError) is (axis == "auth")
+    assert isinstance(error, GraphRateLimitError) is (axis == "rate_limit")
+    assert error.retry_after == "60"
+
+
+def test_new_families_catch_their_members_and_nothing_else() -> None:
+    assert isinstance(resolve(400, body(131212)), graph.GroupError)
+    assert isinstance(resolve(400, body(131020)), graph.GroupError)
+    assert not isinstance(resolve(429, body(131208)), graph.GroupError)
+    assert isinstance(resolve(400, body(132008)), graph.TemplateError)
+    assert not isinstance(resolve(400, body(2388040)), graph.TemplateError)
+    assert isinstance(resolve(400, body(147003)), graph.UsernameError)
+    assert type(resolve(400, body(131061))) is GraphApiError
+    assert type(resolve(400, body(131065))) is GraphApiError
+    assert type(resolve(400, body(131216))) is GraphApiError
+    assert type(resolve(400, body(147006))) is GraphApiError
+    assert type(resolve(400, body(2494169))) is GraphApiError
 
 
 def test_unsupported_message_type_is_neither_invalid_parameter_nor_auth() -> None:
