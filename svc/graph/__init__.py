@@ -170,6 +170,7 @@ from ._builders import build_marketing_template_message as build_marketing_templ
 from ._builders import build_media_message as build_media_message
 from ._builders import build_otp_button as build_otp_button
 from ._builders import build_reaction_message as build_reaction_message
+from ._builders import build_read_receipt as build_read_receipt
 from ._builders import build_remove_reaction_message as build_remove_reaction_message
 from ._builders import build_sticker_message as build_sticker_message
 from ._builders import build_template_message as build_template_message
@@ -177,8 +178,11 @@ from ._builders import build_text_message as build_text_message
 from ._builders import build_video_message as build_video_message
 from ._builders import build_voice_call_button_message as build_voice_call_button_message
 from ._builders import check_message_payload as check_message_payload
+from ._builders import is_read_receipt_payload as is_read_receipt_payload
 from ._send import MessageSender as MessageSender
+from ._send import ReadReceiptResult as ReadReceiptResult
 from ._send import SendResult as SendResult
+from ._send import read_receipt_result_from_answer as read_receipt_result_from_answer
 from ._send import send_result_from_answer as send_result_from_answer
 
 # --- admin helpers: groups, business admin, calling, templates, flows, pagination
@@ -367,6 +371,7 @@ __all__ = [
     "RateLimitHitError",
     "RateLimitIssuesError",
     "ReEngagementMessageError",
+    "ReadReceiptResult",
     "ReceiverUncallableError",
     "RecipientCannotBeSenderError",
     "RecipientNotInAllowedListError",
@@ -431,6 +436,7 @@ __all__ = [
     "build_media_message",
     "build_otp_button",
     "build_reaction_message",
+    "build_read_receipt",
     "build_remove_reaction_message",
     "build_sticker_message",
     "build_template_message",
@@ -439,7 +445,9 @@ __all__ = [
     "build_voice_call_button_message",
     "check_message_payload",
     "check_path_segment",
+    "is_read_receipt_payload",
     "paginate",
+    "read_receipt_result_from_answer",
     "register_error_code",
     "reset_error_registry",
     "resolve_error_class",

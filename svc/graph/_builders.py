@@ -58,6 +58,7 @@ __all__ = [
     "build_media_message",
     "build_otp_button",
     "build_reaction_message",
+    "build_read_receipt",
     "build_remove_reaction_message",
     "build_sticker_message",
     "build_template_message",
@@ -65,6 +66,7 @@ __all__ = [
     "build_video_message",
     "build_voice_call_button_message",
     "check_message_payload",
+    "is_read_receipt_payload",
 ]
 
 MediaKind = Literal["image", "video", "audio", "document", "sticker"]
@@ -1071,6 +1073,54 @@ def build_group_pin_message(
     return _envelope(group, "pin", pin, recipient_type="group")
 
 
+# --- read receipts ---------------------------------------------------------------------
+
+_READ_RECEIPT_KEYS = frozenset({"messaging_product", "status", "message_id", "typing_indicator"})
+_TYPING_INDICATOR: Final = {"type": "text"}
+
+
+def build_read_receipt(*, message_id: str, typing_indicator: bool = False) -> Payload:
+    """Mark an inbound message as read, optionally showing the typing indicator.
+
+    ``message_id`` follows the reply-context rules; the wire form is exactly
+    ``{"messaging_product", "status": "read", "message_id"}`` plus
+    ``"typing_indicator": {"type": "text"}`` when asked.
+    """
+    receipt: Payload = {
+        "messaging_product": "whatsapp",
+        "status": "read",
+        "message_id": check_reply_to(message_id, "message_id"),
+    }
+    if check_bool(typing_indicator, "typing_indicator"):
+        receipt["typing_indicator"] = dict(_TYPING_INDICATOR)
+    return receipt
+
+
+def is_read_receipt_payload(payload: Mapping[str, Any]) -> bool:
+    """Whether a send payload is a read receipt (it carries ``status``, messages never do)."""
+    return "status" in payload
+
+
+def _check_read_receipt(payload: Mapping[str, Any]) -> Payload:
+    receipt = check_mapping(
+        payload, "payload", allowed=_READ_RECEIPT_KEYS, required=("status", "message_id")
+    )
+    if receipt.get("messaging_product", "whatsapp") != "whatsapp":
+        raise GraphRequestValidationError(
+            "messaging_product must be whatsapp", field="messaging_product"
+        )
+    if receipt["status"] != "read":
+        raise GraphRequestValidationError("status must be read", field="status")
+    indicator = receipt.get("typing_indicator")
+    if indicator is not None and indicator != _TYPING_INDICATOR:
+        raise GraphRequestValidationError(
+            'typing_indicator must be {"type": "text"}', field="typing_indicator"
+        )
+    return build_read_receipt(
+        message_id=receipt["message_id"], typing_indicator=indicator is not None
+    )
+
+
 # --- prebuilt payloads -----------------------------------------------------------------
 
 
@@ -1080,10 +1130,14 @@ def check_message_payload(payload: object) -> Payload:
     It must be a JSON object with string keys. ``to`` is checked as a phone
     number, or as a group id when ``recipient_type`` is ``group``; group
     payloads may carry only text, media and pin (group templates go through
-    ``build_group_template_message``, which checks the template category).
+    ``build_group_template_message``, which checks the template category). A
+    read receipt (``status: read``, see ``build_read_receipt``) is checked
+    against its exact shape instead.
     """
     if not isinstance(payload, Mapping) or not all(isinstance(key, str) for key in payload):
         raise GraphRequestValidationError("payload must be an object", field="payload")
+    if is_read_receipt_payload(payload):
+        return _check_read_receipt(payload)
     message: Payload = dict(payload)
     recipient_type = message.get("recipient_type", "individual")
     message_type = message.get("type")

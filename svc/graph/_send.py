@@ -16,7 +16,13 @@ from typing import Any, Literal
 from . import _builders as b
 from ._errors import GraphSerializationError
 
-__all__ = ["MessageSender", "SendResult", "send_result_from_answer"]
+__all__ = [
+    "MessageSender",
+    "ReadReceiptResult",
+    "SendResult",
+    "read_receipt_result_from_answer",
+    "send_result_from_answer",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +62,27 @@ def send_result_from_answer(answer: object) -> SendResult:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadReceiptResult:
+    """The answer to a read receipt: ``{"success": true}``, kept verbatim in ``raw``.
+
+    A read receipt creates no message, so it has no message id and is not a ``SendResult``.
+    """
+
+    success: bool
+    raw: Mapping[str, Any]
+
+
+def read_receipt_result_from_answer(answer: object) -> ReadReceiptResult:
+    """Read a read-receipt answer; without a boolean ``success`` it is a serialization error."""
+    if not isinstance(answer, Mapping):
+        raise GraphSerializationError("read receipt answer is not a JSON object")
+    success = answer.get("success")
+    if not isinstance(success, bool):
+        raise GraphSerializationError("read receipt answer has no boolean success")
+    return ReadReceiptResult(success=success, raw=answer)
+
+
 class MessageSender(abc.ABC):
     """Message sends for one business phone number (mixed into ``PhoneNumberClient``)."""
 
@@ -66,9 +93,24 @@ class MessageSender(abc.ABC):
     async def _send(self, payload: Mapping[str, Any], *, edge: str = "messages") -> SendResult:
         return send_result_from_answer(await self._post_phone_edge(edge, payload))
 
-    async def send_message(self, payload: Mapping[str, Any]) -> SendResult:
-        """Send a prebuilt payload (checked by ``check_message_payload``) to ``/messages``."""
-        return await self._send(b.check_message_payload(payload))
+    async def send_message(self, payload: Mapping[str, Any]) -> SendResult | ReadReceiptResult:
+        """Send a prebuilt payload (checked by ``check_message_payload``) to ``/messages``.
+
+        A message payload answers a ``SendResult``; a read receipt (``build_read_receipt``)
+        answers a ``ReadReceiptResult``. Both keep the upstream JSON in ``raw``.
+        """
+        checked = b.check_message_payload(payload)
+        if b.is_read_receipt_payload(checked):
+            answer = await self._post_phone_edge("messages", checked)
+            return read_receipt_result_from_answer(answer)
+        return await self._send(checked)
+
+    async def mark_as_read(
+        self, *, message_id: str, typing_indicator: bool = False
+    ) -> ReadReceiptResult:
+        """Mark ``message_id`` as read; ``typing_indicator=True`` also shows the user "typing"."""
+        payload = b.build_read_receipt(message_id=message_id, typing_indicator=typing_indicator)
+        return read_receipt_result_from_answer(await self._post_phone_edge("messages", payload))
 
     # --- text, media, location, reactions, contacts
 

@@ -57,7 +57,9 @@ class DryRunTransport(httpx.AsyncBaseTransport):
             "messages": [{"id": message_id}],
             "dryRun": True,
         }
-        if not request.url.path.endswith("/messages"):
+        if _is_read_receipt(body):
+            answer = {"success": True, "dryRun": True}
+        elif not request.url.path.endswith("/messages"):
             # Non-send endpoints (media upload, groups, deletes) read an id or a
             # success flag; the send shape above stays intact.
             answer["id"] = message_id.removeprefix("wamid.")
@@ -75,12 +77,23 @@ class DryRunTransport(httpx.AsyncBaseTransport):
         del self.requests[: -self._keep_last]
 
 
-def _contacts_for(body: bytes) -> list[dict[str, str]]:
+def _json_object(body: bytes) -> dict[str, object] | None:
     try:
         payload = json.loads(body) if body else None
     except (ValueError, UnicodeDecodeError):
-        return []
-    to = payload.get("to") if isinstance(payload, dict) else None
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _is_read_receipt(body: bytes) -> bool:
+    """A read receipt answers ``{"success": true}`` upstream, not the send shape."""
+    payload = _json_object(body)
+    return payload is not None and payload.get("status") == "read"
+
+
+def _contacts_for(body: bytes) -> list[dict[str, str]]:
+    payload = _json_object(body)
+    to = payload.get("to") if payload is not None else None
     if not isinstance(to, str):
         return []
     return [{"input": to, "wa_id": to.lstrip("+")}]
