@@ -104,8 +104,8 @@ def test_oaep_unwrap_recovers_what_the_public_key_wrapped(
 @pytest.mark.parametrize(
     "scheme",
     [
-        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None),
-        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA256(), label=None),
+        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None),  # noqa: S303 - must be refused
+        padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA256(), label=None),  # noqa: S303 - must be refused
         padding.OAEP(mgf=padding.MGF1(hashes.SHA256()), algorithm=hashes.SHA256(), label=b"x"),
         padding.PKCS1v15(),
     ],
@@ -147,7 +147,7 @@ def test_private_key_loads_plain_and_passphrase_protected_pkcs8() -> None:
 
 def test_private_key_refusals_are_fixed_sentences_without_the_key() -> None:
     pem = private_pem(platform_key(), PASSPHRASE)
-    small = rsa.generate_private_key(public_exponent=65537, key_size=1024)
+    small = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - refused
     cases = [
         (pem, None, "needs its passphrase"),
         (pem, b"wrong-passphrase", "passphrase is wrong"),

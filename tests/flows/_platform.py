@@ -1,4 +1,4 @@
-"""The platform's side of the Flows data endpoint, written from the scheme with cryptography directly.
+"""The platform's side of the Flows data endpoint, from the scheme, with cryptography directly.
 
 Independent of ``svc.crypto`` and ``svc.flows``: it encrypts a request the
 way the WhatsApp client does (fresh AES-128 key and 16-byte IV, AES-GCM with
