@@ -14,6 +14,7 @@ from ._errors import GraphNetworkError as GraphNetworkError
 from ._errors import GraphRateLimitError as GraphRateLimitError
 from ._errors import GraphRequestValidationError as GraphRequestValidationError
 from ._errors import GraphSerializationError as GraphSerializationError
+from ._errors import TemplateCheckError as TemplateCheckError
 from ._transports import DryRunTransport as DryRunTransport
 
 # --- endpoint primitive, scoped clients, error registry (foundation)
@@ -184,6 +185,21 @@ from ._send import ReadReceiptResult as ReadReceiptResult
 from ._send import SendResult as SendResult
 from ._send import read_receipt_result_from_answer as read_receipt_result_from_answer
 from ._send import send_result_from_answer as send_result_from_answer
+from ._template_check import check_template_send as check_template_send
+from ._template_params import TEMPLATE_BUTTON_SUB_TYPES as TEMPLATE_BUTTON_SUB_TYPES
+from ._template_params import build_template_body as build_template_body
+from ._template_params import build_template_catalog_button as build_template_catalog_button
+from ._template_params import build_template_copy_code_button as build_template_copy_code_button
+from ._template_params import build_template_flow_button as build_template_flow_button
+from ._template_params import build_template_header_location as build_template_header_location
+from ._template_params import build_template_header_media as build_template_header_media
+from ._template_params import build_template_header_text as build_template_header_text
+from ._template_params import build_template_otp_button as build_template_otp_button
+from ._template_params import build_template_quick_reply_button as build_template_quick_reply_button
+from ._template_params import build_template_url_button as build_template_url_button
+from ._template_params import template_currency_parameter as template_currency_parameter
+from ._template_params import template_date_time_parameter as template_date_time_parameter
+from ._template_params import template_text_parameter as template_text_parameter
 
 # --- admin helpers: groups, business admin, calling, templates, flows, pagination
 # isort: split
@@ -257,6 +273,7 @@ __all__ = [
     "HTTP_METHODS",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
     "APIMethodError",
@@ -386,6 +403,7 @@ __all__ = [
     "Success",
     "Template",
     "TemplateCharacterLimitExceededError",
+    "TemplateCheckError",
     "TemplateCreated",
     "TemplateCreationError",
     "TemplateDisabledError",
@@ -439,12 +457,23 @@ __all__ = [
     "build_read_receipt",
     "build_remove_reaction_message",
     "build_sticker_message",
+    "build_template_body",
+    "build_template_catalog_button",
+    "build_template_copy_code_button",
+    "build_template_flow_button",
+    "build_template_header_location",
+    "build_template_header_media",
+    "build_template_header_text",
     "build_template_message",
+    "build_template_otp_button",
+    "build_template_quick_reply_button",
+    "build_template_url_button",
     "build_text_message",
     "build_video_message",
     "build_voice_call_button_message",
     "check_message_payload",
     "check_path_segment",
+    "check_template_send",
     "is_read_receipt_payload",
     "paginate",
     "read_receipt_result_from_answer",
@@ -452,5 +481,8 @@ __all__ = [
     "reset_error_registry",
     "resolve_error_class",
     "send_result_from_answer",
+    "template_currency_parameter",
+    "template_date_time_parameter",
+    "template_text_parameter",
     "validate_flow_json",
 ]

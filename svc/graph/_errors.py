@@ -2,6 +2,7 @@
 
     GraphError
     ├── GraphRequestValidationError   input rejected before any request is sent
+    │   └── TemplateCheckError        template components disagree with the template definition
     ├── GraphNetworkError             the transport failed (no upstream answer)
     ├── GraphSerializationError       a successful answer that is not the JSON we expect
     └── GraphApiError                 a non-2xx upstream answer, resolved by code
@@ -26,6 +27,7 @@ __all__ = [
     "GraphRateLimitError",
     "GraphRequestValidationError",
     "GraphSerializationError",
+    "TemplateCheckError",
 ]
 
 
@@ -113,3 +115,11 @@ class GraphRateLimitError(GraphApiError):
     """The platform throttled the caller; ``retry_after`` keeps the upstream header verbatim."""
 
     classification = "rate_limit"
+
+
+class TemplateCheckError(GraphRequestValidationError):
+    """``check_template_send`` found components that the template definition would refuse.
+
+    ``field`` names the offending place (``language``, ``components[1].parameters``,
+    ``components[2].index``, ...).
+    """

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import _builders as b
-from ._errors import GraphSerializationError
+from ._errors import GraphSerializationError, TemplateCheckError
+from ._results import Template
+from ._template_check import check_template_send
 
 __all__ = [
     "MessageSender",
@@ -81,6 +83,13 @@ def read_receipt_result_from_answer(answer: object) -> ReadReceiptResult:
     if not isinstance(success, bool):
         raise GraphSerializationError("read receipt answer has no boolean success")
     return ReadReceiptResult(success=success, raw=answer)
+
+
+def _check_definition_name(definition: Template | Mapping[str, Any], name: str) -> None:
+    raw = definition.raw if isinstance(definition, Template) else definition
+    defined = raw.get("name") if isinstance(raw, Mapping) else None
+    if isinstance(defined, str) and defined != name:
+        raise TemplateCheckError(f"name: the definition is {defined}, not {name}", field="name")
 
 
 class MessageSender(abc.ABC):
@@ -496,8 +505,17 @@ class MessageSender(abc.ABC):
         language_code: str,
         components: Sequence[Mapping[str, Any]] | None = None,
         reply_to_message_id: str | None = None,
+        definition: Template | Mapping[str, Any] | None = None,
     ) -> SendResult:
-        """Send an approved template."""
+        """Send an approved template.
+
+        With ``definition`` (a ``Template`` the caller already fetched), ``name``,
+        ``language_code`` and ``components`` are first checked against it by
+        ``check_template_send``; no extra request is ever made.
+        """
+        if definition is not None:
+            _check_definition_name(definition, name)
+            check_template_send(definition, language_code, components)
         return await self._send(
             b.build_template_message(
                 to=to,

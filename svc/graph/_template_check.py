@@ -1,0 +1,294 @@
+"""``check_template_send``: template send components checked against the template's definition.
+
+Pure and local: the definition is one the caller already holds (``get_template``
+or ``list_templates``); nothing here calls the platform. Each mismatch the
+platform would refuse (132000, 132001, 132012, 131008, ...) is raised before
+sending as ``TemplateCheckError`` whose ``field`` names the offending place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._errors import TemplateCheckError
+from ._results import Template
+
+__all__ = ["check_template_send"]
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
+_MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "LOCATION"})
+_HEADER_TYPES: Final = frozenset({"text"})
+_BODY_TYPES: Final = frozenset({"text", "currency", "date_time"})
+# Definition button type -> the sub_type a send uses for it (None: takes no send parameters).
+_SUB_TYPES: Final[Mapping[str, str]] = {
+    "URL": "url",
+    "OTP": "url",
+    "QUICK_REPLY": "quick_reply",
+    "COPY_CODE": "copy_code",
+    "FLOW": "flow",
+    "CATALOG": "catalog",
+    "MPM": "mpm",
+}
+_PARAMETER_TYPES: Final[Mapping[str, str]] = {
+    "url": "text",
+    "quick_reply": "payload",
+    "copy_code": "coupon_code",
+    "flow": "action",
+    "catalog": "action",
+    "mpm": "action",
+}
+_NEVER_SENT: Final = frozenset({"footer", "buttons"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Placeholders:
+    names: tuple[str, ...]
+    named: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Button:
+    kind: str
+    sub_type: str | None
+    required: bool
+    takes_parameter: bool
+
+
+def _fail(field: str, message: str) -> TemplateCheckError:
+    return TemplateCheckError(f"{field}: {message}", field=field)
+
+
+def check_template_send(
+    definition: Template | Mapping[str, Any],
+    language: str,
+    components: Sequence[Mapping[str, Any]] | None,
+) -> None:
+    """Raise ``TemplateCheckError`` unless ``components`` fit ``definition`` in ``language``.
+
+    Checked: the definition's language and approval, header format and
+    parameters, body parameter count (``{{1}}``) or names (``{{name}}``),
+    button indexes, sub-types and required button parameters. Component types
+    the definition has but this check does not model (carousel, limited-time
+    offer) pass unchecked.
+    """
+    raw = definition.raw if isinstance(definition, Template) else definition
+    if not isinstance(raw, Mapping):
+        raise _fail("definition", "must be a Template or a template definition object")
+    _check_language(raw, language)
+    parts = _definition_parts(raw)
+    named_format = str(raw.get("parameter_format", "")).upper() == "NAMED"
+    header = parts.get("HEADER")
+    body = parts.get("BODY")
+    buttons = _buttons(parts.get("BUTTONS"))
+    send = _send_components(components)
+
+    seen: dict[str, int] = {}
+    used_buttons: set[int] = set()
+    for index, component in enumerate(send):
+        field = f"components[{index}]"
+        kind = component["type"].lower()
+        if kind in ("header", "body"):
+            if kind in seen:
+                raise _fail(f"{field}.type", f"a second {kind} component")
+            seen[kind] = index
+            if kind == "header":
+                _check_header(header, component, field, named_format)
+            else:
+                _check_text_parameters(
+                    _placeholders(body, named_format), component, field, _BODY_TYPES, "body"
+                )
+        elif kind == "button":
+            used_buttons.add(_check_button(buttons, component, field, used_buttons))
+        elif kind in _NEVER_SENT or kind.upper() not in parts:
+            raise _fail(f"{field}.type", f"the template has no {kind} component to fill")
+    _check_missing(header, body, buttons, seen, used_buttons, named_format)
+
+
+def _check_language(raw: Mapping[str, Any], language: object) -> None:
+    if not isinstance(language, str) or not language:
+        raise _fail("language", "must be a language code such as en_US")
+    defined = raw.get("language")
+    if isinstance(defined, str) and defined != language:
+        raise _fail("language", f"the definition is for {defined}, not {language}")
+    status = raw.get("status")
+    if isinstance(status, str) and status.upper() != "APPROVED":
+        raise _fail("language", f"the template is {status} in {language}, not APPROVED")
+
+
+def _definition_parts(raw: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    components = raw.get("components")
+    if components is None:
+        components = []
+    if not isinstance(components, list | tuple):
+        raise _fail("definition.components", "must be a list")
+    parts: dict[str, Mapping[str, Any]] = {}
+    for component in components:
+        if isinstance(component, Mapping) and isinstance(component.get("type"), str):
+            parts.setdefault(component["type"].upper(), component)
+    return parts
+
+
+def _placeholders(component: Mapping[str, Any] | None, named_format: bool) -> _Placeholders:
+    text = component.get("text") if component is not None else None
+    found = _PLACEHOLDER.findall(text) if isinstance(text, str) else []
+    names = tuple(dict.fromkeys(found))
+    named = named_format or any(not name.isdigit() for name in names)
+    return _Placeholders(names=names, named=named)
+
+
+def _buttons(component: Mapping[str, Any] | None) -> list[_Button]:
+    items = component.get("buttons") if component is not None else None
+    out: list[_Button] = []
+    for item in items if isinstance(items, list | tuple) else ():
+        kind = str(item.get("type", "")).upper() if isinstance(item, Mapping) else ""
+        sub_type = _SUB_TYPES.get(kind)
+        dynamic_url = kind == "URL" and "{{" in str(item.get("url", ""))
+        required = kind in ("OTP", "COPY_CODE") or dynamic_url
+        takes = sub_type is not None and (kind != "URL" or dynamic_url)
+        out.append(_Button(kind=kind, sub_type=sub_type, required=required, takes_parameter=takes))
+    return out
+
+
+def _send_components(components: object) -> list[Mapping[str, Any]]:
+    if components is None:
+        return []
+    if isinstance(components, str | bytes) or not isinstance(components, Sequence):
+        raise _fail("components", "must be a list of components")
+    for index, component in enumerate(components):
+        if not isinstance(component, Mapping) or not isinstance(component.get("type"), str):
+            raise _fail(f"components[{index}]", "must be an object with a string type")
+    return list(components)
+
+
+def _parameters(component: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    parameters = component.get("parameters", [])
+    if isinstance(parameters, str | bytes) or not isinstance(parameters, Sequence):
+        raise _fail(f"{field}.parameters", "must be a list")
+    for index, parameter in enumerate(parameters):
+        if not isinstance(parameter, Mapping) or not isinstance(parameter.get("type"), str):
+            raise _fail(f"{field}.parameters[{index}]", "must be an object with a string type")
+    return list(parameters)
+
+
+def _check_header(
+    header: Mapping[str, Any] | None, component: Mapping[str, Any], field: str, named: bool
+) -> None:
+    if header is None:
+        raise _fail(f"{field}.type", "the template has no header")
+    header_format = str(header.get("format", "TEXT")).upper()
+    if header_format not in _MEDIA_FORMATS:
+        expected = _placeholders(header, named)
+        _check_text_parameters(expected, component, field, _HEADER_TYPES, "header")
+        return
+    kind = header_format.lower()
+    parameters = _parameters(component, field)
+    if len(parameters) != 1:
+        raise _fail(f"{field}.parameters", f"a {kind} header takes exactly one {kind} parameter")
+    if parameters[0]["type"].lower() != kind or not isinstance(parameters[0].get(kind), Mapping):
+        raise _fail(f"{field}.parameters[0].type", f"the header format is {header_format}")
+
+
+def _check_text_parameters(
+    expected: _Placeholders,
+    component: Mapping[str, Any],
+    field: str,
+    types: frozenset[str],
+    what: str,
+) -> None:
+    parameters = _parameters(component, field)
+    for index, parameter in enumerate(parameters):
+        kind = parameter["type"].lower()
+        if kind not in types or parameter.get(kind) is None:
+            allowed = ", ".join(sorted(types))
+            raise _fail(f"{field}.parameters[{index}].type", f"{what} parameters are {allowed}")
+    if not expected.named:
+        for index, parameter in enumerate(parameters):
+            if "parameter_name" in parameter:
+                raise _fail(
+                    f"{field}.parameters[{index}].parameter_name",
+                    f"the {what} uses positional placeholders",
+                )
+        if len(parameters) != len(expected.names):
+            raise _fail(
+                f"{field}.parameters",
+                f"the {what} has {len(expected.names)} placeholders, got {len(parameters)}",
+            )
+        return
+    given: set[str] = set()
+    for index, parameter in enumerate(parameters):
+        name = parameter.get("parameter_name")
+        where = f"{field}.parameters[{index}].parameter_name"
+        if not isinstance(name, str):
+            raise _fail(where, f"the {what} uses named placeholders")
+        if name not in expected.names:
+            raise _fail(where, f"the {what} has no placeholder {{{{{name}}}}}")
+        if name in given:
+            raise _fail(where, f"{{{{{name}}}}} is given twice")
+        given.add(name)
+    missing = [name for name in expected.names if name not in given]
+    if missing:
+        raise _fail(f"{field}.parameters", f"missing {what} parameters: {', '.join(missing)}")
+
+
+def _button_index(value: object, field: str) -> int:
+    if isinstance(value, bool):
+        raise _fail(field, "must be a button index")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2:
+        return int(value)
+    raise _fail(field, "must be a button index")
+
+
+def _check_button(
+    buttons: list[_Button], component: Mapping[str, Any], field: str, used: set[int]
+) -> int:
+    index = _button_index(component.get("index"), f"{field}.index")
+    if not 0 <= index < len(buttons):
+        raise _fail(f"{field}.index", f"the template has {len(buttons)} buttons")
+    if index in used:
+        raise _fail(f"{field}.index", f"button {index} is given twice")
+    button = buttons[index]
+    if button.sub_type is None:
+        raise _fail(f"{field}.index", f"button {index} ({button.kind}) takes no send parameters")
+    sub_type = component.get("sub_type")
+    if not isinstance(sub_type, str) or sub_type.lower() != button.sub_type:
+        raise _fail(
+            f"{field}.sub_type", f"button {index} is {button.kind}: sub_type {button.sub_type}"
+        )
+    parameters = _parameters(component, field)
+    if not button.takes_parameter:
+        if parameters:
+            raise _fail(f"{field}.parameters", f"button {index} has a static URL")
+        return index
+    kind = _PARAMETER_TYPES[button.sub_type]
+    if len(parameters) > 1 or (button.required and not parameters):
+        raise _fail(f"{field}.parameters", f"button {index} takes one {kind} parameter")
+    for parameter in parameters:
+        if parameter["type"].lower() != kind or parameter.get(kind) is None:
+            raise _fail(f"{field}.parameters[0].type", f"button {index} takes a {kind} parameter")
+    return index
+
+
+def _check_missing(
+    header: Mapping[str, Any] | None,
+    body: Mapping[str, Any] | None,
+    buttons: list[_Button],
+    seen: Mapping[str, int],
+    used: set[int],
+    named: bool,
+) -> None:
+    if header is not None and "header" not in seen:
+        header_format = str(header.get("format", "TEXT")).upper()
+        if header_format in _MEDIA_FORMATS:
+            raise _fail("components", f"the {header_format} header needs its media parameter")
+        if _placeholders(header, named).names:
+            raise _fail("components", "the header has placeholders but no header component")
+    if "body" not in seen and _placeholders(body, named).names:
+        raise _fail("components", "the body has placeholders but no body component")
+    for index, button in enumerate(buttons):
+        if button.required and index not in used:
+            raise _fail("components", f"button {index} ({button.kind}) needs a parameter")
