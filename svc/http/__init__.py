@@ -1,0 +1,46 @@
+"""The HTTP service: ``create_app(...)`` builds the ASGI app (Quart-Trio) with the spec's routes.
+
+It stands on the lower layers: ``svc.webhook`` checks and normalizes
+deliveries, ``svc.store`` keeps claims and the message projection,
+``svc.graph`` builds and sends the upstream requests. See ``docs/http.md``.
+"""
+
+from ._app import SERVICE_NAME as SERVICE_NAME
+from ._app import create_app as create_app
+from ._app import openapi_document as openapi_document
+from ._errors import CONSTRUCTION_CODES as CONSTRUCTION_CODES
+from ._errors import HttpError as HttpError
+from ._errors import ServiceError as ServiceError
+from ._profile import DEFAULT_API_PREFIX as DEFAULT_API_PREFIX
+from ._profile import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
+from ._profile import DEFAULT_WEBHOOK_PATH as DEFAULT_WEBHOOK_PATH
+from ._profile import MAX_BODY_BYTES_LIMIT as MAX_BODY_BYTES_LIMIT
+from ._profile import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
+from ._profile import Profile as Profile
+from ._profile import ServiceSecrets as ServiceSecrets
+from ._profile import check_service_path as check_service_path
+from ._routes import Route as Route
+from ._routes import route_inventory as route_inventory
+from ._service import CryptoProvider as CryptoProvider
+from ._telemetry import TelemetrySink as TelemetrySink
+
+__all__ = [
+    "CONSTRUCTION_CODES",
+    "DEFAULT_API_PREFIX",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_WEBHOOK_PATH",
+    "MAX_BODY_BYTES_LIMIT",
+    "MAX_SECRET_LENGTH",
+    "SERVICE_NAME",
+    "CryptoProvider",
+    "HttpError",
+    "Profile",
+    "Route",
+    "ServiceError",
+    "ServiceSecrets",
+    "TelemetrySink",
+    "check_service_path",
+    "create_app",
+    "openapi_document",
+    "route_inventory",
+]

@@ -1,0 +1,541 @@
+"""Request bodies of the send routes: pydantic models that validate them and feed the OpenAPI.
+
+HTTP bodies keep the spec's camelCase names; ``to_payload`` maps each model
+to the ``svc.graph`` builder that owns the field rules (lengths, phone and id
+formats, media kinds...), so a rule lives once, in the graph layer. The
+models check shape and JSON types strictly (no coercion, no unknown fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError
+
+from svc.graph import (
+    build_call_permission_request_message,
+    build_contacts_message,
+    build_group_media_message,
+    build_group_pin_message,
+    build_group_text_message,
+    build_interactive_buttons_message,
+    build_interactive_catalog_message,
+    build_interactive_cta_url_message,
+    build_interactive_list_message,
+    build_interactive_location_request_message,
+    build_interactive_product_message,
+    build_interactive_products_message,
+    build_location_message,
+    build_media_message,
+    build_reaction_message,
+    build_remove_reaction_message,
+    build_template_message,
+    build_text_message,
+)
+
+from ._errors import HttpError
+
+__all__ = [
+    "GroupPinBody",
+    "MessageBody",
+    "SendAnswer",
+    "TextSendBody",
+    "parse_message_body",
+    "parse_text_body",
+]
+
+Payload = dict[str, Any]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class TextSendBody(_Body):
+    """POST ``{prefix}/messages/text``: newline and tab are allowed in ``text``."""
+
+    to: str
+    text: str
+    previewUrl: bool | None = None
+
+
+class _GraphNativeTextObject(_Body):
+    body: str
+    preview_url: bool | None = None
+
+
+class GraphNativeTextBody(_Body):
+    """The platform's own text payload, accepted as is on POST ``{prefix}/messages``."""
+
+    messaging_product: Literal["whatsapp"]
+    to: str
+    type: Literal["text"]
+    text: _GraphNativeTextObject
+    recipient_type: Literal["individual"] | None = None
+
+
+class TextComposerBody(_Body):
+    """A text message; ``recipientType: group`` (groups enabled) sends to a group id."""
+
+    type: Literal["text"]
+    to: str
+    text: str
+    previewUrl: bool | None = None
+    recipientType: Literal["individual", "group"] | None = None
+    replyToMessageId: str | None = None
+
+
+class MediaBody(_Body):
+    """Image, video, audio, document or sticker by ``mediaId`` or ``link`` (exactly one)."""
+
+    type: Literal["image", "video", "audio", "document", "sticker"]
+    to: str
+    mediaId: str | None = None
+    link: str | None = None
+    caption: str | None = None
+    filename: str | None = None
+    voice: bool | None = None
+    replyToMessageId: str | None = None
+    recipientType: Literal["individual", "group"] | None = None
+
+
+class LocationBody(_Body):
+    type: Literal["location"]
+    to: str
+    latitude: float
+    longitude: float
+    name: str | None = None
+    address: str | None = None
+    replyToMessageId: str | None = None
+
+
+class ReactionBody(_Body):
+    type: Literal["reaction"]
+    to: str
+    messageId: str
+    emoji: str
+
+
+class RemoveReactionBody(_Body):
+    type: Literal["removeReaction"]
+    to: str
+    messageId: str
+
+
+class ContactName(_Body):
+    formattedName: str
+    firstName: str | None = None
+    lastName: str | None = None
+    middleName: str | None = None
+    suffix: str | None = None
+    prefix: str | None = None
+
+
+class ContactPhoneIn(_Body):
+    phone: str
+    type: str | None = None
+    waId: str | None = None
+
+
+class ContactEmailIn(_Body):
+    email: str
+    type: str | None = None
+
+
+class ContactUrlIn(_Body):
+    url: str
+    type: str | None = None
+
+
+class ContactAddressIn(_Body):
+    street: str | None = None
+    city: str | None = None
+    state: str | None = None
+    zip: str | None = None
+    country: str | None = None
+    countryCode: str | None = None
+    type: str | None = None
+
+
+class ContactOrgIn(_Body):
+    company: str | None = None
+    department: str | None = None
+    title: str | None = None
+
+
+class ContactIn(_Body):
+    name: ContactName
+    phones: list[ContactPhoneIn]
+    emails: list[ContactEmailIn] | None = None
+    urls: list[ContactUrlIn] | None = None
+    addresses: list[ContactAddressIn] | None = None
+    org: ContactOrgIn | None = None
+    birthday: str | None = None
+
+
+class ContactsBody(_Body):
+    type: Literal["contacts"]
+    to: str
+    contacts: list[ContactIn]
+    replyToMessageId: str | None = None
+
+
+class ReplyButton(_Body):
+    id: str
+    title: str
+
+
+class InteractiveButtonsBody(_Body):
+    type: Literal["interactiveButtons"]
+    to: str
+    bodyText: str
+    buttons: list[ReplyButton]
+    headerText: str | None = None
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class ListRow(_Body):
+    id: str
+    title: str
+    description: str | None = None
+
+
+class ListSection(_Body):
+    title: str
+    rows: list[ListRow]
+
+
+class InteractiveListBody(_Body):
+    type: Literal["interactiveList"]
+    to: str
+    bodyText: str
+    buttonText: str
+    sections: list[ListSection]
+    headerText: str | None = None
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class InteractiveCtaUrlBody(_Body):
+    type: Literal["interactiveCtaUrl"]
+    to: str
+    bodyText: str
+    displayText: str
+    url: str
+    headerText: str | None = None
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class InteractiveProductBody(_Body):
+    type: Literal["interactiveProduct"]
+    to: str
+    catalogId: str
+    productRetailerId: str
+    bodyText: str | None = None
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class ProductSection(_Body):
+    title: str
+    productRetailerIds: list[str]
+
+
+class InteractiveProductsBody(_Body):
+    type: Literal["interactiveProducts"]
+    to: str
+    catalogId: str
+    headerText: str
+    bodyText: str
+    sections: list[ProductSection]
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class InteractiveCatalogBody(_Body):
+    type: Literal["interactiveCatalog"]
+    to: str
+    bodyText: str
+    thumbnailProductRetailerId: str | None = None
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class InteractiveLocationRequestBody(_Body):
+    type: Literal["interactiveLocationRequest"]
+    to: str
+    bodyText: str
+    replyToMessageId: str | None = None
+
+
+class CallPermissionRequestBody(_Body):
+    type: Literal["callPermissionRequest"]
+    to: str
+    bodyText: str
+    footerText: str | None = None
+    replyToMessageId: str | None = None
+
+
+class TemplateBody(_Body):
+    """Components are in the platform's structure and checked by the graph builder."""
+
+    type: Literal["template"]
+    to: str
+    name: str
+    languageCode: str
+    components: list[dict[str, Any]] | None = None
+    replyToMessageId: str | None = None
+
+
+class GroupPinBody(_Body):
+    """Pin or unpin a message in a group (groups enabled); ``expirationDays`` 1..30 to pin."""
+
+    type: Literal["pin"]
+    recipientType: Literal["group"]
+    to: str
+    pinType: Literal["pin", "unpin"]
+    messageId: str
+    expirationDays: int | None = None
+
+
+ComposerBody = Annotated[
+    TextComposerBody
+    | MediaBody
+    | LocationBody
+    | ReactionBody
+    | RemoveReactionBody
+    | ContactsBody
+    | InteractiveButtonsBody
+    | InteractiveListBody
+    | InteractiveCtaUrlBody
+    | InteractiveProductBody
+    | InteractiveProductsBody
+    | InteractiveCatalogBody
+    | InteractiveLocationRequestBody
+    | CallPermissionRequestBody
+    | TemplateBody
+    | GroupPinBody,
+    Field(discriminator="type"),
+]
+
+
+class MessageBody(RootModel[GraphNativeTextBody | ComposerBody]):
+    """Every body POST ``{prefix}/messages`` accepts: Graph-native text or a composer body."""
+
+
+class SendAnswer(BaseModel):
+    """The upstream Graph answer, passed through unchanged (documented shape, not enforced)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    messaging_product: str | None = None
+    contacts: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] | None = None
+
+
+_COMPOSER: TypeAdapter[Any] = TypeAdapter(ComposerBody)
+_TEXT: TypeAdapter[TextSendBody] = TypeAdapter(TextSendBody)
+_NATIVE: TypeAdapter[GraphNativeTextBody] = TypeAdapter(GraphNativeTextBody)
+
+
+def _malformed(error: ValidationError) -> HttpError:
+    """400 ``malformed_body`` naming the first bad field (never its value)."""
+    first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+    location = ".".join(str(part) for part in first.get("loc", ()) if part != "function-after")
+    where = f" at '{location}'" if location else ""
+    kind = str(first.get("type", "invalid"))
+    return HttpError(400, "malformed_body", f"The request body is invalid{where} ({kind}).")
+
+
+def parse_text_body(data: object) -> TextSendBody:
+    """Validate the text-route body (a JSON object) or raise 400 ``malformed_body``."""
+    if not isinstance(data, dict):
+        raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
+    try:
+        return _TEXT.validate_python(data)
+    except ValidationError as exc:
+        raise _malformed(exc) from None
+
+
+def parse_message_body(data: object) -> BaseModel:
+    """Validate a generic-route body: Graph-native text when it has ``messaging_product``."""
+    if not isinstance(data, dict):
+        raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
+    try:
+        if "messaging_product" in data:
+            return _NATIVE.validate_python(data)
+        if not isinstance(data.get("type"), str):
+            raise HttpError(400, "malformed_body", "The request body needs a string 'type'.")
+        body: BaseModel = _COMPOSER.validate_python(data)
+        return body
+    except ValidationError as exc:
+        raise _malformed(exc) from None
+
+
+def is_group_body(body: BaseModel) -> bool:
+    """Whether the body addresses a group (allowed only with group routes enabled)."""
+    return getattr(body, "recipientType", None) == "group"
+
+
+def _contact(contact: ContactIn) -> Payload:
+    out: Payload = {
+        "name": _snake(contact.name.model_dump(exclude_none=True)),
+        "phones": [_snake(p.model_dump(exclude_none=True)) for p in contact.phones],
+    }
+    for key in ("emails", "urls", "addresses"):
+        items = getattr(contact, key)
+        if items is not None:
+            out[key] = [_snake(item.model_dump(exclude_none=True)) for item in items]
+    if contact.org is not None:
+        out["org"] = contact.org.model_dump(exclude_none=True)
+    if contact.birthday is not None:
+        out["birthday"] = contact.birthday
+    return out
+
+
+_SNAKE = {
+    "formattedName": "formatted_name",
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "middleName": "middle_name",
+    "waId": "wa_id",
+    "countryCode": "country_code",
+}
+
+
+def _snake(data: Mapping[str, Any]) -> Payload:
+    return {_SNAKE.get(key, key): value for key, value in data.items()}
+
+
+def _media(body: MediaBody) -> Payload:
+    fields: dict[str, Any] = {
+        "to": body.to,
+        "media_id": body.mediaId,
+        "link": body.link,
+        "caption": body.caption,
+        "filename": body.filename,
+        "voice": body.voice,
+        "reply_to_message_id": body.replyToMessageId,
+    }
+    if body.recipientType == "group":
+        return build_group_media_message(body.type, **fields)
+    return build_media_message(body.type, **fields)
+
+
+def _text(body: TextComposerBody) -> Payload:
+    build = build_group_text_message if body.recipientType == "group" else build_text_message
+    return build(
+        to=body.to,
+        text=body.text,
+        preview_url=body.previewUrl,
+        reply_to_message_id=body.replyToMessageId,
+    )
+
+
+_BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
+    TextSendBody: lambda b: build_text_message(to=b.to, text=b.text, preview_url=b.previewUrl),
+    GraphNativeTextBody: lambda b: build_text_message(
+        to=b.to, text=b.text.body, preview_url=b.text.preview_url
+    ),
+    TextComposerBody: _text,
+    MediaBody: _media,
+    LocationBody: lambda b: build_location_message(
+        to=b.to,
+        latitude=b.latitude,
+        longitude=b.longitude,
+        name=b.name,
+        address=b.address,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    ReactionBody: lambda b: build_reaction_message(to=b.to, message_id=b.messageId, emoji=b.emoji),
+    RemoveReactionBody: lambda b: build_remove_reaction_message(to=b.to, message_id=b.messageId),
+    ContactsBody: lambda b: build_contacts_message(
+        to=b.to,
+        contacts=[_contact(c) for c in b.contacts],
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveButtonsBody: lambda b: build_interactive_buttons_message(
+        to=b.to,
+        body_text=b.bodyText,
+        buttons=[button.model_dump() for button in b.buttons],
+        header_text=b.headerText,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveListBody: lambda b: build_interactive_list_message(
+        to=b.to,
+        body_text=b.bodyText,
+        button_text=b.buttonText,
+        sections=[section.model_dump(exclude_none=True) for section in b.sections],
+        header_text=b.headerText,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveCtaUrlBody: lambda b: build_interactive_cta_url_message(
+        to=b.to,
+        body_text=b.bodyText,
+        display_text=b.displayText,
+        url=b.url,
+        header_text=b.headerText,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveProductBody: lambda b: build_interactive_product_message(
+        to=b.to,
+        catalog_id=b.catalogId,
+        product_retailer_id=b.productRetailerId,
+        body_text=b.bodyText,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveProductsBody: lambda b: build_interactive_products_message(
+        to=b.to,
+        catalog_id=b.catalogId,
+        header_text=b.headerText,
+        body_text=b.bodyText,
+        sections=[
+            {"title": s.title, "product_retailer_ids": list(s.productRetailerIds)}
+            for s in b.sections
+        ],
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveCatalogBody: lambda b: build_interactive_catalog_message(
+        to=b.to,
+        body_text=b.bodyText,
+        thumbnail_product_retailer_id=b.thumbnailProductRetailerId,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    InteractiveLocationRequestBody: lambda b: build_interactive_location_request_message(
+        to=b.to, body_text=b.bodyText, reply_to_message_id=b.replyToMessageId
+    ),
+    CallPermissionRequestBody: lambda b: build_call_permission_request_message(
+        to=b.to,
+        body_text=b.bodyText,
+        footer_text=b.footerText,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    TemplateBody: lambda b: build_template_message(
+        to=b.to,
+        name=b.name,
+        language_code=b.languageCode,
+        components=b.components,
+        reply_to_message_id=b.replyToMessageId,
+    ),
+    GroupPinBody: lambda b: build_group_pin_message(
+        to=b.to, pin_type=b.pinType, message_id=b.messageId, expiration_days=b.expirationDays
+    ),
+}
+
+
+def to_payload(body: BaseModel) -> Payload:
+    """The platform wire payload of a validated body, built by the graph layer's builders.
+
+    A builder's ``GraphRequestValidationError`` propagates; the caller turns
+    it into 400 ``malformed_body``.
+    """
+    return _BUILDERS[type(body)](body)

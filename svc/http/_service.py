@@ -1,0 +1,497 @@
+"""The service's request logic, independent of Quart: webhook ingest, sends, reads, groups.
+
+Each method takes parsed inputs and returns a ``Reply`` or raises ``HttpError``;
+the Quart routes and the lean webhook path in front of Quart only move bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
+
+from svc import crypto
+from svc.graph import (
+    GraphApiError,
+    GraphClient,
+    GraphError,
+    GraphRateLimitError,
+    GraphRequestValidationError,
+    PhoneNumberClient,
+)
+from svc.store import (
+    Claimed,
+    Conflict,
+    MessageRecord,
+    Pending,
+    PersistenceError,
+    PersistenceStore,
+    Replay,
+    WebhookEventResult,
+    conversation_window,
+    format_timestamp,
+)
+from svc.webhook import (
+    MessageUpdate,
+    SignatureMismatchError,
+    StatusUpdate,
+    Update,
+    WebhookError,
+    WebhookFacade,
+    WebhookMetrics,
+    body_hash,
+    canonical_json,
+    dispatch_update,
+    event_key,
+    normalize,
+    parse_envelope,
+    parse_signature_header,
+)
+
+from ._errors import HttpError
+from ._profile import Profile, ServiceSecrets
+from ._telemetry import Telemetry, upstream_fields
+
+__all__ = ["CryptoProvider", "RecentErrors", "Reply", "Service"]
+
+RATE_LIMIT_CODES: Final = frozenset({4, 80007, 130429, 131048, 131056})
+MAX_IDEMPOTENCY_KEY: Final = 256
+MAX_RECENT_ERRORS: Final = 10
+MAX_ERROR_NAME: Final = 80
+JSON_TYPE: Final = "application/json"
+T = TypeVar("T")
+
+
+@runtime_checkable
+class CryptoProvider(Protocol):
+    """The signature check the webhook route uses; ``svc.crypto`` is the default provider."""
+
+    def hmac_sha256_matches(self, key: bytes, data: bytes, expected: bytes) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A finished answer: status, body bytes, content type and extra headers."""
+
+    status: int
+    body: bytes
+    content_type: str = JSON_TYPE
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+def json_bytes(data: object) -> bytes:
+    """Compact UTF-8 JSON."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def error_reply(error: HttpError) -> Reply:
+    return Reply(error.status, json_bytes(error.body()), headers=error.headers)
+
+
+class RecentErrors:
+    """Error class names with counts: at most 10 distinct, oldest dropped, names cut to 80."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
+    def add(self, error: BaseException | str) -> None:
+        name = (error if isinstance(error, str) else type(error).__name__)[:MAX_ERROR_NAME]
+        if name not in self._counts and len(self._counts) >= MAX_RECENT_ERRORS:
+            del self._counts[next(iter(self._counts))]
+        self._counts[name] = self._counts.get(name, 0) + 1
+
+    def snapshot(self) -> list[dict[str, object]]:
+        return [{"errorClass": name, "count": count} for name, count in self._counts.items()]
+
+
+def check_idempotency_key(value: str | None) -> str | None:
+    """The ``Idempotency-Key`` header, validated whenever present (400 otherwise)."""
+    if value is None:
+        return None
+    if (
+        not value.strip()
+        or len(value) > MAX_IDEMPOTENCY_KEY
+        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value)
+    ):
+        raise HttpError(
+            400,
+            "invalid_idempotency_key",
+            "Idempotency-Key must be 1..256 characters without control characters.",
+        )
+    return value
+
+
+def record_json(record: MessageRecord) -> dict[str, object]:
+    """A ``MessageRecord`` as the spec's camelCase JSON."""
+    return {
+        "rowId": record.row_id,
+        "waMessageId": record.wa_message_id,
+        "direction": record.direction,
+        "fromPhone": record.from_phone,
+        "toPhone": record.to_phone,
+        "type": record.type,
+        "status": record.status,
+        "graphMessageId": record.graph_message_id,
+        "createdAt": format_timestamp(record.created_at),
+        "updatedAt": format_timestamp(record.updated_at),
+    }
+
+
+class Service:
+    """Everything a request needs: profile, secrets, clients, store, facade, telemetry, clock."""
+
+    def __init__(
+        self,
+        *,
+        profile: Profile,
+        secrets: ServiceSecrets,
+        client: GraphClient,
+        store: PersistenceStore | None,
+        facade: WebhookFacade,
+        crypto_provider: CryptoProvider | None,
+        telemetry: Telemetry,
+        webhook_metrics: WebhookMetrics,
+        now: Callable[[], datetime],
+        logger: logging.Logger,
+        enable_group_routes: bool,
+    ) -> None:
+        self.profile = profile
+        self.secrets = secrets
+        self.client = client
+        self.phone = PhoneNumberClient(client, phone_number_id=profile.phone_number_id)
+        self.store = store
+        self.facade = facade
+        self.telemetry = telemetry
+        self.webhook_metrics = webhook_metrics
+        self.now = now
+        self.logger = logger
+        self.enable_group_routes = enable_group_routes
+        self.recent_errors = RecentErrors()
+        self._app_secret = secrets.webhook_app_secret.encode("utf-8")
+        self._matches = (
+            crypto_provider.hmac_sha256_matches
+            if crypto_provider is not None
+            else crypto.hmac_sha256_matches
+        )
+        self.atomic_claims = store is not None and all(
+            callable(getattr(store, name, None))
+            for name in ("claim_service_request", "complete_service_request")
+        )
+
+    # --- store calls ----------------------------------------------------------------
+
+    async def store_call(self, make: Callable[[PersistenceStore], Awaitable[T]]) -> T:
+        """One store call, counted; a fault becomes 503 ``persistence_unavailable``."""
+        store = self.require_store()
+        try:
+            result = await make(store)
+        except PersistenceError as exc:
+            self.telemetry.persistence(ok=False)
+            self.recent_errors.add(exc)
+            raise HttpError(
+                503, "persistence_unavailable", "The persistence store is unavailable."
+            ) from None
+        self.telemetry.persistence(ok=True)
+        return result
+
+    async def store_try(self, make: Callable[[PersistenceStore], Awaitable[T]]) -> T | None:
+        """A best-effort store call: a fault is counted, logged by class and yields None."""
+        try:
+            return await self.store_call(make)
+        except HttpError:
+            self.logger.warning("persistence write failed; continuing")
+            return None
+
+    def require_store(self) -> PersistenceStore:
+        if self.store is None:
+            raise HttpError(
+                503, "persistence_not_configured", "No persistence store is configured."
+            )
+        return self.store
+
+    # --- webhook --------------------------------------------------------------------
+
+    async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
+        """Signature, JSON, envelope (decisions.md section 3), then dedupe, project, dispatch."""
+        try:
+            tag = parse_signature_header(signature)
+            if not self._matches(self._app_secret, body, tag):
+                raise SignatureMismatchError
+            envelope = parse_envelope(body)
+        except WebhookError as exc:
+            return error_reply(HttpError(exc.http_status, exc.code, exc.message))
+        result = normalize(envelope)
+        self.webhook_metrics.observe(result)
+        updates = result.updates
+        malformed = sum(skip.count for skip in result.skipped)
+        duplicate = False
+        if self.store is not None:
+            received_at = self.now()
+            try:
+                outcome = await self.store_call(
+                    lambda s: s.record_webhook_event(
+                        event_key=event_key(envelope),
+                        event_hash=body_hash(body),
+                        received_at=received_at,
+                    )
+                )
+            except HttpError as exc:
+                return error_reply(exc)
+            duplicate = outcome == WebhookEventResult.DUPLICATE
+            await self._project(updates)
+        dispatched = 0
+        if duplicate:
+            for update in updates:
+                self.webhook_metrics.record(update.kind, "duplicate")
+        else:
+            for update in updates:
+                try:
+                    await dispatch_update(self.facade, update)
+                except Exception as exc:  # noqa: BLE001 - handler failures are still acknowledged
+                    self.recent_errors.add(exc)
+                    self.webhook_metrics.record(update.kind, "handler_error")
+                    self.logger.warning(
+                        "webhook handler failed kind=%s error=%s",
+                        update.kind,
+                        type(exc).__name__[:MAX_ERROR_NAME],
+                    )
+                dispatched += 1
+                self.webhook_metrics.record(update.kind, "dispatched")
+        reply = {
+            "status": "ok",
+            "received": len(updates),
+            "dispatched": dispatched,
+            "skipped": malformed + len(updates) - dispatched,
+        }
+        return Reply(200, json_bytes(reply))
+
+    async def _project(self, updates: tuple[Update, ...]) -> None:
+        """Project inbound messages and statuses (metadata only) before handlers run."""
+        for update in updates:
+            if isinstance(update, MessageUpdate) and not getattr(update, "is_echo", False):
+                moment = _event_moment(update.timestamp, self.now)
+                record = MessageRecord(
+                    row_id=str(uuid.uuid4()),
+                    wa_message_id=update.message_id,
+                    direction="inbound",
+                    from_phone=update.from_,
+                    to_phone=update.display_phone_number,
+                    type=(update.type or "unknown")[:64],
+                    status="received",
+                    created_at=moment,
+                    updated_at=moment,
+                )
+                await self.store_try(lambda s, r=record: s.record_message(r))  # type: ignore[misc]
+            elif isinstance(update, StatusUpdate):
+                moment = _event_moment(update.timestamp, self.now)
+                message_id, status = update.message_id, update.status
+                await self.store_try(
+                    lambda s, m=message_id, st=status, t=moment: s.append_message_status(  # type: ignore[misc]
+                        wa_message_id=m, status=st, timestamp=t
+                    )
+                )
+
+    # --- sends ----------------------------------------------------------------------
+
+    def _scoped_key(self, key: str, operation: str) -> str:
+        scope = "\x00".join(
+            (self.profile.phone_number_id, self.profile.waba_id or "", operation, key)
+        )
+        return crypto.sha256_hex(scope.encode("utf-8"))
+
+    async def send(
+        self,
+        payload: Mapping[str, Any],
+        *,
+        idempotency_key: str | None,
+        operation: str = "messages",
+        project: bool = True,
+    ) -> Reply:
+        """Send one message payload: claim the key, call upstream, complete, project."""
+        claimed_key: str | None = None
+        request_hash = ""
+        if idempotency_key is not None and self.store is not None:
+            if not self.atomic_claims:
+                self.telemetry.send(family="messages", outcome="rejected")
+                raise HttpError(
+                    503,
+                    "persistence_not_atomic",
+                    "Keyed sends need a store with atomic claim methods.",
+                )
+            scoped = self._scoped_key(idempotency_key, operation)
+            request_hash = crypto.sha256_hex(canonical_json(payload))
+            created = self.now()
+            claim = await self.store_call(
+                lambda s: s.claim_service_request(
+                    idempotency_key=scoped, request_hash=request_hash, created_at=created
+                )
+            )
+            if isinstance(claim, Replay):
+                self.telemetry.send(family="messages", outcome="replayed")
+                return Reply(
+                    200,
+                    claim.response_json.encode("utf-8"),
+                    headers={"Idempotent-Replayed": "true"},
+                )
+            if isinstance(claim, Pending):
+                self.telemetry.send(family="messages", outcome="pending")
+                raise HttpError(
+                    409, "idempotency_pending", "A request with this Idempotency-Key is in flight."
+                )
+            if isinstance(claim, Conflict):
+                self.telemetry.send(family="messages", outcome="conflict")
+                raise HttpError(
+                    409,
+                    "idempotency_conflict",
+                    "This Idempotency-Key was used with a different payload.",
+                )
+            assert isinstance(claim, Claimed)
+            claimed_key = scoped
+        answer = await self.graph_call(
+            "messages",
+            lambda: self.client.request(
+                "POST", f"/{self.profile.phone_number_id}/messages", json=dict(payload)
+            ),
+        )
+        body = json_bytes(answer)
+        headers: dict[str, str] = {}
+        if claimed_key is not None:
+            completed_at = self.now()
+            text = body.decode("utf-8")
+            stored = await self.store_try(
+                lambda s: s.complete_service_request(
+                    idempotency_key=claimed_key,
+                    request_hash=request_hash,
+                    response_json=text,
+                    created_at=completed_at,
+                )
+            )
+            if stored is not True:
+                headers["x-svc-persistence"] = "degraded"
+        if project and self.store is not None and not await self._project_send(payload, answer):
+            headers["x-svc-persistence"] = "degraded"
+        self.telemetry.send(family="messages", outcome="degraded" if headers else "sent")
+        return Reply(200, body, headers=headers)
+
+    async def _project_send(self, payload: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
+        """Record the outbound row (status ``sent``) and its first status event."""
+        messages = answer.get("messages")
+        first = messages[0] if isinstance(messages, list) and messages else None
+        message_id = first.get("id") if isinstance(first, dict) else None
+        if not isinstance(message_id, str) or not message_id:
+            return True
+        moment = self.now()
+        to = payload.get("to")
+        record = MessageRecord(
+            row_id=str(uuid.uuid4()),
+            wa_message_id=message_id,
+            direction="outbound",
+            to_phone=to if isinstance(to, str) else None,
+            type=str(payload.get("type") or "unknown")[:64],
+            status="sent",
+            created_at=moment,
+            updated_at=moment,
+            graph_message_id=message_id,
+        )
+        stored = await self.store_try(lambda s: s.record_message(record))
+        event = await self.store_try(
+            lambda s: s.append_message_status(
+                wa_message_id=message_id, status="sent", timestamp=moment
+            )
+        )
+        return stored is not None and event is not None
+
+    async def graph_call(self, family: str, call: Callable[[], Awaitable[T]]) -> T:
+        """One upstream call, counted; a Graph failure becomes 400, 502 or 503."""
+        try:
+            result = await call()
+        except GraphRequestValidationError as exc:
+            raise HttpError(400, "malformed_body", _validation_message(exc)) from None
+        except GraphError as exc:
+            status = exc.status if isinstance(exc, GraphApiError) else None
+            self.telemetry.graph_call(family=family, status=status, outcome="error")
+            self.telemetry.graph_failure(exc, at=self.now())
+            self.recent_errors.add(exc)
+            raise upstream_http_error(exc) from None
+        self.telemetry.graph_call(family=family, status=200, outcome="success")
+        return result
+
+    # --- reads ----------------------------------------------------------------------
+
+    async def list_messages(self, *, limit: int, cursor: str | None) -> Reply:
+        self.require_store()
+        page = await self.store_call(lambda s: s.list_messages(limit=limit, before_row_id=cursor))
+        body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
+        return Reply(200, json_bytes(body))
+
+    async def get_message(self, message_id: str) -> Reply:
+        self.require_store()
+        record = await self.store_call(lambda s: s.get_message(wa_message_id=message_id))
+        if record is None:
+            raise HttpError(404, "not_found", "No message with this id.")
+        return Reply(200, json_bytes(record_json(record)))
+
+    async def conversation_window(self, phone: str) -> Reply:
+        self.require_store()
+        last = await self.store_call(lambda s: s.get_latest_inbound_message_at(phone=phone))
+        try:
+            window = conversation_window(now=self.now(), last_inbound_at=last)
+        except Exception as exc:  # noqa: BLE001 - the spec's own 503 for a window failure
+            self.recent_errors.add(exc)
+            raise HttpError(
+                503,
+                "conversation_window_unavailable",
+                "The conversation window could not be computed.",
+            ) from None
+        body = {
+            "open": window.open,
+            "lastInboundAt": _iso(window.last_inbound_at),
+            "expiresAt": _iso(window.expires_at),
+            "remainingMs": window.remaining_ms,
+        }
+        return Reply(200, json_bytes(body))
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else format_timestamp(moment)
+
+
+def _event_moment(timestamp: int | None, now: Callable[[], datetime]) -> datetime:
+    """The platform event time (Unix seconds), or the receipt time when it is missing or absurd."""
+    if timestamp is not None and 0 < timestamp < 32_503_680_000:
+        return datetime.fromtimestamp(timestamp, tz=UTC)
+    return now()
+
+
+def _validation_message(error: GraphRequestValidationError) -> str:
+    field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
+    where = f" ({field})" if field else ""
+    return f"The message was refused by validation{where}."
+
+
+def _retry_after(value: str | None) -> str | None:
+    if value is None or not 0 < len(value) <= 64:
+        return None
+    return value if all(0x20 <= ord(ch) < 0x7F for ch in value) else None
+
+
+def upstream_http_error(error: GraphError) -> HttpError:
+    """502 ``graph_request_failed``, or 503 for rate limits (``Retry-After`` echoed)."""
+    extra = upstream_fields(error)
+    rate_limited = isinstance(error, GraphRateLimitError) or (
+        isinstance(error, GraphApiError) and (error.status == 429 or error.code in RATE_LIMIT_CODES)
+    )
+    headers: dict[str, str] = {}
+    if rate_limited:
+        assert isinstance(error, GraphApiError)
+        retry = _retry_after(error.retry_after)
+        if retry is not None:
+            headers["Retry-After"] = retry
+        return HttpError(
+            503, "graph_request_failed", "Graph request failed.", headers=headers, extra=extra
+        )
+    return HttpError(502, "graph_request_failed", "Graph request failed.", extra=extra)

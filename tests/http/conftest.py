@@ -1,0 +1,139 @@
+"""HTTP fixtures: an app with a recording fake Graph (``httpx.MockTransport``) and fixed secrets.
+
+The four secret values are distinctive strings so that leak scans can look
+for them in every response, header, log line and metric.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client import CollectorRegistry
+
+from svc.http import Profile, ServiceSecrets, create_app
+
+ACCESS_TOKEN = "EAAGaccessTOKENvalue1234"
+VERIFY_TOKEN = "verifyTOKENvalue5678"
+APP_SECRET = "appSECRETvalue9012"
+BEARER = "serviceBEARERvalue3456"
+SECRET_VALUES = (ACCESS_TOKEN, VERIFY_TOKEN, APP_SECRET, BEARER)
+PHONE_ID = "106540352242922"
+WABA_ID = "102290129340398"
+T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
+AUTH = {"Authorization": f"Bearer {BEARER}"}
+
+SECRETS = ServiceSecrets(
+    access_token=ACCESS_TOKEN,
+    webhook_verify_token=VERIFY_TOKEN,
+    webhook_app_secret=APP_SECRET,
+    service_bearer_token=BEARER,
+)
+
+
+def sign(body: bytes, secret: str = APP_SECRET) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+class Clock:
+    """An injected clock the test moves by hand."""
+
+    def __init__(self, start: datetime = T0) -> None:
+        self.value = start
+
+    def __call__(self) -> datetime:
+        return self.value
+
+
+@dataclass
+class FakeGraph:
+    """A transport-level fake of the Graph API that records every request it gets."""
+
+    requests: list[httpx.Request] = field(default_factory=list)
+    answers: list[httpx.Response] = field(default_factory=list)
+    counter: int = 0
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.answers:
+            return self.answers.pop(0)
+        self.counter += 1
+        body = json.loads(request.content) if request.content else {}
+        if request.url.path.endswith("/messages"):
+            return httpx.Response(
+                200,
+                json={
+                    "messaging_product": "whatsapp",
+                    "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
+                    "messages": [{"id": f"wamid.TEST{self.counter}"}],
+                },
+            )
+        return httpx.Response(200, json={"success": True, "request_id": f"req{self.counter}"})
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handler)
+
+    def bodies(self) -> list[Any]:
+        return [json.loads(r.content) if r.content else None for r in self.requests]
+
+
+@pytest.fixture
+def graph() -> FakeGraph:
+    return FakeGraph()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def log_stream() -> io.StringIO:
+    return io.StringIO()
+
+
+@pytest.fixture
+def profile() -> Profile:
+    return Profile(phone_number_id=PHONE_ID, waba_id=WABA_ID)
+
+
+AppFactory = Callable[..., Any]
+
+
+@pytest.fixture
+def make_app(
+    graph: FakeGraph, clock: Clock, log_stream: io.StringIO, profile: Profile
+) -> AppFactory:
+    """Build an app with the fake Graph, the fixed secrets and the test clock."""
+
+    def build(**overrides: Any) -> Any:
+        options: dict[str, Any] = {
+            "profile": profile,
+            "secrets": SECRETS,
+            "transport": graph.transport(),
+            "now": clock,
+            "log_stream": log_stream,
+            "metrics_registry": CollectorRegistry(),
+            "logger": logging.getLogger("svc.http.test"),
+        }
+        options.update(overrides)
+        return create_app(**options)
+
+    return build
+
+
+@pytest.fixture
+async def client(make_app: AppFactory) -> AsyncIterator[Any]:
+    """A Quart test client of a stateless app (lifespan run through ``test_app``)."""
+    app = make_app()
+    async with app.test_app() as test_app:
+        yield test_app.test_client()
