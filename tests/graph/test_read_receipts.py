@@ -130,9 +130,7 @@ async def test_mark_as_read_rejects_before_the_transport(
         ({**READ, "message_id": "a\nb"}, "message_id"),
     ],
 )
-async def test_send_message_rejects_malformed_receipts(
-    payload: dict[str, Any], field: str
-) -> None:
+async def test_send_message_rejects_malformed_receipts(payload: dict[str, Any], field: str) -> None:
     recorder = Recorder({"success": True})
     with pytest.raises(GraphRequestValidationError) as caught:
         await phone(recorder).send_message(payload)
