@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import random
+import threading
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,13 @@ from svc.media import (
     MediaIntegrityError,
     decrypt_encrypted_media,
     decrypt_encrypted_media_async,
+)
+from svc.media._decrypt import (
+    STEP_BYTES,
+    _parse_bundle,
+    _Schedule,
+    _Steps,
+    _verify_and_decrypt,
 )
 
 from ._vectors import (
@@ -308,3 +316,135 @@ def test_messages_never_carry_key_material() -> None:
             decrypt_encrypted_media(case_bundle, case_file)
         text = f"{caught.value} {caught.value!r}"
         assert not any(secret in text for secret in secrets)
+
+
+# --- the stepped, two-thread schedule
+
+
+@pytest.mark.parametrize("delta", [-17, -1, 0, 1, 16, STEP_BYTES + 5])
+def test_round_trip_across_step_boundaries(delta: int) -> None:
+    # Plaintexts ending just before, on and after a step edge, through the public path
+    # (two threads on a machine with two usable CPUs).
+    plaintext = plaintext_of(STEP_BYTES + delta, seed=delta)
+    bundle, encrypted = make_vector(plaintext)
+    assert decrypt_encrypted_media(bundle, encrypted) == plaintext
+    edge = min(STEP_BYTES, len(encrypted)) - 1
+    assert code_of(bundle, flip(encrypted, edge)) == "encrypted_hash_mismatch"
+
+
+TAMPERS = ["none", "file_byte", "file_byte_rehashed", "plaintext_hash", "padding"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    size=st.integers(0, 700),
+    step_blocks=st.integers(1, 5),
+    threads=st.sampled_from([1, 2]),
+    tamper=st.sampled_from(TAMPERS),
+    where=st.integers(0, 2**16),
+)
+def test_any_step_size_and_thread_count_gives_the_same_verdict(
+    size: int, step_blocks: int, threads: int, tamper: str, where: int
+) -> None:
+    # Tiny steps make many steps per chain, so the chains change threads often.
+    plaintext = plaintext_of(size, seed=where)
+    if tamper == "padding":
+        bad_last_byte = [0, 4, 17, 255][where % 4]
+        bundle, encrypted = padding_broken_vector(bad_last_byte, blocks=size // 16 + 1)
+        expected: bytes | str = "invalid_padding"
+    else:
+        bundle, encrypted = make_vector(plaintext, seed=where)
+        expected = plaintext
+    if tamper == "file_byte":
+        encrypted, expected = flip(encrypted, where % len(encrypted)), "encrypted_hash_mismatch"
+    elif tamper == "file_byte_rehashed":
+        encrypted = flip(encrypted, where % len(encrypted))
+        bundle, expected = rehash(bundle, encrypted), "hmac_mismatch"
+    elif tamper == "plaintext_hash":
+        bundle = {**bundle, "plaintext_hash": flip_b64(bundle["plaintext_hash"], where % 32)}
+        expected = "plaintext_hash_mismatch"
+    keys = _parse_bundle(bundle)
+    try:
+        outcome: bytes | str = _verify_and_decrypt(
+            keys, encrypted, threads=threads, step_bytes=16 * step_blocks
+        )
+    except MediaError as error:
+        outcome = error.code
+    assert outcome == expected
+
+
+@pytest.mark.parametrize("blocks", [2, 40])
+def test_bad_tag_outranks_bad_padding_with_small_steps(blocks: int) -> None:
+    bundle, encrypted = padding_broken_vector(0, blocks=blocks)
+    tampered = flip(encrypted, 5)
+    for threads in (1, 2):
+        with pytest.raises(MediaIntegrityError) as error:
+            _verify_and_decrypt(
+                _parse_bundle(rehash(bundle, tampered)), tampered, threads=threads, step_bytes=16
+            )
+        assert error.value.code == "hmac_mismatch"
+
+
+def recording_chain(name: str, count: int, log: list[str]) -> _Steps:
+    def run(index: int) -> None:
+        log.append(f"{name}{index}")
+
+    return _Steps(run=run, count=count)
+
+
+def test_schedule_takes_from_the_chain_with_the_most_work_left() -> None:
+    log: list[str] = []
+    schedule = _Schedule()
+    schedule.add(recording_chain("a", 2, log), weight=2.0)  # 1.0 per step
+    schedule.add(recording_chain("b", 3, log), weight=6.0)  # 2.0 per step
+    schedule.add(recording_chain("c", 0, log), weight=9.0)  # nothing to do: ignored
+    schedule.run()
+    # b (6) > a (2); b (4) > a (2); a (2) ties b (2), the first added wins; b (2) > a (1); a.
+    assert log == ["b0", "b1", "a0", "b2", "a1"]
+
+
+def test_schedule_runs_every_step_once_in_order_and_one_thread_per_chain() -> None:
+    owners: dict[str, threading.Lock] = {name: threading.Lock() for name in "xyz"}
+    seen: dict[str, list[int]] = {name: [] for name in "xyz"}
+    overlaps: list[str] = []
+
+    def chain(name: str) -> _Steps:
+        def run(index: int) -> None:
+            if not owners[name].acquire(blocking=False):
+                overlaps.append(name)
+                return
+            try:
+                # A long-enough step that hashlib releases the GIL and the threads interleave.
+                hashlib.sha256(bytes(4096)).digest()
+                seen[name].append(index)
+            finally:
+                owners[name].release()
+
+        return _Steps(run=run, count=300)
+
+    schedule = _Schedule()
+    for name in "xyz":
+        schedule.add(chain(name), weight=1.0)
+    helper = threading.Thread(target=schedule.run)
+    helper.start()
+    schedule.run()
+    helper.join()
+    assert overlaps == []
+    assert seen == {name: list(range(300)) for name in "xyz"}
+
+
+def test_schedule_stops_handing_out_steps_after_a_failure() -> None:
+    log: list[str] = []
+
+    def failing(index: int) -> None:
+        log.append(f"f{index}")
+        if index == 1:
+            raise RuntimeError("step failed")
+
+    schedule = _Schedule()
+    schedule.add(_Steps(run=failing, count=3), weight=10.0)
+    schedule.add(recording_chain("b", 3, log), weight=1.0)
+    with pytest.raises(RuntimeError):
+        schedule.run()
+    schedule.run()  # closed: nothing more runs
+    assert log == ["f0", "f1"]
