@@ -137,3 +137,73 @@ async def client(make_app: AppFactory) -> AsyncIterator[Any]:
     app = make_app()
     async with app.test_app() as test_app:
         yield test_app.test_client()
+
+
+WEBHOOK = "/webhooks/whatsapp"
+FIXTURES = __import__("pathlib").Path(__file__).parent.parent / "webhook" / "fixtures"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data
+
+
+class RecordingFacade:
+    """A facade that keeps every update; ``fail_kinds`` makes dispatch raise for those kinds."""
+
+    def __init__(self, fail_kinds: frozenset[str] = frozenset()) -> None:
+        self.updates: list[Any] = []
+        self.fail_kinds = fail_kinds
+
+    async def dispatch(self, update: Any) -> None:
+        self.updates.append(update)
+        if update.kind in self.fail_kinds:
+            raise RuntimeError("handler blew up with PII 16505551234")
+
+
+async def post_webhook(
+    client: Any, payload: dict[str, Any] | bytes, *, signature: str | None = "auto"
+) -> Any:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json"}
+    if signature == "auto":
+        headers["X-Hub-Signature-256"] = sign(body)
+    elif signature is not None:
+        headers["X-Hub-Signature-256"] = signature
+    return await client.post(WEBHOOK, data=body, headers=headers)
+
+
+class FailingStore:
+    """A store seam: wraps a real store and raises ``PersistenceError`` from chosen methods."""
+
+    def __init__(self, inner: Any, failing: set[str]) -> None:
+        self._inner = inner
+        self.failing = failing
+
+    @property
+    def backend(self) -> str:
+        return str(self._inner.backend)
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not callable(attr):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            if name in self.failing:
+                from svc.store import PersistenceError
+
+                raise PersistenceError("query_failed", "simulated outage")
+            return await attr(*args, **kwargs)
+
+        return call
+
+
+@pytest.fixture
+async def sqlite_store() -> AsyncIterator[Any]:
+    from svc.store import SqliteStore
+
+    store = SqliteStore(":memory:")
+    await store.migrate()
+    yield store
+    await store.close()

@@ -1,0 +1,190 @@
+"""Keyed sends: atomic claim, replay byte for byte, conflict, pending, degraded completion."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from svc.store import SqliteStore
+
+from .conftest import AUTH, AppFactory, FailingStore, FakeGraph
+
+TEXT = {"to": "15551234567", "text": "hello"}
+
+
+async def _send(client: Any, body: Any, key: str | None) -> Any:
+    headers = dict(AUTH)
+    if key is not None:
+        headers["Idempotency-Key"] = key
+    return await client.post("/api/messages/text", json=body, headers=headers)
+
+
+async def test_replay_returns_the_stored_body_byte_for_byte(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    client = make_app(store=sqlite_store).test_client()
+    first = await _send(client, TEXT, "key-1")
+    second = await _send(client, TEXT, "key-1")
+    assert first.status_code == second.status_code == 200
+    assert await first.get_data() == await second.get_data()
+    assert "Idempotent-Replayed" not in first.headers
+    assert second.headers["Idempotent-Replayed"] == "true"
+    assert len(graph.requests) == 1
+
+
+async def test_changed_payload_conflicts(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    client = make_app(store=sqlite_store).test_client()
+    await _send(client, TEXT, "key-2")
+    response = await _send(client, {**TEXT, "text": "changed"}, "key-2")
+    assert response.status_code == 409
+    assert (await response.get_json())["error"]["code"] == "idempotency_conflict"
+    assert len(graph.requests) == 1
+
+
+async def test_unresolved_claim_is_pending_and_sends_nothing(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    graph.answers.append(httpx.Response(500, json={"error": {"code": 1, "message": "x"}}))
+    client = make_app(store=sqlite_store).test_client()
+    failed = await _send(client, TEXT, "key-3")
+    assert failed.status_code == 502
+    retry = await _send(client, TEXT, "key-3")
+    assert retry.status_code == 409
+    assert (await retry.get_json())["error"]["code"] == "idempotency_pending"
+    assert len(graph.requests) == 1  # the claim is never released automatically
+
+
+async def test_keys_are_scoped_to_the_phone_number(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, profile: Any
+) -> None:
+    from dataclasses import replace
+
+    one = make_app(store=sqlite_store).test_client()
+    other = make_app(
+        store=sqlite_store, profile=replace(profile, phone_number_id="999999999")
+    ).test_client()
+    assert (await _send(one, TEXT, "shared")).status_code == 200
+    assert (await _send(other, TEXT, "shared")).status_code == 200
+    assert len(graph.requests) == 2
+
+
+@pytest.mark.parametrize("key", ["", "   ", "a" * 257, "bad\x01key", "tab\tkey", "del\x7f"])
+async def test_invalid_keys_are_400_with_or_without_a_store(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, key: str
+) -> None:
+    for client in (make_app().test_client(), make_app(store=sqlite_store).test_client()):
+        response = await _send(client, TEXT, key)
+        assert response.status_code == 400
+        assert (await response.get_json())["error"]["code"] == "invalid_idempotency_key"
+    assert graph.requests == []
+
+
+async def test_without_a_store_the_key_gives_no_dedupe(
+    make_app: AppFactory, graph: FakeGraph
+) -> None:
+    client = make_app().test_client()
+    assert (await _send(client, TEXT, "k")).status_code == 200
+    assert (await _send(client, TEXT, "k")).status_code == 200
+    assert len(graph.requests) == 2
+
+
+async def test_store_without_claim_methods_is_503_not_atomic(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    class LegacyStore(FailingStore):
+        def __getattr__(self, name: str) -> Any:
+            if name in ("claim_service_request", "complete_service_request"):
+                raise AttributeError(name)
+            return super().__getattr__(name)
+
+    client = make_app(store=LegacyStore(sqlite_store, set())).test_client()
+    response = await _send(client, TEXT, "k")
+    assert response.status_code == 503
+    assert (await response.get_json())["error"]["code"] == "persistence_not_atomic"
+    assert graph.requests == []
+    unkeyed = await _send(client, TEXT, None)
+    assert unkeyed.status_code == 200
+
+
+async def test_failed_completion_returns_the_real_200_marked_degraded(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    store = FailingStore(sqlite_store, {"complete_service_request"})
+    client = make_app(store=store).test_client()
+    response = await _send(client, TEXT, "k")
+    assert response.status_code == 200
+    assert response.headers["x-svc-persistence"] == "degraded"
+    assert (await response.get_json())["messages"][0]["id"] == "wamid.TEST1"
+
+
+async def test_claim_failure_is_503_and_sends_nothing(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    store = FailingStore(sqlite_store, {"claim_service_request"})
+    response = await _send(make_app(store=store).test_client(), TEXT, "k")
+    assert response.status_code == 503
+    assert (await response.get_json())["error"]["code"] == "persistence_unavailable"
+    assert graph.requests == []
+
+
+async def test_success_projects_the_outbound_row_and_a_sent_event(
+    make_app: AppFactory, sqlite_store: SqliteStore, clock: Any
+) -> None:
+    response = await _send(make_app(store=sqlite_store).test_client(), TEXT, None)
+    assert response.status_code == 200
+    record = await sqlite_store.get_message(wa_message_id="wamid.TEST1")
+    assert record is not None
+    assert (record.direction, record.status, record.type) == ("outbound", "sent", "text")
+    assert record.to_phone == "15551234567"
+    assert record.graph_message_id == "wamid.TEST1"
+    assert record.created_at == clock()
+
+
+async def test_projection_failure_never_fails_the_send(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    store = FailingStore(sqlite_store, {"record_message", "append_message_status"})
+    response = await _send(make_app(store=store).test_client(), TEXT, None)
+    assert response.status_code == 200
+    assert response.headers["x-svc-persistence"] == "degraded"
+
+
+@pytest.mark.slow
+async def test_fifty_concurrent_keyed_sends_make_one_upstream_call(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    calls = 0
+
+    async def slow_graph(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        await trio.sleep(0.05)
+        return httpx.Response(200, json={"messages": [{"id": "wamid.ONE"}]})
+
+    client = make_app(store=sqlite_store, transport=httpx.MockTransport(slow_graph)).test_client()
+    results: list[tuple[int, bytes, str | None]] = []
+
+    async def one() -> None:
+        response = await _send(client, TEXT, "same-key")
+        body = await response.get_data()
+        results.append((response.status_code, body, response.headers.get("Idempotent-Replayed")))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(50):
+            nursery.start_soon(one)
+    assert calls == 1
+    statuses = sorted({status for status, _, _ in results})
+    assert set(statuses) <= {200, 409}
+    assert sum(1 for status, _, replay in results if status == 200 and replay is None) == 1
+    for status, body, _ in results:
+        if status == 409:
+            assert json.loads(body)["error"]["code"] == "idempotency_pending"
+    replay = await _send(client, TEXT, "same-key")
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert calls == 1
