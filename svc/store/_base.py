@@ -14,6 +14,7 @@ from typing import ClassVar, TypeVar
 
 from . import _ops
 from . import _validate as check
+from ._batch import BatchHint
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
@@ -49,8 +50,19 @@ class StoreBase(abc.ABC):
         """``"sqlite"`` or ``"postgres"``."""
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """Run ``fn`` in one transaction on a worker thread."""
+    async def _call(
+        self,
+        code: FaultCode,
+        fn: Callable[[Session], T],
+        *,
+        write: bool,
+        batch: BatchHint | None = None,
+    ) -> T:
+        """Run ``fn`` in one transaction on a worker thread.
+
+        ``batch`` describes a hot write the adapter may group-commit with
+        concurrent ones (and run in a set-based form); ``fn`` stays its meaning.
+        """
 
     @abc.abstractmethod
     async def migrate(self, *, target_version: int | None = None) -> int:
@@ -83,7 +95,10 @@ class StoreBase(abc.ABC):
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
         return await self._call(
-            "query_failed", lambda s: _ops.record_webhook_event(s, key, digest, at), write=True
+            "query_failed",
+            lambda s: _ops.record_webhook_event(s, key, digest, at),
+            write=True,
+            batch=BatchHint(kind="event", key=key, args=(key, digest, at)),
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
@@ -115,7 +130,10 @@ class StoreBase(abc.ABC):
         digest = check.text(request_hash, "request_hash")
         at = to_ms(created_at, field="created_at")
         return await self._call(
-            "claim_failed", lambda s: _ops.claim_service_request(s, key, digest, at), write=True
+            "claim_failed",
+            lambda s: _ops.claim_service_request(s, key, digest, at),
+            write=True,
+            batch=BatchHint(kind="claim", key=key, args=(key, digest, at)),
         )
 
     async def complete_service_request(
@@ -130,6 +148,7 @@ class StoreBase(abc.ABC):
             "completion_failed",
             lambda s: _ops.complete_service_request(s, key, digest, response, at),
             write=True,
+            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at)),
         )
 
     async def enqueue_outbox_item(
@@ -180,7 +199,10 @@ class StoreBase(abc.ABC):
         """Insert idempotently on row id and (direction, wa_message_id); return the stored row."""
         values = check.message(record)
         return await self._call(
-            "outbox_failed", lambda s: _ops.record_message(s, values), write=True
+            "outbox_failed",
+            lambda s: _ops.record_message(s, values),
+            write=True,
+            batch=BatchHint(kind="message", key=str(values[1]), args=values),
         )
 
     async def append_message_status(
@@ -194,6 +216,7 @@ class StoreBase(abc.ABC):
             "outbox_failed",
             lambda s: _ops.append_message_status(s, message_id, value, at),
             write=True,
+            batch=BatchHint(kind="status", key=message_id, args=(message_id, value, at)),
         )
 
     async def get_message(

@@ -132,10 +132,17 @@ def claim_service_request(s: Session, key: str, digest: str, at: int) -> ClaimRe
         return Claimed()
     stored = get_service_request(s, key)
     assert stored is not None
-    if stored.request_hash != digest:
+    return claim_outcome(stored.request_hash, stored.state, stored.response_json, digest)
+
+
+def claim_outcome(
+    stored_hash: str, state: ServiceRequestState, response: str | None, digest: str
+) -> ClaimResult:
+    """What a claim on an existing key gets: Conflict, Replay or Pending."""
+    if stored_hash != digest:
         return Conflict()
-    if stored.state is ServiceRequestState.COMPLETED and stored.response_json is not None:
-        return Replay(response_json=stored.response_json)
+    if state is ServiceRequestState.COMPLETED and response is not None:
+        return Replay(response_json=response)
     return Pending()
 
 
@@ -266,21 +273,26 @@ def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
         )
         assert existing is not None
         return _message(existing)
-    stored = _message(row)
     events = s.fetchall(
         "SELECT status, occurred_at FROM svc_message_status_events"
         " WHERE wa_message_id = ? ORDER BY occurred_at, id",
         (wa_message_id,),
     )
+    return reconcile_inserted(s, row, [(e[0], int(e[1])) for e in events])
+
+
+def reconcile_inserted(s: Session, row: Row, events: list[tuple[str, int]]) -> MessageRecord:
+    """Fold the status events logged before a just-inserted message row into it."""
+    stored = _message(row)
     if not events:
         return stored
     updated_ms = int(row[9])
-    status, new_ms = fold_statuses(stored.status, updated_ms, ((e[0], int(e[1])) for e in events))
+    status, new_ms = fold_statuses(stored.status, updated_ms, iter(events))
     if (status, new_ms) == (stored.status, updated_ms):
         return stored
     s.run(
         "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
-        (status, new_ms, row_id),
+        (status, new_ms, row[0]),
     )
     return _message((*row[:6], status, row[7], row[8], new_ms))
 

@@ -5,26 +5,38 @@ psycopg's async API is asyncio-only, so every call runs the sync API in an
 calling task is cancelled mid-query, the query is cancelled server-side
 (``cancel_safe``), the transaction rolls back in the thread, and the
 connection goes back to the pool healthy before the cancellation propagates.
+
+The hot writes (messages, status events, webhook events, claims, completions)
+are group-committed: calls that queue up while a batch runs share the next
+transaction. Their locks are taken in one global order (advisory locks, then
+claims, then webhook events, each sorted by key), most calls of a kind run as
+one set-based statement, and everything else (and a set-based statement that
+fails) runs call by call, each under its own savepoint, so a failing call fails
+alone. A caller hears of success only after COMMIT.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import itertools
 import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import psycopg
 import psycopg.conninfo
 from psycopg_pool import ConnectionPool
 
+from . import _batch
 from ._base import StoreBase
+from ._batch import DEFER, BatchHint, BatchKind
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import run_migrations
 from ._session import Row, Session
@@ -101,11 +113,114 @@ class _Operation:
                 conn.cancel_safe(timeout=2.0)
 
 
+_MAX_BATCH: Final = 256
+_MAX_DRAINERS: Final = 1
+"""How many group-commit batches of one store may run at once (each on its own connection)."""
+_PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
+    ("message", "status"),
+    ("claim", "complete"),
+    ("event",),
+)
+"""Batch order: every batch takes its locks in this order, so batches never deadlock."""
+_SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
+    "message": _batch.record_messages,
+    "claim": _batch.claim_service_requests,
+    "event": _batch.record_webhook_events,
+}
+
+
+class _State(enum.Enum):
+    QUEUED = "queued"  # in the store's queue
+    TAKEN = "taken"  # in a batch, not started
+    RUNNING = "running"  # its statement is on the connection now
+    EXECUTED = "executed"  # done inside the open transaction, waiting for COMMIT
+    SETTLED = "settled"  # finished, failed or skipped
+
+
+class _Job(Generic[T]):
+    """One queued call of the group commit; it fails until its batch has committed."""
+
+    __slots__ = (
+        "batch",
+        "cancelled",
+        "code",
+        "done",
+        "error",
+        "fn",
+        "hint",
+        "holds_slot",
+        "result",
+        "state",
+        "wake",
+    )
+
+    def __init__(self, *, fn: Callable[[Session], T], hint: BatchHint, code: FaultCode) -> None:
+        self.fn = fn
+        self.hint = hint
+        self.code: FaultCode = code
+        self.state = _State.QUEUED
+        self.cancelled = False
+        self.holds_slot = False
+        self.batch: _Batch | None = None
+        self.done = anyio.Event()
+        self.wake = anyio.Event()  # done, or promoted to drain the queue
+        self.result: T | None = None
+        self.error: Exception | None = PersistenceError(code, _MESSAGES[code])
+
+
+class _Batch:
+    """The jobs of one transaction; the lock orders their state changes against cancels."""
+
+    __slots__ = ("_conn", "_current", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._current: list[_Job[Any]] = []
+
+    def attach(self, conn: psycopg.Connection[Any] | None) -> None:
+        with self._lock:
+            self._conn = conn
+
+    def begin(self, jobs: list[_Job[Any]]) -> list[_Job[Any]]:
+        """Mark the jobs not cancelled as running (and return them); skip the others."""
+        with self._lock:
+            live = []
+            for job in jobs:
+                if job.cancelled:
+                    job.state = _State.SETTLED
+                else:
+                    job.state = _State.RUNNING
+                    live.append(job)
+            self._current = live
+            return live
+
+    def end(self, state: _State, jobs: list[_Job[Any]]) -> None:
+        with self._lock:
+            for job in jobs:
+                job.state = _State.SETTLED if job.cancelled and state is _State.TAKEN else state
+            self._current = []
+
+    def check(self) -> None:
+        """Refuse the next statement when a caller it serves was cancelled."""
+        if any(job.cancelled for job in self._current):
+            raise _OperationCancelled
+
+    def cancel(self, job: _Job[Any]) -> _State:
+        """Blocking: flag ``job``; if its statement runs, cancel it server-side (lock held)."""
+        with self._lock:
+            job.cancelled = True
+            if job.state is _State.RUNNING and self._conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    self._conn.cancel_safe(timeout=2.0)
+            return job.state
+
+
 class _PgSession:
     __slots__ = ("_conn", "_op")
     dialect: Final[Literal["postgres"]] = "postgres"
 
-    def __init__(self, conn: psycopg.Connection[Any], op: _Operation) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], op: _Operation | _Batch) -> None:
         self._conn = conn
         self._op = op
 
@@ -125,6 +240,61 @@ class _PgSession:
         return rows[0] if rows else None
 
 
+def _run_phase(
+    conn: psycopg.Connection[Any], session: _PgSession, batch: _Batch, phase: list[_Job[Any]]
+) -> list[tuple[_Job[Any], object]]:
+    """Blocking: one phase of a batch (jobs sorted by key) inside the open transaction.
+
+    The set-based forms run together under one savepoint; when that fails (or a
+    caller it serves is cancelled), it rolls back and every job runs alone.
+    """
+    outcomes: list[tuple[_Job[Any], object]] = []
+    alone = [job for job in phase if job.hint.kind not in _SET_BASED]
+    grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
+    locks = sorted({job.hint.key for job in phase if job.hint.kind in ("message", "status")})
+    conn.execute("SAVEPOINT svc_group")
+    try:
+        if locks:
+            _batch.lock_message_ids(session, locks)
+        answers: list[tuple[_Job[Any], object]] = []
+        for kind in dict.fromkeys(job.hint.kind for job in grouped):
+            of_kind = [job for job in grouped if job.hint.kind == kind]
+            results = _SET_BASED[kind](session, [job.hint.args for job in of_kind])
+            answers += zip(of_kind, results, strict=True)
+    except (psycopg.Error, _OperationCancelled):
+        batch.end(_State.TAKEN, grouped)
+        conn.execute("ROLLBACK TO SAVEPOINT svc_group")
+        conn.execute("RELEASE SAVEPOINT svc_group")
+        alone = phase
+    else:
+        done = [(job, result) for job, result in answers if result is not DEFER]
+        deferred = [job for job, result in answers if result is DEFER]
+        batch.end(_State.EXECUTED, [job for job, _ in done])
+        batch.end(_State.TAKEN, deferred)
+        conn.execute("RELEASE SAVEPOINT svc_group")
+        outcomes += done
+        alone = sorted(alone + deferred, key=lambda job: job.hint.key)
+    for job in alone:
+        if job.state is not _State.TAKEN or not batch.begin([job]):
+            continue
+        conn.execute("SAVEPOINT svc_job")
+        try:
+            result = job.fn(session)
+        except (psycopg.Error, _OperationCancelled):
+            failed = True
+        except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller
+            job.error, failed = exc, True
+        else:
+            failed = False
+        batch.end(_State.SETTLED if failed else _State.EXECUTED, [job])
+        if failed:
+            conn.execute("ROLLBACK TO SAVEPOINT svc_job")
+        else:
+            outcomes.append((job, result))
+        conn.execute("RELEASE SAVEPOINT svc_job")
+    return outcomes
+
+
 class PostgresStore(StoreBase):
     """The shared store for several service instances on one PostgreSQL database.
 
@@ -137,6 +307,7 @@ class PostgresStore(StoreBase):
     __slots__ = (
         "_closed",
         "_connect_timeout",
+        "_drainers",
         "_dsn",
         "_kwargs",
         "_limiter",
@@ -144,6 +315,7 @@ class PostgresStore(StoreBase):
         "_min_size",
         "_open_lock",
         "_pool",
+        "_queue",
         "_schema",
     )
 
@@ -186,6 +358,8 @@ class PostgresStore(StoreBase):
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
+        self._queue: list[_Job[Any]] = []
+        self._drainers = 0
         self._closed = False
 
     def __repr__(self) -> str:
@@ -294,12 +468,171 @@ class PostgresStore(StoreBase):
             raise exc
         return outcome[0]
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+    async def _call(
+        self,
+        code: FaultCode,
+        fn: Callable[[Session], T],
+        *,
+        write: bool,
+        batch: BatchHint | None = None,
+    ) -> T:
+        if write and batch is not None:
+            return await self._call_batched(code, fn, batch)
+
         def work(conn: psycopg.Connection[Any], op: _Operation) -> T:
             with conn.transaction():
                 return fn(_PgSession(conn, op))
 
         return await self._run_in_connection(code, work)
+
+    # --- group commit
+
+    async def _call_batched(
+        self, code: FaultCode, fn: Callable[[Session], T], hint: BatchHint
+    ) -> T:
+        """Queue the call; up to ``_MAX_DRAINERS`` waiting callers run the queue in batches."""
+        pool = await self._ensure_pool(code)
+        job: _Job[T] = _Job(fn=fn, hint=hint, code=code)
+        self._queue.append(job)
+        if self._drainers < _MAX_DRAINERS:
+            self._drainers += 1
+            job.holds_slot = True
+        else:
+            try:
+                await job.wake.wait()
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(job)
+                raise
+        if job.holds_slot:
+            await self._drain(pool, job)
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[return-value]
+
+    def _release_slot(self, job: _Job[Any]) -> None:
+        """Give back ``job``'s drainer slot and hand it to the first queued job."""
+        if not job.holds_slot:
+            return
+        job.holds_slot = False
+        self._drainers -= 1
+        for queued in self._queue:
+            if self._drainers >= _MAX_DRAINERS:
+                break
+            if not queued.holds_slot:
+                queued.holds_slot = True
+                self._drainers += 1
+                queued.wake.set()
+
+    async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: _Job[Any]) -> None:
+        """Run batches from the head of the queue until ``own`` is in one, then wait for it."""
+        try:
+            while own.state is _State.QUEUED:
+                jobs = self._queue[:_MAX_BATCH]
+                del self._queue[:_MAX_BATCH]
+                batch = _Batch()
+                for job in jobs:
+                    job.state, job.batch = _State.TAKEN, batch
+                await self._run_batch(pool, batch, jobs, own)
+        finally:
+            self._release_slot(own)
+        if not own.done.is_set():
+            try:
+                await own.done.wait()
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(own)
+                raise
+
+    async def _run_batch(
+        self,
+        pool: ConnectionPool[psycopg.Connection[Any]],
+        batch: _Batch,
+        jobs: list[_Job[Any]],
+        own: _Job[Any],
+    ) -> None:
+        """Run one batch in a worker thread (shielded: the others depend on it)."""
+        finished = anyio.Event()
+        failure: list[Exception] = []
+
+        async def run_thread() -> None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await anyio.to_thread.run_sync(
+                        self._batch_in_thread, pool, batch, jobs, limiter=self._limiter
+                    )
+                except psycopg.Error:
+                    pass  # every job of the batch keeps its pessimistic error
+                except Exception as exc:  # noqa: BLE001 -- re-raised after the jobs are settled
+                    failure.append(exc)
+                finally:
+                    for job in jobs:
+                        job.state = _State.SETTLED
+                        job.done.set()
+                        job.wake.set()
+                    finished.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_thread)
+            try:
+                await finished.wait()
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await self._abandon(own)
+                    await finished.wait()
+                raise
+        if failure:
+            raise failure[0]
+
+    async def _abandon(self, job: _Job[Any]) -> None:
+        """The caller of ``job`` was cancelled: withdraw or cancel it, as far as still possible.
+
+        Queued or not yet started: it never runs. Running: its statement is
+        cancelled server-side (repeated until it stops) and only its savepoint
+        rolls back. Executed: it waits for the batch's COMMIT, like a thread call
+        that already finished.
+        """
+        if job.state is _State.QUEUED:
+            self._queue.remove(job)
+            job.state = _State.SETTLED
+            self._release_slot(job)
+            return
+        self._release_slot(job)
+        batch = job.batch
+        while batch is not None and not job.done.is_set():
+            state = await anyio.to_thread.run_sync(batch.cancel, job)
+            if state in (_State.TAKEN, _State.SETTLED):
+                return
+            if state is _State.EXECUTED:
+                await job.done.wait()
+                return
+            with anyio.move_on_after(_CANCEL_RETRY_SECONDS):
+                await job.done.wait()
+
+    def _batch_in_thread(
+        self,
+        pool: ConnectionPool[psycopg.Connection[Any]],
+        batch: _Batch,
+        jobs: list[_Job[Any]],
+    ) -> None:
+        """Blocking: one transaction for the whole batch; results count only after COMMIT."""
+        outcomes: list[tuple[_Job[Any], object]] = []
+        with pool.connection() as conn:
+            batch.attach(conn)
+            try:
+                session = _PgSession(conn, batch)
+                with conn.transaction():
+                    for kinds in _PHASES:
+                        phase = sorted(
+                            (job for job in jobs if job.hint.kind in kinds),
+                            key=lambda job: job.hint.key,
+                        )
+                        if phase:
+                            outcomes += _run_phase(conn, session, batch, phase)
+            finally:
+                batch.attach(None)
+        for job, result in outcomes:
+            job.result, job.error = result, None
 
     async def _sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None

@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from ._base import StoreBase
+from ._batch import BatchHint
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import run_migrations
 from ._session import Row, Session
@@ -183,8 +184,18 @@ class SqliteStore(StoreBase):
         for job, result in results:
             job.result, job.error = result, None
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """Queue ``fn``; the first waiting caller drains the queue in batches (group commit)."""
+    async def _call(
+        self,
+        code: FaultCode,
+        fn: Callable[[Session], T],
+        *,
+        write: bool,
+        batch: BatchHint | None = None,
+    ) -> T:
+        """Queue ``fn``; the first waiting caller drains the queue in batches (group commit).
+
+        Every call is batched here, so ``batch`` is not needed.
+        """
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
         job: _Job[T] = _Job(fn=fn, write=write, code=code)
@@ -198,16 +209,16 @@ class SqliteStore(StoreBase):
                 self._draining = True
                 try:
                     while self._queue:
-                        batch = self._queue[:_MAX_BATCH]
+                        jobs = self._queue[:_MAX_BATCH]
                         del self._queue[:_MAX_BATCH]
                         try:
                             await anyio.to_thread.run_sync(
-                                self._run_batch, batch, limiter=self._limiter
+                                self._run_batch, jobs, limiter=self._limiter
                             )
                         except sqlite3.Error:
                             pass  # every job of the batch keeps its pessimistic error
                         finally:
-                            for queued in batch:
+                            for queued in jobs:
                                 queued.done.set()
                 finally:
                     self._draining = False

@@ -1,0 +1,166 @@
+# ruff: noqa: S608  -- only the constant column list is interpolated; values are bound.
+"""Group-commit hints and the PostgreSQL set-based forms of the hot writes.
+
+A write method hands its adapter a :class:`BatchHint` (what it is, which key it
+contends for, its checked arguments). PostgreSQL runs the calls of one kind in a
+batch as a few multi-row statements (``unnest`` arrays) whose results equal
+running the single-call operations of ``_ops`` one after another in the given
+order; a call it cannot settle that way comes back as ``DEFER`` and runs alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from . import _ops
+from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
+from ._session import Session
+
+__all__ = [
+    "DEFER",
+    "BatchHint",
+    "BatchKind",
+    "claim_service_requests",
+    "lock_message_ids",
+    "record_messages",
+    "record_webhook_events",
+]
+
+BatchKind = Literal["message", "status", "claim", "complete", "event"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchHint:
+    """What a write is, for the group-commit planner: its kind, contended key and arguments."""
+
+    kind: BatchKind
+    key: str
+    args: tuple[object, ...]
+
+
+class _Defer:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DEFER"
+
+
+DEFER: Final = _Defer()
+"""A set-based form's answer for a call that must run on its own."""
+
+
+def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
+    """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
+    s.run(
+        "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
+        (_ops._ADVISORY_NAMESPACE, list(ids)),
+    )
+
+
+def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``record_webhook_event`` for each item: the first of a key in the batch can be new."""
+    first: dict[object, int] = {}
+    for i, (key, _digest, _at) in enumerate(items):
+        first.setdefault(key, i)
+    rows = [items[i] for i in first.values()]
+    inserted = {
+        row[0]
+        for row in s.fetchall(
+            "INSERT INTO svc_webhook_events (event_key, event_hash, received_at)"
+            " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[])"
+            " ON CONFLICT DO NOTHING RETURNING event_key",
+            tuple(list(column) for column in zip(*rows, strict=True)),
+        )
+    }
+    return [
+        WebhookEventResult.RECORDED
+        if item[0] in inserted and first[item[0]] == i
+        else WebhookEventResult.DUPLICATE
+        for i, item in enumerate(items)
+    ]
+
+
+def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``claim_service_request`` for each item, as if run one after another in order."""
+    first: dict[object, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item[0], i)
+    rows = [items[i] for i in first.values()]
+    inserted = {
+        row[0]
+        for row in s.fetchall(
+            "INSERT INTO svc_service_requests"
+            " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
+            " SELECT k, h, 'pending', NULL, a, NULL"
+            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
+            " ON CONFLICT DO NOTHING RETURNING idempotency_key",
+            tuple(list(column) for column in zip(*rows, strict=True)),
+        )
+    }
+    stored: dict[object, tuple[str, ServiceRequestState, str | None]] = {}
+    existing = [key for key in first if key not in inserted]
+    if existing:
+        for key, digest, state, response in s.fetchall(
+            "SELECT idempotency_key, request_hash, state, response_json"
+            " FROM svc_service_requests WHERE idempotency_key = ANY(?::text[])",
+            (existing,),
+        ):
+            stored[key] = (digest, ServiceRequestState(state), response)
+    results: list[object] = []
+    for i, (key, digest, _at) in enumerate(items):
+        if key in inserted and first[key] == i:
+            stored[key] = (str(digest), ServiceRequestState.PENDING, None)
+            result: ClaimResult = Claimed()
+        elif key in stored:
+            result = _ops.claim_outcome(*stored[key], str(digest))
+        else:  # vanished between the insert and the read: settle it alone
+            results.append(DEFER)
+            continue
+        results.append(result)
+    return results
+
+
+def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``record_message`` for each item; the caller holds every item's advisory lock.
+
+    Items that are new on both keys (row id, direction + platform id) are
+    inserted together; every other item is a ``DEFER`` (it returns a stored
+    row, which the single-call form finds once this insert is in place).
+    """
+    rows: set[object] = set()
+    pairs: set[tuple[object, object]] = set()
+    chosen: list[int] = []
+    for i, values in enumerate(items):
+        pair = (values[2], values[1])
+        if values[0] in rows or pair in pairs:
+            continue
+        rows.add(values[0])
+        pairs.add(pair)
+        chosen.append(i)
+    columns = tuple(list(column) for column in zip(*(items[i] for i in chosen), strict=True))
+    inserted = {
+        row[0]: row
+        for row in s.fetchall(
+            f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
+            " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])"
+            f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
+            columns,
+        )
+    }
+    events: dict[str, list[tuple[str, int]]] = {}
+    if inserted:
+        for wa_message_id, status, at in s.fetchall(
+            "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events"
+            " WHERE wa_message_id = ANY(?::text[]) ORDER BY wa_message_id, occurred_at, id",
+            ([row[1] for row in inserted.values()],),
+        ):
+            events.setdefault(wa_message_id, []).append((status, int(at)))
+    results: list[object] = [DEFER] * len(items)
+    for i in chosen:
+        row = inserted.get(items[i][0])
+        if row is not None:
+            results[i] = _ops.reconcile_inserted(s, row, events.get(row[1], []))
+    return results
