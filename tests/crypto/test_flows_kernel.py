@@ -174,6 +174,7 @@ def test_private_key_refusals_are_fixed_sentences_without_the_key() -> None:
         assert "BEGIN" not in text and caught.value.__cause__ is None
 
 
+@pytest.mark.slow  # RSA key generation takes a random 0.05-0.4 s
 def test_generated_pair_is_rsa_2048_pkcs8_and_spki_and_matches() -> None:
     private, public = crypto.generate_rsa_key_pair_pem()
     assert private.startswith(b"-----BEGIN PRIVATE KEY-----\n")
@@ -190,6 +191,7 @@ def test_generated_pair_is_rsa_2048_pkcs8_and_spki_and_matches() -> None:
     )
 
 
+@pytest.mark.slow  # RSA key generation takes a random 0.05-0.4 s
 def test_generated_pair_with_passphrase_is_encrypted_pkcs8() -> None:
     private, _ = crypto.generate_rsa_key_pair_pem(passphrase=PASSPHRASE)
     assert private.startswith(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\n")

@@ -89,6 +89,7 @@ async def test_every_outcome_is_clean(
     assert "Internal server error" in joined and "Request decryption failed" in joined
 
 
+@pytest.mark.slow  # RSA key generation takes a random 0.05-0.4 s
 def test_key_pair_and_loading_errors_are_clean() -> None:
     pair = generate_flow_key_pair(PASSPHRASE)
     private_lines = pair.private_key_pem.decode().splitlines()[1:-1]
