@@ -119,6 +119,7 @@ def test_oaep_unwrap_uses_exactly_sha256_sha256_and_no_label(
         crypto.rsa_oaep_sha256_unwrap(loaded, wrapped)
 
 
+@pytest.mark.slow  # may generate a second RSA key (random 0.05-0.4 s)
 def test_oaep_unwrap_refuses_a_foreign_key_and_wrong_lengths(
     loaded: crypto.RsaPrivateKey,
 ) -> None:
@@ -145,6 +146,7 @@ def test_private_key_loads_plain_and_passphrase_protected_pkcs8() -> None:
         pickle.dumps(plain)
 
 
+@pytest.mark.slow  # may generate a second RSA key (random 0.05-0.4 s)
 def test_private_key_refusals_are_fixed_sentences_without_the_key() -> None:
     pem = private_pem(platform_key(), PASSPHRASE)
     small = rsa.generate_private_key(public_exponent=65537, key_size=1024)  # noqa: S505 - refused

@@ -201,6 +201,7 @@ async def test_undecryptable_requests_are_421_with_a_plain_body(
         ), body[:80]
 
 
+@pytest.mark.slow  # may generate a second RSA key (random 0.05-0.4 s)
 async def test_a_request_for_another_key_is_421(private_key: FlowPrivateKey) -> None:
     from ._platform import platform_key
 
