@@ -17,12 +17,15 @@ from typing import Final, Literal
 from . import _ops
 from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
 from ._session import Session
+from ._status import apply_status
 
 __all__ = [
     "DEFER",
     "BatchHint",
     "BatchKind",
+    "append_message_statuses",
     "claim_service_requests",
+    "complete_service_requests",
     "lock_message_ids",
     "record_messages",
     "record_webhook_events",
@@ -163,4 +166,58 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         row = inserted.get(items[i][0])
         if row is not None:
             results[i] = _ops.reconcile_inserted(s, row, events.get(row[1], []))
+    return results
+
+
+def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
+    first: dict[object, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item[0], i)
+    rows = [items[i] for i in first.values()]
+    stored = {
+        row[0]
+        for row in s.fetchall(
+            "UPDATE svc_service_requests AS r SET state = 'completed',"
+            " response_json = u.response, completed_at = u.at"
+            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS u(k, h, response, at)"
+            " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
+            " RETURNING r.idempotency_key",
+            tuple(list(column) for column in zip(*rows, strict=True)),
+        )
+    }
+    return [(item[0] in stored) if first[item[0]] == i else DEFER for i, item in enumerate(items)]
+
+
+def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``append_message_status`` for each item, in order; the caller holds the advisory locks."""
+    s.run(
+        "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
+        " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) ON CONFLICT DO NOTHING",
+        tuple(list(column) for column in zip(*items, strict=True)),
+    )
+    rows: dict[str, tuple[str, int]] = {}  # row id -> (status, updated_at ms)
+    by_message: dict[str, list[str]] = {}
+    for row_id, wa_message_id, status, updated_ms in s.fetchall(
+        "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
+        " WHERE wa_message_id = ANY(?::text[])",
+        (list({item[0] for item in items}),),
+    ):
+        rows[row_id] = (status, int(updated_ms))
+        by_message.setdefault(wa_message_id, []).append(row_id)
+    before = dict(rows)
+    results: list[object] = []
+    for wa_message_id, status, at in items:
+        matched = by_message.get(str(wa_message_id), [])
+        for row_id in matched:
+            rows[row_id] = apply_status(*rows[row_id], str(status), int(str(at)))
+        results.append(bool(matched))
+    changed = [(row_id, *value) for row_id, value in rows.items() if value != before[row_id]]
+    if changed:
+        s.run(
+            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
+            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
+            " WHERE m.row_id = u.r",
+            tuple(list(column) for column in zip(*changed, strict=True)),
+        )
     return results

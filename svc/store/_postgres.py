@@ -124,7 +124,9 @@ _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
 """Batch order: every batch takes its locks in this order, so batches never deadlock."""
 _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
     "message": _batch.record_messages,
+    "status": _batch.append_message_statuses,
     "claim": _batch.claim_service_requests,
+    "complete": _batch.complete_service_requests,
     "event": _batch.record_webhook_events,
 }
 
