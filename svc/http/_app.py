@@ -35,6 +35,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, Reque
 
 from svc import crypto
 from svc._version import __version__
+from svc.flows import MAX_FLOW_BYTES, FlowHandler, FlowPrivateKey, handle_flow_request
 from svc.graph import GraphClient, GraphRequestValidationError, GroupClient
 from svc.store import (
     OutboxHandler,
@@ -63,6 +64,7 @@ from ._bodies import (
     SendAnswer,
     TextSendBody,
     is_group_body,
+    is_read_receipt,
     parse_message_body,
     parse_text_body,
     to_payload,
@@ -204,6 +206,20 @@ def _check_options(
         raise ServiceError("invalid_config", "metrics_registry must be a CollectorRegistry.")
 
 
+def _check_flows(profile: Profile, handler: object, key: object) -> None:
+    """The Flows route needs a path, a handler and a private key, all three or none."""
+    given = (profile.flows_path is not None, handler is not None, key is not None)
+    if any(given) and not all(given):
+        raise ServiceError(
+            "invalid_config",
+            "the Flows endpoint needs profile.flows_path, flow_handler and flows_private_key.",
+        )
+    if handler is not None and not callable(handler):
+        raise ServiceError("invalid_config", "flow_handler must be callable.")
+    if key is not None and not isinstance(key, FlowPrivateKey):
+        raise ServiceError("invalid_config", "flows_private_key must be a loaded FlowPrivateKey.")
+
+
 # --- the app ---------------------------------------------------------------------------
 
 
@@ -222,6 +238,8 @@ def create_app(
     facade_flags: FacadeFlags | None = None,
     outbox_handler: OutboxHandler | None = None,
     outbox_options: Mapping[str, Any] | None = None,
+    flow_handler: FlowHandler | None = None,
+    flows_private_key: FlowPrivateKey | None = None,
     now: Callable[[], datetime] = utc_now,
     logger: logging.Logger | None = None,
     log_stream: TextIO | None = None,
@@ -245,6 +263,7 @@ def create_app(
         metrics_registry=metrics_registry,
     )
     checked_store = _check_store(store)
+    _check_flows(checked_profile, flow_handler, flows_private_key)
     if outbox_handler is not None and checked_store is None:
         raise ServiceError("invalid_config", "outbox_handler needs a store.")
     if outbox_handler is not None and not callable(outbox_handler):
@@ -301,6 +320,8 @@ def create_app(
             raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
     routes = route_inventory(checked_profile, enable_group_routes=enable_group_routes)
     app = _build_quart_app(service, routes, registry, metrics_exposition, outbox)
+    if flow_handler is not None and flows_private_key is not None:
+        _register_flows_route(app, service, flow_handler, flows_private_key)
     return app
 
 
@@ -661,7 +682,9 @@ def _build_quart_app(
         except GraphRequestValidationError as exc:
             service.telemetry.send(family="messages", outcome="rejected")
             raise HttpError(400, "malformed_body", _builder_message(exc)) from None
-        return _reply_response(await service.send(payload, idempotency_key=key))
+        return _reply_response(
+            await service.send(payload, idempotency_key=key, project=not is_read_receipt(body))
+        )
 
     @app.route(f"{prefix}/messages/text", methods=["POST"])
     @security_scheme(BEARER)
@@ -779,6 +802,27 @@ def _config_shape(service: Service) -> dict[str, object]:
         "telemetrySink": redacted,
         "metricsRegistry": redacted,
     }
+
+
+def _register_flows_route(
+    app: QuartTrio, service: Service, handler: FlowHandler, key: FlowPrivateKey
+) -> None:
+    assert service.profile.flows_path is not None
+
+    @app.route(service.profile.flows_path, methods=["POST"], endpoint="flows_endpoint")
+    @document_headers(SignatureHeaders)
+    async def flows_endpoint() -> Response:
+        """WhatsApp Flows data endpoint: an encrypted request in, an encrypted answer out."""
+        body = await _read_body(MAX_FLOW_BYTES)
+        answer = await handle_flow_request(
+            body,
+            request.headers.get("X-Hub-Signature-256"),
+            private_key=key,
+            app_secret=service.secrets.webhook_app_secret,
+            handler=handler,
+            logger=service.logger,
+        )
+        return Response(answer.body, status=answer.status, content_type=answer.content_type)
 
 
 def _register_group_routes(

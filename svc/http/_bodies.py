@@ -29,6 +29,7 @@ from svc.graph import (
     build_location_message,
     build_media_message,
     build_reaction_message,
+    build_read_receipt,
     build_remove_reaction_message,
     build_template_message,
     build_text_message,
@@ -43,6 +44,7 @@ __all__ = [
     "TextSendBody",
     "parse_message_body",
     "parse_text_body",
+    "is_read_receipt",
 ]
 
 Payload = dict[str, Any]
@@ -301,6 +303,14 @@ class GroupPinBody(_Body):
     expirationDays: int | None = None
 
 
+class ReadBody(_Body):
+    """Mark an inbound message read (optionally showing a typing indicator); never projected."""
+
+    type: Literal["read"]
+    messageId: str
+    typingIndicator: bool | None = None
+
+
 ComposerBody = Annotated[
     TextComposerBody
     | MediaBody
@@ -317,7 +327,8 @@ ComposerBody = Annotated[
     | InteractiveLocationRequestBody
     | CallPermissionRequestBody
     | TemplateBody
-    | GroupPinBody,
+    | GroupPinBody
+    | ReadBody,
     Field(discriminator="type"),
 ]
 
@@ -373,6 +384,11 @@ def parse_message_body(data: object) -> BaseModel:
         return body
     except ValidationError as exc:
         raise _malformed(exc) from None
+
+
+def is_read_receipt(body: BaseModel) -> bool:
+    """Whether the body is a read receipt (sent like a message, never projected)."""
+    return isinstance(body, ReadBody)
 
 
 def is_group_body(body: BaseModel) -> bool:
@@ -525,6 +541,9 @@ _BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
         language_code=b.languageCode,
         components=b.components,
         reply_to_message_id=b.replyToMessageId,
+    ),
+    ReadBody: lambda b: build_read_receipt(
+        message_id=b.messageId, typing_indicator=bool(b.typingIndicator)
     ),
     GroupPinBody: lambda b: build_group_pin_message(
         to=b.to, pin_type=b.pinType, message_id=b.messageId, expiration_days=b.expirationDays

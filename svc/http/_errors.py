@@ -27,7 +27,6 @@ CONSTRUCTION_CODES: Final = frozenset(
         "invalid_crypto_provider",
         "invalid_whatsapp",
         "invalid_persistence",
-        "invalid_flows",
     }
 )
 

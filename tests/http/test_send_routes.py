@@ -312,3 +312,35 @@ async def test_transport_failure_is_502(make_app: AppFactory) -> None:
     assert await response.get_json() == {
         "error": {"code": "graph_request_failed", "message": "Graph request failed."}
     }
+
+
+async def test_read_receipt_is_sent_and_never_projected(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: Any
+) -> None:
+    graph.answers.append(httpx.Response(200, json={"success": True}))
+    client = make_app(store=sqlite_store).test_client()
+    response = await _post(
+        client, "/api/messages", {"type": "read", "messageId": "wamid.IN1", "typingIndicator": True}
+    )
+    assert response.status_code == 200
+    assert await response.get_json() == {"success": True}
+    assert graph.bodies() == [
+        {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": "wamid.IN1",
+            "typing_indicator": {"type": "text"},
+        }
+    ]
+    page = await sqlite_store.list_messages(limit=10)
+    assert page.items == ()
+
+
+async def test_read_receipt_without_typing_indicator(make_app: AppFactory, graph: FakeGraph) -> None:
+    graph.answers.append(httpx.Response(200, json={"success": True}))
+    response = await _post(make_app().test_client(), "/api/messages",
+                           {"type": "read", "messageId": "wamid.IN1"})
+    assert response.status_code == 200
+    assert graph.bodies() == [
+        {"messaging_product": "whatsapp", "status": "read", "message_id": "wamid.IN1"}
+    ]
