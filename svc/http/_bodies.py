@@ -42,9 +42,9 @@ __all__ = [
     "MessageBody",
     "SendAnswer",
     "TextSendBody",
+    "is_read_receipt",
     "parse_message_body",
     "parse_text_body",
-    "is_read_receipt",
 ]
 
 Payload = dict[str, Any]

@@ -60,18 +60,21 @@ async def test_ping_bad_signature_undecryptable_and_427(
 ) -> None:
     client = _client(make_app, profile, flow_key)
     ping = seal_request({"version": "3.0", "action": "ping"})
-    answer = await client.post(FLOWS, data=ping.body,
-                               headers={"X-Hub-Signature-256": sign(ping.body)})
+    answer = await client.post(
+        FLOWS, data=ping.body, headers={"X-Hub-Signature-256": sign(ping.body)}
+    )
     assert ping.open_response(await answer.get_data()) == {"data": {"status": "active"}}
-    unsigned = await client.post(FLOWS, data=ping.body,
-                                 headers={"X-Hub-Signature-256": sign(ping.body, "other")})
+    unsigned = await client.post(
+        FLOWS, data=ping.body, headers={"X-Hub-Signature-256": sign(ping.body, "other")}
+    )
     assert unsigned.status_code == 432
     garbage = b'{"encrypted_flow_data":"AAAA","encrypted_aes_key":"AAAA","initial_vector":"AAAA"}'
     bad = await client.post(FLOWS, data=garbage, headers={"X-Hub-Signature-256": sign(garbage)})
     assert bad.status_code == 421
     expired = seal_request({"version": "3.0", "action": "data_exchange", "data": {}})
-    gone = await client.post(FLOWS, data=expired.body,
-                             headers={"X-Hub-Signature-256": sign(expired.body)})
+    gone = await client.post(
+        FLOWS, data=expired.body, headers={"X-Hub-Signature-256": sign(expired.body)}
+    )
     assert gone.status_code == 427
     assert await gone.get_json() == {"error_msg": "Session expired, please start again."}
     for response in (answer, unsigned, bad, gone):
@@ -90,16 +93,20 @@ async def test_oversized_flow_request_is_413_before_any_work(
     assert response.status_code == 413
 
 
-def test_flows_need_path_handler_and_key(make_app: AppFactory, profile: Any,
-                                         flow_key: FlowPrivateKey) -> None:
+def test_flows_need_path_handler_and_key(
+    make_app: AppFactory, profile: Any, flow_key: FlowPrivateKey
+) -> None:
     with pytest.raises(ServiceError) as caught:
         make_app(flow_handler=handler, flows_private_key=flow_key)
     assert caught.value.code == "invalid_config"
     with pytest.raises(ServiceError):
         make_app(profile=replace(profile, flows_path=FLOWS))
     with pytest.raises(ServiceError):
-        make_app(profile=replace(profile, flows_path=FLOWS), flow_handler=handler,
-                 flows_private_key=b"pem bytes")
+        make_app(
+            profile=replace(profile, flows_path=FLOWS),
+            flow_handler=handler,
+            flows_private_key=b"pem bytes",
+        )
 
 
 async def test_flows_route_is_in_the_inventory_and_openapi(

@@ -33,9 +33,17 @@ async def test_openapi_is_valid_3_1_with_bearer_only_on_protected_routes(
             secured = operation.get("security") == [{"bearerAuth": []}]
             should = path in PROTECTED or path.startswith("/api/")
             assert secured == should, (method, path)
-    assert {"/healthz", "/readyz", "/status", "/metrics", "/debug/diagnostics",
-            "/webhooks/whatsapp", "/api/messages/text", "/api/messages",
-            "/api/groups/{group_id}/join-requests"} <= set(document["paths"])
+    assert {
+        "/healthz",
+        "/readyz",
+        "/status",
+        "/metrics",
+        "/debug/diagnostics",
+        "/webhooks/whatsapp",
+        "/api/messages/text",
+        "/api/messages",
+        "/api/groups/{group_id}/join-requests",
+    } <= set(document["paths"])
     text = json.dumps(document)
     for secret in SECRET_VALUES:
         assert secret not in text
@@ -66,40 +74,104 @@ async def test_group_routes_do_not_exist_when_disabled(make_app: AppFactory) -> 
 
 
 GROUP_CASES = [
-    ("GET", "/api/groups?limit=5&after=CUR", None, "GET", "/v25.0/106540352242922/groups",
-     {"limit": "5", "after": "CUR"}, None),
-    ("POST", "/api/groups", {"subject": "Team", "description": "d",
-                             "joinApprovalMode": "approval_required"},
-     "POST", "/v25.0/106540352242922/groups", {},
-     {"messaging_product": "whatsapp", "subject": "Team", "description": "d",
-      "join_approval_mode": "approval_required"}),
+    (
+        "GET",
+        "/api/groups?limit=5&after=CUR",
+        None,
+        "GET",
+        "/v25.0/106540352242922/groups",
+        {"limit": "5", "after": "CUR"},
+        None,
+    ),
+    (
+        "POST",
+        "/api/groups",
+        {"subject": "Team", "description": "d", "joinApprovalMode": "approval_required"},
+        "POST",
+        "/v25.0/106540352242922/groups",
+        {},
+        {
+            "messaging_product": "whatsapp",
+            "subject": "Team",
+            "description": "d",
+            "join_approval_mode": "approval_required",
+        },
+    ),
     ("GET", "/api/groups/G1?fields=subject", None, "GET", "/v25.0/G1", {"fields": "subject"}, None),
-    ("POST", "/api/groups/G1", {"subject": "New"}, "POST", "/v25.0/G1", {},
-     {"messaging_product": "whatsapp", "subject": "New"}),
+    (
+        "POST",
+        "/api/groups/G1",
+        {"subject": "New"},
+        "POST",
+        "/v25.0/G1",
+        {},
+        {"messaging_product": "whatsapp", "subject": "New"},
+    ),
     ("DELETE", "/api/groups/G1", None, "DELETE", "/v25.0/G1", {}, None),
     ("GET", "/api/groups/G1/invite-link", None, "GET", "/v25.0/G1/invite_link", {}, None),
-    ("POST", "/api/groups/G1/invite-link", None, "POST", "/v25.0/G1/invite_link", {},
-     {"messaging_product": "whatsapp"}),
-    ("DELETE", "/api/groups/G1/participants", {"waIds": ["15551234567"]}, "DELETE",
-     "/v25.0/G1/participants", {},
-     {"messaging_product": "whatsapp", "participants": [{"wa_id": "15551234567"}]}),
+    (
+        "POST",
+        "/api/groups/G1/invite-link",
+        None,
+        "POST",
+        "/v25.0/G1/invite_link",
+        {},
+        {"messaging_product": "whatsapp"},
+    ),
+    (
+        "DELETE",
+        "/api/groups/G1/participants",
+        {"waIds": ["15551234567"]},
+        "DELETE",
+        "/v25.0/G1/participants",
+        {},
+        {"messaging_product": "whatsapp", "participants": [{"wa_id": "15551234567"}]},
+    ),
     ("GET", "/api/groups/G1/join-requests", None, "GET", "/v25.0/G1/join_requests", {}, None),
-    ("POST", "/api/groups/G1/join-requests", {"joinRequestIds": ["J1"]}, "POST",
-     "/v25.0/G1/join_requests", {}, {"messaging_product": "whatsapp", "join_requests": ["J1"]}),
-    ("DELETE", "/api/groups/G1/join-requests", {"joinRequestIds": ["J1"]}, "DELETE",
-     "/v25.0/G1/join_requests", {}, {"messaging_product": "whatsapp", "join_requests": ["J1"]}),
+    (
+        "POST",
+        "/api/groups/G1/join-requests",
+        {"joinRequestIds": ["J1"]},
+        "POST",
+        "/v25.0/G1/join_requests",
+        {},
+        {"messaging_product": "whatsapp", "join_requests": ["J1"]},
+    ),
+    (
+        "DELETE",
+        "/api/groups/G1/join-requests",
+        {"joinRequestIds": ["J1"]},
+        "DELETE",
+        "/v25.0/G1/join_requests",
+        {},
+        {"messaging_product": "whatsapp", "join_requests": ["J1"]},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "up_method", "up_path", "up_query", "up_body"),
-                         GROUP_CASES)
+@pytest.mark.parametrize(
+    ("method", "path", "body", "up_method", "up_path", "up_query", "up_body"), GROUP_CASES
+)
 async def test_group_route_wire_mapping(
-    make_app: AppFactory, graph: FakeGraph, method: str, path: str, body: Any,
-    up_method: str, up_path: str, up_query: dict[str, str], up_body: Any
+    make_app: AppFactory,
+    graph: FakeGraph,
+    method: str,
+    path: str,
+    body: Any,
+    up_method: str,
+    up_path: str,
+    up_query: dict[str, str],
+    up_body: Any,
 ) -> None:
-    upstream_answer = {"request_id": "req1", "success": True, "invite_link": "https://x/y",
-                       "data": [], "approved_join_requests": ["J1"],
-                       "rejected_join_requests": ["J1"], "id": "G1"}
+    upstream_answer = {
+        "request_id": "req1",
+        "success": True,
+        "invite_link": "https://x/y",
+        "data": [],
+        "approved_join_requests": ["J1"],
+        "rejected_join_requests": ["J1"],
+        "id": "G1",
+    }
     graph.answers.append(httpx.Response(200, json=upstream_answer))
     client = make_app(enable_group_routes=True).test_client()
     response = await client.open(path, method=method, json=body, headers=AUTH)
@@ -169,12 +241,28 @@ def _app(**overrides: Any) -> Any:
         ({"profile": {"phone_number_id": "1", "webhook_path": "/api/hook"}}, "invalid_path"),
         ({"secrets": "nope"}, "invalid_secrets"),
         ({"secrets": {"access_token": "a"}}, "invalid_secrets"),
-        ({"secrets": {"access_token": "", "webhook_verify_token": "v",
-                      "webhook_app_secret": "s", "service_bearer_token": "b"}},
-         "invalid_secret"),
-        ({"secrets": {"access_token": "a b", "webhook_verify_token": "v",
-                      "webhook_app_secret": "s", "service_bearer_token": "b"}},
-         "invalid_secret"),
+        (
+            {
+                "secrets": {
+                    "access_token": "",
+                    "webhook_verify_token": "v",
+                    "webhook_app_secret": "s",
+                    "service_bearer_token": "b",
+                }
+            },
+            "invalid_secret",
+        ),
+        (
+            {
+                "secrets": {
+                    "access_token": "a b",
+                    "webhook_verify_token": "v",
+                    "webhook_app_secret": "s",
+                    "service_bearer_token": "b",
+                }
+            },
+            "invalid_secret",
+        ),
         ({"transport": object()}, "invalid_transport"),
         ({"crypto_provider": object()}, "invalid_crypto_provider"),
         ({"facade": object()}, "invalid_whatsapp"),

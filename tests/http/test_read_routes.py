@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -63,8 +62,10 @@ async def test_list_defaults_to_fifty(make_app: AppFactory, sqlite_store: Sqlite
     assert page["nextCursor"] is not None
 
 
-@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=abc", "limit=-1", "limit=1.5",
-                                   "cursor=", "cursor=%01x"])
+@pytest.mark.parametrize(
+    "query",
+    ["limit=0", "limit=101", "limit=abc", "limit=-1", "limit=1.5", "cursor=", "cursor=%01x"],
+)
 async def test_bad_query_is_malformed_query(
     make_app: AppFactory, sqlite_store: SqliteStore, query: str
 ) -> None:
@@ -82,12 +83,22 @@ async def test_get_one_message_and_404(make_app: AppFactory, sqlite_store: Sqlit
     assert (await found.get_json())["rowId"] == "row-000"
     missing = await client.get("/api/messages/wamid.nope", headers=AUTH)
     assert missing.status_code == 404
-    assert await missing.get_json() == {"error": {"code": "not_found", "message": "No message with this id."}}
+    assert await missing.get_json() == {
+        "error": {"code": "not_found", "message": "No message with this id."}
+    }
 
 
-@pytest.mark.parametrize("path", ["/api/messages/a%2Fb", "/api/messages/a%5Cb",
-                                  "/api/messages/" + "x" * 257, "/api/messages/a%01b",
-                                  "/api/messages/", "/api/messages/a/b"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/messages/a%2Fb",
+        "/api/messages/a%5Cb",
+        "/api/messages/" + "x" * 257,
+        "/api/messages/a%01b",
+        "/api/messages/",
+        "/api/messages/a/b",
+    ],
+)
 async def test_unsafe_message_id_is_malformed_path(
     make_app: AppFactory, sqlite_store: SqliteStore, path: str
 ) -> None:
@@ -132,8 +143,9 @@ async def test_store_failure_is_503_unavailable_never_404(
     assert (await response.get_json())["error"]["code"] == "persistence_unavailable"
 
 
-@pytest.mark.parametrize("path", ["/api/messages", "/api/messages/wamid.1",
-                                  "/api/conversations/15551234567/window"])
+@pytest.mark.parametrize(
+    "path", ["/api/messages", "/api/messages/wamid.1", "/api/conversations/15551234567/window"]
+)
 async def test_read_routes_answer_401_on_bad_bearer(make_app: AppFactory, path: str) -> None:
     response = await make_app().test_client().get(path)
     assert response.status_code == 401
@@ -146,7 +158,9 @@ async def test_window_open_closed_and_plus_prefix(
     await _seed(sqlite_store, 1)  # inbound from 16505551234 at T0
     client = make_app(store=sqlite_store).test_client()
     clock.value = T0 + timedelta(hours=1)
-    body = await (await client.get("/api/conversations/+16505551234/window", headers=AUTH)).get_json()
+    body = await (
+        await client.get("/api/conversations/+16505551234/window", headers=AUTH)
+    ).get_json()
     assert body == {
         "open": True,
         "lastInboundAt": "2026-11-21T10:15:30.000Z",
@@ -154,7 +168,9 @@ async def test_window_open_closed_and_plus_prefix(
         "remainingMs": 23 * 3600 * 1000,
     }
     clock.value = T0 + timedelta(hours=24)
-    closed = await (await client.get("/api/conversations/16505551234/window", headers=AUTH)).get_json()
+    closed = await (
+        await client.get("/api/conversations/16505551234/window", headers=AUTH)
+    ).get_json()
     assert closed["open"] is False
     assert closed["remainingMs"] == 0
     never = await (await client.get("/api/conversations/4470000/window", headers=AUTH)).get_json()

@@ -37,8 +37,14 @@ async def test_no_secret_in_any_output(
     graph.answers.append(
         httpx.Response(
             401,
-            json={"error": {"code": 190, "type": "OAuthException",
-                            "message": f"Invalid token {ACCESS_TOKEN}", "fbtrace_id": "T1"}},
+            json={
+                "error": {
+                    "code": 190,
+                    "type": "OAuthException",
+                    "message": f"Invalid token {ACCESS_TOKEN}",
+                    "fbtrace_id": "T1",
+                }
+            },
         )
     )
     client = make_app(store=sqlite_store, enable_group_routes=True).test_client()
@@ -46,20 +52,49 @@ async def test_no_secret_in_any_output(
     text_body = {"to": "15551234567", "text": f"hi {APP_SECRET}"}
     responses.append(await client.post("/api/messages/text", json=text_body, headers=AUTH))
     responses.append(await client.post("/api/messages/text", json=text_body, headers=AUTH))
-    responses.append(await client.post("/api/messages/text", json=text_body,
-                                       headers={**AUTH, "Idempotency-Key": "k1"}))
-    responses.append(await client.post("/api/messages/text", json=text_body,
-                                       headers={**AUTH, "Idempotency-Key": "k1"}))
-    responses.append(await client.post("/api/messages/text", json={"to": VERIFY_TOKEN},
-                                       headers=AUTH))
-    responses.append(await client.post("/api/messages", json={"type": "x", "to": ACCESS_TOKEN},
-                                       headers=AUTH))
-    responses.append(await client.post("/api/messages/text", json=text_body,
-                                       headers={"Authorization": f"Bearer {ACCESS_TOKEN}"}))
-    responses.append(await client.get(WEBHOOK, query_string={
-        "hub.mode": "subscribe", "hub.verify_token": APP_SECRET, "hub.challenge": "c"}))
-    responses.append(await client.get(WEBHOOK, query_string={
-        "hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN, "hub.challenge": "c"}))
+    responses.append(
+        await client.post(
+            "/api/messages/text", json=text_body, headers={**AUTH, "Idempotency-Key": "k1"}
+        )
+    )
+    responses.append(
+        await client.post(
+            "/api/messages/text", json=text_body, headers={**AUTH, "Idempotency-Key": "k1"}
+        )
+    )
+    responses.append(
+        await client.post("/api/messages/text", json={"to": VERIFY_TOKEN}, headers=AUTH)
+    )
+    responses.append(
+        await client.post("/api/messages", json={"type": "x", "to": ACCESS_TOKEN}, headers=AUTH)
+    )
+    responses.append(
+        await client.post(
+            "/api/messages/text",
+            json=text_body,
+            headers={"Authorization": f"Bearer {ACCESS_TOKEN}"},
+        )
+    )
+    responses.append(
+        await client.get(
+            WEBHOOK,
+            query_string={
+                "hub.mode": "subscribe",
+                "hub.verify_token": APP_SECRET,
+                "hub.challenge": "c",
+            },
+        )
+    )
+    responses.append(
+        await client.get(
+            WEBHOOK,
+            query_string={
+                "hub.mode": "subscribe",
+                "hub.verify_token": VERIFY_TOKEN,
+                "hub.challenge": "c",
+            },
+        )
+    )
     responses.append(await post_webhook(client, fixture("message_text.json")))
     body = json.dumps(fixture("message_text.json")).encode()
     responses.append(await post_webhook(client, body, signature=sign(body, VERIFY_TOKEN)))
@@ -67,10 +102,16 @@ async def test_no_secret_in_any_output(
     responses.append(await client.get("/api/messages/wamid.X", headers=AUTH))
     responses.append(await client.get("/api/conversations/1555/window", headers=AUTH))
     responses.append(await client.get("/api/groups", headers=AUTH))
-    responses.append(await client.post("/api/groups", json={"subject": ACCESS_TOKEN},
-                                       headers=AUTH))
-    for path in ("/healthz", "/readyz", "/status", "/debug/diagnostics", "/metrics",
-                 "/openapi.json", "/nope"):
+    responses.append(await client.post("/api/groups", json={"subject": ACCESS_TOKEN}, headers=AUTH))
+    for path in (
+        "/healthz",
+        "/readyz",
+        "/status",
+        "/debug/diagnostics",
+        "/metrics",
+        "/openapi.json",
+        "/nope",
+    ):
         responses.append(await client.get(path, headers=AUTH))
         responses.append(await client.get(path))
     outputs = [log_stream.getvalue(), caplog.text]

@@ -120,13 +120,27 @@ COMPOSER_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
         {**ENVELOPE, "type": "text", "text": {"body": "native"}},
     ),
     (
-        {"type": "image", "to": TO, "mediaId": "1234", "caption": "c", "replyToMessageId": "wamid.A"},
-        {**ENVELOPE, "type": "image", "image": {"id": "1234", "caption": "c"},
-         "context": {"message_id": "wamid.A"}},
+        {
+            "type": "image",
+            "to": TO,
+            "mediaId": "1234",
+            "caption": "c",
+            "replyToMessageId": "wamid.A",
+        },
+        {
+            **ENVELOPE,
+            "type": "image",
+            "image": {"id": "1234", "caption": "c"},
+            "context": {"message_id": "wamid.A"},
+        },
     ),
     (
         {"type": "audio", "to": TO, "link": "https://example.com/a.ogg", "voice": True},
-        {**ENVELOPE, "type": "audio", "audio": {"link": "https://example.com/a.ogg", "voice": True}},
+        {
+            **ENVELOPE,
+            "type": "audio",
+            "audio": {"link": "https://example.com/a.ogg", "voice": True},
+        },
     ),
     (
         {"type": "document", "to": TO, "mediaId": "9", "filename": "a.pdf"},
@@ -142,8 +156,11 @@ COMPOSER_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
     ),
     (
         {"type": "location", "to": TO, "latitude": 52.5, "longitude": 13, "name": "Office"},
-        {**ENVELOPE, "type": "location",
-         "location": {"latitude": 52.5, "longitude": 13, "name": "Office"}},
+        {
+            **ENVELOPE,
+            "type": "location",
+            "location": {"latitude": 52.5, "longitude": 13, "name": "Office"},
+        },
     ),
     (
         {"type": "reaction", "to": TO, "messageId": "wamid.X", "emoji": "👍"},
@@ -154,41 +171,85 @@ COMPOSER_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
         {**ENVELOPE, "type": "reaction", "reaction": {"message_id": "wamid.X", "emoji": ""}},
     ),
     (
-        {"type": "contacts", "to": TO, "contacts": [{
-            "name": {"formattedName": "Ada L", "firstName": "Ada"},
-            "phones": [{"phone": "+1 555", "type": "WORK", "waId": "1555"}],
-            "addresses": [{"city": "London", "countryCode": "GB"}],
-        }]},
-        {**ENVELOPE, "type": "contacts", "contacts": [{
-            "name": {"formatted_name": "Ada L", "first_name": "Ada"},
-            "phones": [{"phone": "+1 555", "type": "WORK", "wa_id": "1555"}],
-            "addresses": [{"city": "London", "country_code": "GB"}],
-        }]},
+        {
+            "type": "contacts",
+            "to": TO,
+            "contacts": [
+                {
+                    "name": {"formattedName": "Ada L", "firstName": "Ada"},
+                    "phones": [{"phone": "+1 555", "type": "WORK", "waId": "1555"}],
+                    "addresses": [{"city": "London", "countryCode": "GB"}],
+                }
+            ],
+        },
+        {
+            **ENVELOPE,
+            "type": "contacts",
+            "contacts": [
+                {
+                    "name": {"formatted_name": "Ada L", "first_name": "Ada"},
+                    "phones": [{"phone": "+1 555", "type": "WORK", "wa_id": "1555"}],
+                    "addresses": [{"city": "London", "country_code": "GB"}],
+                }
+            ],
+        },
     ),
     (
-        {"type": "interactiveButtons", "to": TO, "bodyText": "Pick",
-         "buttons": [{"id": "y", "title": "Yes"}], "footerText": "f"},
-        {**ENVELOPE, "type": "interactive", "interactive": {
-            "type": "button", "body": {"text": "Pick"}, "footer": {"text": "f"},
-            "action": {"buttons": [{"type": "reply", "reply": {"id": "y", "title": "Yes"}}]}}},
+        {
+            "type": "interactiveButtons",
+            "to": TO,
+            "bodyText": "Pick",
+            "buttons": [{"id": "y", "title": "Yes"}],
+            "footerText": "f",
+        },
+        {
+            **ENVELOPE,
+            "type": "interactive",
+            "interactive": {
+                "type": "button",
+                "body": {"text": "Pick"},
+                "footer": {"text": "f"},
+                "action": {"buttons": [{"type": "reply", "reply": {"id": "y", "title": "Yes"}}]},
+            },
+        },
     ),
     (
-        {"type": "callPermissionRequest", "to": TO, "bodyText": "May we call?",
-         "footerText": "thanks"},
-        {**ENVELOPE, "type": "interactive", "interactive": {
-            "type": "call_permission_request", "body": {"text": "May we call?"},
-            "footer": {"text": "thanks"}, "action": {"name": "call_permission_request"}}},
+        {
+            "type": "callPermissionRequest",
+            "to": TO,
+            "bodyText": "May we call?",
+            "footerText": "thanks",
+        },
+        {
+            **ENVELOPE,
+            "type": "interactive",
+            "interactive": {
+                "type": "call_permission_request",
+                "body": {"text": "May we call?"},
+                "footer": {"text": "thanks"},
+                "action": {"name": "call_permission_request"},
+            },
+        },
     ),
     (
         {"type": "template", "to": TO, "name": "hello_world", "languageCode": "en_US"},
-        {**ENVELOPE, "type": "template",
-         "template": {"name": "hello_world", "language": {"code": "en_US"}}},
+        {
+            **ENVELOPE,
+            "type": "template",
+            "template": {"name": "hello_world", "language": {"code": "en_US"}},
+        },
     ),
     (
         {"type": "interactiveLocationRequest", "to": TO, "bodyText": "Where?"},
-        {**ENVELOPE, "type": "interactive", "interactive": {
-            "type": "location_request_message", "body": {"text": "Where?"},
-            "action": {"name": "send_location"}}},
+        {
+            **ENVELOPE,
+            "type": "interactive",
+            "interactive": {
+                "type": "location_request_message",
+                "body": {"text": "Where?"},
+                "action": {"name": "send_location"},
+            },
+        },
     ),
 ]
 
@@ -216,8 +277,14 @@ async def test_composer_body_becomes_the_wire_payload(
         {"to": TO},
         {"messaging_product": "whatsapp", "to": TO, "type": "image", "image": {"id": "1"}},
         {"type": "text", "recipientType": "group", "to": "G1", "text": "hi"},
-        {"type": "pin", "recipientType": "group", "to": "G1", "pinType": "pin",
-         "messageId": "wamid.A", "expirationDays": 7},
+        {
+            "type": "pin",
+            "recipientType": "group",
+            "to": "G1",
+            "pinType": "pin",
+            "messageId": "wamid.A",
+            "expirationDays": 7,
+        },
     ],
 )
 async def test_generic_refusals_send_nothing(
@@ -234,13 +301,21 @@ async def test_group_bodies_work_with_groups_enabled(
 ) -> None:
     client = make_app(enable_group_routes=True).test_client()
     text = await _post(
-        client, "/api/messages", {"type": "text", "recipientType": "group", "to": "G1", "text": "hi"}
+        client,
+        "/api/messages",
+        {"type": "text", "recipientType": "group", "to": "G1", "text": "hi"},
     )
     pin = await _post(
         client,
         "/api/messages",
-        {"type": "pin", "recipientType": "group", "to": "G1", "pinType": "pin",
-         "messageId": "wamid.A", "expirationDays": 7},
+        {
+            "type": "pin",
+            "recipientType": "group",
+            "to": "G1",
+            "pinType": "pin",
+            "messageId": "wamid.A",
+            "expirationDays": 7,
+        },
     )
     assert text.status_code == pin.status_code == 200
     group_text, group_pin = graph.bodies()
@@ -252,12 +327,21 @@ async def test_group_bodies_work_with_groups_enabled(
 # --- upstream failures ----------------------------------------------------------------------
 
 
-def _graph_error(status: int, code: int, *, headers: dict[str, str] | None = None) -> httpx.Response:
+def _graph_error(
+    status: int, code: int, *, headers: dict[str, str] | None = None
+) -> httpx.Response:
     return httpx.Response(
         status,
         headers=headers,
-        json={"error": {"message": f"(#{code}) secret user text {TO}", "type": "OAuthException",
-                        "code": code, "error_subcode": 2494010, "fbtrace_id": "AbCdEf123"}},
+        json={
+            "error": {
+                "message": f"(#{code}) secret user text {TO}",
+                "type": "OAuthException",
+                "code": code,
+                "error_subcode": 2494010,
+                "fbtrace_id": "AbCdEf123",
+            }
+        },
     )
 
 
@@ -336,10 +420,13 @@ async def test_read_receipt_is_sent_and_never_projected(
     assert page.items == ()
 
 
-async def test_read_receipt_without_typing_indicator(make_app: AppFactory, graph: FakeGraph) -> None:
+async def test_read_receipt_without_typing_indicator(
+    make_app: AppFactory, graph: FakeGraph
+) -> None:
     graph.answers.append(httpx.Response(200, json={"success": True}))
-    response = await _post(make_app().test_client(), "/api/messages",
-                           {"type": "read", "messageId": "wamid.IN1"})
+    response = await _post(
+        make_app().test_client(), "/api/messages", {"type": "read", "messageId": "wamid.IN1"}
+    )
     assert response.status_code == 200
     assert graph.bodies() == [
         {"messaging_product": "whatsapp", "status": "read", "message_id": "wamid.IN1"}

@@ -50,8 +50,12 @@ async def test_metrics_exposition(make_app: AppFactory) -> None:
     assert 'http_requests_total{method="GET",route="/healthz",status_class="2xx"} 1.0' in text
     assert 'route="/api/messages/:id"' in text
     assert "wamid.SECRETID" not in text
-    for family in ("http_request_duration_seconds", "graph_operations_total",
-                   "send_outcomes_total", "webhook_normalization_total"):
+    for family in (
+        "http_request_duration_seconds",
+        "graph_operations_total",
+        "send_outcomes_total",
+        "webhook_normalization_total",
+    ):
         assert family in text
     assert "persistence_operations_total" not in text
 
@@ -118,27 +122,44 @@ async def test_sink_receives_counters_and_histograms_with_the_spec_keys(
     await client.post("/api/messages/text", json={"to": "1555", "text": "x"}, headers=AUTH)
     await post_webhook(client, fixture("message_text.json"))
     names = {name for name, _, _ in sink.counters}
-    assert {"http_requests_total", "graph_operations_total", "send_outcomes_total",
-            "webhook_normalization_total", "persistence_operations_total"} <= names
+    assert {
+        "http_requests_total",
+        "graph_operations_total",
+        "send_outcomes_total",
+        "webhook_normalization_total",
+        "persistence_operations_total",
+    } <= names
     keys = {name: set(attrs) for name, _, attrs in sink.counters}
     assert keys["http_requests_total"] == {
-        "http.route", "http.request.method", "http.status_code", "http.response.status.class"}
+        "http.route",
+        "http.request.method",
+        "http.status_code",
+        "http.response.status.class",
+    }
     assert keys["graph_operations_total"] == {
-        "svc.graph.endpoint_family", "http.status_code", "http.response.status.class",
-        "svc.operation.outcome"}
+        "svc.graph.endpoint_family",
+        "http.status_code",
+        "http.response.status.class",
+        "svc.operation.outcome",
+    }
     assert keys["send_outcomes_total"] == {"svc.graph.endpoint_family", "svc.operation.outcome"}
-    assert keys["webhook_normalization_total"] == {"svc.webhook.update_kind",
-                                                   "svc.operation.outcome"}
-    assert keys["persistence_operations_total"] == {"svc.persistence.adapter",
-                                                    "svc.operation.outcome"}
+    assert keys["webhook_normalization_total"] == {
+        "svc.webhook.update_kind",
+        "svc.operation.outcome",
+    }
+    assert keys["persistence_operations_total"] == {
+        "svc.persistence.adapter",
+        "svc.operation.outcome",
+    }
     [hist_name] = {name for name, _, _ in sink.histograms}
     assert hist_name == "http_request_duration_seconds"
 
 
 async def test_a_raising_sink_is_isolated(make_app: AppFactory, caplog: Any) -> None:
     client = make_app(telemetry_sink=RecordingSink(fail=True)).test_client()
-    response = await client.post("/api/messages/text", json={"to": "1555", "text": "x"},
-                                 headers=AUTH)
+    response = await client.post(
+        "/api/messages/text", json={"to": "1555", "text": "x"}, headers=AUTH
+    )
     assert response.status_code == 200
     assert "telemetry sink failed error=RuntimeError" in caplog.text
 
@@ -146,15 +167,26 @@ async def test_a_raising_sink_is_isolated(make_app: AppFactory, caplog: Any) -> 
 async def test_status_snapshot(make_app: AppFactory, sqlite_store: SqliteStore) -> None:
     client = make_app(store=sqlite_store, enable_group_routes=True).test_client()
     body = await (await client.get("/status", headers=AUTH)).get_json()
-    assert set(body) == {"version", "uptimeSeconds", "graphApiVersion", "serviceMode", "routes",
-                         "featureFlags", "persistence"}
+    assert set(body) == {
+        "version",
+        "uptimeSeconds",
+        "graphApiVersion",
+        "serviceMode",
+        "routes",
+        "featureFlags",
+        "persistence",
+    }
     assert body["serviceMode"] == "webhook+persistence+groups"
     assert body["graphApiVersion"] == "v25.0"
     assert "GET /api/messages/:id" in body["routes"]
     assert "GET /api/groups/:groupId" in body["routes"]
     assert body["featureFlags"] == {"groupRoutes": True, "persistence": True}
-    assert body["persistence"] == {"ok": True, "backend": "sqlite", "currentVersion": 6,
-                                   "redactedLocation": "[REDACTED_SQLITE_DATABASE]"}
+    assert body["persistence"] == {
+        "ok": True,
+        "backend": "sqlite",
+        "currentVersion": 6,
+        "redactedLocation": "[REDACTED_SQLITE_DATABASE]",
+    }
     bare = await (await make_app().test_client().get("/status", headers=AUTH)).get_json()
     assert bare["persistence"] is None
     assert bare["serviceMode"] == "webhook"

@@ -47,11 +47,17 @@ async def test_challenge_echoes_the_challenge_as_plain_text(make_app: AppFactory
 @pytest.mark.parametrize(
     ("query", "status", "code"),
     [
-        ({"hub.mode": "unsubscribe", "hub.verify_token": VERIFY_TOKEN, "hub.challenge": "c1"},
-         400, "invalid_mode"),
+        (
+            {"hub.mode": "unsubscribe", "hub.verify_token": VERIFY_TOKEN, "hub.challenge": "c1"},
+            400,
+            "invalid_mode",
+        ),
         ({"hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN}, 400, "missing_challenge"),
-        ({"hub.mode": "subscribe", "hub.verify_token": "wrong", "hub.challenge": "c1"},
-         403, "invalid_verify_token"),
+        (
+            {"hub.mode": "subscribe", "hub.verify_token": "wrong", "hub.challenge": "c1"},
+            403,
+            "invalid_verify_token",
+        ),
         ({"hub.mode": "subscribe", "hub.challenge": "c1"}, 403, "invalid_verify_token"),
     ],
 )
@@ -71,8 +77,9 @@ async def test_challenge_refusals_never_echo_the_challenge(
 
 
 async def test_missing_signature_is_401(make_app: AppFactory) -> None:
-    response = await post_webhook(await _client(make_app), fixture("message_text.json"),
-                                  signature=None)
+    response = await post_webhook(
+        await _client(make_app), fixture("message_text.json"), signature=None
+    )
     assert response.status_code == 401
     assert (await response.get_json())["error"]["code"] == "missing_signature"
 
