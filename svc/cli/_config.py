@@ -1,0 +1,364 @@
+"""The config file (decisions.md section 2): parsed, checked against a pydantic schema, resolved.
+
+Structure (version 1, ``defaultProfile``, ``profiles``, the four ``{env: NAME}``
+secret references, unknown keys refused) is this module's job; every field
+rule of a profile is ``svc.http.Profile``'s, so the two cannot drift. Errors
+name the place (``profiles.default.platform.phoneNumberId``) and never the value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from ..http import Profile, ServiceError, ServiceSecrets
+from ._errors import CliConfigError, ConfigValidationError, SecretResolutionError
+
+__all__ = [
+    "ENV_NAME",
+    "MAX_CONFIG_BYTES",
+    "PLACEHOLDER_PHONE_NUMBER_ID",
+    "PLACEHOLDER_WABA_ID",
+    "ConfigDocument",
+    "EnvRef",
+    "LoadedConfig",
+    "ProfileSection",
+    "load_config",
+    "resolve_profile",
+    "resolve_secrets",
+]
+
+MAX_CONFIG_BYTES: Final = 1_048_576
+ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
+PLACEHOLDER_PHONE_NUMBER_ID: Final = "100000000000001"
+"""What a dry run uses for an env-referenced phone number id the environment does not set."""
+PLACEHOLDER_WABA_ID: Final = "100000000000002"
+"""What a dry run uses for an env-referenced WABA id the environment does not set."""
+
+_SAFE_LOC = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_DIGITS = re.compile(r"[0-9]{1,64}")
+_EnvName = Annotated[StrictStr, Field(pattern=r"^[A-Z][A-Z0-9_]{0,127}$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EnvRef(_Model):
+    """``{env: NAME}``: the value comes from the environment (or the env file in live mode)."""
+
+    env: _EnvName
+
+
+class PlatformSection(_Model):
+    apiVersion: StrictStr = "v25.0"
+    baseUrl: StrictStr = "https://graph.facebook.com"
+    wabaId: StrictStr | EnvRef | None = None
+    phoneNumberId: StrictStr | EnvRef
+
+
+class WebhookSection(_Model):
+    path: StrictStr = "/webhooks/whatsapp"
+    maxBodyBytes: StrictInt = 1_048_576
+
+
+class ServiceSection(_Model):
+    host: StrictStr = "127.0.0.1"
+    port: StrictInt = 8787
+    apiPrefix: StrictStr = "/api"
+
+
+class SecretsSection(_Model):
+    accessToken: EnvRef
+    webhookVerifyToken: EnvRef
+    webhookAppSecret: EnvRef
+    serviceBearerToken: EnvRef
+
+
+class FlowsSection(_Model):
+    path: StrictStr
+    privateKey: EnvRef
+    passphrase: EnvRef | None = None
+
+
+class ProfileSection(_Model):
+    """One profile of the file."""
+
+    platform: PlatformSection
+    webhook: WebhookSection = WebhookSection()
+    service: ServiceSection = ServiceSection()
+    secrets: SecretsSection
+    flows: FlowsSection | None = None
+
+
+class ConfigDocument(_Model):
+    """The whole file."""
+
+    version: Literal[1]
+    defaultProfile: StrictStr
+    profiles: Annotated[dict[StrictStr, ProfileSection], Field(min_length=1)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedConfig:
+    """A config file that passed every check, and the profile it names by default."""
+
+    document: ConfigDocument
+    format: Literal["yaml", "json"]
+
+    @property
+    def profile_names(self) -> tuple[str, ...]:
+        return tuple(self.document.profiles)
+
+    def section(self, name: str | None) -> tuple[str, ProfileSection]:
+        """The named profile (default ``defaultProfile``); refuses an unknown name."""
+        chosen = self.document.defaultProfile if name is None else name
+        section = self.document.profiles.get(chosen)
+        if section is None:
+            raise ConfigValidationError(
+                "the requested profile is not in the config.", field="profile"
+            )
+        return chosen, section
+
+    def env_references(self) -> tuple[str, ...]:
+        """Every env name the file references, once, in file order."""
+        names: list[str] = []
+        for section in self.document.profiles.values():
+            refs: list[object] = [
+                section.platform.wabaId,
+                section.platform.phoneNumberId,
+                section.secrets.accessToken,
+                section.secrets.webhookVerifyToken,
+                section.secrets.webhookAppSecret,
+                section.secrets.serviceBearerToken,
+            ]
+            if section.flows is not None:
+                refs += [section.flows.privateKey, section.flows.passphrase]
+            for ref in refs:
+                if isinstance(ref, EnvRef) and ref.env not in names:
+                    names.append(ref.env)
+        return tuple(names)
+
+
+_REASONS: Final = {
+    "missing": "is required",
+    "extra_forbidden": "is not a known key",
+    "string_type": "must be a string",
+    "int_type": "must be an integer",
+    "literal_error": "has an unsupported value",
+    "string_pattern_mismatch": "must be an upper-case env name ([A-Z][A-Z0-9_]*)",
+    "too_short": "must not be empty",
+    "model_type": "must be a mapping",
+    "dict_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+}
+
+_FIELD_KEYS: Final = {
+    "phone_number_id": "platform.phoneNumberId",
+    "waba_id": "platform.wabaId",
+    "api_version": "platform.apiVersion",
+    "base_url": "platform.baseUrl",
+    "webhook_path": "webhook.path",
+    "max_body_bytes": "webhook.maxBodyBytes",
+    "api_prefix": "service.apiPrefix",
+    "host": "service.host",
+    "port": "service.port",
+    "flows_path": "flows.path",
+}
+
+
+def _place(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for part in loc:
+        text = str(part)
+        # Union members show up as model names in the location; they are not keys.
+        if text in ("str", "EnvRef", "constrained-str", "function-after[...]"):
+            continue
+        parts.append(text if _SAFE_LOC.fullmatch(text) else "<key>")
+    return ".".join(parts) or "<root>"
+
+
+def _schema_problems(error: ValidationError) -> list[str]:
+    problems: list[str] = []
+    for item in error.errors(include_url=False, include_input=False):
+        line = f"{_place(item['loc'])}: {_REASONS.get(item['type'], 'is invalid')}"
+        if line not in problems:
+            problems.append(line)
+    return problems
+
+
+def _read(path: Path) -> tuple[object, Literal["yaml", "json"]]:
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        raise CliConfigError("the config file name must end in .yaml, .yml or .json.")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise CliConfigError("the config file does not exist.") from None
+    except IsADirectoryError:
+        raise CliConfigError("the config path is a directory, not a file.") from None
+    except OSError:
+        raise CliConfigError("the config file cannot be read.") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise CliConfigError("the config file is larger than 1 MiB.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliConfigError("the config file is not UTF-8 text.") from None
+    if suffix == ".json":
+        try:
+            return json.loads(text), "json"
+        except json.JSONDecodeError as exc:
+            raise CliConfigError(
+                f"the config file is not valid JSON (line {exc.lineno})."
+            ) from None
+    try:
+        return yaml.safe_load(text), "yaml"
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
+        raise CliConfigError(f"the config file is not valid YAML (line {line}).") from None
+    except yaml.YAMLError:
+        raise CliConfigError("the config file is not valid YAML.") from None
+
+
+def parse_document(data: object) -> ConfigDocument:
+    """Check a parsed file against the schema and every profile against ``Profile``."""
+    if not isinstance(data, Mapping):
+        raise ConfigValidationError("the config file must hold a mapping at the top level.")
+    try:
+        document = ConfigDocument.model_validate(data)
+    except ValidationError as exc:
+        problems = _schema_problems(exc)
+        raise ConfigValidationError(
+            f"the config file has {len(problems)} problem(s):\n  - " + "\n  - ".join(problems)
+        ) from None
+    if document.defaultProfile not in document.profiles:
+        raise ConfigValidationError(
+            "defaultProfile: must name one of the profiles.", field="defaultProfile"
+        )
+    for name, section in document.profiles.items():
+        _build_profile(name, section, {}, placeholders=True)
+    return document
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """Read, parse and check a config file; raises ``CliConfigError``/``ConfigValidationError``."""
+    data, fmt = _read(Path(path))
+    return LoadedConfig(document=parse_document(data), format=fmt)
+
+
+def _resolve_id(
+    value: str | EnvRef | None,
+    env: Mapping[str, str],
+    *,
+    placeholder: str | None,
+) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    found = env.get(value.env)
+    if found is None or found == "":
+        if placeholder is not None:
+            return placeholder
+        raise SecretResolutionError(f"{value.env} is not set.", field=value.env)
+    if not _DIGITS.fullmatch(found):
+        raise SecretResolutionError(f"{value.env} must be a digit string.", field=value.env)
+    return found
+
+
+def _build_profile(
+    name: str, section: ProfileSection, env: Mapping[str, str], *, placeholders: bool
+) -> Profile:
+    platform = section.platform
+    try:
+        return Profile(
+            name=name,
+            phone_number_id=_resolve_id(
+                platform.phoneNumberId,
+                env,
+                placeholder=PLACEHOLDER_PHONE_NUMBER_ID if placeholders else None,
+            )
+            or "",
+            waba_id=_resolve_id(
+                platform.wabaId, env, placeholder=PLACEHOLDER_WABA_ID if placeholders else None
+            ),
+            api_version=platform.apiVersion,
+            base_url=platform.baseUrl,
+            webhook_path=section.webhook.path,
+            max_body_bytes=section.webhook.maxBodyBytes,
+            api_prefix=section.service.apiPrefix,
+            host=section.service.host,
+            port=section.service.port,
+            flows_path=section.flows.path if section.flows is not None else None,
+        )
+    except ServiceError as exc:
+        where = "profiles.<name>" if not _SAFE_LOC.fullmatch(name) else f"profiles.{name}"
+        if exc.field == "name":
+            raise ConfigValidationError(
+                f"{where}: a profile name must be 1..32 letters, digits, '_' or '-'.",
+                field="profile",
+            ) from None
+        key = _FIELD_KEYS.get(exc.field or "", exc.field or "")
+        raise ConfigValidationError(f"{where}.{key}: {exc.message}", field=key) from None
+
+
+def resolve_profile(
+    config: LoadedConfig,
+    name: str | None,
+    env: Mapping[str, str],
+    *,
+    placeholders: bool,
+) -> Profile:
+    """The named profile as a ``Profile``; env-referenced ids come from ``env``.
+
+    With ``placeholders`` (dry runs, offline checks) an id the environment does
+    not set becomes a fixed placeholder digit string; without it (live mode)
+    a missing id is a ``SecretResolutionError``.
+    """
+    chosen, section = config.section(name)
+    return _build_profile(chosen, section, env, placeholders=placeholders)
+
+
+def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceSecrets:
+    """The four secrets from ``env``; a missing or malformed one names its env name only."""
+    refs = section.secrets
+    values: dict[str, str] = {}
+    for field, ref in (
+        ("access_token", refs.accessToken),
+        ("webhook_verify_token", refs.webhookVerifyToken),
+        ("webhook_app_secret", refs.webhookAppSecret),
+        ("service_bearer_token", refs.serviceBearerToken),
+    ):
+        value = env.get(ref.env)
+        if value is None or value == "":
+            raise SecretResolutionError(f"{ref.env} is not set.", field=ref.env)
+        values[field] = value
+    try:
+        return ServiceSecrets(**values)
+    except ServiceError as exc:
+        ref_name = {
+            "access_token": refs.accessToken.env,
+            "webhook_verify_token": refs.webhookVerifyToken.env,
+            "webhook_app_secret": refs.webhookAppSecret.env,
+            "service_bearer_token": refs.serviceBearerToken.env,
+        }.get(exc.field or "", "a secret")
+        raise SecretResolutionError(
+            f"{ref_name} must be 1..4096 visible ASCII characters.", field=ref_name
+        ) from None
+
+
+def config_summary(config: LoadedConfig) -> dict[str, Any]:
+    """Counts only (for ``config validate``): profiles, env references, optional sections."""
+    profiles = config.document.profiles
+    return {
+        "profiles": len(profiles),
+        "envReferences": len(config.env_references()),
+        "flowsProfiles": sum(1 for s in profiles.values() if s.flows is not None),
+    }

@@ -1,0 +1,120 @@
+"""``svc flows keygen`` and the Flows options of ``svc serve --flow-handler``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._errors import ConfigValidationError, OutputError, SecretResolutionError, ServeError
+
+if TYPE_CHECKING:
+    from ._runtime import ServePlan
+
+__all__ = ["flows", "flows_key_material", "load_flow_options"]
+
+_PRIVATE_NAME = "flows_private_key.pem"
+_PUBLIC_NAME = "flows_public_key.pem"
+
+
+@click.group()
+def flows() -> None:
+    """WhatsApp Flows endpoint helpers."""
+
+
+@flows.command()
+@click.option("--out-dir", default=".", metavar="DIR", help="Folder for the two PEM files.")
+def keygen(out_dir: str) -> None:
+    """Write a new RSA-2048 key pair for a Flows endpoint (private key mode 0600)."""
+    from ..flows import generate_flow_key_pair
+    from ._inputs import check_out_path, write_exclusive
+
+    folder = Path(out_dir)
+    if not folder.is_dir():
+        raise OutputError("--out-dir must be an existing folder.")
+    private_path = check_out_path(str(folder / _PRIVATE_NAME))
+    public_path = check_out_path(str(folder / _PUBLIC_NAME))
+    pair = generate_flow_key_pair()
+    write_exclusive(private_path, pair.private_key_pem, mode=0o600)
+    try:
+        write_exclusive(public_path, pair.public_key_pem)
+    except OutputError:
+        private_path.unlink(missing_ok=True)
+        raise
+    click.echo(f"wrote 2 files: {_PRIVATE_NAME} (mode 0600) and {_PUBLIC_NAME}")
+    click.echo("")
+    click.echo(pair.public_key_text.rstrip("\n"))
+    click.echo("")
+    click.echo("Upload the public key once per phone number:")
+    click.echo("  await PhoneNumberClient(client, phone_number_id=...)")
+    click.echo("      .set_business_public_key(business_public_key=<the key above>)")
+    click.echo("Keep the private key secret; serve reads it from the env name in flows.privateKey.")
+
+
+def flows_key_material(
+    section: Any, profile: Any, environ: Mapping[str, str]
+) -> dict[str, bytes | None]:
+    """The private key PEM (and passphrase) the profile's ``flows`` section references."""
+    flows_section = section.flows
+    if flows_section is None or profile.flows_path is None:
+        raise ConfigValidationError(
+            "--flow-handler needs a flows section (path, privateKey) in the profile.",
+            field="flows",
+        )
+    pem = environ.get(flows_section.privateKey.env)
+    if not pem:
+        raise SecretResolutionError(
+            f"{flows_section.privateKey.env} is not set.", field=flows_section.privateKey.env
+        )
+    passphrase: bytes | None = None
+    if flows_section.passphrase is not None:
+        value = environ.get(flows_section.passphrase.env)
+        if not value:
+            raise SecretResolutionError(
+                f"{flows_section.passphrase.env} is not set.", field=flows_section.passphrase.env
+            )
+        passphrase = value.encode("utf-8")
+    return {"flows_private_key_pem": pem.encode("utf-8"), "flows_passphrase": passphrase}
+
+
+def _import_handler(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise ServeError("--flow-handler must look like module:callable.")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise ServeError("the --flow-handler module cannot be imported.") from None
+    handler: Any = module
+    for part in attribute.split("."):
+        handler = getattr(handler, part, None)
+        if handler is None:
+            raise ServeError("the --flow-handler module has no such callable.")
+    if not callable(handler):
+        raise ServeError("the --flow-handler target is not callable.")
+    return handler
+
+
+def load_flow_options(plan: ServePlan) -> dict[str, Any]:
+    """``create_app`` keyword arguments for the plan's flow handler and private key."""
+    from ..flows import load_flow_private_key
+    from ..http import create_app
+
+    assert plan.flow_handler is not None
+    handler = _import_handler(plan.flow_handler)
+    if plan.flows_private_key_pem is None:
+        raise ServeError("--flow-handler needs the flows private key.")
+    try:
+        key = load_flow_private_key(plan.flows_private_key_pem, plan.flows_passphrase)
+    except (ValueError, TypeError):
+        raise SecretResolutionError(
+            "the flows private key cannot be loaded (PEM, passphrase, RSA >= 2048 bits)."
+        ) from None
+    accepted = inspect.signature(create_app).parameters
+    if "flow_handler" not in accepted or "flows_private_key" not in accepted:
+        raise ServeError("this svc.http build does not accept a flow handler yet.")
+    return {"flow_handler": handler, "flows_private_key": key}

@@ -1,0 +1,113 @@
+"""Checks of command-line values and the live environment; messages never echo the value."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutionError
+
+__all__ = [
+    "ENV_NAME_PATTERN",
+    "check_env_file_name",
+    "check_env_name",
+    "check_out_path",
+    "live_environment",
+    "parse_int",
+    "write_exclusive",
+]
+
+ENV_NAME_PATTERN: Final = re.compile(r"[A-Z][A-Z0-9_]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+LIVE_GATES: Final = ("SVC_LIVE_ENABLE", "SVC_YES_LIVE")
+
+
+def parse_int(value: str, option: str, *, low: int, high: int) -> int:
+    """An integer option in ``low..high``; the refusal names the option, not the value."""
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 10 or not low <= int(text) <= high:
+        raise CliUsageError(f"{option} must be an integer {low}..{high}.")
+    return int(text)
+
+
+def check_env_name(value: str, option: str) -> str:
+    """An environment variable name ``[A-Z][A-Z0-9_]*`` (never a value)."""
+    if not ENV_NAME_PATTERN.fullmatch(value) or len(value) > 128:
+        raise CliUsageError(f"{option} must be an env name matching [A-Z][A-Z0-9_]*.")
+    return value
+
+
+def _unsafe_text(value: str) -> bool:
+    return not value or bool(_CONTROL.search(value)) or "\\" in value
+
+
+def check_env_file_name(value: str) -> Path:
+    """A relative local file name: no absolute path, ``..``, backslash or control character."""
+    parts = value.split("/")
+    if (
+        _unsafe_text(value)
+        or value.startswith("/")
+        or any(part in ("", ".", "..") for part in parts)
+    ):
+        raise CliUsageError(
+            "--env-file must be a relative local file name (no '..', no absolute path)."
+        )
+    return Path(value)
+
+
+def check_out_path(value: str) -> Path:
+    """An output file that does not exist yet, with a safe name (``openapi --out``, keygen)."""
+    if _unsafe_text(value):
+        raise OutputError("the output path is empty or holds a control character or backslash.")
+    parts = value.split("/")
+    if any(part in (".", "..") for part in parts) or value.endswith("/"):
+        raise OutputError("the output path must name a file, without '.' or '..' segments.")
+    path = Path(value)
+    if path.is_dir():
+        raise OutputError("the output path is a directory.")
+    if path.exists() or path.is_symlink():
+        raise OutputError("the output file already exists; it is never overwritten.")
+    return path
+
+
+def write_exclusive(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Create ``path`` (never overwriting) and write ``data``; a failure leaves no file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        raise OutputError("the output file already exists; it is never overwritten.") from None
+    except OSError:
+        raise OutputError("the output file cannot be created (missing folder?).") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError:
+        path.unlink(missing_ok=True)
+        raise OutputError("the output file could not be written.") from None
+
+
+def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values overlaid by the process environment (which wins); gates checked.
+
+    Uses python-dotenv's ``dotenv_values``: the process environment is never changed.
+    """
+    from dotenv import dotenv_values
+
+    if not env_file.is_file():
+        raise SecretResolutionError("the env file does not exist or is not a file.")
+    try:
+        values = dotenv_values(env_file)
+    except (OSError, UnicodeDecodeError):
+        raise SecretResolutionError("the env file cannot be read.") from None
+    merged = {key: value for key, value in values.items() if value is not None}
+    merged.update(environ)
+    for gate in LIVE_GATES:
+        if merged.get(gate) != "1":
+            raise LiveGuardError(
+                "live mode needs SVC_LIVE_ENABLE=1 and SVC_YES_LIVE=1 "
+                "(in the env file or the environment)."
+            )
+    return merged

@@ -1,0 +1,559 @@
+"""Operator commands: setup, onboarding, webhook token, openapi, doctor and upgrade."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import click
+
+from ._errors import (
+    CliError,
+    CliUsageError,
+    DoctorError,
+    OutputError,
+    PromptInputError,
+    SetupInputError,
+)
+
+__all__ = ["doctor", "onboarding", "openapi", "setup", "upgrade", "webhook", "write_setup_files"]
+
+_DIGITS = re.compile(r"[0-9]{1,64}")
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_VISIBLE = re.compile(r"[\x21-\x7e]{1,4096}")
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+
+
+# --- webhook token, onboarding -----------------------------------------------------------------
+
+
+@click.group()
+def webhook() -> None:
+    """Webhook helpers."""
+
+
+@webhook.command()
+def token() -> None:
+    """Print one freshly generated webhook verify token."""
+    from ._tokens import generate_verify_token
+
+    click.echo(generate_verify_token())
+
+
+def _check_public_url(value: str) -> str:
+    import httpx
+
+    refusal = CliUsageError(
+        "--public-url must be an https URL without whitespace, credentials, query or fragment."
+    )
+    if _CONTROL_OR_SPACE.search(value) or "?" in value or "#" in value or "\\" in value:
+        raise refusal
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL:
+        raise refusal from None
+    if url.scheme != "https" or not url.host or url.userinfo:
+        raise refusal
+    return value.rstrip("/")
+
+
+def _check_path(value: str, option: str) -> str:
+    from ..http import ServiceError, check_service_path
+
+    try:
+        return check_service_path(value, option)
+    except ServiceError:
+        raise CliUsageError(
+            f"{option} must be an absolute path of letters, digits and ._~- segments."
+        ) from None
+
+
+@click.command()
+@click.option("--public-url", required=True, metavar="HTTPS_URL", help="Public https base URL.")
+@click.option("--webhook-path", default="/webhooks/whatsapp", metavar="PATH", help="Webhook path.")
+def onboarding(public_url: str, webhook_path: str) -> None:
+    """Print the callback URL and fresh verify and service tokens; writes nothing."""
+    from ._tokens import generate_service_token, generate_verify_token
+
+    base = _check_public_url(public_url)
+    path = _check_path(webhook_path, "--webhook-path")
+    click.echo(f"callback URL:  {base}{path}")
+    click.echo(f"verify token:  {generate_verify_token()}")
+    click.echo(f"service token: {generate_service_token()}")
+    click.echo("")
+    click.echo("1. In the app dashboard (WhatsApp > Configuration) set the callback URL and the")
+    click.echo("   verify token, then subscribe to the 'messages' field.")
+    click.echo("2. Put the verify token in SVC_VERIFY_TOKEN and the service token in")
+    click.echo("   SVC_SERVICE_TOKEN of your env file. Nothing was written.")
+
+
+# --- setup ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    key: str
+    prompt: str
+    hide: bool
+    default: str | None
+    check: Callable[[str], bool]
+    rule: str
+
+
+def _safe_path(value: str) -> bool:
+    from ..http import ServiceError, check_service_path
+
+    try:
+        check_service_path(value, "path")
+    except ServiceError:
+        return False
+    return True
+
+
+_QUESTIONS: Final = (
+    _Question(
+        "profile",
+        "Profile name",
+        False,
+        "default",
+        lambda v: bool(_PROFILE_NAME.fullmatch(v)),
+        "1..32 letters, digits, '_' or '-'",
+    ),
+    _Question(
+        "waba", "WABA id", False, None, lambda v: bool(_DIGITS.fullmatch(v)), "a digit string"
+    ),
+    _Question(
+        "phone",
+        "Phone number id",
+        False,
+        None,
+        lambda v: bool(_DIGITS.fullmatch(v)),
+        "a digit string",
+    ),
+    _Question(
+        "access",
+        "Access token",
+        True,
+        None,
+        lambda v: bool(_VISIBLE.fullmatch(v)),
+        "non-empty, at most 4096 visible characters",
+    ),
+    _Question(
+        "app_secret",
+        "App secret",
+        True,
+        None,
+        lambda v: bool(_VISIBLE.fullmatch(v)),
+        "non-empty, at most 4096 visible characters",
+    ),
+    _Question(
+        "verify",
+        "Webhook verify token (blank: generate)",
+        True,
+        "",
+        lambda v: v == "" or bool(_VISIBLE.fullmatch(v)),
+        "at most 4096 visible characters",
+    ),
+    _Question(
+        "service",
+        "Service bearer token (blank: generate)",
+        True,
+        "",
+        lambda v: v == "" or bool(_VISIBLE.fullmatch(v)),
+        "at most 4096 visible characters",
+    ),
+    _Question(
+        "webhook_path",
+        "Webhook path",
+        False,
+        "/webhooks/whatsapp",
+        _safe_path,
+        "an absolute path of safe segments",
+    ),
+    _Question(
+        "api_prefix", "API prefix", False, "/api", _safe_path, "an absolute path of safe segments"
+    ),
+)
+
+
+def write_setup_files(
+    files: list[tuple[Path, bytes, int]],
+    writer: Callable[[Path, bytes, int], None],
+) -> None:
+    """Write every file or none: a failure removes the files already written."""
+    written: list[Path] = []
+    try:
+        for path, data, mode in files:
+            writer(path, data, mode)
+            written.append(path)
+    except (OSError, CliError):
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise SetupInputError("the files could not be written; nothing was left behind.") from None
+
+
+def _exclusive(path: Path, data: bytes, mode: int) -> None:
+    from ._inputs import write_exclusive
+
+    write_exclusive(path, data, mode=mode)
+
+
+@click.command()
+@click.argument("directory", default=".", metavar="[DIR]")
+@click.option("--profile", metavar="NAME", help="Profile name (skips its prompt).")
+def setup(directory: str, profile: str | None) -> None:
+    """Prompt for the account values; write svc.config.yaml and .env.local (mode 0600)."""
+    from ._init import config_data, render_config
+    from ._tokens import generate_service_token, generate_verify_token
+
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise OutputError("DIR exists and is not a folder.")
+    targets = (folder / "svc.config.yaml", folder / ".env.local")
+    if any(path.exists() or path.is_symlink() for path in targets):
+        raise OutputError("svc.config.yaml or .env.local already exists; nothing was written.")
+    answers: dict[str, str] = {}
+    for question in _QUESTIONS:
+        if question.key == "profile" and profile is not None:
+            value = profile
+        else:
+            value = click.prompt(
+                question.prompt,
+                default=question.default,
+                hide_input=question.hide,
+                show_default=not question.hide,
+                type=str,
+            )
+            value = value.strip() if not question.hide else value
+        if not question.check(value):
+            raise PromptInputError(f"{question.prompt.split(' (')[0]} must be {question.rule}.")
+        answers[question.key] = value
+    verify = answers["verify"] or generate_verify_token()
+    service = answers["service"] or generate_service_token()
+    data = config_data(
+        answers["profile"],
+        waba_id=answers["waba"],
+        phone_number_id=answers["phone"],
+        webhook_path=answers["webhook_path"],
+        api_prefix=answers["api_prefix"],
+    )
+    env_text = (
+        "# svc live secrets: keep this file private (mode 0600), never commit it.\n"
+        f"SVC_ACCESS_TOKEN={answers['access']}\n"
+        f"SVC_VERIFY_TOKEN={verify}\n"
+        f"SVC_APP_SECRET={answers['app_secret']}\n"
+        f"SVC_SERVICE_TOKEN={service}\n"
+        "# Set both to 1 when you are ready to serve live.\n"
+        "SVC_LIVE_ENABLE=0\n"
+        "SVC_YES_LIVE=0\n"
+    )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        raise SetupInputError("DIR cannot be created.") from None
+    write_setup_files(
+        [
+            (targets[0], render_config(data, "yaml").encode("utf-8"), 0o644),
+            (targets[1], env_text.encode("utf-8"), 0o600),
+        ],
+        _exclusive,
+    )
+    generated = int(not answers["verify"]) + int(not answers["service"])
+    click.echo(
+        f"svc setup: wrote 2 files (svc.config.yaml, .env.local mode 0600); "
+        f"1 profile, 4 secret references, {generated} token(s) generated."
+    )
+
+
+# --- openapi ------------------------------------------------------------------------------------
+
+
+def _offline_app(config_path: str, profile: str | None) -> tuple[Any, Any]:
+    """The app a profile describes, with synthetic secrets and the dry-run transport."""
+    import os
+
+    from ..graph import DryRunTransport
+    from ..http import ServiceSecrets, create_app
+    from ._config import load_config, resolve_profile
+    from ._tokens import generate_app_secret, generate_service_token, generate_verify_token
+
+    loaded = load_config(config_path)
+    resolved = resolve_profile(loaded, profile, os.environ, placeholders=True)
+    secrets = ServiceSecrets(
+        access_token=generate_service_token(),
+        webhook_verify_token=generate_verify_token(),
+        webhook_app_secret=generate_app_secret(),
+        service_bearer_token=generate_service_token(),
+    )
+    return create_app(profile=resolved, secrets=secrets, transport=DryRunTransport()), resolved
+
+
+def _check_server_url(value: str) -> str:
+    import httpx
+
+    refusal = CliUsageError("--server-url must be an http or https URL.")
+    if _CONTROL_OR_SPACE.search(value) or "\\" in value:
+        raise refusal
+    try:
+        url = httpx.URL(value)
+    except httpx.InvalidURL:
+        raise refusal from None
+    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+        raise refusal
+    return str(url.copy_with(query=None, fragment=None))
+
+
+@click.command()
+@click.option("--config", "config_path", required=True, metavar="PATH")
+@click.option("--profile", metavar="NAME")
+@click.option("--server-url", metavar="URL", help="servers[0].url (http/https).")
+@click.option("--out", metavar="FILE", help="Write to a new file instead of stdout.")
+def openapi(config_path: str, profile: str | None, server_url: str | None, out: str | None) -> None:
+    """Print the service's OpenAPI 3.1 document (JSON)."""
+    from ._inputs import check_out_path, write_exclusive
+
+    server = _check_server_url(server_url) if server_url is not None else None
+    target = check_out_path(out) if out is not None else None
+    from ..http import openapi_document
+
+    app, _ = _offline_app(config_path, profile)
+    text = json.dumps(openapi_document(app, server_url=server), indent=2) + "\n"
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    write_exclusive(target, text.encode("utf-8"))
+    paths = len(json.loads(text).get("paths", {}))
+    click.echo(f"openapi: wrote 1 file ({paths} paths).", err=True)
+
+
+# --- doctor -------------------------------------------------------------------------------------
+
+_IMPORTS: Final = (
+    "trio",
+    "anyio",
+    "httpx",
+    "cryptography",
+    "prometheus_client",
+    "click",
+    "pydantic",
+    "yaml",
+    "quart_trio",
+    "quart_schema",
+    "hypercorn",
+    "dotenv",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def json(self) -> dict[str, object]:
+        body: dict[str, object] = {"name": self.name, "ok": self.ok, "detail": self.detail}
+        if self.fix is not None:
+            body["fix"] = self.fix
+        return body
+
+
+def _version_drift() -> _Check:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    try:
+        requirements = metadata.requires("svc") or []
+    except metadata.PackageNotFoundError:
+        return _Check(
+            "versions",
+            False,
+            "svc is not installed as a package.",
+            "pip install -e . (or pip install svc)",
+        )
+    drift: list[str] = []
+    checked = 0
+    for line in requirements:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+            continue
+        checked += 1
+        try:
+            installed = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            drift.append(f"{requirement.name} missing")
+            continue
+        if not requirement.specifier.contains(installed, prereleases=True):
+            drift.append(f"{requirement.name} {installed} not {requirement.specifier}")
+    if drift:
+        return _Check("versions", False, "; ".join(drift), "svc upgrade")
+    return _Check("versions", True, f"{checked} dependencies within their declared ranges")
+
+
+def _doctor_checks(config_path: str, profile: str | None, check_env: bool) -> list[_Check]:
+    import importlib
+    import os
+    import platform
+
+    checks: list[_Check] = []
+    ok_runtime = sys.version_info >= (3, 11)
+    checks.append(
+        _Check(
+            "runtime",
+            ok_runtime,
+            f"Python {platform.python_version()}",
+            None if ok_runtime else "use Python 3.11 or newer",
+        )
+    )
+    missing = []
+    for name in _IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    checks.append(
+        _Check(
+            "imports",
+            not missing,
+            f"{len(_IMPORTS) - len(missing)}/{len(_IMPORTS)} packages import"
+            + (f"; missing: {', '.join(missing)}" if missing else ""),
+            "pip install -e . (reinstall svc with its dependencies)" if missing else None,
+        )
+    )
+    checks.append(_version_drift())
+    from ._config import load_config, resolve_profile, resolve_secrets
+
+    try:
+        loaded = load_config(config_path)
+    except CliError as exc:
+        checks.append(
+            _Check(
+                "config",
+                False,
+                exc.format_message(),
+                "fix the file, or create one with `svc init DIR`",
+            )
+        )
+        return checks
+    checks.append(_Check("config", True, f"{len(loaded.profile_names)} profile(s)"))
+    try:
+        resolved = resolve_profile(loaded, profile, os.environ, placeholders=True)
+    except CliError as exc:
+        checks.append(
+            _Check(
+                "profile",
+                False,
+                exc.format_message(),
+                "pass --profile with a name from the file's profiles",
+            )
+        )
+        return checks
+    checks.append(_Check("profile", True, f"profile {resolved.name}"))
+    from ..http import openapi_document, route_inventory
+
+    routes = route_inventory(resolved, enable_group_routes=False)
+    lines = sum(len(route.lines()) for route in routes)
+    checks.append(_Check("routes", lines > 0, f"{lines} method/path pairs"))
+    try:
+        app, _ = _offline_app(config_path, profile)
+        document = openapi_document(app)
+        version = str(document.get("openapi", ""))
+        ok = version.startswith("3.1")
+        checks.append(
+            _Check(
+                "openapi",
+                ok,
+                f"OpenAPI {version}, {len(document.get('paths', {}))} paths",
+                None if ok else "reinstall svc (quart-schema version drift)",
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure here is a failed check, reported safely
+        checks.append(
+            _Check(
+                "openapi",
+                False,
+                f"document not built ({type(exc).__name__})",
+                "run `svc doctor` after `svc upgrade`; report a bug if it persists",
+            )
+        )
+    if check_env:
+        _, section = loaded.section(profile)
+        try:
+            resolve_secrets(section, os.environ)
+            resolve_profile(loaded, profile, os.environ, placeholders=False)
+            checks.append(_Check("env", True, "the four secrets and the ids resolve"))
+        except CliError as exc:
+            checks.append(
+                _Check(
+                    "env",
+                    False,
+                    exc.format_message(),
+                    "export the named variable (values are never shown)",
+                )
+            )
+    return checks
+
+
+@click.command()
+@click.option("--config", "config_path", required=True, metavar="PATH")
+@click.option("--profile", metavar="NAME")
+@click.option("--check-env", is_flag=True, help="Also check the referenced env names are set.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def doctor(config_path: str, profile: str | None, check_env: bool, fmt: str) -> None:
+    """Offline checks: runtime, imports, versions, config, profile, routes, OpenAPI."""
+    checks = _doctor_checks(config_path, profile, check_env)
+    failed = [check for check in checks if not check.ok]
+    summary = f"{len(checks)} checks, {len(checks) - len(failed)} passed, {len(failed)} failed"
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {"ok": not failed, "summary": summary, "checks": [c.json() for c in checks]},
+                indent=2,
+            )
+        )
+    else:
+        for check in checks:
+            click.echo(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+            if check.fix is not None:
+                click.echo(f"     fix: {check.fix}")
+        click.echo(f"doctor: {summary}")
+    if failed:
+        raise DoctorError(f"{len(failed)} check(s) failed.")
+
+
+# --- upgrade ------------------------------------------------------------------------------------
+
+
+def upgrade_command() -> list[str]:
+    """``pip install --upgrade`` of svc and the extras installed beside it."""
+    from importlib import metadata
+
+    package = "svc"
+    try:
+        metadata.version("psycopg")
+        package = "svc[postgres]"
+    except metadata.PackageNotFoundError:
+        pass
+    return [sys.executable, "-m", "pip", "install", "--upgrade", package]
+
+
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Print the command only.")
+def upgrade(dry_run: bool) -> None:
+    """Upgrade the installed svc package set with pip."""
+    import shlex
+    import subprocess
+
+    command = upgrade_command()
+    click.echo(shlex.join(command))
+    if dry_run:
+        return
+    completed = subprocess.run(command, check=False)  # noqa: S603 - fixed argument list
+    if completed.returncode != 0:
+        raise CliError(f"pip exited with {completed.returncode}.")

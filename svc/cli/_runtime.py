@@ -1,0 +1,422 @@
+"""The serve runtime: hypercorn around the app in one trio nursery, with the signal watcher.
+
+``run_serve(plan)`` opens and migrates the store before binding, serves until
+SIGINT or SIGTERM, stops accepting, lets in-flight requests finish for up to
+``plan.graceful_timeout`` seconds (hypercorn's graceful timeout), closes the
+store within ``plan.store_close_timeout`` seconds and returns. A second signal
+during shutdown only sets the same event again: it joins the shutdown already
+under way. With ``workers > 1`` the parent binds the sockets, spawns the
+workers (each runs the same serving code on the shared sockets), forwards the
+shutdown through a multiprocessing event and waits for them.
+
+This module's top level imports only the standard library: spawned workers
+import it before they set ``PROMETHEUS_MULTIPROC_DIR``, which prometheus-client
+reads once at import time.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Event as MpEvent
+
+    import trio
+
+    from ..http import Profile, ServiceSecrets
+    from ..store import PersistenceStore
+
+__all__ = ["DRAIN_SECONDS", "STORE_CLOSE_SECONDS", "ServePlan", "run_serve"]
+
+DRAIN_SECONDS: Final = 10.0
+STORE_CLOSE_SECONDS: Final = 5.0
+_WORKER_START_SECONDS: Final = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServePlan:
+    """Everything a serving process needs, in plain values (picklable for spawned workers)."""
+
+    profile_fields: dict[str, Any]
+    secrets: tuple[str, str, str, str] = field(repr=False)
+    dry_run: bool
+    sqlite_path: str | None = field(default=None, repr=False)
+    postgres_dsn: str | None = field(default=None, repr=False)
+    enable_groups: bool = False
+    log_webhook_events: bool = False
+    echo_reply: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8787
+    workers: int = 1
+    flow_handler: str | None = None
+    flows_private_key_pem: bytes | None = field(default=None, repr=False)
+    flows_passphrase: bytes | None = field(default=None, repr=False)
+    graceful_timeout: float = DRAIN_SECONDS
+    store_close_timeout: float = STORE_CLOSE_SECONDS
+    multiproc_dir: str | None = None
+
+    def profile(self) -> Profile:
+        from ..http import Profile
+
+        return Profile(**self.profile_fields)
+
+    def service_secrets(self) -> ServiceSecrets:
+        from ..http import ServiceSecrets
+
+        access, verify, app_secret, bearer = self.secrets
+        return ServiceSecrets(
+            access_token=access,
+            webhook_verify_token=verify,
+            webhook_app_secret=app_secret,
+            service_bearer_token=bearer,
+        )
+
+
+def _say(line: str) -> None:
+    print(f"svc: {line}", file=sys.stderr, flush=True)
+
+
+def _store_kind(plan: ServePlan) -> str:
+    if plan.sqlite_path is not None:
+        return "sqlite"
+    if plan.postgres_dsn is not None:
+        return "postgres"
+    return "none"
+
+
+async def open_store(plan: ServePlan) -> PersistenceStore | None:
+    """Open and migrate the plan's store (``None`` when stateless); errors become ``ServeError``."""
+    from ..store import PersistenceError, PostgresStore, SqliteStore
+    from ._errors import ServeError
+
+    if plan.sqlite_path is None and plan.postgres_dsn is None:
+        return None
+    store: PersistenceStore
+    try:
+        if plan.sqlite_path is not None:
+            store = SqliteStore(plan.sqlite_path)
+        else:
+            assert plan.postgres_dsn is not None
+            store = PostgresStore(plan.postgres_dsn)
+        await store.migrate()
+    except PersistenceError as exc:
+        raise ServeError(f"the store could not be opened or migrated ({exc.code}).") from None
+    return store
+
+
+async def close_store(store: PersistenceStore | None, timeout: float) -> bool:
+    """Close the store within ``timeout`` seconds, shielded from cancellation; True if it closed."""
+    import trio
+
+    if store is None:
+        return True
+    with trio.move_on_after(timeout) as scope:
+        scope.shield = True
+        await store.close()
+    return not scope.cancelled_caught
+
+
+def _metrics_exposition(directory: str) -> Callable[[], bytes]:
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+    def exposition() -> bytes:
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(registry))
+
+    return exposition
+
+
+def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
+    """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked."""
+    from ..graph import DryRunTransport
+    from ..http import create_app
+    from ..webhook import FacadeFlags
+
+    kwargs: dict[str, Any] = {}
+    if plan.multiproc_dir is not None:
+        kwargs["metrics_exposition"] = _metrics_exposition(plan.multiproc_dir)
+    if plan.flow_handler is not None:
+        from ._flows import load_flow_options
+
+        kwargs.update(load_flow_options(plan))
+    return create_app(
+        profile=plan.profile(),
+        secrets=plan.service_secrets(),
+        transport=DryRunTransport() if plan.dry_run else None,
+        store=store,
+        enable_group_routes=plan.enable_groups,
+        facade_flags=FacadeFlags(
+            log_webhook_events=plan.log_webhook_events, echo_reply=plan.echo_reply
+        ),
+        **kwargs,
+    )
+
+
+def _hypercorn_config(plan: ServePlan) -> Any:
+    from hypercorn.config import Config
+
+    config = Config()
+    host = f"[{plan.host}]" if ":" in plan.host else plan.host
+    config.bind = [f"{host}:{plan.port}"]
+    config.graceful_timeout = plan.graceful_timeout
+    config.accesslog = None
+    config.errorlog = None  # the runtime prints its own lines; hypercorn's would repeat them
+    return config
+
+
+async def serve_once(
+    plan: ServePlan,
+    *,
+    shutdown_trigger: Callable[[], Awaitable[None]],
+    sockets: Any = None,
+    task_status: trio.TaskStatus[list[str]] | None = None,
+) -> bool:
+    """Open the store, serve the app until ``shutdown_trigger`` returns, close the store.
+
+    Returns whether the store closed within its timeout.
+    """
+    import trio
+    from hypercorn.trio.run import worker_serve
+    from hypercorn.utils import wrap_app
+
+    store = await open_store(plan)
+    try:
+        app = build_app(plan, store)
+        config = _hypercorn_config(plan)
+        await worker_serve(
+            wrap_app(app, config.wsgi_max_body_size, "asgi"),
+            config,
+            sockets=sockets,
+            shutdown_trigger=shutdown_trigger,
+            task_status=task_status if task_status is not None else trio.TASK_STATUS_IGNORED,
+        )
+    finally:
+        closed = await close_store(store, plan.store_close_timeout)
+    return closed
+
+
+async def _watch_signals(
+    stop: trio.Event, on_signal: Callable[[], None], *, task_status: trio.TaskStatus[None]
+) -> None:
+    """Set ``stop`` on SIGINT/SIGTERM; a later signal joins the same shutdown."""
+    import trio
+
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            if not stop.is_set():
+                _say(f"{signal.Signals(signum).name} received, draining in-flight requests.")
+                stop.set()
+                on_signal()
+            else:
+                _say("shutdown already in progress.")
+
+
+async def _serve_single(plan: ServePlan) -> int:
+    import trio
+
+    stop = trio.Event()
+    done = trio.Event()
+
+    async def serve(*, task_status: trio.TaskStatus[list[str]]) -> None:
+        try:
+            closed = await serve_once(plan, shutdown_trigger=stop.wait, task_status=task_status)
+            _say("stopped." if closed else "stopped (the store did not close within 5 s).")
+        finally:
+            done.set()
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial_watch(stop, lambda: None))
+        binds: list[str] = await nursery.start(serve)
+        _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
+        await done.wait()
+        nursery.cancel_scope.cancel()
+    return 0
+
+
+def partial_watch(
+    stop: trio.Event, on_signal: Callable[[], None]
+) -> Callable[..., Awaitable[None]]:
+    """The signal watcher as a ``nursery.start`` target."""
+
+    async def watch(*, task_status: trio.TaskStatus[None]) -> None:
+        await _watch_signals(stop, on_signal, task_status=task_status)
+
+    return watch
+
+
+def _mode(plan: ServePlan) -> str:
+    mode = "dry run" if plan.dry_run else "live"
+    workers = f", {plan.workers} workers" if plan.workers > 1 else ""
+    return f"{mode}, store {_store_kind(plan)}{workers}"
+
+
+def run_serve(plan: ServePlan) -> int:
+    """Serve ``plan`` until a signal; returns the process exit code (0 after a clean shutdown).
+
+    Raises ``ServeError`` when the store cannot be opened, the address cannot
+    be bound or the app refuses to start.
+    """
+    import trio
+
+    try:
+        if plan.workers <= 1:
+            return trio.run(_serve_single, plan)
+        return _run_workers(plan)
+    except BaseExceptionGroup as group:
+        raise _one_error(group) from None
+    except OSError:
+        raise _bind_error() from None
+
+
+def _bind_error() -> Exception:
+    from ._errors import ServeError
+
+    return ServeError("the address cannot be bound (in use, or not an address of this host).")
+
+
+def _one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first meaningful error of a trio exception group, as the CLI reports it."""
+    from ._errors import CliError, ServeError
+
+    leaves: list[BaseException] = []
+
+    def walk(error: BaseException) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                walk(inner)
+        else:
+            leaves.append(error)
+
+    walk(group)
+    for leaf in leaves:
+        if isinstance(leaf, CliError | KeyboardInterrupt):
+            return leaf
+    for leaf in leaves:
+        if isinstance(leaf, OSError):
+            return _bind_error()
+    name = type(leaves[0]).__name__ if leaves else "unknown"
+    return ServeError(f"the service stopped on an unexpected {name}.")
+
+
+# --- several workers -----------------------------------------------------------------------
+
+
+def _worker_main(plan: ServePlan, sockets: Any, shutdown_event: MpEvent, ready: Queue[str]) -> None:
+    """One spawned worker: serve on the parent's sockets until the parent's event is set."""
+    # The parent owns shutdown: Ctrl+C reaches the whole process group, workers ignore it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if plan.multiproc_dir is not None:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = plan.multiproc_dir
+    import trio
+
+    for sock in sockets.insecure_sockets:
+        sock.listen(100)
+
+    async def wait_for_parent() -> None:
+        while not shutdown_event.is_set():
+            await trio.sleep(0.1)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial_serve(plan, wait_for_parent, sockets))
+            ready.put("ready")
+
+    try:
+        trio.run(main)
+    except BaseException:
+        ready.put("failed")
+        raise
+
+
+def partial_serve(
+    plan: ServePlan, trigger: Callable[[], Awaitable[None]], sockets: Any
+) -> Callable[..., Awaitable[None]]:
+    async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
+        await serve_once(plan, shutdown_trigger=trigger, sockets=sockets, task_status=task_status)
+
+    return run
+
+
+def _run_workers(plan: ServePlan) -> int:
+    import multiprocessing
+    import shutil
+    import tempfile
+
+    import trio
+
+    directory = tempfile.mkdtemp(prefix="svc-metrics-")
+    plan = _replace(plan, multiproc_dir=directory)
+    try:
+        # Open and migrate once before binding, so workers never race on migrations.
+        trio.run(_migrate_only, plan)
+        sockets = _hypercorn_config(plan).create_sockets()
+        ctx = multiprocessing.get_context("spawn")
+        shutdown_event = ctx.Event()
+        ready: Queue[str] = ctx.Queue()
+        processes = [
+            ctx.Process(
+                target=_worker_main,
+                args=(plan, sockets, shutdown_event, ready),
+                name=f"svc-worker-{index}",
+            )
+            for index in range(plan.workers)
+        ]
+        return trio.run(_supervise, plan, processes, sockets, shutdown_event, ready)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def _migrate_only(plan: ServePlan) -> None:
+    store = await open_store(plan)
+    await close_store(store, plan.store_close_timeout)
+
+
+async def _supervise(
+    plan: ServePlan, processes: list[Any], sockets: Any, shutdown_event: MpEvent, ready: Any
+) -> int:
+    import trio
+
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial_watch(stop, shutdown_event.set))
+        for process in processes:
+            process.start()
+        started = 0
+        for _ in processes:
+            answer = await trio.to_thread.run_sync(
+                lambda: ready.get(timeout=_WORKER_START_SECONDS), abandon_on_cancel=True
+            )
+            if answer != "ready":
+                break
+            started += 1
+        # The workers hold the sockets now; closing the parent's copies lets the
+        # kernel refuse connections as soon as the workers stop accepting.
+        for sock in [*sockets.insecure_sockets, *sockets.secure_sockets]:
+            sock.close()
+        if started == len(processes):
+            bind = _hypercorn_config(plan).bind[0]
+            _say(f"serving http://{bind} ({_mode(plan)}); Ctrl+C to stop.")
+        else:
+            _say("a worker failed to start; stopping the others.")
+            stop.set()
+            shutdown_event.set()
+        for process in processes:
+            await trio.to_thread.run_sync(process.join, abandon_on_cancel=True)
+        nursery.cancel_scope.cancel()
+    codes = [process.exitcode for process in processes]
+    _say("stopped.")
+    return 0 if started == len(processes) and all(code == 0 for code in codes) else 1
+
+
+def _replace(plan: ServePlan, **changes: Any) -> ServePlan:
+    import dataclasses
+
+    return dataclasses.replace(plan, **changes)

@@ -1,0 +1,162 @@
+"""``svc serve``: flags checked, config resolved, then the runtime of ``_runtime``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+import click
+
+from ._errors import CliUsageError, LiveGuardError, ServeError
+from ._inputs import check_env_file_name, check_env_name, parse_int
+
+__all__ = ["serve"]
+
+
+@click.command()
+@click.option("--config", "config_path", required=True, metavar="PATH", help="Config file.")
+@click.option("--profile", metavar="NAME", help="Profile (default: the file's defaultProfile).")
+@click.option("--dry-run", is_flag=True, help="Synthetic secrets, no upstream calls.")
+@click.option("--live", is_flag=True, help="Live mode (with --yes-live and --env-file).")
+@click.option("--yes-live", is_flag=True, help="Confirm live mode.")
+@click.option("--env-file", metavar="FILE", help="Relative dotenv file with the live secrets.")
+@click.option("--host", metavar="HOST", help="Bind address (default: the config's).")
+@click.option("--port", metavar="PORT", help="Bind port 0..65535 (default: the config's).")
+@click.option("--paas", is_flag=True, help="Port from $PORT, host 0.0.0.0 (unless given).")
+@click.option("--print-routes", is_flag=True, help="Print the route inventory and exit.")
+@click.option("--database", metavar="SQLITE_PATH", help="SQLite store file.")
+@click.option("--database-url-env", metavar="ENV_NAME", help="Env name holding a PostgreSQL DSN.")
+@click.option("--enable-groups", is_flag=True, help="Turn the Groups routes on.")
+@click.option("--workers", default="1", metavar="N", help="Worker processes (default 1).")
+@click.option("--flow-handler", metavar="MODULE:CALLABLE", help="Flows data-exchange handler.")
+def serve(
+    config_path: str,
+    profile: str | None,
+    dry_run: bool,
+    live: bool,
+    yes_live: bool,
+    env_file: str | None,
+    host: str | None,
+    port: str | None,
+    paas: bool,
+    print_routes: bool,
+    database: str | None,
+    database_url_env: str | None,
+    enable_groups: bool,
+    workers: str,
+    flow_handler: str | None,
+) -> None:
+    """Run the service (dry run, or live with its three flags and gates)."""
+    if dry_run == live:
+        raise CliUsageError("choose one mode: --dry-run, or --live --yes-live --env-file FILE.")
+    if dry_run and (yes_live or env_file is not None):
+        raise CliUsageError("--yes-live and --env-file belong to live mode, not --dry-run.")
+    if live and (not yes_live or env_file is None):
+        raise LiveGuardError("--live, --yes-live and --env-file must be given together.")
+    if database is not None and database_url_env is not None:
+        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
+    if database is not None and (not database or "\x00" in database):
+        raise CliUsageError("--database must be a SQLite file path.")
+    if database_url_env is not None:
+        check_env_name(database_url_env, "--database-url-env")
+    worker_count = parse_int(workers, "--workers", low=1, high=64)
+    port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
+    env_path = check_env_file_name(env_file) if env_file is not None else None
+
+    from ._config import load_config, resolve_profile, resolve_secrets
+    from ._runtime import ServePlan, run_serve
+
+    config = load_config(config_path)
+    environ: Mapping[str, str] = os.environ
+    if env_path is not None:
+        from ._inputs import live_environment
+
+        environ = live_environment(env_path, os.environ)
+    resolved = resolve_profile(config, profile, environ, placeholders=dry_run)
+    _, section = config.section(profile)
+    bind_host = host if host is not None else ("0.0.0.0" if paas else resolved.host)  # noqa: S104
+    if port_number is not None:
+        bind_port = port_number
+    elif paas:
+        bind_port = parse_int(os.environ.get("PORT", ""), "$PORT (with --paas)", low=1, high=65535)
+    else:
+        bind_port = resolved.port
+
+    if print_routes:
+        from ..http import route_inventory
+
+        for route in route_inventory(resolved, enable_group_routes=enable_groups):
+            for line in route.lines():
+                click.echo(line)
+        return
+
+    if dry_run:
+        from ._tokens import generate_app_secret, generate_service_token, generate_verify_token
+
+        bearer, verify, app_secret = (
+            generate_service_token(),
+            generate_verify_token(),
+            generate_app_secret(),
+        )
+        secrets = ("dryrun-access-" + generate_service_token(), verify, app_secret, bearer)
+    else:
+        resolved_secrets = resolve_secrets(section, environ)
+        secrets = resolved_secrets.values()
+    dsn = None
+    if database_url_env is not None:
+        dsn = environ.get(database_url_env)
+        if not dsn:
+            raise ServeError(f"{database_url_env} is not set.")
+
+    from ..webhook import facade_flags_from_env
+
+    flags = facade_flags_from_env(os.environ)
+    keys = _flows_keys(flow_handler, section, resolved, environ)
+    plan = ServePlan(
+        profile_fields=_profile_fields(resolved),
+        secrets=secrets,
+        dry_run=dry_run,
+        sqlite_path=database,
+        postgres_dsn=dsn,
+        enable_groups=enable_groups,
+        log_webhook_events=flags.log_webhook_events,
+        echo_reply=flags.echo_reply,
+        host=bind_host,
+        port=bind_port,
+        workers=worker_count,
+        flow_handler=flow_handler,
+        flows_private_key_pem=keys.get("flows_private_key_pem"),
+        flows_passphrase=keys.get("flows_passphrase"),
+    )
+    if flow_handler is not None:
+        from ._flows import load_flow_options
+
+        load_flow_options(plan)  # fail before binding when the handler cannot be imported
+    if dry_run:
+        for name, value in (
+            ("serviceBearerToken", bearer),
+            ("webhookVerifyToken", verify),
+            ("webhookAppSecret", app_secret),
+        ):
+            print(f"dry-run {name}={value}", file=sys.stderr, flush=True)
+    code = run_serve(plan)
+    if code:
+        raise SystemExit(code)
+
+
+def _profile_fields(profile: object) -> dict[str, object]:
+    from dataclasses import asdict, is_dataclass
+
+    assert is_dataclass(profile) and not isinstance(profile, type)
+    return asdict(profile)
+
+
+def _flows_keys(
+    flow_handler: str | None, section: object, profile: object, environ: Mapping[str, str]
+) -> dict[str, bytes | None]:
+    if flow_handler is None:
+        return {}
+    from ._flows import flows_key_material
+
+    return flows_key_material(section, profile, environ)
