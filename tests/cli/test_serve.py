@@ -1,0 +1,325 @@
+"""``svc serve`` as a real process: the README flow, live mode, a drain with a request in flight."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import ServeProcess, run_svc, start_serve
+
+pytestmark = pytest.mark.slow
+
+SIGNAL_LINE = re.compile(r"^svc: SIG(INT|TERM) received")
+REPEAT_LINE = re.compile(r"^svc: shutdown already in progress")
+
+
+def test_readme_flow_init_then_dry_run_serve_answers_healthz_and_a_text_send(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    made = run_svc("init", str(tmp_path / "bot"))
+    assert made.returncode == 0, made.stderr
+    served = start_serve(
+        "--config",
+        str(tmp_path / "bot" / "svc.config.yaml"),
+        "--dry-run",
+        "--database",
+        str(tmp_path / "bot" / "svc.db"),
+        "--port",
+        "0",
+    )
+    serving.append(served)
+    dry_lines = [line for line in served.lines if line.startswith("dry-run ")]
+    assert [line.split("=")[0] for line in dry_lines] == [
+        "dry-run serviceBearerToken",
+        "dry-run webhookVerifyToken",
+        "dry-run webhookAppSecret",
+    ]
+    token = served.secrets["serviceBearerToken"]
+    assert re.fullmatch(r"svc_st_[A-Za-z0-9_-]{43}", token)
+    assert re.fullmatch(r"svc_vt_[A-Za-z0-9_-]{43}", served.secrets["webhookVerifyToken"])
+    with httpx.Client(base_url=served.url, timeout=10) as client:
+        health = client.get("/healthz")
+        sent = client.post(
+            "/api/messages/text",
+            json={"to": "15551234567", "text": "Hello from svc"},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        listed = client.get("/api/messages", headers={"Authorization": f"Bearer {token}"})
+        refused = client.get("/api/messages", headers={"Authorization": "Bearer wrong"})
+    assert health.status_code == 200
+    assert health.json()["ok"] is True
+    assert sent.status_code == 200
+    body = sent.json()
+    assert body["dryRun"] is True
+    assert body["messages"][0]["id"].startswith("wamid.DRYRUN.")
+    assert [item["waMessageId"] for item in listed.json()["items"]] == [body["messages"][0]["id"]]
+    assert refused.status_code == 401
+    assert served.stop(signal.SIGINT) == 0
+    assert served.lines[-1] == "svc: stopped."
+    assert (tmp_path / "bot" / "svc.db").is_file()
+    # The secrets were printed exactly once, and nowhere else.
+    text = "\n".join(served.lines) + served.stdout
+    for value in served.secrets.values():
+        assert text.count(value) == 1
+
+
+class _SlowGraph(BaseHTTPRequestHandler):
+    """A fake Graph API: each POST waits for the test to release it, then succeeds."""
+
+    received: threading.Event
+    release: threading.Event
+    authorizations: list[str]
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(length)
+        self.authorizations.append(self.headers.get("Authorization", ""))
+        self.received.set()
+        self.release.wait(timeout=30)
+        body = json.dumps(
+            {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW1"}]}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _live_project(tmp_path: Path, graph_port: int) -> dict[str, str]:
+    config = {
+        "version": 1,
+        "defaultProfile": "main",
+        "profiles": {
+            "main": {
+                "platform": {
+                    "baseUrl": f"http://127.0.0.1:{graph_port}",
+                    "wabaId": {"env": "SVC_WABA_ID"},
+                    "phoneNumberId": {"env": "SVC_PHONE_NUMBER_ID"},
+                },
+                "secrets": {
+                    "accessToken": {"env": "SVC_ACCESS_TOKEN"},
+                    "webhookVerifyToken": {"env": "SVC_VERIFY_TOKEN"},
+                    "webhookAppSecret": {"env": "SVC_APP_SECRET"},
+                    "serviceBearerToken": {"env": "SVC_SERVICE_TOKEN"},
+                },
+            }
+        },
+    }
+    (tmp_path / "svc.config.json").write_text(json.dumps(config))
+    secrets = {
+        "SVC_ACCESS_TOKEN": "EAAGliveAccessToken0123456789",
+        "SVC_VERIFY_TOKEN": "live-verify-token-9876",
+        "SVC_APP_SECRET": "live-app-secret-abcdef",
+        "SVC_SERVICE_TOKEN": "file-service-token-should-lose",
+    }
+    lines = [f"{k}={v}" for k, v in secrets.items()]
+    lines += ["SVC_PHONE_NUMBER_ID=106540352242922", "SVC_WABA_ID=102290129340398"]
+    lines += ["SVC_LIVE_ENABLE=1", "SVC_YES_LIVE=0"]
+    (tmp_path / ".env.local").write_text("\n".join(lines) + "\n")
+    return secrets
+
+
+def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exits_0(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    handler = type(
+        "Graph",
+        (_SlowGraph,),
+        {"received": threading.Event(), "release": threading.Event(), "authorizations": []},
+    )
+    graph = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=graph.serve_forever, daemon=True).start()
+    try:
+        secrets = _live_project(tmp_path, graph.server_address[1])
+        env_token = "env-service-token-wins-1234"
+        served = start_serve(
+            "--config",
+            "svc.config.json",
+            "--live",
+            "--yes-live",
+            "--env-file",
+            ".env.local",
+            "--database",
+            "svc.db",
+            "--port",
+            "0",
+            cwd=tmp_path,
+            # The process environment wins over the file: the gate and the service token.
+            env={"SVC_YES_LIVE": "1", "SVC_SERVICE_TOKEN": env_token},
+        )
+        serving.append(served)
+        answers: list[httpx.Response] = []
+
+        def send() -> None:
+            with httpx.Client(base_url=served.url, timeout=30) as client:
+                answers.append(
+                    client.post(
+                        "/api/messages/text",
+                        json={"to": "15551234567", "text": "in flight"},
+                        headers={"Authorization": f"Bearer {env_token}"},
+                    )
+                )
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        assert handler.received.wait(timeout=30)
+        served.process.send_signal(signal.SIGTERM)
+        served.wait_for_line(SIGNAL_LINE)
+        # A second signal joins the shutdown under way.
+        served.process.send_signal(signal.SIGTERM)
+        served.wait_for_line(REPEAT_LINE)
+        # The listener is closed: new connections are refused while the request drains.
+        host, port = served.url.removeprefix("http://").rsplit(":", 1)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((host, int(port)), timeout=5).close()
+        handler.release.set()
+        sender.join(timeout=30)
+        assert served.process.wait(timeout=30) == 0
+        served.drain()
+    finally:
+        handler.release.set()
+        graph.shutdown()
+        graph.server_close()
+    assert len(answers) == 1
+    assert answers[0].status_code == 200
+    assert answers[0].json()["messages"] == [{"id": "wamid.SLOW1"}]
+    assert handler.authorizations == [f"Bearer {secrets['SVC_ACCESS_TOKEN']}"]
+    assert served.lines[-1] == "svc: stopped."
+    output = "\n".join(served.lines) + served.stdout
+    for value in [*secrets.values(), env_token]:
+        assert value not in output
+
+
+def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
+    _live_project(tmp_path, 9)
+    result = run_svc(
+        "serve",
+        "--config",
+        "svc.config.json",
+        "--live",
+        "--yes-live",
+        "--env-file",
+        ".env.local",
+        "--print-routes",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert "SVC_LIVE_ENABLE=1 and SVC_YES_LIVE=1" in result.stderr
+    allowed = run_svc(
+        "serve",
+        "--config",
+        "svc.config.json",
+        "--live",
+        "--yes-live",
+        "--env-file",
+        ".env.local",
+        "--print-routes",
+        cwd=tmp_path,
+        env={"SVC_YES_LIVE": "1"},
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert "POST /api/messages/text" in allowed.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--live", "--env-file", ".env.local"], "must be given together"),
+        (["--live", "--yes-live"], "must be given together"),
+        (["--dry-run", "--live", "--yes-live", "--env-file", ".env.local"], "choose one mode"),
+        ([], "choose one mode"),
+        (["--live", "--yes-live", "--env-file", "/etc/passwd-secret"], "relative local file"),
+        (["--live", "--yes-live", "--env-file", "../up/.env"], "relative local file"),
+        (["--dry-run", "--database", "a.db", "--database-url-env", "DB_URL"], "mutually exclusive"),
+        (["--dry-run", "--database-url-env", "postgresql://u:pw@h/db"], "env name"),
+        (["--dry-run", "--database-url-env", "SVC_NOT_SET_DB"], "SVC_NOT_SET_DB is not set"),
+        (["--dry-run", "--port", "70000"], "--port must be an integer 0..65535"),
+        (["--dry-run", "--workers", "0"], "--workers must be an integer 1..64"),
+        (["--dry-run", "--paas"], "$PORT (with --paas) must be an integer 1..65535"),
+    ],
+)
+def test_serve_refusals_exit_1_with_a_safe_message(
+    project: Path, args: list[str], message: str
+) -> None:
+    result = run_svc("serve", "--config", str(project / "svc.config.yaml"), *args, cwd=project)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "passwd-secret" not in result.stderr
+    assert "pw@h" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_paas_port_must_be_an_integer_in_range(project: Path) -> None:
+    result = run_svc(
+        "serve",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--dry-run",
+        "--paas",
+        env={"PORT": "http"},
+    )
+    assert result.returncode == 1
+    assert "$PORT (with --paas)" in result.stderr
+
+
+def test_print_routes_prints_the_inventory_without_binding(project: Path) -> None:
+    result = run_svc(
+        "serve",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--dry-run",
+        "--print-routes",
+        "--enable-groups",
+    )
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[:3] == ["GET /healthz", "GET /readyz", "GET /status"]
+    assert "POST /webhooks/whatsapp" in lines
+    assert "DELETE /api/groups/:groupId/participants" in lines
+    assert "dry-run" not in result.stderr
+
+
+def test_a_store_that_cannot_be_opened_stops_serve_before_binding(project: Path) -> None:
+    result = run_svc(
+        "serve",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--dry-run",
+        "--port",
+        "0",
+        "--database",
+        str(project / "missing-folder" / "svc.db"),
+    )
+    assert result.returncode == 1
+    assert "the store could not be opened or migrated" in result.stderr
+    assert "missing-folder" not in result.stderr
+    assert "svc: serving" not in result.stderr
+
+
+def test_an_address_in_use_exits_1(project: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_svc(
+            "serve",
+            "--config",
+            str(project / "svc.config.yaml"),
+            "--dry-run",
+            "--port",
+            str(port),
+        )
+    assert result.returncode == 1
+    assert "cannot be bound" in result.stderr
