@@ -1,0 +1,75 @@
+"""The app over a real socket: hypercorn's trio worker on 127.0.0.1, driven by httpx."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from svc.store import SqliteStore
+
+from .conftest import AUTH, AppFactory, FakeGraph, fixture, sign
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+async def test_webhook_send_and_metrics_over_a_real_socket(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    app = make_app(store=sqlite_store)
+    port = _free_port()
+    config = Config()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve(
+                app, config, shutdown_trigger=stop.wait, task_status=task_status
+            )
+        )
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            health = await client.get("/healthz")
+            assert health.json() == {"ok": True, "service": "svc"}
+            body = json.dumps(fixture("message_text.json")).encode()
+            hook = await client.post(
+                "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+            )
+            assert hook.json()["dispatched"] == 1
+            again = await client.post(
+                "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+            )
+            assert again.json()["dispatched"] == 0
+            # Refused on the declared length alone: the body is never sent.
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(
+                b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Length: 2000000\r\n\r\n"
+            )
+            head = await stream.receive_some(4096)
+            assert head.startswith(b"HTTP/1.1 413")
+            await stream.aclose()
+            send = await client.post(
+                "/api/messages/text", headers=AUTH, json={"to": "15551234567", "text": "hi"}
+            )
+            assert send.status_code == 200
+            metrics = await client.get("/metrics", headers=AUTH)
+            assert 'route="/webhooks/whatsapp"' in metrics.text
+            ready = await client.get("/readyz")
+            assert ready.status_code == 200
+        stop.set()
+    assert len(graph.requests) == 1
+    page: Any = await sqlite_store.list_messages(limit=10)
+    assert {record.direction for record in page.items} == {"inbound", "outbound"}
