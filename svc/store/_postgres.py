@@ -599,7 +599,6 @@ class PostgresStore(StoreBase):
             job.state = _State.SETTLED
             self._release_slot(job)
             return
-        self._release_slot(job)
         batch = job.batch
         while batch is not None and not job.done.is_set():
             state = await anyio.to_thread.run_sync(batch.cancel, job)

@@ -1,0 +1,404 @@
+"""PostgreSQL group commit: batch isolation, durability, cancellation, set-based equivalence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+import trio
+import trio.testing
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from svc.store import (
+    Claimed,
+    MessageRecord,
+    Pending,
+    PersistenceError,
+    PostgresStore,
+    WebhookEventResult,
+    _batch,
+    _ops,
+)
+from svc.store import _validate as check
+from svc.store._batch import DEFER, BatchHint
+from svc.store._postgres import _Operation, _PgSession
+
+from .conftest import T0, Backend, _backend
+
+pytestmark = pytest.mark.postgres
+
+ADVISORY_NAMESPACE = 0x5C5C
+
+
+@pytest.fixture
+async def pg(request: pytest.FixtureRequest, tmp_path: object, postgres_url: str) -> Backend:  # type: ignore[misc]
+    backend = _backend("postgres", request, tmp_path)  # type: ignore[arg-type]
+    try:
+        yield backend  # type: ignore[misc]
+    finally:
+        for store in backend.opened:
+            await store.close()
+
+
+async def _open(pg: Backend) -> PostgresStore:
+    store = pg.open()
+    assert isinstance(store, PostgresStore)
+    await store.migrate()
+    return store
+
+
+def message(i: int, *, wa: str | None = None, status: str = "sent") -> MessageRecord:
+    at = T0 + timedelta(milliseconds=i)
+    return MessageRecord(
+        row_id=f"r{i:04d}",
+        wa_message_id=wa or f"wamid.{i}",
+        direction="outbound",
+        to_phone="15551234567",
+        type="text",
+        status=status,
+        graph_message_id=wa or f"wamid.{i}",
+        created_at=at,
+        updated_at=at,
+    )
+
+
+class _Blocker:
+    """An outside session holding one message id's advisory lock, so a batch on it waits."""
+
+    def __init__(self, url: str, wa_message_id: str) -> None:
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute(
+            "SELECT pg_advisory_lock(%s, hashtext(%s))", (ADVISORY_NAMESPACE, wa_message_id)
+        )
+
+    def waiters(self) -> int:
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def release(self) -> None:
+        self.conn.execute("SELECT pg_advisory_unlock_all()")
+        self.conn.close()
+
+
+async def _until_a_batch_waits(blocker: _Blocker) -> None:
+    """Poll (no sleeping) until a batch's statement waits on the blocker's lock."""
+    for _ in range(2000):
+        if await trio.to_thread.run_sync(blocker.waiters):
+            return
+    raise AssertionError("no batch ever waited on the advisory lock")
+
+
+async def _queue_behind_a_blocked_batch(
+    store: PostgresStore, url: str, nursery: trio.Nursery
+) -> _Blocker:
+    """Occupy the store's one batch slot with a call that waits on an outside lock."""
+    blocker = _Blocker(url, "wamid.blocked")
+    nursery.start_soon(
+        lambda: store.append_message_status(
+            wa_message_id="wamid.blocked", status="read", timestamp=T0
+        )
+    )
+    await _until_a_batch_waits(blocker)
+    return blocker
+
+
+def _count(pg: Backend, sql: str) -> int:
+    rows = pg.raw_sql(sql)
+    return int(rows[0][0])  # type: ignore[call-overload]
+
+
+@pytest.mark.slow
+async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> None:
+    store = await _open(pg)
+    assert pg.url is not None
+    claims: dict[int, object] = {}
+    failure: list[PersistenceError] = []
+
+    async def claim(i: int) -> None:
+        claims[i] = await store.claim_service_request(
+            idempotency_key=f"k{i}", request_hash="h", created_at=T0
+        )
+
+    async def broken() -> None:
+        # A claim whose set-based form breaks the statement (bad time) and whose
+        # single-call form fails too: the batch must fall back and fail only it.
+        with pytest.raises(PersistenceError) as info:
+            await store._call(
+                "claim_failed",
+                lambda s: s.run("SELECT * FROM svc_no_such_table"),
+                write=True,
+                batch=BatchHint(kind="claim", key="k-broken", args=("k-broken", "h", "soon")),
+            )
+        failure.append(info.value)
+
+    async with trio.open_nursery() as nursery:
+        blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+        for i in range(10):
+            nursery.start_soon(claim, i)
+        nursery.start_soon(broken)
+        for i in range(10, 20):
+            nursery.start_soon(claim, i)
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(store._queue) == 21  # all queued together behind the blocked batch
+        await trio.to_thread.run_sync(blocker.release)
+    assert [exc.code for exc in failure] == ["claim_failed"]
+    assert claims == {i: Claimed() for i in range(20)}
+    assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 20
+    assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 1
+
+
+@pytest.mark.slow
+async def test_32_concurrent_writes_are_32_rows_visible_from_a_fresh_connection(
+    pg: Backend,
+) -> None:
+    store = await _open(pg)
+    returned: dict[int, MessageRecord] = {}
+    recorded: list[object] = []
+
+    async def write(i: int) -> None:
+        returned[i] = await store.record_message(message(i))
+        recorded.append(
+            await store.record_webhook_event(event_key=f"e{i}", event_hash="h", received_at=T0)
+        )
+
+    async with trio.open_nursery() as nursery:
+        for i in range(32):
+            nursery.start_soon(write, i)
+    assert returned == {i: message(i) for i in range(32)}
+    assert recorded == [WebhookEventResult.RECORDED] * 32
+    # Every acknowledged write is committed: a new connection sees all of them.
+    rows = pg.raw_sql("SELECT row_id, wa_message_id, status FROM svc_messages ORDER BY row_id")
+    assert rows == [(f"r{i:04d}", f"wamid.{i}", "sent") for i in range(32)]
+    assert _count(pg, "SELECT COUNT(*) FROM svc_webhook_events") == 32
+
+
+@pytest.mark.slow
+async def test_fifty_claims_in_one_batch_give_exactly_one_claimed(pg: Backend) -> None:
+    store = await _open(pg)
+    assert pg.url is not None
+    results: list[object] = []
+
+    async def claim(digest: str) -> None:
+        results.append(
+            await store.claim_service_request(
+                idempotency_key="same", request_hash=digest, created_at=T0
+            )
+        )
+
+    async with trio.open_nursery() as nursery:
+        blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+        for _ in range(50):
+            nursery.start_soon(claim, "h")
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(store._queue) == 50
+        await trio.to_thread.run_sync(blocker.release)
+    assert results.count(Claimed()) == 1 and results.count(Pending()) == 49
+
+
+@pytest.mark.slow
+async def test_cancelling_waiters_loses_and_duplicates_nothing_else(pg: Backend) -> None:
+    store = await _open(pg)
+    assert pg.url is not None
+    returned: dict[int, MessageRecord] = {}
+    queued_scope = trio.CancelScope()
+    running_scope = trio.CancelScope()
+    blocker = _Blocker(pg.url, "wamid.held")
+
+    async def write(i: int) -> None:
+        returned[i] = await store.record_message(message(i))
+
+    async def cancelled_write(scope: trio.CancelScope, i: int, wa: str) -> None:
+        with scope:
+            await store.record_message(message(i, wa=wa))
+            raise AssertionError("a cancelled write returned")
+
+    async with trio.open_nursery() as nursery:
+        # Batch 1: its lock statement waits on the outside lock (running on the server).
+        nursery.start_soon(cancelled_write, running_scope, 100, "wamid.held")
+        await _until_a_batch_waits(blocker)
+        for i in range(10):
+            nursery.start_soon(write, i)
+        nursery.start_soon(cancelled_write, queued_scope, 101, "wamid.queued")
+        for i in range(10, 20):
+            nursery.start_soon(write, i)
+        await trio.testing.wait_all_tasks_blocked()
+        queued_scope.cancel()  # still in the queue: withdrawn
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(store._queue) == 20
+        running_scope.cancel()  # its statement is cancelled server-side
+    blocker.release()
+    assert queued_scope.cancelled_caught and running_scope.cancelled_caught
+    assert returned == {i: message(i) for i in range(20)}
+    rows = pg.raw_sql("SELECT row_id FROM svc_messages ORDER BY row_id")
+    assert rows == [(f"r{i:04d}",) for i in range(20)]
+    assert (await store.health()).ok
+
+
+@pytest.mark.slow
+async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) -> None:
+    store = await _open(pg)
+    assert pg.url is not None
+    blocker = _Blocker(pg.url, "wamid.held")
+    returned: dict[int, MessageRecord] = {}
+    scope = trio.CancelScope()
+    started = trio.Event()
+
+    async def drainer() -> None:
+        with scope:
+            started.set()
+            await store.append_message_status(
+                wa_message_id="wamid.held", status="read", timestamp=T0
+            )
+
+    async def write(i: int) -> None:
+        returned[i] = await store.record_message(message(i))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(drainer)
+        await started.wait()
+        await _until_a_batch_waits(blocker)
+        for i in range(5):
+            nursery.start_soon(write, i)
+        await trio.testing.wait_all_tasks_blocked()
+        scope.cancel()
+    blocker.release()
+    assert scope.cancelled_caught
+    assert returned == {i: message(i) for i in range(5)}
+    assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 0
+
+
+# --- the set-based forms equal the single-call operations run in order
+
+
+KEYS = st.sampled_from(["a", "b", "c"])
+STATUSES = st.sampled_from(["sent", "delivered", "read", "failed", "pending"])
+TIMES = st.integers(min_value=0, max_value=4).map(lambda n: n * 1000)
+MESSAGES = st.builds(
+    lambda row, wa, direction, status, at: check.message(
+        MessageRecord(
+            row_id=f"row-{row}",
+            wa_message_id=f"wamid.{wa}",
+            direction=direction,
+            from_phone="1555" if direction == "inbound" else None,
+            to_phone=None if direction == "inbound" else "1555",
+            type="text",
+            status=status,
+            created_at=T0 + timedelta(milliseconds=at),
+            updated_at=T0 + timedelta(milliseconds=at),
+        )
+    ),
+    KEYS,
+    KEYS,
+    st.sampled_from(["inbound", "outbound"]),
+    STATUSES,
+    TIMES,
+)
+STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
+CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
+COMPLETES = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES)
+EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
+
+SINGLE: dict[str, Any] = {
+    "message": lambda s, a: _ops.record_message(s, a),
+    "status": lambda s, a: _ops.append_message_status(s, *a),
+    "claim": lambda s, a: _ops.claim_service_request(s, *a),
+    "complete": lambda s, a: _ops.complete_service_request(s, *a),
+    "event": lambda s, a: _ops.record_webhook_event(s, *a),
+}
+SET_BASED: dict[str, Any] = {
+    "message": _batch.record_messages,
+    "status": _batch.append_message_statuses,
+    "claim": _batch.claim_service_requests,
+    "complete": _batch.complete_service_requests,
+    "event": _batch.record_webhook_events,
+}
+DUMP = [
+    "SELECT * FROM svc_messages ORDER BY row_id",
+    "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
+    "SELECT * FROM svc_service_requests ORDER BY idempotency_key",
+    "SELECT * FROM svc_webhook_events ORDER BY event_key",
+]
+SEED = st.lists(
+    st.one_of(
+        st.tuples(st.just("message"), MESSAGES),
+        st.tuples(st.just("status"), STATUS_EVENTS),
+        st.tuples(st.just("claim"), CLAIMS),
+        st.tuples(st.just("complete"), COMPLETES),
+    ),
+    max_size=6,
+)
+BATCH = st.one_of(
+    st.tuples(st.just("message"), st.lists(MESSAGES, min_size=1, max_size=6)),
+    st.tuples(st.just("status"), st.lists(STATUS_EVENTS, min_size=1, max_size=6)),
+    st.tuples(st.just("claim"), st.lists(CLAIMS, min_size=1, max_size=6)),
+    st.tuples(st.just("complete"), st.lists(COMPLETES, min_size=1, max_size=6)),
+    st.tuples(st.just("event"), st.lists(EVENTS, min_size=1, max_size=6)),
+)
+
+
+@pytest.fixture
+def migrated_conn(request: pytest.FixtureRequest, tmp_path: object) -> Iterator[Any]:
+    """A sync connection on a freshly migrated schema."""
+    url = request.getfixturevalue("postgres_url")
+    backend = _backend("postgres", request, tmp_path)  # type: ignore[arg-type]
+    store = backend.open()
+
+    async def migrate() -> None:
+        try:
+            await store.migrate()
+        finally:
+            await store.close()
+
+    trio.run(migrate)
+    with psycopg.connect(url, autocommit=True, options=f"-c search_path={backend.schema}") as conn:
+        yield conn
+
+
+def _run(conn: Any, seed: list[Any], steps: list[tuple[str, Any, bool]]) -> tuple[Any, Any]:
+    """Apply ``seed`` call by call, then ``steps``; return results and tables (rolled back)."""
+    session = _PgSession(conn, _Operation())
+    with conn.transaction(force_rollback=True):
+        for kind, args in seed:
+            SINGLE[kind](session, args)
+        results = []
+        for kind, args, set_based in steps:
+            if set_based:
+                if kind in ("message", "status"):
+                    ids = {str(a[0] if kind == "status" else a[1]) for a in args}
+                    _batch.lock_message_ids(session, sorted(ids))
+                results.append(SET_BASED[kind](session, args))
+            else:
+                results.append(SINGLE[kind](session, args))
+        tables = [conn.execute(sql).fetchall() for sql in DUMP]
+    return results, tables
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, batch=BATCH)
+def test_set_based_forms_equal_single_calls_in_commit_order(
+    migrated_conn: Any, seed: list[Any], batch: tuple[str, list[Any]]
+) -> None:
+    kind, items = batch
+    # The engine: the set-based form first, then each deferred call alone, in order.
+    [answers], _ = _run(migrated_conn, seed, [(kind, items, True)])
+    deferred = [args for args, answer in zip(items, answers, strict=True) if answer is DEFER]
+    steps = [(kind, items, True)] + [(kind, args, False) for args in deferred]
+    batched, batched_tables = _run(migrated_conn, seed, steps)
+    settled = [answer for answer in batched[0] if answer is not DEFER] + batched[1:]
+    # The same calls one at a time, in the order the engine settled them.
+    order = [args for args, answer in zip(items, answers, strict=True) if answer is not DEFER]
+    single, single_tables = _run(migrated_conn, seed, [(kind, a, False) for a in order + deferred])
+    assert settled == single
+    assert batched_tables == single_tables
