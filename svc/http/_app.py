@@ -287,12 +287,12 @@ def create_app(
         adapter=checked_store.backend if checked_store is not None else None,
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
-    service_facade: WebhookFacade
-    if facade is not None:
-        service_facade = facade
-    else:
-        flags = facade_flags if facade_flags is not None else FacadeFlags()
-        service_facade = DefaultFacade.from_flags(flags, echo_client=None, logger=log)
+    flags = facade_flags if facade_flags is not None else FacadeFlags()
+    service_facade: WebhookFacade = (
+        facade
+        if facade is not None
+        else DefaultFacade(log_webhook_events=flags.log_webhook_events, logger=log)
+    )
     service = Service(
         profile=checked_profile,
         secrets=checked_secrets,
@@ -306,10 +306,9 @@ def create_app(
         logger=log,
         enable_group_routes=enable_group_routes,
     )
-    if facade is None and facade_flags is not None and facade_flags.echo_reply:
-        service.facade = DefaultFacade.from_flags(
-            facade_flags, echo_client=service.phone, logger=log
-        )
+    if facade is None and flags.echo_reply:
+        # The echo reply needs the service's own phone client, built with the service.
+        service.facade = DefaultFacade.from_flags(flags, echo_client=service.phone, logger=log)
     outbox = None
     if outbox_handler is not None and checked_store is not None:
         try:

@@ -55,8 +55,7 @@ async def test_webhook_send_and_metrics_over_a_real_socket(
             # Refused on the declared length alone: the body is never sent.
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             await stream.send_all(
-                b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\n"
-                b"Content-Length: 2000000\r\n\r\n"
+                b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
             )
             head = await stream.receive_some(4096)
             assert head.startswith(b"HTTP/1.1 413")

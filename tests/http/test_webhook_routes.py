@@ -312,3 +312,38 @@ async def test_app_secret_is_the_signing_key(make_app: AppFactory) -> None:
     body = json.dumps(fixture("message_text.json")).encode()
     response = await post_webhook(await _client(make_app), body, signature=sign(body, APP_SECRET))
     assert response.status_code == 200
+
+
+async def test_echo_flag_replies_through_the_graph_with_the_access_token(
+    make_app: AppFactory, graph: Any
+) -> None:
+    from svc.webhook import FacadeFlags
+
+    client = await _client(make_app, facade_flags=FacadeFlags(echo_reply=True))
+    await post_webhook(client, fixture("message_text.json"))
+    [request] = graph.requests
+    assert json.loads(request.content)["text"] == {"body": "Echo: Does it come in another color?"}
+    assert request.headers["authorization"].startswith("Bearer EAAG")
+
+
+async def test_flags_are_ignored_with_an_injected_facade(make_app: AppFactory, graph: Any) -> None:
+    from svc.webhook import FacadeFlags
+
+    client = await _client(
+        make_app, facade=RecordingFacade(), facade_flags=FacadeFlags(echo_reply=True)
+    )
+    await post_webhook(client, fixture("message_text.json"))
+    assert graph.requests == []
+
+
+async def test_event_log_flag_logs_kind_without_pii(make_app: AppFactory, caplog: Any) -> None:
+    import logging
+
+    from svc.webhook import FacadeFlags
+
+    caplog.set_level(logging.INFO)
+    client = await _client(make_app, facade_flags=FacadeFlags(log_webhook_events=True))
+    await post_webhook(client, fixture("message_text.json"))
+    assert "webhook update kind=message detail=text" in caplog.text
+    assert "16505551234" not in caplog.text
+    assert "another color" not in caplog.text
