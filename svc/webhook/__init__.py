@@ -58,7 +58,9 @@ from ._normalize import normalize as normalize
 # --- readers and limits
 from ._read import MAX_ID_LENGTH as MAX_ID_LENGTH
 from ._read import MAX_NESTED as MAX_NESTED
+from ._read import MAX_TYPE_LENGTH as MAX_TYPE_LENGTH
 from ._read import format_event_time as format_event_time
+from ._read import is_safe_id as is_safe_id
 from ._signature import SIGNATURE_HEADER as SIGNATURE_HEADER
 from ._signature import SIGNATURE_PREFIX as SIGNATURE_PREFIX
 
@@ -69,6 +71,7 @@ from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
 from ._signature import verify_and_parse as verify_and_parse
 from ._signature import verify_signature as verify_signature
+from ._updates import ECHO_FIELD as ECHO_FIELD
 from ._updates import UPDATE_KINDS as UPDATE_KINDS
 
 # --- updates
@@ -98,6 +101,7 @@ from ._values import CallSession as CallSession
 from ._values import ContactPhone as ContactPhone
 from ._values import ContactsContent as ContactsContent
 from ._values import ConversationInfo as ConversationInfo
+from ._values import EditContent as EditContent
 from ._values import GroupParticipant as GroupParticipant
 from ._values import GroupSettingChange as GroupSettingChange
 from ._values import IdentityInfo as IdentityInfo
@@ -111,12 +115,15 @@ from ._values import OrderItem as OrderItem
 from ._values import PlatformError as PlatformError
 from ._values import PricingInfo as PricingInfo
 from ._values import ReactionContent as ReactionContent
+from ._values import RevokeContent as RevokeContent
 from ._values import SharedContact as SharedContact
 from ._values import TextContent as TextContent
 from ._values import UnsupportedContent as UnsupportedContent
+from ._values import UnsupportedReason as UnsupportedReason
 
 __all__ = [
     "ACCOUNT_FIELDS",
+    "ECHO_FIELD",
     "ECHO_PREFIX",
     "GROUP_FIELDS",
     "MAX_CONTAINERS",
@@ -124,6 +131,7 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_ITEMS",
     "MAX_NESTED",
+    "MAX_TYPE_LENGTH",
     "METRIC_NAME",
     "OUTCOMES",
     "SIGNATURE_HEADER",
@@ -143,6 +151,7 @@ __all__ = [
     "ContactsContent",
     "ConversationInfo",
     "DefaultFacade",
+    "EditContent",
     "FacadeFlags",
     "FacadeStatistics",
     "GroupLifecycleUpdate",
@@ -173,6 +182,7 @@ __all__ = [
     "PlatformError",
     "PricingInfo",
     "ReactionContent",
+    "RevokeContent",
     "SharedContact",
     "SignatureError",
     "SignatureMismatchError",
@@ -184,6 +194,7 @@ __all__ = [
     "TextSender",
     "UnknownUpdate",
     "UnsupportedContent",
+    "UnsupportedReason",
     "Update",
     "UpdateKind",
     "UpdateSource",
@@ -199,6 +210,7 @@ __all__ = [
     "event_key",
     "facade_flags_from_env",
     "format_event_time",
+    "is_safe_id",
     "normalize",
     "parse_envelope",
     "parse_signature_header",

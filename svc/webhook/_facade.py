@@ -359,10 +359,14 @@ class DefaultFacade:
         self._logger.warning("webhook handler failed kind=%s error=%s", kind, name)
 
     async def _echo(self, update: MessageUpdate) -> None:
-        """Reply to an inbound 1:1 text with ``Echo: <text>`` (group messages are not echoed)."""
+        """Reply to an inbound 1:1 text with ``Echo: <text>``.
+
+        Group messages are not echoed, and neither are echoes of the business's
+        own messages (``is_echo``): answering those would message the business.
+        """
         text = update.text
         sender = update.from_
-        if text is None or sender is None or update.group_id is not None:
+        if text is None or sender is None or update.group_id is not None or update.is_echo:
             return
         assert self._echo_client is not None
         reply = (ECHO_PREFIX + text)[:MAX_TEXT_LENGTH]

@@ -1,8 +1,9 @@
 """Total readers over parsed JSON: every function accepts any value and never raises.
 
 A value of the wrong type reads as ``None`` (or an empty tuple); nested lists
-are read up to ``MAX_NESTED`` entries and ids over ``MAX_ID_LENGTH``
-characters read as ``None``, so reading is bounded whatever the payload.
+are read up to ``MAX_NESTED`` entries, and an id that is not a safe id (see
+``is_safe_id``) reads as ``None``, so reading is bounded whatever the payload
+and no id with a line break or control character reaches a log, store or URL.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ._values import (
     ContactPhone,
     ContactsContent,
     ConversationInfo,
+    EditContent,
     GroupParticipant,
     GroupSettingChange,
     IdentityInfo,
@@ -31,13 +33,16 @@ from ._values import (
     PlatformError,
     PricingInfo,
     ReactionContent,
+    RevokeContent,
     SharedContact,
     TextContent,
     UnsupportedContent,
+    UnsupportedReason,
 )
 
 MAX_NESTED: Final = 256
 MAX_ID_LENGTH: Final = 256
+MAX_TYPE_LENGTH: Final = 64
 MAX_TIMESTAMP: Final = 253402300799  # 9999-12-31T23:59:59Z
 
 _ISO_CACHE: dict[int, str] = {}
@@ -53,9 +58,32 @@ def read_bool(value: Any) -> bool | None:
     return value if type(value) is bool else None
 
 
+def is_safe_id(value: str) -> bool:
+    """Whether a string can serve as an id: 1-256 printable characters, not all whitespace.
+
+    ``str.isprintable`` is false for control characters (NUL, tab, CR, LF,
+    DEL, C1), format characters (bidi overrides, zero-width), line and
+    paragraph separators (U+2028, U+2029) and unassigned code points, which
+    must not reach logs, stores or URL paths.
+    """
+    return 0 < len(value) <= MAX_ID_LENGTH and value.isprintable() and not value.isspace()
+
+
 def read_id(value: Any) -> str | None:
-    """A string id of at most ``MAX_ID_LENGTH`` characters, else ``None``."""
-    if type(value) is not str or len(value) > MAX_ID_LENGTH:
+    """A safe string id (``is_safe_id``), else ``None``."""
+    if type(value) is not str or not is_safe_id(value):
+        return None
+    return value
+
+
+def read_type(value: Any) -> str | None:
+    """A platform type word: 1-64 printable characters, not all whitespace, else ``None``."""
+    if (
+        type(value) is not str
+        or not 0 < len(value) <= MAX_TYPE_LENGTH
+        or not value.isprintable()
+        or value.isspace()
+    ):
         return None
     return value
 
@@ -168,8 +196,9 @@ def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
 # --- message contents ----------------------------------------------------------------
 
 
-def _text(payload: Mapping[str, Any], _type: str) -> MessageContent:
-    return TextContent(body=read_str(payload.get("body")) or "")
+def _text(payload: Mapping[str, Any], _type: str) -> MessageContent | None:
+    body = payload.get("body")
+    return TextContent(body=body) if type(body) is str else None
 
 
 def _media(payload: Mapping[str, Any], mtype: str) -> MessageContent:
@@ -237,6 +266,10 @@ def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
         response_json=read_str(reply.get("response_json")),
         flow_name=read_str(reply.get("name")),
         flow_body=read_str(reply.get("body")),
+        response=read_str(reply.get("response")),
+        expiration_timestamp=read_timestamp(reply.get("expiration_timestamp")),
+        is_permanent=read_bool(reply.get("is_permanent")),
+        response_source=read_str(reply.get("response_source")),
     )
 
 
@@ -269,8 +302,15 @@ def _order(payload: Mapping[str, Any], _type: str) -> MessageContent:
     )
 
 
-# type -> (shape the payload under message[type] must have, reader)
-CONTENT_READERS: Final[dict[str, tuple[type, Callable[[Any, str], MessageContent]]]] = {
+def _revoke(payload: Mapping[str, Any], _type: str) -> MessageContent:
+    return RevokeContent(original_message_id=read_id(payload.get("original_message_id")))
+
+
+_Reader = Callable[[Any, str], "MessageContent | None"]
+
+# type -> (shape the payload under message[type] must have, reader); a reader
+# returns None when the payload lacks what the type needs (text without a body).
+CONTENT_READERS: Final[dict[str, tuple[type, _Reader]]] = {
     "text": (dict, _text),
     "image": (dict, _media),
     "video": (dict, _media),
@@ -283,18 +323,72 @@ CONTENT_READERS: Final[dict[str, tuple[type, Callable[[Any, str], MessageContent
     "button": (dict, _button),
     "reaction": (dict, _reaction),
     "order": (dict, _order),
+    "revoke": (dict, _revoke),
 }
 
 
-def read_content(message: Mapping[str, Any], mtype: str) -> MessageContent:
-    """The typed content of a message; an unknown type reads as ``UnsupportedContent``."""
+def _unsupported(
+    message: Mapping[str, Any],
+    value: Mapping[str, Any],
+    mtype: str,
+    reason: UnsupportedReason,
+) -> UnsupportedContent:
+    """Why a message's content cannot be typed, with the item's errors (else the value's)."""
+    errors = read_errors(message.get("errors"))
+    if not errors:
+        errors = read_errors(value.get("errors"))
+    unsupported_type = None
+    if reason == "unsupported":
+        unsupported_type = read_str(read_dict(message.get("unsupported")).get("type"))
+    return UnsupportedContent(
+        type=mtype, reason=reason, unsupported_type=unsupported_type, errors=errors
+    )
+
+
+def _edit(payload: Mapping[str, Any], value: Mapping[str, Any]) -> MessageContent:
+    inner = payload.get("message")
+    if type(inner) is dict:
+        content = read_content(inner, value, nested=True)
+        context = read_context(inner.get("context"))
+    else:
+        content = _unsupported(payload, value, "unsupported", "incomplete")
+        context = None
+    return EditContent(
+        original_message_id=read_id(payload.get("original_message_id")),
+        content=content,
+        context=context,
+    )
+
+
+def read_content(
+    message: Mapping[str, Any], value: Mapping[str, Any], *, nested: bool = False
+) -> MessageContent:
+    """The typed content of a message item; never raises, never drops the message.
+
+    ``value`` is the change value (its ``errors`` back an unsupported content
+    that has none of its own). An edit inside an edit (``nested``) is not read
+    again, so reading stays bounded.
+    """
+    mtype = read_type(message.get("type"))
+    if mtype is None:
+        return _unsupported(message, value, "unsupported", "unknown_type")
     entry = CONTENT_READERS.get(mtype)
-    if entry is not None:
-        shape, reader = entry
-        payload = message.get(mtype)
-        if type(payload) is shape:
-            return reader(payload, mtype)
-    return UnsupportedContent(type=mtype, errors=read_errors(message.get("errors")))
+    if entry is None:
+        if mtype == "unsupported":
+            return _unsupported(message, value, mtype, "unsupported")
+        if mtype == "edit" and not nested:
+            payload = message.get("edit")
+            if type(payload) is dict:
+                return _edit(payload, value)
+            return _unsupported(message, value, mtype, "incomplete")
+        return _unsupported(message, value, mtype, "unknown_type")
+    shape, reader = entry
+    payload = message.get(mtype)
+    if type(payload) is shape:
+        content = reader(payload, mtype)
+        if content is not None:
+            return content
+    return _unsupported(message, value, mtype, "incomplete")
 
 
 def read_context(value: Any) -> MessageContext | None:

@@ -35,6 +35,7 @@ __all__ = [
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 SIGNATURE_PREFIX = "sha256="
 _OWS = " \t"
+_HEADER_LENGTH = len(SIGNATURE_PREFIX) + 64
 
 
 def check_content_length(content_length: int | None, *, max_body_bytes: int) -> None:
@@ -83,6 +84,19 @@ def parse_signature_header(header: str | None) -> bytes:
     Surrounding spaces and tabs (HTTP optional whitespace) are ignored; an
     empty header counts as missing. Hex digits may be either case.
     """
+    if (
+        type(header) is str
+        and len(header) == _HEADER_LENGTH
+        and header.startswith(SIGNATURE_PREFIX)
+    ):
+        # The common form, no surrounding whitespace: the same checks as below, minus the strip.
+        try:
+            digest = bytes.fromhex(header[len(SIGNATURE_PREFIX) :])
+        except ValueError:
+            raise InvalidSignatureFormatError from None
+        if len(digest) != 32:
+            raise InvalidSignatureFormatError
+        return digest
     if header is None:
         raise MissingSignatureError
     if not isinstance(header, str):
@@ -116,8 +130,23 @@ def verify_signature(
     ``InvalidSignatureFormatError`` or ``SignatureMismatchError``; the
     comparison is constant-time (``svc.crypto``).
     """
-    key = _secret_bytes(app_secret)
-    check_content_length(content_length, max_body_bytes=max_body_bytes)
+    _verify(body, header, app_secret, max_body_bytes, content_length)
+
+
+def _verify(
+    body: bytes,
+    header: str | None,
+    app_secret: str | bytes,
+    max_body_bytes: int,
+    content_length: int | None,
+) -> None:
+    """``verify_signature`` with positional arguments and the common types checked first."""
+    # bytes is immutable: a non-empty bytes secret is used as is (no copy).
+    key = app_secret if type(app_secret) is bytes and app_secret else _secret_bytes(app_secret)
+    if type(max_body_bytes) is not int or max_body_bytes < 1:
+        _check_cap(max_body_bytes)
+    if content_length is not None and content_length > max_body_bytes:
+        raise PayloadTooLargeError
     if len(body) > max_body_bytes:
         raise PayloadTooLargeError
     expected = parse_signature_header(header)
@@ -163,13 +192,7 @@ def verify_and_parse(
     content_length: int | None = None,
 ) -> dict[str, Any]:
     """The whole POST pipeline: size, signature, JSON, envelope; returns the parsed envelope."""
-    verify_signature(
-        body=body,
-        header=header,
-        app_secret=app_secret,
-        max_body_bytes=max_body_bytes,
-        content_length=content_length,
-    )
+    _verify(body, header, app_secret, max_body_bytes, content_length)
     return parse_envelope(body)
 
 

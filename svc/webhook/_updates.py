@@ -36,6 +36,7 @@ from ._read import (
     read_setting,
     read_str,
     read_timestamp,
+    read_type,
 )
 from ._values import (
     CallSession,
@@ -50,6 +51,7 @@ from ._values import (
 )
 
 __all__ = [
+    "ECHO_FIELD",
     "UPDATE_KINDS",
     "AccountUpdate",
     "CallConnectUpdate",
@@ -173,6 +175,11 @@ class _Update:
         """``timestamp`` as ISO 8601 UTC with milliseconds (``2026-11-21T10:15:30.000Z``)."""
         return format_event_time(self.timestamp)
 
+    @property
+    def change_errors(self) -> tuple[PlatformError, ...]:
+        """The platform ``errors`` of the change this update came from (its ``value.errors``)."""
+        return read_errors(self.source.value.get("errors"))
+
 
 def _required(raw: Mapping[str, Any], key: str) -> str:
     """A string the normalizer validated before building the update."""
@@ -183,9 +190,19 @@ def _required(raw: Mapping[str, Any], key: str) -> str:
 # --- the 14 kinds ----------------------------------------------------------------------
 
 
+ECHO_FIELD: Final = "smb_message_echoes"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class MessageUpdate(_Update):
-    """An inbound message (``messages[]``); ``type`` is the platform type, ``content`` its body."""
+    """A message item: inbound (``messages[]``), or an echo of one the business sent.
+
+    ``type`` is the platform type and ``content`` its typed body. An echo
+    (``is_echo``: an item of ``message_echoes[]`` in an ``smb_message_echoes``
+    change) is a message the business sent from the WhatsApp Business app:
+    ``from_`` is the business number and ``to`` the recipient. It is not
+    inbound traffic.
+    """
 
     kind: ClassVar[Literal["message"]] = "message"
     _repr_fields: ClassVar[tuple[str, ...]] = ("type",)
@@ -197,29 +214,47 @@ class MessageUpdate(_Update):
 
     @property
     def from_(self) -> str | None:
-        """The sender's WhatsApp id."""
+        """The sender's WhatsApp id (for an echo, the business display phone number)."""
         return read_id(self.raw.get("from"))
 
     @property
+    def is_echo(self) -> bool:
+        """True for a message the business sent from the WhatsApp Business app (not inbound)."""
+        return self.source.field == ECHO_FIELD
+
+    @property
+    def to(self) -> str | None:
+        """The recipient of an echo (the user's WhatsApp id); ``None`` for inbound messages."""
+        if self.source.field != ECHO_FIELD:
+            return None
+        return read_id(self.raw.get("to"))
+
+    @property
     def type(self) -> str:
-        """The platform message type: ``text``, ``image``, ..., ``unsupported``."""
-        return _required(self.raw, "type")
+        """The platform message type: ``text``, ``image``, ..., ``unsupported``.
+
+        A type that is missing or not 1-64 printable characters reads as
+        ``unsupported`` (its content says ``unknown_type``).
+        """
+        return read_type(self.raw.get("type")) or "unsupported"
 
     @property
     def content(self) -> MessageContent:
         """The typed body: ``TextContent``, ``MediaContent``, ... or ``UnsupportedContent``."""
-        return read_content(self.raw, self.type)
+        return read_content(self.raw, self.source.value)
 
     @property
     def text(self) -> str | None:
         """The body of a text message, else ``None``."""
-        if self.type != "text":
+        if self.raw.get("type") != "text":
             return None
         return read_str(read_dict(self.raw.get("text")).get("body"))
 
     @property
     def profile_name(self) -> str | None:
-        """The sender's profile name from the change's ``contacts``."""
+        """The sender's profile name from the change's ``contacts`` (``None`` for echoes)."""
+        if self.source.field == ECHO_FIELD:
+            return None
         return profile_name(self.source.value, self.from_)
 
     @property

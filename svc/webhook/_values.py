@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Literal, TypeAlias
 
+UnsupportedReason: TypeAlias = Literal["unsupported", "unknown_type", "incomplete"]
+
 __all__ = [
     "ButtonContent",
     "CallSession",
     "ContactPhone",
     "ContactsContent",
     "ConversationInfo",
+    "EditContent",
     "GroupParticipant",
     "GroupSettingChange",
     "IdentityInfo",
@@ -30,9 +33,11 @@ __all__ = [
     "PlatformError",
     "PricingInfo",
     "ReactionContent",
+    "RevokeContent",
     "SharedContact",
     "TextContent",
     "UnsupportedContent",
+    "UnsupportedReason",
 ]
 
 
@@ -119,10 +124,14 @@ class ContactsContent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InteractiveContent:
-    """``type: interactive``: a ``button_reply``, ``list_reply`` or ``nfm_reply`` (Flow) reply.
+    """``type: interactive``: a ``button_reply``, ``list_reply``, ``nfm_reply`` (Flow) reply,
+    or a ``call_permission_reply``.
 
     ``reply_id``/``title``/``description`` come from button and list replies;
-    ``response_json``/``flow_name``/``flow_body`` from an ``nfm_reply``.
+    ``response_json``/``flow_name``/``flow_body`` from an ``nfm_reply``;
+    ``response`` (``accept``/``reject``), ``expiration_timestamp`` (Unix
+    seconds), ``is_permanent`` and ``response_source`` (``user_action``,
+    ``automatic``) from a ``call_permission_reply``.
     """
 
     type: Literal["interactive"] = _field(default="interactive", init=False)
@@ -133,6 +142,10 @@ class InteractiveContent:
     response_json: str | None = None
     flow_name: str | None = None
     flow_body: str | None = None
+    response: str | None = None
+    expiration_timestamp: int | None = None
+    is_permanent: bool | None = None
+    response_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,11 +187,46 @@ class OrderContent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RevokeContent:
+    """``type: revoke``: the sender deleted ``original_message_id`` (seen in echoes)."""
+
+    type: Literal["revoke"] = _field(default="revoke", init=False)
+    original_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnsupportedContent:
-    """``type: unsupported`` (or a type this version does not know), with the platform errors."""
+    """A message whose content this version cannot type, and why; the message is still delivered.
+
+    ``reason`` is ``unsupported`` (the platform sent ``type: unsupported``;
+    ``unsupported_type`` is its ``unsupported.type``), ``unknown_type`` (a
+    type this version has no reader for, or no usable type) or ``incomplete``
+    (a known type whose content object is missing or not in the shape the
+    platform documents, such as an interactive message re-sent without its
+    ``interactive`` object). ``errors`` are the item's own ``errors``, else
+    the change value's.
+    """
 
     type: str
+    reason: UnsupportedReason = "unsupported"
+    unsupported_type: str | None = None
     errors: tuple[PlatformError, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EditContent:
+    """``type: edit``: the sender edited ``original_message_id``; ``content`` is the new content.
+
+    ``content`` is typed like an original message's content (``TextContent``,
+    ``MediaContent`` with the new caption, ...; ``UnsupportedContent`` when
+    the edit carries no readable message); ``context`` is the edited
+    message's reply context, when sent.
+    """
+
+    type: Literal["edit"] = _field(default="edit", init=False)
+    original_message_id: str | None = None
+    content: MessageContent
+    context: MessageContext | None = None
 
 
 MessageContent: TypeAlias = (
@@ -190,6 +238,8 @@ MessageContent: TypeAlias = (
     | ButtonContent
     | ReactionContent
     | OrderContent
+    | RevokeContent
+    | EditContent
     | UnsupportedContent
 )
 

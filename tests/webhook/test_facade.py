@@ -188,7 +188,14 @@ def test_safe_detail_clamps_anything_that_is_not_a_word() -> None:
                                 {"id": "wamid.X", "status": "16505551234"},
                                 {"id": "wamid.Y", "status": "delivered now"},
                             ],
-                            "messages": [{"id": "wamid.Z", "type": "Hello there", "from": USER}],
+                            "messages": [
+                                {
+                                    "id": "wamid.Z",
+                                    "type": "Hello there",
+                                    "from": USER,
+                                    "timestamp": "1749416383",
+                                }
+                            ],
                         },
                     }
                 ]

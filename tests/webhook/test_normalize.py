@@ -348,10 +348,11 @@ def test_malformed_parts_are_skipped_and_the_rest_survives() -> None:
     result = run("malformed_mixed.json")
     assert [getattr(u, "message_id", None) for u in result.updates] == [
         "wamid.GOOD1",
-        "wamid.GOOD2",
+        "wamid.BAD1",  # a text whose body is not a string is still delivered...
         "wamid.GOOD3",
     ]
-    assert result.updates[1].timestamp is None and result.updates[1].event_time is None
+    assert result.updates[1].content == UnsupportedContent(type="text", reason="incomplete")
+    assert result.updates[1].text is None  # ...with its content marked incomplete
     skips = [(s.reason, s.location, s.kind) for s in result.skipped]
     base = "entry[4].changes"
     assert skips == [
@@ -362,11 +363,11 @@ def test_malformed_parts_are_skipped_and_the_rest_survives() -> None:
         ("malformed_change", f"{base}[0]", None),
         ("malformed_change", f"{base}[1]", None),
         ("malformed_change", f"{base}[2]", None),
-        ("malformed_message", f"{base}[3].value.messages[1]", "message"),
-        ("malformed_message", f"{base}[3].value.messages[2]", "message"),
+        ("malformed_message", f"{base}[3].value.messages[2]", "message"),  # no id
         ("id_too_long", f"{base}[3].value.messages[3]", "message"),
-        ("malformed_message", f"{base}[3].value.messages[4]", "message"),
-        ("malformed_message", f"{base}[3].value.messages[5]", "message"),
+        ("malformed_message", f"{base}[3].value.messages[4]", "message"),  # no timestamp
+        ("malformed_message", f"{base}[3].value.messages[5]", "message"),  # not an object
+        ("malformed_message", f"{base}[3].value.messages[6]", "message"),  # unusable timestamp
         ("malformed_status", f"{base}[3].value.statuses[0]", "status"),
         ("unsupported_field", f"{base}[4]", "message"),
         ("unsupported_event", f"{base}[5].value.calls[0]", None),

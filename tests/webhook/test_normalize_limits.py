@@ -110,7 +110,13 @@ def test_a_huge_id_is_not_copied_or_scanned() -> None:
 
 def test_nested_lists_are_read_up_to_the_cap() -> None:
     cards = [{"name": {"formatted_name": f"c{n}"}} for n in range(MAX_NESTED * 4)]
-    message = {"id": "wamid.C", "type": "contacts", "contacts": cards}
+    message = {
+        "id": "wamid.C",
+        "from": "16505551234",
+        "timestamp": "1749416383",
+        "type": "contacts",
+        "contacts": cards,
+    }
     [update] = normalize(envelope({"field": "messages", "value": {"messages": [message]}})).updates
     content = update.content
     assert isinstance(content, ContactsContent)
