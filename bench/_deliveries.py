@@ -1,0 +1,138 @@
+"""Signed, realistic ~3 KB webhook deliveries for the HTTP benchmarks, 30% of them duplicates.
+
+Templates come from the test fixtures (``tests/webhook/fixtures``): a text
+message, a media batch, a status batch and a mixed batch, each padded to about
+3 KB with more messages or statuses of the same shape (as the platform batches
+them). Every delivery gets its own message ids, so a store sees a new event; a
+duplicate repeats an earlier delivery byte for byte (same body, same signature),
+as the platform does when it retries.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from svc.crypto import hmac_sha256
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "webhook" / "fixtures"
+TEMPLATE_FILES = (
+    "message_text.json",
+    "message_media_batch.json",
+    "status_batch.json",
+    "batch_mixed.json",
+)
+TARGET_BYTES = 3072
+DUPLICATE_SHARE = 0.3
+WEBHOOK_PATH = "/webhooks/whatsapp"
+MARK = "@@N@@"
+_PHRASES = (
+    "Hi! I ordered the blue jacket last week (order 48213) and it still says processing.",
+    "Can you tell me whether it ships to Lisbon, and how long delivery usually takes?",
+    "Also, is it possible to change the size from M to L before it leaves the warehouse?",
+    "Thanks, the tracking link works now. The parcel should arrive on Thursday.",
+    "Do you have the same model in dark green? The photo on the site looks different.",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delivery:
+    """One POST: the raw body and its ``X-Hub-Signature-256`` value."""
+
+    body: bytes
+    signature: str
+
+
+def _value(envelope: dict[str, Any]) -> dict[str, Any]:
+    value: dict[str, Any] = envelope["entry"][0]["changes"][0]["value"]
+    return value
+
+
+def _pad(envelope: dict[str, Any]) -> dict[str, Any]:
+    """Grow the first change with messages or statuses of its own kind up to ~3 KB."""
+    value = _value(envelope)
+    kind = "messages" if value.get("messages") else "statuses"
+    items: list[dict[str, Any]] = value[kind]
+    seed = items[0]
+    n = 0
+    while len(json.dumps(envelope, separators=(",", ":"))) < TARGET_BYTES - 300:
+        extra = copy.deepcopy(seed)
+        extra["id"] = f"{seed['id'][:40]}P{n:03d}"
+        if kind == "messages":
+            extra["type"] = "text"
+            for key in ("image", "video", "audio", "document", "sticker", "interactive"):
+                extra.pop(key, None)
+            extra["text"] = {"body": _PHRASES[n % len(_PHRASES)]}
+        items.append(extra)
+        n += 1
+    return envelope
+
+
+def _mark_ids(node: Any) -> Any:
+    """Put the per-delivery marker into every message id (``wamid.*``)."""
+    if isinstance(node, dict):
+        out = {}
+        for key, item in node.items():
+            if key == "id" and isinstance(item, str) and item.startswith("wamid."):
+                out[key] = "wamid." + MARK + item[6:]
+            else:
+                out[key] = _mark_ids(item)
+        return out
+    if isinstance(node, list):
+        return [_mark_ids(item) for item in node]
+    return node
+
+
+def templates() -> list[str]:
+    """The padded fixture envelopes as compact JSON text with the id marker."""
+    out = []
+    for name in TEMPLATE_FILES:
+        envelope = json.loads((FIXTURES / name).read_text())
+        out.append(json.dumps(_mark_ids(_pad(envelope)), separators=(",", ":")))
+    return out
+
+
+def sign(app_secret: str, body: bytes) -> str:
+    """The platform's signature header value for ``body``."""
+    return "sha256=" + hmac_sha256(app_secret.encode(), body).hex()
+
+
+def deliveries(
+    count: int,
+    app_secret: str,
+    *,
+    seed: int = 7,
+    duplicates: float = DUPLICATE_SHARE,
+    run: str = "",
+) -> list[Delivery]:
+    """``count`` deliveries in sending order; about ``duplicates`` of them repeat an earlier one.
+
+    ``run`` goes into every id, so two runs against one database never collide.
+    """
+    rng = random.Random(seed)
+    texts = templates()
+    unique: list[Delivery] = []
+    out: list[Delivery] = []
+    for i in range(count):
+        if unique and rng.random() < duplicates:
+            out.append(unique[rng.randrange(max(0, len(unique) - 200), len(unique))])
+            continue
+        body = texts[i % len(texts)].replace(MARK, f"{run}{i:08d}.").encode()
+        delivery = Delivery(body=body, signature=sign(app_secret, body))
+        unique.append(delivery)
+        out.append(delivery)
+    return out
+
+
+def http_request(delivery: Delivery, *, host: str, path: str = WEBHOOK_PATH) -> bytes:
+    """The raw HTTP/1.1 keep-alive request bytes of one delivery."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(delivery.body)}\r\nX-Hub-Signature-256: {delivery.signature}\r\n"
+        "User-Agent: facebookexternalua\r\n\r\n"
+    )
+    return head.encode() + delivery.body

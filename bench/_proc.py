@@ -1,0 +1,141 @@
+"""Process plumbing of the HTTP benchmarks: free ports, start a server, wait for it, stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+PYTHON = sys.executable
+PG_URL_ENV = "SVC_TEST_POSTGRES_URL"
+DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_status(port: int, path: str = "/healthz", timeout: float = 0.5) -> int | None:
+    """One GET over a fresh connection; the status, or None when nothing answers."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+            head = sock.recv(64)
+    except OSError:
+        return None
+    parts = head.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def wait_until_up(
+    port: int, process: subprocess.Popen[bytes], *, path: str, seconds: float
+) -> float:
+    """Poll until ``path`` answers (any status for a bare server); return the seconds waited."""
+    begin = time.perf_counter()
+    while time.perf_counter() - begin < seconds:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early with {process.returncode}")
+        if http_status(port, path) is not None:
+            return time.perf_counter() - begin
+        time.sleep(0.01)
+    raise RuntimeError(f"server on {port} did not answer within {seconds} s")
+
+
+def stop(process: subprocess.Popen[bytes], *, seconds: float = 10.0) -> None:
+    """SIGTERM the process we started (and its group), then SIGKILL if it lingers."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextlib.contextmanager
+def server(argv: Sequence[str], *, port: int, ready_path: str = "/healthz") -> Iterator[float]:
+    """Run ``argv`` in its own process group until the block ends; yields seconds to ready."""
+    process = subprocess.Popen(
+        list(argv), cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        yield wait_until_up(port, process, path=ready_path, seconds=60.0)
+    finally:
+        stop(process)
+
+
+def bench_server(kind: str, port: int, *extra: str) -> list[str]:
+    return [PYTHON, str(BENCH / "_serve.py"), kind, "--port", str(port), *extra]
+
+
+def load(mode: str, port: int, *extra: str) -> dict[str, object]:
+    """Run the load generator process against ``port``; its JSON answer."""
+    out = subprocess.run(
+        [PYTHON, str(BENCH / "_loadgen.py"), mode, "--port", str(port), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+        timeout=600,
+    )
+    result: dict[str, object] = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    return result
+
+
+def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
+    """The run with the median req/s, plus every round's req/s."""
+    ordered = sorted(runs, key=lambda r: float(r["rps"]))  # type: ignore[arg-type]
+    middle = dict(ordered[len(ordered) // 2])
+    middle["rps_rounds"] = [r["rps"] for r in runs]
+    return middle
+
+
+def postgres_url() -> str:
+    return os.environ.get(PG_URL_ENV, DEFAULT_PG_URL)
+
+
+def postgres_reachable(url: str) -> bool:
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+    except Exception:  # noqa: BLE001 - any failure means "no server to measure against"
+        return False
+    return True
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0

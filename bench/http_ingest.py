@@ -1,0 +1,397 @@
+"""Webhook ingestion over HTTP: svc under hypercorn against the server's own ceiling (and pywa).
+
+Signed ~3 KB deliveries (``_deliveries``), 30% duplicates, concurrency 32,
+sent by a separate load-generator process (``_loadgen``) to 127.0.0.1. In the
+same run and in alternating rounds: a bare ASGI app on the same server that
+only reads the body and answers 200 (the ceiling), then svc with no store,
+with SQLite and with PostgreSQL (a schema of its own on the shared server).
+Prints one JSON line: req/s, p50/p99 per target (the median round) and each
+ratio to the ceiling. Targets: stateless >= 0.9, SQLite >= 0.85, PostgreSQL >= 0.7.
+
+``--peer`` adds (a) the app cost alone, in process: svc's ASGI app and pywa's
+webhook app (FastAPI) driven directly through ASGI calls with 32 concurrent
+callers, in microseconds per delivery; (b) end to end: pywa under uvicorn, and
+``svc serve --workers 2`` against ``--workers 1``.
+
+    .venv/bin/python bench/http_ingest.py [--quick] [--peer] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import _deliveries
+import _proc
+
+SECRET = "bench-app-secret"
+CONCURRENCY = 32
+TARGETS = {"stateless": 0.9, "sqlite": 0.85, "postgres": 0.7}
+WORKERS_TARGET = 1.7
+
+
+def _load_args(count: int, warmup: int, run: str) -> list[str]:
+    return [
+        "--secret",
+        SECRET,
+        "--count",
+        str(count),
+        "--warmup",
+        str(warmup),
+        "--concurrency",
+        str(CONCURRENCY),
+        "--run",
+        run,
+    ]
+
+
+def _measure_server(
+    argv: list[str], port: int, count: int, warmup: int, ready: str
+) -> dict[str, Any]:
+    with _proc.server(argv, port=port, ready_path=ready):
+        result = _proc.load("webhook", port, *_load_args(count, warmup, secrets.token_hex(3)))
+    statuses = result["statuses"]
+    if set(statuses) != {"200"}:
+        raise RuntimeError(f"unexpected statuses {statuses} from {argv[2:4]}")
+    return result
+
+
+def _short(run: dict[str, Any]) -> dict[str, Any]:
+    return {k: run[k] for k in ("rps", "p50_ms", "p99_ms", "rps_rounds") if k in run}
+
+
+def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {"ceiling": [], "stateless": [], "sqlite": []}
+    if pg_url is not None:
+        runs["postgres"] = []
+    with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
+        for round_index in range(args.rounds):
+            for name in runs:
+                port = _proc.free_port()
+                extra: list[str] = []
+                schema = None
+                if name == "ceiling":
+                    argv = _proc.bench_server("ceiling", port)
+                else:
+                    argv = _proc.bench_server("svc", port, "--secret", SECRET)
+                if name == "sqlite":
+                    extra = ["--store", "sqlite", "--sqlite-path", f"{tmp}/r{round_index}.sqlite3"]
+                elif name == "postgres":
+                    assert pg_url is not None
+                    schema = f"svc_bench_ingest_{secrets.token_hex(4)}"
+                    extra = ["--store", "postgres", "--pg-url", pg_url, "--pg-schema", schema]
+                try:
+                    runs[name].append(
+                        _measure_server(argv + extra, port, args.count, args.warmup, "/healthz")
+                    )
+                finally:
+                    if schema is not None and pg_url is not None:
+                        _proc.drop_schema(pg_url, schema)
+    result: dict[str, Any] = {name: _short(_proc.median_run(r)) for name, r in runs.items()}
+    ceiling = float(result["ceiling"]["rps"])
+    for name, target in TARGETS.items():
+        if name in result:
+            ratio = float(result[name]["rps"]) / ceiling
+            result[name]["ratio_to_ceiling"] = round(ratio, 3)
+            result[name]["target"] = target
+            result[name]["meets_target"] = ratio >= target
+    if pg_url is None:
+        result["postgres"] = {"skipped": "no PostgreSQL server reachable"}
+    return result
+
+
+# --- (a) app cost alone, in process ------------------------------------------------------
+
+
+def _scope(delivery: _deliveries.Delivery) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": _deliveries.WEBHOOK_PATH,
+        "raw_path": _deliveries.WEBHOOK_PATH.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(delivery.body)).encode()),
+            (b"x-hub-signature-256", delivery.signature.encode()),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+        "extensions": {},
+    }
+
+
+def _calls(found: list[_deliveries.Delivery]) -> list[tuple[dict[str, Any], Callable[[], Any]]]:
+    """(scope, receive) per delivery; statuses are checked by the caller's ``send``."""
+    out = []
+    for delivery in found:
+        message = {"type": "http.request", "body": delivery.body, "more_body": False}
+
+        def make_receive(m: dict[str, Any] = message) -> Callable[[], Any]:
+            sent = False
+
+            async def receive() -> dict[str, Any]:
+                nonlocal sent
+                if sent:
+                    return {"type": "http.disconnect"}
+                sent = True
+                return m
+
+            return receive
+
+        out.append((_scope(delivery), make_receive))
+    return out
+
+
+def svc_in_process(found: list[_deliveries.Delivery], store_kind: str, tmp: str) -> float:
+    """Seconds per delivery through svc's ASGI app under trio, 32 concurrent callers."""
+    import _serve
+    import trio
+
+    store = _serve.open_store(
+        store_kind,
+        sqlite_path=f"{tmp}/inproc-{secrets.token_hex(3)}.sqlite3",
+        pg_url=None,
+        pg_schema=None,
+    )
+    calls = _calls(found)
+    statuses: list[int] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def main() -> float:
+        if store is not None:
+            await store.migrate()
+        app = _serve.svc_app(secret=SECRET, token="bench-service-token", store=store)
+        index = 0
+
+        async def worker() -> None:
+            nonlocal index
+            while index < len(calls):
+                scope, make_receive = calls[index]
+                index += 1
+                await app(dict(scope), make_receive(), send)
+
+        begin = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(CONCURRENCY):
+                nursery.start_soon(worker)
+        elapsed = time.perf_counter() - begin
+        if store is not None:
+            await store.close()
+        return elapsed
+
+    elapsed = trio.run(main)
+    if set(statuses) != {200} or len(statuses) != len(found):
+        raise RuntimeError(f"svc answered {sorted(set(statuses))}")
+    return elapsed / len(found)
+
+
+def pywa_in_process(found: list[_deliveries.Delivery]) -> float:
+    """Seconds per delivery through pywa's FastAPI webhook app (asyncio), 32 concurrent callers."""
+    import asyncio
+
+    import _serve
+
+    app = _serve.pywa_app(secret=SECRET)
+    calls = _calls(found)
+    statuses: list[int] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def main() -> float:
+        index = 0
+
+        async def worker() -> None:
+            nonlocal index
+            while index < len(calls):
+                scope, make_receive = calls[index]
+                index += 1
+                await app(dict(scope), make_receive(), send)
+
+        begin = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+        return time.perf_counter() - begin
+
+    elapsed = asyncio.run(main())
+    if set(statuses) != {200} or len(statuses) != len(found):
+        raise RuntimeError(f"pywa answered {sorted(set(statuses))}")
+    return elapsed / len(found)
+
+
+def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
+    count = args.count // 2
+    seen: dict[str, list[float]] = {"svc_stateless": [], "svc_sqlite": [], "pywa": []}
+    with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
+        for _ in range(args.rounds):
+            for name in seen:
+                found = _deliveries.deliveries(count, SECRET, run=secrets.token_hex(3))
+                if name == "pywa":
+                    seconds = pywa_in_process(found)
+                else:
+                    seconds = svc_in_process(
+                        found, name.removeprefix("svc_").replace("stateless", "none"), tmp
+                    )
+                seen[name].append(seconds * 1e6)
+    out: dict[str, Any] = {f"{k}_us": round(_proc.med(v), 1) for k, v in seen.items()}
+    out["rounds_us"] = {k: [round(x, 1) for x in v] for k, v in seen.items()}
+    out["svc_stateless_to_pywa"] = round(out["svc_stateless_us"] / out["pywa_us"], 3)
+    out["svc_sqlite_to_pywa"] = round(out["svc_sqlite_us"] / out["pywa_us"], 3)
+    out["meets_target"] = out["svc_stateless_to_pywa"] < 1.0
+    return out
+
+
+# --- (b) end to end: pywa under uvicorn, svc serve --workers 1 and 2 ---------------------
+
+
+def _svc_serve_argv(config: Path, port: int, workers: int) -> list[str]:
+    return [
+        str(Path(_proc.PYTHON).parent / "svc"),
+        "serve",
+        "--config",
+        str(config),
+        "--dry-run",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+
+
+def _serve_workers(config: Path, workers: int, count: int, warmup: int) -> dict[str, Any]:
+    """``svc serve --dry-run --workers N``: its dry-run app secret is read from its stderr."""
+    import subprocess
+
+    port = _proc.free_port()
+    with tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(
+            _svc_serve_argv(config, port, workers),
+            cwd=config.parent,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+        try:
+            _proc.wait_until_up(process=process, port=port, path="/healthz", seconds=60.0)
+            # With several workers the first answer may come before every worker is up.
+            time.sleep(0.5 if workers > 1 else 0.0)
+            err.seek(0)
+            secret = next(
+                line.split("=", 1)[1].strip()
+                for line in err.read().decode().splitlines()
+                if line.startswith("dry-run webhookAppSecret=")
+            )
+            args = _load_args(count, warmup, secrets.token_hex(3))
+            args[1] = secret
+            result = _proc.load("webhook", port, *args)
+        finally:
+            _proc.stop(process)
+    if set(result["statuses"]) != {"200"}:
+        raise RuntimeError(f"svc serve answered {result['statuses']}")
+    return result
+
+
+def measure_end_to_end(args: argparse.Namespace) -> dict[str, Any]:
+    runs: dict[str, list[dict[str, Any]]] = {
+        "pywa_uvicorn": [],
+        "svc_hypercorn": [],
+        "svc_serve_w1": [],
+        "svc_serve_w2": [],
+    }
+    with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
+        config = Path(tmp) / "svc.config.json"
+        _write_config(config)
+        for _ in range(args.rounds):
+            for name in runs:
+                port = _proc.free_port()
+                if name == "pywa_uvicorn":
+                    argv = _proc.bench_server("pywa", port, "--secret", SECRET)
+                    runs[name].append(_measure_server(argv, port, args.count, args.warmup, "/docs"))
+                elif name == "svc_hypercorn":
+                    argv = _proc.bench_server("svc", port, "--secret", SECRET)
+                    runs[name].append(
+                        _measure_server(argv, port, args.count, args.warmup, "/healthz")
+                    )
+                else:
+                    workers = int(name[-1])
+                    runs[name].append(_serve_workers(config, workers, args.count, args.warmup))
+    out: dict[str, Any] = {name: _short(_proc.median_run(r)) for name, r in runs.items()}
+    out["svc_to_pywa_rps"] = round(out["svc_hypercorn"]["rps"] / out["pywa_uvicorn"]["rps"], 3)
+    scale = out["svc_serve_w2"]["rps"] / out["svc_serve_w1"]["rps"]
+    out["workers_2_to_1"] = round(scale, 3)
+    out["workers_target"] = WORKERS_TARGET
+    out["workers_meets_target"] = scale >= WORKERS_TARGET
+    return out
+
+
+def _write_config(path: Path) -> None:
+    """A config as ``svc init`` writes it, with literal ids (dry run needs no secrets)."""
+    profile = {
+        "platform": {
+            "apiVersion": "v25.0",
+            "baseUrl": "https://graph.facebook.com",
+            "wabaId": "102290129340398",
+            "phoneNumberId": "106540352242922",
+        },
+        "webhook": {"path": _deliveries.WEBHOOK_PATH, "maxBodyBytes": 1048576},
+        "service": {"host": "127.0.0.1", "port": 8787, "apiPrefix": "/api"},
+        "secrets": {
+            "accessToken": {"env": "SVC_ACCESS_TOKEN"},
+            "webhookVerifyToken": {"env": "SVC_VERIFY_TOKEN"},
+            "webhookAppSecret": {"env": "SVC_APP_SECRET"},
+            "serviceBearerToken": {"env": "SVC_SERVICE_TOKEN"},
+        },
+    }
+    config = {"version": 1, "defaultProfile": "default", "profiles": {"default": profile}}
+    path.write_text(json.dumps(config, indent=2))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run (CI smoke)")
+    parser.add_argument("--peer", action="store_true", help="add pywa and the workers comparison")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--count", type=int, default=None)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.count = args.count or (400 if args.quick else 12_000)
+    args.warmup = 100 if args.quick else 1_000
+    pg_url = None
+    if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):
+        pg_url = _proc.postgres_url()
+    line: dict[str, Any] = {
+        "bench": "http_ingest",
+        "quick": args.quick,
+        "machine": {"nproc": _proc.cpu_count(), "cpu": _proc.cpu_model()},
+        "concurrency": CONCURRENCY,
+        "duplicates": _deliveries.DUPLICATE_SHARE,
+        "body_bytes": sorted({len(d.body) for d in _deliveries.deliveries(8, SECRET)}),
+        "requests_per_round": args.count,
+        "rounds": args.rounds,
+    }
+    line.update(measure_against_ceiling(args, pg_url))
+    if args.peer:
+        line["peer_in_process"] = measure_in_process(args)
+        line["peer_end_to_end"] = measure_end_to_end(args)
+    print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()
