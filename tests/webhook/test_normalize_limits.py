@@ -13,9 +13,13 @@ from svc.webhook import (
     MAX_ID_LENGTH,
     MAX_ITEMS,
     MAX_NESTED,
+    MAX_TYPE_LENGTH,
     SKIP_REASONS,
     UPDATE_KINDS,
     ContactsContent,
+    MessageUpdate,
+    StatusUpdate,
+    is_safe_id,
     normalize,
 )
 
@@ -198,6 +202,17 @@ KEYS = [
     "emails",
     "org",
     "event_type",
+    "edit",
+    "message",
+    "original_message_id",
+    "unsupported",
+    "revoke",
+    "call_permission_reply",
+    "response",
+    "expiration_timestamp",
+    "is_permanent",
+    "message_echoes",
+    "group_id",
 ]
 TYPES = [
     "text",
@@ -219,6 +234,10 @@ TYPES = [
     "nfm_reply",
     "group_suspend",
     "group_create",
+    "edit",
+    "revoke",
+    "call_permission_reply",
+    "video",
 ]
 FIELDS = [
     "messages",
@@ -231,6 +250,7 @@ FIELDS = [
     "account_update",
     "message_template_status_update",
     "flows",
+    "smb_message_echoes",
     "",
 ]
 
@@ -254,6 +274,8 @@ def items(draw: st.DrawFn) -> list[Any]:
                 "type": draw(st.sampled_from(TYPES)),
                 "status": draw(st.sampled_from(["sent", "read"])),
                 "event": draw(st.sampled_from(["connect", "terminate"])),
+                "from": draw(st.text(min_size=1, max_size=5)),
+                "timestamp": draw(st.sampled_from(["1749416383", 1749416383, "x"])),
             }
             for key in draw(st.lists(st.sampled_from(KEYS), max_size=8)):
                 item[key] = draw(shaped_values)
@@ -286,7 +308,16 @@ def envelopes(draw: st.DrawFn) -> dict[str, Any]:
     return {"object": "whatsapp_business_account", "entry": entries}
 
 
-LIST_KEYS = ["messages", "statuses", "calls", "groups", "user_preferences", "contacts", "errors"]
+LIST_KEYS = [
+    "messages",
+    "statuses",
+    "calls",
+    "groups",
+    "user_preferences",
+    "contacts",
+    "errors",
+    "message_echoes",
+]
 
 
 def read_everything(result: Any) -> None:
@@ -299,6 +330,15 @@ def read_everything(result: Any) -> None:
                 for item in value:
                     read_all(item)
         repr(update)
+        if isinstance(update, MessageUpdate):
+            # What the HTTP layer projects is always usable: safe ids, a time, a type word.
+            assert is_safe_id(update.message_id)
+            assert update.from_ is not None and is_safe_id(update.from_)
+            assert update.timestamp is not None
+            assert 0 < len(update.type) <= MAX_TYPE_LENGTH and update.type.isprintable()
+        if isinstance(update, StatusUpdate):
+            assert is_safe_id(update.message_id)
+            assert update.status.isprintable() and not update.status.isspace()
     for skip in result.skipped:
         assert skip.reason in SKIP_REASONS
         assert skip.count >= 1
