@@ -72,6 +72,33 @@ def _pad(envelope: dict[str, Any]) -> dict[str, Any]:
     return envelope
 
 
+def _bsuid(wa_id: str) -> str:
+    return f"US.{int(wa_id) * 7919 % 10**19:019d}"
+
+
+def _with_user_ids(envelope: dict[str, Any]) -> dict[str, Any]:
+    """Add the business-scoped user ids (``user_id``) the platform now sends with contacts.
+
+    pywa 4 requires them (it reads ``contacts[].user_id``, also for statuses); svc
+    ignores them, so both parse the same bytes.
+    """
+    for entry in envelope["entry"]:
+        for change in entry["changes"]:
+            value = change["value"]
+            contacts = value.setdefault("contacts", [])
+            for contact in contacts:
+                contact.setdefault("user_id", _bsuid(contact["wa_id"]))
+            known = {c["wa_id"] for c in contacts}
+            for status in value.get("statuses", []):
+                recipient = status.get("recipient_id")
+                if recipient and recipient not in known:
+                    contacts.append({"wa_id": recipient, "user_id": _bsuid(recipient)})
+                    known.add(recipient)
+            if not contacts:
+                del value["contacts"]
+    return envelope
+
+
 def _mark_ids(node: Any) -> Any:
     """Put the per-delivery marker into every message id (``wamid.*``)."""
     if isinstance(node, dict):
@@ -92,7 +119,7 @@ def templates() -> list[str]:
     out = []
     for name in TEMPLATE_FILES:
         envelope = json.loads((FIXTURES / name).read_text())
-        out.append(json.dumps(_mark_ids(_pad(envelope)), separators=(",", ":")))
+        out.append(json.dumps(_mark_ids(_pad(_with_user_ids(envelope))), separators=(",", ":")))
     return out
 
 

@@ -368,8 +368,10 @@ def main() -> None:
     parser.add_argument("--peer", action="store_true", help="add pywa and the workers comparison")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--count", type=int, default=None)
+    parser.add_argument("--peer-only", action="store_true", help="--peer without the ceiling part")
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
+    args.peer = args.peer or args.peer_only
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.count = args.count or (400 if args.quick else 12_000)
     args.warmup = 100 if args.quick else 1_000
@@ -386,7 +388,8 @@ def main() -> None:
         "requests_per_round": args.count,
         "rounds": args.rounds,
     }
-    line.update(measure_against_ceiling(args, pg_url))
+    if not args.peer_only:
+        line.update(measure_against_ceiling(args, pg_url))
     if args.peer:
         line["peer_in_process"] = measure_in_process(args)
         line["peer_end_to_end"] = measure_end_to_end(args)
