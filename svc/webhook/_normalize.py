@@ -237,20 +237,19 @@ def _change_source(change: Any, waba_id: str | None, entry_time: int | None) -> 
     if type(metadata) is dict:
         phone_number_id = metadata.get("phone_number_id")
         display = metadata.get("display_phone_number")
+        # Decimal digits (the usual form) are a safe id as they are.
         if type(phone_number_id) is not str:
             phone_number_id = None
-        elif not (
-            0 < len(phone_number_id) <= MAX_ID_LENGTH
-            and phone_number_id.isprintable()
-            and not phone_number_id.isspace()
+        elif not (len(phone_number_id) <= MAX_ID_LENGTH and phone_number_id.isdecimal()) and (
+            problem := _id_problem(phone_number_id, "unsafe_id")
         ):
-            return _id_problem(phone_number_id, "unsafe_id") or "unsafe_id"
+            return problem
         if type(display) is not str:
             display = None
-        elif not (
-            0 < len(display) <= MAX_ID_LENGTH and display.isprintable() and not display.isspace()
+        elif not (len(display) <= MAX_ID_LENGTH and display.isdecimal()) and (
+            problem := _id_problem(display, "unsafe_id")
         ):
-            return _id_problem(display, "unsafe_id") or "unsafe_id"
+            return problem
     # UpdateSource: waba_id, phone_number_id, display_phone_number, field, entry_time, value.
     return _source(waba_id, phone_number_id, display, field, entry_time, value)
 
@@ -397,9 +396,13 @@ def _message_list(
 ) -> None:
     """``messages[]``: accept the common well-formed item inline, else ask ``_build_message``.
 
-    The inline condition is the conjunction of ``_build_message``'s checks,
+    The inline condition implies every one of ``_build_message``'s checks,
     so it only ever accepts what ``_build_message`` accepts, with the same
     update; anything else (including every skip) takes the complete path.
+    Two shortcuts keep it cheap: a sender of decimal digits (a phone number)
+    is a safe id without further checks, and a printable id whose first
+    character is not a space is not all whitespace (the space is the only
+    printable whitespace character).
     """
     for k, m in enumerate(listed):
         if type(m) is dict:
@@ -415,10 +418,9 @@ def _message_list(
                 and len(stamp) <= 11
                 and stamp.isascii()
                 and stamp.isdigit()
+                and sender.isdecimal()
                 and message_id.isprintable()
-                and sender.isprintable()
-                and not message_id.isspace()
-                and not sender.isspace()
+                and message_id[0] != " "
                 and message_id not in seen
             ):
                 seen.add(message_id)
@@ -442,7 +444,10 @@ def _status_list(
     append: Callable[[Any], None],
     bad: list[tuple[int, str]],
 ) -> None:
-    """``statuses[]`` of ``messages``: the same fast accept as ``_message_list``."""
+    """``statuses[]`` of ``messages``: the same kind of fast accept as ``_message_list``.
+
+    A status word the platform documents is known to be safe as is.
+    """
     for k, s in enumerate(listed):
         if type(s) is dict:
             message_id = s.get("id")
@@ -451,11 +456,9 @@ def _status_list(
                 type(message_id) is str
                 and type(status) is str
                 and 0 < len(message_id) <= MAX_ID_LENGTH
-                and 0 < len(status) <= MAX_TYPE_LENGTH
+                and status in _STATUS_WORDS
                 and message_id.isprintable()
-                and status.isprintable()
-                and not message_id.isspace()
-                and not status.isspace()
+                and message_id[0] != " "
             ):
                 append(_status(source, s))
                 continue
@@ -465,6 +468,8 @@ def _status_list(
         else:
             append(update)
 
+
+_STATUS_WORDS: Final = frozenset({"sent", "delivered", "read", "failed", "deleted", "played"})
 
 # field -> the item lists of its value: (key, kind of a skipped item, list builder)
 _ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] = {
