@@ -252,10 +252,11 @@ async def test_echo_reply_sends_exactly_one_text_reply(caplog: pytest.LogCapture
             "message_media_batch.json",
             "message_group.json",
             "status_batch.json",
+            "smb_message_echoes.json",
         ):
             for update in updates(name):
                 await facade.dispatch(update)
-    [request] = sent  # only the 1:1 text; media, group texts and statuses are not echoed
+    [request] = sent  # only the 1:1 text; media, group texts, statuses and echoes are not echoed
     assert request.method == "POST"
     assert str(request.url) == f"https://graph.facebook.com/v25.0/{PNID}/messages"
     assert request.headers["Authorization"] == "Bearer EAAG-test-token"
