@@ -373,7 +373,7 @@ def main() -> None:
     args = parser.parse_args()
     args.peer = args.peer or args.peer_only
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.count = args.count or (400 if args.quick else 12_000)
+    args.count = args.count or (400 if args.quick else 6_000)
     args.warmup = 100 if args.quick else 1_000
     pg_url = None
     if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):

@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--no-postgres", action="store_true")
     args = parser.parse_args()
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.count = args.count or (200 if args.quick else 4_000)
+    args.count = args.count or (200 if args.quick else 3_000)
     args.warmup = 50 if args.quick else 400
     pg_url = None
     if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):
