@@ -416,6 +416,7 @@ class FakeGraph:
         self.gate = threading.Event()
         self.gate.set()
         self.delay = 0.0
+        self.gate_from = 1  # requests numbered from here on wait at a cleared gate
         self._ids = iter(range(1, 10**9))
         graph = self
 
@@ -435,7 +436,8 @@ class FakeGraph:
                     )
                     number = next(graph._ids)
                 graph.arrived.release()
-                graph.gate.wait(timeout=60)
+                if number >= graph.gate_from:
+                    graph.gate.wait(timeout=60)
                 if graph.delay:
                     time.sleep(graph.delay)
                 try:
@@ -469,7 +471,9 @@ class FakeGraph:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def hold(self) -> None:
+    def hold(self, from_request: int = 1) -> None:
+        """Make request number ``from_request`` (1-based) and later ones wait for ``release``."""
+        self.gate_from = from_request
         self.gate.clear()
 
     def release(self) -> None:
