@@ -14,10 +14,10 @@ errors are reported:
 
 Steps 3, 4 and 6 are three SHA-256 chains (the file, the tag, the
 plaintext), each of which must run in order, and step 5 (about a quarter
-of a hash here) feeds the third. The work is cut into 1 MiB steps, and for
-files of 256 KiB and more, on a machine with two usable CPUs, this thread and
-one short-lived helper thread each take the next step of whichever chain
-has the most work left (``_Schedule``). A chain may move between threads
+of a hash here) feeds the third. For files of 256 KiB and more, on a
+machine with two usable CPUs, this thread and one short-lived helper thread
+each take the next step (4 MiB down to 256 KiB) of whichever chain has the
+most work left (``_Schedule``). A chain may move between threads
 between steps, so both stay busy to the end and the call costs about half
 the serial work, not the longer of two fixed halves (cryptography releases
 the GIL on large buffers, so both threads compute at once). Every chain
@@ -34,7 +34,6 @@ import io
 import os
 import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -47,8 +46,9 @@ from ._errors import MediaCryptoError, MediaIntegrityError
 __all__ = [
     "BUNDLE_FIELDS",
     "HMAC_TAG_SIZE",
+    "MAX_STEP_BYTES",
+    "MIN_STEP_BYTES",
     "PARALLEL_MIN_BYTES",
-    "STEP_BYTES",
     "decrypt_encrypted_media",
     "decrypt_encrypted_media_async",
 ]
@@ -57,9 +57,10 @@ HMAC_TAG_SIZE: Final = 10
 """Length of the truncated HMAC-SHA256 tag that ends the encrypted file."""
 PARALLEL_MIN_BYTES: Final = 256 * 1024
 """Smallest ciphertext worked on by a second thread; below it a thread costs more than it saves."""
-STEP_BYTES: Final = 1024 * 1024
-"""Bytes per scheduled step (~0.7 ms of SHA-256 here): small enough that the chains end together,
-large enough that the per-step Python cost (~10 us) stays near 1 %."""
+MIN_STEP_BYTES: Final = 256 * 1024
+"""Smallest scheduled step (~0.17 ms of SHA-256 here), so the two threads end close together."""
+MAX_STEP_BYTES: Final = 4 * 1024 * 1024
+"""Largest scheduled step (~2.7 ms of SHA-256 here): the per-step Python cost (~10 us) is noise."""
 BUNDLE_FIELDS: Final = ("encryption_key", "hmac_key", "iv", "plaintext_hash", "encrypted_hash")
 """Keys of the encryption metadata bundle, each a base64 string."""
 
@@ -109,7 +110,7 @@ def decrypt_encrypted_media(bundle: Mapping[str, str], encrypted: bytes) -> byte
             "encrypted media must be a non-empty whole number of 16-byte blocks plus a 10-byte tag",
         )
     threads = 2 if size >= PARALLEL_MIN_BYTES and _usable_cpus() > 1 else 1
-    return _verify_and_decrypt(keys, data, threads=threads, step_bytes=STEP_BYTES)
+    return _verify_and_decrypt(keys, data, threads=threads)
 
 
 async def decrypt_encrypted_media_async(bundle: Mapping[str, str], encrypted: bytes) -> bytes:
@@ -117,8 +118,15 @@ async def decrypt_encrypted_media_async(bundle: Mapping[str, str], encrypted: by
     return await anyio.to_thread.run_sync(decrypt_encrypted_media, bundle, encrypted)
 
 
-def _verify_and_decrypt(keys: _Bundle, data: bytes, *, threads: int, step_bytes: int) -> bytes:
-    """Steps 3-6 on ``threads`` threads (1 or 2), in steps of ``step_bytes``; verdicts in order.
+def _verify_and_decrypt(
+    keys: _Bundle,
+    data: bytes,
+    *,
+    threads: int,
+    min_step: int = MIN_STEP_BYTES,
+    max_step: int = MAX_STEP_BYTES,
+) -> bytes:
+    """Steps 3-6 on ``threads`` threads (1 or 2); the verdicts are read in order at the end.
 
     ``data`` is a block-aligned ciphertext plus the tag (checked by the
     caller). The helper thread starts on the two integrity chains before
@@ -130,22 +138,28 @@ def _verify_and_decrypt(keys: _Bundle, data: bytes, *, threads: int, step_bytes:
     file_hash = crypto.Sha256()
     mac = crypto.HmacSha256(keys.hmac_key)
     mac.update(keys.iv)
-    schedule = _Schedule()
-    schedule.add(_hash_steps(file_hash, whole, step_bytes), _HASH_WEIGHT * len(whole))
-    schedule.add(_hash_steps(mac, ciphertext, step_bytes), _HASH_WEIGHT * size)
+    schedule = _Schedule(min_step=min_step, max_step=max_step)
+    schedule.add(_hash_chain(file_hash, whole))
+    schedule.add(_hash_chain(mac, ciphertext))
     plaintext: _Plaintext | None
     if threads > 1:
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="svc-media-decrypt") as worker:
-            helper = worker.submit(schedule.run)
-            try:
-                plaintext = _Plaintext.open(keys, ciphertext, schedule, step_bytes)
-                schedule.run()
-            except BaseException:
-                schedule.close()  # e.g. no memory for the output: the helper stops too
-                raise
-            helper.result()
+        failures: list[BaseException] = []
+        helper = threading.Thread(
+            target=_run_catching, args=(schedule, failures), name="svc-media-decrypt"
+        )
+        helper.start()
+        try:
+            plaintext = _Plaintext.open(keys, ciphertext, schedule)
+            schedule.run()
+        except BaseException:
+            schedule.close()  # e.g. no memory for the output: the helper stops too
+            raise
+        finally:
+            helper.join()
+        if failures:
+            raise failures[0]
     else:
-        plaintext = _Plaintext.open(keys, ciphertext, schedule, step_bytes)
+        plaintext = _Plaintext.open(keys, ciphertext, schedule)
         schedule.run()
     # Every chain has run to its end; read the verdicts in the documented order.
     if not crypto.constant_time_equal(file_hash.digest(), keys.encrypted_hash):
@@ -164,70 +178,87 @@ def _verify_and_decrypt(keys: _Bundle, data: bytes, *, threads: int, step_bytes:
     return result
 
 
-_HASH_WEIGHT: Final = 4
-"""Relative cost per byte of a SHA-256 or HMAC step (only its ratio to the next one matters)."""
-_PLAINTEXT_WEIGHT: Final = 5
-"""Relative cost per byte of a plaintext step: AES-CBC decryption (~1/4 of a hash) plus SHA-256."""
+def _run_catching(schedule: _Schedule, failures: list[BaseException]) -> None:
+    """The helper thread's body: its failure is handed to the calling thread, which re-raises it."""
+    try:
+        schedule.run()
+    except BaseException as error:  # noqa: BLE001 - re-raised by the caller after the join
+        failures.append(error)
+
+
+_HASH_COST: Final = 4
+"""Relative cost per byte of SHA-256 or HMAC (only its ratio to the next one matters)."""
+_PLAINTEXT_COST: Final = 5
+"""Relative cost per byte of AES-CBC decryption (~1/4 of a hash here) plus SHA-256."""
+_STEP_SHARE: Final = 8
+"""A step covers this fraction (1/8) of all the bytes left, within the step bounds."""
 
 
 class _Hasher(Protocol):
     def update(self, data: memoryview) -> None: ...
 
 
-def _hash_steps(hasher: _Hasher, data: memoryview, step_bytes: int) -> _Steps:
-    """The chain that feeds ``data`` to ``hasher`` ``step_bytes`` at a time."""
-
-    def step(index: int) -> None:
-        hasher.update(data[index * step_bytes : (index + 1) * step_bytes])
-
-    return _Steps(run=step, count=-(-len(data) // step_bytes))
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Steps:
-    """A chain of ``count`` steps that must run in index order (``run(0)``, ``run(1)``, ...)."""
+class _Chain:
+    """Work over ``size`` bytes done front to back, one range at a time: ``run(start, stop)``."""
 
-    run: Callable[[int], None]
-    count: int
+    run: Callable[[int, int], None]
+    size: int
+    cost: float
+    """Relative cost per byte, to compare the work left in different chains."""
+
+
+def _hash_chain(hasher: _Hasher, data: memoryview) -> _Chain:
+    """The chain that feeds ``data`` to ``hasher``."""
+
+    def run(start: int, stop: int) -> None:
+        hasher.update(data[start:stop])
+
+    return _Chain(run=run, size=len(data), cost=_HASH_COST)
 
 
 @dataclass(slots=True, kw_only=True)
 class _Lane:
     """A chain's progress inside a ``_Schedule`` (mutable; guarded by the schedule's lock)."""
 
-    steps: _Steps
-    weight: float
-    """Estimated cost of the whole chain; what is left is prorated by steps not yet taken."""
-    taken: int = 0
+    chain: _Chain
+    handed_out: int = 0
     busy: bool = False
 
     def left(self) -> float:
-        return self.weight * (self.steps.count - self.taken) / self.steps.count
+        return (self.chain.size - self.handed_out) * self.chain.cost
 
 
 class _Schedule:
-    """Hands the threads that call ``run`` the next step of the chain with the most work left.
+    """Hands each thread that calls ``run`` the next range of the chain with the most work left.
 
-    A chain is advanced by one thread at a time, in order, but may change
-    threads between steps. Taking from the longest chain first keeps two
-    threads busy on three chains until the very end (each ends within about
-    one step of the others), so the wall time is about half the serial work.
-    A thread leaves ``run`` when every chain is finished or held by the
-    other thread, which then finishes it.
+    A chain is advanced by one thread at a time, front to back, but may
+    change threads between steps. Taking from the chain with the most work
+    left keeps two threads busy on three chains until the end, so the wall
+    time is about half the serial work. Steps shrink as the work runs out
+    (an eighth of all the bytes left, from ``max_step`` down to
+    ``min_step``): few large steps while there is plenty to share, small
+    ones at the end so the threads finish together. A thread leaves ``run``
+    when every chain is finished or held by the other thread, which then
+    finishes it.
     """
 
-    __slots__ = ("_closed", "_lanes", "_lock")
+    __slots__ = ("_closed", "_lanes", "_lock", "_max_step", "_min_step")
 
-    def __init__(self) -> None:
+    def __init__(self, *, min_step: int, max_step: int) -> None:
+        if min_step <= 0 or min_step % crypto.AES_BLOCK_SIZE or max_step < min_step:
+            raise ValueError("steps must be positive whole AES blocks, min_step <= max_step")
         self._lock = threading.Lock()
         self._lanes: list[_Lane] = []
         self._closed = False
+        self._min_step = min_step
+        self._max_step = max_step - max_step % crypto.AES_BLOCK_SIZE
 
-    def add(self, steps: _Steps, weight: float) -> None:
+    def add(self, chain: _Chain) -> None:
         """Add a chain; a thread already inside ``run`` may take its steps from now on."""
-        if steps.count:
+        if chain.size:
             with self._lock:
-                self._lanes.append(_Lane(steps=steps, weight=weight))
+                self._lanes.append(_Lane(chain=chain))
 
     def close(self) -> None:
         """Hand out no more steps (after a failure on either thread)."""
@@ -240,9 +271,10 @@ class _Schedule:
         A failing step closes the schedule (the other thread stops after its
         current step) and propagates.
         """
-        while (lane := self._take()) is not None:
+        while (taken := self._take()) is not None:
+            lane, start, stop = taken
             try:
-                lane.steps.run(lane.taken - 1)
+                lane.chain.run(start, stop)
             except BaseException:
                 self.close()
                 raise
@@ -250,68 +282,70 @@ class _Schedule:
                 with self._lock:
                     lane.busy = False
 
-    def _take(self) -> _Lane | None:
+    def _take(self) -> tuple[_Lane, int, int] | None:
         with self._lock:
             if self._closed:
                 return None
-            free = [lane for lane in self._lanes if not lane.busy and lane.taken < lane.steps.count]
+            free = [
+                lane for lane in self._lanes if not lane.busy and lane.handed_out < lane.chain.size
+            ]
             if not free:
                 return None
             lane = max(free, key=_Lane.left)
+            left = sum(each.chain.size - each.handed_out for each in self._lanes)
+            step = min(self._max_step, max(self._min_step, left // _STEP_SHARE))
+            step -= step % crypto.AES_BLOCK_SIZE
+            start = lane.handed_out
+            lane.handed_out = min(lane.chain.size, start + step)
             lane.busy = True
-            lane.taken += 1
-            return lane
+            return lane, start, lane.handed_out
 
 
 class _Plaintext:
-    """Steps 5 and 6: the exact output buffer, decrypted and hashed one step at a time.
+    """Steps 5 and 6: the exact output buffer, decrypted and hashed one range at a time.
 
     The padding sits in the last block, which CBC lets us decrypt first, so the
     plaintext length is known before the bulk is decrypted. The buffer is the
     storage of a fresh ``bytes`` owned by a ``BytesIO``: ``getbuffer()`` writes
     into it without a copy and ``getvalue()`` hands the same object back
     (CPython does not copy an unshared, exactly-sized buffer), so the only
-    large allocation is the returned plaintext. Each step decrypts its own
-    range with the preceding ciphertext block as IV, then hashes it.
+    large allocation is the returned plaintext. Each range (starting on a
+    block edge) is decrypted with the preceding ciphertext block as its IV,
+    then hashed.
     """
 
-    __slots__ = ("_buffer", "_ciphertext", "_hash", "_iv", "_key", "_step_bytes", "_target")
+    __slots__ = ("_buffer", "_ciphertext", "_hash", "_iv", "_key", "_target")
 
-    def __init__(self, keys: _Bundle, ciphertext: memoryview, length: int, step_bytes: int) -> None:
+    def __init__(self, keys: _Bundle, ciphertext: memoryview, length: int) -> None:
         self._key = keys.encryption_key
         self._iv = keys.iv
         self._ciphertext = ciphertext
-        self._step_bytes = step_bytes
         self._hash = crypto.Sha256()
         self._buffer = io.BytesIO(bytes(length))
         self._target = self._buffer.getbuffer()
 
     @classmethod
-    def open(
-        cls, keys: _Bundle, ciphertext: memoryview, schedule: _Schedule, step_bytes: int
-    ) -> _Plaintext | None:
+    def open(cls, keys: _Bundle, ciphertext: memoryview, schedule: _Schedule) -> _Plaintext | None:
         """Allocate the output and add its chain to ``schedule``; None for malformed padding."""
         last = crypto.aes256_cbc_last_block(keys.encryption_key, keys.iv, ciphertext)
         kept = crypto.pkcs7_unpadded_length(last)
         if kept is None:
             return None
         length = len(ciphertext) - crypto.AES_BLOCK_SIZE + kept
-        plaintext = cls(keys, ciphertext, length, step_bytes)
-        schedule.add(
-            _Steps(run=plaintext._step, count=-(-length // step_bytes)), _PLAINTEXT_WEIGHT * length
-        )
+        plaintext = cls(keys, ciphertext, length)
+        schedule.add(_Chain(run=plaintext._run, size=length, cost=_PLAINTEXT_COST))
         return plaintext
 
-    def _step(self, index: int) -> None:
-        start = index * self._step_bytes
-        end = start + self._step_bytes
-        chain = self._ciphertext[start - crypto.AES_BLOCK_SIZE : start] if start else self._iv
-        out = self._target[start:end]
+    def _run(self, start: int, stop: int) -> None:
+        block = crypto.AES_BLOCK_SIZE
+        chain = self._ciphertext[start - block : start] if start else self._iv
+        end = start + -(-(stop - start) // block) * block
+        out = self._target[start:stop]
         crypto.aes256_cbc_decrypt_into(self._key, chain, self._ciphertext[start:end], out)
         self._hash.update(out)
 
     def finish(self) -> tuple[bytes, bytes]:
-        """Return (SHA-256 of the plaintext, the plaintext) once every step has run."""
+        """Return (SHA-256 of the plaintext, the plaintext) once every range has run."""
         self._target.release()
         return self._hash.digest(), self._buffer.getvalue()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import random
 import threading
 
@@ -19,10 +20,11 @@ from svc.media import (
     decrypt_encrypted_media_async,
 )
 from svc.media._decrypt import (
-    STEP_BYTES,
+    MAX_STEP_BYTES,
+    MIN_STEP_BYTES,
+    _Chain,
     _parse_bundle,
     _Schedule,
-    _Steps,
     _verify_and_decrypt,
 )
 
@@ -321,14 +323,17 @@ def test_messages_never_carry_key_material() -> None:
 # --- the stepped, two-thread schedule
 
 
-@pytest.mark.parametrize("delta", [-17, -1, 0, 1, 16, STEP_BYTES + 5])
-def test_round_trip_across_step_boundaries(delta: int) -> None:
-    # Plaintexts ending just before, on and after a step edge, through the public path
+@pytest.mark.parametrize(
+    "size",
+    [MAX_STEP_BYTES - 17, MAX_STEP_BYTES, MAX_STEP_BYTES + 1, 3 * MIN_STEP_BYTES + 16],
+)
+def test_round_trip_across_step_boundaries(size: int) -> None:
+    # Plaintexts ending just before, on and after step edges, through the public path
     # (two threads on a machine with two usable CPUs).
-    plaintext = plaintext_of(STEP_BYTES + delta, seed=delta)
+    plaintext = plaintext_of(size, seed=size)
     bundle, encrypted = make_vector(plaintext)
     assert decrypt_encrypted_media(bundle, encrypted) == plaintext
-    edge = min(STEP_BYTES, len(encrypted)) - 1
+    edge = min(MAX_STEP_BYTES, len(encrypted)) - 1
     assert code_of(bundle, flip(encrypted, edge)) == "encrypted_hash_mismatch"
 
 
@@ -338,13 +343,14 @@ TAMPERS = ["none", "file_byte", "file_byte_rehashed", "plaintext_hash", "padding
 @settings(max_examples=80, deadline=None)
 @given(
     size=st.integers(0, 700),
-    step_blocks=st.integers(1, 5),
+    min_blocks=st.integers(1, 3),
+    spread=st.integers(1, 4),
     threads=st.sampled_from([1, 2]),
     tamper=st.sampled_from(TAMPERS),
     where=st.integers(0, 2**16),
 )
-def test_any_step_size_and_thread_count_gives_the_same_verdict(
-    size: int, step_blocks: int, threads: int, tamper: str, where: int
+def test_any_step_bounds_and_thread_count_give_the_same_verdict(
+    size: int, min_blocks: int, spread: int, threads: int, tamper: str, where: int
 ) -> None:
     # Tiny steps make many steps per chain, so the chains change threads often.
     plaintext = plaintext_of(size, seed=where)
@@ -366,7 +372,11 @@ def test_any_step_size_and_thread_count_gives_the_same_verdict(
     keys = _parse_bundle(bundle)
     try:
         outcome: bytes | str = _verify_and_decrypt(
-            keys, encrypted, threads=threads, step_bytes=16 * step_blocks
+            keys,
+            encrypted,
+            threads=threads,
+            min_step=16 * min_blocks,
+            max_step=16 * min_blocks * spread,
         )
     except MediaError as error:
         outcome = error.code
@@ -380,71 +390,99 @@ def test_bad_tag_outranks_bad_padding_with_small_steps(blocks: int) -> None:
     for threads in (1, 2):
         with pytest.raises(MediaIntegrityError) as error:
             _verify_and_decrypt(
-                _parse_bundle(rehash(bundle, tampered)), tampered, threads=threads, step_bytes=16
+                _parse_bundle(rehash(bundle, tampered)),
+                tampered,
+                threads=threads,
+                min_step=16,
+                max_step=16,
             )
         assert error.value.code == "hmac_mismatch"
 
 
-def recording_chain(name: str, count: int, log: list[str]) -> _Steps:
-    def run(index: int) -> None:
-        log.append(f"{name}{index}")
+def recording_chain(name: str, size: int, cost: float, log: list[str]) -> _Chain:
+    def run(start: int, stop: int) -> None:
+        log.append(f"{name}{start}-{stop}")
 
-    return _Steps(run=run, count=count)
+    return _Chain(run=run, size=size, cost=cost)
 
 
 def test_schedule_takes_from_the_chain_with_the_most_work_left() -> None:
     log: list[str] = []
-    schedule = _Schedule()
-    schedule.add(recording_chain("a", 2, log), weight=2.0)  # 1.0 per step
-    schedule.add(recording_chain("b", 3, log), weight=6.0)  # 2.0 per step
-    schedule.add(recording_chain("c", 0, log), weight=9.0)  # nothing to do: ignored
+    schedule = _Schedule(min_step=16, max_step=16)
+    schedule.add(recording_chain("a", 32, 1.0, log))
+    schedule.add(recording_chain("b", 48, 2.0, log))
+    schedule.add(recording_chain("c", 0, 9.0, log))  # nothing to do: ignored
     schedule.run()
-    # b (6) > a (2); b (4) > a (2); a (2) ties b (2), the first added wins; b (2) > a (1); a.
-    assert log == ["b0", "b1", "a0", "b2", "a1"]
+    # Work left b 96 > a 32; b 64 > a 32; a 32 ties b 32 (the first added wins); b 32 > a 16; a.
+    assert log == ["b0-16", "b16-32", "a0-16", "b32-48", "a16-32"]
 
 
-def test_schedule_runs_every_step_once_in_order_and_one_thread_per_chain() -> None:
-    owners: dict[str, threading.Lock] = {name: threading.Lock() for name in "xyz"}
-    seen: dict[str, list[int]] = {name: [] for name in "xyz"}
+def test_steps_shrink_from_the_largest_to_the_smallest_as_work_runs_out() -> None:
+    log: list[str] = []
+    schedule = _Schedule(min_step=16, max_step=16 * 8)
+    schedule.add(recording_chain("a", 16 * 100 + 5, 1.0, log))
+    schedule.run()
+    ranges = [tuple(int(edge) for edge in entry[1:].split("-")) for entry in log]
+    assert ranges[0] == (0, 128)
+    assert ranges[-1][1] == 16 * 100 + 5
+    assert all(left[1] == right[0] for left, right in itertools.pairwise(ranges))
+    sizes = [stop - start for start, stop in ranges]
+    assert sizes[:-1] == sorted(sizes[:-1], reverse=True)
+    assert all(size % 16 == 0 for size in sizes[:-1])
+    assert sizes[-3:-1] == [16, 16]
+
+
+def test_schedule_rejects_step_bounds_that_are_not_whole_blocks() -> None:
+    for low, high in [(0, 16), (15, 32), (32, 16)]:
+        with pytest.raises(ValueError):
+            _Schedule(min_step=low, max_step=high)
+
+
+def test_schedule_runs_every_range_once_in_order_and_one_thread_per_chain() -> None:
+    owners = {name: threading.Lock() for name in "xyz"}
+    seen: dict[str, list[tuple[int, int]]] = {name: [] for name in "xyz"}
     overlaps: list[str] = []
 
-    def chain(name: str) -> _Steps:
-        def run(index: int) -> None:
+    def chain(name: str) -> _Chain:
+        def run(start: int, stop: int) -> None:
             if not owners[name].acquire(blocking=False):
                 overlaps.append(name)
                 return
             try:
-                # A long-enough step that hashlib releases the GIL and the threads interleave.
+                # Long enough that hashlib releases the GIL and the threads interleave.
                 hashlib.sha256(bytes(4096)).digest()
-                seen[name].append(index)
+                seen[name].append((start, stop))
             finally:
                 owners[name].release()
 
-        return _Steps(run=run, count=300)
+        return _Chain(run=run, size=16 * 300, cost=1.0)
 
-    schedule = _Schedule()
+    schedule = _Schedule(min_step=16, max_step=64)
     for name in "xyz":
-        schedule.add(chain(name), weight=1.0)
+        schedule.add(chain(name))
     helper = threading.Thread(target=schedule.run)
     helper.start()
     schedule.run()
     helper.join()
     assert overlaps == []
-    assert seen == {name: list(range(300)) for name in "xyz"}
+    for ranges in seen.values():
+        assert ranges[0][0] == 0
+        assert ranges[-1][1] == 16 * 300
+        assert all(left[1] == right[0] for left, right in itertools.pairwise(ranges))
 
 
 def test_schedule_stops_handing_out_steps_after_a_failure() -> None:
     log: list[str] = []
 
-    def failing(index: int) -> None:
-        log.append(f"f{index}")
-        if index == 1:
+    def failing(start: int, stop: int) -> None:
+        log.append(f"f{start}")
+        if start == 16:
             raise RuntimeError("step failed")
 
-    schedule = _Schedule()
-    schedule.add(_Steps(run=failing, count=3), weight=10.0)
-    schedule.add(recording_chain("b", 3, log), weight=1.0)
+    schedule = _Schedule(min_step=16, max_step=16)
+    schedule.add(_Chain(run=failing, size=48, cost=10.0))
+    schedule.add(recording_chain("b", 48, 1.0, log))
     with pytest.raises(RuntimeError):
         schedule.run()
     schedule.run()  # closed: nothing more runs
-    assert log == ["f0", "f1"]
+    assert log == ["f0", "f16"]
