@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -209,10 +209,13 @@ def start_serve(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     secrets_used: Mapping[str, str] | None = None,
+    prefix: Sequence[str] = (),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Serve:
-    """Start ``python -m svc serve ARGS`` and wait until it says it is serving."""
+    """Start ``[PREFIX] python -m svc serve ARGS`` and wait until it says it is serving."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "svc", "serve", *args],
+        [*prefix, sys.executable, "-m", "svc", "serve", *args],
+        preexec_fn=preexec_fn,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -240,11 +243,15 @@ def start_serve(
 
 
 def run_serve_to_exit(
-    capture: Captured, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+    capture: Captured,
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``svc serve ARGS`` expecting it to refuse to start; output is captured."""
+    """Run ``[PREFIX] svc serve ARGS`` expecting it to refuse to start; output is captured."""
     result = subprocess.run(
-        [sys.executable, "-m", "svc", "serve", *args],
+        [*prefix, sys.executable, "-m", "svc", "serve", *args],
         capture_output=True,
         text=True,
         check=False,
