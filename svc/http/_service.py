@@ -272,18 +272,21 @@ class Service:
     async def _project(self, updates: tuple[Update, ...]) -> None:
         """Project inbound messages and statuses (metadata only) before handlers run."""
         for update in updates:
-            if isinstance(update, MessageUpdate) and not getattr(update, "is_echo", False):
+            if isinstance(update, MessageUpdate):
                 moment = _event_moment(update.timestamp, self.now)
+                echo = update.is_echo
+                # An echo is a message the business sent from the Business app: outbound.
                 record = MessageRecord(
                     row_id=str(uuid.uuid4()),
                     wa_message_id=update.message_id,
-                    direction="inbound",
-                    from_phone=update.from_,
-                    to_phone=update.display_phone_number,
+                    direction="outbound" if echo else "inbound",
+                    from_phone=None if echo else update.from_,
+                    to_phone=update.to if echo else update.display_phone_number,
                     type=(update.type or "unknown")[:64],
-                    status="received",
+                    status="sent" if echo else "received",
                     created_at=moment,
                     updated_at=moment,
+                    graph_message_id=update.message_id if echo else None,
                 )
                 await self.store_try(lambda s, r=record: s.record_message(r))  # type: ignore[misc]
             elif isinstance(update, StatusUpdate):

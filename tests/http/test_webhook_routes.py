@@ -347,3 +347,19 @@ async def test_event_log_flag_logs_kind_without_pii(make_app: AppFactory, caplog
     assert "webhook update kind=message detail=text" in caplog.text
     assert "16505551234" not in caplog.text
     assert "another color" not in caplog.text
+
+
+async def test_business_app_echo_is_projected_as_outbound(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    facade = RecordingFacade()
+    client = await _client(make_app, facade=facade, store=sqlite_store)
+    response = await post_webhook(client, fixture("smb_message_echoes.json"))
+    assert response.status_code == 200
+    echoes = [u for u in facade.updates if u.kind == "message"]
+    assert echoes and all(u.is_echo for u in echoes)
+    record = await sqlite_store.get_message(wa_message_id=echoes[0].message_id)
+    assert record is not None
+    assert record.direction == "outbound"
+    assert record.from_phone is None
+    assert record.to_phone == echoes[0].to
