@@ -320,8 +320,11 @@ def _worker_main(plan: ServePlan, sockets: Any, shutdown_event: MpEvent, ready: 
     for sock in sockets.insecure_sockets:
         sock.listen(100)
 
+    parent = os.getppid()
+
     async def wait_for_parent() -> None:
-        while not shutdown_event.is_set():
+        # Shut down when the parent asks, or when it is gone (killed without a signal).
+        while not shutdown_event.is_set() and os.getppid() == parent:
             await trio.sleep(0.1)
 
     async def main() -> None:
@@ -399,11 +402,11 @@ async def _supervise(
             started += 1
         # The workers hold the sockets now; closing the parent's copies lets the
         # kernel refuse connections as soon as the workers stop accepting.
+        binds = [_bind_url(sock) for sock in sockets.insecure_sockets]
         for sock in [*sockets.insecure_sockets, *sockets.secure_sockets]:
             sock.close()
         if started == len(processes):
-            bind = _hypercorn_config(plan).bind[0]
-            _say(f"serving http://{bind} ({_mode(plan)}); Ctrl+C to stop.")
+            _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
         else:
             _say("a worker failed to start; stopping the others.")
             stop.set()
@@ -414,6 +417,12 @@ async def _supervise(
     codes = [process.exitcode for process in processes]
     _say("stopped.")
     return 0 if started == len(processes) and all(code == 0 for code in codes) else 1
+
+
+def _bind_url(sock: Any) -> str:
+    from hypercorn.utils import repr_socket_addr
+
+    return f"http://{repr_socket_addr(sock.family, sock.getsockname())}"
 
 
 def _replace(plan: ServePlan, **changes: Any) -> ServePlan:
