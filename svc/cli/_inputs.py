@@ -12,6 +12,7 @@ from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutio
 
 __all__ = [
     "ENV_NAME_PATTERN",
+    "LIVE_GATES",
     "check_env_file_name",
     "check_env_name",
     "check_out_path",

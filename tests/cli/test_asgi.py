@@ -1,0 +1,125 @@
+"""``svc.asgi:create()`` under a real ``hypercorn --worker-class trio`` process."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+import svc.asgi
+import svc.http  # the first Quart import is paid at collection, not in a test
+from svc.cli import LiveGuardError, SecretResolutionError
+
+from .conftest import svc_env
+
+RUNNING = re.compile(r"Running on (http://\S+)")
+
+SECRETS = {
+    "SVC_ACCESS_TOKEN": "EAAGasgiAccessToken42",
+    "SVC_VERIFY_TOKEN": "asgi-verify-token-42",
+    "SVC_APP_SECRET": "asgi-app-secret-42",
+    "SVC_SERVICE_TOKEN": "asgi-service-token-42",
+}
+
+
+def _env(project: Path, **extra: str) -> dict[str, str]:
+    return {
+        "SVC_CONFIG": str(project / "svc.config.yaml"),
+        "SVC_PHONE_NUMBER_ID": "106540352242922",
+        "SVC_WABA_ID": "102290129340398",
+        "SVC_LIVE_ENABLE": "1",
+        "SVC_YES_LIVE": "1",
+        **SECRETS,
+        **extra,
+    }
+
+
+@pytest.mark.slow
+def test_hypercorn_serves_the_factory_app(project: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hypercorn",
+                "--worker-class",
+                "trio",
+                "--bind",
+                f"fd://{listener.fileno()}",
+                "svc.asgi:create()",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            pass_fds=[listener.fileno()],
+            env=svc_env(_env(project, SVC_DATABASE=str(project / "svc.db"))),
+            cwd=project,
+        )
+    lines: list[str] = []
+    started = threading.Event()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if RUNNING.search(line):
+                started.set()
+        started.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    try:
+        assert started.wait(timeout=60)
+        assert process.poll() is None, "".join(lines)
+        base = f"http://127.0.0.1:{port}"
+        health = httpx.get(base + "/healthz", timeout=10)
+        ready = httpx.get(base + "/readyz", timeout=10)
+        status = httpx.get(
+            base + "/status",
+            headers={"Authorization": f"Bearer {SECRETS['SVC_SERVICE_TOKEN']}"},
+            timeout=10,
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        reader.join(timeout=30)
+        assert process.stdout is not None
+        process.stdout.close()
+    assert health.status_code == 200
+    assert health.json()["ok"] is True
+    assert ready.status_code == 200
+    assert status.status_code == 200
+    assert status.json()["serviceMode"] is not None
+    assert status.json()["persistence"] is not None
+    assert (project / "svc.db").is_file()
+    output = "".join(lines) + json.dumps(status.json())
+    for value in SECRETS.values():
+        assert value not in output
+
+
+def test_create_refuses_without_the_live_gates(project: Path) -> None:
+    with pytest.raises(LiveGuardError):
+        svc.asgi.create(_env(project, SVC_YES_LIVE="0"))
+
+
+def test_create_names_a_missing_secret_without_any_value(project: Path) -> None:
+    env = _env(project)
+    del env["SVC_APP_SECRET"]
+    with pytest.raises(SecretResolutionError) as caught:
+        svc.asgi.create(env)
+    assert caught.value.format_message() == "SVC_APP_SECRET is not set."
+
+
+def test_create_builds_the_app_from_the_environment(project: Path) -> None:
+    app = svc.asgi.create(_env(project))
+    assert callable(app)
