@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
+import anyio
+
 from svc import crypto
 from svc.graph import (
     GraphApiError,
@@ -244,10 +246,8 @@ class Service:
             duplicate = outcome == WebhookEventResult.DUPLICATE
             await self._project(updates)
         dispatched = 0
-        if duplicate:
-            for update in updates:
-                self.webhook_metrics.record(update.kind, "duplicate")
-        else:
+        tally: dict[str, int] = {}
+        if not duplicate:
             for update in updates:
                 try:
                     await dispatch_update(self.facade, update)
@@ -260,7 +260,13 @@ class Service:
                         type(exc).__name__[:MAX_ERROR_NAME],
                     )
                 dispatched += 1
-                self.webhook_metrics.record(update.kind, "dispatched")
+                tally[update.kind] = tally.get(update.kind, 0) + 1
+        else:
+            for update in updates:
+                tally[update.kind] = tally.get(update.kind, 0) + 1
+        label = "duplicate" if duplicate else "dispatched"
+        for kind, count in tally.items():
+            self.webhook_metrics.record(kind, label, count)
         reply = {
             "status": "ok",
             "received": len(updates),
@@ -270,33 +276,43 @@ class Service:
         return Reply(200, json_bytes(reply))
 
     async def _project(self, updates: tuple[Update, ...]) -> None:
-        """Project inbound messages and statuses (metadata only) before handlers run."""
+        """Project inbound messages and statuses (metadata only) before handlers run.
+
+        The writes of one delivery start together so that a group-committing
+        store puts them in one transaction; their order does not matter (inserts
+        are idempotent on ids and the status rank only moves forward).
+        """
+        calls: list[StoreCall] = []
         for update in updates:
             if isinstance(update, MessageUpdate):
-                moment = _event_moment(update.timestamp, self.now)
-                echo = update.is_echo
-                # An echo is a message the business sent from the Business app: outbound.
-                record = MessageRecord(
-                    row_id=str(uuid.uuid4()),
-                    wa_message_id=update.message_id,
-                    direction="outbound" if echo else "inbound",
-                    from_phone=None if echo else update.from_,
-                    to_phone=update.to if echo else update.display_phone_number,
-                    type=(update.type or "unknown")[:64],
-                    status="sent" if echo else "received",
-                    created_at=moment,
-                    updated_at=moment,
-                    graph_message_id=update.message_id if echo else None,
-                )
-                await self.store_try(lambda s, r=record: s.record_message(r))  # type: ignore[misc]
+                calls.append(_record_message_call(self._inbound_record(update)))
             elif isinstance(update, StatusUpdate):
                 moment = _event_moment(update.timestamp, self.now)
                 message_id, status = update.message_id, update.status
-                await self.store_try(
-                    lambda s, m=message_id, st=status, t=moment: s.append_message_status(  # type: ignore[misc]
-                        wa_message_id=m, status=st, timestamp=t
-                    )
-                )
+                calls.append(_status_call(message_id, status, moment))
+        if len(calls) == 1:
+            await self.store_try(calls[0])
+        elif calls:
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(self.store_try, call)
+
+    def _inbound_record(self, update: MessageUpdate) -> MessageRecord:
+        """The projected row of a message update; a Business-app echo is outbound."""
+        moment = _event_moment(update.timestamp, self.now)
+        echo = update.is_echo
+        return MessageRecord(
+            row_id=str(uuid.uuid4()),
+            wa_message_id=update.message_id,
+            direction="outbound" if echo else "inbound",
+            from_phone=None if echo else update.from_,
+            to_phone=update.to if echo else update.display_phone_number,
+            type=(update.type or "unknown")[:64],
+            status="sent" if echo else "received",
+            created_at=moment,
+            updated_at=moment,
+            graph_message_id=update.message_id if echo else None,
+        )
 
     # --- sends ----------------------------------------------------------------------
 
@@ -457,6 +473,25 @@ class Service:
             "remainingMs": window.remaining_ms,
         }
         return Reply(200, json_bytes(body))
+
+
+StoreCall = Callable[[PersistenceStore], Awaitable[object]]
+
+
+def _record_message_call(record: MessageRecord) -> StoreCall:
+    async def call(store: PersistenceStore) -> object:
+        return await store.record_message(record)
+
+    return call
+
+
+def _status_call(message_id: str, status: str, moment: datetime) -> StoreCall:
+    async def call(store: PersistenceStore) -> object:
+        return await store.append_message_status(
+            wa_message_id=message_id, status=status, timestamp=moment
+        )
+
+    return call
 
 
 def _iso(moment: datetime | None) -> str | None:

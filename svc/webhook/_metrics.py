@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -67,6 +67,9 @@ class WebhookMetrics:
         )
         self._sink = sink
         self._logger = logger if logger is not None else logging.getLogger("svc.webhook")
+        # Labelled children by (kind, outcome): both are clamped, so at most 14 x 6 entries,
+        # and a dict lookup is far cheaper than prometheus-client's labels() on the hot path.
+        self._children: dict[tuple[str, str], Any] = {}
 
     def record(self, update_kind: str | None, outcome: str, count: int = 1) -> None:
         """Add ``count`` to ``{update_kind, outcome}``, both clamped to known values."""
@@ -74,7 +77,11 @@ class WebhookMetrics:
             return
         kind = clamp_update_kind(update_kind)
         outcome = outcome if outcome in OUTCOMES else "unknown"
-        self._counter.labels(update_kind=kind, outcome=outcome).inc(count)
+        child = self._children.get((kind, outcome))
+        if child is None:
+            child = self._counter.labels(update_kind=kind, outcome=outcome)
+            self._children[(kind, outcome)] = child
+        child.inc(count)
         if self._sink is not None:
             try:
                 self._sink.increment_counter(
