@@ -299,7 +299,7 @@ def _build_profile(
             flows_path=section.flows.path if section.flows is not None else None,
         )
     except ServiceError as exc:
-        where = "profiles.<name>" if not _SAFE_LOC.fullmatch(name) else f"profiles.{name}"
+        where = "profiles.<key>" if not _SAFE_LOC.fullmatch(name) else f"profiles.{name}"
         if exc.field == "name":
             raise ConfigValidationError(
                 f"{where}: a profile name must be 1..32 letters, digits, '_' or '-'.",

@@ -52,3 +52,29 @@ def test_unknown_flag_exits_1_without_echoing_the_value() -> None:
     )
     assert completed.returncode == 1
     assert "EAAGsecret" not in completed.stderr + completed.stdout
+
+
+HEAVY = ("quart", "quart_trio", "hypercorn", "httpx", "cryptography", "pydantic", "trio", "yaml")
+
+
+def test_version_and_help_import_nothing_heavy() -> None:
+    probe = (
+        "import sys\n"
+        "from svc.cli import main\n"
+        "sys.argv = ['svc', ARG]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(name for name in {HEAVY!r} if name in sys.modules))\n"
+    )
+    for arg in ("--version", "--help"):
+        completed = subprocess.run(
+            [sys.executable, "-c", probe.replace("ARG", repr(arg))],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert completed.stdout.splitlines()[-1] == "[]"

@@ -1,0 +1,141 @@
+"""The config file: schema, the rules of ``svc.http.Profile``, env resolution, safe errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc.cli import CliConfigError, ConfigValidationError, SecretResolutionError
+from svc.cli._config import (
+    PLACEHOLDER_PHONE_NUMBER_ID,
+    PLACEHOLDER_WABA_ID,
+    load_config,
+    parse_document,
+    resolve_profile,
+    resolve_secrets,
+)
+from svc.cli._init import config_data
+
+
+def _doc(**changes: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(config_data("default")))
+    profile = data["profiles"]["default"]
+    for dotted, value in changes.items():
+        *parents, last = dotted.split("__")
+        target = profile
+        for part in parents:
+            target = target[part]
+        target[last] = value
+    return data
+
+
+def _write(tmp_path: Path, data: object, name: str = "svc.config.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_the_init_config_loads_with_placeholders_for_unset_ids(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc()))
+    profile = resolve_profile(loaded, None, {}, placeholders=True)
+    assert profile.phone_number_id == PLACEHOLDER_PHONE_NUMBER_ID
+    assert profile.waba_id == PLACEHOLDER_WABA_ID
+    assert (profile.host, profile.port, profile.api_prefix) == ("127.0.0.1", 8787, "/api")
+    env_profile = resolve_profile(
+        loaded, "default", {"SVC_PHONE_NUMBER_ID": "106540352242922"}, placeholders=True
+    )
+    assert env_profile.phone_number_id == "106540352242922"
+
+
+def test_live_resolution_needs_every_id_and_secret(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc()))
+    with pytest.raises(SecretResolutionError) as caught:
+        resolve_profile(loaded, None, {}, placeholders=False)
+    assert caught.value.format_message() == "SVC_PHONE_NUMBER_ID is not set."
+    with pytest.raises(SecretResolutionError) as bad_id:
+        resolve_profile(loaded, None, {"SVC_PHONE_NUMBER_ID": "12ab-secretish"}, placeholders=False)
+    assert "12ab" not in str(bad_id.value)
+    _, section = loaded.section(None)
+    env = {
+        "SVC_ACCESS_TOKEN": "EAAGa",
+        "SVC_VERIFY_TOKEN": "v",
+        "SVC_APP_SECRET": "bad secret with spaces",
+        "SVC_SERVICE_TOKEN": "s",
+    }
+    with pytest.raises(SecretResolutionError) as bad_secret:
+        resolve_secrets(section, env)
+    assert bad_secret.value.format_message() == (
+        "SVC_APP_SECRET must be 1..4096 visible ASCII characters."
+    )
+    assert "spaces" not in repr(bad_secret.value) + str(bad_secret.value)
+    env["SVC_APP_SECRET"] = "fine"
+    assert resolve_secrets(section, env).values() == ("EAAGa", "v", "fine", "s")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({**_doc(), "version": 2}, "version: has an unsupported value"),
+        ({**_doc(), "extra": 1}, "extra: is not a known key"),
+        (_doc(secrets__accessToken="EAAGliteral"), "secrets.accessToken: must be a mapping"),
+        (_doc(secrets__accessToken={"env": "lower"}), "secrets.accessToken.env: must be an upper"),
+        (_doc(platform__phoneNumberId=106540352242922), "platform.phoneNumberId"),
+        (_doc(webhook__maxBodyBytes="big"), "webhook.maxBodyBytes: must be an integer"),
+        (_doc(webhook__path="/healthz"), "webhook.path: webhook_path collides with a built-in"),
+        (_doc(service__apiPrefix="api"), "service.apiPrefix: api_prefix must be an absolute"),
+        (_doc(platform__baseUrl="ftp://x"), "platform.baseUrl: base_url must be an http(s) URL"),
+        (_doc(platform__apiVersion="25"), "platform.apiVersion: api_version must look like"),
+        (_doc(service__port=70000), "service.port: port must be an integer 0..65535"),
+        ({**_doc(), "defaultProfile": "other"}, "defaultProfile: must name one of the profiles"),
+        ({**_doc(), "profiles": {}}, "profiles: must not be empty"),
+        ([1, 2], "must hold a mapping at the top level"),
+    ],
+)
+def test_invalid_files_name_the_place_never_the_value(data: object, message: str) -> None:
+    with pytest.raises(ConfigValidationError) as caught:
+        parse_document(data)
+    text = caught.value.format_message()
+    assert message in text
+    assert "EAAGliteral" not in text
+    assert "ftp://x" not in text
+
+
+def test_a_bad_profile_name_is_refused() -> None:
+    data = _doc()
+    data["profiles"] = {"bad name!": data["profiles"]["default"]}
+    data["defaultProfile"] = "bad name!"
+    with pytest.raises(ConfigValidationError) as caught:
+        parse_document(data)
+    assert "profiles.<key>" in caught.value.format_message()
+    assert "bad name" not in caught.value.format_message()
+
+
+def test_unreadable_files_give_a_safe_error(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: [1\n  secretline: EAAG\n")
+    with pytest.raises(CliConfigError, match=r"not valid YAML \(line \d+\)"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "a.json").write_text("{nope")
+    with pytest.raises(CliConfigError, match=r"not valid JSON \(line 1\)"):
+        load_config(tmp_path / "a.json")
+    (tmp_path / "a.toml").write_text("")
+    with pytest.raises(CliConfigError, match=r"must end in \.yaml, \.yml or \.json"):
+        load_config(tmp_path / "a.toml")
+    with pytest.raises(CliConfigError, match="is a directory"):
+        load_config(tmp_path / "dir.yaml" if (tmp_path / "dir.yaml").mkdir() is None else "")
+
+
+def test_yaml_and_json_give_the_same_document(tmp_path: Path) -> None:
+    from svc.cli._init import render_config
+
+    (tmp_path / "c.yaml").write_text(render_config(config_data("main"), "yaml"))
+    (tmp_path / "c.json").write_text(render_config(config_data("main"), "json"))
+    assert load_config(tmp_path / "c.yaml").document == load_config(tmp_path / "c.json").document
+
+
+def test_an_unknown_profile_is_refused(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc()))
+    with pytest.raises(ConfigValidationError, match="requested profile is not in the config"):
+        resolve_profile(loaded, "nope", {}, placeholders=True)
