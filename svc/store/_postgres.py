@@ -252,9 +252,10 @@ def _run_phase(
     """
     outcomes: list[tuple[_Job[Any], object]] = []
     alone = [job for job in phase if job.hint.kind not in _SET_BASED]
-    grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
     locks = sorted({job.hint.key for job in phase if job.hint.kind in ("message", "status")})
+    # Savepoints are set before jobs count as running: a cancel only ever hits their work.
     conn.execute("SAVEPOINT svc_group")
+    grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
     try:
         if locks:
             _batch.lock_message_ids(session, locks)
@@ -277,9 +278,12 @@ def _run_phase(
         outcomes += done
         alone = sorted(alone + deferred, key=lambda job: job.hint.key)
     for job in alone:
-        if job.state is not _State.TAKEN or not batch.begin([job]):
+        if job.state is not _State.TAKEN or job.cancelled:
             continue
         conn.execute("SAVEPOINT svc_job")
+        if not batch.begin([job]):
+            conn.execute("RELEASE SAVEPOINT svc_job")
+            continue
         try:
             result = job.fn(session)
         except (psycopg.Error, _OperationCancelled):
@@ -580,24 +584,25 @@ class PostgresStore(StoreBase):
                 await finished.wait()
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    await self._abandon(own)
+                    await self._abandon(own, draining=True)
                     await finished.wait()
                 raise
         if failure:
             raise failure[0]
 
-    async def _abandon(self, job: _Job[Any]) -> None:
+    async def _abandon(self, job: _Job[Any], *, draining: bool = False) -> None:
         """The caller of ``job`` was cancelled: withdraw or cancel it, as far as still possible.
 
         Queued or not yet started: it never runs. Running: its statement is
         cancelled server-side (repeated until it stops) and only its savepoint
         rolls back. Executed: it waits for the batch's COMMIT, like a thread call
-        that already finished.
+        that already finished. A draining caller keeps its slot until its batch ends.
         """
         if job.state is _State.QUEUED:
             self._queue.remove(job)
             job.state = _State.SETTLED
-            self._release_slot(job)
+            if not draining:
+                self._release_slot(job)
             return
         batch = job.batch
         while batch is not None and not job.done.is_set():

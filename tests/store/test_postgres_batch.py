@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 import trio
@@ -402,3 +403,28 @@ def test_set_based_forms_equal_single_calls_in_commit_order(
     single, single_tables = _run(migrated_conn, seed, [(kind, a, False) for a in order + deferred])
     assert settled == single
     assert batched_tables == single_tables
+
+
+def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp_path: Any) -> None:
+    request.getfixturevalue("postgres_url")
+    backend = _backend("postgres", request, tmp_path)
+
+    async def main() -> list[MessageRecord]:
+        store = backend.open()
+        try:
+            await store.migrate()
+            results: list[MessageRecord] = []
+
+            async def write(i: int) -> None:
+                results.append(await store.record_message(message(i)))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(32):
+                    tg.start_soon(write, i)
+            return results
+        finally:
+            await store.close()
+
+    results = anyio.run(main, backend="asyncio")
+    assert sorted(results, key=lambda m: m.row_id) == [message(i) for i in range(32)]
+    assert _count(backend, "SELECT COUNT(*) FROM svc_messages") == 32
