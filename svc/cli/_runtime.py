@@ -171,6 +171,33 @@ def _hypercorn_config(plan: ServePlan) -> Any:
     return config
 
 
+def _close_when_draining(app: Any, draining: trio.Event) -> Any:
+    """Answer ``Connection: close`` once the drain has begun, so keep-alive clients let go.
+
+    Without it a pooled client's connection stays open after its last answer
+    and holds the exit to the whole drain window.
+    """
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def send_closing(message: Any) -> None:
+            if message["type"] == "http.response.start" and draining.is_set():
+                headers = [
+                    (name, value)
+                    for name, value in message.get("headers", [])
+                    if name.lower() != b"connection"
+                ]
+                message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        await app(scope, receive, send_closing)
+
+    return wrapped
+
+
 async def serve_once(
     plan: ServePlan,
     *,
@@ -187,14 +214,20 @@ async def serve_once(
     from hypercorn.utils import wrap_app
 
     store = await open_store(plan)
+    draining = trio.Event()
+
+    async def trigger() -> None:
+        await shutdown_trigger()
+        draining.set()
+
     try:
-        app = build_app(plan, store)
+        app = _close_when_draining(build_app(plan, store), draining)
         config = _hypercorn_config(plan)
         await worker_serve(
             wrap_app(app, config.wsgi_max_body_size, "asgi"),
             config,
             sockets=sockets,
-            shutdown_trigger=shutdown_trigger,
+            shutdown_trigger=trigger,
             task_status=task_status if task_status is not None else trio.TASK_STATUS_IGNORED,
         )
     finally:

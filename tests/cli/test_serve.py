@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from svc.cli._runtime import DRAIN_SECONDS
 
 from .conftest import ServeProcess, run_svc, start_serve
 
@@ -141,6 +144,7 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
     )
     graph = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=graph.serve_forever, daemon=True).start()
+    closing = contextlib.ExitStack()
     try:
         secrets = _live_project(tmp_path, graph.server_address[1])
         env_token = "env-service-token-wins-1234"
@@ -161,16 +165,17 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
         )
         serving.append(served)
         answers: list[httpx.Response] = []
+        # A pooled keep-alive client that stays open past the answer, as load balancers do.
+        client = closing.enter_context(httpx.Client(base_url=served.url, timeout=30))
 
         def send() -> None:
-            with httpx.Client(base_url=served.url, timeout=30) as client:
-                answers.append(
-                    client.post(
-                        "/api/messages/text",
-                        json={"to": "15551234567", "text": "in flight"},
-                        headers={"Authorization": f"Bearer {env_token}"},
-                    )
+            answers.append(
+                client.post(
+                    "/api/messages/text",
+                    json={"to": "15551234567", "text": "in flight"},
+                    headers={"Authorization": f"Bearer {env_token}"},
                 )
+            )
 
         sender = threading.Thread(target=send)
         sender.start()
@@ -186,15 +191,19 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
             socket.create_connection((host, int(port)), timeout=5).close()
         handler.release.set()
         sender.join(timeout=30)
-        assert served.process.wait(timeout=30) == 0
+        # The answer given during the drain closes its connection, so the open client
+        # does not hold the exit to the 10 s drain window.
+        assert served.process.wait(timeout=DRAIN_SECONDS - 2) == 0
         served.drain()
     finally:
         handler.release.set()
+        closing.close()
         graph.shutdown()
         graph.server_close()
     assert len(answers) == 1
     assert answers[0].status_code == 200
     assert answers[0].json()["messages"] == [{"id": "wamid.SLOW1"}]
+    assert answers[0].headers["connection"] == "close"
     assert handler.authorizations == [f"Bearer {secrets['SVC_ACCESS_TOKEN']}"]
     assert served.lines[-1] == "svc: stopped."
     output = "\n".join(served.lines) + served.stdout
