@@ -275,6 +275,7 @@ def setup(directory: str, profile: str | None) -> None:
 
 def _offline_app(config_path: str, profile: str | None) -> tuple[Any, Any]:
     """The app a profile describes, with synthetic secrets and the dry-run transport."""
+    import dataclasses
     import os
 
     from ..graph import DryRunTransport
@@ -284,6 +285,8 @@ def _offline_app(config_path: str, profile: str | None) -> tuple[Any, Any]:
 
     loaded = load_config(config_path)
     resolved = resolve_profile(loaded, profile, os.environ, placeholders=True)
+    # The Flows route needs the private key and a handler; the offline app documents the rest.
+    resolved = dataclasses.replace(resolved, flows_path=None)
     secrets = ServiceSecrets(
         access_token=generate_service_token(),
         webhook_verify_token=generate_verify_token(),

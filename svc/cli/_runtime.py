@@ -146,17 +146,23 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         from ._flows import load_flow_options
 
         kwargs.update(load_flow_options(plan))
-    return create_app(
-        profile=plan.profile(),
-        secrets=plan.service_secrets(),
-        transport=DryRunTransport() if plan.dry_run else None,
-        store=store,
-        enable_group_routes=plan.enable_groups,
-        facade_flags=FacadeFlags(
-            log_webhook_events=plan.log_webhook_events, echo_reply=plan.echo_reply
-        ),
-        **kwargs,
-    )
+    from ..http import ServiceError
+    from ._errors import ServeError
+
+    try:
+        return create_app(
+            profile=plan.profile(),
+            secrets=plan.service_secrets(),
+            transport=DryRunTransport() if plan.dry_run else None,
+            store=store,
+            enable_group_routes=plan.enable_groups,
+            facade_flags=FacadeFlags(
+                log_webhook_events=plan.log_webhook_events, echo_reply=plan.echo_reply
+            ),
+            **kwargs,
+        )
+    except ServiceError as exc:
+        raise ServeError(f"the service refused its configuration ({exc.code}).") from None
 
 
 def _hypercorn_config(plan: ServePlan) -> Any:

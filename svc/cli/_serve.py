@@ -83,6 +83,11 @@ def serve(
     else:
         bind_port = resolved.port
 
+    if resolved.flows_path is not None and flow_handler is None and not print_routes:
+        raise CliUsageError(
+            "this profile has a flows section: give --flow-handler module:callable."
+        )
+
     if print_routes:
         from ..http import route_inventory
 
