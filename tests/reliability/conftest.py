@@ -9,6 +9,7 @@ selects the long variants (larger counts); CI runs the short ones.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -40,7 +41,9 @@ POSTGRES_ENV = "SVC_TEST_POSTGRES_URL"
 PHONE_ID = "106540352242922"
 WABA_ID = "102290129340398"
 SERVING = re.compile(r"^svc: serving (http://\S+?)[, ]")
-DRY_RUN_LINE = re.compile(r"^dry-run (serviceBearerToken|webhookVerifyToken|webhookAppSecret)=(\S+)$")
+DRY_RUN_LINE = re.compile(
+    r"^dry-run (serviceBearerToken|webhookVerifyToken|webhookAppSecret)=(\S+)$"
+)
 START_TIMEOUT = 60.0
 
 
@@ -61,7 +64,9 @@ class Captured:
 
     def response(self, response: httpx.Response) -> httpx.Response:
         headers = "\n".join(f"{k}: {v}" for k, v in response.headers.items())
-        self.add(f"{response.request.method} {response.request.url.path}", headers + "\n" + response.text)
+        self.add(
+            f"{response.request.method} {response.request.url.path}", headers + "\n" + response.text
+        )
         return response
 
     def secret(self, *values: str) -> None:
@@ -126,7 +131,9 @@ class Serve:
             self._queue.put(line.rstrip("\n"))
         self._queue.put(None)
 
-    def wait_for_line(self, pattern: re.Pattern[str], timeout: float = START_TIMEOUT) -> re.Match[str]:
+    def wait_for_line(
+        self, pattern: re.Pattern[str], timeout: float = START_TIMEOUT
+    ) -> re.Match[str]:
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -569,8 +576,17 @@ class PrivatePostgres:
     def start(self) -> None:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
         self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options,
-            "-l", str(self.root / "log"), "-w", "-t", "60", "start",
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
         )
 
     def stop(self) -> None:
@@ -578,9 +594,19 @@ class PrivatePostgres:
 
     def close(self) -> None:
         subprocess.run(
-            [*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-             "-w", "stop"],
-            capture_output=True, timeout=60, check=False,
+            [
+                *self.as_user,
+                str(self.bin / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -607,10 +633,8 @@ def in_threads(count: int, work: Callable[[int], Any], width: int = 50) -> list[
         numbers.put(i)
 
     def worker() -> None:
-        try:
+        with contextlib.suppress(threading.BrokenBarrierError):
             start.wait(timeout=30)
-        except threading.BrokenBarrierError:
-            pass
         while True:
             try:
                 i = numbers.get_nowait()

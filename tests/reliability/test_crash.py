@@ -22,7 +22,11 @@ KEY = {"Idempotency-Key": "crash-key-1"}
 
 
 def _crash_and_resend(
-    captured: Captured, serving: list[Serve], graph: FakeGraph, project_dir: Path, *db: str,
+    captured: Captured,
+    serving: list[Serve],
+    graph: FakeGraph,
+    project_dir: Path,
+    *db: str,
     env: dict[str, str] | None = None,
 ) -> None:
     project = make_project(project_dir, graph.url)
@@ -79,6 +83,11 @@ def test_kill9_mid_send_on_postgres_then_resend_is_pending_with_one_upstream_req
 ) -> None:
     dsn, _ = pg_schema
     _crash_and_resend(
-        captured, serving, graph, tmp_path, "--database-url-env", "SVC_REL_DB",
+        captured,
+        serving,
+        graph,
+        tmp_path,
+        "--database-url-env",
+        "SVC_REL_DB",
         env={"SVC_REL_DB": dsn},
     )

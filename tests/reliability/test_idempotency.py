@@ -80,7 +80,9 @@ def test_fifty_concurrent_keyed_sends_on_one_sqlite_instance_make_one_upstream_r
     figures = _check(_race([served], graph, "race-sqlite-1"), graph)
     # The key is completed now: a replay answers the stored result, still one upstream request.
     with served.client() as client:
-        replay = client.post("/api/messages/text", json=BODY, headers={"Idempotency-Key": "race-sqlite-1"})
+        replay = client.post(
+            "/api/messages/text", json=BODY, headers={"Idempotency-Key": "race-sqlite-1"}
+        )
     assert replay.status_code == 200
     assert replay.json()["messages"] == [{"id": "wamid.FAKE00000001"}]
     assert len(graph.sends()) == 1

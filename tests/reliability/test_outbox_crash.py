@@ -29,7 +29,9 @@ BATCH = 10
 WORKER = Path(__file__).with_name("_outbox_worker.py")
 
 
-def _worker(target: list[str], graph: FakeGraph, env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+def _worker(
+    target: list[str], graph: FakeGraph, env: dict[str, str], *extra: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(WORKER), *target, "--graph", graph.url, "--batch", str(BATCH), *extra],
         stdout=subprocess.PIPE,
@@ -51,15 +53,21 @@ def _handled(lines: list[str]) -> list[tuple[str, str]]:
     return [(line.split()[1], line.split()[2]) for line in lines if line.startswith("handling ")]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 async def test_worker_killed_mid_batch_then_every_item_completes_once_and_stale_leases_cannot(
-    backend: str, tmp_path: Path, graph: FakeGraph, captured: Captured, request: pytest.FixtureRequest
+    backend: str,
+    tmp_path: Path,
+    graph: FakeGraph,
+    captured: Captured,
+    request: pytest.FixtureRequest,
 ) -> None:
     env: dict[str, str] = {}
     if backend == "sqlite":
         target = ["--sqlite", str(tmp_path / "outbox.db")]
     else:
-        dsn, schema = request.getfixturevalue("pg_schema")
+        dsn, _ = request.getfixturevalue("pg_schema")
         env = {"SVC_REL_DB": dsn}
         target = ["--dsn-env", "SVC_REL_DB"]
 
@@ -100,22 +108,35 @@ async def test_worker_killed_mid_batch_then_every_item_completes_once_and_stale_
     assert Counter(attempts for _, attempts in rows.values()) == Counter({1: ITEMS - 7, 2: 7})
 
     # A stale lease (the dead worker's) can neither complete nor reschedule its items.
-    store = SqliteStore(tmp_path / "outbox.db") if backend == "sqlite" else PostgresStore(env["SVC_REL_DB"])
+    store = (
+        SqliteStore(tmp_path / "outbox.db")
+        if backend == "sqlite"
+        else PostgresStore(env["SVC_REL_DB"])
+    )
     now = datetime.now(UTC) + timedelta(milliseconds=OUTBOX_LEASE_MS * 2)
     try:
         for item_id, lease in first_handled:
-            assert await store.mark_outbox_item_succeeded(id=item_id, lease_id=lease, now=now) is False
             assert (
-                await store.mark_outbox_item_failed(id=item_id, lease_id=lease, now=now, retry_delay_ms=0)
+                await store.mark_outbox_item_succeeded(id=item_id, lease_id=lease, now=now) is False
+            )
+            assert (
+                await store.mark_outbox_item_failed(
+                    id=item_id, lease_id=lease, now=now, retry_delay_ms=0
+                )
                 is False
             )
         assert await store.count_outbox_pending() == 0
     finally:
         await store.close()
-    print(f"outbox {backend}: items={ITEMS} killed_workers=1 deliveries={len(graph.requests)} completed={ITEMS} lost=0")
+    print(
+        f"outbox {backend}: items={ITEMS} killed_workers=1 "
+        f"deliveries={len(graph.requests)} completed={ITEMS} lost=0"
+    )
 
 
-def _rows(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, tuple[str, int]]:
+def _rows(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> dict[str, tuple[str, int]]:
     query = "SELECT id, status, attempts FROM svc_outbox"
     if backend == "sqlite":
         with sqlite3.connect(tmp_path / "outbox.db") as conn:

@@ -86,7 +86,9 @@ def test_postgres_outage_is_503_persistence_unavailable_and_the_service_recovers
     unkeyed, _ = outage.pop("unkeyed")
     for name, response in [("readyz", ready)] + [(n, r) for n, (r, _) in outage.items()]:
         assert (name, response.status_code, error_code(response)) == (
-            name, 503, "persistence_unavailable",
+            name,
+            503,
+            "persistence_unavailable",
         )
         assert "Traceback" not in response.text
     assert health.status_code == 200  # liveness is not readiness

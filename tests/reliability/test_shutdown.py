@@ -62,7 +62,9 @@ def test_sigterm_with_32_sends_in_flight_answers_them_all_and_exits_0_within_the
             headers={"Idempotency-Key": f"drain-{i}"},
         )
 
-    runner = threading.Thread(target=lambda: results.extend(in_threads(IN_FLIGHT, send, width=IN_FLIGHT)))
+    runner = threading.Thread(
+        target=lambda: results.extend(in_threads(IN_FLIGHT, send, width=IN_FLIGHT))
+    )
     runner.start()
     graph.wait_for_requests(IN_FLIGHT)  # all 32 accepted and waiting upstream
     served.process.send_signal(signal.SIGTERM)
@@ -92,7 +94,10 @@ def test_sigterm_with_32_sends_in_flight_answers_them_all_and_exits_0_within_the
     assert {r.json()["messages"][0]["id"] for r in replays} == answered
     assert len(graph.sends()) == IN_FLIGHT  # replays, no new upstream request
     assert again.stop() == 0
-    print(f"shutdown: in_flight={IN_FLIGHT} answered={len(answered)} exit=0 seconds={exit_seconds:.2f}")
+    print(
+        f"shutdown: in_flight={IN_FLIGHT} answered={len(answered)} exit=0 "
+        f"seconds={exit_seconds:.2f}"
+    )
 
 
 def send_again(client: httpx.Client, i: int) -> httpx.Response:

@@ -1,4 +1,4 @@
-"""Faults of the database under ``svc serve``: migration drift, a read-only, full or corrupt SQLite file.
+"""Database faults under ``svc serve``: migration drift; a read-only, full or corrupt SQLite file.
 
 Each ends in a clear startup error (exit 1, one ``svc serve:`` line, no
 traceback) or a 503, never a traceback in a response and never a write
@@ -24,7 +24,9 @@ from .conftest import Captured, Serve, error_code, make_project, run_serve_to_ex
 
 pytestmark = pytest.mark.slow
 
-DRIFT = "UPDATE svc_schema_migrations SET checksum = 'f00d' || substr(checksum, 5) WHERE version = 1"
+DRIFT = (
+    "UPDATE svc_schema_migrations SET checksum = 'f00d' || substr(checksum, 5) WHERE version = 1"
+)
 
 
 def _digest(path: Path) -> str:
@@ -32,11 +34,11 @@ def _digest(path: Path) -> str:
 
 
 def _assert_clear_refusal(result: object, code: str) -> None:
-    assert getattr(result, "returncode") == 1
-    stderr: str = getattr(result, "stderr")
+    assert result.returncode == 1
+    stderr: str = result.stderr
     assert code in stderr
     assert "Traceback" not in stderr
-    assert getattr(result, "stdout") == ""
+    assert result.stdout == ""
 
 
 async def test_migration_drift_on_sqlite_refuses_to_start_and_writes_nothing(
@@ -73,7 +75,11 @@ async def test_migration_drift_on_postgres_refuses_to_start_and_writes_nothing(
             "SELECT version, checksum, applied_at FROM svc_schema_migrations ORDER BY version"
         ).fetchall()
     result = run_serve_to_exit(
-        captured, *project.dry_args(), "--database-url-env", "SVC_REL_DB", cwd=tmp_path,
+        captured,
+        *project.dry_args(),
+        "--database-url-env",
+        "SVC_REL_DB",
+        cwd=tmp_path,
         env={"SVC_REL_DB": dsn},
     )
     _assert_clear_refusal(result, "migration_checksum_mismatch")
@@ -122,8 +128,14 @@ async def test_read_only_sqlite_file_is_a_clear_startup_error_and_stays_untouche
     prefix = _without_dac_override()
     try:
         result = run_serve_to_exit(
-            captured, *project.dry_args(), "--database", "data/svc.db", "--port", "0",
-            cwd=tmp_path, prefix=prefix,
+            captured,
+            *project.dry_args(),
+            "--database",
+            "data/svc.db",
+            "--port",
+            "0",
+            cwd=tmp_path,
+            prefix=prefix,
         )
     finally:
         data.chmod(0o755)
@@ -137,7 +149,9 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
 ) -> None:
     project = make_project(tmp_path)
     # Migrate first without a limit, then serve with files capped just above their size.
-    warm = start_serve(captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path)
+    warm = start_serve(
+        captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path
+    )
     serving.append(warm)
     assert warm.stop() == 0
     cap = max(p.stat().st_size for p in tmp_path.glob("svc.db*")) + 64 * 1024
@@ -146,7 +160,13 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
         resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
 
     served = start_serve(
-        captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path,
+        captured,
+        *project.dry_args(),
+        "--database",
+        "svc.db",
+        "--port",
+        "0",
+        cwd=tmp_path,
         preexec_fn=limit,
     )
     serving.append(served)
@@ -155,7 +175,8 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
     with served.client() as client:
         for n in range(400):
             sent = client.post(
-                "/api/messages/text", json={"to": "15551234567", "text": "fill " + "x" * 500},
+                "/api/messages/text",
+                json={"to": "15551234567", "text": "fill " + "x" * 500},
                 headers={"Idempotency-Key": f"full-{n}"},
             )
             assert "Traceback" not in sent.text
@@ -173,13 +194,17 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
     assert refused + degraded >= 20, "the size limit was never reached"
     assert served.stop() == 0
     # Every send acknowledged without the degraded header is in the projection after restart.
-    again = start_serve(captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path)
+    again = start_serve(
+        captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path
+    )
     serving.append(again)
     with again.client() as client:
         stored: set[str] = set()
         cursor = None
         while True:
-            page = client.get("/api/messages", params={"limit": "100", **({"cursor": cursor} if cursor else {})})
+            page = client.get(
+                "/api/messages", params={"limit": "100", **({"cursor": cursor} if cursor else {})}
+            )
             items = page.json()["items"]
             stored |= {item["waMessageId"] for item in items}
             if len(items) < 100:
@@ -187,4 +212,7 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
             cursor = str(items[-1]["rowId"])
     assert set(kept) <= stored
     assert again.stop() == 0
-    print(f"sqlite full: sends={len(kept) + refused + degraded} kept={len(kept)} refused={refused} degraded={degraded} lost=0")
+    print(
+        f"sqlite full: sends={len(kept) + refused + degraded} kept={len(kept)} "
+        f"refused={refused} degraded={degraded} lost=0"
+    )

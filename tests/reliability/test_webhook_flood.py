@@ -71,8 +71,7 @@ def test_signed_deliveries_with_duplicates_to_two_instances_are_dispatched_and_p
     project = make_project(tmp_path, graph.url)
     env = {"SVC_REL_DB": dsn, "SVC_ECHO_REPLY": "1"}
     instances = [
-        start_live(captured, project, "--database-url-env", "SVC_REL_DB", env=env)
-        for _ in range(2)
+        start_live(captured, project, "--database-url-env", "SVC_REL_DB", env=env) for _ in range(2)
     ]
     serving.extend(instances)
     order = _plan(DELIVERIES)
