@@ -140,7 +140,7 @@ class _State(enum.Enum):
 
 
 class _Job(Generic[T]):
-    """One queued call of the group commit; it fails until its batch has committed."""
+    """One queued call of the group commit; it counts as failed until its batch has committed."""
 
     __slots__ = (
         "batch",
@@ -151,6 +151,7 @@ class _Job(Generic[T]):
         "fn",
         "hint",
         "holds_slot",
+        "ok",
         "result",
         "state",
         "wake",
@@ -167,7 +168,8 @@ class _Job(Generic[T]):
         self.done = anyio.Event()
         self.wake = anyio.Event()  # done, or promoted to drain the queue
         self.result: T | None = None
-        self.error: Exception | None = PersistenceError(code, _MESSAGES[code])
+        self.ok = False  # set only once COMMIT has succeeded
+        self.error: Exception | None = None  # the call's own non-driver exception
 
 
 class _Batch:
@@ -512,8 +514,8 @@ class PostgresStore(StoreBase):
                 raise
         if job.holds_slot:
             await self._drain(pool, job)
-        if job.error is not None:
-            raise job.error
+        if not job.ok:
+            raise job.error or PersistenceError(code, _MESSAGES[code])
         return job.result  # type: ignore[return-value]
 
     def _release_slot(self, job: _Job[Any]) -> None:
@@ -638,7 +640,7 @@ class PostgresStore(StoreBase):
             finally:
                 batch.attach(None)
         for job, result in outcomes:
-            job.result, job.error = result, None
+            job.result, job.ok = result, True
 
     async def _sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None
