@@ -130,6 +130,16 @@ _STORE_METHODS: Final = (
     "close",
 )
 _MAX_PATH_ID: Final = 256
+_ERROR_STATUSES: Final = {
+    "400": "Malformed request (JSON, body, query, path or Idempotency-Key).",
+    "401": "Missing or invalid bearer token, or webhook signature.",
+    "404": "Not found (also the hidden operator routes without the bearer).",
+    "405": "Method not allowed.",
+    "409": "Idempotency conflict or pending claim.",
+    "413": "Request body over the size limit.",
+    "502": "Upstream Graph request failed.",
+    "503": "Rate limited upstream, or persistence unavailable or not configured.",
+}
 _STRICT_JSON = json.JSONDecoder(parse_constant=lambda name: _raise_constant(name))
 
 Scope = Any
@@ -1050,20 +1060,37 @@ def _front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> 
             return
         begin = time.perf_counter()
         status = 500
+        declared = _header(scope, b"content-length")
+        # A body is still unread until the server hands over its last chunk.
+        body_pending = (declared is not None and declared != "0") or _header(
+            scope, b"transfer-encoding"
+        ) is not None
+
+        async def receive_and_watch() -> Any:
+            nonlocal body_pending
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                body_pending = False
+            return message
 
         async def send_and_watch(message: dict[str, Any]) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                if body_pending:
+                    # Answered before the body was read (413, 401, 405...): the rest of the
+                    # body is still on the connection, so it cannot carry another request.
+                    headers = [*message.get("headers", ()), (b"connection", b"close")]
+                    message = {**message, "headers": headers}
             await send(message)
 
         method = str(scope.get("method", "GET"))
         path = str(scope.get("path", ""))
         try:
             if method == "POST" and path == webhook_path:
-                await webhook(scope, receive, send_and_watch)
+                await webhook(scope, receive_and_watch, send_and_watch)
             else:
-                await quart_asgi(scope, receive, send_and_watch)
+                await quart_asgi(scope, receive_and_watch, send_and_watch)
         finally:
             telemetry.request(
                 route=label(path),
@@ -1079,11 +1106,25 @@ def openapi_document(app: QuartTrio, *, server_url: str | None = None) -> dict[s
     """The OpenAPI 3.1 document of ``app``'s routes (no secret, no env reference inside)."""
     extension = app.extensions["QUART_SCHEMA"]
     schema: dict[str, Any] = json.loads(json.dumps(extension.openapi_provider.schema()))
+    error = {
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    }
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    schemas.setdefault(
+        "ErrorBody", ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+    )
+    schemas.update(
+        ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}").get("$defs", {})
+    )
+    schemas["ErrorBody"].pop("$defs", None)
     for operations in schema.get("paths", {}).values():
         for operation in operations.values():
-            if not operation.get("responses"):
-                operation["responses"] = {"200": {"description": "Success."}}
-            for answer in operation["responses"].values():
+            responses = operation.setdefault("responses", {})
+            if not responses:
+                responses["200"] = {"description": "Success."}
+            for status, text in _ERROR_STATUSES.items():
+                responses.setdefault(status, {"description": text, **error})
+            for answer in responses.values():
                 if not answer.get("description"):
                     answer["description"] = "Answer."
     if server_url is not None:

@@ -72,3 +72,40 @@ async def test_webhook_send_and_metrics_over_a_real_socket(
     assert len(graph.requests) == 1
     page: Any = await sqlite_store.list_messages(limit=10)
     assert {record.direction for record in page.items} == {"inbound", "outbound"}
+
+
+@pytest.mark.slow
+async def test_an_answer_given_before_the_body_was_read_closes_the_connection(
+    make_app: AppFactory,
+) -> None:
+    """A keep-alive client must not reuse a connection whose body was left unread."""
+    app = make_app()
+    port = _free_port()
+    config = Config()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve(
+                app, config, shutdown_trigger=stop.wait, task_status=task_status
+            )
+        )
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+            big = b'{"to":"15551234567","text":"' + b"a" * 2_000_000 + b'"}'
+            too_large = await client.post("/api/messages/text", content=big, headers=AUTH)
+            assert too_large.status_code == 413
+            assert too_large.headers["connection"] == "close"
+            unauthorized = await client.post(
+                "/api/messages/text", content=b"x" * 300_000, headers={"Content-Length": "300000"}
+            )
+            assert unauthorized.status_code == 401
+            assert (await client.get("/healthz")).status_code == 200
+            # A request whose body was read keeps its connection.
+            ok = await client.post(
+                "/api/messages/text", json={"to": "15551234567", "text": "x"}, headers=AUTH
+            )
+            assert ok.status_code == 200
+            assert ok.headers.get("connection") != "close"
+        stop.set()

@@ -331,3 +331,14 @@ def test_outbox_handler_needs_a_store() -> None:
     with pytest.raises(ServiceError) as caught:
         _app(outbox_handler=handler)
     assert caught.value.code == "invalid_config"
+
+
+async def test_openapi_documents_the_error_statuses(make_app: AppFactory) -> None:
+    document = await (await make_app().test_client().get("/openapi.json")).get_json()
+    send = document["paths"]["/api/messages/text"]["post"]["responses"]
+    for status in ("400", "401", "409", "413", "502", "503"):
+        schema = send[status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/ErrorBody"} or (
+            schema["title"] == "ErrorBody"
+        )
+    assert "ErrorBody" in document["components"]["schemas"]
