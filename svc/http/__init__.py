@@ -5,9 +5,8 @@ deliveries, ``svc.store`` keeps claims and the message projection,
 ``svc.graph`` builds and sends the upstream requests. See ``docs/http.md``.
 """
 
-from ._app import SERVICE_NAME as SERVICE_NAME
-from ._app import create_app as create_app
-from ._app import openapi_document as openapi_document
+from typing import TYPE_CHECKING, Any
+
 from ._errors import CONSTRUCTION_CODES as CONSTRUCTION_CODES
 from ._errors import HttpError as HttpError
 from ._errors import ServiceError as ServiceError
@@ -19,10 +18,31 @@ from ._profile import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
 from ._profile import Profile as Profile
 from ._profile import ServiceSecrets as ServiceSecrets
 from ._profile import check_service_path as check_service_path
+from ._protocols import CryptoProvider as CryptoProvider
+from ._protocols import TelemetrySink as TelemetrySink
 from ._routes import Route as Route
 from ._routes import route_inventory as route_inventory
-from ._service import CryptoProvider as CryptoProvider
-from ._telemetry import TelemetrySink as TelemetrySink
+
+if TYPE_CHECKING:
+    from ._app import SERVICE_NAME as SERVICE_NAME
+    from ._app import create_app as create_app
+    from ._app import openapi_document as openapi_document
+
+_APP_NAMES = frozenset({"SERVICE_NAME", "create_app", "openapi_document"})
+
+
+def __getattr__(name: str) -> Any:
+    """Load the app module (Quart, quart-schema) only when the app itself is asked for.
+
+    ``Profile``, ``ServiceSecrets`` and the route inventory stay cheap to import,
+    so offline CLI commands (``svc config validate``) start fast.
+    """
+    if name in _APP_NAMES:
+        from . import _app
+
+        return getattr(_app, name)
+    raise AttributeError(f"module 'svc.http' has no attribute {name!r}")
+
 
 __all__ = [
     "CONSTRUCTION_CODES",

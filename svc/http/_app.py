@@ -92,16 +92,16 @@ from ._models import (
     WindowOut,
 )
 from ._profile import Profile, ServiceSecrets
+from ._protocols import CryptoProvider, TelemetrySink
 from ._routes import Route, route_inventory, route_labeler
 from ._service import (
-    CryptoProvider,
     Reply,
     Service,
     check_idempotency_key,
     error_reply,
     json_bytes,
 )
-from ._telemetry import Telemetry, TelemetrySink
+from ._telemetry import Telemetry
 
 __all__ = ["SERVICE_NAME", "create_app", "openapi_document"]
 

@@ -12,8 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final
-
-import httpx
+from urllib.parse import urlsplit
 
 from ._errors import ServiceError
 
@@ -161,12 +160,14 @@ def _check_base_url(value: object) -> None:
     if not isinstance(value, str) or not _VISIBLE_ASCII.fullmatch(value):
         raise error
     try:
-        url = httpx.URL(value)
-    except httpx.InvalidURL:
+        url = urlsplit(value)
+        host = url.hostname
+        url.port  # noqa: B018 - parsing the port is the check
+    except ValueError:
         raise error from None
-    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+    if url.scheme not in ("http", "https") or not host or "@" in url.netloc:
         raise error
-    if url.query or url.fragment:
+    if url.query or url.fragment or "?" in value or "#" in value:
         raise error
 
 

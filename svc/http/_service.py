@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol, TypeVar, runtime_checkable
+from typing import Any, Final, TypeVar
 
 import anyio
 
@@ -56,9 +56,10 @@ from svc.webhook import (
 
 from ._errors import HttpError
 from ._profile import Profile, ServiceSecrets
+from ._protocols import CryptoProvider
 from ._telemetry import Telemetry, upstream_fields
 
-__all__ = ["CryptoProvider", "RecentErrors", "Reply", "Service"]
+__all__ = ["RecentErrors", "Reply", "Service"]
 
 RATE_LIMIT_CODES: Final = frozenset({4, 80007, 130429, 131048, 131056})
 MAX_IDEMPOTENCY_KEY: Final = 256
@@ -66,13 +67,6 @@ MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
 T = TypeVar("T")
-
-
-@runtime_checkable
-class CryptoProvider(Protocol):
-    """The signature check the webhook route uses; ``svc.crypto`` is the default provider."""
-
-    def hmac_sha256_matches(self, key: bytes, data: bytes, expected: bytes) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,19 +13,20 @@ import json
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Final, Protocol, TextIO, runtime_checkable
+from typing import Final, TextIO
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from svc.graph import GraphApiError, GraphError, GraphNetworkError
 from svc.store import format_timestamp
 
+from ._protocols import TelemetrySink
+
 __all__ = [
     "ENDPOINT_FAMILIES",
     "GRAPH_OUTCOMES",
     "SEND_OUTCOMES",
     "Telemetry",
-    "TelemetrySink",
     "clamp_method",
     "status_class",
 ]
@@ -39,19 +40,6 @@ PERSISTENCE_OUTCOMES: Final = frozenset({"ok", "error"})
 _METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TYPE_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
 _TRACE_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-@runtime_checkable
-class TelemetrySink(Protocol):
-    """Receives every counter and histogram the service records (spec "Telemetry events")."""
-
-    def increment_counter(
-        self, name: str, value: float, attributes: Mapping[str, str]
-    ) -> object: ...
-
-    def record_histogram(
-        self, name: str, value_seconds: float, attributes: Mapping[str, str]
-    ) -> object: ...
 
 
 def status_class(status: int) -> str:
