@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
 
+from svc.cli import cli
 from svc.flows import generate_flow_key_pair
 from tests.flows._platform import seal_request, sign
 
@@ -85,15 +88,17 @@ def test_serve_answers_an_encrypted_flows_request_with_the_handler(
     ],
 )
 def test_flow_handler_refusals_exit_1_before_binding(
-    tmp_path: Path, handler: str | None, env: bool, message: str
+    tmp_path: Path, handler: str | None, env: bool, message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = _flows_project(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "myflows", raising=False)
     args = ["serve", "--config", str(config), "--dry-run", "--port", "0"]
     if handler is not None:
         args += ["--flow-handler", handler]
-    extra = {"SVC_FLOWS_KEY": "-----BEGIN PRIVATE KEY-----\nnot a key\n"} if env else {}
-    result = run_svc(*args, cwd=tmp_path, env=extra)
-    assert result.returncode == 1
+    key = "-----BEGIN PRIVATE KEY-----\nnot a key\n" if env else None
+    result = CliRunner().invoke(cli, args, env={"SVC_FLOWS_KEY": key})
+    assert result.exit_code == 1
     assert message in result.stderr
     assert "svc: serving" not in result.stderr
     assert "not a key" not in result.stderr

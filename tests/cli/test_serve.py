@@ -13,7 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+import svc.http  # noqa: F401 - the first Quart import is paid at collection
+from svc.cli import cli
 from svc.cli._runtime import DRAIN_SECONDS
 
 from .conftest import ServeProcess, run_svc, start_serve
@@ -260,14 +263,32 @@ def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
     ],
 )
 def test_serve_refusals_exit_1_with_a_safe_message(
-    project: Path, args: list[str], message: str
+    project: Path, args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = run_svc("serve", "--config", str(project / "svc.config.yaml"), *args, cwd=project)
-    assert result.returncode == 1
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(
+        cli, ["serve", "--config", str(project / "svc.config.yaml"), *args], env={"PORT": None}
+    )
+    assert result.exit_code == 1
     assert message in result.stderr
     assert "passwd-secret" not in result.stderr
     assert "pw@h" not in result.stderr
     assert result.stdout == ""
+
+
+def test_a_serve_refusal_exits_1_as_a_process(project: Path) -> None:
+    result = run_svc(
+        "serve",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--live",
+        "--yes-live",
+        "--env-file",
+        "/etc/passwd-secret",
+    )
+    assert result.returncode == 1
+    assert "relative local file" in result.stderr
+    assert "passwd-secret" not in result.stderr
 
 
 def test_paas_port_must_be_an_integer_in_range(project: Path) -> None:
