@@ -27,19 +27,7 @@ SIGNAL_LINE = re.compile(r"^svc: SIGTERM received")
 
 
 @pytest.mark.parametrize(
-    "keep_alive_open",
-    [
-        False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="http_bugs.md #2: idle keep-alive connections hold the exit to the full "
-                "drain window",
-            ),
-        ),
-    ],
-    ids=["clients-close", "clients-keep-alive"],
+    "keep_alive_open", [False, True], ids=["clients-close", "clients-keep-alive"]
 )
 def test_sigterm_with_32_sends_in_flight_answers_them_all_and_exits_0_within_the_drain_window(
     keep_alive_open: bool,
