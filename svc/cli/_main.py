@@ -7,36 +7,63 @@ command imports what it needs (Quart, hypercorn, pydantic, ...) when it runs.
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from .._version import __version__
-from ._flows import flows
-from ._init import init
-from ._messages import messages
-from ._operator import doctor, onboarding, openapi, setup, upgrade, webhook
-from ._serve import serve
-from ._validate import config
+
+# name -> (module, attribute, one-line help): a command's module is imported only when
+# that command runs, so ``svc --version`` and ``svc --help`` load click alone.
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("._init", "init", "Write a config file and an .env.example (count-only output)."),
+    "setup": ("._operator", "setup", "Prompt for values; write the config and .env.local."),
+    "onboarding": ("._operator", "onboarding", "Print the callback URL and fresh tokens."),
+    "config": ("._validate", "config", "Validate a config file."),
+    "doctor": ("._operator", "doctor", "Offline checks of runtime, config, routes, OpenAPI."),
+    "upgrade": ("._operator", "upgrade", "Upgrade the installed svc package set with pip."),
+    "openapi": ("._operator", "openapi", "Print the OpenAPI 3.1 document of the service."),
+    "serve": ("._serve", "serve", "Run the service (dry run or live)."),
+    "messages": ("._messages", "messages", "List or show projected messages of a running service."),
+    "webhook": ("._operator", "webhook", "Webhook helpers (verify tokens)."),
+    "flows": ("._flows", "flows", "WhatsApp Flows helpers (key generation)."),
+}
+_ALIASES = {"update": "upgrade"}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group that imports a command's module when the command is looked up to run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        alias = _ALIASES.get(cmd_name)
+        target = _COMMANDS.get(alias or cmd_name)
+        if target is None:
+            return None
+        module, attribute, _ = target
+        command: click.Command = getattr(importlib.import_module(module, __package__), attribute)
+        if alias is not None:
+            return click.Command(
+                name=cmd_name,
+                callback=command.callback,
+                params=command.params,
+                help=f"Alias of {alias}.",
+                hidden=True,
+            )
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, short) for name, (_, _, short) in sorted(_COMMANDS.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="svc", message="%(prog)s %(version)s")
 def cli() -> None:
     """svc: WhatsApp Cloud API service, library and operator tool."""
-
-
-for _command in (init, setup, onboarding, config, doctor, upgrade, openapi, serve, messages):
-    cli.add_command(_command)
-cli.add_command(webhook)
-cli.add_command(flows)
-cli.add_command(
-    click.Command(
-        name="update",
-        callback=upgrade.callback,
-        params=upgrade.params,
-        help="Alias of upgrade.",
-        hidden=True,
-    )
-)
 
 
 def main() -> None:
