@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -190,8 +191,17 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
         served.wait_for_line(REPEAT_LINE)
         # The listener is closed: new connections are refused while the request drains.
         host, port = served.url.removeprefix("http://").rsplit(":", 1)
-        with pytest.raises(ConnectionRefusedError):
-            socket.create_connection((host, int(port)), timeout=5).close()
+        # The listener closes asynchronously after the signal: poll, bounded.
+        deadline = time.monotonic() + 10
+        refused = False
+        while not refused and time.monotonic() < deadline:
+            try:
+                socket.create_connection((host, int(port)), timeout=5).close()
+            except ConnectionRefusedError:
+                refused = True
+            else:
+                time.sleep(0.05)
+        assert refused
         handler.release.set()
         sender.join(timeout=30)
         # The answer given during the drain closes its connection, so the open client
