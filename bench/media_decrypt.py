@@ -23,7 +23,10 @@ between. Its ``serial_ms`` is the decrypt's work at those speeds (two
 SHA-256 passes, one HMAC, one AES pass) and ``two_core_ms`` the best two
 cores can do with it: half of that, or one SHA-256 pass if longer (a hash
 chain cannot be split). ``decrypt_over_two_core_limit`` says how far the
-decrypt is from it (1.0 would be perfect). ``--wait-idle 0.92`` waits (up to
+decrypt is from it (1.0 would be perfect). ``two_at_once_over_one`` is the
+wall time of two SHA-256 passes run at once on two threads over one pass
+alone: above 1 when the two cores slow each other down (shared core
+resources, clock), which no implementation escapes. ``--wait-idle 0.92`` waits (up to
 two minutes) for the machine to be that idle first and reports what it saw.
 
     .venv/bin/python bench/media_decrypt.py [--rounds 31] [--wait-idle 0.92]
@@ -40,6 +43,7 @@ import json
 import os
 import platform
 import statistics
+import threading
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -131,10 +135,19 @@ def hardware_limits(bundle: dict[str, str], encrypted: bytes) -> dict[str, Calla
         decryptor = Cipher(algorithms.AES256(key), modes.CBC(iv)).decryptor()
         return decryptor.update_into(ciphertext, out)
 
+    def two_sha256_at_once() -> object:
+        # One pass on a helper thread, one here: what the two cores give when both hash.
+        helper = threading.Thread(target=sha256)
+        helper.start()
+        sha256()
+        helper.join()
+        return None
+
     return {
         "limit_sha256": sha256,
         "limit_hmac_sha256": hmac_sha256,
         "limit_aes256_cbc_decrypt": aes256_cbc_decrypt,
+        "limit_two_sha256_at_once": two_sha256_at_once,
     }
 
 
@@ -154,6 +167,8 @@ def limit_report(medians: dict[str, float], size: int) -> tuple[dict[str, object
         "aes256_cbc_decrypt_gb_per_s": round(size / aes / 1e6, 2),
         "serial_ms": round(serial, 2),
         "two_core_ms": round(two_core, 2),
+        "two_sha256_at_once_ms": round(medians["limit_two_sha256_at_once"], 2),
+        "two_at_once_over_one": round(medians["limit_two_sha256_at_once"] / sha, 3),
     }
     return report, two_core
 

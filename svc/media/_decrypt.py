@@ -20,8 +20,9 @@ each take the next step (4 MiB down to 256 KiB) of whichever chain has the
 most work left (``_Schedule``). A chain may move between threads
 between steps, so both stay busy to the end and the call costs about half
 the serial work, not the longer of two fixed halves (cryptography releases
-the GIL on large buffers, so both threads compute at once). Every chain
-runs to its end; the verdicts are then read in the order above, so a padding
+the GIL on large buffers, so both threads compute at once). On one CPU, or
+below 256 KiB, this thread runs each chain in one piece. Every chain runs
+to its end; the verdicts are then read in the order above, so a padding
 error is never reported for a file whose tag failed, and the plaintext
 leaves this module only after every check passed.
 """
@@ -109,8 +110,11 @@ def decrypt_encrypted_media(bundle: Mapping[str, str], encrypted: bytes) -> byte
             "invalid_ciphertext",
             "encrypted media must be a non-empty whole number of 16-byte blocks plus a 10-byte tag",
         )
-    threads = 2 if size >= PARALLEL_MIN_BYTES and _usable_cpus() > 1 else 1
-    return _verify_and_decrypt(keys, data, threads=threads)
+    if size >= PARALLEL_MIN_BYTES and _usable_cpus() > 1:
+        return _verify_and_decrypt(keys, data, threads=2)
+    # Alone, a thread gains nothing from steps: each chain runs in one piece.
+    whole_chain = size + crypto.AES_BLOCK_SIZE
+    return _verify_and_decrypt(keys, data, threads=1, min_step=whole_chain, max_step=whole_chain)
 
 
 async def decrypt_encrypted_media_async(bundle: Mapping[str, str], encrypted: bytes) -> bytes:
