@@ -26,7 +26,7 @@ from svc.store import (
 )
 from svc.store import _validate as check
 from svc.store._batch import DEFER, BatchHint
-from svc.store._postgres import _Operation, _PgSession
+from svc.store._pg_engine import _Operation, _PgSession
 
 from .conftest import T0, Backend, _backend
 
@@ -147,7 +147,7 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
         for i in range(10, 20):
             nursery.start_soon(claim, i)
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._queue) == 21  # all queued together behind the blocked batch
+        assert len(store._engine._queue) == 21  # all queued together behind the blocked batch
         await trio.to_thread.run_sync(blocker.release)
     assert [exc.code for exc in failure] == ["claim_failed"]
     assert claims == {i: Claimed() for i in range(20)}
@@ -198,7 +198,7 @@ async def test_fifty_claims_in_one_batch_give_exactly_one_claimed(pg: Backend) -
         for _ in range(50):
             nursery.start_soon(claim, "h")
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._queue) == 50
+        assert len(store._engine._queue) == 50
         await trio.to_thread.run_sync(blocker.release)
     assert results.count(Claimed()) == 1 and results.count(Pending()) == 49
 
@@ -232,7 +232,7 @@ async def test_cancelling_waiters_loses_and_duplicates_nothing_else(pg: Backend)
         await trio.testing.wait_all_tasks_blocked()
         queued_scope.cancel()  # still in the queue: withdrawn
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._queue) == 20
+        assert len(store._engine._queue) == 20
         running_scope.cancel()  # its statement is cancelled server-side
     blocker.release()
     assert queued_scope.cancelled_caught and running_scope.cancelled_caught
