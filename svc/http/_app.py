@@ -38,6 +38,7 @@ from svc._version import __version__
 from svc.flows import MAX_FLOW_BYTES, FlowHandler, FlowPrivateKey, handle_flow_request
 from svc.graph import GraphClient, GraphRequestValidationError, GroupClient
 from svc.store import (
+    SCHEMA_VERSION,
     OutboxHandler,
     OutboxReport,
     OutboxReporter,
@@ -560,7 +561,7 @@ def _build_quart_app(
         """Readiness: the store (when configured) is healthy and at the current schema version."""
         if service.store is not None:
             health = await service.store.health()
-            if not health.ok or health.current_version != _schema_version():
+            if not health.ok or health.current_version != SCHEMA_VERSION:
                 raise HttpError(
                     503, "persistence_unavailable", "The persistence store is unavailable."
                 )
@@ -774,12 +775,6 @@ def _build_quart_app(
 def _builder_message(error: GraphRequestValidationError) -> str:
     field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
     return f"The message is invalid ({field})." if field else "The message is invalid."
-
-
-def _schema_version() -> int:
-    from svc.store._migrations import load_migrations
-
-    return max(m.version for m in load_migrations("sqlite"))
 
 
 def _config_shape(service: Service) -> dict[str, object]:

@@ -10,6 +10,7 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
 from ._outbox import OutboxHandler as OutboxHandler
 from ._outbox import OutboxReport as OutboxReport
 from ._outbox import OutboxReporter as OutboxReporter
@@ -50,6 +51,7 @@ __all__ = [
     "FAULT_CODES",
     "MAX_WINDOW_MS",
     "OUTBOX_LEASE_MS",
+    "SCHEMA_VERSION",
     "STATUS_RANKS",
     "VALIDATION_CODES",
     "ClaimResult",

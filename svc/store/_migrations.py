@@ -16,12 +16,17 @@ from ._session import Dialect, Session, Transact
 
 __all__ = [
     "LOCK_STALE_MS",
+    "SCHEMA_VERSION",
     "Migration",
     "current_version",
     "load_migrations",
     "run_migrations",
     "split_statements",
 ]
+
+SCHEMA_VERSION: Final = 6
+"""The highest packaged migration of every backend (a test checks it against the files):
+what ``migrate()`` reaches and what a ready service's ``health().current_version`` is."""
 
 LOCK_STALE_MS: Final = 10 * 60 * 1000
 """A migration lock older than this is taken to belong to a crashed process."""

@@ -9,6 +9,7 @@ import trio
 
 from svc.store import (
     OUTBOX_LEASE_MS,
+    SCHEMA_VERSION,
     Claimed,
     Conflict,
     MessageRecord,
@@ -59,9 +60,9 @@ async def test_store_satisfies_the_protocol(store: AnyStore) -> None:
 
 
 async def test_migrate_is_idempotent_and_health_reports_the_version(store: AnyStore) -> None:
-    assert await store.migrate() == 6
+    assert await store.migrate() == SCHEMA_VERSION == 6
     health = await store.health()
-    assert health.ok and health.current_version == 6
+    assert health.ok and health.current_version == SCHEMA_VERSION
     assert health.backend == store.backend
     assert health.redacted_location in {
         "[REDACTED_SQLITE_DATABASE]",

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from svc.store import PersistenceError, SqliteStore
+import svc.store
+from svc.store import SCHEMA_VERSION, PersistenceError, SqliteStore
 from svc.store._migrations import LOCK_STALE_MS, load_migrations, split_statements
 
 from .conftest import Backend
@@ -22,6 +23,13 @@ SPEC_NAMES = [
     "005_service_request_claims",
     "006_message_uniqueness",
 ]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
+def test_schema_version_is_the_highest_packaged_migration(dialect: str) -> None:
+    assert isinstance(SCHEMA_VERSION, int) and not isinstance(SCHEMA_VERSION, bool)
+    assert max(m.version for m in load_migrations(dialect)) == SCHEMA_VERSION  # type: ignore[arg-type]
+    assert svc.store.SCHEMA_VERSION is SCHEMA_VERSION
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "postgres"])
