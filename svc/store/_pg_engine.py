@@ -25,7 +25,7 @@ import enum
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, Final, Generic, Literal, TypeVar
 
@@ -34,7 +34,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import psycopg
 import psycopg.conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from . import _batch
 from ._batch import DEFER, BatchHint, BatchKind
@@ -49,6 +49,10 @@ T = TypeVar("T")
 _POOL_NAMES: Final = itertools.count(1)
 _MIGRATE_LOCK_NAMESPACE: Final = 0x5C5D
 _CANCEL_RETRY_SECONDS: Final = 0.1
+_OLD_POOL_CLOSE_SECONDS: Final = 1.0
+"""How long closing a replaced pool waits for its background threads."""
+_RECONNECT_TIMEOUT_SECONDS: Final = 30.0
+"""How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
 _MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "PostgreSQL migration failed.",
     "claim_failed": "PostgreSQL service-request transaction failed.",
@@ -87,12 +91,13 @@ class _OperationCancelled(Exception):
 class _Operation:
     """What a cancelled caller needs to stop the worker thread's current query."""
 
-    __slots__ = ("_conn", "_lock", "cancelled")
+    __slots__ = ("_conn", "_lock", "cancelled", "lost")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self.cancelled = False
+        self.lost = False  # the server could not be reached (see _pooled)
 
     def attach(self, conn: psycopg.Connection[Any] | None) -> None:
         with self._lock:
@@ -175,12 +180,13 @@ class _Job(Generic[T]):
 class _Batch:
     """The jobs of one transaction; the lock orders their state changes against cancels."""
 
-    __slots__ = ("_conn", "_current", "_lock")
+    __slots__ = ("_conn", "_current", "_lock", "lost")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._current: list[_Job[Any]] = []
+        self.lost = False  # the server could not be reached (see _pooled)
 
     def attach(self, conn: psycopg.Connection[Any] | None) -> None:
         with self._lock:
@@ -218,6 +224,29 @@ class _Batch:
                 with contextlib.suppress(psycopg.Error):
                     self._conn.cancel_safe(timeout=2.0)
             return job.state
+
+
+@contextlib.contextmanager
+def _pooled(
+    pool: ConnectionPool[psycopg.Connection[Any]], marker: _Operation | _Batch
+) -> Iterator[psycopg.Connection[Any]]:
+    """Blocking: a pooled connection; flags ``marker.lost`` when the server is out of reach.
+
+    Out of reach means no pooled connection came within the pool timeout, or the
+    connection broke under the work (server gone, network cut). A query error on
+    a healthy connection (constraint, cancel, deadlock) is not a loss.
+    """
+    try:
+        with pool.connection() as conn:
+            try:
+                yield conn
+            except psycopg.Error:
+                if conn.broken or conn.closed:
+                    marker.lost = True
+                raise
+    except PoolTimeout:
+        marker.lost = True
+        raise
 
 
 class _PgSession:
@@ -320,8 +349,12 @@ class PgEngine:
         "_min_size",
         "_open_lock",
         "_pool",
+        "_pool_timeout",
         "_queue",
+        "_reconnect_interval",
+        "_retry_at",
         "_schema",
+        "_unreachable",
     )
 
     def __init__(
@@ -332,6 +365,8 @@ class PgEngine:
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,
+        pool_timeout: float = 2.0,
+        reconnect_interval: float = 0.5,
     ) -> None:
         try:
             psycopg.conninfo.conninfo_to_dict(dsn)
@@ -344,6 +379,8 @@ class PgEngine:
         self._min_size: Final = min_size
         self._max_size: Final = max_size
         self._connect_timeout: Final = float(connect_timeout)
+        self._pool_timeout: Final = float(pool_timeout)
+        self._reconnect_interval: Final = float(reconnect_interval)
         kwargs: dict[str, Any] = {"autocommit": True}
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
@@ -354,6 +391,8 @@ class PgEngine:
         self._queue: list[_Job[Any]] = []
         self._drainers = 0
         self._closed = False
+        self._unreachable = False  # a call found the server out of reach; probe before use
+        self._retry_at = 0.0  # while unreachable, no connection attempt before this time
 
     def __repr__(self) -> str:
         return f"PgEngine(location={REDACTED_POSTGRES_LOCATION!r}, schema={self._schema!r})"
@@ -373,7 +412,8 @@ class PgEngine:
             kwargs=self._kwargs,
             open=False,
             name=f"svc-store-{next(_POOL_NAMES)}",
-            timeout=self._connect_timeout,
+            timeout=self._pool_timeout,
+            reconnect_timeout=_RECONNECT_TIMEOUT_SECONDS,
         )
         try:
             pool.open(wait=self._min_size > 0, timeout=self._connect_timeout)
@@ -382,23 +422,53 @@ class PgEngine:
             raise
         return pool
 
+    def _refuse(self, code: FaultCode) -> PersistenceError:
+        return PersistenceError(code, "PostgreSQL is unreachable; a recent connection failed.")
+
     async def _ensure_pool(self, code: FaultCode) -> ConnectionPool[psycopg.Connection[Any]]:
+        """The pool to use; while the server is out of reach, fail at once or probe it.
+
+        After a call found the server out of reach, calls fail immediately except
+        one connection attempt per ``reconnect_interval`` (others fail while it
+        runs); when an attempt succeeds, a fresh pool replaces the old one, so
+        recovery never waits for the old pool's reconnect backoff.
+        """
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
-        if self._pool is not None:
-            return self._pool
+        pool = self._pool
+        if pool is not None and not self._unreachable:
+            return pool
+        if self._unreachable and (
+            self._open_lock.locked() or anyio.current_time() < self._retry_at
+        ):
+            raise self._refuse(code)
         async with self._open_lock:
-            if self._pool is None:
-                try:
-                    with anyio.CancelScope(shield=True):
-                        pool = await anyio.to_thread.run_sync(self._open_pool)
-                except psycopg.Error:
-                    raise PersistenceError(code, "PostgreSQL connection failed.") from None
+            if self._pool is not None and not self._unreachable:
+                return self._pool
+            if self._unreachable and anyio.current_time() < self._retry_at:
+                raise self._refuse(code)
+            try:
+                with anyio.CancelScope(shield=True):
+                    fresh = await anyio.to_thread.run_sync(self._open_pool)
+            except psycopg.Error:
+                self._unreachable = True
+                self._retry_at = anyio.current_time() + self._reconnect_interval
+                raise PersistenceError(code, "PostgreSQL connection failed.") from None
+            old, self._pool, self._unreachable = self._pool, fresh, False
+            with anyio.CancelScope(shield=True):
+                if old is not None:
+                    # Its connections in use are closed as they come back.
+                    await anyio.to_thread.run_sync(old.close, _OLD_POOL_CLOSE_SECONDS)
                 if self._closed:
-                    await anyio.to_thread.run_sync(pool.close)
+                    await anyio.to_thread.run_sync(fresh.close)
                     raise PersistenceError("store_closed", "The store is closed.")
-                self._pool = pool
-            return self._pool
+            return fresh
+
+    def _note(self, marker: _Operation | _Batch) -> None:
+        """After a thread call: remember when it found the server out of reach."""
+        if marker.lost and not self._unreachable:
+            self._unreachable = True
+            self._retry_at = anyio.current_time()  # the next call probes at once
 
     # --- the cancellable thread call
 
@@ -409,7 +479,7 @@ class PgEngine:
         op = _Operation()
 
         def in_thread() -> T:
-            with pool.connection() as conn:
+            with _pooled(pool, op) as conn:
                 op.attach(conn)
                 try:
                     return work(conn, op)
@@ -429,6 +499,7 @@ class PgEngine:
                 except Exception as exc:  # noqa: BLE001 -- re-raised after the thread is done
                     failure.append(exc)
                 finally:
+                    self._note(op)
                     done.set()
 
         async with anyio.create_task_group() as tg:
@@ -513,10 +584,18 @@ class PgEngine:
             while own.state is _State.QUEUED:
                 jobs = self._queue[:_MAX_BATCH]
                 del self._queue[:_MAX_BATCH]
+                if self._unreachable:
+                    # An earlier batch lost the server: the rest fail now, not one timeout each.
+                    for job in jobs:
+                        job.state, job.error = _State.SETTLED, self._refuse(job.code)
+                        job.done.set()
+                        job.wake.set()
+                    continue
                 batch = _Batch()
                 for job in jobs:
                     job.state, job.batch = _State.TAKEN, batch
-                await self._run_batch(pool, batch, jobs, own)
+                current = self._pool if self._pool is not None else pool
+                await self._run_batch(current, batch, jobs, own)
         finally:
             self._release_slot(own)
         if not own.done.is_set():
@@ -549,6 +628,7 @@ class PgEngine:
                 except Exception as exc:  # noqa: BLE001 -- re-raised after the jobs are settled
                     failure.append(exc)
                 finally:
+                    self._note(batch)
                     for job in jobs:
                         job.state = _State.SETTLED
                         job.done.set()
@@ -600,7 +680,7 @@ class PgEngine:
     ) -> None:
         """Blocking: one transaction for the whole batch; results count only after COMMIT."""
         outcomes: list[tuple[_Job[Any], object]] = []
-        with pool.connection() as conn:
+        with _pooled(pool, batch) as conn:
             batch.attach(conn)
             try:
                 session = _PgSession(conn, batch)

@@ -54,6 +54,11 @@ class PostgresStore(StoreBase):
 
     ``schema`` (a lower-case identifier) sets ``search_path`` on every pooled
     connection, so several deployments or test runs can share one database.
+    ``connect_timeout`` bounds opening a connection, ``pool_timeout`` the wait
+    for a pooled one. Once a call finds the server out of reach, calls fail at
+    once except one connection attempt per ``reconnect_interval`` seconds; the
+    first that succeeds replaces the pool, so service resumes right after the
+    server does.
     """
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
@@ -68,6 +73,8 @@ class PostgresStore(StoreBase):
         min_size: int = 1,
         max_size: int = 10,
         connect_timeout: float = 10.0,
+        pool_timeout: float = 2.0,
+        reconnect_interval: float = 0.5,
     ) -> None:
         engine = _load_engine()
         if not isinstance(dsn, str) or not dsn.strip():
@@ -88,6 +95,8 @@ class PostgresStore(StoreBase):
             min_size=min_size,
             max_size=max_size,
             connect_timeout=_positive(connect_timeout, "connect_timeout"),
+            pool_timeout=_positive(pool_timeout, "pool_timeout"),
+            reconnect_interval=_positive(reconnect_interval, "reconnect_interval"),
         )
         self._schema: Final = schema
         self._closed = False

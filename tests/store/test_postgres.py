@@ -131,6 +131,10 @@ async def test_unreachable_server_fails_without_echoing_the_dsn(
         ("postgresql://x@127.0.0.1/db", {"schema": "x; drop"}),
         ("postgresql://x@127.0.0.1/db", {"min_size": 5, "max_size": 2}),
         ("host=127.0.0.1 password='unterminated", {}),
+        ("postgresql://x@127.0.0.1/db", {"pool_timeout": 0}),
+        ("postgresql://x@127.0.0.1/db", {"reconnect_interval": -1.0}),
+        ("postgresql://x@127.0.0.1/db", {"connect_timeout": "5"}),
+        ("postgresql://x@127.0.0.1/db", {"pool_timeout": True}),
     ],
 )
 def test_bad_options_are_refused(dsn: str, kwargs: dict) -> None:
