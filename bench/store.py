@@ -4,7 +4,10 @@ Figures: record_message inserts/s and claim_service_request/s (waves of 50
 concurrent callers), record_message/s at a steady concurrency of 32 (the
 group-commit figure; on PostgreSQL also the pre-batching path, one transaction
 per call, measured in the same run, and their ratio), and list_messages(limit=50)
-p50 at 10k and at 1M rows with their ratio. Targets: ratio <= 1.5 (index-bound,
+p50 at 10k and at 1M rows with their ratio, and webhook deliveries/s at
+concurrency 32 (1 message + 3 statuses each) as one record_webhook_delivery
+call against the separate calls it replaces (record_webhook_event, then the 4
+projection calls started together), with their ratio. Targets: ratio <= 1.5 (index-bound,
 never a scan), SQLite inserts >= 5,000/s, PostgreSQL record_message at
 concurrency 32 >= 5,000/s. PostgreSQL runs when SVC_TEST_POSTGRES_URL is set
 (in a throw-away schema). Rows beyond the timed inserts are bulk-loaded with
@@ -31,7 +34,7 @@ from pathlib import Path
 import psycopg
 import trio
 
-from svc.store import MessageRecord, PostgresStore, SqliteStore, _ops
+from svc.store import MessageRecord, PostgresStore, SqliteStore, StatusEvent, _ops
 from svc.store import _validate as check
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -43,6 +46,7 @@ STEADY_INSERTS = 6_000
 UNBATCHED_INSERTS = 2_000
 CLAIMS = 5_000
 LIST_SAMPLES = 400
+DELIVERIES = 3_000
 
 
 def _message(i: int) -> MessageRecord:
@@ -57,6 +61,28 @@ def _message(i: int) -> MessageRecord:
         created_at=at,
         updated_at=at,
     )
+
+
+def _delivery(i: int) -> tuple[MessageRecord, tuple[StatusEvent, ...]]:
+    """Delivery ``i``: one new inbound message and 'delivered' for three earlier sends."""
+    at = T0 + timedelta(seconds=1, milliseconds=i)
+    inbound = MessageRecord(
+        row_id=f"d{i:09d}",
+        wa_message_id=f"wamid.d{i}",
+        direction="inbound",
+        from_phone="15551234567",
+        type="text",
+        status="received",
+        created_at=at,
+        updated_at=at,
+    )
+    statuses = tuple(
+        StatusEvent(
+            wa_message_id=f"wamid.t{(3 * i + k) % INSERTS}", status="delivered", timestamp=at
+        )
+        for k in range(3)
+    )
+    return inbound, statuses
 
 
 async def _in_batches(count: int, call: object) -> float:
@@ -167,6 +193,31 @@ async def bench(adapter: str, rows: int, url: str | None) -> dict[str, object]:
             values = check.message(_message(INSERTS + STEADY_INSERTS + i))
             await store._call("outbox_failed", lambda s: _ops.record_message(s, values), write=True)
 
+        async def deliver(i: int) -> None:
+            inbound, statuses = _delivery(i)
+            await store.record_webhook_delivery(
+                event_key=f"ev{i}",
+                event_hash="h",
+                received_at=T0,
+                messages=(inbound,),
+                statuses=statuses,
+            )
+
+        async def deliver_separately(i: int) -> None:
+            # The path record_webhook_delivery replaces: the event, then 4 calls at once.
+            inbound, statuses = _delivery(DELIVERIES + i)
+            await store.record_webhook_event(
+                event_key=f"ev{DELIVERIES + i}", event_hash="h", received_at=T0
+            )
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(store.record_message, inbound)
+                for event in statuses:
+                    nursery.start_soon(
+                        lambda e=event: store.append_message_status(
+                            wa_message_id=e.wa_message_id, status=e.status, timestamp=e.timestamp
+                        )
+                    )
+
         inserts = await _in_batches(INSERTS, insert)
         claims = await _in_batches(CLAIMS, claim)
 
@@ -184,6 +235,8 @@ async def bench(adapter: str, rows: int, url: str | None) -> dict[str, object]:
         unbatched = None
         if adapter == "postgres":
             unbatched = await _steady(UNBATCHED_INSERTS, insert_unbatched)
+        delivered = await _steady(DELIVERIES, deliver)
+        separately = await _steady(DELIVERIES, deliver_separately)
         timed = INSERTS + STEADY_INSERTS + (UNBATCHED_INSERTS if unbatched else 0)
         fill(small - INSERTS, rows - timed)
         p50_large = await _list_p50(store, rows - timed)
@@ -196,6 +249,9 @@ async def bench(adapter: str, rows: int, url: str | None) -> dict[str, object]:
                 unbatched
             )
             steady_figures["ratio_batched_vs_unbatched"] = round(steady / unbatched, 2)
+        steady_figures[f"record_webhook_delivery_c{STEADY_CONCURRENCY}_per_s"] = round(delivered)
+        steady_figures[f"event_plus_4_calls_c{STEADY_CONCURRENCY}_per_s"] = round(separately)
+        steady_figures["ratio_delivery_vs_separate_calls"] = round(delivered / separately, 2)
         steady_ok = adapter != "postgres" or steady >= 5000
         return {
             "bench": "store",

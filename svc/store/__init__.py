@@ -34,6 +34,7 @@ from ._records import PersistenceHealth as PersistenceHealth
 from ._records import Replay as Replay
 from ._records import ServiceRequestRecord as ServiceRequestRecord
 from ._records import ServiceRequestState as ServiceRequestState
+from ._records import StatusEvent as StatusEvent
 from ._records import WebhookEventResult as WebhookEventResult
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
@@ -80,6 +81,7 @@ __all__ = [
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",
+    "StatusEvent",
     "WebhookEventResult",
     "apply_status",
     "conversation_window",

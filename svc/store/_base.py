@@ -8,11 +8,11 @@ else here is backend-neutral.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import ClassVar, TypeVar
 
-from . import _ops
+from . import _batch, _ops
 from . import _validate as check
 from ._batch import BatchHint
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
@@ -24,6 +24,7 @@ from ._records import (
     OutboxItem,
     PersistenceHealth,
     ServiceRequestRecord,
+    StatusEvent,
     WebhookEventResult,
 )
 from ._session import Session
@@ -99,6 +100,40 @@ class StoreBase(abc.ABC):
             lambda s: _ops.record_webhook_event(s, key, digest, at),
             write=True,
             batch=BatchHint(kind="event", key=key, args=(key, digest, at)),
+        )
+
+    async def record_webhook_delivery(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+    ) -> WebhookEventResult:
+        """Remember a delivery's event key and project its messages and statuses, atomically.
+
+        One group-commit job: the event row and the projection commit together or
+        not at all. The projection (as ``record_message`` and
+        ``append_message_status``, idempotent) runs for a ``duplicate`` too, so a
+        repeated delivery retries it; the result says whether the key was new.
+        """
+        key = check.text(event_key, "event_key")
+        digest = check.text(event_hash, "event_hash")
+        at = to_ms(received_at, field="received_at")
+        rows = tuple(check.message(r) for r in check.records(messages, "messages"))
+        events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
+        item: _batch.DeliveryArgs = (key, digest, at, rows, events)
+        return await self._call(
+            "outbox_failed",
+            lambda s: _batch.record_webhook_delivery(s, item),
+            write=True,
+            batch=BatchHint(
+                kind="delivery",
+                key=key,
+                args=item,
+                locks=_batch.delivery_message_ids(rows, events),
+            ),
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

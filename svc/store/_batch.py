@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from . import _ops
 from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
@@ -23,15 +23,19 @@ __all__ = [
     "DEFER",
     "BatchHint",
     "BatchKind",
+    "DeliveryArgs",
     "append_message_statuses",
     "claim_service_requests",
     "complete_service_requests",
+    "delivery_message_ids",
     "lock_message_ids",
     "record_messages",
+    "record_webhook_deliveries",
+    "record_webhook_delivery",
     "record_webhook_events",
 ]
 
-BatchKind = Literal["message", "status", "claim", "complete", "event"]
+BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +45,8 @@ class BatchHint:
     kind: BatchKind
     key: str
     args: tuple[object, ...]
+    locks: tuple[str, ...] = ()
+    """Further message ids the call takes advisory locks on (a delivery's), besides ``key``."""
 
 
 class _Defer:
@@ -60,6 +66,56 @@ def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
         "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
         (_ops._ADVISORY_NAMESPACE, list(ids)),
     )
+
+
+DeliveryArgs = tuple[
+    str, str, int, tuple[tuple[object, ...], ...], tuple[tuple[str, str, int], ...]
+]
+"""A checked delivery: event key, event hash, received-at ms, message values, status events."""
+
+
+def delivery_message_ids(
+    messages: Sequence[tuple[object, ...]], statuses: Sequence[tuple[str, str, int]]
+) -> tuple[str, ...]:
+    """The sorted message ids a delivery locks: its messages' and its statuses'."""
+    return tuple(sorted({str(values[1]) for values in messages} | {e[0] for e in statuses}))
+
+
+def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResult:
+    """One delivery on its own (its savepoint or transaction).
+
+    SQLite runs the single-call operations; PostgreSQL takes the delivery's
+    message locks in sorted order, then runs the set-based form for one item.
+    """
+    if s.dialect != "postgres":
+        return _ops.record_webhook_delivery(s, *item)
+    ids = delivery_message_ids(item[3], item[4])
+    if ids:
+        lock_message_ids(s, ids)
+    result = record_webhook_deliveries(s, [item])[0]
+    assert isinstance(result, WebhookEventResult)
+    return result
+
+
+def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``record_webhook_delivery`` for each item; the caller holds every message id's lock.
+
+    All the deliveries' messages go through one ``record_messages`` (a deferred
+    one runs alone right here: a delivery never waits for a later batch), all
+    their statuses through one ``append_message_statuses``, then their event
+    keys through ``record_webhook_events``. The projection steps commute, so
+    the result equals running the deliveries one after another.
+    """
+    deliveries = [cast(DeliveryArgs, item) for item in items]
+    messages = [values for item in deliveries for values in item[3]]
+    statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
+    if messages:
+        for values, result in zip(messages, record_messages(s, messages), strict=True):
+            if result is DEFER:
+                _ops.record_message(s, values)
+    if statuses:
+        append_message_statuses(s, statuses)
+    return record_webhook_events(s, [item[:3] for item in deliveries])
 
 
 def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -12,6 +13,7 @@ from ._records import (
     OutboxItem,
     PersistenceHealth,
     ServiceRequestRecord,
+    StatusEvent,
     WebhookEventResult,
 )
 
@@ -42,6 +44,22 @@ class PersistenceStore(Protocol):
         self, *, event_key: str, event_hash: str, received_at: datetime
     ) -> WebhookEventResult:
         """Remember an event key; ``duplicate`` when it was seen before."""
+        ...
+
+    async def record_webhook_delivery(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+    ) -> WebhookEventResult:
+        """Remember a delivery's event key and project its messages and statuses, atomically.
+
+        The projection runs (idempotently) for a ``duplicate`` too; the result says
+        whether the key was new. Everything commits together or not at all.
+        """
         ...
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

@@ -97,6 +97,27 @@ def record_webhook_event(s: Session, key: str, digest: str, at: int) -> WebhookE
     return WebhookEventResult.RECORDED if inserted == 1 else WebhookEventResult.DUPLICATE
 
 
+def record_webhook_delivery(
+    s: Session,
+    key: str,
+    digest: str,
+    at: int,
+    messages: tuple[tuple[object, ...], ...],
+    statuses: tuple[tuple[str, str, int], ...],
+) -> WebhookEventResult:
+    """The event row and the delivery's projection, call by call, in the caller's transaction.
+
+    The projection runs for a duplicate too (a repeated delivery retries it; every
+    step is idempotent). PostgreSQL uses the set-based form in ``_batch`` instead.
+    """
+    result = record_webhook_event(s, key, digest, at)
+    for values in messages:
+        record_message(s, values)
+    for wa_message_id, status, occurred_at in statuses:
+        append_message_status(s, wa_message_id, status, occurred_at)
+    return result
+
+
 # --- service requests
 
 

@@ -9,13 +9,16 @@ calling task is cancelled mid-query, the query is cancelled server-side
 (``cancel_safe``), the transaction rolls back in the thread, and the
 connection goes back to the pool healthy before the cancellation propagates.
 
-The hot writes (messages, status events, webhook events, claims, completions)
-are group-committed: calls that queue up while a batch runs share the next
-transaction. Their locks are taken in one global order (advisory locks, then
-claims, then webhook events, each sorted by key), most calls of a kind run as
-one set-based statement, and everything else (and a set-based statement that
-fails) runs call by call, each under its own savepoint, so a failing call fails
-alone. A caller hears of success only after COMMIT.
+The hot writes (messages, status events, webhook events, whole webhook
+deliveries, claims, completions) are group-committed: calls that queue up while
+a batch runs share the next transaction. Their locks are taken in one global
+order (advisory locks, then claims, then webhook events, each sorted by key),
+most calls of a kind run as one set-based statement, and everything else (and a
+set-based statement that fails) runs call by call, each under its own
+savepoint, so a failing call fails alone. A caller hears of success only after
+COMMIT.
+
+While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ _MAX_BATCH: Final = 256
 _MAX_DRAINERS: Final = 1
 """How many group-commit batches of one store may run at once (each on its own connection)."""
 _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
-    ("message", "status"),
+    ("message", "status", "delivery"),
     ("claim", "complete"),
     ("event",),
 )
@@ -133,6 +136,7 @@ _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], 
     "claim": _batch.claim_service_requests,
     "complete": _batch.complete_service_requests,
     "event": _batch.record_webhook_events,
+    "delivery": _batch.record_webhook_deliveries,
 }
 
 
@@ -283,7 +287,10 @@ def _run_phase(
     """
     outcomes: list[tuple[_Job[Any], object]] = []
     alone = [job for job in phase if job.hint.kind not in _SET_BASED]
-    locks = sorted({job.hint.key for job in phase if job.hint.kind in ("message", "status")})
+    locks = sorted(
+        {job.hint.key for job in phase if job.hint.kind in ("message", "status")}
+        | {key for job in phase for key in job.hint.locks}
+    )
     # Savepoints are set before jobs count as running: a cancel only ever hits their work.
     conn.execute("SAVEPOINT svc_group")
     grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])

@@ -28,6 +28,7 @@ __all__ = [
     "Replay",
     "ServiceRequestRecord",
     "ServiceRequestState",
+    "StatusEvent",
     "WebhookEventResult",
 ]
 
@@ -73,6 +74,15 @@ class MessageRecord:
     from_phone: str | None = None
     to_phone: str | None = None
     graph_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatusEvent:
+    """A status update of a webhook delivery, as ``append_message_status`` takes it."""
+
+    wa_message_id: str
+    status: str
+    timestamp: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final
 
 from ._errors import PersistenceValidationError, ValidationCode
-from ._records import MessageRecord
+from ._records import MessageRecord, StatusEvent
 from ._time import to_ms
 
 CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f]")
@@ -50,6 +51,24 @@ def response_json(value: object) -> str:
             "invalid_record", "response_json must be a string of at most 1 MiB."
         )
     return value
+
+
+def records(value: object, field: str) -> tuple[object, ...]:
+    """A sequence of records (a string is not one)."""
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes | bytearray):
+        raise PersistenceValidationError("invalid_record", f"{field} must be a sequence.")
+    return tuple(value)
+
+
+def status_event(event: object) -> tuple[str, str, int]:
+    """The checked ``(wa_message_id, status, epoch ms)`` of a status event."""
+    if not isinstance(event, StatusEvent):
+        raise PersistenceValidationError("invalid_record", "statuses must be StatusEvent records.")
+    return (
+        text(event.wa_message_id, "wa_message_id"),
+        text(event.status, "status", max_len=64),
+        to_ms(event.timestamp, field="timestamp"),
+    )
 
 
 def message(record: object) -> tuple[object, ...]:

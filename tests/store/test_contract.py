@@ -20,6 +20,7 @@ from svc.store import (
     PersistenceValidationError,
     Replay,
     ServiceRequestState,
+    StatusEvent,
     WebhookEventResult,
 )
 
@@ -502,3 +503,204 @@ async def test_no_path_or_dsn_in_repr_errors_or_health(backend: Backend) -> None
     for text in texts:
         for secret in backend.secrets:
             assert secret not in text
+
+
+# --- one store call per webhook delivery
+
+
+NAIVE = datetime(2026, 1, 1)
+
+
+def delivery_status(wa_message_id: str, status: str, offset: int = 0) -> StatusEvent:
+    return StatusEvent(wa_message_id=wa_message_id, status=status, timestamp=T0 + ms(offset))
+
+
+def inbound(row_id: str, wa_message_id: str, offset: int = 0) -> MessageRecord:
+    return message(
+        row_id,
+        wa_message_id,
+        direction="inbound",
+        status="received",
+        at=T0 + ms(offset),
+        from_phone="15550001",
+        to_phone=None,
+    )
+
+
+async def _event_is_new(store: AnyStore, event_key: str) -> bool:
+    """Whether the event key was unknown (it is recorded by asking)."""
+    result = await store.record_webhook_event(event_key=event_key, event_hash="x", received_at=T0)
+    return result is WebhookEventResult.RECORDED
+
+
+async def _install_status_fault(store: AnyStore) -> None:
+    """A database constraint that refuses the status ``explode`` (through the store's session)."""
+    if store.backend == "postgres":
+        sql = (
+            "ALTER TABLE svc_message_status_events"
+            " ADD CONSTRAINT svc_test_fault CHECK (status <> 'explode')"
+        )
+    else:
+        sql = (
+            "CREATE TRIGGER svc_test_fault BEFORE INSERT ON svc_message_status_events"
+            " WHEN NEW.status = 'explode' BEGIN SELECT RAISE(ABORT, 'injected fault'); END"
+        )
+    await store._call("query_failed", lambda s: s.run(sql), write=True)
+
+
+async def test_delivery_records_the_event_and_projects_it(store: AnyStore) -> None:
+    result = await store.record_webhook_delivery(
+        event_key="e1",
+        event_hash="h1",
+        received_at=T0,
+        messages=[inbound("r-in", "wamid.in")],
+        statuses=[
+            delivery_status("wamid.out", "delivered", 100),
+            delivery_status("wamid.out", "read", 200),
+            delivery_status("wamid.ghost", "read", 300),
+        ],
+    )
+    assert result is WebhookEventResult.RECORDED
+    stored = await store.get_message(wa_message_id="wamid.in")
+    assert stored == inbound("r-in", "wamid.in")
+    # The statuses were logged before their message existed: recording it reconciles them.
+    sent = await store.record_message(message("r-out", "wamid.out", status="sent"))
+    assert (sent.status, sent.updated_at) == ("read", T0 + ms(200))
+    again = await store.record_webhook_delivery(
+        event_key="e1", event_hash="h1", received_at=T0 + ms(5)
+    )
+    assert again is WebhookEventResult.DUPLICATE
+    other = await store.record_webhook_delivery(event_key="e2", event_hash="h1", received_at=T0)
+    assert other is WebhookEventResult.RECORDED
+    assert not await _event_is_new(store, "e1")
+
+
+async def test_a_duplicate_delivery_retries_the_projection_idempotently(store: AnyStore) -> None:
+    await store.record_message(message("r-out", "wamid.out", status="sent"))
+    # An earlier attempt kept the event key but not the projection (the old two-step path).
+    await store.record_webhook_event(event_key="e1", event_hash="h1", received_at=T0)
+    delivery = {
+        "event_key": "e1",
+        "event_hash": "h1",
+        "received_at": T0,
+        "messages": (inbound("r-in", "wamid.in"),),
+        "statuses": (delivery_status("wamid.out", "delivered", 50),),
+    }
+    for _ in range(3):
+        assert await store.record_webhook_delivery(**delivery) is WebhookEventResult.DUPLICATE
+    page = await store.list_messages(limit=10)
+    assert sorted(m.row_id for m in page.items) == ["r-in", "r-out"]
+    out = await store.get_message(wa_message_id="wamid.out")
+    assert out is not None and (out.status, out.updated_at) == ("delivered", T0 + ms(50))
+    # A retried delivery carries fresh row ids: the pair (direction, id) keeps one row.
+    retried = {**delivery, "messages": (inbound("r-in-2", "wamid.in"),)}
+    assert await store.record_webhook_delivery(**retried) is WebhookEventResult.DUPLICATE
+    assert (await store.get_message(wa_message_id="wamid.in")).row_id == "r-in"  # type: ignore[union-attr]
+
+
+async def test_a_failing_projection_leaves_no_event_row(store: AnyStore) -> None:
+    await _install_status_fault(store)
+    good = store.record_webhook_delivery(
+        event_key="good",
+        event_hash="h",
+        received_at=T0,
+        statuses=[delivery_status("wamid.good", "read")],
+    )
+    outcomes: dict[str, object] = {}
+
+    async def bad() -> None:
+        try:
+            await store.record_webhook_delivery(
+                event_key="bad",
+                event_hash="h",
+                received_at=T0,
+                messages=[inbound("r-bad", "wamid.bad")],
+                statuses=[
+                    delivery_status("wamid.bad", "delivered"),
+                    delivery_status("wamid.bad", "explode"),
+                ],
+            )
+        except PersistenceError as exc:
+            outcomes["bad"] = exc
+
+    async def run_good() -> None:
+        outcomes["good"] = await good
+
+    # Together, so a group-committing store puts both in one batch: the bad one fails alone.
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bad)
+        nursery.start_soon(run_good)
+    error = outcomes["bad"]
+    assert isinstance(error, PersistenceError) and not isinstance(error, PersistenceValidationError)
+    assert error.code == "outbox_failed"
+    assert outcomes["good"] is WebhookEventResult.RECORDED
+    assert await store.get_message(wa_message_id="wamid.bad") is None
+    assert await _event_is_new(store, "bad")
+    assert not await _event_is_new(store, "good")
+
+
+@pytest.mark.slow
+async def test_twenty_concurrent_identical_deliveries_record_once(backend: Backend) -> None:
+    stores = [backend.open() for _ in range(2 if backend.kind != "sqlite-memory" else 1)]
+    await stores[0].migrate()
+    await stores[0].record_message(message("r-out", "wamid.out", status="sent"))
+    results: list[WebhookEventResult] = []
+
+    async def deliver(i: int) -> None:
+        results.append(
+            await stores[i % len(stores)].record_webhook_delivery(
+                event_key="same",
+                event_hash="h",
+                received_at=T0,
+                messages=[inbound(f"r-in-{i}", "wamid.in")],
+                statuses=[
+                    delivery_status("wamid.out", "delivered", 10),
+                    delivery_status("wamid.in", "read", 20),
+                ],
+            )
+        )
+
+    async with trio.open_nursery() as nursery:
+        for i in range(20):
+            nursery.start_soon(deliver, i)
+    assert results.count(WebhookEventResult.RECORDED) == 1
+    assert results.count(WebhookEventResult.DUPLICATE) == 19
+    page = await stores[0].list_messages(limit=10)
+    assert sorted(m.wa_message_id for m in page.items) == ["wamid.in", "wamid.out"]
+    out = await stores[0].get_message(wa_message_id="wamid.out")
+    assert out is not None and out.status == "delivered"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"event_key": "", "event_hash": "h", "received_at": T0},
+        {"event_key": "e", "event_hash": "h", "received_at": datetime(2026, 1, 1)},
+        {"messages": "wamid.1"},
+        {"messages": [object()]},
+        {"messages": [message("r", "w", direction="sideways")]},
+        {"messages": [message("r", "")]},
+        {"statuses": [("wamid.1", "read", T0)]},
+        {"statuses": [StatusEvent(wa_message_id="w", status="", timestamp=T0)]},
+        {"statuses": [StatusEvent(wa_message_id="w\n", status="read", timestamp=T0)]},
+        {
+            "statuses": [
+                StatusEvent(wa_message_id="w", status="read", timestamp=datetime(2026, 1, 1))
+            ]
+        },
+        {"statuses": None},
+    ],
+)
+async def test_invalid_deliveries_are_refused_before_io(store: AnyStore, kwargs: dict) -> None:
+    call = {
+        "event_key": "e",
+        "event_hash": "h",
+        "received_at": T0,
+        "messages": [inbound("r-ok", "wamid.ok")],
+        "statuses": [delivery_status("wamid.ok", "read")],
+    } | kwargs
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.record_webhook_delivery(**call)
+    assert info.value.code == "invalid_record"
+    assert await store.get_message(wa_message_id="wamid.ok") is None
+    assert await _event_is_new(store, "e")

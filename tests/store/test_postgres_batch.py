@@ -428,3 +428,49 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
     results = anyio.run(main, backend="asyncio")
     assert sorted(results, key=lambda m: m.row_id) == [message(i) for i in range(32)]
     assert _count(backend, "SELECT COUNT(*) FROM svc_messages") == 32
+
+
+DELIVERY_ITEMS = st.lists(
+    st.tuples(
+        KEYS,
+        TIMES,
+        st.lists(MESSAGES, max_size=3).map(tuple),
+        st.lists(STATUS_EVENTS, max_size=3).map(tuple),
+    ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
+    min_size=1,
+    max_size=5,
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, deliveries=DELIVERY_ITEMS)
+def test_set_based_deliveries_equal_deliveries_one_by_one(
+    migrated_conn: Any, seed: list[Any], deliveries: list[Any]
+) -> None:
+    """A batch of deliveries (messages, then statuses, then events, across all of them)
+    leaves the tables and answers of running each delivery call by call, in order."""
+
+    def batched(session: Any) -> list[object]:
+        ids = {i for d in deliveries for i in _batch.delivery_message_ids(d[3], d[4])}
+        if ids:
+            _batch.lock_message_ids(session, sorted(ids))
+        return _batch.record_webhook_deliveries(session, deliveries)
+
+    def one_by_one(session: Any) -> list[object]:
+        return [_ops.record_webhook_delivery(session, *d) for d in deliveries]
+
+    outcomes = []
+    for run in (batched, one_by_one):
+        session = _PgSession(migrated_conn, _Operation())
+        with migrated_conn.transaction(force_rollback=True):
+            for kind, args in seed:
+                SINGLE[kind](session, args)
+            answers = run(session)
+            outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    assert outcomes[0] == outcomes[1]
+    assert all(isinstance(a, WebhookEventResult) for a in outcomes[0][0])

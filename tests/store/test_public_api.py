@@ -31,6 +31,7 @@ def test_protocol_method_set_is_the_specs() -> None:
         "migrate",
         "health",
         "record_webhook_event",
+        "record_webhook_delivery",
         "get_service_request",
         "record_service_request",
         "claim_service_request",
@@ -71,9 +72,9 @@ def test_store_never_imports_upper_layers() -> None:
 def test_records_are_frozen_keyword_only_and_slotted() -> None:
     import dataclasses
 
-    from svc.store import MessageRecord, OutboxItem, PersistenceHealth, Replay
+    from svc.store import MessageRecord, OutboxItem, PersistenceHealth, Replay, StatusEvent
 
-    for cls in (MessageRecord, OutboxItem, PersistenceHealth, Replay):
+    for cls in (MessageRecord, OutboxItem, PersistenceHealth, Replay, StatusEvent):
         params = cls.__dataclass_params__  # type: ignore[attr-defined]
         assert params.frozen
         assert hasattr(cls, "__slots__")
