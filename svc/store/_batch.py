@@ -103,8 +103,11 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     All the deliveries' messages go through one ``record_messages`` (a deferred
     one runs alone right here: a delivery never waits for a later batch), all
     their statuses through one ``append_message_statuses``, then their event
-    keys through ``record_webhook_events``. The projection steps commute, so
-    the result equals running the deliveries one after another.
+    keys through ``record_webhook_events``. With fresh row ids per message (as
+    the HTTP layer makes them), the result equals running the deliveries one
+    after another in order; a row id reused for another message id settles in
+    the order ``record_messages`` gives (first the rows it inserts, then the
+    deferred ones), a serial order all the same.
     """
     deliveries = [cast(DeliveryArgs, item) for item in items]
     messages = [values for item in deliveries for values in item[3]]
