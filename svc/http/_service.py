@@ -32,7 +32,9 @@ from svc.store import (
     Pending,
     PersistenceError,
     PersistenceStore,
+    PersistenceValidationError,
     Replay,
+    StatusEvent,
     WebhookEventResult,
     conversation_window,
     format_timestamp,
@@ -65,6 +67,8 @@ RATE_LIMIT_CODES: Final = frozenset({4, 80007, 130429, 131048, 131056})
 MAX_IDEMPOTENCY_KEY: Final = 256
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
+MAX_PHONE_FIELD: Final = 64
+MAX_STATUS: Final = 64
 JSON_TYPE: Final = "application/json"
 T = TypeVar("T")
 
@@ -173,6 +177,9 @@ class Service:
             if crypto_provider is not None
             else crypto.hmac_sha256_matches
         )
+        self._delivery_calls = store is not None and callable(
+            getattr(store, "record_webhook_delivery", None)
+        )
         self.atomic_claims = store is not None and all(
             callable(getattr(store, name, None))
             for name in ("claim_service_request", "complete_service_request")
@@ -180,13 +187,24 @@ class Service:
 
     # --- store calls ----------------------------------------------------------------
 
-    async def store_call(self, make: Callable[[PersistenceStore], Awaitable[T]]) -> T:
-        """One store call, counted; a fault becomes 503 ``persistence_unavailable``."""
+    async def store_call(
+        self,
+        make: Callable[[PersistenceStore], Awaitable[T]],
+        *,
+        validation_errors: bool = False,
+    ) -> T:
+        """One store call, counted; a fault becomes 503 ``persistence_unavailable``.
+
+        With ``validation_errors`` a ``PersistenceValidationError`` (a refused
+        record, not a fault) propagates for the caller to handle.
+        """
         store = self.require_store()
         try:
             result = await make(store)
         except PersistenceError as exc:
             self.telemetry.persistence(ok=False)
+            if validation_errors and isinstance(exc, PersistenceValidationError):
+                raise
             self.recent_errors.add(exc)
             raise HttpError(
                 503, "persistence_unavailable", "The persistence store is unavailable."
@@ -226,19 +244,10 @@ class Service:
         malformed = sum(skip.count for skip in result.skipped)
         duplicate = False
         if self.store is not None:
-            received_at = self.now()
             try:
-                outcome = await self.store_call(
-                    lambda s: s.record_webhook_event(
-                        event_key=event_key(envelope),
-                        event_hash=body_hash(body),
-                        received_at=received_at,
-                    )
-                )
+                duplicate = await self._record_delivery(envelope, body, updates)
             except HttpError as exc:
                 return error_reply(exc)
-            duplicate = outcome == WebhookEventResult.DUPLICATE
-            await self._project(updates)
         dispatched = 0
         tally: dict[str, int] = {}
         if not duplicate:
@@ -269,21 +278,62 @@ class Service:
         }
         return Reply(200, json_bytes(reply))
 
-    async def _project(self, updates: tuple[Update, ...]) -> None:
-        """Project inbound messages and statuses (metadata only) before handlers run.
+    async def _record_delivery(
+        self, envelope: Mapping[str, Any], body: bytes, updates: tuple[Update, ...]
+    ) -> bool:
+        """Record the delivery and project it before handlers run; True for a duplicate.
 
-        The writes of one delivery start together so that a group-committing
-        store puts them in one transaction; their order does not matter (inserts
-        are idempotent on ids and the status rank only moves forward).
+        A store with ``record_webhook_delivery`` does both in one atomic call: if
+        it fails, nothing was recorded, the answer is 503 and the platform
+        redelivers. A store without it gets the event record, then one write
+        per update (best effort, retried when the delivery comes again).
         """
-        calls: list[StoreCall] = []
-        for update in updates:
-            if isinstance(update, MessageUpdate):
-                calls.append(_record_message_call(self._inbound_record(update)))
-            elif isinstance(update, StatusUpdate):
-                moment = _event_moment(update.timestamp, self.now)
-                message_id, status = update.message_id, update.status
-                calls.append(_status_call(message_id, status, moment))
+        key, digest, received_at = event_key(envelope), body_hash(body), self.now()
+        messages = [self._inbound_record(u) for u in updates if isinstance(u, MessageUpdate)]
+        statuses = [
+            StatusEvent(
+                wa_message_id=u.message_id,
+                status=u.status,
+                timestamp=_event_moment(u.timestamp, self.now),
+            )
+            for u in updates
+            if isinstance(u, StatusUpdate) and len(u.status) <= MAX_STATUS
+        ]
+        if self._delivery_calls:
+            try:
+                outcome = await self.store_call(
+                    lambda s: s.record_webhook_delivery(
+                        event_key=key,
+                        event_hash=digest,
+                        received_at=received_at,
+                        messages=messages,
+                        statuses=statuses,
+                    ),
+                    validation_errors=True,
+                )
+            except PersistenceValidationError as exc:
+                # A record the store refuses must not turn the delivery into a poison pill
+                # (503, redelivered forever): keep the dedupe row and skip the projection.
+                self.recent_errors.add(exc)
+                self.logger.warning("webhook projection refused by the store; delivery recorded")
+                outcome = await self.store_call(
+                    lambda s: s.record_webhook_delivery(
+                        event_key=key, event_hash=digest, received_at=received_at
+                    )
+                )
+            return outcome == WebhookEventResult.DUPLICATE
+        outcome = await self.store_call(
+            lambda s: s.record_webhook_event(
+                event_key=key, event_hash=digest, received_at=received_at
+            )
+        )
+        await self._project(messages, statuses)
+        return outcome == WebhookEventResult.DUPLICATE
+
+    async def _project(self, messages: list[MessageRecord], statuses: list[StatusEvent]) -> None:
+        """One best-effort write per update, started together (one group-commit batch)."""
+        calls: list[StoreCall] = [_record_message_call(record) for record in messages]
+        calls += [_status_call(event) for event in statuses]
         if len(calls) == 1:
             await self.store_try(calls[0])
         elif calls:
@@ -295,12 +345,14 @@ class Service:
         """The projected row of a message update; a Business-app echo is outbound."""
         moment = _event_moment(update.timestamp, self.now)
         echo = update.is_echo
+        sender = _phone_field(update.from_)
+        recipient = _phone_field(update.to if echo else update.display_phone_number)
         return MessageRecord(
             row_id=str(uuid.uuid4()),
             wa_message_id=update.message_id,
             direction="outbound" if echo else "inbound",
-            from_phone=None if echo else update.from_,
-            to_phone=update.to if echo else update.display_phone_number,
+            from_phone=None if echo else sender,
+            to_phone=recipient,
             type=(update.type or "unknown")[:64],
             status="sent" if echo else "received",
             created_at=moment,
@@ -479,13 +531,18 @@ def _record_message_call(record: MessageRecord) -> StoreCall:
     return call
 
 
-def _status_call(message_id: str, status: str, moment: datetime) -> StoreCall:
+def _status_call(event: StatusEvent) -> StoreCall:
     async def call(store: PersistenceStore) -> object:
         return await store.append_message_status(
-            wa_message_id=message_id, status=status, timestamp=moment
+            wa_message_id=event.wa_message_id, status=event.status, timestamp=event.timestamp
         )
 
     return call
+
+
+def _phone_field(value: str | None) -> str | None:
+    """A phone or WhatsApp id as the projection stores it (at most 64 characters), else None."""
+    return value if value is not None and len(value) <= MAX_PHONE_FIELD else None
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -176,15 +176,18 @@ async def post_webhook(
 class FailingStore:
     """A store seam: wraps a real store and raises ``PersistenceError`` from chosen methods."""
 
-    def __init__(self, inner: Any, failing: set[str]) -> None:
+    def __init__(self, inner: Any, failing: set[str], hidden: frozenset[str] = frozenset()) -> None:
         self._inner = inner
         self.failing = failing
+        self.hidden = hidden
 
     @property
     def backend(self) -> str:
         return str(self._inner.backend)
 
     def __getattr__(self, name: str) -> Any:
+        if name in self.hidden:
+            raise AttributeError(name)
         attr = getattr(self._inner, name)
         if not callable(attr):
             return attr

@@ -278,23 +278,61 @@ async def test_status_callbacks_advance_the_projected_status(
     assert record.status == "read"
 
 
-async def test_store_outage_on_event_record_is_503_and_dispatches_nothing(
-    make_app: AppFactory, sqlite_store: SqliteStore
+LEGACY = frozenset({"record_webhook_delivery"})
+"""A custom store from before ``record_webhook_delivery``: the per-call path."""
+
+
+@pytest.mark.parametrize(
+    ("failing", "hidden"),
+    [({"record_webhook_delivery"}, frozenset()), ({"record_webhook_event"}, LEGACY)],
+    ids=["one-call", "per-call"],
+)
+async def test_store_outage_on_the_delivery_is_503_and_dispatches_nothing(
+    make_app: AppFactory, sqlite_store: SqliteStore, failing: set[str], hidden: frozenset[str]
 ) -> None:
     facade = RecordingFacade()
-    store = FailingStore(sqlite_store, {"record_webhook_event"})
+    store = FailingStore(sqlite_store, failing, hidden)
     client = await _client(make_app, facade=facade, store=store)
     response = await post_webhook(client, fixture("message_text.json"))
     assert response.status_code == 503
     assert (await response.get_json())["error"]["code"] == "persistence_unavailable"
     assert facade.updates == []
+    # Nothing was recorded: when the store is back, the redelivery is dispatched once.
+    store.failing.clear()
+    again = await post_webhook(client, fixture("message_text.json"))
+    assert (await again.get_json())["dispatched"] == 1
+    assert len(facade.updates) == 1
+    assert await sqlite_store.get_message(wa_message_id=facade.updates[0].message_id) is not None
 
 
-async def test_projection_failure_still_dispatches_and_retries_on_redelivery(
+async def test_delivery_and_projection_are_one_store_call(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    calls: list[str] = []
+
+    class CountingStore(FailingStore):
+        def __getattr__(self, name: str) -> Any:
+            attr = super().__getattr__(name)
+            if not name.startswith(("record_", "append_")):
+                return attr
+
+            async def counted(*args: Any, **kwargs: Any) -> Any:
+                calls.append(name)
+                return await attr(*args, **kwargs)
+
+            return counted
+
+    client = await _client(make_app, store=CountingStore(sqlite_store, set()))
+    response = await post_webhook(client, fixture("status_batch.json"))
+    assert response.status_code == 200
+    assert calls == ["record_webhook_delivery"]
+
+
+async def test_per_call_projection_failure_still_dispatches_and_retries_on_redelivery(
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
     facade = RecordingFacade()
-    store = FailingStore(sqlite_store, {"record_message"})
+    store = FailingStore(sqlite_store, {"record_message"}, LEGACY)
     client = await _client(make_app, facade=facade, store=store)
     first = await post_webhook(client, fixture("message_text.json"))
     assert first.status_code == 200
@@ -363,3 +401,46 @@ async def test_business_app_echo_is_projected_as_outbound(
     assert record.direction == "outbound"
     assert record.from_phone is None
     assert record.to_phone == echoes[0].to
+
+
+async def test_a_record_the_store_refuses_never_blocks_the_delivery(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    """A refused projection keeps the dedupe row and the dispatch: no poison redelivery loop."""
+    from svc.store import PersistenceValidationError
+
+    class RefusingStore(FailingStore):
+        def __getattr__(self, name: str) -> Any:
+            attr = super().__getattr__(name)
+            if name != "record_webhook_delivery":
+                return attr
+
+            async def refuse_projections(**kwargs: Any) -> Any:
+                if kwargs.get("messages") or kwargs.get("statuses"):
+                    raise PersistenceValidationError("invalid_record", "refused")
+                return await attr(**kwargs)
+
+            return refuse_projections
+
+    facade = RecordingFacade()
+    client = await _client(make_app, facade=facade, store=RefusingStore(sqlite_store, set()))
+    first = await post_webhook(client, fixture("message_text.json"))
+    assert first.status_code == 200
+    assert (await first.get_json())["dispatched"] == 1
+    again = await post_webhook(client, fixture("message_text.json"))
+    assert (await again.get_json())["dispatched"] == 0
+    assert len(facade.updates) == 1
+
+
+async def test_an_over_long_sender_is_projected_without_its_phone(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    payload = fixture("message_text.json")
+    message = payload["entry"][0]["changes"][0]["value"]["messages"][0]
+    message["from"] = "1" * 100
+    client = await _client(make_app, store=sqlite_store)
+    response = await post_webhook(client, payload)
+    assert (await response.get_json())["dispatched"] == 1
+    record = await sqlite_store.get_message(wa_message_id=message["id"])
+    assert record is not None
+    assert record.from_phone is None
