@@ -113,9 +113,31 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     messages = [values for item in deliveries for values in item[3]]
     statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
     if messages:
-        for values, result in zip(messages, record_messages(s, messages), strict=True):
-            if result is DEFER:
-                _ops.record_message(s, values)
+        deferred = [
+            values
+            for values, result in zip(messages, record_messages(s, messages), strict=True)
+            if result is DEFER
+        ]
+        if deferred:
+            # A deferred message whose row id or (direction, id) is stored already is a
+            # no-op for record_message (the common case: a redelivered duplicate), so
+            # only the others run alone; one query tells them apart.
+            found = s.fetchall(
+                "SELECT row_id, direction, wa_message_id FROM svc_messages"
+                " WHERE row_id = ANY(?::text[]) OR (direction, wa_message_id) IN"
+                " (SELECT * FROM unnest(?::text[], ?::text[]))",
+                (
+                    [str(v[0]) for v in deferred],
+                    [str(v[2]) for v in deferred],
+                    [str(v[1]) for v in deferred],
+                ),
+            )
+            stored_rows = {str(row[0]) for row in found}
+            stored_pairs = {(str(row[1]), str(row[2])) for row in found}
+            for values in deferred:
+                pair = (str(values[2]), str(values[1]))
+                if pair not in stored_pairs and str(values[0]) not in stored_rows:
+                    _ops.record_message(s, values)
     if statuses:
         append_message_statuses(s, statuses)
     return record_webhook_events(s, [item[:3] for item in deliveries])
