@@ -112,24 +112,16 @@ METRICS_CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 BEARER: Final[list[dict[str, list[str]]]] = [{"bearerAuth": []}]
 _NOT_FOUND = HttpError(404, "not_found", "Not found.")
 _NOT_FOUND_REPLY = error_reply(_NOT_FOUND)
-_STORE_METHODS: Final = (
-    "migrate",
-    "health",
-    "record_webhook_event",
-    "get_service_request",
-    "record_service_request",
-    "enqueue_outbox_item",
-    "claim_outbox_items",
-    "mark_outbox_item_failed",
-    "mark_outbox_item_succeeded",
-    "record_message",
-    "append_message_status",
-    "get_message",
-    "list_messages",
-    "get_latest_inbound_message_at",
-    "count_outbox_pending",
-    "close",
+_OPTIONAL_STORE_METHODS: Final = frozenset(
+    {"claim_service_request", "complete_service_request", "record_webhook_delivery"}
 )
+"""The spec's optional atomic methods (and the one-call delivery): used when present."""
+_STORE_METHODS: Final = tuple(
+    name
+    for name, member in vars(PersistenceStore).items()
+    if callable(member) and not name.startswith("_") and name not in _OPTIONAL_STORE_METHODS
+)
+"""The required method set, read from the contract so the two never drift apart."""
 _MAX_PATH_ID: Final = 256
 _ERROR_STATUSES: Final = {
     "400": "Malformed request (JSON, body, query, path or Idempotency-Key).",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Final, TextIO
 
@@ -140,18 +140,22 @@ class Telemetry:
     # --- sink fan-out -----------------------------------------------------------------
 
     def _sink_counter(self, name: str, value: float, attributes: Mapping[str, str]) -> None:
-        if self._sink is None:
-            return
-        try:
-            self._sink.increment_counter(name, value, attributes)
-        except Exception as exc:  # noqa: BLE001 - a sink never breaks a request
-            self._logger.warning("telemetry sink failed error=%s", type(exc).__name__[:80])
+        if self._sink is not None:
+            self._to_sink(self._sink.increment_counter, name, value, attributes)
 
     def _sink_histogram(self, name: str, value: float, attributes: Mapping[str, str]) -> None:
-        if self._sink is None:
-            return
+        if self._sink is not None:
+            self._to_sink(self._sink.record_histogram, name, value, attributes)
+
+    def _to_sink(
+        self,
+        method: Callable[[str, float, Mapping[str, str]], object],
+        name: str,
+        value: float,
+        attributes: Mapping[str, str],
+    ) -> None:
         try:
-            self._sink.record_histogram(name, value, attributes)
+            method(name, value, attributes)
         except Exception as exc:  # noqa: BLE001 - a sink never breaks a request
             self._logger.warning("telemetry sink failed error=%s", type(exc).__name__[:80])
 
