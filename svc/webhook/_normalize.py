@@ -106,10 +106,8 @@ GROUP_FIELDS: Final[dict[str, UpdateKind]] = {
 
 _T = TypeVar("_T")
 _Builder = Callable[[Any, UpdateSource, set[str]], "Update | str"]
-# A list builder appends each item's update, or (index, reason) to ``bad``.
-_ListBuilder = Callable[
-    [list[Any], UpdateSource, set[str], Callable[[Any], None], list[tuple[int, str]]], None
-]
+# A list builder appends each item's update to ``updates``, or (index, reason) to ``bad``.
+_ListBuilder = Callable[[list[Any], UpdateSource, set[str], list[Any], list[tuple[int, str]]], None]
 
 
 def _slot_layout(cls: type) -> tuple[str, ...] | None:
@@ -374,47 +372,70 @@ def _each(build: _Builder) -> _ListBuilder:
         listed: list[Any],
         source: UpdateSource,
         seen: set[str],
-        append: Callable[[Any], None],
+        updates: list[Any],
         bad: list[tuple[int, str]],
     ) -> None:
-        for k, item in enumerate(listed):
-            update = build(item, source, seen)
-            if type(update) is str:
-                bad.append((k, update))
-            else:
-                append(update)
+        _build_from(0, build, listed, source, seen, updates, bad)
 
     return build_list
+
+
+def _build_from(
+    start: int,
+    build: _Builder,
+    listed: list[Any],
+    source: UpdateSource,
+    seen: set[str],
+    updates: list[Any],
+    bad: list[tuple[int, str]],
+) -> None:
+    """Run the complete checks of ``build`` on ``listed[start:]``, keeping each item's index."""
+    append = updates.append
+    for k in range(start, len(listed)):
+        update = build(listed[k], source, seen)
+        if type(update) is str:
+            bad.append((k, update))
+        else:
+            append(update)
 
 
 def _message_list(
     listed: list[Any],
     source: UpdateSource,
     seen: set[str],
-    append: Callable[[Any], None],
+    updates: list[Any],
     bad: list[tuple[int, str]],
 ) -> None:
-    """``messages[]``: accept the common well-formed item inline, else ask ``_build_message``.
+    """``messages[]``: accept the common well-formed items inline, the rest via ``_build_message``.
 
     The inline condition implies every one of ``_build_message``'s checks,
     so it only ever accepts what ``_build_message`` accepts, with the same
-    update; anything else (including every skip) takes the complete path.
-    Two shortcuts keep it cheap: a sender of decimal digits (a phone number)
-    is a safe id without further checks, and a printable id whose first
-    character is not a space is not all whitespace (the space is the only
-    printable whitespace character).
+    update. At the first item it does not accept (a missing key raises
+    ``KeyError``; every skip lands here too) it stops, and that item and all
+    the later ones take the complete path, so skips keep their indexes and
+    duplicates are judged in payload order. Shortcuts that keep it cheap: a
+    sender of decimal digits (a phone number) is a safe id without further
+    checks (and is not empty), a printable id whose first character is not a
+    space is not all whitespace (the space is the only printable whitespace
+    character), dict subscripts instead of ``get`` calls, and no
+    ``enumerate``: an accepted item appends exactly one update, so the
+    count of appended updates is the index to resume from.
     """
-    for k, m in enumerate(listed):
-        if type(m) is dict:
-            message_id = m.get("id")
-            sender = m.get("from")
-            stamp = m.get("timestamp")
-            if (
+    append = updates.append
+    first = len(updates)
+    try:
+        for m in listed:
+            if type(m) is not dict:
+                break
+            message_id = m["id"]
+            sender = m["from"]
+            stamp = m["timestamp"]
+            if not (
                 type(message_id) is str
                 and type(sender) is str
                 and type(stamp) is str
                 and 0 < len(message_id) <= MAX_ID_LENGTH
-                and 0 < len(sender) <= MAX_ID_LENGTH
+                and len(sender) <= MAX_ID_LENGTH
                 and len(stamp) <= 11
                 and stamp.isascii()
                 and stamp.isdigit()
@@ -423,36 +444,40 @@ def _message_list(
                 and message_id[0] != " "
                 and message_id not in seen
             ):
-                seen.add(message_id)
-                mtype = m.get("type")
-                if mtype != "system" and mtype != "request_welcome":
-                    append(_message(source, m))
-                    continue
+                break
+            seen.add(message_id)
+            mtype = m.get("type")
+            if mtype != "system" and mtype != "request_welcome":
+                append(_message(source, m))
+            else:
                 append(_system(source, m) if mtype == "system" else _chat_opened(source, m))
-                continue
-        update = _build_message(m, source, seen)
-        if type(update) is str:
-            bad.append((k, update))
         else:
-            append(update)
+            return
+    except KeyError:
+        pass
+    _build_from(len(updates) - first, _build_message, listed, source, seen, updates, bad)
 
 
 def _status_list(
     listed: list[Any],
     source: UpdateSource,
     seen: set[str],
-    append: Callable[[Any], None],
+    updates: list[Any],
     bad: list[tuple[int, str]],
 ) -> None:
     """``statuses[]`` of ``messages``: the same kind of fast accept as ``_message_list``.
 
     A status word the platform documents is known to be safe as is.
     """
-    for k, s in enumerate(listed):
-        if type(s) is dict:
-            message_id = s.get("id")
-            status = s.get("status")
-            if (
+    append = updates.append
+    first = len(updates)
+    try:
+        for s in listed:
+            if type(s) is not dict:
+                break
+            message_id = s["id"]
+            status = s["status"]
+            if not (
                 type(message_id) is str
                 and type(status) is str
                 and 0 < len(message_id) <= MAX_ID_LENGTH
@@ -460,13 +485,13 @@ def _status_list(
                 and message_id.isprintable()
                 and message_id[0] != " "
             ):
-                append(_status(source, s))
-                continue
-        update = _build_status(s, source, seen)
-        if type(update) is str:
-            bad.append((k, update))
+                break
+            append(_status(source, s))
         else:
-            append(update)
+            return
+    except KeyError:  # a missing key
+        pass
+    _build_from(len(updates) - first, _build_status, listed, source, seen, updates, bad)
 
 
 _STATUS_WORDS: Final = frozenset({"sent", "delivered", "read", "failed", "deleted", "played"})
@@ -552,7 +577,7 @@ def normalize(envelope: Any) -> NormalizationResult:
                 if over > 0:
                     listed = listed[: MAX_ITEMS - items]
                 items += len(listed)
-                build(listed, source, seen, append, bad)
+                build(listed, source, seen, updates, bad)
                 if bad:
                     for k, reason in bad:
                         location = _location(i, j, key, k)

@@ -8,6 +8,7 @@ signature passed, so unsigned input never reaches the JSON parser.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from svc.crypto import hmac_sha256_matches
@@ -162,6 +163,31 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+# The decoder's own scanner (C when available), set by JSONDecoder.__init__; not in the stubs.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+
+
+def _decode(text: str) -> Any:
+    """``_DECODER.decode(text)``, scanning a bare ``{...}`` document directly.
+
+    ``JSONDecoder.decode`` skips whitespace around the value and then calls
+    the scanner; a text that opens with ``{`` and ends with ``}`` has none
+    to skip, so the scanner is called at once. The value must span the
+    whole text, exactly as ``decode`` requires; anything else (and every
+    error) goes through ``decode`` itself, which raises the usual
+    ``JSONDecodeError``.
+    """
+    if text[:1] == "{" and text[-1:] == "}":
+        try:
+            value, end = _SCAN(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return _DECODER.decode(text)
+
+
 def parse_envelope(body: bytes) -> dict[str, Any]:
     """Parse signed bytes into an envelope: ``invalid_json``, then ``invalid_envelope``.
 
@@ -169,8 +195,14 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
     nesting too deep for the parser.
     """
     try:
-        # The same encoding detection as json.loads(bytes): UTF-8, UTF-16 or UTF-32.
-        data = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
+        # The same encoding detection as json.loads(bytes): UTF-8, UTF-16 or UTF-32. A body
+        # opening with "{" and a non-NUL byte has no BOM and is not UTF-16/32: UTF-8, as
+        # json.detect_encoding would say, without its Python-level checks.
+        if body[:1] == b"{" and body[1:2] != b"\x00":
+            text = body.decode("utf-8", "surrogatepass")
+        else:
+            text = body.decode(json.detect_encoding(body), "surrogatepass")
+        data = _decode(text)
     except (ValueError, RecursionError):
         # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
         raise InvalidJsonError from None

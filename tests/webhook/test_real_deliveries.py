@@ -544,7 +544,7 @@ def test_the_status_fast_path_agrees_with_the_complete_checks(listed: list[Any])
     source = normalize(load("status_batch.json")).updates[0].source
     fast: list[Any] = []
     bad: list[tuple[int, str]] = []
-    _status_list(listed, source, set(), fast.append, bad)
+    _status_list(listed, source, set(), fast, bad)
     slow = [_build_status(item, source, set()) for item in listed]
     assert fast == [u for u in slow if not isinstance(u, str)]
     assert bad == [(k, u) for k, u in enumerate(slow) if isinstance(u, str)]

@@ -233,3 +233,61 @@ def test_arbitrary_bytes_never_pass_without_the_key(body: bytes, guess: bytes) -
 @given(body=st.binary(max_size=512), secret=st.binary(min_size=1, max_size=64))
 def test_a_correct_signature_always_passes(body: bytes, secret: bytes) -> None:
     verify_signature(body=body, header=sign(body, secret), app_secret=secret, max_body_bytes=CAP)
+
+
+# --- the direct-scan path of parse_envelope agrees with json.loads --------------------------
+
+_DOC = '{"object":"x","entry":[{"t":"caf\u00e9 \\ud83d\\ude00"}]}'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _DOC.encode(),
+        b" " + _DOC.encode() + b"\n",
+        _DOC.encode() + b" ",
+        "\ufeff".encode() + _DOC.encode(),
+        _DOC.encode("utf-16-le"),
+        _DOC.encode("utf-16"),
+        _DOC.encode("utf-32-be"),
+    ],
+)
+def test_whitespace_boms_and_wide_encodings_parse_like_json_loads(body: bytes) -> None:
+    assert parse_envelope(body) == json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"object":"x","entry":[]}{"object":"x","entry":[]}',
+        b'{"object":"x","entry":[]} }',
+        b'{"object":"x","entry":[],"n":NaN}',
+        b'{"object":"x","entry":[],"n":-Infinity}',
+        b'{"object":"x","entry":[]',
+        b'{"object":"x","entry":[] x}',
+        b'{"object":"x","entry":["\xff"]}',
+        b"{\x00}",
+        b"{}}",
+    ],
+)
+def test_extra_data_constants_and_bad_bytes_are_invalid_json(body: bytes) -> None:
+    with pytest.raises(InvalidJsonError):
+        parse_envelope(body)
+
+
+@given(st.text(alphabet='{}[]":,0123456789 \nabx\\-.eE', max_size=40))
+def test_near_json_text_parses_exactly_when_json_loads_does(text: str) -> None:
+    body = text.encode()
+    try:
+        expected: object = json.loads(body)
+    except ValueError:
+        expected = InvalidJsonError
+    try:
+        got: object = parse_envelope(body)
+    except InvalidJsonError:
+        got = InvalidJsonError
+    except InvalidEnvelopeError:
+        got = "valid JSON, not an envelope"
+        assert expected is not InvalidJsonError
+        expected = got
+    assert got == expected
