@@ -536,9 +536,14 @@ def normalize(envelope: Any) -> NormalizationResult:
             skipped.append(Skip(reason="malformed_entry", location=_location(i)))
             continue
         waba_id = entry.get("id")
-        if waba_id is not None and (
-            reason := _id_problem(
-                waba_id, "unsafe_id" if type(waba_id) is str else "malformed_entry"
+        # Decimal digits (the usual form) are a safe id as they are; anything else is checked.
+        if (
+            waba_id is not None
+            and not (type(waba_id) is str and len(waba_id) <= MAX_ID_LENGTH and waba_id.isdecimal())
+            and (
+                reason := _id_problem(
+                    waba_id, "unsafe_id" if type(waba_id) is str else "malformed_entry"
+                )
             )
         ):
             skipped.append(Skip(reason=reason, location=_location(i)))

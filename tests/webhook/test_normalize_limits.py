@@ -357,3 +357,23 @@ def test_arbitrary_json_never_raises(value: Any) -> None:
 @given(envelopes())
 def test_envelope_shaped_json_never_raises_and_reads_totally(value: Any) -> None:
     read_everything(normalize(value))
+
+
+@pytest.mark.parametrize(
+    ("waba_id", "reason"),
+    [
+        ("9" * (MAX_ID_LENGTH + 1), "id_too_long"),
+        ("\u0663" * 5, None),  # Arabic-Indic digits are decimal and printable: a safe id
+        ("12\u200b34", "unsafe_id"),
+        ("   ", "unsafe_id"),
+        ("", "unsafe_id"),
+        (102290129340398, "malformed_entry"),
+    ],
+)
+def test_entry_ids_take_the_same_rule_as_every_id(waba_id: Any, reason: str | None) -> None:
+    """The decimal shortcut for the entry id never admits what the complete id check refuses."""
+    data = {"entry": [{"id": waba_id, "changes": [{"field": "messages", "value": {}}]}]}
+    result = normalize(data)
+    assert [s.reason for s in result.skipped if s.reason != "unsupported_field"] == (
+        [reason] if reason else []
+    )

@@ -291,3 +291,18 @@ def test_near_json_text_parses_exactly_when_json_loads_does(text: str) -> None:
         assert expected is not InvalidJsonError
         expected = got
     assert got == expected
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "sha256=" + "ab " * 21 + "a",  # 71 characters; fromhex skips the spaces: too few bytes
+        "sha256=" + "a" * 62 + "\t\t",
+        "sha256=" + "a" * 63 + "\u0663",
+    ],
+)
+def test_a_71_character_header_without_64_hex_digits_is_a_format_error(header: str) -> None:
+    body = b"{}"
+    assert len(header) == 71
+    with pytest.raises(InvalidSignatureFormatError):
+        run(body, header)
