@@ -6,6 +6,7 @@ the Quart routes and the lean webhook path in front of Quart only move bytes.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import uuid
@@ -49,7 +50,6 @@ from svc.webhook import (
     WebhookMetrics,
     body_hash,
     canonical_json,
-    dispatch_update,
     event_key,
     normalize,
     parse_envelope,
@@ -251,9 +251,13 @@ class Service:
         dispatched = 0
         tally: dict[str, int] = {}
         if not duplicate:
+            # dispatch_update(facade, update) inlined: one coroutine less per update.
+            dispatch = self.facade.dispatch
             for update in updates:
                 try:
-                    await dispatch_update(self.facade, update)
+                    handled = dispatch(update)
+                    if inspect.isawaitable(handled):
+                        await handled
                 except Exception as exc:  # noqa: BLE001 - handler failures are still acknowledged
                     self.recent_errors.add(exc)
                     self.webhook_metrics.record(update.kind, "handler_error")
