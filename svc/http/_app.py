@@ -1021,8 +1021,8 @@ def _front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> 
         HttpError(413, "payload_too_large", "The request body is over the size limit.")
     )
 
-    async def webhook(scope: Scope, receive: Receive, send: Send) -> None:
-        declared = _header(scope, b"content-length")
+    async def webhook(scope: Scope, receive: Receive, send: Send, declared: str | None) -> None:
+        # ``declared`` is the Content-Length that ``front`` already read (one header scan less).
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             await _send_reply(send, too_large)
             return
@@ -1075,7 +1075,7 @@ def _front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> 
         path = str(scope.get("path", ""))
         try:
             if method == "POST" and path == webhook_path:
-                await webhook(scope, receive_and_watch, send_and_watch)
+                await webhook(scope, receive_and_watch, send_and_watch, declared)
             else:
                 await quart_asgi(scope, receive_and_watch, send_and_watch)
         finally:

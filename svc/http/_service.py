@@ -83,9 +83,14 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+# The encoder json.dumps(data, separators=(",", ":"), ensure_ascii=False) would build on
+# every call (non-default arguments skip its cached default encoder), built once: same output.
+_JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def json_bytes(data: object) -> bytes:
     """Compact UTF-8 JSON."""
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _JSON_ENCODER.encode(data).encode("utf-8")
 
 
 def error_reply(error: HttpError) -> Reply:

@@ -92,12 +92,16 @@ class WebhookMetrics:
 
     def observe(self, result: NormalizationResult) -> None:
         """Count every update as ``normalized`` and every skip as ``skipped`` (by its kind)."""
-        counts: dict[tuple[str | None, str], int] = {}
+        # Per kind, in order of first appearance: updates first, then skips (one record each).
+        normalized: dict[str, int] = {}
         for update in result.updates:
-            normalized: tuple[str | None, str] = (update.kind, "normalized")
-            counts[normalized] = counts.get(normalized, 0) + 1
-        for skip in result.skipped:
-            skipped: tuple[str | None, str] = (skip.kind, "skipped")
-            counts[skipped] = counts.get(skipped, 0) + skip.count
-        for (kind, outcome), count in counts.items():
-            self.record(kind, outcome, count)
+            kind = update.kind
+            normalized[kind] = normalized.get(kind, 0) + 1
+        for update_kind, count in normalized.items():
+            self.record(update_kind, "normalized", count)
+        if result.skipped:
+            skipped: dict[str | None, int] = {}
+            for skip in result.skipped:
+                skipped[skip.kind] = skipped.get(skip.kind, 0) + skip.count
+            for skip_kind, count in skipped.items():
+                self.record(skip_kind, "skipped", count)
