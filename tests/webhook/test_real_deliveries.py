@@ -29,7 +29,7 @@ from svc.webhook import (
     is_safe_id,
     normalize,
 )
-from svc.webhook._normalize import _build_status, _status_list
+from svc.webhook._normalize import _build_message, _build_status, _message_list, _status_list
 
 from .conftest import load
 
@@ -548,3 +548,26 @@ def test_the_status_fast_path_agrees_with_the_complete_checks(listed: list[Any])
     slow = [_build_status(item, source, set()) for item in listed]
     assert fast == [u for u in slow if not isinstance(u, str)]
     assert bad == [(k, u) for k, u in enumerate(slow) if isinstance(u, str)]
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(item_values | st.none() | st.integers(), max_size=6),
+    st.sets(st.sampled_from(["wamid.A", "wamid.B"])),
+)
+def test_the_message_fast_path_agrees_with_the_complete_checks(
+    listed: list[Any], already: set[str]
+) -> None:
+    """Item by item, with ids already delivered by earlier lists of the envelope."""
+    source = normalize(load("status_batch.json")).updates[0].source
+    fast: list[Any] = []
+    bad: list[tuple[int, str]] = []
+    seen_fast = set(already)
+    _message_list(listed, source, seen_fast, fast, bad)
+    seen_slow = set(already)
+    slow = [_build_message(item, source, seen_slow) for item in listed]
+    assert fast == [u for u in slow if not isinstance(u, str)]
+    assert [type(u) for u in fast] == [type(u) for u in slow if not isinstance(u, str)]
+    assert bad == [(k, u) for k, u in enumerate(slow) if isinstance(u, str)]
+    assert seen_fast == seen_slow
