@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
@@ -128,6 +128,7 @@ class Telemetry:
             ("endpoint_family", "outcome"),
             registry=registry,
         )
+        self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
         self._persistence: Counter | None = None
         if adapter is not None:
             self._persistence = Counter(
@@ -165,8 +166,19 @@ class Telemetry:
         """One answered HTTP request (``route`` is already templated)."""
         method = clamp_method(method)
         klass = status_class(status)
-        self._requests.labels(route=route, method=method, status_class=klass).inc()
-        self._duration.labels(route=route, status_class=klass).observe(seconds)
+        key = (route, method, klass)
+        children = self._request_children.get(key)
+        if children is None:
+            # Labels are templated and clamped, so this cache is bounded by the route table.
+            children = (
+                self._requests.labels(route=route, method=method, status_class=klass),
+                self._duration.labels(route=route, status_class=klass),
+            )
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
+        if self._sink is None:
+            return
         attributes = {
             "http.route": route,
             "http.request.method": method,
