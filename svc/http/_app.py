@@ -19,7 +19,7 @@ from typing import Any, Final, TextIO
 
 import httpx
 from prometheus_client import CollectorRegistry, generate_latest
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel
 from quart import Response, request
 from quart_schema import (
     QuartSchema,
@@ -66,6 +66,7 @@ from ._bodies import (
     TextSendBody,
     is_group_body,
     is_read_receipt,
+    parse_body,
     parse_message_body,
     parse_text_body,
     to_payload,
@@ -101,6 +102,7 @@ from ._service import (
     check_idempotency_key,
     error_reply,
     json_bytes,
+    refusal_message,
 )
 from ._telemetry import Telemetry
 
@@ -393,19 +395,6 @@ def _parse_json(body: bytes) -> object:
         raise HttpError(400, "malformed_json", "The request body is not valid JSON.") from None
 
 
-def _validate(model: type[BaseModel], data: object) -> Any:
-    if not isinstance(data, dict):
-        raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
-    try:
-        return TypeAdapter(model).validate_python(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise HttpError(
-            400, "malformed_body", f"The request body is invalid at '{where}'."
-        ) from None
-
-
 def _query_int(name: str, *, default: int | None, low: int, high: int) -> int | None:
     raw = request.args.get(name)
     if raw is None:
@@ -561,13 +550,21 @@ def _build_quart_app(
 
     # --- telemetry (bearer, hidden) ---------------------------------------------------
 
-    def mode() -> str:
-        parts = ["webhook"]
-        if service.store is not None:
-            parts.append("persistence")
-        if service.enable_group_routes:
-            parts.append("groups")
-        return "+".join(parts)
+    feature_flags = {
+        "groupRoutes": service.enable_group_routes,
+        "persistence": service.store is not None,
+    }
+
+    # Fixed at construction, like the flags: one of the spec's four serviceMode values.
+    service_mode = "+".join(
+        part
+        for part, on in (
+            ("webhook", True),
+            ("persistence", service.store is not None),
+            ("groups", service.enable_group_routes),
+        )
+        if on
+    )
 
     route_lines = [line for route in routes for line in route.lines()]
 
@@ -595,12 +592,9 @@ def _build_quart_app(
                 "version": __version__,
                 "uptimeSeconds": round(time.monotonic() - started, 3),
                 "graphApiVersion": profile.api_version,
-                "serviceMode": mode(),
+                "serviceMode": service_mode,
                 "routes": route_lines,
-                "featureFlags": {
-                    "groupRoutes": service.enable_group_routes,
-                    "persistence": service.store is not None,
-                },
+                "featureFlags": feature_flags,
                 "persistence": await persistence_summary(),
             }
         )
@@ -627,13 +621,10 @@ def _build_quart_app(
                 "service": SERVICE_NAME,
                 "version": __version__,
                 "graphApiVersion": profile.api_version,
-                "serviceMode": mode(),
+                "serviceMode": service_mode,
                 "runtime": RUNTIME,
                 "routes": route_lines,
-                "featureFlags": {
-                    "groupRoutes": service.enable_group_routes,
-                    "persistence": service.store is not None,
-                },
+                "featureFlags": feature_flags,
                 "persistence": await persistence_summary(),
                 "metricFamilies": families,
                 "recentErrors": service.recent_errors.snapshot(),
@@ -683,7 +674,7 @@ def _build_quart_app(
             payload = to_payload(body)
         except GraphRequestValidationError as exc:
             service.telemetry.send(family="messages", outcome="rejected")
-            raise HttpError(400, "malformed_body", _builder_message(exc)) from None
+            raise HttpError(400, "malformed_body", refusal_message(exc)) from None
         return _reply_response(
             await service.send(payload, idempotency_key=key, project=not is_read_receipt(body))
         )
@@ -764,11 +755,6 @@ def _build_quart_app(
     return app
 
 
-def _builder_message(error: GraphRequestValidationError) -> str:
-    field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
-    return f"The message is invalid ({field})." if field else "The message is invalid."
-
-
 def _config_shape(service: Service) -> dict[str, object]:
     redacted = "[REDACTED]"
     return {
@@ -831,7 +817,7 @@ def _register_group_routes(
             raise HttpError(400, "malformed_path", "The group id is not usable.") from None
 
     async def body_of(model: type[BaseModel]) -> Any:
-        return _validate(model, _parse_json(await _read_body(service.profile.max_body_bytes)))
+        return parse_body(model, _parse_json(await _read_body(service.profile.max_body_bytes)))
 
     def page_args() -> dict[str, Any]:
         return {

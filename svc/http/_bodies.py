@@ -9,7 +9,7 @@ models check shape and JSON types strictly (no coercion, no unknown fields).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError
 
@@ -43,11 +43,13 @@ __all__ = [
     "SendAnswer",
     "TextSendBody",
     "is_read_receipt",
+    "parse_body",
     "parse_message_body",
     "parse_text_body",
 ]
 
 Payload = dict[str, Any]
+M = TypeVar("M", bound=BaseModel)
 
 
 class _Body(BaseModel):
@@ -348,7 +350,6 @@ class SendAnswer(BaseModel):
 
 
 _COMPOSER: TypeAdapter[Any] = TypeAdapter(ComposerBody)
-_TEXT: TypeAdapter[TextSendBody] = TypeAdapter(TextSendBody)
 _NATIVE: TypeAdapter[GraphNativeTextBody] = TypeAdapter(GraphNativeTextBody)
 
 
@@ -361,20 +362,28 @@ def _malformed(error: ValidationError) -> HttpError:
     return HttpError(400, "malformed_body", f"The request body is invalid{where} ({kind}).")
 
 
-def parse_text_body(data: object) -> TextSendBody:
-    """Validate the text-route body (a JSON object) or raise 400 ``malformed_body``."""
+def _require_object(data: object) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
+    return data
+
+
+def parse_body(model: type[M], data: object) -> M:
+    """Validate a JSON body against ``model`` or raise 400 ``malformed_body`` naming the field."""
     try:
-        return _TEXT.validate_python(data)
+        return model.model_validate(_require_object(data))
     except ValidationError as exc:
         raise _malformed(exc) from None
 
 
+def parse_text_body(data: object) -> TextSendBody:
+    """Validate the text-route body (a JSON object) or raise 400 ``malformed_body``."""
+    return parse_body(TextSendBody, data)
+
+
 def parse_message_body(data: object) -> BaseModel:
     """Validate a generic-route body: Graph-native text when it has ``messaging_product``."""
-    if not isinstance(data, dict):
-        raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
+    data = _require_object(data)
     try:
         if "messaging_product" in data:
             return _NATIVE.validate_python(data)

@@ -484,7 +484,7 @@ class Service:
         try:
             result = await call()
         except GraphRequestValidationError as exc:
-            raise HttpError(400, "malformed_body", _validation_message(exc)) from None
+            raise HttpError(400, "malformed_body", refusal_message(exc)) from None
         except GraphError as exc:
             status = exc.status if isinstance(exc, GraphApiError) else None
             self.telemetry.graph_call(family=family, status=status, outcome="error")
@@ -565,7 +565,8 @@ def _event_moment(timestamp: int | None, now: Callable[[], datetime]) -> datetim
     return now()
 
 
-def _validation_message(error: GraphRequestValidationError) -> str:
+def refusal_message(error: GraphRequestValidationError) -> str:
+    """The 400 message of a graph-layer refusal: the field it names (short), never a value."""
     field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
     where = f" ({field})" if field else ""
     return f"The message was refused by validation{where}."
