@@ -101,6 +101,7 @@ from ._service import (
     Service,
     check_idempotency_key,
     error_reply,
+    has_control_character,
     json_bytes,
     refusal_message,
 )
@@ -419,7 +420,7 @@ def _check_path_id(value: str) -> str:
         or len(value) > _MAX_PATH_ID
         or "/" in value
         or "\\" in value
-        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value)
+        or has_control_character(value)
     ):
         raise HttpError(400, "malformed_path", "The id in the path is not a safe segment.")
     return value

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -113,15 +114,19 @@ class RecentErrors:
         return [{"errorClass": name, "count": count} for name, count in self._counts.items()]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def has_control_character(value: str) -> bool:
+    """Whether ``value`` holds a C0, DEL or C1 control character (Unicode ``Cc``)."""
+    return _CONTROL.search(value) is not None
+
+
 def check_idempotency_key(value: str | None) -> str | None:
     """The ``Idempotency-Key`` header, validated whenever present (400 otherwise)."""
     if value is None:
         return None
-    if (
-        not value.strip()
-        or len(value) > MAX_IDEMPOTENCY_KEY
-        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in value)
-    ):
+    if not value.strip() or len(value) > MAX_IDEMPOTENCY_KEY or has_control_character(value):
         raise HttpError(
             400,
             "invalid_idempotency_key",
