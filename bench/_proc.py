@@ -68,15 +68,33 @@ def stop(process: subprocess.Popen[bytes], *, seconds: float = 10.0) -> None:
 
 
 @contextlib.contextmanager
-def server(argv: Sequence[str], *, port: int, ready_path: str = "/healthz") -> Iterator[float]:
-    """Run ``argv`` in its own process group until the block ends; yields seconds to ready."""
+def server(
+    argv: Sequence[str], *, port: int, ready_path: str = "/healthz"
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run ``argv`` in its own process group until the block ends; yields it once it answers."""
     process = subprocess.Popen(
         list(argv), cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
     )
     try:
-        yield wait_until_up(port, process, path=ready_path, seconds=60.0)
+        wait_until_up(port, process, path=ready_path, seconds=60.0)
+        yield process
     finally:
         stop(process)
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its descendants (Linux ``/proc``; 0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pending.extend(int(c) for c in (task / "children").read_text().split())
+    return total
 
 
 def bench_server(kind: str, port: int, *extra: str) -> list[str]:

@@ -1,7 +1,8 @@
 """Webhook ingestion over HTTP: svc under hypercorn against the server's own ceiling (and pywa).
 
 Signed ~3 KB deliveries (``_deliveries``), 30% duplicates, concurrency 32,
-sent by a separate load-generator process (``_loadgen``) to 127.0.0.1. In the
+sent by a separate load-generator process to 127.0.0.1: wrk replaying them
+(``_wrk``, when wrk is installed) or else the asyncio client (``_loadgen``). In the
 same run and in alternating rounds: a bare ASGI app on the same server that
 only reads the body and answers 200 (the ceiling), then svc with no store,
 with SQLite and with PostgreSQL (a schema of its own on the shared server).
@@ -29,6 +30,7 @@ from typing import Any
 
 import _deliveries
 import _proc
+import _wrk
 
 SECRET = "bench-app-secret"
 CONCURRENCY = 32
@@ -51,11 +53,45 @@ def _load_args(count: int, warmup: int, run: str) -> list[str]:
     ]
 
 
+def _timed(process: Any, port: int, secret: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One timed load against ``port``, plus the server's CPU per request (its process tree).
+
+    With wrk the CPU is read around the timed run alone; the asyncio generator
+    runs its warm-up in the same process, so its warm-up requests are counted too.
+    """
+    run = secrets.token_hex(3)
+
+    def cpu() -> float:
+        return _proc.tree_cpu_seconds(process.pid)
+
+    if args.loadgen == "wrk":
+        return _wrk.load_webhook(
+            port,
+            secret=secret,
+            count=args.count,
+            warmup=args.warmup,
+            concurrency=CONCURRENCY,
+            seconds=args.seconds,
+            run=run,
+            cpu=cpu,
+        )
+    load_args = _load_args(args.count, args.warmup, run)
+    load_args[1] = secret
+    before = cpu()
+    result = _proc.load("webhook", port, *load_args)
+    spent = cpu() - before
+    result["loadgen"] = "asyncio"
+    result["server_cpu_us_per_request"] = round(
+        spent / (int(result["requests"]) + args.warmup) * 1e6, 1
+    )
+    return result
+
+
 def _measure_server(
-    argv: list[str], port: int, count: int, warmup: int, ready: str
+    argv: list[str], port: int, args: argparse.Namespace, ready: str
 ) -> dict[str, Any]:
-    with _proc.server(argv, port=port, ready_path=ready):
-        result = _proc.load("webhook", port, *_load_args(count, warmup, secrets.token_hex(3)))
+    with _proc.server(argv, port=port, ready_path=ready) as process:
+        result = _timed(process, port, SECRET, args)
     statuses = result["statuses"]
     if set(statuses) != {"200"}:
         raise RuntimeError(f"unexpected statuses {statuses} from {argv[2:4]}")
@@ -63,7 +99,8 @@ def _measure_server(
 
 
 def _short(run: dict[str, Any]) -> dict[str, Any]:
-    return {k: run[k] for k in ("rps", "p50_ms", "p99_ms", "rps_rounds") if k in run}
+    keys = ("rps", "p50_ms", "p99_ms", "rps_rounds", "server_cpu_us_per_request")
+    return {k: run[k] for k in keys if k in run}
 
 
 def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dict[str, Any]:
@@ -87,9 +124,7 @@ def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dic
                     schema = f"svc_bench_ingest_{secrets.token_hex(4)}"
                     extra = ["--store", "postgres", "--pg-url", pg_url, "--pg-schema", schema]
                 try:
-                    runs[name].append(
-                        _measure_server(argv + extra, port, args.count, args.warmup, "/healthz")
-                    )
+                    runs[name].append(_measure_server(argv + extra, port, args, "/healthz"))
                 finally:
                     if schema is not None and pg_url is not None:
                         _proc.drop_schema(pg_url, schema)
@@ -236,7 +271,7 @@ def pywa_in_process(found: list[_deliveries.Delivery]) -> float:
 
 
 def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
-    count = args.count // 2
+    count = 400 if args.quick else 3_000
     seen: dict[str, list[float]] = {"svc_stateless": [], "svc_sqlite": [], "pywa": []}
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
         for _ in range(args.rounds):
@@ -274,7 +309,7 @@ def _svc_serve_argv(config: Path, port: int, workers: int) -> list[str]:
     ]
 
 
-def _serve_workers(config: Path, workers: int, count: int, warmup: int) -> dict[str, Any]:
+def _serve_workers(config: Path, workers: int, args: argparse.Namespace) -> dict[str, Any]:
     """``svc serve --dry-run --workers N``: its dry-run app secret is read from its stderr."""
     import subprocess
 
@@ -297,9 +332,7 @@ def _serve_workers(config: Path, workers: int, count: int, warmup: int) -> dict[
                 for line in err.read().decode().splitlines()
                 if line.startswith("dry-run webhookAppSecret=")
             )
-            args = _load_args(count, warmup, secrets.token_hex(3))
-            args[1] = secret
-            result = _proc.load("webhook", port, *args)
+            result = _timed(process, port, secret, args)
         finally:
             _proc.stop(process)
     if set(result["statuses"]) != {"200"}:
@@ -322,19 +355,22 @@ def measure_end_to_end(args: argparse.Namespace) -> dict[str, Any]:
                 port = _proc.free_port()
                 if name == "pywa_uvicorn":
                     argv = _proc.bench_server("pywa", port, "--secret", SECRET)
-                    runs[name].append(_measure_server(argv, port, args.count, args.warmup, "/docs"))
+                    runs[name].append(_measure_server(argv, port, args, "/docs"))
                 elif name == "svc_hypercorn":
                     argv = _proc.bench_server("svc", port, "--secret", SECRET)
-                    runs[name].append(
-                        _measure_server(argv, port, args.count, args.warmup, "/healthz")
-                    )
+                    runs[name].append(_measure_server(argv, port, args, "/healthz"))
                 else:
                     workers = int(name[-1])
-                    runs[name].append(_serve_workers(config, workers, args.count, args.warmup))
+                    runs[name].append(_serve_workers(config, workers, args))
     out: dict[str, Any] = {name: _short(_proc.median_run(r)) for name, r in runs.items()}
     out["svc_to_pywa_rps"] = round(out["svc_hypercorn"]["rps"] / out["pywa_uvicorn"]["rps"], 3)
     scale = out["svc_serve_w2"]["rps"] / out["svc_serve_w1"]["rps"]
     out["workers_2_to_1"] = round(scale, 3)
+    # Rounds alternate the two, so each round's pair shares the machine's state.
+    out["workers_2_to_1_rounds"] = [
+        round(float(two["rps"]) / float(one["rps"]), 3)
+        for one, two in zip(runs["svc_serve_w1"], runs["svc_serve_w2"], strict=True)
+    ]
     out["workers_target"] = WORKERS_TARGET
     out["workers_meets_target"] = scale >= WORKERS_TARGET
     return out
@@ -370,10 +406,24 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=None)
     parser.add_argument("--peer-only", action="store_true", help="--peer without the ceiling part")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument(
+        "--loadgen",
+        choices=("auto", "wrk", "asyncio"),
+        default="auto",
+        help="wrk when installed (auto), else the asyncio load generator",
+    )
+    parser.add_argument("--seconds", type=float, default=None, help="timed seconds per wrk run")
     args = parser.parse_args()
     args.peer = args.peer or args.peer_only
     args.rounds = args.rounds or (1 if args.quick else 3)
-    args.count = args.count or (400 if args.quick else 6_000)
+    if args.loadgen == "auto":
+        args.loadgen = "wrk" if _wrk.available() else "asyncio"
+    if args.loadgen == "wrk":
+        # wrk runs for a duration; ``count`` is the pool of fresh deliveries it draws from.
+        args.seconds = args.seconds or (1.0 if args.quick else 5.0)
+        args.count = args.count or int(args.seconds * 12_000)
+    else:
+        args.count = args.count or (400 if args.quick else 6_000)
     args.warmup = 100 if args.quick else 1_000
     pg_url = None
     if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):
@@ -385,7 +435,9 @@ def main() -> None:
         "concurrency": CONCURRENCY,
         "duplicates": _deliveries.DUPLICATE_SHARE,
         "body_bytes": sorted({len(d.body) for d in _deliveries.deliveries(8, SECRET)}),
-        "requests_per_round": args.count,
+        "loadgen": args.loadgen,
+        "requests_per_round": args.count if args.loadgen == "asyncio" else None,
+        "seconds_per_round": args.seconds,
         "rounds": args.rounds,
     }
     if not args.peer_only:

@@ -44,6 +44,7 @@ def _peer_missing() -> list[str]:
     "argv",
     [
         ["bench/http_ingest.py", "--quick"],
+        ["bench/http_ingest.py", "--quick", "--loadgen", "asyncio", "--no-postgres"],
         ["bench/send.py", "--quick"],
         ["bench/startup.py", "--quick"],
         ["bench/webhook_normalize.py"],
@@ -51,7 +52,7 @@ def _peer_missing() -> list[str]:
         ["bench/media_decrypt.py", "--rounds", "1"],
         ["bench/store.py", "--rows", "20000", "--adapters", "sqlite"],
     ],
-    ids=lambda argv: Path(argv[0]).stem,
+    ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )
 def test_benchmark_short_variant_prints_one_json_line(argv: list[str]) -> None:
     _run(*argv)
