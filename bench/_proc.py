@@ -143,6 +143,24 @@ def drop_schema(url: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def machine_busy_ticks() -> tuple[int, int] | None:
+    """(idle, total) CPU ticks of the whole machine so far (Linux ``/proc/stat``)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            ticks = [int(part) for part in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def machine_busy_share(since: tuple[int, int] | None) -> float | None:
+    """Share of all CPU time the machine was busy since ``since`` (``machine_busy_ticks()``)."""
+    now = machine_busy_ticks()
+    if since is None or now is None or now[1] <= since[1]:
+        return None
+    return 1.0 - (now[0] - since[0]) / (now[1] - since[1])
+
+
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0))
 

@@ -37,8 +37,15 @@ def _one(
     extra += ["--concurrency", str(CONCURRENCY), "--run", secrets.token_hex(4)]
     if keyed:
         extra.append("--keyed")
-    with _proc.server(argv, port=port):
+    with _proc.server(argv, port=port) as process:
+        before, machine = _proc.tree_cpu_seconds(process.pid), _proc.machine_busy_ticks()
         result = _proc.load("send", port, *extra)
+        spent = _proc.tree_cpu_seconds(process.pid) - before
+        busy = _proc.machine_busy_share(machine)
+    # The load generator builds its requests and warms up inside the same span.
+    result["server_cpu_us_per_request"] = round(spent / (count + warmup) * 1e6, 1)
+    if busy is not None:
+        result["machine_busy_share"] = round(busy, 3)
     if set(result["statuses"]) != {"200"}:
         raise RuntimeError(f"sends answered {result['statuses']}")
     return result
@@ -81,7 +88,8 @@ def measure(args: argparse.Namespace, pg_url: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, found in runs.items():
         middle = _proc.median_run(found)
-        out[name] = {k: middle[k] for k in ("rps", "p50_ms", "p99_ms", "rps_rounds")}
+        keys = ("rps", "p50_ms", "p99_ms", "rps_rounds", "server_cpu_us_per_request")
+        out[name] = {k: middle[k] for k in (*keys, "machine_busy_share") if k in middle}
     for store in stores:
         ratio = out[f"{store}_keyed"]["rps"] / out[f"{store}_unkeyed"]["rps"]
         out[f"{store}_keyed_to_unkeyed"] = round(ratio, 3)
