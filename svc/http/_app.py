@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Final, TextIO
 
 import httpx
+import trio
 from prometheus_client import CollectorRegistry, generate_latest
 from pydantic import BaseModel
 from quart import Response, request
@@ -999,6 +1000,10 @@ async def _send_reply(send: Send, reply: Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+_LAST_SEND_SHIELD_SECONDS: Final = 10.0
+"""How long a response's last send may run on after its request was cancelled."""
+
+
 def _front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> ASGIApp:
     label = route_labeler(routes)
     webhook_path = service.profile.webhook_path
@@ -1056,6 +1061,17 @@ def _front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> 
                     # body is still on the connection, so it cannot carry another request.
                     headers = [*message.get("headers", ()), (b"connection", b"close")]
                     message = {**message, "headers": headers}
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                # Inside this last send the server reports the stream closed, Quart-Trio
+                # cancels the request's tasks at once, and the server would be cut off
+                # before it recycles the connection and starts its keep-alive timer.
+                # (The server shields its HTTP/1.1 writes itself; the bound covers HTTP/2
+                # flow control, where a peer could otherwise hold the send open.)
+                with trio.CancelScope(
+                    shield=True, deadline=trio.current_time() + _LAST_SEND_SHIELD_SECONDS
+                ):
+                    await send(message)
+                return
             await send(message)
 
         method = str(scope.get("method", "GET"))

@@ -363,3 +363,25 @@ def test_an_address_in_use_exits_1(project: Path) -> None:
         )
     assert result.returncode == 1
     assert "cannot be bound" in result.stderr
+
+
+def test_sigterm_with_an_idle_keep_alive_connection_exits_without_waiting_for_the_drain_window(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    """A client that keeps its connection open after its answer does not hold the exit."""
+    made = run_svc("init", str(tmp_path / "bot"))
+    assert made.returncode == 0, made.stderr
+    served = start_serve(
+        "--config", str(tmp_path / "bot" / "svc.config.yaml"), "--dry-run", "--port", "0"
+    )
+    serving.append(served)
+    with httpx.Client(base_url=served.url, timeout=10) as client:
+        assert client.get("/healthz").status_code == 200
+        # The pooled connection is idle and open now.
+        began = time.monotonic()
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(timeout=DRAIN_SECONDS) == 0
+        took = time.monotonic() - began
+    served.drain()
+    assert took < DRAIN_SECONDS / 2, took
+    assert served.lines[-1] == "svc: stopped."

@@ -122,3 +122,63 @@ async def test_an_answer_given_before_the_body_was_read_closes_the_connection(
             assert ok.status_code == 200
             assert ok.headers.get("connection") != "close"
         stop.set()
+
+
+async def _read_answer(stream: trio.SocketStream) -> bytes:
+    """One whole answer (head and Content-Length body) from ``stream``."""
+    data = b""
+    with trio.fail_after(5):
+        while b"\r\n\r\n" not in data:
+            data += await stream.receive_some(65536)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        while len(body) < length:
+            body += await stream.receive_some(65536)
+    return head
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",  # answered by Quart
+        b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n",  # Quart's 404
+        b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}",  # lean path
+    ],
+    ids=["quart-route", "not-found", "webhook"],
+)
+async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_timeout(
+    make_app: AppFactory, request_bytes: bytes
+) -> None:
+    """The server's idle timer runs after every answer, whichever path gave it.
+
+    Quart-Trio cancels a request's tasks as soon as the server reports the
+    stream closed, which happens inside the last send; unless that send
+    finishes, hypercorn never starts its keep-alive timer and an idle client
+    holds the connection (and a shutdown) forever.
+    """
+    app = make_app()
+    port = _free_port()
+    config = Config()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.accesslog = None
+    config.errorlog = None
+    config.keep_alive_timeout = 0.3
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(
+            lambda task_status: serve(
+                app, config, shutdown_trigger=stop.wait, task_status=task_status
+            )
+        )
+        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+            await stream.send_all(request_bytes)
+            head = await _read_answer(stream)
+            assert b"connection: close" not in head.lower()  # kept alive, then idle
+            with trio.fail_after(3):
+                assert await stream.receive_some(10) == b""  # closed by the server
+        stop.set()
