@@ -437,32 +437,56 @@ class Service:
             ),
         )
         body = json_bytes(answer)
-        headers: dict[str, str] = {}
+        writes: list[StoreCall] = []
         if claimed_key is not None:
-            completed_at = self.now()
-            text = body.decode("utf-8")
-            stored = await self.store_try(
-                lambda s: s.complete_service_request(
+            writes.append(
+                _completion_call(
                     idempotency_key=claimed_key,
                     request_hash=request_hash,
-                    response_json=text,
-                    created_at=completed_at,
+                    response_json=body.decode("utf-8"),
+                    completed_at=self.now(),
                 )
             )
-            if stored is not True:
-                headers["x-svc-persistence"] = "degraded"
-        if project and self.store is not None and not await self._project_send(payload, answer):
+        if project and self.store is not None:
+            writes += self._send_projection(payload, answer)
+        headers: dict[str, str] = {}
+        if writes and not await self._write_together(writes):
             headers["x-svc-persistence"] = "degraded"
         self.telemetry.send(family="messages", outcome="degraded" if headers else "sent")
         return Reply(200, body, headers=headers)
 
-    async def _project_send(self, payload: Mapping[str, Any], answer: Mapping[str, Any]) -> bool:
-        """Record the outbound row (status ``sent``) and its first status event."""
+    async def _write_together(self, calls: list[StoreCall]) -> bool:
+        """Best-effort writes started together (one group-commit batch); True if all stored.
+
+        A write that answers None (a fault, or a completion the store did not
+        take) counts as not stored.
+        """
+        results: list[object] = [None] * len(calls)
+
+        async def write(index: int) -> None:
+            results[index] = await self.store_try(calls[index])
+
+        if len(calls) == 1:
+            await write(0)
+        else:
+            async with anyio.create_task_group() as group:
+                for index in range(len(calls)):
+                    group.start_soon(write, index)
+        return all(result is not None for result in results)
+
+    def _send_projection(
+        self, payload: Mapping[str, Any], answer: Mapping[str, Any]
+    ) -> list[StoreCall]:
+        """The outbound row (status ``sent``) and its first status event, as two writes.
+
+        They may run in either order: a status event logged before its row is
+        applied when the row is inserted.
+        """
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else None
         message_id = first.get("id") if isinstance(first, dict) else None
         if not isinstance(message_id, str) or not message_id:
-            return True
+            return []
         moment = self.now()
         to = payload.get("to")
         record = MessageRecord(
@@ -476,13 +500,10 @@ class Service:
             updated_at=moment,
             graph_message_id=message_id,
         )
-        stored = await self.store_try(lambda s: s.record_message(record))
-        event = await self.store_try(
-            lambda s: s.append_message_status(
-                wa_message_id=message_id, status="sent", timestamp=moment
-            )
-        )
-        return stored is not None and event is not None
+        return [
+            _record_message_call(record),
+            _status_call(StatusEvent(wa_message_id=message_id, status="sent", timestamp=moment)),
+        ]
 
     async def graph_call(self, family: str, call: Callable[[], Awaitable[T]]) -> T:
         """One upstream call, counted; a Graph failure becomes 400, 502 or 503."""
@@ -541,6 +562,23 @@ StoreCall = Callable[[PersistenceStore], Awaitable[object]]
 def _record_message_call(record: MessageRecord) -> StoreCall:
     async def call(store: PersistenceStore) -> object:
         return await store.record_message(record)
+
+    return call
+
+
+def _completion_call(
+    *, idempotency_key: str, request_hash: str, response_json: str, completed_at: datetime
+) -> StoreCall:
+    """Store a claimed key's answer; None when the store did not take it (key no longer pending)."""
+
+    async def call(store: PersistenceStore) -> object:
+        stored = await store.complete_service_request(
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
+            response_json=response_json,
+            created_at=completed_at,
+        )
+        return True if stored else None
 
     return call
 

@@ -123,6 +123,65 @@ async def test_failed_completion_returns_the_real_200_marked_degraded(
     assert (await response.get_json())["messages"][0]["id"] == "wamid.TEST1"
 
 
+async def test_a_completion_the_store_does_not_take_is_marked_degraded(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    """``complete_service_request`` answering False (the key is no longer pending) is degraded."""
+
+    class Refusing(FailingStore):
+        def __getattr__(self, name: str) -> Any:
+            if name == "complete_service_request":
+
+                async def refuse(**_: Any) -> bool:
+                    return False
+
+                return refuse
+            return super().__getattr__(name)
+
+    response = await _send(make_app(store=Refusing(sqlite_store, set())).test_client(), TEXT, "k")
+    assert response.status_code == 200
+    assert response.headers["x-svc-persistence"] == "degraded"
+    # The projection still ran.
+    assert await sqlite_store.get_message(wa_message_id="wamid.TEST1") is not None
+
+
+async def test_the_completion_and_the_projection_are_written_together(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    """The three writes after the upstream answer start before any ends (one group commit)."""
+    events: list[tuple[str, str]] = []
+
+    class Recording(FailingStore):
+        def __getattr__(self, name: str) -> Any:
+            inner = super().__getattr__(name)
+            if name not in ("complete_service_request", "record_message", "append_message_status"):
+                return inner
+
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                events.append(("start", name))
+                await trio.sleep(0.01)
+                try:
+                    return await inner(*args, **kwargs)
+                finally:
+                    events.append(("end", name))
+
+            return call
+
+    client = make_app(store=Recording(sqlite_store, set())).test_client()
+    response = await _send(client, TEXT, "k")
+    assert response.status_code == 200
+    assert "x-svc-persistence" not in response.headers
+    starts = [name for kind, name in events[:3] if kind == "start"]
+    assert sorted(starts) == ["append_message_status", "complete_service_request", "record_message"]
+    record = await sqlite_store.get_message(wa_message_id="wamid.TEST1")
+    assert record is not None and record.status == "sent"
+    # The completion was stored: the same key replays the first answer byte for byte.
+    again = await _send(client, TEXT, "k")
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert await again.get_data() == await response.get_data()
+    assert len(graph.requests) == 1
+
+
 async def test_claim_failure_is_503_and_sends_nothing(
     make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
 ) -> None:
