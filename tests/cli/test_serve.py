@@ -28,21 +28,25 @@ SIGNAL_LINE = re.compile(r"^svc: SIG(INT|TERM) received")
 REPEAT_LINE = re.compile(r"^svc: shutdown already in progress")
 
 
-def test_readme_flow_init_then_dry_run_serve_answers_healthz_and_a_text_send(
-    tmp_path: Path, serving: list[ServeProcess]
-) -> None:
+def _init_and_serve_dry_run(
+    tmp_path: Path, serving: list[ServeProcess], *extra: str
+) -> ServeProcess:
+    """``svc init bot`` in ``tmp_path``, then ``svc serve --dry-run`` on its config, port 0."""
     made = run_svc("init", str(tmp_path / "bot"))
     assert made.returncode == 0, made.stderr
     served = start_serve(
-        "--config",
-        str(tmp_path / "bot" / "svc.config.yaml"),
-        "--dry-run",
-        "--database",
-        str(tmp_path / "bot" / "svc.db"),
-        "--port",
-        "0",
+        "--config", str(tmp_path / "bot" / "svc.config.yaml"), "--dry-run", *extra, "--port", "0"
     )
     serving.append(served)
+    return served
+
+
+def test_readme_flow_init_then_dry_run_serve_answers_healthz_and_a_text_send(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    served = _init_and_serve_dry_run(
+        tmp_path, serving, "--database", str(tmp_path / "bot" / "svc.db")
+    )
     dry_lines = [line for line in served.lines if line.startswith("dry-run ")]
     assert [line.split("=")[0] for line in dry_lines] == [
         "dry-run serviceBearerToken",
@@ -369,12 +373,7 @@ def test_sigterm_with_an_idle_keep_alive_connection_exits_without_waiting_for_th
     tmp_path: Path, serving: list[ServeProcess]
 ) -> None:
     """A client that keeps its connection open after its answer does not hold the exit."""
-    made = run_svc("init", str(tmp_path / "bot"))
-    assert made.returncode == 0, made.stderr
-    served = start_serve(
-        "--config", str(tmp_path / "bot" / "svc.config.yaml"), "--dry-run", "--port", "0"
-    )
-    serving.append(served)
+    served = _init_and_serve_dry_run(tmp_path, serving)
     with httpx.Client(base_url=served.url, timeout=10) as client:
         assert client.get("/healthz").status_code == 200
         # The pooled connection is idle and open now.

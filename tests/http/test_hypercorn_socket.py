@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -23,16 +25,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.slow
-async def test_webhook_send_and_metrics_over_a_real_socket(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
-) -> None:
-    app = make_app(store=sqlite_store)
+@asynccontextmanager
+async def _served(app: Any, *, keep_alive_timeout: float | None = None) -> AsyncIterator[int]:
+    """``app`` under hypercorn's trio worker on a free port of 127.0.0.1 for the block."""
     port = _free_port()
     config = Config()
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None
     config.errorlog = None
+    if keep_alive_timeout is not None:
+        config.keep_alive_timeout = keep_alive_timeout
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         await nursery.start(
@@ -40,35 +42,48 @@ async def test_webhook_send_and_metrics_over_a_real_socket(
                 app, config, shutdown_trigger=stop.wait, task_status=task_status
             )
         )
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
-            health = await client.get("/healthz")
-            assert health.json() == {"ok": True, "service": "svc"}
-            body = json.dumps(fixture("message_text.json")).encode()
-            hook = await client.post(
-                "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
-            )
-            assert hook.json()["dispatched"] == 1
-            again = await client.post(
-                "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
-            )
-            assert again.json()["dispatched"] == 0
-            # Refused on the declared length alone: the body is never sent.
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
-            await stream.send_all(
-                b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
-            )
-            head = await stream.receive_some(4096)
-            assert head.startswith(b"HTTP/1.1 413")
-            await stream.aclose()
-            send = await client.post(
-                "/api/messages/text", headers=AUTH, json={"to": "15551234567", "text": "hi"}
-            )
-            assert send.status_code == 200
-            metrics = await client.get("/metrics", headers=AUTH)
-            assert 'route="/webhooks/whatsapp"' in metrics.text
-            ready = await client.get("/readyz")
-            assert ready.status_code == 200
-        stop.set()
+        try:
+            yield port
+        finally:
+            stop.set()
+
+
+@pytest.mark.slow
+async def test_webhook_send_and_metrics_over_a_real_socket(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    app = make_app(store=sqlite_store)
+    async with (
+        _served(app) as port,
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
+    ):
+        health = await client.get("/healthz")
+        assert health.json() == {"ok": True, "service": "svc"}
+        body = json.dumps(fixture("message_text.json")).encode()
+        hook = await client.post(
+            "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+        )
+        assert hook.json()["dispatched"] == 1
+        again = await client.post(
+            "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+        )
+        assert again.json()["dispatched"] == 0
+        # Refused on the declared length alone: the body is never sent.
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(
+            b"POST /webhooks/whatsapp HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"
+        )
+        head = await stream.receive_some(4096)
+        assert head.startswith(b"HTTP/1.1 413")
+        await stream.aclose()
+        send = await client.post(
+            "/api/messages/text", headers=AUTH, json={"to": "15551234567", "text": "hi"}
+        )
+        assert send.status_code == 200
+        metrics = await client.get("/metrics", headers=AUTH)
+        assert 'route="/webhooks/whatsapp"' in metrics.text
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200
     assert len(graph.requests) == 1
     page: Any = await sqlite_store.list_messages(limit=10)
     assert {record.direction for record in page.items} == {"inbound", "outbound"}
@@ -80,18 +95,7 @@ async def test_an_answer_given_before_the_body_was_read_closes_the_connection(
 ) -> None:
     """A keep-alive client must not reuse a connection whose body was left unread."""
     app = make_app()
-    port = _free_port()
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.errorlog = None
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(
-            lambda task_status: serve(
-                app, config, shutdown_trigger=stop.wait, task_status=task_status
-            )
-        )
+    async with _served(app) as port:
         # Raw sockets: the early answer must arrive while most of the body is unsent.
         for head, status in (
             (
@@ -121,7 +125,6 @@ async def test_an_answer_given_before_the_body_was_read_closes_the_connection(
             )
             assert ok.status_code == 200
             assert ok.headers.get("connection") != "close"
-        stop.set()
 
 
 async def _read_answer(stream: trio.SocketStream) -> bytes:
@@ -162,23 +165,12 @@ async def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive_time
     holds the connection (and a shutdown) forever.
     """
     app = make_app()
-    port = _free_port()
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.accesslog = None
-    config.errorlog = None
-    config.keep_alive_timeout = 0.3
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(
-            lambda task_status: serve(
-                app, config, shutdown_trigger=stop.wait, task_status=task_status
-            )
-        )
-        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
-            await stream.send_all(request_bytes)
-            head = await _read_answer(stream)
-            assert b"connection: close" not in head.lower()  # kept alive, then idle
-            with trio.fail_after(3):
-                assert await stream.receive_some(10) == b""  # closed by the server
-        stop.set()
+    async with (
+        _served(app, keep_alive_timeout=0.3) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+    ):
+        await stream.send_all(request_bytes)
+        head = await _read_answer(stream)
+        assert b"connection: close" not in head.lower()  # kept alive, then idle
+        with trio.fail_after(3):
+            assert await stream.receive_some(10) == b""  # closed by the server
