@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
-from . import _ops
+from . import _ops, _sqlite_delivery
 from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
 from ._session import Session
 from ._status import apply_status
@@ -84,11 +84,12 @@ def delivery_message_ids(
 def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResult:
     """One delivery on its own (its savepoint or transaction).
 
-    SQLite runs the single-call operations; PostgreSQL takes the delivery's
-    message locks in sorted order, then runs the set-based form for one item.
+    SQLite runs its own set-based form (``_sqlite_delivery``); PostgreSQL takes
+    the delivery's message locks in sorted order, then runs the set-based form
+    for one item.
     """
     if s.dialect != "postgres":
-        return _ops.record_webhook_delivery(s, *item)
+        return _sqlite_delivery.record_webhook_delivery(s, *item)
     ids = delivery_message_ids(item[3], item[4])
     if ids:
         lock_message_ids(s, ids)

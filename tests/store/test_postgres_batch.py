@@ -24,10 +24,20 @@ from svc.store import (
     _batch,
     _ops,
 )
-from svc.store import _validate as check
 from svc.store._batch import DEFER, BatchHint
 from svc.store._pg_engine import _Operation, _PgSession
 
+from ._strategies import (
+    CLAIMS,
+    COMPLETES,
+    DELIVERY_ITEMS,
+    DUMP,
+    EVENTS,
+    MESSAGES,
+    SEED,
+    SINGLE,
+    STATUS_EVENTS,
+)
 from .conftest import T0, Backend, _backend
 
 pytestmark = pytest.mark.postgres
@@ -278,41 +288,6 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
 # --- the set-based forms equal the single-call operations run in order
 
 
-KEYS = st.sampled_from(["a", "b", "c"])
-STATUSES = st.sampled_from(["sent", "delivered", "read", "failed", "pending"])
-TIMES = st.integers(min_value=0, max_value=4).map(lambda n: n * 1000)
-MESSAGES = st.builds(
-    lambda row, wa, direction, status, at: check.message(
-        MessageRecord(
-            row_id=f"row-{row}",
-            wa_message_id=f"wamid.{wa}",
-            direction=direction,
-            from_phone="1555" if direction == "inbound" else None,
-            to_phone=None if direction == "inbound" else "1555",
-            type="text",
-            status=status,
-            created_at=T0 + timedelta(milliseconds=at),
-            updated_at=T0 + timedelta(milliseconds=at),
-        )
-    ),
-    KEYS,
-    KEYS,
-    st.sampled_from(["inbound", "outbound"]),
-    STATUSES,
-    TIMES,
-)
-STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
-CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
-COMPLETES = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES)
-EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
-
-SINGLE: dict[str, Any] = {
-    "message": lambda s, a: _ops.record_message(s, a),
-    "status": lambda s, a: _ops.append_message_status(s, *a),
-    "claim": lambda s, a: _ops.claim_service_request(s, *a),
-    "complete": lambda s, a: _ops.complete_service_request(s, *a),
-    "event": lambda s, a: _ops.record_webhook_event(s, *a),
-}
 SET_BASED: dict[str, Any] = {
     "message": _batch.record_messages,
     "status": _batch.append_message_statuses,
@@ -320,21 +295,6 @@ SET_BASED: dict[str, Any] = {
     "complete": _batch.complete_service_requests,
     "event": _batch.record_webhook_events,
 }
-DUMP = [
-    "SELECT * FROM svc_messages ORDER BY row_id",
-    "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
-    "SELECT * FROM svc_service_requests ORDER BY idempotency_key",
-    "SELECT * FROM svc_webhook_events ORDER BY event_key",
-]
-SEED = st.lists(
-    st.one_of(
-        st.tuples(st.just("message"), MESSAGES),
-        st.tuples(st.just("status"), STATUS_EVENTS),
-        st.tuples(st.just("claim"), CLAIMS),
-        st.tuples(st.just("complete"), COMPLETES),
-    ),
-    max_size=6,
-)
 BATCH = st.one_of(
     st.tuples(st.just("message"), st.lists(MESSAGES, min_size=1, max_size=6)),
     st.tuples(st.just("status"), st.lists(STATUS_EVENTS, min_size=1, max_size=6)),
@@ -428,26 +388,6 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
     results = anyio.run(main, backend="asyncio")
     assert sorted(results, key=lambda m: m.row_id) == [message(i) for i in range(32)]
     assert _count(backend, "SELECT COUNT(*) FROM svc_messages") == 32
-
-
-def _fresh_row_ids(deliveries: list[Any]) -> list[Any]:
-    """Give every message its own row id, as the HTTP layer does (a uuid4 per message)."""
-    return [
-        (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), d[4])
-        for i, d in enumerate(deliveries)
-    ]
-
-
-DELIVERY_ITEMS = st.lists(
-    st.tuples(
-        KEYS,
-        TIMES,
-        st.lists(MESSAGES, max_size=3).map(tuple),
-        st.lists(STATUS_EVENTS, max_size=3).map(tuple),
-    ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
-    min_size=1,
-    max_size=5,
-).map(_fresh_row_ids)
 
 
 @pytest.mark.slow
