@@ -108,7 +108,9 @@ def record_webhook_delivery(
     """The event row and the delivery's projection, call by call, in the caller's transaction.
 
     The projection runs for a duplicate too (a repeated delivery retries it; every
-    step is idempotent). PostgreSQL uses the set-based form in ``_batch`` instead.
+    step is idempotent). This is the reference meaning: the adapters run set-based
+    forms (``_batch`` on PostgreSQL, ``_sqlite_delivery`` on SQLite) that property
+    tests compare with it.
     """
     result = record_webhook_event(s, key, digest, at)
     for values in messages:

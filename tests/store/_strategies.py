@@ -72,13 +72,18 @@ def _fresh_row_ids(deliveries: list[Any]) -> list[Any]:
     ]
 
 
-DELIVERY_ITEMS = st.lists(
-    st.tuples(
-        KEYS,
-        TIMES,
-        st.lists(MESSAGES, max_size=3).map(tuple),
-        st.lists(STATUS_EVENTS, max_size=3).map(tuple),
-    ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
-    min_size=1,
-    max_size=5,
-).map(_fresh_row_ids)
+def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[Any]]:
+    """Lists of checked deliveries (event key, hash, ms, message values, status events)."""
+    return st.lists(
+        st.tuples(
+            KEYS,
+            TIMES,
+            st.lists(MESSAGES, max_size=max_updates).map(tuple),
+            st.lists(STATUS_EVENTS, max_size=max_updates).map(tuple),
+        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
+        min_size=1,
+        max_size=max_deliveries,
+    )
+
+
+DELIVERY_ITEMS = deliveries(max_updates=3, max_deliveries=5).map(_fresh_row_ids)

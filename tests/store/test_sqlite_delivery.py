@@ -10,25 +10,15 @@ from typing import Any
 import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from svc.store import SqliteStore, WebhookEventResult, _ops, _sqlite_delivery
 from svc.store._sqlite import _SqliteSession
 
-from ._strategies import DUMP, KEYS, MESSAGES, SEED, SINGLE, STATUS_EVENTS, TIMES
+from ._strategies import DUMP, SEED, SINGLE, deliveries
 
 # Row ids may repeat across messages here: the set-based insert must skip a
 # conflicting row exactly where the call-by-call form does.
-DELIVERIES = st.lists(
-    st.tuples(
-        KEYS,
-        TIMES,
-        st.lists(MESSAGES, max_size=12).map(tuple),
-        st.lists(STATUS_EVENTS, max_size=12).map(tuple),
-    ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
-    min_size=1,
-    max_size=4,
-)
+DELIVERIES = deliveries(max_updates=12, max_deliveries=4)
 
 
 @pytest.fixture(scope="module")
