@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._errors import ConfigValidationError, OutputError, SecretResolutionError, ServeError
+from ._inputs import import_callable
 
 if TYPE_CHECKING:
     from ._runtime import ServePlan
@@ -81,31 +81,13 @@ def flows_key_material(
     return {"flows_private_key_pem": pem.encode("utf-8"), "flows_passphrase": passphrase}
 
 
-def _import_handler(target: str) -> Any:
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
-        raise ServeError("--flow-handler must look like module:callable.")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        raise ServeError("the --flow-handler module cannot be imported.") from None
-    handler: Any = module
-    for part in attribute.split("."):
-        handler = getattr(handler, part, None)
-        if handler is None:
-            raise ServeError("the --flow-handler module has no such callable.")
-    if not callable(handler):
-        raise ServeError("the --flow-handler target is not callable.")
-    return handler
-
-
 def load_flow_options(plan: ServePlan) -> dict[str, Any]:
     """``create_app`` keyword arguments for the plan's flow handler and private key."""
     from ..flows import load_flow_private_key
     from ..http import create_app
 
     assert plan.flow_handler is not None
-    handler = _import_handler(plan.flow_handler)
+    handler = import_callable(plan.flow_handler, "--flow-handler")
     if plan.flows_private_key_pem is None:
         raise ServeError("--flow-handler needs the flows private key.")
     try:

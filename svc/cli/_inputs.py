@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutionError
+from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutionError, ServeError
 
 __all__ = [
     "ENV_NAME_PATTERN",
@@ -16,6 +17,7 @@ __all__ = [
     "check_env_file_name",
     "check_env_name",
     "check_out_path",
+    "import_callable",
     "live_environment",
     "parse_int",
     "write_exclusive",
@@ -112,3 +114,22 @@ def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, st
                 "(in the env file or the environment)."
             )
     return merged
+
+
+def import_callable(target: str, option: str) -> Any:
+    """The callable a ``module:attribute`` option names (imported from the working folder too)."""
+    module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise ServeError(f"{option} must look like module:callable.")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise ServeError(f"the {option} module cannot be imported.") from None
+    found: Any = module
+    for part in attribute.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise ServeError(f"the {option} module has no such callable.")
+    if not callable(found):
+        raise ServeError(f"the {option} target is not callable.")
+    return found

@@ -57,6 +57,8 @@ class ServePlan:
     flow_handler: str | None = None
     flows_private_key_pem: bytes | None = field(default=None, repr=False)
     flows_passphrase: bytes | None = field(default=None, repr=False)
+    outbox_handler: str | None = None
+    """``module:callable`` of the outbox handler, imported in the serving process."""
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -133,6 +135,20 @@ def _metrics_exposition(directory: str) -> Callable[[], bytes]:
     return exposition
 
 
+def load_outbox_handler(target: str) -> Any:
+    """The async outbox handler ``target`` names; ``ServeError`` when it cannot serve as one."""
+    import inspect
+
+    from ._errors import ServeError
+    from ._inputs import import_callable
+
+    handler = import_callable(target, "--outbox-handler")
+    call = getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ counts too
+    if not (inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)):
+        raise ServeError("the --outbox-handler target must be an async function of one item.")
+    return handler
+
+
 def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked."""
     from ..graph import DryRunTransport
@@ -146,6 +162,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         from ._flows import load_flow_options
 
         kwargs.update(load_flow_options(plan))
+    if plan.outbox_handler is not None:
+        kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
     from ..http import ServiceError
     from ._errors import ServeError
 
@@ -294,7 +312,8 @@ def partial_watch(
 def _mode(plan: ServePlan) -> str:
     mode = "dry run" if plan.dry_run else "live"
     workers = f", {plan.workers} workers" if plan.workers > 1 else ""
-    return f"{mode}, store {_store_kind(plan)}{workers}"
+    outbox = ", outbox worker" if plan.outbox_handler is not None else ""
+    return f"{mode}, store {_store_kind(plan)}{workers}{outbox}"
 
 
 def run_serve(plan: ServePlan) -> int:

@@ -30,6 +30,11 @@ __all__ = ["serve"]
 @click.option("--enable-groups", is_flag=True, help="Turn the Groups routes on.")
 @click.option("--workers", default="1", metavar="N", help="Worker processes (default 1).")
 @click.option("--flow-handler", metavar="MODULE:CALLABLE", help="Flows data-exchange handler.")
+@click.option(
+    "--outbox-handler",
+    metavar="MODULE:CALLABLE",
+    help="Run the outbox worker with this async handler (needs a store, one worker).",
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -46,6 +51,7 @@ def serve(
     enable_groups: bool,
     workers: str,
     flow_handler: str | None,
+    outbox_handler: str | None,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -61,6 +67,12 @@ def serve(
     if database_url_env is not None:
         check_env_name(database_url_env, "--database-url-env")
     worker_count = parse_int(workers, "--workers", low=1, high=64)
+    if outbox_handler is not None and database is None and database_url_env is None:
+        raise CliUsageError(
+            "--outbox-handler needs a store: give --database or --database-url-env."
+        )
+    if outbox_handler is not None and worker_count > 1:
+        raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
@@ -133,11 +145,16 @@ def serve(
         flow_handler=flow_handler,
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
+        outbox_handler=outbox_handler,
     )
     if flow_handler is not None:
         from ._flows import load_flow_options
 
         load_flow_options(plan)  # fail before binding when the handler cannot be imported
+    if outbox_handler is not None:
+        from ._runtime import load_outbox_handler
+
+        load_outbox_handler(outbox_handler)
     if dry_run:
         for name, value in (
             ("serviceBearerToken", bearer),
