@@ -144,11 +144,22 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     return record_webhook_events(s, [item[:3] for item in deliveries])
 
 
+def _first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
+    """Each key (an item's first value) and the index of its first item, in order."""
+    first: dict[object, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item[0], i)
+    return first
+
+
+def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
+    """``rows`` as one list per column: the arrays a set-based statement unnests."""
+    return tuple(list(column) for column in zip(*rows, strict=True))
+
+
 def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``record_webhook_event`` for each item: the first of a key in the batch can be new."""
-    first: dict[object, int] = {}
-    for i, (key, _digest, _at) in enumerate(items):
-        first.setdefault(key, i)
+    first = _first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     inserted = {
         row[0]
@@ -156,7 +167,7 @@ def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> li
             "INSERT INTO svc_webhook_events (event_key, event_hash, received_at)"
             " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[])"
             " ON CONFLICT DO NOTHING RETURNING event_key",
-            tuple(list(column) for column in zip(*rows, strict=True)),
+            _columns(rows),
         )
     }
     return [
@@ -169,9 +180,7 @@ def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> li
 
 def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``claim_service_request`` for each item, as if run one after another in order."""
-    first: dict[object, int] = {}
-    for i, item in enumerate(items):
-        first.setdefault(item[0], i)
+    first = _first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     inserted = {
         row[0]
@@ -181,7 +190,7 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
             " SELECT k, h, 'pending', NULL, a, NULL"
             " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
             " ON CONFLICT DO NOTHING RETURNING idempotency_key",
-            tuple(list(column) for column in zip(*rows, strict=True)),
+            _columns(rows),
         )
     }
     stored: dict[object, tuple[str, ServiceRequestState, str | None]] = {}
@@ -224,7 +233,7 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         rows.add(values[0])
         pairs.add(pair)
         chosen.append(i)
-    columns = tuple(list(column) for column in zip(*(items[i] for i in chosen), strict=True))
+    columns = _columns([items[i] for i in chosen])
     inserted = {
         row[0]: row
         for row in s.fetchall(
@@ -253,9 +262,7 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
 
 def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
-    first: dict[object, int] = {}
-    for i, item in enumerate(items):
-        first.setdefault(item[0], i)
+    first = _first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     stored = {
         row[0]
@@ -265,7 +272,7 @@ def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -
             " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS u(k, h, response, at)"
             " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
             " RETURNING r.idempotency_key",
-            tuple(list(column) for column in zip(*rows, strict=True)),
+            _columns(rows),
         )
     }
     return [(item[0] in stored) if first[item[0]] == i else DEFER for i, item in enumerate(items)]
@@ -276,7 +283,7 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
     s.run(
         "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
         " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) ON CONFLICT DO NOTHING",
-        tuple(list(column) for column in zip(*items, strict=True)),
+        _columns(items),
     )
     rows: dict[str, tuple[str, int]] = {}  # row id -> (status, updated_at ms)
     by_message: dict[str, list[str]] = {}
@@ -300,6 +307,6 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
             "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
             " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
             " WHERE m.row_id = u.r",
-            tuple(list(column) for column in zip(*changed, strict=True)),
+            _columns(changed),
         )
     return results
