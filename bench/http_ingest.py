@@ -190,6 +190,33 @@ def _calls(found: list[_deliveries.Delivery]) -> list[tuple[dict[str, Any], Call
     return out
 
 
+class _Callers:
+    """Hands the deliveries to an ASGI app from concurrent callers; keeps the answers' statuses.
+
+    Framework-neutral: trio starts ``call`` in a nursery, asyncio gathers it.
+    """
+
+    def __init__(self, found: list[_deliveries.Delivery]) -> None:
+        self._calls = _calls(found)
+        self._next = 0
+        self.statuses: list[int] = []
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.statuses.append(message["status"])
+
+    async def call(self, app: Any) -> None:
+        """One caller: take the next delivery until none is left."""
+        while self._next < len(self._calls):
+            scope, make_receive = self._calls[self._next]
+            self._next += 1
+            await app(dict(scope), make_receive(), self._send)
+
+    def check(self, name: str) -> None:
+        if set(self.statuses) != {200} or len(self.statuses) != len(self._calls):
+            raise RuntimeError(f"{name} answered {sorted(set(self.statuses))}")
+
+
 def svc_in_process(found: list[_deliveries.Delivery], store_kind: str, tmp: str) -> float:
     """Seconds per delivery through svc's ASGI app under trio, 32 concurrent callers."""
     import _serve
@@ -201,38 +228,23 @@ def svc_in_process(found: list[_deliveries.Delivery], store_kind: str, tmp: str)
         pg_url=None,
         pg_schema=None,
     )
-    calls = _calls(found)
-    statuses: list[int] = []
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            statuses.append(message["status"])
+    callers = _Callers(found)
 
     async def main() -> float:
         if store is not None:
             await store.migrate()
         app = _serve.svc_app(secret=SECRET, token="bench-service-token", store=store)
-        index = 0
-
-        async def worker() -> None:
-            nonlocal index
-            while index < len(calls):
-                scope, make_receive = calls[index]
-                index += 1
-                await app(dict(scope), make_receive(), send)
-
         begin = time.perf_counter()
         async with trio.open_nursery() as nursery:
             for _ in range(CONCURRENCY):
-                nursery.start_soon(worker)
+                nursery.start_soon(callers.call, app)
         elapsed = time.perf_counter() - begin
         if store is not None:
             await store.close()
         return elapsed
 
     elapsed = trio.run(main)
-    if set(statuses) != {200} or len(statuses) != len(found):
-        raise RuntimeError(f"svc answered {sorted(set(statuses))}")
+    callers.check("svc")
     return elapsed / len(found)
 
 
@@ -243,30 +255,15 @@ def pywa_in_process(found: list[_deliveries.Delivery]) -> float:
     import _serve
 
     app = _serve.pywa_app(secret=SECRET)
-    calls = _calls(found)
-    statuses: list[int] = []
-
-    async def send(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            statuses.append(message["status"])
+    callers = _Callers(found)
 
     async def main() -> float:
-        index = 0
-
-        async def worker() -> None:
-            nonlocal index
-            while index < len(calls):
-                scope, make_receive = calls[index]
-                index += 1
-                await app(dict(scope), make_receive(), send)
-
         begin = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+        await asyncio.gather(*(callers.call(app) for _ in range(CONCURRENCY)))
         return time.perf_counter() - begin
 
     elapsed = asyncio.run(main())
-    if set(statuses) != {200} or len(statuses) != len(found):
-        raise RuntimeError(f"pywa answered {sorted(set(statuses))}")
+    callers.check("pywa")
     return elapsed / len(found)
 
 
