@@ -136,6 +136,12 @@ def postgres_reachable(url: str) -> bool:
     return True
 
 
+def postgres_url_to_measure(skip: bool) -> str | None:
+    """The PostgreSQL URL to measure against, or None when skipped or no server answers."""
+    url = postgres_url()
+    return None if skip or not postgres_reachable(url) else url
+
+
 def drop_schema(url: str, schema: str) -> None:
     import psycopg
 
@@ -159,6 +165,11 @@ def machine_busy_share(since: tuple[int, int] | None) -> float | None:
     if since is None or now is None or now[1] <= since[1]:
         return None
     return 1.0 - (now[0] - since[0]) / (now[1] - since[1])
+
+
+def machine() -> dict[str, object]:
+    """The machine a JSON line was measured on: usable CPUs and the CPU model."""
+    return {"nproc": cpu_count(), "cpu": cpu_model()}
 
 
 def cpu_count() -> int:

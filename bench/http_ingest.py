@@ -422,13 +422,11 @@ def main() -> None:
     else:
         args.count = args.count or (400 if args.quick else 6_000)
     args.warmup = 100 if args.quick else 1_000
-    pg_url = None
-    if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):
-        pg_url = _proc.postgres_url()
+    pg_url = _proc.postgres_url_to_measure(skip=args.no_postgres)
     line: dict[str, Any] = {
         "bench": "http_ingest",
         "quick": args.quick,
-        "machine": {"nproc": _proc.cpu_count(), "cpu": _proc.cpu_model()},
+        "machine": _proc.machine(),
         "concurrency": CONCURRENCY,
         "duplicates": _deliveries.DUPLICATE_SHARE,
         "body_bytes": sorted({len(d.body) for d in _deliveries.deliveries(8, SECRET)}),

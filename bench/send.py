@@ -109,13 +109,11 @@ def main() -> None:
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.count = args.count or (200 if args.quick else 3_000)
     args.warmup = 50 if args.quick else 400
-    pg_url = None
-    if not args.no_postgres and _proc.postgres_reachable(_proc.postgres_url()):
-        pg_url = _proc.postgres_url()
+    pg_url = _proc.postgres_url_to_measure(skip=args.no_postgres)
     line: dict[str, Any] = {
         "bench": "send",
         "quick": args.quick,
-        "machine": {"nproc": _proc.cpu_count(), "cpu": _proc.cpu_model()},
+        "machine": _proc.machine(),
         "concurrency": CONCURRENCY,
         "requests_per_round": args.count,
         "rounds": args.rounds,

@@ -98,7 +98,7 @@ def main() -> None:
     line: dict[str, Any] = {
         "bench": "startup",
         "quick": args.quick,
-        "machine": {"nproc": _proc.cpu_count(), "cpu": _proc.cpu_model()},
+        "machine": _proc.machine(),
         "runs": runs,
     }
     for name, found in times.items():
