@@ -7,6 +7,7 @@ test gets a fresh schema inside one per-run prefix, all dropped at the end.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
@@ -117,15 +118,21 @@ def _backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backe
     return Backend(kind, path=path, url=None, schema=None)
 
 
+@contextlib.asynccontextmanager
+async def _closing_opened(backend: Backend) -> AsyncIterator[Backend]:
+    """``backend`` for the block; every store opened on it is closed after."""
+    try:
+        yield backend
+    finally:
+        for store in backend.opened:
+            await store.close()
+
+
 @pytest.fixture(params=ADAPTERS)
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     """A fresh database of each adapter kind; every store it opened is closed after."""
-    result = _backend(request.param, request, tmp_path)
-    try:
+    async with _closing_opened(_backend(request.param, request, tmp_path)) as result:
         yield result
-    finally:
-        for store in result.opened:
-            await store.close()
 
 
 @pytest.fixture(params=PERSISTENT_ADAPTERS)
@@ -133,12 +140,15 @@ async def persistent_backend(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[Backend]:
     """Like ``backend`` but only kinds a second connection can reach."""
-    result = _backend(request.param, request, tmp_path)
-    try:
+    async with _closing_opened(_backend(request.param, request, tmp_path)) as result:
         yield result
-    finally:
-        for store in result.opened:
-            await store.close()
+
+
+@pytest.fixture
+async def pg(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    """A fresh PostgreSQL schema alone (skipped without ``SVC_TEST_POSTGRES_URL``)."""
+    async with _closing_opened(_backend("postgres", request, tmp_path)) as result:
+        yield result
 
 
 @pytest.fixture

@@ -11,19 +11,9 @@ import trio
 
 from svc.store import PersistenceError, PersistenceValidationError, PostgresStore
 
-from .conftest import T0, Backend, _backend
+from .conftest import T0, Backend
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-async def pg(request: pytest.FixtureRequest, tmp_path: object, postgres_url: str) -> Backend:  # type: ignore[misc]
-    backend = _backend("postgres", request, tmp_path)  # type: ignore[arg-type]
-    try:
-        yield backend  # type: ignore[misc]
-    finally:
-        for store in backend.opened:
-            await store.close()
 
 
 def _sleeping_backends(url: str) -> int:

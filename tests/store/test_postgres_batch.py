@@ -45,16 +45,6 @@ pytestmark = pytest.mark.postgres
 ADVISORY_NAMESPACE = 0x5C5C
 
 
-@pytest.fixture
-async def pg(request: pytest.FixtureRequest, tmp_path: object, postgres_url: str) -> Backend:  # type: ignore[misc]
-    backend = _backend("postgres", request, tmp_path)  # type: ignore[arg-type]
-    try:
-        yield backend  # type: ignore[misc]
-    finally:
-        for store in backend.opened:
-            await store.close()
-
-
 async def _open(pg: Backend) -> PostgresStore:
     store = pg.open()
     assert isinstance(store, PostgresStore)
