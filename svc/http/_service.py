@@ -348,12 +348,8 @@ class Service:
         """One best-effort write per update, started together (one group-commit batch)."""
         calls: list[StoreCall] = [_record_message_call(record) for record in messages]
         calls += [_status_call(event) for event in statuses]
-        if len(calls) == 1:
-            await self.store_try(calls[0])
-        elif calls:
-            async with anyio.create_task_group() as group:
-                for call in calls:
-                    group.start_soon(self.store_try, call)
+        if calls:
+            await self._write_together(calls)
 
     def _inbound_record(self, update: MessageUpdate) -> MessageRecord:
         """The projected row of a message update; a Business-app echo is outbound."""
