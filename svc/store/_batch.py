@@ -17,7 +17,7 @@ from typing import Final, Literal, cast
 from . import _ops, _sqlite_delivery
 from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
 from ._session import Session
-from ._status import apply_status
+from ._status import apply_status_events
 
 __all__ = [
     "DEFER",
@@ -285,23 +285,14 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
         " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) ON CONFLICT DO NOTHING",
         _columns(items),
     )
-    rows: dict[str, tuple[str, int]] = {}  # row id -> (status, updated_at ms)
-    by_message: dict[str, list[str]] = {}
-    for row_id, wa_message_id, status, updated_ms in s.fetchall(
-        "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
-        " WHERE wa_message_id = ANY(?::text[])",
-        (list({item[0] for item in items}),),
-    ):
-        rows[row_id] = (status, int(updated_ms))
-        by_message.setdefault(wa_message_id, []).append(row_id)
-    before = dict(rows)
-    results: list[object] = []
-    for wa_message_id, status, at in items:
-        matched = by_message.get(str(wa_message_id), [])
-        for row_id in matched:
-            rows[row_id] = apply_status(*rows[row_id], str(status), int(str(at)))
-        results.append(bool(matched))
-    changed = [(row_id, *value) for row_id, value in rows.items() if value != before[row_id]]
+    matched, changed = apply_status_events(
+        s.fetchall(
+            "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
+            " WHERE wa_message_id = ANY(?::text[])",
+            (list({item[0] for item in items}),),
+        ),
+        cast(Sequence[tuple[object, object, object]], items),
+    )
     if changed:
         s.run(
             "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
@@ -309,4 +300,4 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
             " WHERE m.row_id = u.r",
             _columns(changed),
         )
-    return results
+    return list[object](matched)

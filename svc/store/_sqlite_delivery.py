@@ -25,7 +25,7 @@ from typing import Final
 from . import _ops
 from ._records import WebhookEventResult
 from ._session import Row, Session
-from ._status import apply_status
+from ._status import apply_status_events
 
 __all__ = ["record_webhook_delivery"]
 
@@ -97,24 +97,17 @@ def _append_statuses(s: Session, statuses: Sequence[tuple[str, str, int]]) -> No
             [value for event in chunk for value in event],
         )
     ids = sorted({event[0] for event in statuses})
-    rows: dict[str, tuple[str, int]] = {}  # row id -> (status, updated_at ms)
-    by_message: dict[str, list[str]] = {}
+    found: list[Row] = []
     for start in range(0, len(ids), _MAX_VARIABLES):
         part = ids[start : start + _MAX_VARIABLES]
-        for row_id, wa_message_id, status, updated_ms in s.fetchall(
+        found += s.fetchall(
             "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
             f" WHERE wa_message_id IN {_in_list(part)}",
             part,
-        ):
-            rows[str(row_id)] = (str(status), int(updated_ms))
-            by_message.setdefault(str(wa_message_id), []).append(str(row_id))
-    before = dict(rows)
-    for wa_message_id, status, occurred_at in statuses:
-        for row_id in by_message.get(wa_message_id, ()):
-            rows[row_id] = apply_status(*rows[row_id], status, occurred_at)
-    for row_id, (status, updated_ms) in rows.items():
-        if (status, updated_ms) != before[row_id]:
-            s.run(
-                "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
-                (status, updated_ms, row_id),
-            )
+        )
+    _matched, changed = apply_status_events(found, statuses)
+    for row_id, status, updated_ms in changed:
+        s.run(
+            "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
+            (status, updated_ms, row_id),
+        )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["STATUS_RANKS", "apply_status", "fold_statuses", "status_rank"]
+__all__ = ["STATUS_RANKS", "apply_status", "apply_status_events", "fold_statuses", "status_rank"]
 
 STATUS_RANKS: Final[dict[str, int]] = {"pending": 0, "sent": 1, "delivered": 2, "read": 3}
 _FAILED: Final = "failed"
@@ -53,3 +53,31 @@ def fold_statuses(
     for event_status, event_ms in events:
         status, updated_ms = apply_status(status, updated_ms, event_status, event_ms)
     return status, updated_ms
+
+
+def apply_status_events(
+    rows: Iterable[tuple[object, object, object, object]],
+    events: Iterable[tuple[object, object, object]],
+) -> tuple[list[bool], list[tuple[str, str, int]]]:
+    """Status events applied in order to every stored row of their message id.
+
+    ``rows`` are ``(row_id, wa_message_id, status, updated_ms)`` as read,
+    ``events`` ``(wa_message_id, status, event_ms)``. Returns whether each
+    event matched a row, and the rows that changed as ``(row_id, status,
+    updated_ms)``, in the order they were read: what ``append_message_status``
+    does one event at a time, for a set-based form to write back at once.
+    """
+    current: dict[str, tuple[str, int]] = {}
+    by_message: dict[str, list[str]] = {}
+    for row_id, wa_message_id, status, updated_ms in rows:
+        current[str(row_id)] = (str(status), int(str(updated_ms)))
+        by_message.setdefault(str(wa_message_id), []).append(str(row_id))
+    before = dict(current)
+    matched: list[bool] = []
+    for wa_message_id, status, event_ms in events:
+        ids = by_message.get(str(wa_message_id), [])
+        for row_id in ids:
+            current[row_id] = apply_status(*current[row_id], str(status), int(str(event_ms)))
+        matched.append(bool(ids))
+    changed = [(row_id, *value) for row_id, value in current.items() if value != before[row_id]]
+    return matched, changed
