@@ -8,7 +8,7 @@
     +-- LiveGuardError            live mode without its flags or its two gates
     +-- OutputError               an output file refused or not writable
     +-- DoctorError               at least one doctor check failed
-    +-- ServeError                the service could not start (store, bind, handler import)
+    +-- ServeError                the service could not start (store, bind, a handler import)
     +-- PromptInputError          an interactive answer refused (``setup``)
     +-- SetupInputError           ``setup`` cannot write its files
     +-- MessagesError             the local service refused or could not be reached
@@ -100,7 +100,7 @@ class DoctorError(CliError):
 
 
 class ServeError(CliError):
-    """The service could not start: store, bind, or the flow handler import."""
+    """The service could not start: store, bind, or a handler import (flows, outbox)."""
 
     code = "serve"
 
