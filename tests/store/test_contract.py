@@ -23,6 +23,7 @@ from svc.store import (
     StatusEvent,
     WebhookEventResult,
 )
+from svc.store._batch import SQLITE_SET_BASED_FROM
 
 from .conftest import T0, AnyStore, Backend
 
@@ -548,7 +549,18 @@ async def _install_status_fault(store: AnyStore) -> None:
     await store._call("query_failed", lambda s: s.run(sql), write=True)
 
 
-async def test_delivery_records_the_event_and_projects_it(store: AnyStore) -> None:
+def _unrelated_statuses(count: int) -> list[StatusEvent]:
+    """Statuses of messages no test looks at: they grow a delivery past SQLite's set-based
+    threshold (``_batch.SQLITE_SET_BASED_FROM``) without changing what the test asserts."""
+    return [delivery_status(f"wamid.elsewhere.{i}", "read", 400 + i) for i in range(count)]
+
+
+# 0: the single-call form on SQLite; SQLITE_SET_BASED_FROM: its set-based form (both on PostgreSQL).
+PADDINGS = pytest.mark.parametrize("padding", [0, SQLITE_SET_BASED_FROM], ids=["small", "large"])
+
+
+@PADDINGS
+async def test_delivery_records_the_event_and_projects_it(store: AnyStore, padding: int) -> None:
     result = await store.record_webhook_delivery(
         event_key="e1",
         event_hash="h1",
@@ -558,6 +570,7 @@ async def test_delivery_records_the_event_and_projects_it(store: AnyStore) -> No
             delivery_status("wamid.out", "delivered", 100),
             delivery_status("wamid.out", "read", 200),
             delivery_status("wamid.ghost", "read", 300),
+            *_unrelated_statuses(padding),
         ],
     )
     assert result is WebhookEventResult.RECORDED
@@ -575,7 +588,10 @@ async def test_delivery_records_the_event_and_projects_it(store: AnyStore) -> No
     assert not await _event_is_new(store, "e1")
 
 
-async def test_a_duplicate_delivery_retries_the_projection_idempotently(store: AnyStore) -> None:
+@PADDINGS
+async def test_a_duplicate_delivery_retries_the_projection_idempotently(
+    store: AnyStore, padding: int
+) -> None:
     await store.record_message(message("r-out", "wamid.out", status="sent"))
     # An earlier attempt kept the event key but not the projection (the old two-step path).
     await store.record_webhook_event(event_key="e1", event_hash="h1", received_at=T0)
@@ -584,7 +600,7 @@ async def test_a_duplicate_delivery_retries_the_projection_idempotently(store: A
         "event_hash": "h1",
         "received_at": T0,
         "messages": (inbound("r-in", "wamid.in"),),
-        "statuses": (delivery_status("wamid.out", "delivered", 50),),
+        "statuses": (delivery_status("wamid.out", "delivered", 50), *_unrelated_statuses(padding)),
     }
     for _ in range(3):
         assert await store.record_webhook_delivery(**delivery) is WebhookEventResult.DUPLICATE
@@ -598,7 +614,8 @@ async def test_a_duplicate_delivery_retries_the_projection_idempotently(store: A
     assert (await store.get_message(wa_message_id="wamid.in")).row_id == "r-in"  # type: ignore[union-attr]
 
 
-async def test_a_failing_projection_leaves_no_event_row(store: AnyStore) -> None:
+@PADDINGS
+async def test_a_failing_projection_leaves_no_event_row(store: AnyStore, padding: int) -> None:
     await _install_status_fault(store)
     good = store.record_webhook_delivery(
         event_key="good",
@@ -617,6 +634,7 @@ async def test_a_failing_projection_leaves_no_event_row(store: AnyStore) -> None
                 messages=[inbound("r-bad", "wamid.bad")],
                 statuses=[
                     delivery_status("wamid.bad", "delivered"),
+                    *_unrelated_statuses(padding),
                     delivery_status("wamid.bad", "explode"),
                 ],
             )
