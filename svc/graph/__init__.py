@@ -14,6 +14,7 @@ from ._errors import GraphNetworkError as GraphNetworkError
 from ._errors import GraphRateLimitError as GraphRateLimitError
 from ._errors import GraphRequestValidationError as GraphRequestValidationError
 from ._errors import GraphSerializationError as GraphSerializationError
+from ._errors import PhoneOnlyRecipientError as PhoneOnlyRecipientError
 from ._errors import TemplateCheckError as TemplateCheckError
 from ._transports import DryRunTransport as DryRunTransport
 
@@ -180,6 +181,15 @@ from ._builders import build_video_message as build_video_message
 from ._builders import build_voice_call_button_message as build_voice_call_button_message
 from ._builders import check_message_payload as check_message_payload
 from ._builders import is_read_receipt_payload as is_read_receipt_payload
+from ._recipient import AUTHENTICATION_OTP_RULE as AUTHENTICATION_OTP_RULE
+from ._recipient import Recipient as Recipient
+from ._recipient import RecipientField as RecipientField
+from ._recipient import RecipientKind as RecipientKind
+from ._recipient import is_bsuid as is_bsuid
+from ._recipient import is_parent_bsuid as is_parent_bsuid
+from ._recipient import is_phone_number as is_phone_number
+from ._recipient import is_user_id as is_user_id
+from ._recipient import resolve_recipient as resolve_recipient
 from ._send import MessageSender as MessageSender
 from ._send import ReadReceiptResult as ReadReceiptResult
 from ._send import SendResult as SendResult
@@ -259,6 +269,7 @@ from ._templates import TEMPLATE_CATEGORIES as TEMPLATE_CATEGORIES
 from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYPES
 
 __all__ = [
+    "AUTHENTICATION_OTP_RULE",
     "BUSINESS_PROFILE_FIELDS",
     "CALL_ACTIONS",
     "DEFAULT_API_VERSION",
@@ -384,13 +395,17 @@ __all__ = [
     "PhoneNumberClient",
     "PhoneNumberInfo",
     "PhoneNumberSettings",
+    "PhoneOnlyRecipientError",
     "QrCode",
     "RateLimitHitError",
     "RateLimitIssuesError",
     "ReEngagementMessageError",
     "ReadReceiptResult",
     "ReceiverUncallableError",
+    "Recipient",
     "RecipientCannotBeSenderError",
+    "RecipientField",
+    "RecipientKind",
     "RecipientNotInAllowedListError",
     "RegisterDeregisterRateLimitExceededError",
     "RequestPartiallySucceededError",
@@ -474,12 +489,17 @@ __all__ = [
     "check_message_payload",
     "check_path_segment",
     "check_template_send",
+    "is_bsuid",
+    "is_parent_bsuid",
+    "is_phone_number",
     "is_read_receipt_payload",
+    "is_user_id",
     "paginate",
     "read_receipt_result_from_answer",
     "register_error_code",
     "reset_error_registry",
     "resolve_error_class",
+    "resolve_recipient",
     "send_result_from_answer",
     "template_currency_parameter",
     "template_date_time_parameter",
