@@ -14,6 +14,7 @@ from ._errors import GraphNetworkError as GraphNetworkError
 from ._errors import GraphRateLimitError as GraphRateLimitError
 from ._errors import GraphRequestValidationError as GraphRequestValidationError
 from ._errors import GraphSerializationError as GraphSerializationError
+from ._errors import PhoneOnlyRecipientError as PhoneOnlyRecipientError
 from ._errors import TemplateCheckError as TemplateCheckError
 from ._transports import DryRunTransport as DryRunTransport
 
@@ -22,117 +23,122 @@ from ._transports import DryRunTransport as DryRunTransport
 from ._endpoint import HTTP_METHODS as HTTP_METHODS
 from ._endpoint import Endpoint as Endpoint
 from ._endpoint import Param as Param
-from ._error_codes import AccessDeniedError as AccessDeniedError
-from ._error_codes import AccountInMaintenanceModeError as AccountInMaintenanceModeError
-from ._error_codes import AccountLockedError as AccountLockedError
-from ._error_codes import AccountRestrictedFromCountryError as AccountRestrictedFromCountryError
-from ._error_codes import APIMethodError as APIMethodError
-from ._error_codes import APIPermissionError as APIPermissionError
-from ._error_codes import AuthExceptionError as AuthExceptionError
-from ._error_codes import BadGroupError as BadGroupError
-from ._error_codes import BlockListConcurrentUpdateError as BlockListConcurrentUpdateError
-from ._error_codes import BlockListLimitReachedError as BlockListLimitReachedError
-from ._error_codes import BlockUserError as BlockUserError
-from ._error_codes import BlockUserInternalError as BlockUserInternalError
-from ._error_codes import BulkBlockingFailedError as BulkBlockingFailedError
-from ._error_codes import (
+from ._error_classes import AccessDeniedError as AccessDeniedError
+from ._error_classes import AccountInMaintenanceModeError as AccountInMaintenanceModeError
+from ._error_classes import AccountLockedError as AccountLockedError
+from ._error_classes import AccountRestrictedFromCountryError as AccountRestrictedFromCountryError
+from ._error_classes import APIMethodError as APIMethodError
+from ._error_classes import APIPermissionError as APIPermissionError
+from ._error_classes import AuthExceptionError as AuthExceptionError
+from ._error_classes import BadGroupError as BadGroupError
+from ._error_classes import BlockListConcurrentUpdateError as BlockListConcurrentUpdateError
+from ._error_classes import BlockListLimitReachedError as BlockListLimitReachedError
+from ._error_classes import BlockUserError as BlockUserError
+from ._error_classes import BlockUserInternalError as BlockUserInternalError
+from ._error_classes import BsuidRecipientNotSupportedError as BsuidRecipientNotSupportedError
+from ._error_classes import BulkBlockingFailedError as BulkBlockingFailedError
+from ._error_classes import (
     BusinessEligibilityPaymentIssueError as BusinessEligibilityPaymentIssueError,
 )
-from ._error_codes import BusinessInitiatedCallsLimitHitError as BusinessInitiatedCallsLimitHitError
-from ._error_codes import CallConnectionError as CallConnectionError
-from ._error_codes import CallConnectionTimeoutError as CallConnectionTimeoutError
-from ._error_codes import CallingCannotBeEnabledError as CallingCannotBeEnabledError
-from ._error_codes import CallingError as CallingError
-from ._error_codes import CallingNotEnabledError as CallingNotEnabledError
-from ._error_codes import CallPermissionNotFoundError as CallPermissionNotFoundError
-from ._error_codes import CallPermissionRequestLimitHitError as CallPermissionRequestLimitHitError
-from ._error_codes import CallRateLimitExceededError as CallRateLimitExceededError
-from ._error_codes import ConcurrentCallsLimitError as ConcurrentCallsLimitError
-from ._error_codes import DisplayNameApprovalRequiredError as DisplayNameApprovalRequiredError
-from ._error_codes import DuplicateCallError as DuplicateCallError
-from ._error_codes import DuplicateParticipantError as DuplicateParticipantError
-from ._error_codes import EcosystemEngagementError as EcosystemEngagementError
-from ._error_codes import ExpiredAccessTokenError as ExpiredAccessTokenError
-from ._error_codes import FetchCallPermissionLimitHitError as FetchCallPermissionLimitHitError
-from ._error_codes import FlowBlockedByIntegrityError as FlowBlockedByIntegrityError
-from ._error_codes import FlowBlockedError as FlowBlockedError
-from ._error_codes import FlowDeletingError as FlowDeletingError
-from ._error_codes import FlowDeprecatingError as FlowDeprecatingError
-from ._error_codes import FlowError as FlowError
-from ._error_codes import FlowPublishingError as FlowPublishingError
-from ._error_codes import FlowThrottledError as FlowThrottledError
-from ._error_codes import FlowUpdatingError as FlowUpdatingError
-from ._error_codes import GenericUserError as GenericUserError
-from ._error_codes import GroupCreateLimitReachedError as GroupCreateLimitReachedError
-from ._error_codes import GroupError as GroupError
-from ._error_codes import GroupRateLimitHitError as GroupRateLimitHitError
-from ._error_codes import GroupSuspendedError as GroupSuspendedError
-from ._error_codes import GroupUnknownError as GroupUnknownError
-from ._error_codes import IdentityKeyMismatchError as IdentityKeyMismatchError
-from ._error_codes import ImageTooSmallToProcessError as ImageTooSmallToProcessError
-from ._error_codes import IncorrectCertificateError as IncorrectCertificateError
-from ._error_codes import InvalidCursorError as InvalidCursorError
-from ._error_codes import (
+from ._error_classes import (
+    BusinessInitiatedCallsLimitHitError as BusinessInitiatedCallsLimitHitError,
+)
+from ._error_classes import CallConnectionError as CallConnectionError
+from ._error_classes import CallConnectionTimeoutError as CallConnectionTimeoutError
+from ._error_classes import CallingCannotBeEnabledError as CallingCannotBeEnabledError
+from ._error_classes import CallingError as CallingError
+from ._error_classes import CallingNotEnabledError as CallingNotEnabledError
+from ._error_classes import CallPermissionNotFoundError as CallPermissionNotFoundError
+from ._error_classes import CallPermissionRequestLimitHitError as CallPermissionRequestLimitHitError
+from ._error_classes import CallRateLimitExceededError as CallRateLimitExceededError
+from ._error_classes import ConcurrentCallsLimitError as ConcurrentCallsLimitError
+from ._error_classes import DisplayNameApprovalRequiredError as DisplayNameApprovalRequiredError
+from ._error_classes import DuplicateCallError as DuplicateCallError
+from ._error_classes import DuplicateParticipantError as DuplicateParticipantError
+from ._error_classes import EcosystemEngagementError as EcosystemEngagementError
+from ._error_classes import ExpiredAccessTokenError as ExpiredAccessTokenError
+from ._error_classes import FetchCallPermissionLimitHitError as FetchCallPermissionLimitHitError
+from ._error_classes import FlowBlockedByIntegrityError as FlowBlockedByIntegrityError
+from ._error_classes import FlowBlockedError as FlowBlockedError
+from ._error_classes import FlowDeletingError as FlowDeletingError
+from ._error_classes import FlowDeprecatingError as FlowDeprecatingError
+from ._error_classes import FlowError as FlowError
+from ._error_classes import FlowPublishingError as FlowPublishingError
+from ._error_classes import FlowThrottledError as FlowThrottledError
+from ._error_classes import FlowUpdatingError as FlowUpdatingError
+from ._error_classes import GenericUserError as GenericUserError
+from ._error_classes import GroupCreateLimitReachedError as GroupCreateLimitReachedError
+from ._error_classes import GroupError as GroupError
+from ._error_classes import GroupRateLimitHitError as GroupRateLimitHitError
+from ._error_classes import GroupSuspendedError as GroupSuspendedError
+from ._error_classes import GroupUnknownError as GroupUnknownError
+from ._error_classes import IdentityKeyMismatchError as IdentityKeyMismatchError
+from ._error_classes import ImageTooSmallToProcessError as ImageTooSmallToProcessError
+from ._error_classes import IncorrectCertificateError as IncorrectCertificateError
+from ._error_classes import InvalidCursorError as InvalidCursorError
+from ._error_classes import (
     InvalidGroupProfilePictureAspectRatioError as InvalidGroupProfilePictureAspectRatioError,
 )
-from ._error_codes import InvalidParameterError as InvalidParameterError
-from ._error_codes import MarketingMessagesError as MarketingMessagesError
-from ._error_codes import MediaDownloadError as MediaDownloadError
-from ._error_codes import MediaUploadError as MediaUploadError
-from ._error_codes import MessageSendError as MessageSendError
-from ._error_codes import MessageUndeliverableError as MessageUndeliverableError
-from ._error_codes import MethodNotAllowedError as MethodNotAllowedError
-from ._error_codes import MissingRequiredParameterError as MissingRequiredParameterError
-from ._error_codes import ParticipantNotInGroupError as ParticipantNotInGroupError
-from ._error_codes import ParticipantOverlimitError as ParticipantOverlimitError
-from ._error_codes import PermissionDeniedError as PermissionDeniedError
-from ._error_codes import PhoneMigrationError as PhoneMigrationError
-from ._error_codes import RateLimitHitError as RateLimitHitError
-from ._error_codes import RateLimitIssuesError as RateLimitIssuesError
-from ._error_codes import ReceiverUncallableError as ReceiverUncallableError
-from ._error_codes import RecipientCannotBeSenderError as RecipientCannotBeSenderError
-from ._error_codes import RecipientNotInAllowedListError as RecipientNotInAllowedListError
-from ._error_codes import ReEngagementMessageError as ReEngagementMessageError
-from ._error_codes import (
+from ._error_classes import InvalidParameterError as InvalidParameterError
+from ._error_classes import MarketingMessagesError as MarketingMessagesError
+from ._error_classes import MediaDownloadError as MediaDownloadError
+from ._error_classes import MediaUploadError as MediaUploadError
+from ._error_classes import MessageSendError as MessageSendError
+from ._error_classes import MessageUndeliverableError as MessageUndeliverableError
+from ._error_classes import MethodNotAllowedError as MethodNotAllowedError
+from ._error_classes import MissingRequiredParameterError as MissingRequiredParameterError
+from ._error_classes import ParticipantNotInGroupError as ParticipantNotInGroupError
+from ._error_classes import ParticipantOverlimitError as ParticipantOverlimitError
+from ._error_classes import PermissionDeniedError as PermissionDeniedError
+from ._error_classes import PhoneMigrationError as PhoneMigrationError
+from ._error_classes import RateLimitHitError as RateLimitHitError
+from ._error_classes import RateLimitIssuesError as RateLimitIssuesError
+from ._error_classes import ReceiverUncallableError as ReceiverUncallableError
+from ._error_classes import RecipientCannotBeSenderError as RecipientCannotBeSenderError
+from ._error_classes import RecipientNotInAllowedListError as RecipientNotInAllowedListError
+from ._error_classes import ReEngagementMessageError as ReEngagementMessageError
+from ._error_classes import (
     RegisterDeregisterRateLimitExceededError as RegisterDeregisterRateLimitExceededError,
 )
-from ._error_codes import RequestPartiallySucceededError as RequestPartiallySucceededError
-from ._error_codes import ServiceUnavailableError as ServiceUnavailableError
-from ._error_codes import SignupError as SignupError
-from ._error_codes import SomethingWentWrongError as SomethingWentWrongError
-from ._error_codes import SpamRateLimitHitError as SpamRateLimitHitError
-from ._error_codes import TemplateCharacterLimitExceededError as TemplateCharacterLimitExceededError
-from ._error_codes import TemplateCreationError as TemplateCreationError
-from ._error_codes import TemplateDisabledError as TemplateDisabledError
-from ._error_codes import TemplateDoesNotExistError as TemplateDoesNotExistError
-from ._error_codes import TemplateError as TemplateError
-from ._error_codes import (
+from ._error_classes import RequestPartiallySucceededError as RequestPartiallySucceededError
+from ._error_classes import ServiceUnavailableError as ServiceUnavailableError
+from ._error_classes import SignupError as SignupError
+from ._error_classes import SomethingWentWrongError as SomethingWentWrongError
+from ._error_classes import SpamRateLimitHitError as SpamRateLimitHitError
+from ._error_classes import (
+    TemplateCharacterLimitExceededError as TemplateCharacterLimitExceededError,
+)
+from ._error_classes import TemplateCreationError as TemplateCreationError
+from ._error_classes import TemplateDisabledError as TemplateDisabledError
+from ._error_classes import TemplateDoesNotExistError as TemplateDoesNotExistError
+from ._error_classes import TemplateError as TemplateError
+from ._error_classes import (
     TemplateFormatCharacterPolicyViolatedError as TemplateFormatCharacterPolicyViolatedError,
 )
-from ._error_codes import TemplateHeaderFormatIncorrectError as TemplateHeaderFormatIncorrectError
-from ._error_codes import TemplateHydratedTextTooLongError as TemplateHydratedTextTooLongError
-from ._error_codes import TemplateParamCountMismatchError as TemplateParamCountMismatchError
-from ._error_codes import (
+from ._error_classes import TemplateHeaderFormatIncorrectError as TemplateHeaderFormatIncorrectError
+from ._error_classes import TemplateHydratedTextTooLongError as TemplateHydratedTextTooLongError
+from ._error_classes import TemplateParamCountMismatchError as TemplateParamCountMismatchError
+from ._error_classes import (
     TemplateParameterFormatMismatchError as TemplateParameterFormatMismatchError,
 )
-from ._error_codes import TemplateParamValueInvalidError as TemplateParamValueInvalidError
-from ._error_codes import TemplatePausedError as TemplatePausedError
-from ._error_codes import TemporarilyBlockedError as TemporarilyBlockedError
-from ._error_codes import ToManyAPICallsError as ToManyAPICallsError
-from ._error_codes import TooManyMessagesError as TooManyMessagesError
-from ._error_codes import UnsupportedMessageTypeError as UnsupportedMessageTypeError
-from ._error_codes import UserIsInExperimentGroupError as UserIsInExperimentGroupError
-from ._error_codes import UsernameError as UsernameError
-from ._error_codes import (
+from ._error_classes import TemplateParamValueInvalidError as TemplateParamValueInvalidError
+from ._error_classes import TemplatePausedError as TemplatePausedError
+from ._error_classes import TemporarilyBlockedError as TemporarilyBlockedError
+from ._error_classes import ToManyAPICallsError as ToManyAPICallsError
+from ._error_classes import TooManyMessagesError as TooManyMessagesError
+from ._error_classes import UnsupportedMessageTypeError as UnsupportedMessageTypeError
+from ._error_classes import UserIsInExperimentGroupError as UserIsInExperimentGroupError
+from ._error_classes import UsernameError as UsernameError
+from ._error_classes import (
     UsernameFacebookAccountRequiredError as UsernameFacebookAccountRequiredError,
 )
-from ._error_codes import (
+from ._error_classes import (
     UsernameInstagramAccountRequiredError as UsernameInstagramAccountRequiredError,
 )
-from ._error_codes import UsernameNotAvailableError as UsernameNotAvailableError
-from ._error_codes import UsernameNotEligibleError as UsernameNotEligibleError
-from ._error_codes import UsernameTransferRequiredError as UsernameTransferRequiredError
-from ._error_codes import UserStoppedMarketingMessagesError as UserStoppedMarketingMessagesError
+from ._error_classes import UsernameNotAvailableError as UsernameNotAvailableError
+from ._error_classes import UsernameNotEligibleError as UsernameNotEligibleError
+from ._error_classes import UsernameTransferRequiredError as UsernameTransferRequiredError
+from ._error_classes import UserStoppedMarketingMessagesError as UserStoppedMarketingMessagesError
 from ._error_codes import register_error_code as register_error_code
 from ._error_codes import reset_error_registry as reset_error_registry
 from ._error_codes import resolve_error_class as resolve_error_class
@@ -180,6 +186,15 @@ from ._builders import build_video_message as build_video_message
 from ._builders import build_voice_call_button_message as build_voice_call_button_message
 from ._builders import check_message_payload as check_message_payload
 from ._builders import is_read_receipt_payload as is_read_receipt_payload
+from ._recipient import AUTHENTICATION_OTP_RULE as AUTHENTICATION_OTP_RULE
+from ._recipient import Recipient as Recipient
+from ._recipient import RecipientField as RecipientField
+from ._recipient import RecipientKind as RecipientKind
+from ._recipient import is_bsuid as is_bsuid
+from ._recipient import is_parent_bsuid as is_parent_bsuid
+from ._recipient import is_phone_number as is_phone_number
+from ._recipient import is_user_id as is_user_id
+from ._recipient import resolve_recipient as resolve_recipient
 from ._send import MessageSender as MessageSender
 from ._send import ReadReceiptResult as ReadReceiptResult
 from ._send import SendResult as SendResult
@@ -259,6 +274,7 @@ from ._templates import TEMPLATE_CATEGORIES as TEMPLATE_CATEGORIES
 from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYPES
 
 __all__ = [
+    "AUTHENTICATION_OTP_RULE",
     "BUSINESS_PROFILE_FIELDS",
     "CALL_ACTIONS",
     "DEFAULT_API_VERSION",
@@ -291,6 +307,7 @@ __all__ = [
     "BlockUsersResult",
     "BlockedUser",
     "BlockedUserOutcome",
+    "BsuidRecipientNotSupportedError",
     "BulkBlockingFailedError",
     "BusinessEligibilityPaymentIssueError",
     "BusinessInitiatedCallsLimitHitError",
@@ -384,13 +401,17 @@ __all__ = [
     "PhoneNumberClient",
     "PhoneNumberInfo",
     "PhoneNumberSettings",
+    "PhoneOnlyRecipientError",
     "QrCode",
     "RateLimitHitError",
     "RateLimitIssuesError",
     "ReEngagementMessageError",
     "ReadReceiptResult",
     "ReceiverUncallableError",
+    "Recipient",
     "RecipientCannotBeSenderError",
+    "RecipientField",
+    "RecipientKind",
     "RecipientNotInAllowedListError",
     "RegisterDeregisterRateLimitExceededError",
     "RequestPartiallySucceededError",
@@ -474,12 +495,17 @@ __all__ = [
     "check_message_payload",
     "check_path_segment",
     "check_template_send",
+    "is_bsuid",
+    "is_parent_bsuid",
+    "is_phone_number",
     "is_read_receipt_payload",
+    "is_user_id",
     "paginate",
     "read_receipt_result_from_answer",
     "register_error_code",
     "reset_error_registry",
     "resolve_error_class",
+    "resolve_recipient",
     "send_result_from_answer",
     "template_currency_parameter",
     "template_date_time_parameter",

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ._errors import GraphRequestValidationError
+from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._validate import (
     check_bool,
     check_caption,
@@ -26,7 +27,6 @@ from ._validate import (
     check_longitude,
     check_mapping,
     check_media_id,
-    check_phone_to,
     check_recipient,
     check_reply_to,
     check_sequence,
@@ -119,33 +119,35 @@ Payload = dict[str, Any]
 
 
 def _envelope(
-    to: str,
+    address: Mapping[str, str],
     message_type: str,
     body: Any,
     *,
     reply_to_message_id: str | None = None,
     recipient_type: str = "individual",
 ) -> Payload:
-    payload: Payload = {
-        "messaging_product": "whatsapp",
-        "recipient_type": recipient_type,
-        "to": to,
-        "type": message_type,
-        message_type: body,
-    }
+    payload: Payload = {"messaging_product": "whatsapp", "recipient_type": recipient_type}
+    payload.update(address)
+    payload["type"] = message_type
+    payload[message_type] = body
     if reply_to_message_id is not None:
         payload["context"] = {"message_id": check_reply_to(reply_to_message_id)}
     return payload
 
 
+def _address(to: object) -> dict[str, str]:
+    """A one-to-one addressee: ``{"to": phone}`` or ``{"recipient": bsuid}`` (``_recipient``)."""
+    return Recipient.parse(to, field="to").wire()
+
+
 def _routing(to: object, recipient: object) -> dict[str, str]:
-    """``to`` (phone) or ``recipient`` (BSUID); both are validated and ``to`` wins."""
+    """``to`` (phone or BSUID) or ``recipient`` (BSUID); both are validated and ``to`` wins."""
     if to is None and recipient is None:
         raise GraphRequestValidationError("to or recipient is required", field="to")
     if recipient is not None:
         check_recipient(recipient)
     if to is not None:
-        return {"to": check_phone_to(to)}
+        return _address(to)
     assert isinstance(recipient, str)
     return {"recipient": recipient}
 
@@ -193,11 +195,11 @@ def build_text_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A text message; ``preview_url`` is sent only when given."""
-    return _text(check_phone_to(to), text, preview_url, reply_to_message_id, "individual")
+    return _text(_address(to), text, preview_url, reply_to_message_id, "individual")
 
 
 def _text(
-    to: str,
+    address: Mapping[str, str],
     text: object,
     preview_url: object,
     reply_to_message_id: str | None,
@@ -207,7 +209,11 @@ def _text(
     if preview_url is not None:
         body["preview_url"] = check_bool(preview_url, "preview_url")
     return _envelope(
-        to, "text", body, reply_to_message_id=reply_to_message_id, recipient_type=recipient_type
+        address,
+        "text",
+        body,
+        reply_to_message_id=reply_to_message_id,
+        recipient_type=recipient_type,
     )
 
 
@@ -270,11 +276,11 @@ def build_media_message(
     ``caption`` is for image, video and document; ``filename`` for document;
     ``voice`` for audio (``True`` adds ``audio.voice``; ``False`` keeps the standard payload).
     """
-    to = check_phone_to(to)
+    addressee = _address(to)
     name, media = _media_object(
         kind, media_id=media_id, link=link, caption=caption, filename=filename, voice=voice
     )
-    return _envelope(to, name, media, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, name, media, reply_to_message_id=reply_to_message_id)
 
 
 def build_image_message(
@@ -378,7 +384,7 @@ def build_location_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A location pin: finite latitude in -90..90 and longitude in -180..180."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     location: Payload = {
         "latitude": check_latitude(latitude),
         "longitude": check_longitude(longitude),
@@ -387,24 +393,24 @@ def build_location_message(
         location["name"] = check_label(name, "name", max_length=MAX_LOCATION_FIELD)
     if address is not None:
         location["address"] = check_text(address, "address", max_length=MAX_LOCATION_FIELD)
-    return _envelope(to, "location", location, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "location", location, reply_to_message_id=reply_to_message_id)
 
 
 def build_reaction_message(*, to: str, message_id: str, emoji: str) -> Payload:
     """A reaction with a non-empty ``emoji`` to ``message_id``."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     reaction = {
         "message_id": check_id(message_id, "message_id"),
         "emoji": check_label(emoji, "emoji", max_length=MAX_REACTION_EMOJI),
     }
-    return _envelope(to, "reaction", reaction)
+    return _envelope(addressee, "reaction", reaction)
 
 
 def build_remove_reaction_message(*, to: str, message_id: str) -> Payload:
     """Remove an earlier reaction: the reaction payload with an empty emoji."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     return _envelope(
-        to, "reaction", {"message_id": check_id(message_id, "message_id"), "emoji": ""}
+        addressee, "reaction", {"message_id": check_id(message_id, "message_id"), "emoji": ""}
     )
 
 
@@ -483,10 +489,10 @@ def build_contacts_message(
     Inputs use the platform's snake_case keys (``formatted_name``, ``wa_id``,
     ``country_code``); unknown keys are rejected.
     """
-    to = check_phone_to(to)
+    addressee = _address(to)
     items = check_sequence(contacts, "contacts", minimum=1, maximum=MAX_CONTACTS)
     cards = [_contact(item, f"contacts[{index}]") for index, item in enumerate(items)]
-    return _envelope(to, "contacts", cards, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "contacts", cards, reply_to_message_id=reply_to_message_id)
 
 
 # --- interactive -----------------------------------------------------------------------
@@ -502,7 +508,7 @@ def build_interactive_buttons_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """Reply buttons: 1..3 ``{id, title}`` with unique ids and titles (title <= 20, id <= 256)."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     items = check_sequence(buttons, "buttons", minimum=1, maximum=3)
     wire: list[Payload] = []
     ids: set[str] = set()
@@ -526,7 +532,7 @@ def build_interactive_buttons_message(
         header_text=header_text,
         footer_text=footer_text,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_list_message(
@@ -543,7 +549,7 @@ def build_interactive_list_message(
 
     A section title (<= 24) is required when there is more than one section.
     """
-    to = check_phone_to(to)
+    addressee = _address(to)
     button = check_label(button_text, "button_text", max_length=MAX_LIST_BUTTON_TEXT)
     items = check_sequence(sections, "sections", minimum=1, maximum=MAX_LIST_SECTIONS)
     wire_sections: list[Payload] = []
@@ -598,7 +604,7 @@ def build_interactive_list_message(
         header_text=header_text,
         footer_text=footer_text,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_cta_url_message(
@@ -612,7 +618,7 @@ def build_interactive_cta_url_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A call-to-action URL button (``display_text`` <= 20, ``url`` http or https)."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     parameters = {
         "display_text": check_label(display_text, "display_text", max_length=MAX_CTA_DISPLAY_TEXT),
         "url": check_link(url, "url"),
@@ -624,7 +630,7 @@ def build_interactive_cta_url_message(
         header_text=header_text,
         footer_text=footer_text,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_product_message(
@@ -637,7 +643,7 @@ def build_interactive_product_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A single-product message from a catalog."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     action = {
         "catalog_id": check_id(catalog_id, "catalog_id"),
         "product_retailer_id": check_id(product_retailer_id, "product_retailer_id"),
@@ -649,7 +655,7 @@ def build_interactive_product_message(
         footer_text=footer_text,
         body_required=False,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_products_message(
@@ -663,7 +669,7 @@ def build_interactive_products_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A multi-product message: 1..10 titled sections of ``product_retailer_ids`` (<= 30 items)."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     catalog = check_id(catalog_id, "catalog_id")
     items = check_sequence(sections, "sections", minimum=1, maximum=MAX_PRODUCT_SECTIONS)
     wire_sections: list[Payload] = []
@@ -710,7 +716,7 @@ def build_interactive_products_message(
         header_text=header_text,
         footer_text=footer_text,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_catalog_message(
@@ -722,7 +728,7 @@ def build_interactive_catalog_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A catalog message, optionally naming the product shown as thumbnail."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     action: Payload = {"name": "catalog_message"}
     if thumbnail_product_retailer_id is not None:
         action["parameters"] = {
@@ -733,18 +739,18 @@ def build_interactive_catalog_message(
     interactive = _interactive(
         "catalog_message", action=action, body_text=body_text, footer_text=footer_text
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_interactive_location_request_message(
     *, to: str, body_text: str, reply_to_message_id: str | None = None
 ) -> Payload:
     """Ask the user to share a location (``action.name = send_location``)."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     interactive = _interactive(
         "location_request_message", action={"name": "send_location"}, body_text=body_text
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_call_permission_request_message(
@@ -755,14 +761,14 @@ def build_call_permission_request_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """Ask the user for permission to call (``call_permission_request``)."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     interactive = _interactive(
         "call_permission_request",
         action={"name": "call_permission_request"},
         body_text=body_text,
         footer_text=footer_text,
     )
-    return _envelope(to, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
 
 def build_voice_call_button_message(
@@ -921,6 +927,17 @@ def _button_in_component(value: object, field: str) -> Any:
     return dict(value)
 
 
+def _has_otp_button(template: Mapping[str, Any]) -> bool:
+    """Whether checked template components carry an OTP (authentication) button."""
+    components = template.get("components")
+    for component in components if isinstance(components, list) else ():
+        buttons = component.get("buttons") if isinstance(component, Mapping) else None
+        for button in buttons if isinstance(buttons, list) else ():
+            if isinstance(button, Mapping) and str(button.get("type", "")).lower() == "otp":
+                return True
+    return False
+
+
 def _template_object(name: object, language_code: object, components: object) -> Payload:
     if (
         not isinstance(name, str)
@@ -950,9 +967,11 @@ def build_template_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A template message; ``components`` use the platform's structure."""
-    to = check_phone_to(to)
+    addressee = _address(to)
     template = _template_object(name, language_code, components)
-    return _envelope(to, "template", template, reply_to_message_id=reply_to_message_id)
+    if _has_otp_button(template):
+        require_phone_number(addressee, rule=AUTHENTICATION_OTP_RULE)
+    return _envelope(addressee, "template", template, reply_to_message_id=reply_to_message_id)
 
 
 _PRODUCT_POLICIES = frozenset({"CLOUD_API_FALLBACK", "STRICT"})
@@ -1004,7 +1023,7 @@ def build_group_text_message(
     reply_to_message_id: str | None = None,
 ) -> Payload:
     """A text message to a group (``to`` is the group id)."""
-    return _text(check_group_id(to), text, preview_url, reply_to_message_id, "group")
+    return _text({"to": check_group_id(to)}, text, preview_url, reply_to_message_id, "group")
 
 
 def build_group_media_message(
@@ -1024,7 +1043,7 @@ def build_group_media_message(
         kind, media_id=media_id, link=link, caption=caption, filename=filename, voice=voice
     )
     return _envelope(
-        group, name, media, reply_to_message_id=reply_to_message_id, recipient_type="group"
+        {"to": group}, name, media, reply_to_message_id=reply_to_message_id, recipient_type="group"
     )
 
 
@@ -1044,7 +1063,7 @@ def build_group_template_message(
     group = check_group_id(to)
     check_choice(template_category, "template_category", _GROUP_TEMPLATE_CATEGORIES)
     template = _template_object(name, language_code, components)
-    return _envelope(group, "template", template, recipient_type="group")
+    return _envelope({"to": group}, "template", template, recipient_type="group")
 
 
 def build_group_pin_message(
@@ -1070,7 +1089,7 @@ def build_group_pin_message(
         raise GraphRequestValidationError(
             "expiration_days is only for pin, not unpin", field="expiration_days"
         )
-    return _envelope(group, "pin", pin, recipient_type="group")
+    return _envelope({"to": group}, "pin", pin, recipient_type="group")
 
 
 # --- read receipts ---------------------------------------------------------------------
@@ -1123,12 +1142,22 @@ def _check_read_receipt(payload: Mapping[str, Any]) -> Payload:
 
 # --- prebuilt payloads -----------------------------------------------------------------
 
+_HEAD = ("messaging_product", "recipient_type")
+
+
+def _template_part(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    template = message.get("template")
+    return template if isinstance(template, Mapping) else {}
+
 
 def check_message_payload(payload: object) -> Payload:
     """Check a prebuilt send payload and return a shallow copy of it.
 
-    It must be a JSON object with string keys. ``to`` is checked as a phone
-    number, or as a group id when ``recipient_type`` is ``group``; group
+    It must be a JSON object with string keys. An individual payload is
+    addressed like the typed builders: a phone number stays in ``to``, a
+    BSUID (in ``to`` or ``recipient``) ends up in ``recipient`` alone, and
+    ``to`` wins when both are given. ``to`` is a group id when
+    ``recipient_type`` is ``group``; group
     payloads may carry only text, media and pin (group templates go through
     ``build_group_template_message``, which checks the template category). A
     read receipt (``status: read``, see ``build_read_receipt``) is checked
@@ -1153,12 +1182,19 @@ def check_message_payload(payload: object) -> Payload:
                 "groups accept only text, media, template and pin messages", field="type"
             )
     elif recipient_type == "individual":
-        if message.get("to") is not None:
-            check_phone_to(message["to"])
-        elif message.get("recipient") is not None:
+        if message.get("recipient") is not None:
             check_recipient(message["recipient"])
+        if message.get("to") is not None:
+            # A BSUID given as ``to`` moves to ``recipient``; ``to`` wins over ``recipient``.
+            address = _address(message.pop("to"))
+            message.pop("recipient", None)
+        elif message.get("recipient") is not None:
+            address = {"recipient": message.pop("recipient")}
         else:
             raise GraphRequestValidationError("to or recipient is required", field="to")
+        message = {**{k: message.pop(k) for k in _HEAD if k in message}, **address, **message}
+        if message_type == "template" and _has_otp_button(_template_part(message)):
+            require_phone_number(address, rule=AUTHENTICATION_OTP_RULE)
     else:
         raise GraphRequestValidationError(
             "recipient_type must be individual or group", field="recipient_type"

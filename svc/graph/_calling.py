@@ -13,6 +13,7 @@ from typing import Final
 from ._admin_checks import PhoneScoped, check_id, check_wa_id
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._recipient import Recipient
 from ._results import CallPermissions, CallResult
 
 __all__ = ["CALL_ACTIONS", "MAX_SDP_LENGTH", "Calling"]
@@ -88,10 +89,11 @@ class Calling(PhoneScoped):
     ) -> CallResult:
         """Start a business-initiated call: action ``connect`` with an SDP offer.
 
+        ``to`` is a phone number / wa_id, or a (parent) BSUID sent as ``recipient``.
         ``call_id`` of the result is the new call's id (``calls[0].id``).
         """
         body: dict[str, object] = {
-            "to": check_wa_id(to, field="to"),
+            **Recipient.parse(to, field="to").wire(),
             "action": "connect",
             "session": _session(sdp, "offer"),
         }

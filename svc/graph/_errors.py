@@ -2,7 +2,8 @@
 
     GraphError
     ├── GraphRequestValidationError   input rejected before any request is sent
-    │   └── TemplateCheckError        template components disagree with the template definition
+    │   ├── TemplateCheckError        template components disagree with the template definition
+    │   └── PhoneOnlyRecipientError   a phone-only message addressed to a business-scoped user id
     ├── GraphNetworkError             the transport failed (no upstream answer)
     ├── GraphSerializationError       a successful answer that is not the JSON we expect
     └── GraphApiError                 a non-2xx upstream answer, resolved by code
@@ -27,6 +28,7 @@ __all__ = [
     "GraphRateLimitError",
     "GraphRequestValidationError",
     "GraphSerializationError",
+    "PhoneOnlyRecipientError",
     "TemplateCheckError",
 ]
 
@@ -123,3 +125,16 @@ class TemplateCheckError(GraphRequestValidationError):
     ``field`` names the offending place (``language``, ``components[1].parameters``,
     ``components[2].index``, ...).
     """
+
+
+class PhoneOnlyRecipientError(GraphRequestValidationError):
+    """A message the platform delivers to phone numbers only was addressed to a BSUID.
+
+    Refused locally because the platform would answer it with
+    ``BsuidRecipientNotSupportedError``; ``rule`` names the platform rule that
+    applies and ``field`` the addressee argument.
+    """
+
+    def __init__(self, message: str, *, rule: str, field: str | None = "to") -> None:
+        super().__init__(message, field=field)
+        self.rule = rule

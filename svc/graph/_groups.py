@@ -19,11 +19,11 @@ from ._admin_checks import (
     check_id_list,
     check_limit,
     check_text,
-    check_wa_id,
     opt_text,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError, GraphSerializationError
+from ._recipient import check_user, user_entry
 from ._results import (
     Group,
     GroupInviteLink,
@@ -189,15 +189,18 @@ class GroupAdmin(GroupScoped):
         return GroupInviteLink.from_api(raw)
 
     async def remove_participants(self, *, wa_ids: list[str]) -> GroupMutation:
-        """``DELETE /{group_id}/participants`` for 1..8 users: ``participants: [{wa_id}]``."""
+        """``DELETE /{group_id}/participants`` for 1..8 users: ``participants: [{wa_id}]``.
+
+        Each user is a phone number / wa_id or a (parent) BSUID, sent as ``{recipient}``.
+        """
         ids = check_id_list(
             wa_ids,
             field="wa_ids",
             min_items=1,
             max_items=GROUP_MAX_REMOVED_PARTICIPANTS,
-            check_item=check_wa_id,
+            check_item=check_user,
         )
-        body = {**_PRODUCT, "participants": [{"wa_id": wa_id} for wa_id in ids]}
+        body = {**_PRODUCT, "participants": [user_entry(user, phone_key="wa_id") for user in ids]}
         raw = await REMOVE_PARTICIPANTS.call(
             self.client, params={"group_id": self.group_id}, body=body
         )

@@ -19,11 +19,11 @@ from ._admin_checks import (
     check_limit,
     check_text,
     check_url,
-    check_wa_id,
     opt_text,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._recipient import check_user, user_entry
 from ._results import (
     BlockedUser,
     BlockUsersResult,
@@ -142,9 +142,9 @@ def _calling(value: object) -> dict[str, Any]:
 
 def _block_body(users: object) -> dict[str, object]:
     checked = check_id_list(
-        users, field="users", min_items=1, max_items=MAX_BLOCK_USERS, check_item=check_wa_id
+        users, field="users", min_items=1, max_items=MAX_BLOCK_USERS, check_item=check_user
     )
-    return {**_PRODUCT, "block_users": [{"user": user} for user in checked]}
+    return {**_PRODUCT, "block_users": [user_entry(user, phone_key="user") for user in checked]}
 
 
 class PhoneAdmin(PhoneScoped):

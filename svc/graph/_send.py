@@ -515,7 +515,7 @@ class MessageSender(abc.ABC):
         """
         if definition is not None:
             _check_definition_name(definition, name)
-            check_template_send(definition, language_code, components)
+            check_template_send(definition, language_code, components, to=to)
         return await self._send(
             b.build_template_message(
                 to=to,

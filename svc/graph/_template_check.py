@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._errors import TemplateCheckError
+from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._results import Template
 
 __all__ = ["check_template_send"]
@@ -65,6 +66,8 @@ def check_template_send(
     definition: Template | Mapping[str, Any],
     language: str,
     components: Sequence[Mapping[str, Any]] | None,
+    *,
+    to: str | None = None,
 ) -> None:
     """Raise ``TemplateCheckError`` unless ``components`` fit ``definition`` in ``language``.
 
@@ -72,7 +75,10 @@ def check_template_send(
     parameters, body parameter count (``{{1}}``) or names (``{{name}}``),
     button indexes, sub-types and required button parameters. Component types
     the definition has but this check does not model (carousel, limited-time
-    offer) pass unchecked.
+    offer) pass unchecked. With ``to`` (the addressee), a template with an
+    OTP button (one-tap, zero-tap or copy-code authentication) sent to a
+    BSUID or parent BSUID raises ``PhoneOnlyRecipientError``: the platform
+    delivers those to phone numbers only.
     """
     raw = definition.raw if isinstance(definition, Template) else definition
     if not isinstance(raw, Mapping):
@@ -83,6 +89,8 @@ def check_template_send(
     header = parts.get("HEADER")
     body = parts.get("BODY")
     buttons = _buttons(parts.get("BUTTONS"))
+    if to is not None and any(button.kind == "OTP" for button in buttons):
+        require_phone_number(Recipient.parse(to).wire(), rule=AUTHENTICATION_OTP_RULE)
     send = _send_components(components)
 
     seen: dict[str, int] = {}

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from ._errors import GraphRequestValidationError
+from ._recipient import is_phone_number, is_user_id
 
 __all__ = [
     "MAX_CAPTION_LENGTH",
@@ -51,13 +52,11 @@ MAX_LINK_LENGTH = 2048
 MAX_CAPTION_LENGTH = 1024
 MAX_FILENAME_LENGTH = 256
 MAX_GROUP_ID_LENGTH = 256
-MAX_RECIPIENT_LENGTH = 256
 
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 """Control characters as this layer means them: Unicode ``Cc`` (C0, DEL and C1)."""
 # Multi-line text: newline and tab are allowed, every other control character is not.
 TEXT_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_PHONE = re.compile(r"\+?[0-9]{1,15}")
 _GROUP_ID_FORBIDDEN = re.compile(r"[\s/\\?#%]")
 
 
@@ -67,7 +66,7 @@ def _fail(message: str, field: str) -> GraphRequestValidationError:
 
 def check_phone_to(value: object, field: str = "to") -> str:
     """A recipient phone number: digits with an optional leading ``+``, at most 15 digits."""
-    if not isinstance(value, str) or not _PHONE.fullmatch(value):
+    if not isinstance(value, str) or not is_phone_number(value):
         raise _fail("must be digits with an optional leading '+', at most 15 digits", field)
     return value
 
@@ -84,8 +83,17 @@ def check_group_id(value: object, field: str = "to") -> str:
 
 
 def check_recipient(value: object, field: str = "recipient") -> str:
-    """A business-scoped user id (BSUID) used for routing instead of a phone number."""
-    return check_id(value, field, max_length=MAX_RECIPIENT_LENGTH)
+    """A business-scoped user id (BSUID) or parent BSUID, sent as ``recipient`` instead of ``to``.
+
+    The format rules live in ``_recipient`` (``is_bsuid``, ``is_parent_bsuid``).
+    """
+    if not isinstance(value, str) or not is_user_id(value):
+        raise _fail(
+            "must be a business-scoped user id: a two-letter country code, '.', and up to 128 "
+            "letters and digits (a parent id has '.ENT.' after the country code)",
+            field,
+        )
+    return value
 
 
 def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT_LENGTH) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +18,8 @@ from svc.graph import (
     GraphNetworkError,
     GraphRateLimitError,
     GraphRequestValidationError,
+    _error_classes,
+    _error_codes,
     register_error_code,
     reset_error_registry,
     resolve_error_class,
@@ -114,7 +117,7 @@ BUILTIN: dict[int, str] = {
     131214: "GroupError",
     131215: "GroupError",
     131044: "MessageSendError",
-    131062: "MessageSendError",
+    131062: "BsuidRecipientNotSupportedError",
     131063: "MessageSendError",
     131064: "MessageSendError",
     132008: "TemplateParamValueInvalidError",
@@ -479,3 +482,34 @@ async def test_client_raises_the_resolved_class_with_context() -> None:
     for text in (str(error), repr(error)):
         assert TOKEN not in text
     await client.aclose()
+
+
+# --- issue 19: each code is stated once, in the registration table
+
+
+def test_class_docstrings_state_no_codes() -> None:
+    for name in _error_classes.__all__:
+        doc = getattr(_error_classes, name).__doc__ or ""
+        assert doc.strip(), name
+        assert not re.search(r"\d{3,}", doc), f"{name} repeats a code in its docstring"
+
+
+def test_every_error_class_is_registered_or_a_family_base() -> None:
+    registered = {cls for _, cls in _error_codes._BUILTINS}
+    for name in _error_classes.__all__:
+        cls = getattr(_error_classes, name)
+        family = any(other is not cls and issubclass(other, cls) for other in registered)
+        assert cls in registered or family, name
+
+
+def test_bsuid_recipient_not_supported_is_named_and_stays_a_send_error() -> None:
+    error = api_error_from_response(
+        status=400,
+        payload={"error": {"code": 131062, "message": "not supported", "type": "OAuthException"}},
+        retry_after=None,
+    )
+    assert type(error) is graph.BsuidRecipientNotSupportedError
+    assert isinstance(error, graph.MessageSendError)
+    assert (error.status, error.code, error.classification) == (400, 131062, "other")
+    assert error.upstream_message == "not supported"
+    assert "not supported" not in str(error)
