@@ -74,7 +74,6 @@ from ._telemetry import Telemetry, upstream_fields
 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
-RATE_LIMIT_CODES: Final = frozenset({4, 80007, 130429, 131048, 131056})
 MAX_IDEMPOTENCY_KEY: Final = 256
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
@@ -536,14 +535,15 @@ def _retry_after(value: str | None) -> str | None:
 
 
 def upstream_http_error(error: GraphError) -> HttpError:
-    """502 ``graph_request_failed``, or 503 for rate limits (``Retry-After`` echoed)."""
-    extra = upstream_fields(error)
-    rate_limited = isinstance(error, GraphRateLimitError) or (
-        isinstance(error, GraphApiError) and (error.status == 429 or error.code in RATE_LIMIT_CODES)
-    )
-    if rate_limited:
-        assert isinstance(error, GraphApiError)
+    """502 ``graph_request_failed``, or 503 for a rate limit (``Retry-After`` echoed).
+
+    What counts as a rate limit is the Graph layer's error tree alone
+    (``GraphRateLimitError``), including its rule that an HTTP 5xx is an outage.
+    """
+    if isinstance(error, GraphRateLimitError):
         return graph_request_failed(
-            rate_limited=True, extra=extra, retry_after=_retry_after(error.retry_after)
+            rate_limited=True,
+            extra=upstream_fields(error),
+            retry_after=_retry_after(error.retry_after),
         )
-    return graph_request_failed(rate_limited=False, extra=extra)
+    return graph_request_failed(rate_limited=False, extra=upstream_fields(error))
