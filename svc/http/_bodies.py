@@ -35,7 +35,7 @@ from svc.graph import (
     build_text_message,
 )
 
-from ._errors import HttpError
+from ._errors import HttpError, malformed_body
 
 __all__ = [
     "GroupPinBody",
@@ -359,12 +359,12 @@ def _malformed(error: ValidationError) -> HttpError:
     location = ".".join(str(part) for part in first.get("loc", ()) if part != "function-after")
     where = f" at '{location}'" if location else ""
     kind = str(first.get("type", "invalid"))
-    return HttpError(400, "malformed_body", f"The request body is invalid{where} ({kind}).")
+    return malformed_body(f"The request body is invalid{where} ({kind}).")
 
 
 def _require_object(data: object) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise HttpError(400, "malformed_body", "The request body must be a JSON object.")
+        raise malformed_body("The request body must be a JSON object.")
     return data
 
 
@@ -388,7 +388,7 @@ def parse_message_body(data: object) -> BaseModel:
         if "messaging_product" in data:
             return _NATIVE.validate_python(data)
         if not isinstance(data.get("type"), str):
-            raise HttpError(400, "malformed_body", "The request body needs a string 'type'.")
+            raise malformed_body("The request body needs a string 'type'.")
         body: BaseModel = _COMPOSER.validate_python(data)
         return body
     except ValidationError as exc:

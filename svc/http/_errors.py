@@ -6,15 +6,43 @@
                                  (``status``, ``code``, optional headers and upstream fields)
 
 Messages are fixed sentences: they never hold a token, a secret, a path, a
-request body or the upstream platform's free-form text.
+request body or the upstream platform's free-form text. Every request refusal
+is built by one named constructor below, so each error code (and its status)
+is stated once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["CONSTRUCTION_CODES", "HttpError", "ServiceError"]
+if TYPE_CHECKING:
+    from svc.webhook import WebhookError
+
+__all__ = [
+    "CONSTRUCTION_CODES",
+    "HttpError",
+    "ServiceError",
+    "bad_request",
+    "conversation_window_unavailable",
+    "graph_request_failed",
+    "idempotency_conflict",
+    "idempotency_pending",
+    "internal_error",
+    "invalid_idempotency_key",
+    "malformed_body",
+    "malformed_json",
+    "malformed_path",
+    "malformed_query",
+    "method_not_allowed",
+    "not_found",
+    "payload_too_large",
+    "persistence_not_atomic",
+    "persistence_not_configured",
+    "persistence_unavailable",
+    "unauthorized",
+    "webhook_refused",
+]
 
 CONSTRUCTION_CODES: Final = frozenset(
     {
@@ -71,3 +99,128 @@ class HttpError(Exception):
 
     def __repr__(self) -> str:
         return f"HttpError(status={self.status}, code={self.code!r})"
+
+
+# --- named refusals: one constructor per error code -----------------------------------
+
+
+def malformed_json(*, empty: bool = False) -> HttpError:
+    """400: the body is empty, or not strict JSON."""
+    message = "The request body is empty." if empty else "The request body is not valid JSON."
+    return HttpError(400, "malformed_json", message)
+
+
+def malformed_body(message: str) -> HttpError:
+    """400: the JSON body failed validation; ``message`` names a field, never a value."""
+    return HttpError(400, "malformed_body", message)
+
+
+def malformed_query(field: str, *, bounds: tuple[int, int] | None = None) -> HttpError:
+    """400: the query parameter ``field`` is unusable (or an integer outside ``bounds``)."""
+    if bounds is None:
+        return HttpError(400, "malformed_query", f"'{field}' is not a usable value.")
+    low, high = bounds
+    return HttpError(400, "malformed_query", f"'{field}' must be an integer {low}..{high}.")
+
+
+def malformed_path(message: str = "The id in the path is not a safe segment.") -> HttpError:
+    """400: a path segment (message id, phone, group id) is unusable."""
+    return HttpError(400, "malformed_path", message)
+
+
+def invalid_idempotency_key() -> HttpError:
+    """400: the ``Idempotency-Key`` header is empty, too long or holds a control character."""
+    return HttpError(
+        400,
+        "invalid_idempotency_key",
+        "Idempotency-Key must be 1..256 characters without control characters.",
+    )
+
+
+def bad_request(status: int) -> HttpError:
+    """Any other HTTP refusal the framework raised, answered with its own status."""
+    return HttpError(status, "bad_request", "Bad request.")
+
+
+def unauthorized() -> HttpError:
+    """401: the service bearer token is missing or wrong."""
+    return HttpError(401, "unauthorized", "Missing or invalid bearer token.")
+
+
+def not_found(message: str = "Not found.") -> HttpError:
+    """404: no such route (also the hidden operator routes without the bearer), or no record."""
+    return HttpError(404, "not_found", message)
+
+
+def method_not_allowed(allow: Iterable[str]) -> HttpError:
+    """405 with the ``Allow`` header listing ``allow`` in the given order."""
+    return HttpError(
+        405, "method_not_allowed", "Method not allowed.", headers={"Allow": ", ".join(allow)}
+    )
+
+
+def idempotency_pending() -> HttpError:
+    """409: the key is claimed and its request has not completed."""
+    return HttpError(
+        409, "idempotency_pending", "A request with this Idempotency-Key is in flight."
+    )
+
+
+def idempotency_conflict() -> HttpError:
+    """409: the key was claimed with a different payload."""
+    return HttpError(
+        409, "idempotency_conflict", "This Idempotency-Key was used with a different payload."
+    )
+
+
+def payload_too_large() -> HttpError:
+    """413: the body is over the size limit (declared or read)."""
+    return HttpError(413, "payload_too_large", "The request body is over the size limit.")
+
+
+def internal_error() -> HttpError:
+    """500: an unexpected failure in a route (its class is counted, never its text)."""
+    return HttpError(500, "internal_error", "Internal error.")
+
+
+def graph_request_failed(
+    *, rate_limited: bool, extra: Mapping[str, object], retry_after: str | None = None
+) -> HttpError:
+    """502 for an upstream failure, 503 for a rate limit (with ``Retry-After`` when given)."""
+    if rate_limited:
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        return HttpError(
+            503, "graph_request_failed", "Graph request failed.", headers=headers, extra=extra
+        )
+    return HttpError(502, "graph_request_failed", "Graph request failed.", extra=extra)
+
+
+def persistence_unavailable() -> HttpError:
+    """503: the store failed, or is not healthy at the current schema version."""
+    return HttpError(503, "persistence_unavailable", "The persistence store is unavailable.")
+
+
+def persistence_not_configured() -> HttpError:
+    """503: a projection route was called with no store injected."""
+    return HttpError(503, "persistence_not_configured", "No persistence store is configured.")
+
+
+def persistence_not_atomic() -> HttpError:
+    """503: a keyed send, and the store lacks the atomic claim methods."""
+    return HttpError(
+        503, "persistence_not_atomic", "Keyed sends need a store with atomic claim methods."
+    )
+
+
+def conversation_window_unavailable() -> HttpError:
+    """503: the conversation window could not be computed."""
+    return HttpError(
+        503,
+        "conversation_window_unavailable",
+        "The conversation window could not be computed.",
+    )
+
+
+def webhook_refused(error: WebhookError) -> HttpError:
+    """The webhook layer's refusal, with the status and code that layer assigns."""
+    return HttpError(error.http_status, error.code, error.message)

@@ -10,10 +10,9 @@ import inspect
 import json
 import logging
 import re
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final, TypeVar
 
 import anyio
@@ -42,9 +41,7 @@ from svc.store import (
     format_timestamp,
 )
 from svc.webhook import (
-    MessageUpdate,
     SignatureMismatchError,
-    StatusUpdate,
     Update,
     WebhookError,
     WebhookFacade,
@@ -57,19 +54,29 @@ from svc.webhook import (
     parse_signature_header,
 )
 
-from ._errors import HttpError
+from ._errors import (
+    HttpError,
+    conversation_window_unavailable,
+    graph_request_failed,
+    idempotency_conflict,
+    idempotency_pending,
+    invalid_idempotency_key,
+    malformed_body,
+    not_found,
+    persistence_not_atomic,
+    persistence_not_configured,
+    persistence_unavailable,
+)
 from ._profile import Profile, ServiceSecrets
+from ._projection import delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._telemetry import Telemetry, upstream_fields
 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
-RATE_LIMIT_CODES: Final = frozenset({4, 80007, 130429, 131048, 131056})
 MAX_IDEMPOTENCY_KEY: Final = 256
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
-MAX_PHONE_FIELD: Final = 64
-MAX_STATUS: Final = 64
 JSON_TYPE: Final = "application/json"
 T = TypeVar("T")
 
@@ -127,11 +134,7 @@ def check_idempotency_key(value: str | None) -> str | None:
     if value is None:
         return None
     if not value.strip() or len(value) > MAX_IDEMPOTENCY_KEY or has_control_character(value):
-        raise HttpError(
-            400,
-            "invalid_idempotency_key",
-            "Idempotency-Key must be 1..256 characters without control characters.",
-        )
+        raise invalid_idempotency_key()
     return value
 
 
@@ -216,9 +219,7 @@ class Service:
             if validation_errors and isinstance(exc, PersistenceValidationError):
                 raise
             self.recent_errors.add(exc)
-            raise HttpError(
-                503, "persistence_unavailable", "The persistence store is unavailable."
-            ) from None
+            raise persistence_unavailable() from None
         self.telemetry.persistence(ok=True)
         return result
 
@@ -232,9 +233,7 @@ class Service:
 
     def require_store(self) -> PersistenceStore:
         if self.store is None:
-            raise HttpError(
-                503, "persistence_not_configured", "No persistence store is configured."
-            )
+            raise persistence_not_configured()
         return self.store
 
     # --- webhook --------------------------------------------------------------------
@@ -303,16 +302,7 @@ class Service:
         per update (best effort, retried when the delivery comes again).
         """
         key, digest, received_at = event_key(envelope), body_hash(body), self.now()
-        messages = [self._inbound_record(u) for u in updates if isinstance(u, MessageUpdate)]
-        statuses = [
-            StatusEvent(
-                wa_message_id=u.message_id,
-                status=u.status,
-                timestamp=_event_moment(u.timestamp, self.now),
-            )
-            for u in updates
-            if isinstance(u, StatusUpdate) and len(u.status) <= MAX_STATUS
-        ]
+        messages, statuses = delivery_projection(updates, self.now)
         if self._delivery_calls:
             try:
                 outcome = await self.store_call(
@@ -351,25 +341,6 @@ class Service:
         if calls:
             await self._write_together(calls)
 
-    def _inbound_record(self, update: MessageUpdate) -> MessageRecord:
-        """The projected row of a message update; a Business-app echo is outbound."""
-        moment = _event_moment(update.timestamp, self.now)
-        echo = update.is_echo
-        sender = _phone_field(update.from_)
-        recipient = _phone_field(update.to if echo else update.display_phone_number)
-        return MessageRecord(
-            row_id=str(uuid.uuid4()),
-            wa_message_id=update.message_id,
-            direction="outbound" if echo else "inbound",
-            from_phone=None if echo else sender,
-            to_phone=recipient,
-            type=(update.type or "unknown")[:64],
-            status="sent" if echo else "received",
-            created_at=moment,
-            updated_at=moment,
-            graph_message_id=update.message_id if echo else None,
-        )
-
     # --- sends ----------------------------------------------------------------------
 
     def _scoped_key(self, key: str, operation: str) -> str:
@@ -392,11 +363,7 @@ class Service:
         if idempotency_key is not None and self.store is not None:
             if not self.atomic_claims:
                 self.telemetry.send(family="messages", outcome="rejected")
-                raise HttpError(
-                    503,
-                    "persistence_not_atomic",
-                    "Keyed sends need a store with atomic claim methods.",
-                )
+                raise persistence_not_atomic()
             scoped = self._scoped_key(idempotency_key, operation)
             request_hash = crypto.sha256_hex(canonical_json(payload))
             created = self.now()
@@ -414,16 +381,10 @@ class Service:
                 )
             if isinstance(claim, Pending):
                 self.telemetry.send(family="messages", outcome="pending")
-                raise HttpError(
-                    409, "idempotency_pending", "A request with this Idempotency-Key is in flight."
-                )
+                raise idempotency_pending()
             if isinstance(claim, Conflict):
                 self.telemetry.send(family="messages", outcome="conflict")
-                raise HttpError(
-                    409,
-                    "idempotency_conflict",
-                    "This Idempotency-Key was used with a different payload.",
-                )
+                raise idempotency_conflict()
             assert isinstance(claim, Claimed)
             claimed_key = scoped
         answer = await self.graph_call(
@@ -444,7 +405,10 @@ class Service:
                 )
             )
         if project and self.store is not None:
-            writes += self._send_projection(payload, answer)
+            projected = send_projection(payload, answer, self.now)
+            if projected is not None:
+                record, event = projected
+                writes += [_record_message_call(record), _status_call(event)]
         headers: dict[str, str] = {}
         if writes and not await self._write_together(writes):
             headers["x-svc-persistence"] = "degraded"
@@ -470,43 +434,12 @@ class Service:
                     group.start_soon(write, index)
         return all(result is not None for result in results)
 
-    def _send_projection(
-        self, payload: Mapping[str, Any], answer: Mapping[str, Any]
-    ) -> list[StoreCall]:
-        """The outbound row (status ``sent``) and its first status event, as two writes.
-
-        They may run in either order: a status event logged before its row is
-        applied when the row is inserted.
-        """
-        messages = answer.get("messages")
-        first = messages[0] if isinstance(messages, list) and messages else None
-        message_id = first.get("id") if isinstance(first, dict) else None
-        if not isinstance(message_id, str) or not message_id:
-            return []
-        moment = self.now()
-        to = payload.get("to")
-        record = MessageRecord(
-            row_id=str(uuid.uuid4()),
-            wa_message_id=message_id,
-            direction="outbound",
-            to_phone=to if isinstance(to, str) else None,
-            type=str(payload.get("type") or "unknown")[:64],
-            status="sent",
-            created_at=moment,
-            updated_at=moment,
-            graph_message_id=message_id,
-        )
-        return [
-            _record_message_call(record),
-            _status_call(StatusEvent(wa_message_id=message_id, status="sent", timestamp=moment)),
-        ]
-
     async def graph_call(self, family: str, call: Callable[[], Awaitable[T]]) -> T:
         """One upstream call, counted; a Graph failure becomes 400, 502 or 503."""
         try:
             result = await call()
         except GraphRequestValidationError as exc:
-            raise HttpError(400, "malformed_body", refusal_message(exc)) from None
+            raise malformed_body(refusal_message(exc)) from None
         except GraphError as exc:
             status = exc.status if isinstance(exc, GraphApiError) else None
             self.telemetry.graph_call(family=family, status=status, outcome="error")
@@ -528,7 +461,7 @@ class Service:
         self.require_store()
         record = await self.store_call(lambda s: s.get_message(wa_message_id=message_id))
         if record is None:
-            raise HttpError(404, "not_found", "No message with this id.")
+            raise not_found("No message with this id.")
         return Reply(200, json_bytes(record_json(record)))
 
     async def conversation_window(self, phone: str) -> Reply:
@@ -538,11 +471,7 @@ class Service:
             window = conversation_window(now=self.now(), last_inbound_at=last)
         except Exception as exc:  # noqa: BLE001 - the spec's own 503 for a window failure
             self.recent_errors.add(exc)
-            raise HttpError(
-                503,
-                "conversation_window_unavailable",
-                "The conversation window could not be computed.",
-            ) from None
+            raise conversation_window_unavailable() from None
         body = {
             "open": window.open,
             "lastInboundAt": _iso(window.last_inbound_at),
@@ -588,20 +517,8 @@ def _status_call(event: StatusEvent) -> StoreCall:
     return call
 
 
-def _phone_field(value: str | None) -> str | None:
-    """A phone or WhatsApp id as the projection stores it (at most 64 characters), else None."""
-    return value if value is not None and len(value) <= MAX_PHONE_FIELD else None
-
-
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
-
-
-def _event_moment(timestamp: int | None, now: Callable[[], datetime]) -> datetime:
-    """The platform event time (Unix seconds), or the receipt time when it is missing or absurd."""
-    if timestamp is not None and 0 < timestamp < 32_503_680_000:
-        return datetime.fromtimestamp(timestamp, tz=UTC)
-    return now()
 
 
 def refusal_message(error: GraphRequestValidationError) -> str:
@@ -618,18 +535,15 @@ def _retry_after(value: str | None) -> str | None:
 
 
 def upstream_http_error(error: GraphError) -> HttpError:
-    """502 ``graph_request_failed``, or 503 for rate limits (``Retry-After`` echoed)."""
-    extra = upstream_fields(error)
-    rate_limited = isinstance(error, GraphRateLimitError) or (
-        isinstance(error, GraphApiError) and (error.status == 429 or error.code in RATE_LIMIT_CODES)
-    )
-    headers: dict[str, str] = {}
-    if rate_limited:
-        assert isinstance(error, GraphApiError)
-        retry = _retry_after(error.retry_after)
-        if retry is not None:
-            headers["Retry-After"] = retry
-        return HttpError(
-            503, "graph_request_failed", "Graph request failed.", headers=headers, extra=extra
+    """502 ``graph_request_failed``, or 503 for a rate limit (``Retry-After`` echoed).
+
+    What counts as a rate limit is the Graph layer's error tree alone
+    (``GraphRateLimitError``), including its rule that an HTTP 5xx is an outage.
+    """
+    if isinstance(error, GraphRateLimitError):
+        return graph_request_failed(
+            rate_limited=True,
+            extra=upstream_fields(error),
+            retry_after=_retry_after(error.retry_after),
         )
-    return HttpError(502, "graph_request_failed", "Graph request failed.", extra=extra)
+    return graph_request_failed(rate_limited=False, extra=upstream_fields(error))

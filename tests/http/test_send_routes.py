@@ -357,6 +357,7 @@ def _graph_error(
         (400, 80007, 503),
         (400, 131056, 503),
         (429, 100, 503),
+        (500, 130429, 502),  # the Graph layer's 5xx rule: an outage, not a rate limit
     ],
 )
 async def test_upstream_errors_map_to_502_or_503(

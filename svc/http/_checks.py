@@ -1,0 +1,152 @@
+"""The construction checks of ``create_app``: each refusal a ``ServiceError`` with the spec's code.
+
+They run before anything is built, in a fixed order, so the same bad
+argument always gets the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import httpx
+from prometheus_client import CollectorRegistry
+
+from svc.flows import FlowPrivateKey
+from svc.store import PersistenceStore
+
+from ._errors import ServiceError
+from ._profile import Profile, ServiceSecrets
+
+__all__ = ["CheckedArguments", "check_arguments"]
+
+_OPTIONAL_STORE_METHODS: Final = frozenset(
+    {"claim_service_request", "complete_service_request", "record_webhook_delivery"}
+)
+"""The spec's optional atomic methods (and the one-call delivery): used when present."""
+_STORE_METHODS: Final = tuple(
+    name
+    for name, member in vars(PersistenceStore).items()
+    if callable(member) and not name.startswith("_") and name not in _OPTIONAL_STORE_METHODS
+)
+"""The required method set, read from the contract so the two never drift apart."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckedArguments:
+    """The arguments ``create_app`` converts: profile and secrets from mappings, the store typed."""
+
+    profile: Profile
+    secrets: ServiceSecrets
+    store: PersistenceStore | None
+
+
+def check_arguments(
+    *,
+    profile: object,
+    secrets: object,
+    transport: object,
+    crypto_provider: object,
+    facade: object,
+    store: object,
+    enable_group_routes: object,
+    telemetry_sink: object,
+    metrics_registry: object,
+    outbox_handler: object,
+    flow_handler: object,
+    flows_private_key: object,
+) -> CheckedArguments:
+    """Every argument check of ``create_app``; raises ``ServiceError`` at the first refusal."""
+    checked_profile = _check_profile(profile)
+    checked_secrets = _check_secrets(secrets)
+    _check_options(
+        transport=transport,
+        crypto_provider=crypto_provider,
+        facade=facade,
+        enable_group_routes=enable_group_routes,
+        telemetry_sink=telemetry_sink,
+        metrics_registry=metrics_registry,
+    )
+    checked_store = _check_store(store)
+    _check_flows(checked_profile, flow_handler, flows_private_key)
+    if outbox_handler is not None and checked_store is None:
+        raise ServiceError("invalid_config", "outbox_handler needs a store.")
+    if outbox_handler is not None and not callable(outbox_handler):
+        raise ServiceError("invalid_config", "outbox_handler must be an async callable.")
+    return CheckedArguments(profile=checked_profile, secrets=checked_secrets, store=checked_store)
+
+
+def _check_profile(profile: object) -> Profile:
+    if isinstance(profile, Profile):
+        return profile
+    if isinstance(profile, Mapping):
+        return Profile.from_mapping(profile)
+    raise ServiceError("invalid_profile", "profile must be a Profile or a mapping.")
+
+
+def _check_secrets(secrets: object) -> ServiceSecrets:
+    if isinstance(secrets, ServiceSecrets):
+        return secrets
+    if isinstance(secrets, Mapping):
+        return ServiceSecrets.from_mapping(secrets)
+    raise ServiceError("invalid_secrets", "secrets must be ServiceSecrets or a mapping.")
+
+
+def _check_store(store: object) -> PersistenceStore | None:
+    if store is None:
+        return None
+    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
+    if missing or not isinstance(getattr(store, "backend", None), str):
+        raise ServiceError(
+            "invalid_persistence",
+            "store lacks required methods: " + ", ".join(missing or ["backend"]) + ".",
+        )
+    return store  # type: ignore[return-value]
+
+
+def _check_options(
+    *,
+    transport: object,
+    crypto_provider: object,
+    facade: object,
+    enable_group_routes: object,
+    telemetry_sink: object,
+    metrics_registry: object,
+) -> None:
+    if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
+        raise ServiceError("invalid_transport", "transport must be an httpx.AsyncBaseTransport.")
+    if crypto_provider is not None and not callable(
+        getattr(crypto_provider, "hmac_sha256_matches", None)
+    ):
+        raise ServiceError(
+            "invalid_crypto_provider", "crypto_provider must have hmac_sha256_matches()."
+        )
+    if facade is not None and not callable(getattr(facade, "dispatch", None)):
+        raise ServiceError("invalid_whatsapp", "facade must have a dispatch(update) method.")
+    if not isinstance(enable_group_routes, bool):
+        raise ServiceError("invalid_config", "enable_group_routes must be a bool.")
+    if telemetry_sink is not None and not (
+        callable(getattr(telemetry_sink, "increment_counter", None))
+        and callable(getattr(telemetry_sink, "record_histogram", None))
+    ):
+        raise ServiceError(
+            "invalid_config",
+            "telemetry_sink needs increment_counter() and record_histogram().",
+        )
+    if metrics_registry is not None and not isinstance(metrics_registry, CollectorRegistry):
+        raise ServiceError("invalid_config", "metrics_registry must be a CollectorRegistry.")
+
+
+def _check_flows(profile: Profile, handler: object, key: object) -> None:
+    """The Flows route needs a path, a handler and a private key, all three or none."""
+    given = (profile.flows_path is not None, handler is not None, key is not None)
+    if any(given) and not all(given):
+        raise ServiceError(
+            "invalid_config",
+            "the Flows endpoint needs profile.flows_path, flow_handler and flows_private_key.",
+        )
+    if handler is not None and not callable(handler):
+        raise ServiceError("invalid_config", "flow_handler must be callable.")
+    if key is not None and not isinstance(key, FlowPrivateKey):
+        raise ServiceError("invalid_config", "flows_private_key must be a loaded FlowPrivateKey.")

@@ -1,0 +1,219 @@
+"""The Groups routes: bearer-protected proxies of the Graph API's group operations.
+
+Registered only with ``enable_group_routes``; each view checks the bearer and
+its path id, then answers the Graph result as JSON (or a 4xx/5xx from
+``Service.graph_call``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+from quart import Response
+from quart_schema import document_querystring, document_request, document_response, security_scheme
+from quart_trio import QuartTrio
+
+from svc.graph import GraphRequestValidationError, GroupClient
+
+from ._bodies import parse_body
+from ._errors import malformed_path
+from ._models import (
+    FieldsQuery,
+    GraphAnswer,
+    GroupCreateBody,
+    GroupUpdateBody,
+    JoinRequestsBody,
+    PageQuery,
+    RemoveParticipantsBody,
+)
+from ._openapi import BEARER
+from ._requests import (
+    check_path_id,
+    json_response,
+    parse_json,
+    query_int,
+    query_text,
+    request_body,
+)
+from ._requests import require_bearer as bearer
+from ._service import Service
+
+__all__ = ["register_group_routes"]
+
+
+def register_group_routes(app: QuartTrio, service: Service) -> None:
+    """Add the Groups routes (bearer, proxied to the Graph API) under the API prefix."""
+    prefix = service.profile.api_prefix
+    token = service.secrets.service_bearer_token.encode("utf-8")
+
+    def require_bearer() -> None:
+        bearer(token)
+
+    def group(group_id: str) -> GroupClient:
+        try:
+            return GroupClient(service.client, group_id=check_path_id(group_id))
+        except GraphRequestValidationError:
+            raise malformed_path("The group id is not usable.") from None
+
+    async def body_of(model: type[BaseModel]) -> Any:
+        return parse_body(model, parse_json(await request_body(service.profile.max_body_bytes)))
+
+    def page_args() -> dict[str, Any]:
+        return {
+            "limit": query_int("limit", default=None, low=1, high=1000),
+            "after": query_text("after"),
+            "before": query_text("before"),
+        }
+
+    async def upstream(call: Callable[[], Awaitable[Any]]) -> Response:
+        result = await service.graph_call("groups", call)
+        return json_response(dict(result.raw))
+
+    @app.route(f"{prefix}/groups", methods=["GET"], endpoint="list_groups")
+    @security_scheme(BEARER)
+    @document_querystring(PageQuery)
+    @document_response(GraphAnswer)
+    async def list_groups() -> Response:
+        """List groups of the business phone number."""
+        require_bearer()
+        args = page_args()
+        return await upstream(lambda: service.phone.list_groups(**args))
+
+    @app.route(f"{prefix}/groups", methods=["POST"], endpoint="create_group")
+    @security_scheme(BEARER)
+    @document_request(GroupCreateBody)
+    @document_response(GraphAnswer)
+    async def create_group() -> Response:
+        """Create a group (asynchronous: the answer carries request_id)."""
+        require_bearer()
+        body = await body_of(GroupCreateBody)
+        return await upstream(
+            lambda: service.phone.create_group(
+                subject=body.subject,
+                description=body.description,
+                join_approval_mode=body.joinApprovalMode,
+            )
+        )
+
+    @app.route(f"{prefix}/groups/<group_id>", methods=["GET"], endpoint="get_group")
+    @security_scheme(BEARER)
+    @document_querystring(FieldsQuery)
+    @document_response(GraphAnswer)
+    async def get_group(group_id: str) -> Response:
+        """Get one group."""
+        require_bearer()
+        client = group(group_id)
+        fields = query_text("fields")
+        return await upstream(lambda: client.get_group(fields=fields))
+
+    @app.route(f"{prefix}/groups/<group_id>", methods=["POST"], endpoint="update_group")
+    @security_scheme(BEARER)
+    @document_request(GroupUpdateBody)
+    @document_response(GraphAnswer)
+    async def update_group(group_id: str) -> Response:
+        """Update a group's subject, description or join approval mode."""
+        require_bearer()
+        client = group(group_id)
+        body = await body_of(GroupUpdateBody)
+        return await upstream(
+            lambda: client.update_group(
+                subject=body.subject,
+                description=body.description,
+                join_approval_mode=body.joinApprovalMode,
+            )
+        )
+
+    @app.route(f"{prefix}/groups/<group_id>", methods=["DELETE"], endpoint="delete_group")
+    @security_scheme(BEARER)
+    @document_response(GraphAnswer)
+    async def delete_group(group_id: str) -> Response:
+        """Delete a group."""
+        require_bearer()
+        client = group(group_id)
+        return await upstream(client.delete_group)
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/invite-link", methods=["GET"], endpoint="get_invite_link"
+    )
+    @security_scheme(BEARER)
+    @document_response(GraphAnswer)
+    async def get_invite_link(group_id: str) -> Response:
+        """Get the group's invite link."""
+        require_bearer()
+        client = group(group_id)
+        return await upstream(client.get_invite_link)
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/invite-link", methods=["POST"], endpoint="reset_invite_link"
+    )
+    @security_scheme(BEARER)
+    @document_response(GraphAnswer)
+    async def reset_invite_link(group_id: str) -> Response:
+        """Reset the invite link (POST, never DELETE): the previous link stops working."""
+        require_bearer()
+        client = group(group_id)
+        return await upstream(client.reset_invite_link)
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/participants",
+        methods=["DELETE"],
+        endpoint="remove_participants",
+    )
+    @security_scheme(BEARER)
+    @document_request(RemoveParticipantsBody)
+    @document_response(GraphAnswer)
+    async def remove_participants(group_id: str) -> Response:
+        """Remove up to 8 participants."""
+        require_bearer()
+        client = group(group_id)
+        body = await body_of(RemoveParticipantsBody)
+        return await upstream(lambda: client.remove_participants(wa_ids=list(body.waIds)))
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/join-requests", methods=["GET"], endpoint="list_join_requests"
+    )
+    @security_scheme(BEARER)
+    @document_querystring(PageQuery)
+    @document_response(GraphAnswer)
+    async def list_join_requests(group_id: str) -> Response:
+        """List open join requests."""
+        require_bearer()
+        client = group(group_id)
+        args = page_args()
+        return await upstream(lambda: client.list_join_requests(**args))
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/join-requests",
+        methods=["POST"],
+        endpoint="approve_join_requests",
+    )
+    @security_scheme(BEARER)
+    @document_request(JoinRequestsBody)
+    @document_response(GraphAnswer)
+    async def approve_join_requests(group_id: str) -> Response:
+        """Approve join requests."""
+        require_bearer()
+        client = group(group_id)
+        body = await body_of(JoinRequestsBody)
+        return await upstream(
+            lambda: client.approve_join_requests(join_request_ids=list(body.joinRequestIds))
+        )
+
+    @app.route(
+        f"{prefix}/groups/<group_id>/join-requests",
+        methods=["DELETE"],
+        endpoint="reject_join_requests",
+    )
+    @security_scheme(BEARER)
+    @document_request(JoinRequestsBody)
+    @document_response(GraphAnswer)
+    async def reject_join_requests(group_id: str) -> Response:
+        """Reject join requests (DELETE, never POST)."""
+        require_bearer()
+        client = group(group_id)
+        body = await body_of(JoinRequestsBody)
+        return await upstream(
+            lambda: client.reject_join_requests(join_request_ids=list(body.joinRequestIds))
+        )

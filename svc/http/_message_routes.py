@@ -1,0 +1,142 @@
+"""The message routes: sends (text and any message) and reads of the projection.
+
+Every view checks the service bearer first (the send views also the
+``Idempotency-Key``), then hands parsed inputs to ``Service``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel
+from quart import Response, request
+from quart_schema import (
+    document_headers,
+    document_querystring,
+    document_request,
+    document_response,
+    hide,
+    security_scheme,
+)
+from quart_trio import QuartTrio
+
+from svc.graph import GraphRequestValidationError
+
+from ._bodies import (
+    MessageBody,
+    SendAnswer,
+    TextSendBody,
+    is_group_body,
+    is_read_receipt,
+    parse_message_body,
+    parse_text_body,
+    to_payload,
+)
+from ._errors import malformed_body, malformed_path, malformed_query, method_not_allowed
+from ._models import (
+    ErrorBody,
+    IdempotencyHeaders,
+    MessagePageOut,
+    MessageRecordOut,
+    MessagesQuery,
+    WindowOut,
+)
+from ._openapi import BEARER
+from ._requests import (
+    MAX_PATH_ID,
+    check_path_id,
+    parse_json,
+    query_int,
+    query_text,
+    reply_response,
+    request_body,
+    require_bearer,
+)
+from ._service import Service, check_idempotency_key, refusal_message
+
+__all__ = ["register_message_routes"]
+
+
+def register_message_routes(app: QuartTrio, service: Service) -> None:
+    """Add the send and read routes under the API prefix."""
+    prefix = service.profile.api_prefix
+    token = service.secrets.service_bearer_token.encode("utf-8")
+
+    async def send_body(parse: Callable[[object], BaseModel]) -> Response:
+        require_bearer(token)
+        key = check_idempotency_key(request.headers.get("Idempotency-Key"))
+        body = parse(parse_json(await request_body(service.profile.max_body_bytes)))
+        if is_group_body(body) and not service.enable_group_routes:
+            raise malformed_body("Group messages need the group routes enabled.")
+        try:
+            payload = to_payload(body)
+        except GraphRequestValidationError as exc:
+            service.telemetry.send(family="messages", outcome="rejected")
+            raise malformed_body(refusal_message(exc)) from None
+        return reply_response(
+            await service.send(payload, idempotency_key=key, project=not is_read_receipt(body))
+        )
+
+    @app.route(f"{prefix}/messages/text", methods=["POST"])
+    @security_scheme(BEARER)
+    @document_headers(IdempotencyHeaders)
+    @document_request(TextSendBody)
+    @document_response(SendAnswer)
+    @document_response(ErrorBody, 400)
+    async def send_text() -> Response:
+        """Send a text message."""
+        return await send_body(parse_text_body)
+
+    @app.route(f"{prefix}/messages", methods=["POST"], endpoint="send_message")
+    @security_scheme(BEARER)
+    @document_headers(IdempotencyHeaders)
+    @document_request(MessageBody)
+    @document_response(SendAnswer)
+    @document_response(ErrorBody, 400)
+    async def send_message() -> Response:
+        """Send any message: Graph-native text or a composer body."""
+        return await send_body(parse_message_body)
+
+    @app.route(f"{prefix}/messages", methods=["GET"], endpoint="list_messages")
+    @security_scheme(BEARER)
+    @document_querystring(MessagesQuery)
+    @document_response(MessagePageOut)
+    @document_response(ErrorBody, 503)
+    async def list_messages() -> Response:
+        """A page of projected messages, newest first."""
+        require_bearer(token)
+        limit = query_int("limit", default=50, low=1, high=100)
+        assert limit is not None
+        cursor = query_text("cursor")
+        if cursor is not None and len(cursor) > MAX_PATH_ID:
+            raise malformed_query("cursor")
+        return reply_response(await service.list_messages(limit=limit, cursor=cursor))
+
+    @app.route(f"{prefix}/messages/", methods=["GET"], endpoint="message_empty_id")
+    @hide
+    async def message_empty_id() -> Response:
+        require_bearer(token)
+        raise malformed_path()
+
+    @app.route(f"{prefix}/messages/<path:message_id>", methods=["GET"], endpoint="get_message")
+    @security_scheme(BEARER)
+    @document_response(MessageRecordOut)
+    @document_response(ErrorBody, 404)
+    async def get_message(message_id: str) -> Response:
+        """One projected message by its platform id."""
+        if message_id == "text":
+            raise method_not_allowed(("POST",))
+        require_bearer(token)
+        return reply_response(await service.get_message(check_path_id(message_id)))
+
+    @app.route(f"{prefix}/conversations/<path:phone>/window", methods=["GET"], endpoint="window")
+    @security_scheme(BEARER)
+    @document_response(WindowOut)
+    @document_response(ErrorBody, 503)
+    async def window(phone: str) -> Response:
+        """The 24-hour customer-service window of one phone number."""
+        require_bearer(token)
+        digits = phone[1:] if phone.startswith("+") else phone
+        if not (1 <= len(digits) <= 15 and digits.isascii() and digits.isdigit()):
+            raise malformed_path("The phone in the path must be digits.")
+        return reply_response(await service.conversation_window(digits))

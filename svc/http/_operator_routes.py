@@ -1,0 +1,184 @@
+"""The operator routes: liveness, readiness, the hidden bearer routes, the OpenAPI document.
+
+The hidden routes answer the catch-all 404 without the bearer, so an
+unauthenticated caller cannot tell they exist; their bodies hold names,
+counts and flags, never a secret or a location.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Final
+
+from prometheus_client import CollectorRegistry, generate_latest
+from quart import Response
+from quart_schema import document_response, hide, security_scheme
+from quart_trio import QuartTrio
+
+from svc._version import __version__
+from svc.store import SCHEMA_VERSION
+
+from ._errors import persistence_unavailable
+from ._models import DiagnosticsOut, ErrorBody, Health, StatusOut
+from ._openapi import BEARER, openapi_document
+from ._requests import json_response, operator_gate
+from ._routes import Route
+from ._service import Service
+
+__all__ = ["SERVICE_NAME", "register_operator_routes"]
+
+SERVICE_NAME: Final = "svc"
+RUNTIME: Final = "python-trio"
+METRICS_CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+ALL_METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+"""The hidden routes take every method, so a wrong one is refused only after the bearer."""
+
+
+def register_operator_routes(
+    app: QuartTrio,
+    service: Service,
+    routes: tuple[Route, ...],
+    registry: CollectorRegistry,
+    metrics_exposition: Callable[[], bytes] | None,
+) -> None:
+    """Add health, readiness, ``/status``, ``/metrics``, diagnostics and ``/openapi.json``."""
+    profile = service.profile
+    token = service.secrets.service_bearer_token.encode("utf-8")
+    started = time.monotonic()
+
+    @app.route("/healthz", methods=["GET"])
+    @document_response(Health)
+    async def healthz() -> Response:
+        """Process liveness."""
+        return json_response({"ok": True, "service": SERVICE_NAME})
+
+    @app.route("/readyz", methods=["GET"])
+    @document_response(Health)
+    @document_response(ErrorBody, 503)
+    async def readyz() -> Response:
+        """Readiness: the store (when configured) is healthy and at the current schema version."""
+        if service.store is not None:
+            health = await service.store.health()
+            if not health.ok or health.current_version != SCHEMA_VERSION:
+                raise persistence_unavailable()
+        return json_response({"ok": True, "service": SERVICE_NAME})
+
+    feature_flags = {
+        "groupRoutes": service.enable_group_routes,
+        "persistence": service.store is not None,
+    }
+
+    # Fixed at construction, like the flags: one of the spec's four serviceMode values.
+    service_mode = "+".join(
+        part
+        for part, on in (
+            ("webhook", True),
+            ("persistence", service.store is not None),
+            ("groups", service.enable_group_routes),
+        )
+        if on
+    )
+
+    route_lines = [line for route in routes for line in route.lines()]
+
+    async def persistence_summary() -> dict[str, object] | None:
+        if service.store is None:
+            return None
+        health = await service.store.health()
+        backend = health.backend if health.backend in ("sqlite", "postgres") else "unknown"
+        return {
+            "ok": health.ok,
+            "backend": backend,
+            "currentVersion": health.current_version,
+            "redactedLocation": health.redacted_location,
+        }
+
+    @app.route("/status", methods=ALL_METHODS, provide_automatic_options=False)
+    @security_scheme(BEARER)
+    @document_response(StatusOut)
+    async def status() -> Response:
+        """Operator status snapshot."""
+        if (hidden := operator_gate(token)) is not None:
+            return hidden
+        return json_response(
+            {
+                "version": __version__,
+                "uptimeSeconds": round(time.monotonic() - started, 3),
+                "graphApiVersion": profile.api_version,
+                "serviceMode": service_mode,
+                "routes": route_lines,
+                "featureFlags": feature_flags,
+                "persistence": await persistence_summary(),
+            }
+        )
+
+    @app.route("/metrics", methods=ALL_METHODS, provide_automatic_options=False)
+    @security_scheme(BEARER)
+    async def metrics() -> Response:
+        """Prometheus text exposition (version 0.0.4)."""
+        if (hidden := operator_gate(token)) is not None:
+            return hidden
+        text = metrics_exposition() if metrics_exposition is not None else generate_latest(registry)
+        return Response(text, status=200, content_type=METRICS_CONTENT_TYPE)
+
+    @app.route("/debug/diagnostics", methods=ALL_METHODS, provide_automatic_options=False)
+    @security_scheme(BEARER)
+    @document_response(DiagnosticsOut)
+    async def diagnostics() -> Response:
+        """Diagnostics snapshot: names, counts and flags only."""
+        if (hidden := operator_gate(token)) is not None:
+            return hidden
+        families = sorted({metric.name for metric in registry.collect()})
+        return json_response(
+            {
+                "service": SERVICE_NAME,
+                "version": __version__,
+                "graphApiVersion": profile.api_version,
+                "serviceMode": service_mode,
+                "runtime": RUNTIME,
+                "routes": route_lines,
+                "featureFlags": feature_flags,
+                "persistence": await persistence_summary(),
+                "metricFamilies": families,
+                "recentErrors": service.recent_errors.snapshot(),
+                "configShape": _config_shape(service),
+            }
+        )
+
+    @app.route("/openapi.json", methods=["GET"])
+    @hide
+    async def openapi() -> Response:
+        """The OpenAPI 3.1 document."""
+        return json_response(openapi_document(app))
+
+
+def _config_shape(service: Service) -> dict[str, object]:
+    redacted = "[REDACTED]"
+    return {
+        "profile": dict.fromkeys(
+            (
+                "phone_number_id",
+                "waba_id",
+                "api_version",
+                "base_url",
+                "webhook_path",
+                "max_body_bytes",
+                "api_prefix",
+                "host",
+                "port",
+                "flows_path",
+            ),
+            redacted,
+        ),
+        "secrets": dict.fromkeys(
+            ("access_token", "webhook_verify_token", "webhook_app_secret", "service_bearer_token"),
+            redacted,
+        ),
+        "transport": redacted,
+        "facade": redacted,
+        "persistence": redacted if service.store is not None else None,
+        "enableGroupRoutes": redacted,
+        "telemetrySink": redacted,
+        "metricsRegistry": redacted,
+    }

@@ -1,0 +1,133 @@
+"""Helpers of the Quart views: replies, bearer auth, the bounded body, strict JSON, query and path.
+
+Each helper reads the current Quart ``request`` and either returns a checked
+value or raises the named ``HttpError`` the error handler answers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from quart import Response, request
+
+from svc import crypto
+
+from ._body import read_body
+from ._errors import (
+    malformed_json,
+    malformed_path,
+    malformed_query,
+    method_not_allowed,
+    not_found,
+    unauthorized,
+)
+from ._service import Reply, error_reply, has_control_character, json_bytes
+
+__all__ = [
+    "MAX_PATH_ID",
+    "check_path_id",
+    "json_response",
+    "operator_gate",
+    "parse_json",
+    "query_int",
+    "query_text",
+    "reply_response",
+    "request_body",
+    "require_bearer",
+]
+
+MAX_PATH_ID: Final = 256
+MAX_QUERY_TEXT: Final = 4096
+
+
+def _raise_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_STRICT_JSON = json.JSONDecoder(parse_constant=_raise_constant)
+"""JSON without ``NaN`` and ``Infinity``, which are not JSON."""
+
+
+def reply_response(reply: Reply) -> Response:
+    response = Response(reply.body, status=reply.status, content_type=reply.content_type)
+    for name, value in reply.headers.items():
+        response.headers[name] = value
+    return response
+
+
+def json_response(data: object, status: int = 200) -> Response:
+    return reply_response(Reply(status, json_bytes(data)))
+
+
+def _authorized(header: str | None, token: bytes) -> bool:
+    """``Authorization: Bearer <token>`` compared in constant time."""
+    if header is None:
+        return False
+    scheme, _, value = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not value.strip():
+        return False
+    return crypto.constant_time_equal(value.strip().encode("utf-8", "surrogatepass"), token)
+
+
+def require_bearer(token: bytes) -> None:
+    """401 ``unauthorized`` unless the request carries the service bearer ``token``."""
+    if not _authorized(request.headers.get("Authorization"), token):
+        raise unauthorized()
+
+
+def operator_gate(token: bytes) -> Response | None:
+    """Hidden routes: the catch-all 404 on bad auth, 405 for a wrong method with good auth."""
+    if not _authorized(request.headers.get("Authorization"), token):
+        return reply_response(error_reply(not_found()))
+    if request.method not in ("GET", "HEAD"):
+        raise method_not_allowed(("GET", "HEAD"))
+    return None
+
+
+async def request_body(limit: int) -> bytes:
+    """The request body through the one bounded reader (413 over ``limit``)."""
+    return await read_body(request.body, declared=request.content_length, limit=limit)
+
+
+def parse_json(body: bytes) -> object:
+    """Strict JSON of a non-empty body, else 400 ``malformed_json``."""
+    if not body:
+        raise malformed_json(empty=True)
+    try:
+        return _STRICT_JSON.decode(body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise malformed_json() from None
+
+
+def query_int(name: str, *, default: int | None, low: int, high: int) -> int | None:
+    """The query integer ``name`` in ``low..high`` (at most 6 digits), else 400."""
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or len(raw) > 6 or not low <= int(raw) <= high:
+        raise malformed_query(name, bounds=(low, high))
+    return int(raw)
+
+
+def query_text(name: str) -> str | None:
+    """The query text ``name``: non-empty, bounded, no control character; else 400."""
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    if not raw or len(raw) > MAX_QUERY_TEXT or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in raw):
+        raise malformed_query(name)
+    return raw
+
+
+def check_path_id(value: str) -> str:
+    """An id path segment: non-empty, bounded, no slash or control character; else 400."""
+    if (
+        not value
+        or len(value) > MAX_PATH_ID
+        or "/" in value
+        or "\\" in value
+        or has_control_character(value)
+    ):
+        raise malformed_path()
+    return value
