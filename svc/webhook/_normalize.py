@@ -122,15 +122,13 @@ def _slot_layout(cls: type) -> tuple[str, ...] | None:
 def _maker(cls: type[_T]) -> Callable[..., _T]:
     """A positional constructor for a frozen slotted dataclass that skips its frozen ``__init__``.
 
-    The frozen ``__init__`` pays a keyword call and an ``object.__setattr__``
-    per field. This one takes the init fields positionally, in declaration
-    order, fills a plain twin class with the same slot layout (ordinary
-    attribute stores), then re-labels the instance with ``__class__``, which
-    CPython allows between classes of identical layout. That is about 3x
-    faster for the two-slot updates and keeps normalization cheap next to the
-    JSON parse. If the twin cannot be re-labelled, it falls back to calling
-    each slot's descriptor. Instances equal ``cls(...)`` with the same values
-    (tested for every kind).
+    It fills a plain twin class with the same slot layout (ordinary attribute
+    stores) and re-labels the instance with ``__class__``, which CPython
+    allows between classes of identical layout, because the frozen
+    ``__init__`` pays a keyword call and an ``object.__setattr__`` per field
+    on the hot path; if the twin cannot be re-labelled it calls each slot's
+    descriptor. Instances equal ``cls(...)`` with the same values (tested
+    for every kind).
     """
     specs = dataclasses.fields(cls)  # type: ignore[arg-type]
     params: list[str] = []
