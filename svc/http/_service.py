@@ -238,7 +238,13 @@ class Service:
     async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
         """Receive (signature, JSON, envelope: decisions.md section 3), record, dispatch, reply."""
         try:
-            delivery = receive_delivery(body, signature, self._app_secret, matches=self._matches)
+            delivery = receive_delivery(
+                body,
+                signature,
+                self._app_secret,
+                matches=self._matches,
+                received_at=int(self.now().timestamp()),
+            )
         except WebhookError as exc:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
         self.webhook_metrics.observe(delivery.result)

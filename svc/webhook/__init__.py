@@ -99,6 +99,7 @@ from ._updates import UnknownUpdate as UnknownUpdate
 from ._updates import Update as Update
 from ._updates import UpdateKind as UpdateKind
 from ._updates import UpdateSource as UpdateSource
+from ._updates import UserIdUpdate as UserIdUpdate
 from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
 
 # --- values inside updates
@@ -126,6 +127,7 @@ from ._values import SharedContact as SharedContact
 from ._values import TextContent as TextContent
 from ._values import UnsupportedContent as UnsupportedContent
 from ._values import UnsupportedReason as UnsupportedReason
+from ._values import UserIdentity as UserIdentity
 
 __all__ = [
     "ACCOUNT_FIELDS",
@@ -207,6 +209,8 @@ __all__ = [
     "Update",
     "UpdateKind",
     "UpdateSource",
+    "UserIdUpdate",
+    "UserIdentity",
     "UserPreferencesUpdate",
     "WebhookError",
     "WebhookFacade",

@@ -28,7 +28,9 @@ class UpdateSource:
     """The change an update came from, shared by all the updates of that change.
 
     ``value`` is the change's raw ``value`` object (not compared, not hashed,
-    not in the repr); ``entry_time`` is the entry's ``time``, when sent.
+    not in the repr); ``entry_time`` is the entry's ``time``, when sent;
+    ``received_at`` is when the caller received the delivery (Unix seconds),
+    when it passed one to the normalizer.
     """
 
     waba_id: str | None = None
@@ -36,6 +38,7 @@ class UpdateSource:
     display_phone_number: str | None = None
     field: str = ""
     entry_time: int | None = None
+    received_at: int | None = None
     value: Mapping[str, Any] = _field(repr=False, compare=False, hash=False)
 
 

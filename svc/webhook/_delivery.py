@@ -19,7 +19,8 @@ from ._errors import PayloadTooLargeError, SignatureMismatchError
 from ._keys import body_hash, event_key
 from ._normalize import normalize
 from ._signature import check_content_length, parse_envelope, parse_signature_header
-from ._updates import NormalizationResult, Update
+from ._updates import NormalizationResult, SystemUpdate, Update, UserIdUpdate
+from ._values import UserIdentity
 
 __all__ = ["Delivery", "HmacMatcher", "receive_delivery"]
 
@@ -51,6 +52,25 @@ class Delivery:
         return sum(skip.count for skip in self.result.skipped)
 
     @property
+    def identities(self) -> tuple[UserIdentity, ...]:
+        """Every user identity the delivery names, deduplicated, in payload order.
+
+        The ``user`` of each update that names one, plus the old and new
+        identities of identity-change events, for the store's identity map.
+        """
+        seen: dict[UserIdentity, None] = {}
+        for update in self.result.updates:
+            found = [getattr(update, "user", None)]
+            if isinstance(update, SystemUpdate):
+                found.append(update.new_user)
+            elif isinstance(update, UserIdUpdate):
+                found.append(update.previous)
+            for identity in found:
+                if isinstance(identity, UserIdentity):
+                    seen.setdefault(identity, None)
+        return tuple(seen)
+
+    @property
     def event_key(self) -> str:
         """SHA-256 hex of the canonical JSON of the envelope (stable across key order)."""
         return event_key(self.envelope)
@@ -69,13 +89,16 @@ def receive_delivery(
     max_body_bytes: int | None = None,
     content_length: int | None = None,
     matches: HmacMatcher = hmac_sha256_matches,
+    received_at: int | None = None,
 ) -> Delivery:
     """Check and parse a webhook POST; raise the first ``WebhookError`` or return its ``Delivery``.
 
     With ``max_body_bytes`` a declared ``content_length`` or a body over the
     cap is refused before the signature is looked at (the HTTP layer may
     already have enforced the cap while reading). ``matches`` is the
-    constant-time HMAC check (``svc.crypto``'s unless a provider is injected).
+    constant-time HMAC check (``svc.crypto``'s unless a provider is injected);
+    ``received_at`` (Unix seconds, the caller's clock) is the time of a
+    message without a readable timestamp.
     """
     key = app_secret.encode("utf-8") if isinstance(app_secret, str) else app_secret
     if max_body_bytes is not None:
@@ -86,4 +109,6 @@ def receive_delivery(
     if not matches(key, body, tag):
         raise SignatureMismatchError
     envelope = parse_envelope(body)
-    return Delivery(envelope=envelope, body=body, result=normalize(envelope))
+    return Delivery(
+        envelope=envelope, body=body, result=normalize(envelope, received_at=received_at)
+    )

@@ -17,8 +17,15 @@ from ._read import (
     read_setting,
     read_str,
     read_timestamp,
+    read_user,
 )
-from ._values import CallSession, GroupParticipant, GroupSettingChange, PlatformError
+from ._values import (
+    CallSession,
+    GroupParticipant,
+    GroupSettingChange,
+    PlatformError,
+    UserIdentity,
+)
 
 __all__ = [
     "AccountUpdate",
@@ -85,6 +92,22 @@ class _CallUpdate(UpdateBase):
     @property
     def biz_opaque_callback_data(self) -> str | None:
         return read_str(self.raw.get("biz_opaque_callback_data"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user on the call: the caller of a user-initiated call, else the one called.
+
+        From ``from``/``from_user_id``/``from_parent_user_id`` (``to``... for
+        business-initiated calls), completed from the matching ``contacts[]``.
+        """
+        raw = self.raw
+        side = "to" if raw.get("direction") == "BUSINESS_INITIATED" else "from"
+        return read_user(
+            self.source.value,
+            raw.get(side),
+            raw.get(f"{side}_user_id"),
+            raw.get(f"{side}_parent_user_id"),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -178,6 +201,17 @@ class CallStatusUpdate(_CallUpdate):
         return read_id(self.raw.get("recipient_id"))
 
     @property
+    def user(self) -> UserIdentity | None:
+        """The user called (``recipient_id``, ``recipient_user_id``, parent BSUID)."""
+        raw = self.raw
+        return read_user(
+            self.source.value,
+            raw.get("recipient_id"),
+            raw.get("recipient_user_id"),
+            raw.get("recipient_parent_user_id"),
+        )
+
+    @property
     def errors(self) -> tuple[PlatformError, ...]:
         return read_errors(self.raw.get("errors"))
 
@@ -264,6 +298,18 @@ class GroupParticipantsUpdate(_GroupUpdate):
         """The user of a join request."""
         return read_id(self.raw.get("wa_id"))
 
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user of a join request (``wa_id``, ``user_id``, ``parent_user_id``, ``username``)."""
+        raw = self.raw
+        return read_user(
+            self.source.value,
+            raw.get("wa_id"),
+            raw.get("user_id"),
+            raw.get("parent_user_id"),
+            raw.get("username"),
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class GroupSettingsUpdate(_GroupUpdate):
@@ -324,6 +370,14 @@ class UserPreferencesUpdate(UpdateBase):
     @property
     def detail(self) -> str | None:
         return read_str(self.raw.get("detail"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user (``wa_id``/``user_id``/``parent_user_id``, completed from ``contacts[]``)."""
+        raw = self.raw
+        return read_user(
+            self.source.value, raw.get("wa_id"), raw.get("user_id"), raw.get("parent_user_id")
+        )
 
     @property
     def profile_name(self) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeAlias, get_args
+from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 from ._base import ECHO_FIELD, UpdateBase, UpdateSource, required
 from ._field_updates import (
@@ -26,6 +26,7 @@ from ._field_updates import (
     UserPreferencesUpdate,
 )
 from ._read import (
+    contact_user,
     profile_name,
     read_content,
     read_context,
@@ -36,7 +37,9 @@ from ._read import (
     read_identity,
     read_pricing,
     read_str,
+    read_timestamp,
     read_type,
+    read_user,
 )
 from ._values import (
     ConversationInfo,
@@ -45,6 +48,7 @@ from ._values import (
     MessageContext,
     PlatformError,
     PricingInfo,
+    UserIdentity,
 )
 
 __all__ = [
@@ -69,6 +73,7 @@ __all__ = [
     "Update",
     "UpdateKind",
     "UpdateSource",
+    "UserIdUpdate",
     "UserPreferencesUpdate",
 ]
 
@@ -86,6 +91,7 @@ UpdateKind: TypeAlias = Literal[
     "userPreferences",
     "system",
     "chatOpened",
+    "userIdUpdate",
     "unknown",
 ]
 
@@ -96,7 +102,52 @@ UPDATE_KINDS: Final[tuple[UpdateKind, ...]] = get_args(UpdateKind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class MessageUpdate(UpdateBase):
+class _MessageItem(UpdateBase):
+    """What an item of ``messages[]`` (or ``message_echoes[]``) has: a user and a time.
+
+    A message is delivered even without a readable ``timestamp``: it then
+    reads the time the caller received the delivery, and says so.
+    """
+
+    @property
+    def timestamp(self) -> int | None:
+        """The platform timestamp (Unix seconds), else the receipt time the caller passed in."""
+        stamp = read_timestamp(self.raw.get("timestamp"))
+        return stamp if stamp is not None else self.source.received_at
+
+    @property
+    def timestamp_missing(self) -> bool:
+        """True when the item had no readable ``timestamp`` (``timestamp`` is the receipt time)."""
+        return read_timestamp(self.raw.get("timestamp")) is None
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user who sent the item (for an echo, the user it went to).
+
+        Read from ``from``/``from_user_id``/``from_parent_user_id`` (an echo's
+        ``to``/``to_user_id``/``to_parent_user_id``) and completed from the
+        matching ``contacts[]`` entry; for an item that names nobody, the
+        identity of the change's only ``contacts[]`` entry.
+        """
+        raw = self.raw
+        if self.source.field == ECHO_FIELD:
+            return read_user(
+                self.source.value,
+                raw.get("to"),
+                raw.get("to_user_id"),
+                raw.get("to_parent_user_id"),
+            )
+        user = read_user(
+            self.source.value,
+            raw.get("from"),
+            raw.get("from_user_id"),
+            raw.get("from_parent_user_id"),
+        )
+        return user if user is not None else contact_user(self.source.value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class MessageUpdate(_MessageItem):
     """A message item: inbound (``messages[]``), or an echo of one the business sent.
 
     ``type`` is the platform type and ``content`` its typed body. An echo
@@ -169,6 +220,29 @@ class MessageUpdate(UpdateBase):
         """Reply/forward information."""
         return read_context(self.raw.get("context"))
 
+    @property
+    def answers_contact_request(self) -> bool:
+        """True for a ``contacts`` message the user sent in answer to a contact-info request.
+
+        The platform marks it with an ``origin`` (a string or ``{"type": ...}``,
+        on the message or its ``context``) of ``request_contact_info``, in any case.
+        """
+        if self.raw.get("type") != "contacts":
+            return False
+        return _CONTACT_REQUEST in (
+            _origin(self.raw.get("origin")),
+            _origin(read_dict(self.raw.get("context")).get("origin")),
+        )
+
+
+_CONTACT_REQUEST: Final = "request_contact_info"
+
+
+def _origin(value: Any) -> str | None:
+    if type(value) is dict:
+        value = value.get("type")
+    return value.lower() if type(value) is str else None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class StatusUpdate(UpdateBase):
@@ -198,6 +272,29 @@ class StatusUpdate(UpdateBase):
         return read_str(self.raw.get("recipient_type"))
 
     @property
+    def recipient_user_id(self) -> str | None:
+        """The recipient's BSUID (``recipient_user_id``), when sent."""
+        return read_id(self.raw.get("recipient_user_id"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user the message went to (``None`` for a group recipient).
+
+        From ``recipient_id``/``recipient_user_id``/``recipient_parent_user_id``,
+        completed from the matching ``contacts[]`` entry (failed statuses
+        come without ``contacts``).
+        """
+        raw = self.raw
+        if raw.get("recipient_type") == "group":
+            return None
+        return read_user(
+            self.source.value,
+            raw.get("recipient_id"),
+            raw.get("recipient_user_id"),
+            raw.get("recipient_parent_user_id"),
+        )
+
+    @property
     def recipient_participant_id(self) -> str | None:
         """For group statuses with participant details: the participant."""
         raw = self.raw
@@ -224,8 +321,15 @@ class StatusUpdate(UpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class SystemUpdate(UpdateBase):
-    """A ``type: system`` message: the customer changed number or identity."""
+class SystemUpdate(_MessageItem):
+    """A ``type: system`` message: the user changed phone number or business-scoped user id.
+
+    ``user`` is the identity the message came from (the old one) and
+    ``new_user`` the one the platform reports: ``user_changed_number`` gives
+    the new ``wa_id`` (``system.wa_id``), ``user_changed_user_id`` the new
+    ``user_id`` (``system.user_id``, and ``system.parent_user_id`` when sent)
+    and no phone number. System messages carry no ``contacts``.
+    """
 
     kind: ClassVar[Literal["system"]] = "system"
     _repr_fields: ClassVar[tuple[str, ...]] = ("system_type",)
@@ -240,7 +344,8 @@ class SystemUpdate(UpdateBase):
 
     @property
     def system_type(self) -> str | None:
-        """``customer_changed_number`` or ``customer_identity_changed``."""
+        """``user_changed_number``, ``user_changed_user_id`` (older: ``customer_changed_number``,
+        ``customer_identity_changed``)."""
         return read_str(read_dict(self.raw.get("system")).get("type"))
 
     @property
@@ -252,6 +357,27 @@ class SystemUpdate(UpdateBase):
         system = read_dict(self.raw.get("system"))
         value = system.get("wa_id")
         return read_id(value if value is not None else system.get("new_wa_id"))
+
+    @property
+    def new_user_id(self) -> str | None:
+        """The new BSUID of a ``user_changed_user_id`` message."""
+        return read_id(read_dict(self.raw.get("system")).get("user_id"))
+
+    @property
+    def new_user(self) -> UserIdentity | None:
+        """The user's new identity as the system message reports it (``None`` if none)."""
+        system = read_dict(self.raw.get("system"))
+        if (
+            self.new_wa_id is None
+            and self.new_user_id is None
+            and (read_id(system.get("parent_user_id")) is None)
+        ):
+            return None
+        return UserIdentity(
+            wa_id=self.new_wa_id,
+            user_id=self.new_user_id,
+            parent_user_id=read_id(system.get("parent_user_id")),
+        )
 
     @property
     def customer(self) -> str | None:
@@ -267,7 +393,7 @@ class SystemUpdate(UpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ChatOpenedUpdate(UpdateBase):
+class ChatOpenedUpdate(_MessageItem):
     """A ``type: request_welcome`` message: the user opened the chat for the first time."""
 
     kind: ClassVar[Literal["chatOpened"]] = "chatOpened"
@@ -285,6 +411,50 @@ class ChatOpenedUpdate(UpdateBase):
         return profile_name(self.source.value, self.from_)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class UserIdUpdate(UpdateBase):
+    """An item of ``user_id_update[]``: the platform changed a user's business-scoped user id.
+
+    The item names the user (``wa_id`` when the phone number may be shared)
+    and gives ``user_id`` (and ``parent_user_id``, for linked portfolios) as
+    ``{"previous": ..., "current": ...}``.
+    """
+
+    kind: ClassVar[Literal["userIdUpdate"]] = "userIdUpdate"
+
+    @property
+    def wa_id(self) -> str | None:
+        return read_id(self.raw.get("wa_id"))
+
+    @property
+    def previous(self) -> UserIdentity | None:
+        """The identity before the change (``None`` when no previous id was sent)."""
+        return self._side("previous")
+
+    @property
+    def current(self) -> UserIdentity | None:
+        """The identity after the change."""
+        return self._side("current")
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user now: ``current``."""
+        return self.current
+
+    @property
+    def timestamp(self) -> int | None:
+        """The item's ``timestamp``, else the entry ``time``."""
+        stamp = read_timestamp(self.raw.get("timestamp"))
+        return stamp if stamp is not None else self.source.entry_time
+
+    def _side(self, side: str) -> UserIdentity | None:
+        user_id = read_id(read_dict(self.raw.get("user_id")).get(side))
+        parent = read_id(read_dict(self.raw.get("parent_user_id")).get(side))
+        if user_id is None and parent is None:
+            return None
+        return UserIdentity(wa_id=self.wa_id, user_id=user_id, parent_user_id=parent)
+
+
 Update: TypeAlias = (
     MessageUpdate
     | StatusUpdate
@@ -299,6 +469,7 @@ Update: TypeAlias = (
     | UserPreferencesUpdate
     | SystemUpdate
     | ChatOpenedUpdate
+    | UserIdUpdate
     | UnknownUpdate
 )
 
@@ -316,6 +487,7 @@ UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
     "userPreferences": UserPreferencesUpdate,
     "system": SystemUpdate,
     "chatOpened": ChatOpenedUpdate,
+    "userIdUpdate": UserIdUpdate,
     "unknown": UnknownUpdate,
 }
 """The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""
