@@ -1116,7 +1116,11 @@ def build_read_receipt(*, message_id: str, typing_indicator: bool = False) -> Pa
 
 
 def is_read_receipt_payload(payload: Mapping[str, Any]) -> bool:
-    """Whether a send payload is a read receipt (it carries ``status``, messages never do)."""
+    """Whether a send payload is a read receipt (it carries ``status``, messages never do).
+
+    The one definition: the fake transport, the send path and the HTTP layer
+    all ask this.
+    """
     return "status" in payload
 
 

@@ -8,6 +8,7 @@ import secrets
 
 import httpx
 
+from ._builders import is_read_receipt_payload
 from ._errors import GraphRequestValidationError
 
 __all__ = ["DEFAULT_TIMEOUT", "DryRunTransport", "default_transport"]
@@ -88,7 +89,7 @@ def _json_object(body: bytes) -> dict[str, object] | None:
 def _is_read_receipt(body: bytes) -> bool:
     """A read receipt answers ``{"success": true}`` upstream, not the send shape."""
     payload = _json_object(body)
-    return payload is not None and payload.get("status") == "read"
+    return payload is not None and is_read_receipt_payload(payload)
 
 
 def _contacts_for(body: bytes) -> list[dict[str, str]]:

@@ -33,6 +33,7 @@ from svc.graph import (
     build_remove_reaction_message,
     build_template_message,
     build_text_message,
+    is_read_receipt_payload,
 )
 
 from ._errors import HttpError, malformed_body
@@ -396,8 +397,11 @@ def parse_message_body(data: object) -> BaseModel:
 
 
 def is_read_receipt(body: BaseModel) -> bool:
-    """Whether the body is a read receipt (sent like a message, never projected)."""
-    return isinstance(body, ReadBody)
+    """Whether the body is a read receipt (sent like a message, never projected).
+
+    Judged on the payload the body builds, by the graph layer's one predicate.
+    """
+    return is_read_receipt_payload(to_payload(body))
 
 
 def is_group_body(body: BaseModel) -> bool:

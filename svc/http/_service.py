@@ -6,7 +6,6 @@ the Quart routes and the lean webhook path in front of Quart only move bytes.
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import re
@@ -41,17 +40,14 @@ from svc.store import (
     format_timestamp,
 )
 from svc.webhook import (
-    SignatureMismatchError,
+    Delivery,
     Update,
     WebhookError,
     WebhookFacade,
     WebhookMetrics,
-    body_hash,
     canonical_json,
-    event_key,
-    normalize,
-    parse_envelope,
-    parse_signature_header,
+    dispatch_delivery,
+    receive_delivery,
 )
 
 from ._errors import (
@@ -239,61 +235,53 @@ class Service:
     # --- webhook --------------------------------------------------------------------
 
     async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
-        """Signature, JSON, envelope (decisions.md section 3), then dedupe, project, dispatch."""
+        """Receive (signature, JSON, envelope: decisions.md section 3), record, dispatch, reply."""
         try:
-            tag = parse_signature_header(signature)
-            if not self._matches(self._app_secret, body, tag):
-                raise SignatureMismatchError
-            envelope = parse_envelope(body)
+            delivery = receive_delivery(
+                body,
+                signature,
+                self._app_secret,
+                matches=self._matches,
+                received_at=int(self.now().timestamp()),
+            )
         except WebhookError as exc:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
-        result = normalize(envelope)
-        self.webhook_metrics.observe(result)
-        updates = result.updates
-        malformed = sum(skip.count for skip in result.skipped)
+        self.webhook_metrics.observe(delivery.result)
         duplicate = False
         if self.store is not None:
             try:
-                duplicate = await self._record_delivery(envelope, body, updates)
+                duplicate = await self._record_delivery(delivery)
             except HttpError as exc:
                 return error_reply(exc)
-        dispatched = 0
-        tally: dict[str, int] = {}
+
+        def handler_failed(update: Update, exc: Exception) -> None:
+            self.recent_errors.add(exc)
+            self.webhook_metrics.record(update.kind, "handler_error")
+            self.logger.warning(
+                "webhook handler failed kind=%s error=%s",
+                update.kind,
+                type(exc).__name__[:MAX_ERROR_NAME],
+            )
+
         if not duplicate:
-            # dispatch_update(facade, update) inlined: one coroutine less per update.
-            dispatch = self.facade.dispatch
-            for update in updates:
-                try:
-                    handled = dispatch(update)
-                    if inspect.isawaitable(handled):
-                        await handled
-                except Exception as exc:  # noqa: BLE001 - handler failures are still acknowledged
-                    self.recent_errors.add(exc)
-                    self.webhook_metrics.record(update.kind, "handler_error")
-                    self.logger.warning(
-                        "webhook handler failed kind=%s error=%s",
-                        update.kind,
-                        type(exc).__name__[:MAX_ERROR_NAME],
-                    )
-                dispatched += 1
-                tally[update.kind] = tally.get(update.kind, 0) + 1
-        else:
-            for update in updates:
-                tally[update.kind] = tally.get(update.kind, 0) + 1
+            await dispatch_delivery(self.facade, delivery, on_error=handler_failed)
+        updates = delivery.updates
+        tally: dict[str, int] = {}
+        for update in updates:
+            tally[update.kind] = tally.get(update.kind, 0) + 1
         label = "duplicate" if duplicate else "dispatched"
         for kind, count in tally.items():
             self.webhook_metrics.record(kind, label, count)
+        dispatched = 0 if duplicate else len(updates)
         reply = {
             "status": "ok",
             "received": len(updates),
             "dispatched": dispatched,
-            "skipped": malformed + len(updates) - dispatched,
+            "skipped": delivery.skipped_count + len(updates) - dispatched,
         }
         return Reply(200, json_bytes(reply))
 
-    async def _record_delivery(
-        self, envelope: Mapping[str, Any], body: bytes, updates: tuple[Update, ...]
-    ) -> bool:
+    async def _record_delivery(self, delivery: Delivery) -> bool:
         """Record the delivery and project it before handlers run; True for a duplicate.
 
         A store with ``record_webhook_delivery`` does both in one atomic call: if
@@ -301,7 +289,8 @@ class Service:
         redelivers. A store without it gets the event record, then one write
         per update (best effort, retried when the delivery comes again).
         """
-        key, digest, received_at = event_key(envelope), body_hash(body), self.now()
+        key, digest, received_at = delivery.event_key, delivery.body_hash, self.now()
+        updates = delivery.updates
         messages, statuses = delivery_projection(updates, self.now)
         if self._delivery_calls:
             try:

@@ -1,14 +1,20 @@
 """The webhook layer, sans-IO: signature and challenge checks, envelope -> typed updates, facade.
 
-Nothing here reads the environment, the disk or the network: the HTTP layer
-feeds request bytes in, answers with the errors' ``code``/``http_status``,
-hands ``normalize(...)`` updates to a ``WebhookFacade`` and records
-``event_key``/``body_hash`` through the store. See ``docs/webhooks.md``.
+Nothing here reads the environment, the disk or the network. The HTTP layer
+calls ``receive_delivery(body, signature, app_secret)`` and answers a
+``WebhookError`` with its ``code``/``http_status``, records the ``Delivery``
+(``event_key``, ``body_hash``, updates) through the store, then hands it to
+``dispatch_delivery(facade, delivery, on_error=...)``. See ``docs/webhooks.md``.
 """
 
 # --- errors
 # --- challenge (GET)
 from ._challenge import verify_challenge as verify_challenge
+
+# --- the receive path (POST)
+from ._delivery import Delivery as Delivery
+from ._delivery import HmacMatcher as HmacMatcher
+from ._delivery import receive_delivery as receive_delivery
 from ._errors import ChallengeError as ChallengeError
 from ._errors import InvalidEnvelopeError as InvalidEnvelopeError
 from ._errors import InvalidJsonError as InvalidJsonError
@@ -31,7 +37,7 @@ from ._facade import FacadeStatistics as FacadeStatistics
 from ._facade import Handler as Handler
 from ._facade import TextSender as TextSender
 from ._facade import WebhookFacade as WebhookFacade
-from ._facade import dispatch_update as dispatch_update
+from ._facade import dispatch_delivery as dispatch_delivery
 from ._facade import facade_flags_from_env as facade_flags_from_env
 from ._facade import safe_detail as safe_detail
 
@@ -69,9 +75,9 @@ from ._signature import BoundedBody as BoundedBody
 from ._signature import check_content_length as check_content_length
 from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
-from ._signature import verify_and_parse as verify_and_parse
 from ._signature import verify_signature as verify_signature
 from ._updates import ECHO_FIELD as ECHO_FIELD
+from ._updates import UPDATE_CLASSES as UPDATE_CLASSES
 from ._updates import UPDATE_KINDS as UPDATE_KINDS
 
 # --- updates
@@ -93,6 +99,7 @@ from ._updates import UnknownUpdate as UnknownUpdate
 from ._updates import Update as Update
 from ._updates import UpdateKind as UpdateKind
 from ._updates import UpdateSource as UpdateSource
+from ._updates import UserIdUpdate as UserIdUpdate
 from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
 
 # --- values inside updates
@@ -120,6 +127,7 @@ from ._values import SharedContact as SharedContact
 from ._values import TextContent as TextContent
 from ._values import UnsupportedContent as UnsupportedContent
 from ._values import UnsupportedReason as UnsupportedReason
+from ._values import UserIdentity as UserIdentity
 
 __all__ = [
     "ACCOUNT_FIELDS",
@@ -137,6 +145,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "SIGNATURE_PREFIX",
     "SKIP_REASONS",
+    "UPDATE_CLASSES",
     "UPDATE_KINDS",
     "AccountUpdate",
     "BoundedBody",
@@ -151,6 +160,7 @@ __all__ = [
     "ContactsContent",
     "ConversationInfo",
     "DefaultFacade",
+    "Delivery",
     "EditContent",
     "FacadeFlags",
     "FacadeStatistics",
@@ -161,6 +171,7 @@ __all__ = [
     "GroupSettingsUpdate",
     "GroupStatusUpdate",
     "Handler",
+    "HmacMatcher",
     "IdentityInfo",
     "InteractiveContent",
     "InvalidEnvelopeError",
@@ -198,6 +209,8 @@ __all__ = [
     "Update",
     "UpdateKind",
     "UpdateSource",
+    "UserIdUpdate",
+    "UserIdentity",
     "UserPreferencesUpdate",
     "WebhookError",
     "WebhookFacade",
@@ -206,7 +219,7 @@ __all__ = [
     "canonical_json",
     "check_content_length",
     "clamp_update_kind",
-    "dispatch_update",
+    "dispatch_delivery",
     "event_key",
     "facade_flags_from_env",
     "format_event_time",
@@ -214,8 +227,8 @@ __all__ = [
     "normalize",
     "parse_envelope",
     "parse_signature_header",
+    "receive_delivery",
     "safe_detail",
-    "verify_and_parse",
     "verify_challenge",
     "verify_signature",
 ]

@@ -16,9 +16,10 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
 
 from ._updates import (
+    UPDATE_CLASSES,
     UPDATE_KINDS,
     AccountUpdate,
     CallConnectUpdate,
@@ -32,11 +33,13 @@ from ._updates import (
     MessageUpdate,
     StatusUpdate,
     SystemUpdate,
-    UnknownUpdate,
     Update,
     UpdateKind,
     UserPreferencesUpdate,
 )
+
+if TYPE_CHECKING:
+    from ._delivery import Delivery
 
 __all__ = [
     "ECHO_PREFIX",
@@ -47,7 +50,7 @@ __all__ = [
     "Handler",
     "TextSender",
     "WebhookFacade",
-    "dispatch_update",
+    "dispatch_delivery",
     "facade_flags_from_env",
     "safe_detail",
 ]
@@ -62,6 +65,21 @@ U = TypeVar("U", bound=Update)
 Handler = Callable[[U], object]
 """A sync or async callable taking one update of a kind; its result is awaited if awaitable."""
 Decorator = Callable[[Handler[U]], Handler[U]]
+H = TypeVar("H", bound=Callable[..., object])
+
+
+class _Register(Protocol):
+    """The decorator ``on(kind)`` returns: registers a handler and gives it back unchanged."""
+
+    def __call__(self, handler: H, /) -> H: ...
+
+
+def _kind_of(cls: type[Any]) -> UpdateKind:
+    """The kind of an update class, refused when the class is not one of ``UPDATE_CLASSES``."""
+    for kind, known in UPDATE_CLASSES.items():
+        if known is cls:
+            return kind
+    raise ValueError(f"unknown update class; expected one of {', '.join(UPDATE_KINDS)}")
 
 
 @runtime_checkable
@@ -84,11 +102,27 @@ class TextSender(Protocol):
     ) -> Any: ...
 
 
-async def dispatch_update(facade: WebhookFacade, update: Update) -> None:
-    """Hand ``update`` to ``facade``, awaiting the result when ``dispatch`` is async."""
-    result = facade.dispatch(update)
-    if inspect.isawaitable(result):
-        await result
+async def dispatch_delivery(
+    facade: WebhookFacade,
+    delivery: Delivery,
+    *,
+    on_error: Callable[[Update, Exception], object],
+) -> None:
+    """Hand every update of ``delivery`` to ``facade``, in payload order.
+
+    A synchronous ``dispatch`` result is not awaited (no coroutine per update
+    for sync facades); an ``Exception`` from a handler goes to ``on_error``
+    with its update and the next update still runs. Cancellation
+    (``BaseException``) is not caught.
+    """
+    dispatch = facade.dispatch
+    for update in delivery.updates:
+        try:
+            handled = dispatch(update)
+            if inspect.isawaitable(handled):
+                await handled
+        except Exception as exc:  # noqa: BLE001 - handler failures are reported, never raised
+            on_error(update, exc)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,110 +234,23 @@ class DefaultFacade:
         )
 
     @overload
-    def on(
-        self, kind: Literal["message"], handler: Handler[MessageUpdate]
-    ) -> Handler[MessageUpdate]: ...
+    def on(self, kind: type[U], handler: Handler[U]) -> Handler[U]: ...
     @overload
-    def on(self, kind: Literal["message"], handler: None = None) -> Decorator[MessageUpdate]: ...
+    def on(self, kind: type[U], handler: None = None) -> Decorator[U]: ...
     @overload
-    def on(
-        self, kind: Literal["status"], handler: Handler[StatusUpdate]
-    ) -> Handler[StatusUpdate]: ...
+    def on(self, kind: UpdateKind, handler: H) -> H: ...
     @overload
-    def on(self, kind: Literal["status"], handler: None = None) -> Decorator[StatusUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["account"], handler: Handler[AccountUpdate]
-    ) -> Handler[AccountUpdate]: ...
-    @overload
-    def on(self, kind: Literal["account"], handler: None = None) -> Decorator[AccountUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callConnect"], handler: Handler[CallConnectUpdate]
-    ) -> Handler[CallConnectUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callConnect"], handler: None = None
-    ) -> Decorator[CallConnectUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callTerminate"], handler: Handler[CallTerminateUpdate]
-    ) -> Handler[CallTerminateUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callTerminate"], handler: None = None
-    ) -> Decorator[CallTerminateUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callStatus"], handler: Handler[CallStatusUpdate]
-    ) -> Handler[CallStatusUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["callStatus"], handler: None = None
-    ) -> Decorator[CallStatusUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupLifecycle"], handler: Handler[GroupLifecycleUpdate]
-    ) -> Handler[GroupLifecycleUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupLifecycle"], handler: None = None
-    ) -> Decorator[GroupLifecycleUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupParticipants"], handler: Handler[GroupParticipantsUpdate]
-    ) -> Handler[GroupParticipantsUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupParticipants"], handler: None = None
-    ) -> Decorator[GroupParticipantsUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupSettings"], handler: Handler[GroupSettingsUpdate]
-    ) -> Handler[GroupSettingsUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupSettings"], handler: None = None
-    ) -> Decorator[GroupSettingsUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupStatus"], handler: Handler[GroupStatusUpdate]
-    ) -> Handler[GroupStatusUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["groupStatus"], handler: None = None
-    ) -> Decorator[GroupStatusUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["userPreferences"], handler: Handler[UserPreferencesUpdate]
-    ) -> Handler[UserPreferencesUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["userPreferences"], handler: None = None
-    ) -> Decorator[UserPreferencesUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["system"], handler: Handler[SystemUpdate]
-    ) -> Handler[SystemUpdate]: ...
-    @overload
-    def on(self, kind: Literal["system"], handler: None = None) -> Decorator[SystemUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["chatOpened"], handler: Handler[ChatOpenedUpdate]
-    ) -> Handler[ChatOpenedUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["chatOpened"], handler: None = None
-    ) -> Decorator[ChatOpenedUpdate]: ...
-    @overload
-    def on(
-        self, kind: Literal["unknown"], handler: Handler[UnknownUpdate]
-    ) -> Handler[UnknownUpdate]: ...
-    @overload
-    def on(self, kind: Literal["unknown"], handler: None = None) -> Decorator[UnknownUpdate]: ...
-    def on(self, kind: UpdateKind, handler: Handler[Any] | None = None) -> Any:
-        """Register ``handler`` for ``kind``; without ``handler``, return a decorator that does."""
-        if kind not in UPDATE_KINDS:
+    def on(self, kind: UpdateKind, handler: None = None) -> _Register: ...
+    def on(self, kind: UpdateKind | type[Any], handler: Handler[Any] | None = None) -> Any:
+        """Register ``handler`` for ``kind``; without ``handler``, return a decorator that does.
+
+        ``kind`` is a kind name (``"message"``) or an update class
+        (``MessageUpdate``); with the class, mypy checks the handler's
+        parameter against it.
+        """
+        if isinstance(kind, type):
+            kind = _kind_of(kind)
+        elif kind not in UPDATE_KINDS:
             raise ValueError(f"unknown update kind; expected one of {', '.join(UPDATE_KINDS)}")
         if handler is None:
 

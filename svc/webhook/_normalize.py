@@ -8,9 +8,12 @@ is bounded whatever the input: at most ``MAX_ITEMS`` items and
 characters skips its item (``id_too_long``), as does an id with a control,
 format or separator character or one that is all whitespace (``unsafe_id``).
 
-A message item is delivered whenever it has a usable id, sender and
-timestamp, whatever its content (an unreadable content reads as
-``UnsupportedContent``); the same message id twice in one envelope is
+A message item is delivered whenever it has a usable id and names its user
+by any id (``from``, ``from_user_id``, ``from_parent_user_id``, or the
+change's only ``contacts[]`` entry), whatever its content (an unreadable
+content reads as ``UnsupportedContent``) and whatever its ``timestamp`` (a
+missing or unreadable one reads as ``received_at``, flagged
+``timestamp_missing``); the same message id twice in one envelope is
 delivered once (``duplicate_item``).
 """
 
@@ -41,6 +44,7 @@ from ._updates import (
     Update,
     UpdateKind,
     UpdateSource,
+    UserIdUpdate,
     UserPreferencesUpdate,
 )
 
@@ -67,6 +71,7 @@ SKIP_REASONS: Final = frozenset(
         "malformed_call",
         "malformed_group",
         "malformed_preference",
+        "malformed_user_id_update",
         "unsupported_field",
         "unsupported_event",
         "too_many_items",
@@ -122,15 +127,13 @@ def _slot_layout(cls: type) -> tuple[str, ...] | None:
 def _maker(cls: type[_T]) -> Callable[..., _T]:
     """A positional constructor for a frozen slotted dataclass that skips its frozen ``__init__``.
 
-    The frozen ``__init__`` pays a keyword call and an ``object.__setattr__``
-    per field. This one takes the init fields positionally, in declaration
-    order, fills a plain twin class with the same slot layout (ordinary
-    attribute stores), then re-labels the instance with ``__class__``, which
-    CPython allows between classes of identical layout. That is about 3x
-    faster for the two-slot updates and keeps normalization cheap next to the
-    JSON parse. If the twin cannot be re-labelled, it falls back to calling
-    each slot's descriptor. Instances equal ``cls(...)`` with the same values
-    (tested for every kind).
+    It fills a plain twin class with the same slot layout (ordinary attribute
+    stores) and re-labels the instance with ``__class__``, which CPython
+    allows between classes of identical layout, because the frozen
+    ``__init__`` pays a keyword call and an ``object.__setattr__`` per field
+    on the hot path; if the twin cannot be re-labelled it calls each slot's
+    descriptor. Instances equal ``cls(...)`` with the same values (tested
+    for every kind).
     """
     specs = dataclasses.fields(cls)  # type: ignore[arg-type]
     params: list[str] = []
@@ -180,6 +183,7 @@ _call_connect = _maker(CallConnectUpdate)
 _call_terminate = _maker(CallTerminateUpdate)
 _call_status = _maker(CallStatusUpdate)
 _preferences = _maker(UserPreferencesUpdate)
+_user_id_update = _maker(UserIdUpdate)
 _GROUP_MAKERS: dict[str, Callable[..., Update]] = {
     "group_lifecycle_update": _maker(GroupLifecycleUpdate),
     "group_participants_update": _maker(GroupParticipantsUpdate),
@@ -222,7 +226,9 @@ def _optional_id_problem(value: Any) -> str | None:
     return _id_problem(value, "unsafe_id")
 
 
-def _change_source(change: Any, waba_id: str | None, entry_time: int | None) -> UpdateSource | str:
+def _change_source(
+    change: Any, waba_id: str | None, entry_time: int | None, received_at: int | None
+) -> UpdateSource | str:
     """The shared source of a change's updates, or the reason the change is skipped."""
     if type(change) is not dict:
         return "malformed_change"
@@ -248,8 +254,9 @@ def _change_source(change: Any, waba_id: str | None, entry_time: int | None) -> 
             problem := _id_problem(display, "unsafe_id")
         ):
             return problem
-    # UpdateSource: waba_id, phone_number_id, display_phone_number, field, entry_time, value.
-    return _source(waba_id, phone_number_id, display, field, entry_time, value)
+    # UpdateSource: waba_id, phone_number_id, display_phone_number, field, entry_time,
+    # received_at, value.
+    return _source(waba_id, phone_number_id, display, field, entry_time, received_at, value)
 
 
 # --- item builders: an update, or the reason the item is skipped ----------------------------
@@ -257,33 +264,53 @@ def _change_source(change: Any, waba_id: str | None, entry_time: int | None) -> 
 # ids already delivered from this envelope.
 
 
-def _build_message(m: Any, source: UpdateSource, seen: set[str]) -> Update | str:
-    """A ``messages[]`` item, unless it has no usable id, sender or timestamp (or came before).
+_SENDER_KEYS: Final = ("from", "from_user_id", "from_parent_user_id")
+_RECIPIENT_KEYS: Final = ("to", "to_user_id", "to_parent_user_id")
+_CONTACT_KEYS: Final = ("wa_id", "user_id", "parent_user_id")
 
-    Its content never matters: a missing or unknown content is delivered as
-    ``UnsupportedContent``. The checks are inline: this runs for every message.
+
+def _user_problem(m: dict[str, Any], keys: tuple[str, ...], value: Any) -> str | None:
+    """``None`` when the item names its user by at least one safe id, else the skip reason.
+
+    Every id present is checked (an unsafe one skips the item); an item that
+    names nobody may lean on its change's only ``contacts[]`` entry.
+    """
+    named = False
+    for key in keys:
+        ident = m.get(key)
+        if ident is None:
+            continue
+        problem = _id_problem(ident, "malformed_message")
+        if problem is not None:
+            return problem
+        named = True
+    if named:
+        return None
+    contacts = value.get("contacts")
+    if type(contacts) is list and len(contacts) == 1 and type(contacts[0]) is dict:
+        return _user_problem(contacts[0], _CONTACT_KEYS, {})
+    return "malformed_message"
+
+
+def _build_message(m: Any, source: UpdateSource, seen: set[str]) -> Update | str:
+    """A ``messages[]`` item, unless it has no usable id or names no user (or came before).
+
+    Neither its content nor its timestamp matters: a missing or unknown
+    content is delivered as ``UnsupportedContent``, a missing or unreadable
+    timestamp reads as the receipt time. A message is never skipped for
+    lacking a phone number when a business-scoped user id names its user.
     """
     if type(m) is not dict:
         return "malformed_message"
     message_id = m.get("id")
-    sender = m.get("from")
-    if type(message_id) is not str or not message_id or type(sender) is not str or not sender:
-        return "malformed_message"
-    if len(message_id) > MAX_ID_LENGTH or len(sender) > MAX_ID_LENGTH:
-        return "id_too_long"
-    if (
-        not message_id.isprintable()
-        or message_id.isspace()
-        or not sender.isprintable()
-        or sender.isspace()
-    ):
-        return "unsafe_id"
-    stamp = m.get("timestamp")
-    # Fast path for the platform's form ("1749416383"); anything else goes through the reader.
-    if not (
-        type(stamp) is str and 0 < len(stamp) <= 11 and stamp.isdigit() and stamp.isascii()
-    ) and (read_timestamp(stamp) is None):
-        return "malformed_message"
+    problem = _id_problem(message_id, "malformed_message")
+    if problem is not None:
+        return problem
+    keys = _SENDER_KEYS + _RECIPIENT_KEYS if source.field == ECHO_FIELD else _SENDER_KEYS
+    problem = _user_problem(m, keys, source.value)
+    if problem is not None:
+        return problem
+    assert type(message_id) is str  # checked by _id_problem
     if message_id in seen:
         return "duplicate_item"
     seen.add(message_id)
@@ -360,6 +387,15 @@ def _build_preference(p: Any, source: UpdateSource, _seen: set[str]) -> Update |
     if problem is not None:
         return problem
     return _preferences(source, p)
+
+
+def _build_user_id_update(u: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
+    if type(u) is not dict:
+        return "malformed_user_id_update"
+    problem = _optional_id_problem(u.get("wa_id"))
+    if problem is not None:
+        return problem
+    return _user_id_update(source, u)
 
 
 # --- list builders: the hot lists get an inline fast path --------------------------------------
@@ -506,6 +542,7 @@ _ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] 
     ),
     **{field: (("groups", kind, _each(_build_group)),) for field, kind in GROUP_FIELDS.items()},
     "user_preferences": (("user_preferences", "userPreferences", _each(_build_preference)),),
+    "user_id_update": (("user_id_update", "userIdUpdate", _each(_build_user_id_update)),),
 }
 
 
@@ -513,8 +550,11 @@ def _too_many(location: str, remaining: int) -> Skip:
     return Skip(reason="too_many_items", location=location, count=remaining)
 
 
-def normalize(envelope: Any) -> NormalizationResult:
+def normalize(envelope: Any, *, received_at: int | None = None) -> NormalizationResult:
     """Turn a parsed envelope into one typed update per item, and a ``Skip`` per unreadable part.
+
+    ``received_at`` (Unix seconds, from the caller's clock) is the time a
+    message without a readable ``timestamp`` reads.
 
     One flat walk with local counters and the common checks inline: this loop
     is the hot path of webhook ingestion (see ``bench/webhook_normalize.py``).
@@ -556,7 +596,7 @@ def normalize(envelope: Any) -> NormalizationResult:
                 skipped.append(_too_many(_location(i, j), len(changes) - j))
                 break
             containers += 1
-            source = _change_source(change, waba_id, entry_time)
+            source = _change_source(change, waba_id, entry_time, received_at)
             if isinstance(source, str):
                 skipped.append(Skip(reason=source, location=_location(i, j)))
                 continue

@@ -38,6 +38,7 @@ from ._values import (
     TextContent,
     UnsupportedContent,
     UnsupportedReason,
+    UserIdentity,
 )
 
 MAX_NESTED: Final = 256
@@ -193,6 +194,63 @@ def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
     return single if named == 1 else None
 
 
+# --- user identities ---------------------------------------------------------------
+
+
+def read_user(
+    value: Mapping[str, Any],
+    wa_id: Any,
+    user_id: Any,
+    parent_user_id: Any,
+    username: Any = None,
+) -> UserIdentity | None:
+    """The identity an item names, completed from its change's matching ``contacts[]`` entry.
+
+    The item's own fields win; a ``contacts[]`` entry that shares one of its
+    ids (``wa_id``, ``user_id``, ``parent_user_id``) fills the fields the
+    item lacks (and gives ``profile.username``/``profile.name``). ``None``
+    when no id is present at all.
+    """
+    wa = read_id(wa_id)
+    user = read_id(user_id)
+    parent = read_id(parent_user_id)
+    handle = read_str(username)
+    name: str | None = None
+    if wa is None and user is None and parent is None:
+        return None
+    for contact in read_list(value.get("contacts")):
+        if type(contact) is not dict:
+            continue
+        c_wa = read_id(contact.get("wa_id"))
+        c_user = read_id(contact.get("user_id"))
+        c_parent = read_id(contact.get("parent_user_id"))
+        if not (
+            (wa is not None and wa == c_wa)
+            or (user is not None and user == c_user)
+            or (parent is not None and parent == c_parent)
+        ):
+            continue
+        profile = read_dict(contact.get("profile"))
+        wa = wa or c_wa
+        user = user or c_user
+        parent = parent or c_parent
+        handle = handle or read_str(profile.get("username"))
+        name = read_str(profile.get("name"))
+        break
+    return UserIdentity(wa_id=wa, user_id=user, parent_user_id=parent, username=handle, name=name)
+
+
+def contact_user(value: Mapping[str, Any]) -> UserIdentity | None:
+    """The identity of the change's only ``contacts[]`` entry (``None`` unless exactly one)."""
+    contacts = [c for c in read_list(value.get("contacts")) if type(c) is dict]
+    if len(contacts) != 1:
+        return None
+    contact = contacts[0]
+    return read_user(
+        value, contact.get("wa_id"), contact.get("user_id"), contact.get("parent_user_id")
+    )
+
+
 # --- message contents ----------------------------------------------------------------
 
 
@@ -236,6 +294,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
                 phone=read_str(p.get("phone")),
                 wa_id=read_id(p.get("wa_id")),
                 type=read_str(p.get("type")),
+                user_id=read_id(p.get("user_id")),
             )
             for p in read_list(card.get("phones"))
             if type(p) is dict
@@ -439,11 +498,18 @@ def read_participants(value: Any) -> tuple[GroupParticipant, ...]:
     out = []
     for p in read_list(value):
         if type(p) is str:
-            out.append(GroupParticipant(wa_id=read_id(p)))
+            out.append(GroupParticipant(wa_id=read_id(p), user=read_user(_EMPTY, p, None, None)))
         elif type(p) is dict:
             out.append(
                 GroupParticipant(
                     wa_id=read_id(p.get("wa_id")),
+                    user=read_user(
+                        _EMPTY,
+                        p.get("wa_id"),
+                        p.get("user_id"),
+                        p.get("parent_user_id"),
+                        p.get("username"),
+                    ),
                     input=read_str(p.get("input")),
                     errors=read_errors(p.get("errors")),
                 )

@@ -29,7 +29,6 @@ __all__ = [
     "check_content_length",
     "parse_envelope",
     "parse_signature_header",
-    "verify_and_parse",
     "verify_signature",
 ]
 
@@ -226,19 +225,6 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
     ):
         raise InvalidEnvelopeError
     return data
-
-
-def verify_and_parse(
-    *,
-    body: bytes,
-    header: str | None,
-    app_secret: str | bytes,
-    max_body_bytes: int,
-    content_length: int | None = None,
-) -> dict[str, Any]:
-    """The whole POST pipeline: size, signature, JSON, envelope; returns the parsed envelope."""
-    _verify(body, header, app_secret, max_body_bytes, content_length)
-    return parse_envelope(body)
 
 
 def _secret_bytes(app_secret: str | bytes) -> bytes:

@@ -1,26 +1,32 @@
-"""Typed, frozen updates: what one webhook envelope normalizes into.
+"""The update kinds: the ``UpdateKind`` literal, the message-field updates and the kind table.
 
 Every update has a ``kind`` (one of ``UPDATE_KINDS``), its ``source`` change
-(``waba_id``, ``phone_number_id``, ``display_phone_number``, ``field``) and its
-``raw`` item as the platform sent it. The identifying fields of each kind
-(``message_id``, ``status``, ``call_id``, ``group_id``, ...) are validated and
-stored when the envelope is normalized; every other field is a typed,
-read-only property read from ``raw`` on access. That keeps normalization at a
-fraction of the JSON parse (see ``bench/webhook_normalize.py``) while every
-field stays typed; property reads never raise, and the platform time comes as
-``timestamp`` (Unix seconds) and ``event_time`` (ISO 8601 UTC,
-``YYYY-MM-DDTHH:MM:SS.mmmZ``).
+and its ``raw`` item (see ``_base``). ``UPDATE_CLASSES`` maps each kind to its
+class, once: ``UPDATE_KINDS`` and the facade's typed registration derive from
+it, so a new kind is added here and in the normalizer only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from dataclasses import field as _field
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
+from ._base import ECHO_FIELD, UpdateBase, UpdateSource, required
+from ._field_updates import (
+    AccountUpdate,
+    CallConnectUpdate,
+    CallStatusUpdate,
+    CallTerminateUpdate,
+    GroupLifecycleUpdate,
+    GroupParticipantsUpdate,
+    GroupSettingsUpdate,
+    GroupStatusUpdate,
+    UnknownUpdate,
+    UserPreferencesUpdate,
+)
 from ._read import (
-    format_event_time,
+    contact_user,
     profile_name,
     read_content,
     read_context,
@@ -29,29 +35,25 @@ from ._read import (
     read_errors,
     read_id,
     read_identity,
-    read_int,
-    read_participants,
     read_pricing,
-    read_session,
-    read_setting,
     read_str,
     read_timestamp,
     read_type,
+    read_user,
 )
 from ._values import (
-    CallSession,
     ConversationInfo,
-    GroupParticipant,
-    GroupSettingChange,
     IdentityInfo,
     MessageContent,
     MessageContext,
     PlatformError,
     PricingInfo,
+    UserIdentity,
 )
 
 __all__ = [
     "ECHO_FIELD",
+    "UPDATE_CLASSES",
     "UPDATE_KINDS",
     "AccountUpdate",
     "CallConnectUpdate",
@@ -71,6 +73,7 @@ __all__ = [
     "Update",
     "UpdateKind",
     "UpdateSource",
+    "UserIdUpdate",
     "UserPreferencesUpdate",
 ]
 
@@ -88,113 +91,63 @@ UpdateKind: TypeAlias = Literal[
     "userPreferences",
     "system",
     "chatOpened",
+    "userIdUpdate",
     "unknown",
 ]
 
-UPDATE_KINDS: Final[tuple[UpdateKind, ...]] = (
-    "message",
-    "status",
-    "account",
-    "callConnect",
-    "callTerminate",
-    "callStatus",
-    "groupLifecycle",
-    "groupParticipants",
-    "groupSettings",
-    "groupStatus",
-    "userPreferences",
-    "system",
-    "chatOpened",
-    "unknown",
-)
+UPDATE_KINDS: Final[tuple[UpdateKind, ...]] = get_args(UpdateKind)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateSource:
-    """The change an update came from, shared by all the updates of that change.
-
-    ``value`` is the change's raw ``value`` object (not compared, not hashed,
-    not in the repr); ``entry_time`` is the entry's ``time``, when sent.
-    """
-
-    waba_id: str | None = None
-    phone_number_id: str | None = None
-    display_phone_number: str | None = None
-    field: str = ""
-    entry_time: int | None = None
-    value: Mapping[str, Any] = _field(repr=False, compare=False, hash=False)
+# --- the message-field kinds -------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class _Update:
-    """What every update has: its source change and its raw item, and the routing read from them.
+class _MessageItem(UpdateBase):
+    """What an item of ``messages[]`` (or ``message_echoes[]``) has: a user and a time.
 
-    The identifying fields of each kind are validated and stored when the
-    envelope is normalized; every other field is a typed property read from
-    ``raw`` on access (see the module docstring).
+    A message is delivered even without a readable ``timestamp``: it then
+    reads the time the caller received the delivery, and says so.
     """
-
-    kind: ClassVar[UpdateKind]
-    _repr_fields: ClassVar[tuple[str, ...]] = ()
-
-    source: UpdateSource
-    raw: Mapping[str, Any] = _field(hash=False)
-
-    def __repr__(self) -> str:
-        # Only the kind, the field and coarse labels: never ids, phone numbers or text.
-        shown = "".join(f", {name}={getattr(self, name)!r}" for name in self._repr_fields)
-        return f"{type(self).__name__}(kind={self.kind!r}, field={self.field!r}{shown})"
-
-    @property
-    def waba_id(self) -> str | None:
-        """The WhatsApp Business Account id (the entry id)."""
-        return self.source.waba_id
-
-    @property
-    def phone_number_id(self) -> str | None:
-        """The business phone number id from ``metadata``."""
-        return self.source.phone_number_id
-
-    @property
-    def display_phone_number(self) -> str | None:
-        """The business display phone number from ``metadata``."""
-        return self.source.display_phone_number
-
-    @property
-    def field(self) -> str:
-        """The webhook field of the change (``messages``, ``calls``, ...)."""
-        return self.source.field
 
     @property
     def timestamp(self) -> int | None:
-        """The platform timestamp of the item, in Unix seconds."""
-        return read_timestamp(self.raw.get("timestamp"))
+        """The platform timestamp (Unix seconds), else the receipt time the caller passed in."""
+        stamp = read_timestamp(self.raw.get("timestamp"))
+        return stamp if stamp is not None else self.source.received_at
 
     @property
-    def event_time(self) -> str | None:
-        """``timestamp`` as ISO 8601 UTC with milliseconds (``2026-11-21T10:15:30.000Z``)."""
-        return format_event_time(self.timestamp)
+    def timestamp_missing(self) -> bool:
+        """True when the item had no readable ``timestamp`` (``timestamp`` is the receipt time)."""
+        return read_timestamp(self.raw.get("timestamp")) is None
 
     @property
-    def change_errors(self) -> tuple[PlatformError, ...]:
-        """The platform ``errors`` of the change this update came from (its ``value.errors``)."""
-        return read_errors(self.source.value.get("errors"))
+    def user(self) -> UserIdentity | None:
+        """The user who sent the item (for an echo, the user it went to).
 
-
-def _required(raw: Mapping[str, Any], key: str) -> str:
-    """A string the normalizer validated before building the update."""
-    value = raw.get(key)
-    return value if type(value) is str else ""
-
-
-# --- the 14 kinds ----------------------------------------------------------------------
-
-
-ECHO_FIELD: Final = "smb_message_echoes"
+        Read from ``from``/``from_user_id``/``from_parent_user_id`` (an echo's
+        ``to``/``to_user_id``/``to_parent_user_id``) and completed from the
+        matching ``contacts[]`` entry; for an item that names nobody, the
+        identity of the change's only ``contacts[]`` entry.
+        """
+        raw = self.raw
+        if self.source.field == ECHO_FIELD:
+            return read_user(
+                self.source.value,
+                raw.get("to"),
+                raw.get("to_user_id"),
+                raw.get("to_parent_user_id"),
+            )
+        user = read_user(
+            self.source.value,
+            raw.get("from"),
+            raw.get("from_user_id"),
+            raw.get("from_parent_user_id"),
+        )
+        return user if user is not None else contact_user(self.source.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class MessageUpdate(_Update):
+class MessageUpdate(_MessageItem):
     """A message item: inbound (``messages[]``), or an echo of one the business sent.
 
     ``type`` is the platform type and ``content`` its typed body. An echo
@@ -210,7 +163,7 @@ class MessageUpdate(_Update):
     @property
     def message_id(self) -> str:
         """The platform message id (``wamid....``)."""
-        return _required(self.raw, "id")
+        return required(self.raw, "id")
 
     @property
     def from_(self) -> str | None:
@@ -267,9 +220,32 @@ class MessageUpdate(_Update):
         """Reply/forward information."""
         return read_context(self.raw.get("context"))
 
+    @property
+    def answers_contact_request(self) -> bool:
+        """True for a ``contacts`` message the user sent in answer to a contact-info request.
+
+        The platform marks it with an ``origin`` (a string or ``{"type": ...}``,
+        on the message or its ``context``) of ``request_contact_info``, in any case.
+        """
+        if self.raw.get("type") != "contacts":
+            return False
+        return _CONTACT_REQUEST in (
+            _origin(self.raw.get("origin")),
+            _origin(read_dict(self.raw.get("context")).get("origin")),
+        )
+
+
+_CONTACT_REQUEST: Final = "request_contact_info"
+
+
+def _origin(value: Any) -> str | None:
+    if type(value) is dict:
+        value = value.get("type")
+    return value.lower() if type(value) is str else None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class StatusUpdate(_Update):
+class StatusUpdate(UpdateBase):
     """A status of an outbound message (``statuses[]``): sent, delivered, read, failed, ..."""
 
     kind: ClassVar[Literal["status"]] = "status"
@@ -278,12 +254,12 @@ class StatusUpdate(_Update):
     @property
     def message_id(self) -> str:
         """The id of the outbound message this status is about."""
-        return _required(self.raw, "id")
+        return required(self.raw, "id")
 
     @property
     def status(self) -> str:
         """``sent``, ``delivered``, ``read``, ``failed``, ..."""
-        return _required(self.raw, "status")
+        return required(self.raw, "status")
 
     @property
     def recipient_id(self) -> str | None:
@@ -294,6 +270,29 @@ class StatusUpdate(_Update):
     def recipient_type(self) -> str | None:
         """``individual`` or ``group`` when sent."""
         return read_str(self.raw.get("recipient_type"))
+
+    @property
+    def recipient_user_id(self) -> str | None:
+        """The recipient's BSUID (``recipient_user_id``), when sent."""
+        return read_id(self.raw.get("recipient_user_id"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user the message went to (``None`` for a group recipient).
+
+        From ``recipient_id``/``recipient_user_id``/``recipient_parent_user_id``,
+        completed from the matching ``contacts[]`` entry (failed statuses
+        come without ``contacts``).
+        """
+        raw = self.raw
+        if raw.get("recipient_type") == "group":
+            return None
+        return read_user(
+            self.source.value,
+            raw.get("recipient_id"),
+            raw.get("recipient_user_id"),
+            raw.get("recipient_parent_user_id"),
+        )
 
     @property
     def recipient_participant_id(self) -> str | None:
@@ -321,313 +320,23 @@ class StatusUpdate(_Update):
         return read_str(self.raw.get("biz_opaque_callback_data"))
 
 
-_ACCOUNT_EVENT_KEYS = ("event", "decision", "new_quality_score", "new_category", "alert_type")
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class AccountUpdate(_Update):
-    """Account, template and phone-number fields; ``raw`` is the change value."""
-
-    kind: ClassVar[Literal["account"]] = "account"
-    _repr_fields: ClassVar[tuple[str, ...]] = ("event",)
-
-    @property
-    def value(self) -> Mapping[str, Any]:
-        """The raw change value."""
-        return self.raw
-
-    @property
-    def event(self) -> str | None:
-        """The value's ``event`` (or ``decision``, ``new_quality_score``, ``new_category``)."""
-        raw = self.raw
-        for key in _ACCOUNT_EVENT_KEYS:
-            event = raw.get(key)
-            if type(event) is str:
-                return event
-        return None
-
-    @property
-    def timestamp(self) -> int | None:
-        """The entry ``time``, else the value's ``timestamp``."""
-        if self.source.entry_time is not None:
-            return self.source.entry_time
-        return read_timestamp(self.raw.get("timestamp"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class _CallUpdate(_Update):
-    @property
-    def call_id(self) -> str:
-        return _required(self.raw, "id")
-
-    @property
-    def deeplink_payload(self) -> str | None:
-        """The ``biz_payload`` of the call deep link the user called through."""
-        return read_str(self.raw.get("deeplink_payload"))
-
-    @property
-    def cta_payload(self) -> str | None:
-        """The payload of the call button the user tapped."""
-        return read_str(self.raw.get("cta_payload"))
-
-    @property
-    def biz_opaque_callback_data(self) -> str | None:
-        return read_str(self.raw.get("biz_opaque_callback_data"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class CallConnectUpdate(_CallUpdate):
-    """``calls[]`` with ``event: connect`` (an SDP offer, or the answer to a business call)."""
-
-    kind: ClassVar[Literal["callConnect"]] = "callConnect"
-
-    @property
-    def from_(self) -> str | None:
-        return read_id(self.raw.get("from"))
-
-    @property
-    def to(self) -> str | None:
-        return read_id(self.raw.get("to"))
-
-    @property
-    def direction(self) -> str | None:
-        """``USER_INITIATED`` or ``BUSINESS_INITIATED``."""
-        return read_str(self.raw.get("direction"))
-
-    @property
-    def session(self) -> CallSession | None:
-        return read_session(self.raw.get("session"))
-
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class CallTerminateUpdate(_CallUpdate):
-    """``calls[]`` with ``event: terminate``; times are Unix seconds, ``duration`` seconds."""
-
-    kind: ClassVar[Literal["callTerminate"]] = "callTerminate"
-    _repr_fields: ClassVar[tuple[str, ...]] = ("status",)
-
-    @property
-    def from_(self) -> str | None:
-        return read_id(self.raw.get("from"))
-
-    @property
-    def to(self) -> str | None:
-        return read_id(self.raw.get("to"))
-
-    @property
-    def direction(self) -> str | None:
-        return read_str(self.raw.get("direction"))
-
-    @property
-    def status(self) -> str | None:
-        """``COMPLETED`` or ``FAILED``."""
-        return read_str(self.raw.get("status"))
-
-    @property
-    def start_time(self) -> int | None:
-        return read_timestamp(self.raw.get("start_time"))
-
-    @property
-    def end_time(self) -> int | None:
-        return read_timestamp(self.raw.get("end_time"))
-
-    @property
-    def duration(self) -> int | None:
-        return read_int(self.raw.get("duration"))
-
-    @property
-    def errors(self) -> tuple[PlatformError, ...]:
-        """The call's ``errors``, else the change value's."""
-        errors = self.raw.get("errors")
-        return read_errors(errors if errors is not None else self.source.value.get("errors"))
-
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class CallStatusUpdate(_CallUpdate):
-    """``statuses[]`` of the ``calls`` field: RINGING, ACCEPTED or REJECTED for business calls."""
-
-    kind: ClassVar[Literal["callStatus"]] = "callStatus"
-    _repr_fields: ClassVar[tuple[str, ...]] = ("status",)
-
-    @property
-    def status(self) -> str | None:
-        return read_str(self.raw.get("status"))
-
-    @property
-    def recipient_id(self) -> str | None:
-        return read_id(self.raw.get("recipient_id"))
-
-    @property
-    def errors(self) -> tuple[PlatformError, ...]:
-        return read_errors(self.raw.get("errors"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class _GroupUpdate(_Update):
-    _repr_fields: ClassVar[tuple[str, ...]] = ("event_type",)
-
-    @property
-    def group_id(self) -> str | None:
-        return read_id(self.raw.get("group_id"))
-
-    @property
-    def event_type(self) -> str | None:
-        """The item ``type``: ``group_create``, ``group_participants_add``, ``group_suspend``..."""
-        return read_str(self.raw.get("type"))
-
-    @property
-    def request_id(self) -> str | None:
-        """The ``request_id`` of the asynchronous group call this result answers."""
-        return read_str(self.raw.get("request_id"))
-
-    @property
-    def errors(self) -> tuple[PlatformError, ...]:
-        return read_errors(self.raw.get("errors"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class GroupLifecycleUpdate(_GroupUpdate):
-    """``group_lifecycle_update``: results of ``group_create``/``group_delete`` (invite link)."""
-
-    kind: ClassVar[Literal["groupLifecycle"]] = "groupLifecycle"
-
-    @property
-    def subject(self) -> str | None:
-        return read_str(self.raw.get("subject"))
-
-    @property
-    def description(self) -> str | None:
-        return read_str(self.raw.get("description"))
-
-    @property
-    def invite_link(self) -> str | None:
-        return read_str(self.raw.get("invite_link"))
-
-    @property
-    def join_approval_mode(self) -> str | None:
-        return read_str(self.raw.get("join_approval_mode"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class GroupParticipantsUpdate(_GroupUpdate):
-    """``group_participants_update``: joins, join requests, approvals, removals, leaves."""
-
-    kind: ClassVar[Literal["groupParticipants"]] = "groupParticipants"
-
-    @property
-    def added_participants(self) -> tuple[GroupParticipant, ...]:
-        return read_participants(self.raw.get("added_participants"))
-
-    @property
-    def removed_participants(self) -> tuple[GroupParticipant, ...]:
-        return read_participants(self.raw.get("removed_participants"))
-
-    @property
-    def failed_participants(self) -> tuple[GroupParticipant, ...]:
-        return read_participants(self.raw.get("failed_participants"))
-
-    @property
-    def initiated_by(self) -> str | None:
-        """``business`` or ``participant``."""
-        return read_str(self.raw.get("initiated_by"))
-
-    @property
-    def reason(self) -> str | None:
-        return read_str(self.raw.get("reason"))
-
-    @property
-    def join_request_id(self) -> str | None:
-        return read_id(self.raw.get("join_request_id"))
-
-    @property
-    def wa_id(self) -> str | None:
-        """The user of a join request."""
-        return read_id(self.raw.get("wa_id"))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class GroupSettingsUpdate(_GroupUpdate):
-    """``group_settings_update``: subject, description and profile picture results."""
-
-    kind: ClassVar[Literal["groupSettings"]] = "groupSettings"
-
-    @property
-    def subject(self) -> GroupSettingChange | None:
-        return read_setting(self.raw.get("group_subject"), "text")
-
-    @property
-    def description(self) -> GroupSettingChange | None:
-        return read_setting(self.raw.get("group_description"), "text")
-
-    @property
-    def profile_picture(self) -> GroupSettingChange | None:
-        """``value`` is the picture's sha256."""
-        return read_setting(self.raw.get("profile_picture"), "sha256")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class GroupStatusUpdate(_GroupUpdate):
-    """``group_status_update``: ``group_suspend`` or ``group_suspend_cleared``."""
-
-    kind: ClassVar[Literal["groupStatus"]] = "groupStatus"
-
-    @property
-    def suspended(self) -> bool | None:
-        """True once suspended (treat the group as unusable), False once cleared."""
-        return _SUSPENDED.get(self.event_type) if self.event_type is not None else None
-
-
-_SUSPENDED = {"group_suspend": True, "group_suspend_cleared": False}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class UserPreferencesUpdate(_Update):
-    """``user_preferences[]``: a user stopped or resumed marketing messages."""
-
-    kind: ClassVar[Literal["userPreferences"]] = "userPreferences"
-    _repr_fields: ClassVar[tuple[str, ...]] = ("category", "value")
-
-    @property
-    def wa_id(self) -> str | None:
-        return read_id(self.raw.get("wa_id"))
-
-    @property
-    def category(self) -> str | None:
-        """``marketing_messages``."""
-        return read_str(self.raw.get("category"))
-
-    @property
-    def value(self) -> str | None:
-        """``stop`` or ``resume``."""
-        return read_str(self.raw.get("value"))
-
-    @property
-    def detail(self) -> str | None:
-        return read_str(self.raw.get("detail"))
-
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.wa_id)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class SystemUpdate(_Update):
-    """A ``type: system`` message: the customer changed number or identity."""
+class SystemUpdate(_MessageItem):
+    """A ``type: system`` message: the user changed phone number or business-scoped user id.
+
+    ``user`` is the identity the message came from (the old one) and
+    ``new_user`` the one the platform reports: ``user_changed_number`` gives
+    the new ``wa_id`` (``system.wa_id``), ``user_changed_user_id`` the new
+    ``user_id`` (``system.user_id``, and ``system.parent_user_id`` when sent)
+    and no phone number. System messages carry no ``contacts``.
+    """
 
     kind: ClassVar[Literal["system"]] = "system"
     _repr_fields: ClassVar[tuple[str, ...]] = ("system_type",)
 
     @property
     def message_id(self) -> str:
-        return _required(self.raw, "id")
+        return required(self.raw, "id")
 
     @property
     def from_(self) -> str | None:
@@ -635,7 +344,8 @@ class SystemUpdate(_Update):
 
     @property
     def system_type(self) -> str | None:
-        """``customer_changed_number`` or ``customer_identity_changed``."""
+        """``user_changed_number``, ``user_changed_user_id`` (older: ``customer_changed_number``,
+        ``customer_identity_changed``)."""
         return read_str(read_dict(self.raw.get("system")).get("type"))
 
     @property
@@ -647,6 +357,27 @@ class SystemUpdate(_Update):
         system = read_dict(self.raw.get("system"))
         value = system.get("wa_id")
         return read_id(value if value is not None else system.get("new_wa_id"))
+
+    @property
+    def new_user_id(self) -> str | None:
+        """The new BSUID of a ``user_changed_user_id`` message."""
+        return read_id(read_dict(self.raw.get("system")).get("user_id"))
+
+    @property
+    def new_user(self) -> UserIdentity | None:
+        """The user's new identity as the system message reports it (``None`` if none)."""
+        system = read_dict(self.raw.get("system"))
+        if (
+            self.new_wa_id is None
+            and self.new_user_id is None
+            and (read_id(system.get("parent_user_id")) is None)
+        ):
+            return None
+        return UserIdentity(
+            wa_id=self.new_wa_id,
+            user_id=self.new_user_id,
+            parent_user_id=read_id(system.get("parent_user_id")),
+        )
 
     @property
     def customer(self) -> str | None:
@@ -662,14 +393,14 @@ class SystemUpdate(_Update):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ChatOpenedUpdate(_Update):
+class ChatOpenedUpdate(_MessageItem):
     """A ``type: request_welcome`` message: the user opened the chat for the first time."""
 
     kind: ClassVar[Literal["chatOpened"]] = "chatOpened"
 
     @property
     def message_id(self) -> str:
-        return _required(self.raw, "id")
+        return required(self.raw, "id")
 
     @property
     def from_(self) -> str | None:
@@ -681,21 +412,47 @@ class ChatOpenedUpdate(_Update):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class UnknownUpdate(_Update):
-    """A change whose ``field`` this version does not know; ``value`` is the raw change value."""
+class UserIdUpdate(UpdateBase):
+    """An item of ``user_id_update[]``: the platform changed a user's business-scoped user id.
 
-    kind: ClassVar[Literal["unknown"]] = "unknown"
+    The item names the user (``wa_id`` when the phone number may be shared)
+    and gives ``user_id`` (and ``parent_user_id``, for linked portfolios) as
+    ``{"previous": ..., "current": ...}``.
+    """
+
+    kind: ClassVar[Literal["userIdUpdate"]] = "userIdUpdate"
 
     @property
-    def value(self) -> Mapping[str, Any]:
-        return self.raw
+    def wa_id(self) -> str | None:
+        return read_id(self.raw.get("wa_id"))
+
+    @property
+    def previous(self) -> UserIdentity | None:
+        """The identity before the change (``None`` when no previous id was sent)."""
+        return self._side("previous")
+
+    @property
+    def current(self) -> UserIdentity | None:
+        """The identity after the change."""
+        return self._side("current")
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user now: ``current``."""
+        return self.current
 
     @property
     def timestamp(self) -> int | None:
-        """The entry ``time``, else the value's ``timestamp``."""
-        if self.source.entry_time is not None:
-            return self.source.entry_time
-        return read_timestamp(self.raw.get("timestamp"))
+        """The item's ``timestamp``, else the entry ``time``."""
+        stamp = read_timestamp(self.raw.get("timestamp"))
+        return stamp if stamp is not None else self.source.entry_time
+
+    def _side(self, side: str) -> UserIdentity | None:
+        user_id = read_id(read_dict(self.raw.get("user_id")).get(side))
+        parent = read_id(read_dict(self.raw.get("parent_user_id")).get(side))
+        if user_id is None and parent is None:
+            return None
+        return UserIdentity(wa_id=self.wa_id, user_id=user_id, parent_user_id=parent)
 
 
 Update: TypeAlias = (
@@ -712,8 +469,28 @@ Update: TypeAlias = (
     | UserPreferencesUpdate
     | SystemUpdate
     | ChatOpenedUpdate
+    | UserIdUpdate
     | UnknownUpdate
 )
+
+UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
+    "message": MessageUpdate,
+    "status": StatusUpdate,
+    "account": AccountUpdate,
+    "callConnect": CallConnectUpdate,
+    "callTerminate": CallTerminateUpdate,
+    "callStatus": CallStatusUpdate,
+    "groupLifecycle": GroupLifecycleUpdate,
+    "groupParticipants": GroupParticipantsUpdate,
+    "groupSettings": GroupSettingsUpdate,
+    "groupStatus": GroupStatusUpdate,
+    "userPreferences": UserPreferencesUpdate,
+    "system": SystemUpdate,
+    "chatOpened": ChatOpenedUpdate,
+    "userIdUpdate": UserIdUpdate,
+    "unknown": UnknownUpdate,
+}
+"""The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""
 
 
 # --- the result ------------------------------------------------------------------------

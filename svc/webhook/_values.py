@@ -38,10 +38,43 @@ __all__ = [
     "TextContent",
     "UnsupportedContent",
     "UnsupportedReason",
+    "UserIdentity",
 ]
 
 
 # --- shared pieces -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class UserIdentity:
+    """Who a WhatsApp user is, as one webhook item names them; any field may be missing.
+
+    ``wa_id`` is the phone-number id (withheld for users with a username and
+    no recent exchange), ``user_id`` the business-scoped user id (BSUID,
+    ``US.13491208655302741918``), ``parent_user_id`` the parent BSUID of
+    linked portfolios (``US.ENT.11815799212886844830``), ``username`` the
+    user's handle and ``name`` their profile name. The repr names only the
+    fields present, never their values.
+    """
+
+    wa_id: str | None = None
+    user_id: str | None = None
+    parent_user_id: str | None = None
+    username: str | None = None
+    name: str | None = None
+
+    def __repr__(self) -> str:
+        present = [
+            name
+            for name in ("wa_id", "user_id", "parent_user_id", "username", "name")
+            if getattr(self, name) is not None
+        ]
+        return f"UserIdentity(present={present!r})"
+
+    @property
+    def key(self) -> str | None:
+        """The most stable id present: ``user_id``, else ``parent_user_id``, else ``wa_id``."""
+        return self.user_id or self.parent_user_id or self.wa_id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,11 +128,12 @@ class LocationContent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContactPhone:
-    """One phone of a shared contact card."""
+    """One phone of a shared contact card (``user_id``: the BSUID, when the platform sends it)."""
 
     phone: str | None = None
     wa_id: str | None = None
     type: str | None = None
+    user_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -285,9 +319,14 @@ class CallSession:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupParticipant:
-    """One participant of a group event (``wa_id``; ``input`` as the business sent it)."""
+    """One participant of a group event (``wa_id``; ``input`` as the business sent it).
+
+    ``user`` is the participant's identity (``wa_id``, ``user_id``,
+    ``parent_user_id``, ``username``) when any id is present.
+    """
 
     wa_id: str | None = None
+    user: UserIdentity | None = None
     input: str | None = None
     errors: tuple[PlatformError, ...] = ()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 from typing import Any
@@ -18,13 +20,21 @@ from svc.webhook import (
     StatusUpdate,
     Update,
     WebhookFacade,
-    dispatch_update,
+    dispatch_delivery,
     facade_flags_from_env,
     normalize,
+    receive_delivery,
     safe_detail,
 )
 
 from .conftest import fixture_names, load
+
+SECRET = b"facade-test-secret"
+
+
+def sign(body: bytes) -> str:
+    return "sha256=" + hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+
 
 TEXT = "Does it come in another color?"
 USER = "16505551234"
@@ -290,22 +300,43 @@ async def test_echo_failure_is_counted_not_raised(caplog: pytest.LogCaptureFixtu
     assert TEXT not in caplog.text
 
 
-async def test_dispatch_update_awaits_async_and_calls_sync_facades() -> None:
+async def test_dispatch_delivery_awaits_async_calls_sync_and_reports_errors() -> None:
     seen: list[str] = []
+    errors: list[tuple[str, str]] = []
 
     class SyncFacade:
         def dispatch(self, update: Update) -> None:
-            seen.append("sync")
+            seen.append(f"sync:{update.kind}")
 
     class AsyncFacade:
         async def dispatch(self, update: Update) -> None:
-            seen.append("async")
+            seen.append(f"async:{update.kind}")
 
-    [update] = updates("message_text.json")
-    for facade in (SyncFacade(), AsyncFacade(), DefaultFacade()):
+    class FailingFacade:
+        def dispatch(self, update: Update) -> None:
+            raise LookupError("handler data must not be needed")
+
+    body = json.dumps(load("status_batch.json")).encode()
+    delivery = receive_delivery(body, sign(body), SECRET)
+    kinds = [update.kind for update in delivery.updates]
+    for facade in (SyncFacade(), AsyncFacade(), DefaultFacade(), FailingFacade()):
         assert isinstance(facade, WebhookFacade)
-        await dispatch_update(facade, update)
-    assert seen == ["sync", "async"]
+        await dispatch_delivery(
+            facade, delivery, on_error=lambda u, e: errors.append((u.kind, type(e).__name__))
+        )
+    assert seen == [f"sync:{k}" for k in kinds] + [f"async:{k}" for k in kinds]
+    assert errors == [(k, "LookupError") for k in kinds]
+
+
+def test_facade_registers_by_update_class_and_refuses_other_classes() -> None:
+    facade = DefaultFacade()
+
+    def on_status(update: StatusUpdate) -> None: ...
+
+    assert facade.on(StatusUpdate, on_status) is on_status
+    assert facade.handlers("status") == (on_status,)
+    with pytest.raises(ValueError, match="unknown update class"):
+        facade.on(dict, print)  # type: ignore[call-overload]
 
 
 def test_status_update_type_narrowing_example() -> None:

@@ -180,12 +180,6 @@ def test_an_unknown_or_unusable_type_is_delivered_as_unknown_type(
         ({"id": 12345}, "malformed_message"),
         ({"from": None}, "malformed_message"),
         ({"from": 16505551234}, "malformed_message"),
-        ({"timestamp": None}, "malformed_message"),
-        ({"timestamp": ""}, "malformed_message"),
-        ({"timestamp": "yesterday"}, "malformed_message"),
-        ({"timestamp": "-5"}, "malformed_message"),
-        ({"timestamp": "99999999999999"}, "malformed_message"),
-        ({"timestamp": True}, "malformed_message"),
         ({"id": "w" * 257}, "id_too_long"),
         ({"from": "1" * 257}, "id_too_long"),
         ({"id": " "}, "unsafe_id"),
@@ -193,7 +187,7 @@ def test_an_unknown_or_unusable_type_is_delivered_as_unknown_type(
         ({"from": "1650555\n1234"}, "unsafe_id"),
     ],
 )
-def test_only_an_unusable_id_sender_or_timestamp_skips_a_message(
+def test_only_an_unusable_id_or_sender_skips_a_message(
     change: dict[str, Any], reason: str
 ) -> None:
     result = normalize(envelope("messages", messages=[inbound(**change), inbound(id="wamid.OK")]))
@@ -201,6 +195,18 @@ def test_only_an_unusable_id_sender_or_timestamp_skips_a_message(
     assert [(s.reason, s.location, s.kind) for s in result.skipped] == [
         (reason, "entry[0].changes[0].value.messages[0]", "message")
     ]
+
+
+@pytest.mark.parametrize("stamp", [None, "", "yesterday", "-5", "99999999999999", True])
+def test_a_message_without_a_readable_timestamp_reads_the_receipt_time(stamp: object) -> None:
+    result = normalize(
+        envelope("messages", messages=[inbound(id="wamid.T", timestamp=stamp)]),
+        received_at=1_790_000_000,
+    )
+    assert result.skipped == ()
+    [update] = result.updates
+    assert isinstance(update, MessageUpdate)
+    assert (update.timestamp, update.timestamp_missing) == (1_790_000_000, True)
 
 
 def test_timestamps_in_other_valid_forms_still_pass() -> None:
@@ -355,11 +361,10 @@ def test_echo_items_are_checked_like_messages_and_never_become_other_kinds() -> 
     result = normalize(envelope("smb_message_echoes", message_echoes=echoes))
     assert [(u.kind, u.message_id, u.to) for u in result.updates] == [
         ("message", "wamid.E1", USER),
+        ("message", "wamid.E2", USER),
         ("message", "wamid.E3", None),
     ]
-    assert [(s.reason, s.location, s.kind) for s in result.skipped] == [
-        ("malformed_message", "entry[0].changes[0].value.message_echoes[1]", "message")
-    ]
+    assert result.skipped == ()
     result = normalize(envelope("smb_message_echoes", history=[]))
     assert [(s.reason, s.kind) for s in result.skipped] == [("unsupported_field", "message")]
 
@@ -481,14 +486,14 @@ def test_duplicates_are_judged_among_delivered_items_only() -> None:
     ]
     messages = [inbound(id="wamid.M", timestamp="soon"), inbound(id="wamid.M")]
     result = normalize(envelope("messages", messages=messages, statuses=statuses))
-    # The first copy had no usable timestamp, so the second is the one delivered; the
-    # statuses of one outbound message are not duplicates of each other.
+    # A copy without a usable timestamp is still delivered (the receipt time), so the
+    # second is the duplicate; the statuses of one outbound message are not duplicates.
     assert [(u.kind, u.message_id) for u in result.updates] == [
         ("message", "wamid.M"),
         ("status", "wamid.OUT"),
         ("status", "wamid.OUT"),
     ]
-    assert [s.reason for s in result.skipped] == ["malformed_message"]
+    assert [s.reason for s in result.skipped] == ["duplicate_item"]
 
 
 def test_group_items_sitting_directly_in_value_are_read_as_one_item() -> None:

@@ -24,7 +24,7 @@ from svc.webhook import (
     check_content_length,
     parse_envelope,
     parse_signature_header,
-    verify_and_parse,
+    receive_delivery,
     verify_signature,
 )
 
@@ -40,13 +40,9 @@ def sign(body: bytes, secret: str | bytes = SECRET) -> str:
 
 
 def run(body: bytes, header: str | None, *, content_length: int | None = None) -> object:
-    return verify_and_parse(
-        body=body,
-        header=header,
-        app_secret=SECRET,
-        max_body_bytes=CAP,
-        content_length=content_length,
-    )
+    return receive_delivery(
+        body, header, SECRET, max_body_bytes=CAP, content_length=content_length
+    ).envelope
 
 
 def test_header_name() -> None:

@@ -1,0 +1,402 @@
+"""Updates of the non-message fields: account, calls, groups, user preferences, unknown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from ._base import UpdateBase, required
+from ._read import (
+    profile_name,
+    read_errors,
+    read_id,
+    read_int,
+    read_participants,
+    read_session,
+    read_setting,
+    read_str,
+    read_timestamp,
+    read_user,
+)
+from ._values import (
+    CallSession,
+    GroupParticipant,
+    GroupSettingChange,
+    PlatformError,
+    UserIdentity,
+)
+
+__all__ = [
+    "AccountUpdate",
+    "CallConnectUpdate",
+    "CallStatusUpdate",
+    "CallTerminateUpdate",
+    "GroupLifecycleUpdate",
+    "GroupParticipantsUpdate",
+    "GroupSettingsUpdate",
+    "GroupStatusUpdate",
+    "UnknownUpdate",
+    "UserPreferencesUpdate",
+]
+
+_ACCOUNT_EVENT_KEYS = ("event", "decision", "new_quality_score", "new_category", "alert_type")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class AccountUpdate(UpdateBase):
+    """Account, template and phone-number fields; ``raw`` is the change value."""
+
+    kind: ClassVar[Literal["account"]] = "account"
+    _repr_fields: ClassVar[tuple[str, ...]] = ("event",)
+
+    @property
+    def value(self) -> Mapping[str, Any]:
+        """The raw change value."""
+        return self.raw
+
+    @property
+    def event(self) -> str | None:
+        """The value's ``event`` (or ``decision``, ``new_quality_score``, ``new_category``)."""
+        raw = self.raw
+        for key in _ACCOUNT_EVENT_KEYS:
+            event = raw.get(key)
+            if type(event) is str:
+                return event
+        return None
+
+    @property
+    def timestamp(self) -> int | None:
+        """The entry ``time``, else the value's ``timestamp``."""
+        if self.source.entry_time is not None:
+            return self.source.entry_time
+        return read_timestamp(self.raw.get("timestamp"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class _CallUpdate(UpdateBase):
+    @property
+    def call_id(self) -> str:
+        return required(self.raw, "id")
+
+    @property
+    def deeplink_payload(self) -> str | None:
+        """The ``biz_payload`` of the call deep link the user called through."""
+        return read_str(self.raw.get("deeplink_payload"))
+
+    @property
+    def cta_payload(self) -> str | None:
+        """The payload of the call button the user tapped."""
+        return read_str(self.raw.get("cta_payload"))
+
+    @property
+    def biz_opaque_callback_data(self) -> str | None:
+        return read_str(self.raw.get("biz_opaque_callback_data"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user on the call: the caller of a user-initiated call, else the one called.
+
+        From ``from``/``from_user_id``/``from_parent_user_id`` (``to``... for
+        business-initiated calls), completed from the matching ``contacts[]``.
+        """
+        raw = self.raw
+        side = "to" if raw.get("direction") == "BUSINESS_INITIATED" else "from"
+        return read_user(
+            self.source.value,
+            raw.get(side),
+            raw.get(f"{side}_user_id"),
+            raw.get(f"{side}_parent_user_id"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CallConnectUpdate(_CallUpdate):
+    """``calls[]`` with ``event: connect`` (an SDP offer, or the answer to a business call)."""
+
+    kind: ClassVar[Literal["callConnect"]] = "callConnect"
+
+    @property
+    def from_(self) -> str | None:
+        return read_id(self.raw.get("from"))
+
+    @property
+    def to(self) -> str | None:
+        return read_id(self.raw.get("to"))
+
+    @property
+    def direction(self) -> str | None:
+        """``USER_INITIATED`` or ``BUSINESS_INITIATED``."""
+        return read_str(self.raw.get("direction"))
+
+    @property
+    def session(self) -> CallSession | None:
+        return read_session(self.raw.get("session"))
+
+    @property
+    def profile_name(self) -> str | None:
+        return profile_name(self.source.value, self.from_)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CallTerminateUpdate(_CallUpdate):
+    """``calls[]`` with ``event: terminate``; times are Unix seconds, ``duration`` seconds."""
+
+    kind: ClassVar[Literal["callTerminate"]] = "callTerminate"
+    _repr_fields: ClassVar[tuple[str, ...]] = ("status",)
+
+    @property
+    def from_(self) -> str | None:
+        return read_id(self.raw.get("from"))
+
+    @property
+    def to(self) -> str | None:
+        return read_id(self.raw.get("to"))
+
+    @property
+    def direction(self) -> str | None:
+        return read_str(self.raw.get("direction"))
+
+    @property
+    def status(self) -> str | None:
+        """``COMPLETED`` or ``FAILED``."""
+        return read_str(self.raw.get("status"))
+
+    @property
+    def start_time(self) -> int | None:
+        return read_timestamp(self.raw.get("start_time"))
+
+    @property
+    def end_time(self) -> int | None:
+        return read_timestamp(self.raw.get("end_time"))
+
+    @property
+    def duration(self) -> int | None:
+        return read_int(self.raw.get("duration"))
+
+    @property
+    def errors(self) -> tuple[PlatformError, ...]:
+        """The call's ``errors``, else the change value's."""
+        errors = self.raw.get("errors")
+        return read_errors(errors if errors is not None else self.source.value.get("errors"))
+
+    @property
+    def profile_name(self) -> str | None:
+        return profile_name(self.source.value, self.from_)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CallStatusUpdate(_CallUpdate):
+    """``statuses[]`` of the ``calls`` field: RINGING, ACCEPTED or REJECTED for business calls."""
+
+    kind: ClassVar[Literal["callStatus"]] = "callStatus"
+    _repr_fields: ClassVar[tuple[str, ...]] = ("status",)
+
+    @property
+    def status(self) -> str | None:
+        return read_str(self.raw.get("status"))
+
+    @property
+    def recipient_id(self) -> str | None:
+        return read_id(self.raw.get("recipient_id"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user called (``recipient_id``, ``recipient_user_id``, parent BSUID)."""
+        raw = self.raw
+        return read_user(
+            self.source.value,
+            raw.get("recipient_id"),
+            raw.get("recipient_user_id"),
+            raw.get("recipient_parent_user_id"),
+        )
+
+    @property
+    def errors(self) -> tuple[PlatformError, ...]:
+        return read_errors(self.raw.get("errors"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class _GroupUpdate(UpdateBase):
+    _repr_fields: ClassVar[tuple[str, ...]] = ("event_type",)
+
+    @property
+    def group_id(self) -> str | None:
+        return read_id(self.raw.get("group_id"))
+
+    @property
+    def event_type(self) -> str | None:
+        """The item ``type``: ``group_create``, ``group_participants_add``, ``group_suspend``..."""
+        return read_str(self.raw.get("type"))
+
+    @property
+    def request_id(self) -> str | None:
+        """The ``request_id`` of the asynchronous group call this result answers."""
+        return read_str(self.raw.get("request_id"))
+
+    @property
+    def errors(self) -> tuple[PlatformError, ...]:
+        return read_errors(self.raw.get("errors"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GroupLifecycleUpdate(_GroupUpdate):
+    """``group_lifecycle_update``: results of ``group_create``/``group_delete`` (invite link)."""
+
+    kind: ClassVar[Literal["groupLifecycle"]] = "groupLifecycle"
+
+    @property
+    def subject(self) -> str | None:
+        return read_str(self.raw.get("subject"))
+
+    @property
+    def description(self) -> str | None:
+        return read_str(self.raw.get("description"))
+
+    @property
+    def invite_link(self) -> str | None:
+        return read_str(self.raw.get("invite_link"))
+
+    @property
+    def join_approval_mode(self) -> str | None:
+        return read_str(self.raw.get("join_approval_mode"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GroupParticipantsUpdate(_GroupUpdate):
+    """``group_participants_update``: joins, join requests, approvals, removals, leaves."""
+
+    kind: ClassVar[Literal["groupParticipants"]] = "groupParticipants"
+
+    @property
+    def added_participants(self) -> tuple[GroupParticipant, ...]:
+        return read_participants(self.raw.get("added_participants"))
+
+    @property
+    def removed_participants(self) -> tuple[GroupParticipant, ...]:
+        return read_participants(self.raw.get("removed_participants"))
+
+    @property
+    def failed_participants(self) -> tuple[GroupParticipant, ...]:
+        return read_participants(self.raw.get("failed_participants"))
+
+    @property
+    def initiated_by(self) -> str | None:
+        """``business`` or ``participant``."""
+        return read_str(self.raw.get("initiated_by"))
+
+    @property
+    def reason(self) -> str | None:
+        return read_str(self.raw.get("reason"))
+
+    @property
+    def join_request_id(self) -> str | None:
+        return read_id(self.raw.get("join_request_id"))
+
+    @property
+    def wa_id(self) -> str | None:
+        """The user of a join request."""
+        return read_id(self.raw.get("wa_id"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user of a join request (``wa_id``, ``user_id``, ``parent_user_id``, ``username``)."""
+        raw = self.raw
+        return read_user(
+            self.source.value,
+            raw.get("wa_id"),
+            raw.get("user_id"),
+            raw.get("parent_user_id"),
+            raw.get("username"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GroupSettingsUpdate(_GroupUpdate):
+    """``group_settings_update``: subject, description and profile picture results."""
+
+    kind: ClassVar[Literal["groupSettings"]] = "groupSettings"
+
+    @property
+    def subject(self) -> GroupSettingChange | None:
+        return read_setting(self.raw.get("group_subject"), "text")
+
+    @property
+    def description(self) -> GroupSettingChange | None:
+        return read_setting(self.raw.get("group_description"), "text")
+
+    @property
+    def profile_picture(self) -> GroupSettingChange | None:
+        """``value`` is the picture's sha256."""
+        return read_setting(self.raw.get("profile_picture"), "sha256")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GroupStatusUpdate(_GroupUpdate):
+    """``group_status_update``: ``group_suspend`` or ``group_suspend_cleared``."""
+
+    kind: ClassVar[Literal["groupStatus"]] = "groupStatus"
+
+    @property
+    def suspended(self) -> bool | None:
+        """True once suspended (treat the group as unusable), False once cleared."""
+        return _SUSPENDED.get(self.event_type) if self.event_type is not None else None
+
+
+_SUSPENDED = {"group_suspend": True, "group_suspend_cleared": False}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class UserPreferencesUpdate(UpdateBase):
+    """``user_preferences[]``: a user stopped or resumed marketing messages."""
+
+    kind: ClassVar[Literal["userPreferences"]] = "userPreferences"
+    _repr_fields: ClassVar[tuple[str, ...]] = ("category", "value")
+
+    @property
+    def wa_id(self) -> str | None:
+        return read_id(self.raw.get("wa_id"))
+
+    @property
+    def category(self) -> str | None:
+        """``marketing_messages``."""
+        return read_str(self.raw.get("category"))
+
+    @property
+    def value(self) -> str | None:
+        """``stop`` or ``resume``."""
+        return read_str(self.raw.get("value"))
+
+    @property
+    def detail(self) -> str | None:
+        return read_str(self.raw.get("detail"))
+
+    @property
+    def user(self) -> UserIdentity | None:
+        """The user (``wa_id``/``user_id``/``parent_user_id``, completed from ``contacts[]``)."""
+        raw = self.raw
+        return read_user(
+            self.source.value, raw.get("wa_id"), raw.get("user_id"), raw.get("parent_user_id")
+        )
+
+    @property
+    def profile_name(self) -> str | None:
+        return profile_name(self.source.value, self.wa_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class UnknownUpdate(UpdateBase):
+    """A change whose ``field`` this version does not know; ``value`` is the raw change value."""
+
+    kind: ClassVar[Literal["unknown"]] = "unknown"
+
+    @property
+    def value(self) -> Mapping[str, Any]:
+        return self.raw
+
+    @property
+    def timestamp(self) -> int | None:
+        """The entry ``time``, else the value's ``timestamp``."""
+        if self.source.entry_time is not None:
+            return self.source.entry_time
+        return read_timestamp(self.raw.get("timestamp"))
