@@ -12,7 +12,7 @@ import svc
 ROOT = Path(svc.__file__).parent
 # Bottom first; a layer may import itself, any layer before it, and the shared leaf modules.
 LAYERS = ["graph", "media", "store", "webhook", "flows", "http", "cli"]
-SHARED = {"crypto", "_version"}
+SHARED = {"crypto", "_text", "_version"}
 
 
 def _svc_imports(path: Path) -> set[str]:
@@ -65,3 +65,27 @@ def test_crypto_primitives_are_touched_only_by_the_crypto_module() -> None:
             if any(m.split(".")[0] in {"cryptography", "hashlib", "hmac"} for m in modules):
                 offenders.append(str(path.relative_to(ROOT.parent)))
     assert offenders == []
+
+
+# Character classes that spell a control-character rule (STYLE.md habit 12: svc/_text.py
+# defines each once). Known copies in files other engineers are splitting right now; the
+# merge swaps them for the svc._text predicate named beside each and empties this list.
+_CONTROL_RULE_COPIES = {
+    "svc/http/_service.py",  # _CONTROL -> has_control; the 0x20..0x7E loop -> is_printable_ascii
+    "svc/http/_app.py",  # the ord() loop -> has_ascii_control
+    "svc/http/_profile.py",  # _VISIBLE_ASCII -> is_visible_ascii
+    "svc/store/_validate.py",  # CONTROL_CHARS, kept only while _sqlite.py searches it
+}
+_CONTROL_RULE_SPELLINGS = ("\\x1f", "\\x7f", "\\x9f", "\\x7e", "0x7F", "0x7f", "0x9F", "0x9f")
+
+
+def test_control_character_rules_are_defined_only_in_svc_text() -> None:
+    offenders = set()
+    for path in ROOT.rglob("*.py"):
+        name = str(path.relative_to(ROOT.parent))
+        if path == ROOT / "_text.py" or name in _CONTROL_RULE_COPIES:
+            continue
+        text = path.read_text()
+        if any(spelling in text for spelling in _CONTROL_RULE_SPELLINGS):
+            offenders.add(name)
+    assert offenders == set()

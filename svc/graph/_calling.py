@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from svc._text import has_ascii_control, has_sdp_control
+
 from ._admin_checks import PhoneScoped, check_id, check_wa_id
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -32,7 +34,6 @@ MAX_CALLBACK_DATA_LENGTH: Final = 512
 
 _PRODUCT: Final = {"messaging_product": "whatsapp"}
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
-_SDP_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 CALLS = Endpoint(
     method="POST",
@@ -143,7 +144,7 @@ def _session(sdp: object, sdp_type: str) -> dict[str, str]:
     """``{"sdp_type", "sdp"}``: an RFC 8866 description (CR, LF and tab allowed)."""
     if not isinstance(sdp, str) or not sdp.strip():
         raise GraphRequestValidationError("sdp must be a non-empty string", field="sdp")
-    if len(sdp) > MAX_SDP_LENGTH or _SDP_FORBIDDEN.search(sdp):
+    if len(sdp) > MAX_SDP_LENGTH or has_sdp_control(sdp):
         raise GraphRequestValidationError(
             f"sdp must be at most {MAX_SDP_LENGTH} characters without control characters",
             field="sdp",
@@ -158,7 +159,7 @@ def _callback_data(value: object) -> str | None:
         not isinstance(value, str)
         or not value
         or len(value) > MAX_CALLBACK_DATA_LENGTH
-        or re.search(r"[\x00-\x1f\x7f]", value)
+        or has_ascii_control(value)
     ):
         raise GraphRequestValidationError(
             f"biz_opaque_callback_data must be 1..{MAX_CALLBACK_DATA_LENGTH} printable characters",
