@@ -50,6 +50,34 @@ def test_layer_imports_only_lower_layers(layer: str) -> None:
     assert {path: bad for path, bad in offenders.items() if bad} == {}
 
 
+
+def _svc_modules_imported(path: Path) -> set[str]:
+    """The full dotted name of every svc module or package ``path`` imports (lazy ones too)."""
+    package = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                found.add(".".join([*base, node.module] if node.module else base))
+            else:
+                found.add(node.module or "")
+    return {name for name in found if name.split(".")[0] == "svc"}
+
+
+def test_asgi_uses_only_public_surfaces_of_cli_and_the_layers_below() -> None:
+    """``svc/asgi.py`` imports ``svc.cli`` and the layers below, never a private module."""
+    offenders = sorted(
+        name
+        for name in _svc_modules_imported(ROOT / "asgi.py")
+        if name == "svc"
+        or name.split(".")[1] not in LAYERS
+        or any(part.startswith("_") for part in name.split(".")[1:])
+    )
+    assert offenders == []
+
 def test_crypto_primitives_are_touched_only_by_the_crypto_module() -> None:
     offenders = []
     for path in ROOT.rglob("*.py"):

@@ -100,18 +100,25 @@ def _store_kind(plan: ServePlan) -> str:
 
 async def open_store(plan: ServePlan) -> PersistenceStore | None:
     """Open and migrate the plan's store (``None`` when stateless); errors become ``ServeError``."""
+    return await open_store_at(sqlite_path=plan.sqlite_path, postgres_dsn=plan.postgres_dsn)
+
+
+async def open_store_at(
+    *, sqlite_path: str | None, postgres_dsn: str | None
+) -> PersistenceStore | None:
+    """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
     from ._errors import ServeError
 
-    if plan.sqlite_path is None and plan.postgres_dsn is None:
+    if sqlite_path is None and postgres_dsn is None:
         return None
     store: PersistenceStore
     try:
-        if plan.sqlite_path is not None:
-            store = SqliteStore(plan.sqlite_path)
+        if sqlite_path is not None:
+            store = SqliteStore(sqlite_path)
         else:
-            assert plan.postgres_dsn is not None
-            store = PostgresStore(plan.postgres_dsn)
+            assert postgres_dsn is not None
+            store = PostgresStore(postgres_dsn)
         await store.migrate()
     except PersistenceError as exc:
         raise ServeError(f"the store could not be opened or migrated ({exc.code}).") from None
