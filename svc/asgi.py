@@ -23,59 +23,24 @@ from typing import Any
 __all__ = ["create"]
 
 
-def _environment(environ: Mapping[str, str]) -> dict[str, str]:
-    from .cli._errors import LiveGuardError
-    from .cli._inputs import LIVE_GATES, check_env_file_name, live_environment
-
-    env_file = environ.get("SVC_ENV_FILE")
-    if env_file:
-        return live_environment(check_env_file_name(env_file), environ)
-    merged = dict(environ)
-    if any(merged.get(gate) != "1" for gate in LIVE_GATES):
-        raise LiveGuardError("svc.asgi serves live: it needs SVC_LIVE_ENABLE=1 and SVC_YES_LIVE=1.")
-    return merged
-
-
 def _store(env: Mapping[str, str]) -> Any:
-    """The store the environment names, migrated in a short trio run of its own."""
-    import trio
-
-    from .cli._errors import CliUsageError, ServeError
-    from .cli._inputs import check_env_name
-    from .cli._runtime import ServePlan, close_store, open_store
-    from .store import PostgresStore, SqliteStore
+    """The store the environment names (``SVC_DATABASE`` or ``SVC_DATABASE_URL_ENV``), migrated."""
+    from .cli import CliUsageError, open_migrated_store, resolve_dsn
 
     sqlite_path = env.get("SVC_DATABASE") or None
     dsn_name = env.get("SVC_DATABASE_URL_ENV") or None
     if sqlite_path is not None and dsn_name is not None:
         raise CliUsageError("SVC_DATABASE and SVC_DATABASE_URL_ENV are mutually exclusive.")
-    if sqlite_path is None and dsn_name is None:
-        return None
-    dsn = None
+    if sqlite_path is not None:
+        return open_migrated_store(sqlite_path=sqlite_path)
     if dsn_name is not None:
-        dsn = env.get(check_env_name(dsn_name, "SVC_DATABASE_URL_ENV"))
-        if not dsn:
-            raise ServeError(f"{dsn_name} is not set.")
-    plan = ServePlan(
-        profile_fields={},
-        secrets=("", "", "", ""),
-        dry_run=False,
-        sqlite_path=sqlite_path,
-        postgres_dsn=dsn,
-    )
-
-    async def migrate() -> None:
-        await close_store(await open_store(plan), plan.store_close_timeout)
-
-    trio.run(migrate)
-    # A fresh instance for the app: the one above belonged to the finished trio run.
-    return SqliteStore(sqlite_path) if sqlite_path is not None else PostgresStore(dsn or "")
+        return open_migrated_store(postgres_dsn=resolve_dsn(env, dsn_name, "SVC_DATABASE_URL_ENV"))
+    return None
 
 
 def create(environ: Mapping[str, str] | None = None) -> Any:
     """Build the live service app from the environment (``os.environ`` unless given)."""
-    from .cli._config import load_config, resolve_profile, resolve_secrets
-    from .cli._errors import CliConfigError
+    from .cli import CliConfigError, live_environment_from, load_live_service
     from .http import create_app
     from .webhook import facade_flags_from_env
 
@@ -83,12 +48,8 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
     config_path = source.get("SVC_CONFIG")
     if not config_path:
         raise CliConfigError("SVC_CONFIG must name the config file.")
-    env = _environment(source)
-    loaded = load_config(config_path)
-    profile_name = source.get("SVC_PROFILE") or None
-    profile = resolve_profile(loaded, profile_name, env, placeholders=False)
-    _, section = loaded.section(profile_name)
-    secrets = resolve_secrets(section, env)
+    env = live_environment_from(source)
+    profile, secrets = load_live_service(config_path, source.get("SVC_PROFILE") or None, env)
     return create_app(
         profile=profile,
         secrets=secrets,

@@ -3,6 +3,7 @@
 Commands import their heavy dependencies (Quart, hypercorn, pydantic, ...)
 when they run, so ``svc --version`` and ``svc --help`` start fast. The error
 tree is drawn in ``svc.cli._errors``; generated tokens come from ``secrets``.
+``svc.asgi`` builds its app from the live-process functions of ``svc.cli._live``.
 """
 
 from ._errors import CliConfigError as CliConfigError
@@ -17,6 +18,10 @@ from ._errors import PromptInputError as PromptInputError
 from ._errors import SecretResolutionError as SecretResolutionError
 from ._errors import ServeError as ServeError
 from ._errors import SetupInputError as SetupInputError
+from ._live import live_environment_from as live_environment_from
+from ._live import load_live_service as load_live_service
+from ._live import open_migrated_store as open_migrated_store
+from ._live import resolve_dsn as resolve_dsn
 from ._main import cli as cli
 from ._main import main as main
 from ._tokens import generate_service_token as generate_service_token
@@ -38,5 +43,9 @@ __all__ = [
     "cli",
     "generate_service_token",
     "generate_verify_token",
+    "live_environment_from",
+    "load_live_service",
     "main",
+    "open_migrated_store",
+    "resolve_dsn",
 ]

@@ -1,21 +1,16 @@
-"""``svc flows keygen`` and the Flows options of ``svc serve --flow-handler``."""
+"""``svc flows keygen`` and the Flows key material ``svc serve --flow-handler`` reads."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from ._errors import ConfigValidationError, OutputError, SecretResolutionError, ServeError
-from ._inputs import import_callable
+from ._errors import ConfigValidationError, OutputError, SecretResolutionError
 
-if TYPE_CHECKING:
-    from ._runtime import ServePlan
-
-__all__ = ["flows", "flows_key_material", "load_flow_options"]
+__all__ = ["flows", "flows_key_material"]
 
 _PRIVATE_NAME = "flows_private_key.pem"
 _PUBLIC_NAME = "flows_public_key.pem"
@@ -79,24 +74,3 @@ def flows_key_material(
             )
         passphrase = value.encode("utf-8")
     return {"flows_private_key_pem": pem.encode("utf-8"), "flows_passphrase": passphrase}
-
-
-def load_flow_options(plan: ServePlan) -> dict[str, Any]:
-    """``create_app`` keyword arguments for the plan's flow handler and private key."""
-    from ..flows import load_flow_private_key
-    from ..http import create_app
-
-    assert plan.flow_handler is not None
-    handler = import_callable(plan.flow_handler, "--flow-handler")
-    if plan.flows_private_key_pem is None:
-        raise ServeError("--flow-handler needs the flows private key.")
-    try:
-        key = load_flow_private_key(plan.flows_private_key_pem, plan.flows_passphrase)
-    except (ValueError, TypeError):
-        raise SecretResolutionError(
-            "the flows private key cannot be loaded (PEM, passphrase, RSA >= 2048 bits)."
-        ) from None
-    accepted = inspect.signature(create_app).parameters
-    if "flow_handler" not in accepted or "flows_private_key" not in accepted:
-        raise ServeError("this svc.http build does not accept a flow handler yet.")
-    return {"flow_handler": handler, "flows_private_key": key}

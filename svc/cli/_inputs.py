@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from svc._text import has_ascii_control
+
 from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutionError, ServeError
 
 __all__ = [
@@ -24,7 +26,6 @@ __all__ = [
 ]
 
 ENV_NAME_PATTERN: Final = re.compile(r"[A-Z][A-Z0-9_]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 LIVE_GATES: Final = ("SVC_LIVE_ENABLE", "SVC_YES_LIVE")
 
 
@@ -44,7 +45,7 @@ def check_env_name(value: str, option: str) -> str:
 
 
 def _unsafe_text(value: str) -> bool:
-    return not value or bool(_CONTROL.search(value)) or "\\" in value
+    return not value or has_ascii_control(value) or "\\" in value
 
 
 def check_env_file_name(value: str) -> Path:

@@ -16,6 +16,8 @@ from typing import Any, Final
 
 import click
 
+from svc._text import is_printable_ascii
+
 from ._errors import CliUsageError, MessagesError
 
 __all__ = ["COLUMNS", "messages"]
@@ -141,7 +143,7 @@ def list_messages(
 
     query = {"limit": str(parse_int(limit, "--limit", low=1, high=100))}
     if cursor is not None:
-        if not cursor or not cursor.isascii() or not cursor.isprintable() or len(cursor) > 256:
+        if not cursor or not is_printable_ascii(cursor) or len(cursor) > 256:
             raise CliUsageError("--cursor must be a row id from a previous page.")
         query["cursor"] = cursor
     page = _call(config_path, profile, env_file, url, "/messages", query)

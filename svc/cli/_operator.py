@@ -12,6 +12,8 @@ from typing import Any, Final
 
 import click
 
+from svc._text import breaks_url_path, has_ascii_control_or_space, is_visible_ascii
+
 from ._errors import (
     CliError,
     CliUsageError,
@@ -25,8 +27,7 @@ __all__ = ["doctor", "onboarding", "openapi", "setup", "upgrade", "webhook", "wr
 
 _DIGITS = re.compile(r"[0-9]{1,64}")
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
-_VISIBLE = re.compile(r"[\x21-\x7e]{1,4096}")
-_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+_MAX_SECRET_LENGTH: Final = 4096
 
 
 # --- webhook token, onboarding -----------------------------------------------------------------
@@ -45,13 +46,18 @@ def token() -> None:
     click.echo(generate_verify_token())
 
 
+
+def _visible_secret(value: str) -> bool:
+    """A pasted token or secret: 1..4096 visible ASCII characters."""
+    return len(value) <= _MAX_SECRET_LENGTH and is_visible_ascii(value)
+
 def _check_public_url(value: str) -> str:
     import httpx
 
     refusal = CliUsageError(
         "--public-url must be an https URL without whitespace, credentials, query or fragment."
     )
-    if _CONTROL_OR_SPACE.search(value) or "?" in value or "#" in value or "\\" in value:
+    if breaks_url_path(value):
         raise refusal
     try:
         url = httpx.URL(value)
@@ -140,7 +146,7 @@ _QUESTIONS: Final = (
         "Access token",
         True,
         None,
-        lambda v: bool(_VISIBLE.fullmatch(v)),
+        _visible_secret,
         "non-empty, at most 4096 visible characters",
     ),
     _Question(
@@ -148,7 +154,7 @@ _QUESTIONS: Final = (
         "App secret",
         True,
         None,
-        lambda v: bool(_VISIBLE.fullmatch(v)),
+        _visible_secret,
         "non-empty, at most 4096 visible characters",
     ),
     _Question(
@@ -156,7 +162,7 @@ _QUESTIONS: Final = (
         "Webhook verify token (blank: generate)",
         True,
         "",
-        lambda v: v == "" or bool(_VISIBLE.fullmatch(v)),
+        lambda v: v == "" or _visible_secret(v),
         "at most 4096 visible characters",
     ),
     _Question(
@@ -164,7 +170,7 @@ _QUESTIONS: Final = (
         "Service bearer token (blank: generate)",
         True,
         "",
-        lambda v: v == "" or bool(_VISIBLE.fullmatch(v)),
+        lambda v: v == "" or _visible_secret(v),
         "at most 4096 visible characters",
     ),
     _Question(
@@ -300,7 +306,7 @@ def _check_server_url(value: str) -> str:
     import httpx
 
     refusal = CliUsageError("--server-url must be an http or https URL.")
-    if _CONTROL_OR_SPACE.search(value) or "\\" in value:
+    if has_ascii_control_or_space(value) or "\\" in value:
         raise refusal
     try:
         url = httpx.URL(value)

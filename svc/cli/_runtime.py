@@ -32,7 +32,13 @@ if TYPE_CHECKING:
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
 
-__all__ = ["DRAIN_SECONDS", "STORE_CLOSE_SECONDS", "ServePlan", "run_serve"]
+__all__ = [
+    "DRAIN_SECONDS",
+    "STORE_CLOSE_SECONDS",
+    "ServePlan",
+    "load_flow_options",
+    "run_serve",
+]
 
 DRAIN_SECONDS: Final = 10.0
 STORE_CLOSE_SECONDS: Final = 5.0
@@ -94,18 +100,25 @@ def _store_kind(plan: ServePlan) -> str:
 
 async def open_store(plan: ServePlan) -> PersistenceStore | None:
     """Open and migrate the plan's store (``None`` when stateless); errors become ``ServeError``."""
+    return await open_store_at(sqlite_path=plan.sqlite_path, postgres_dsn=plan.postgres_dsn)
+
+
+async def open_store_at(
+    *, sqlite_path: str | None, postgres_dsn: str | None
+) -> PersistenceStore | None:
+    """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
     from ._errors import ServeError
 
-    if plan.sqlite_path is None and plan.postgres_dsn is None:
+    if sqlite_path is None and postgres_dsn is None:
         return None
     store: PersistenceStore
     try:
-        if plan.sqlite_path is not None:
-            store = SqliteStore(plan.sqlite_path)
+        if sqlite_path is not None:
+            store = SqliteStore(sqlite_path)
         else:
-            assert plan.postgres_dsn is not None
-            store = PostgresStore(plan.postgres_dsn)
+            assert postgres_dsn is not None
+            store = PostgresStore(postgres_dsn)
         await store.migrate()
     except PersistenceError as exc:
         raise ServeError(f"the store could not be opened or migrated ({exc.code}).") from None
@@ -149,6 +162,31 @@ def load_outbox_handler(target: str) -> Any:
     return handler
 
 
+def load_flow_options(plan: ServePlan) -> dict[str, Any]:
+    """``create_app`` keyword arguments for the plan's flow handler and private key."""
+    import inspect
+
+    from ..flows import load_flow_private_key
+    from ..http import create_app
+    from ._errors import SecretResolutionError, ServeError
+    from ._inputs import import_callable
+
+    assert plan.flow_handler is not None
+    handler = import_callable(plan.flow_handler, "--flow-handler")
+    if plan.flows_private_key_pem is None:
+        raise ServeError("--flow-handler needs the flows private key.")
+    try:
+        key = load_flow_private_key(plan.flows_private_key_pem, plan.flows_passphrase)
+    except (ValueError, TypeError):
+        raise SecretResolutionError(
+            "the flows private key cannot be loaded (PEM, passphrase, RSA >= 2048 bits)."
+        ) from None
+    accepted = inspect.signature(create_app).parameters
+    if "flow_handler" not in accepted or "flows_private_key" not in accepted:
+        raise ServeError("this svc.http build does not accept a flow handler yet.")
+    return {"flow_handler": handler, "flows_private_key": key}
+
+
 def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked."""
     from ..graph import DryRunTransport
@@ -159,8 +197,6 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     if plan.multiproc_dir is not None:
         kwargs["metrics_exposition"] = _metrics_exposition(plan.multiproc_dir)
     if plan.flow_handler is not None:
-        from ._flows import load_flow_options
-
         kwargs.update(load_flow_options(plan))
     if plan.outbox_handler is not None:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)

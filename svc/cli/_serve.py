@@ -148,7 +148,7 @@ def serve(
         outbox_handler=outbox_handler,
     )
     if flow_handler is not None:
-        from ._flows import load_flow_options
+        from ._runtime import load_flow_options
 
         load_flow_options(plan)  # fail before binding when the handler cannot be imported
     if outbox_handler is not None:

@@ -44,7 +44,7 @@ class FlowKeyPair:
 
 
 def generate_flow_key_pair(passphrase: bytes | None = None) -> FlowKeyPair:
-    """Make a new RSA-2048 key pair for a Flows endpoint (about 0.1 s of CPU).
+    """Make a new RSA-2048 key pair for a Flows endpoint (CPU work, done once per endpoint).
 
     With ``passphrase`` the private key is encrypted (PKCS#8, cryptography's
     best available scheme); keep the file mode 0600 either way.

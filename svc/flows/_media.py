@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from svc._text import has_control
 from svc.graph import GraphClient
 from svc.media import (
     BUNDLE_FIELDS,
@@ -67,7 +68,7 @@ async def download_flow_media(
         not isinstance(file_name, str)
         or not file_name
         or len(file_name) > MAX_FILE_NAME_LENGTH
-        or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in file_name)
+        or has_control(file_name)
     ):
         raise FlowMediaError(
             "invalid_file_name",

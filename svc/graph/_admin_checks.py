@@ -15,12 +15,14 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
+from svc._text import has_control
+
 from ._client import GraphClient
 from ._endpoint import Endpoint
 from ._errors import GraphRequestValidationError
-from ._validate import CONTROL_CHARS, check_label
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
+from ._validate import check_label
 from ._validate import check_phone_to as check_wa_id
 from ._validate import check_text as _check_multiline_text
 
@@ -195,7 +197,7 @@ def check_cursor(value: object, *, field: str) -> str | None:
         or not value
         or len(value) > MAX_CURSOR_LENGTH
         or any(ch.isspace() for ch in value)
-        or CONTROL_CHARS.search(value)
+        or has_control(value)
     ):
         raise GraphRequestValidationError(
             f"{field} must be a paging cursor (no whitespace, at most {MAX_CURSOR_LENGTH})",

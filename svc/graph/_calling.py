@@ -8,15 +8,26 @@ enforces them and answers with the calling error classes.
 from __future__ import annotations
 
 import re
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
+
+from svc._text import has_ascii_control, has_sdp_control
 
 from ._admin_checks import PhoneScoped, check_id, check_wa_id
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_object, opt_str
 from ._recipient import Recipient
-from ._results import CallPermissions, CallResult
 
-__all__ = ["CALL_ACTIONS", "MAX_SDP_LENGTH", "Calling"]
+__all__ = [
+    "CALL_ACTIONS",
+    "MAX_SDP_LENGTH",
+    "CallPermissionAction",
+    "CallPermissionLimit",
+    "CallPermissions",
+    "CallResult",
+    "Calling",
+]
 
 CALL_ACTIONS: Final = ("connect", "pre_accept", "accept", "reject", "terminate")
 MAX_SDP_LENGTH: Final = 65536
@@ -24,7 +35,6 @@ MAX_CALLBACK_DATA_LENGTH: Final = 512
 
 _PRODUCT: Final = {"messaging_product": "whatsapp"}
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
-_SDP_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 CALLS = Endpoint(
     method="POST",
@@ -42,6 +52,87 @@ CALL_PERMISSIONS = Endpoint(
 )
 
 
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallResult:
+    """A call action: ``call_id`` is set when the platform answers with ``calls[0].id``."""
+
+    success: bool | None
+    call_id: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> CallResult:
+        obj = as_object(raw, what="call")
+        calls = object_list(obj.get("calls"))
+        return cls(
+            success=opt_bool(obj, "success"),
+            call_id=opt_str(calls[0], "id") if calls else None,
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPermissionLimit:
+    time_period: str | None
+    max_allowed: int | None
+    current_usage: int | None
+    limit_expiration_time: int | None
+    raw: Raw
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPermissionAction:
+    action_name: str
+    can_perform_action: bool | None
+    limits: tuple[CallPermissionLimit, ...]
+    raw: Raw
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPermissions:
+    """``GET /{phone_number_id}/call_permissions``: the user's permission and allowed actions."""
+
+    status: str | None
+    expiration_time: int | None
+    actions: tuple[CallPermissionAction, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> CallPermissions:
+        obj = as_object(raw, what="call permissions")
+        permission = opt_object(obj, "permission") or {}
+        return cls(
+            status=opt_str(permission, "status"),
+            expiration_time=opt_int(permission, "expiration_time"),
+            actions=tuple(
+                CallPermissionAction(
+                    action_name=name,
+                    can_perform_action=opt_bool(action, "can_perform_action"),
+                    limits=tuple(
+                        CallPermissionLimit(
+                            time_period=opt_str(limit, "time_period"),
+                            max_allowed=opt_int(limit, "max_allowed"),
+                            current_usage=opt_int(limit, "current_usage"),
+                            limit_expiration_time=opt_int(limit, "limit_expiration_time"),
+                            raw=limit,
+                        )
+                        for limit in object_list(action.get("limits"))
+                    ),
+                    raw=action,
+                )
+                for action in object_list(obj.get("actions"))
+                if (name := opt_str(action, "action_name")) is not None
+            ),
+            raw=obj,
+        )
+
+
+# --- helpers ------------------------------------------------------------------
+
+
 def _call_id(value: object) -> str:
     if not isinstance(value, str) or not _CALL_ID.fullmatch(value):
         raise GraphRequestValidationError(
@@ -54,7 +145,7 @@ def _session(sdp: object, sdp_type: str) -> dict[str, str]:
     """``{"sdp_type", "sdp"}``: an RFC 8866 description (CR, LF and tab allowed)."""
     if not isinstance(sdp, str) or not sdp.strip():
         raise GraphRequestValidationError("sdp must be a non-empty string", field="sdp")
-    if len(sdp) > MAX_SDP_LENGTH or _SDP_FORBIDDEN.search(sdp):
+    if len(sdp) > MAX_SDP_LENGTH or has_sdp_control(sdp):
         raise GraphRequestValidationError(
             f"sdp must be at most {MAX_SDP_LENGTH} characters without control characters",
             field="sdp",
@@ -69,7 +160,7 @@ def _callback_data(value: object) -> str | None:
         not isinstance(value, str)
         or not value
         or len(value) > MAX_CALLBACK_DATA_LENGTH
-        or re.search(r"[\x00-\x1f\x7f]", value)
+        or has_ascii_control(value)
     ):
         raise GraphRequestValidationError(
             f"biz_opaque_callback_data must be 1..{MAX_CALLBACK_DATA_LENGTH} printable characters",

@@ -12,6 +12,13 @@ from typing import Any
 
 import httpx
 
+from svc._text import (
+    breaks_url_path,
+    has_ascii_control,
+    has_header_break,
+    is_visible_ascii,
+)
+
 from ._error_codes import api_error_from_response
 from ._errors import (
     GraphNetworkError,
@@ -27,12 +34,8 @@ DEFAULT_BASE_URL = "https://graph.facebook.com"
 MAX_ACCESS_TOKEN_LENGTH = 4096
 
 _API_VERSION = re.compile(r"v[0-9]+(\.[0-9]+)?")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_HEADER_FORBIDDEN = re.compile(r"[\r\n\x00]")
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """RFC 9110 token: HTTP method and header-name characters."""
-_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
-_UNSAFE_PATH = re.compile(r"[\x00-\x20\x7f?#\\]")
 
 QueryValue = str | int | float | bool | None
 
@@ -109,7 +112,7 @@ class GraphClient:
         if (
             not isinstance(path, str)
             or not path.startswith("/")
-            or _UNSAFE_PATH.search(path)
+            or breaks_url_path(path)
             or any(part in ("", ".", "..") for part in path[1:].split("/"))
         ):
             raise GraphRequestValidationError(
@@ -242,7 +245,7 @@ def _check_access_token(token: object) -> None:
             f"access_token must be at most {MAX_ACCESS_TOKEN_LENGTH} characters",
             field="access_token",
         )
-    if not _TOKEN_CHARS.fullmatch(token):
+    if not is_visible_ascii(token):
         raise GraphRequestValidationError(
             "access_token must be visible ASCII: no whitespace or control characters",
             field="access_token",
@@ -250,7 +253,7 @@ def _check_access_token(token: object) -> None:
 
 
 def _check_base_url(base_url: object) -> str:
-    if not isinstance(base_url, str) or _CONTROL.search(base_url):
+    if not isinstance(base_url, str) or has_ascii_control(base_url):
         raise GraphRequestValidationError("base_url must be an http(s) URL", field="base_url")
     try:
         url = httpx.URL(base_url)
@@ -278,14 +281,14 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
             raise GraphRequestValidationError(
                 "header names and values must be strings", field="headers"
             )
-        if _HEADER_FORBIDDEN.search(name) or _HEADER_FORBIDDEN.search(value):
+        if has_header_break(name) or has_header_break(value):
             raise GraphRequestValidationError(
                 "headers must not contain CR, LF or NUL", field="headers"
             )
         if (
             not _TOKEN.fullmatch(name)
             or not value.isascii()
-            or _CONTROL.search(value.replace("\t", " "))
+            or has_ascii_control(value.replace("\t", " "))
         ):
             raise GraphRequestValidationError(
                 "header names must be tokens and values visible ASCII", field="headers"
@@ -311,7 +314,7 @@ def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
         if value is None:
             continue
         text = _query_text(value, key)
-        if _HEADER_FORBIDDEN.search(key) or _HEADER_FORBIDDEN.search(text):
+        if has_header_break(key) or has_header_break(text):
             raise GraphRequestValidationError(
                 "query keys and values must not contain CR, LF or NUL", field=key
             )

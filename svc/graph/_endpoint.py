@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from svc._text import has_ascii_control
+
 from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
@@ -29,7 +31,6 @@ HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 """The methods an endpoint may declare (exact, upper case)."""
 
 _NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _LITERAL_SEGMENT = re.compile(r"[A-Za-z0-9_.~-]+")
 
 
@@ -110,7 +111,7 @@ class Endpoint:
         if self.body_content_type is not None and (
             not isinstance(self.body_content_type, str)
             or not self.body_content_type.strip()
-            or _CONTROL.search(self.body_content_type)
+            or has_ascii_control(self.body_content_type)
         ):
             raise GraphRequestValidationError(
                 "body_content_type must be a non-empty string without control characters",
@@ -218,7 +219,7 @@ def _parse_template(template: object) -> list[str]:
         raise GraphRequestValidationError(
             "path_template must be a non-empty string", field="path_template"
         )
-    if _CONTROL.search(template):
+    if has_ascii_control(template):
         raise GraphRequestValidationError(
             "path_template must hold no control characters", field="path_template"
         )

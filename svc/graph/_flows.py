@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
@@ -25,9 +26,29 @@ from ._admin_checks import (
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
-from ._results import Flow, FlowAsset, FlowAssetsUpdateResult, FlowCreated, Page, Success
+from ._parse import (
+    Raw,
+    as_object,
+    object_list,
+    opt_bool,
+    opt_int,
+    opt_object,
+    opt_str,
+    req_str,
+    str_tuple,
+)
+from ._results import Page, Success
 
-__all__ = ["FLOW_CATEGORIES", "Flows"]
+__all__ = [
+    "FLOW_CATEGORIES",
+    "Flow",
+    "FlowAsset",
+    "FlowAssetsUpdateResult",
+    "FlowCreated",
+    "FlowPreview",
+    "FlowValidationIssue",
+    "Flows",
+]
 
 FLOW_CATEGORIES: Final = (
     "SIGN_UP",
@@ -64,6 +85,144 @@ LIST_FLOW_ASSETS = Endpoint(
 UPDATE_FLOW_ASSETS = Endpoint(method="POST", path_template="/{flow_id}/assets", params=_FLOW)
 PUBLISH_FLOW = Endpoint(method="POST", path_template="/{flow_id}/publish", params=_FLOW)
 DEPRECATE_FLOW = Endpoint(method="POST", path_template="/{flow_id}/deprecate", params=_FLOW)
+
+
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowValidationIssue:
+    """One entry of a Flow's ``validation_errors``."""
+
+    error: str | None
+    error_type: str | None
+    message: str | None
+    line_start: int | None
+    line_end: int | None
+    column_start: int | None
+    column_end: int | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> FlowValidationIssue:
+        return cls(
+            error=opt_str(raw, "error"),
+            error_type=opt_str(raw, "error_type"),
+            message=opt_str(raw, "message"),
+            line_start=opt_int(raw, "line_start"),
+            line_end=opt_int(raw, "line_end"),
+            column_start=opt_int(raw, "column_start"),
+            column_end=opt_int(raw, "column_end"),
+            raw=raw,
+        )
+
+
+def _issues(obj: Raw) -> tuple[FlowValidationIssue, ...]:
+    return tuple(FlowValidationIssue.from_api(i) for i in object_list(obj.get("validation_errors")))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowPreview:
+    preview_url: str | None
+    expires_at: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flow:
+    """A Flow (list item or ``GET /{flow_id}``)."""
+
+    id: str
+    name: str | None
+    status: str | None
+    categories: tuple[str, ...]
+    validation_errors: tuple[FlowValidationIssue, ...]
+    json_version: str | None
+    data_api_version: str | None
+    endpoint_uri: str | None
+    preview: FlowPreview | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> Flow:
+        obj = as_object(raw, what="flow")
+        preview = opt_object(obj, "preview")
+        return cls(
+            id=req_str(obj, "id", what="flow"),
+            name=opt_str(obj, "name"),
+            status=opt_str(obj, "status"),
+            categories=str_tuple(obj.get("categories")),
+            validation_errors=_issues(obj),
+            json_version=opt_str(obj, "json_version"),
+            data_api_version=opt_str(obj, "data_api_version"),
+            endpoint_uri=opt_str(obj, "endpoint_uri"),
+            preview=(
+                FlowPreview(
+                    preview_url=opt_str(preview, "preview_url"),
+                    expires_at=opt_str(preview, "expires_at"),
+                )
+                if preview is not None
+                else None
+            ),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowCreated:
+    """``POST /{waba_id}/flows``: the new id and any Flow JSON validation errors."""
+
+    id: str
+    success: bool | None
+    validation_errors: tuple[FlowValidationIssue, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> FlowCreated:
+        obj = as_object(raw, what="flow")
+        return cls(
+            id=req_str(obj, "id", what="flow"),
+            success=opt_bool(obj, "success"),
+            validation_errors=_issues(obj),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowAsset:
+    """An item of ``GET /{flow_id}/assets``."""
+
+    name: str | None
+    asset_type: str | None
+    download_url: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> FlowAsset:
+        return cls(
+            name=opt_str(raw, "name"),
+            asset_type=opt_str(raw, "asset_type"),
+            download_url=opt_str(raw, "download_url"),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowAssetsUpdateResult:
+    """``POST /{flow_id}/assets``: success plus the platform's Flow JSON validation errors."""
+
+    success: bool
+    validation_errors: tuple[FlowValidationIssue, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> FlowAssetsUpdateResult:
+        obj = as_object(raw, what="flow assets")
+        return cls(
+            success=opt_bool(obj, "success") is True, validation_errors=_issues(obj), raw=obj
+        )
+
+
+# --- helpers ------------------------------------------------------------------
 
 
 def _categories(values: object) -> list[str]:

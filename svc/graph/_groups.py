@@ -7,7 +7,8 @@ arrives later as a group webhook.
 
 from __future__ import annotations
 
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ._admin_checks import (
     GroupScoped,
@@ -23,23 +24,23 @@ from ._admin_checks import (
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError, GraphSerializationError
+from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, req_str, str_tuple
 from ._recipient import check_user, user_entry
-from ._results import (
-    Group,
-    GroupInviteLink,
-    GroupJoinRequest,
-    GroupJoinRequestsResult,
-    GroupMutation,
-    GroupSummary,
-    Page,
-)
+from ._results import Page
 
 __all__ = [
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
     "GROUP_SUBJECT_MAX_LENGTH",
+    "Group",
     "GroupAdmin",
+    "GroupInviteLink",
+    "GroupJoinRequest",
+    "GroupJoinRequestsResult",
+    "GroupMutation",
+    "GroupParticipant",
+    "GroupSummary",
     "PhoneGroups",
 ]
 
@@ -81,6 +82,143 @@ APPROVE_JOIN_REQUESTS = Endpoint(
 REJECT_JOIN_REQUESTS = Endpoint(
     method="DELETE", path_template="/{group_id}/join_requests", params=_GROUP
 )
+
+
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupMutation:
+    """An asynchronous group mutation: ``request_id`` correlates the later group webhook."""
+
+    request_id: str | None
+    success: bool | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any, *, what: str = "group mutation") -> GroupMutation:
+        obj = as_object(raw, what=what)
+        return cls(
+            request_id=opt_str(obj, "request_id"), success=opt_bool(obj, "success"), raw=obj
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupSummary:
+    """A group as listed by ``GET /{phone_number_id}/groups``."""
+
+    id: str
+    subject: str | None
+    created_at: int | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> GroupSummary:
+        return cls(
+            id=req_str(raw, "id", what="group"),
+            subject=opt_str(raw, "subject"),
+            created_at=opt_int(raw, "created_at") or opt_int(raw, "creation_timestamp"),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupParticipant:
+    wa_id: str
+    raw: Raw
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Group:
+    """Group metadata from ``GET /{group_id}`` (fields absent unless requested read ``None``)."""
+
+    id: str
+    subject: str | None
+    description: str | None
+    join_approval_mode: str | None
+    suspended: bool | None
+    creation_timestamp: int | None
+    participants: tuple[GroupParticipant, ...]
+    total_participant_count: int | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> Group:
+        obj = as_object(raw, what="group")
+        return cls(
+            id=req_str(obj, "id", what="group"),
+            subject=opt_str(obj, "subject"),
+            description=opt_str(obj, "description"),
+            join_approval_mode=opt_str(obj, "join_approval_mode"),
+            suspended=opt_bool(obj, "suspended"),
+            creation_timestamp=opt_int(obj, "creation_timestamp"),
+            participants=tuple(
+                GroupParticipant(wa_id=wa_id, raw=item)
+                for item in object_list(obj.get("participants"))
+                if (wa_id := opt_str(item, "wa_id")) is not None
+            ),
+            total_participant_count=opt_int(obj, "total_participant_count"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupInviteLink:
+    invite_link: str
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> GroupInviteLink:
+        obj = as_object(raw, what="group invite link")
+        return cls(invite_link=req_str(obj, "invite_link", what="group invite link"), raw=obj)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupJoinRequest:
+    join_request_id: str
+    wa_id: str | None
+    creation_timestamp: int | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> GroupJoinRequest:
+        return cls(
+            join_request_id=req_str(raw, "join_request_id", what="join request"),
+            wa_id=opt_str(raw, "wa_id"),
+            creation_timestamp=opt_int(raw, "creation_timestamp"),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupJoinRequestsResult:
+    """Outcome of approving or rejecting join requests.
+
+    ``succeeded`` holds the ids the platform reports as approved (or rejected);
+    ``failed`` the ids it refused.
+    """
+
+    request_id: str | None
+    succeeded: tuple[str, ...]
+    failed: tuple[str, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any, *, succeeded_key: str) -> GroupJoinRequestsResult:
+        obj = as_object(raw, what="join requests")
+        return cls(
+            request_id=opt_str(obj, "request_id"),
+            succeeded=str_tuple(obj.get(succeeded_key)),
+            failed=tuple(
+                ident
+                for item in object_list(obj.get("failed_join_requests"))
+                if (ident := opt_str(item, "join_request_id")) is not None
+            ),
+            raw=obj,
+        )
+
+
+# --- helpers ------------------------------------------------------------------
 
 
 def _mode(value: object) -> str | None:

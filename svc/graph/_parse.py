@@ -12,6 +12,7 @@ from typing import Any
 from ._errors import GraphSerializationError
 
 __all__ = [
+    "Raw",
     "as_object",
     "object_list",
     "opt_bool",
@@ -21,6 +22,10 @@ __all__ = [
     "req_str",
     "str_tuple",
 ]
+
+
+Raw = Mapping[str, Any]
+"""A parsed Graph JSON object, as the results keep it in ``raw``."""
 
 
 def as_object(value: Any, *, what: str) -> Mapping[str, Any]:

@@ -10,11 +10,12 @@ import re
 import unicodedata
 from urllib.parse import quote, unquote
 
+from svc._text import breaks_path_segment
+
 from ._errors import GraphRequestValidationError
 
 __all__ = ["check_path_segment"]
 
-_FORBIDDEN = re.compile(r"[/\\?#\x00-\x1f\x7f]")
 _IIS_UNICODE_ESCAPE = re.compile(r"%[uU][0-9a-fA-F]{4}")
 _MAX_DECODE_ROUNDS = 8
 
@@ -36,7 +37,7 @@ def check_path_segment(value: object, *, field: str) -> str:
         raise GraphRequestValidationError(f"{field} must not be empty", field=field)
     if value in (".", ".."):
         raise GraphRequestValidationError(f"{field} must not be a dot segment", field=field)
-    if _FORBIDDEN.search(value):
+    if breaks_path_segment(value):
         raise GraphRequestValidationError(
             f"{field} must not contain '/', '\\', '?', '#' or control characters", field=field
         )
@@ -58,7 +59,7 @@ def _decodes_to_traversal(value: str) -> bool:
     stage = value
     for _ in range(_MAX_DECODE_ROUNDS):
         for form in (stage, unicodedata.normalize("NFKC", stage)):
-            if form.count(".") > dots or form in (".", "..") or _FORBIDDEN.search(form):
+            if form.count(".") > dots or form in (".", "..") or breaks_path_segment(form):
                 return True
         decoded = unquote(stage, errors="replace")
         if decoded == stage:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
@@ -23,22 +24,25 @@ from ._admin_checks import (
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
 from ._recipient import check_user, user_entry
-from ._results import (
-    BlockedUser,
-    BlockUsersResult,
-    BusinessProfile,
-    BusinessPublicKey,
-    CommerceSettings,
-    OfficialBusinessAccountStatus,
-    Page,
-    PhoneNumberInfo,
-    PhoneNumberSettings,
-    QrCode,
-    Success,
-)
+from ._results import Page, Success
 
-__all__ = ["BUSINESS_PROFILE_FIELDS", "MAX_BLOCK_USERS", "PhoneAdmin"]
+__all__ = [
+    "BUSINESS_PROFILE_FIELDS",
+    "MAX_BLOCK_USERS",
+    "BlockUsersResult",
+    "BlockedUser",
+    "BlockedUserOutcome",
+    "BusinessProfile",
+    "BusinessPublicKey",
+    "CommerceSettings",
+    "OfficialBusinessAccountStatus",
+    "PhoneAdmin",
+    "PhoneNumberInfo",
+    "PhoneNumberSettings",
+    "QrCode",
+]
 
 BUSINESS_PROFILE_FIELDS: Final = (
     "about",
@@ -64,6 +68,217 @@ _REGION = re.compile(r"[A-Z]{2}")
 _VERTICAL = re.compile(r"[A-Z_]{1,64}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _QR_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhoneNumberInfo:
+    """A business phone number (``GET /{phone_number_id}``, or an item of a WABA's list)."""
+
+    id: str
+    display_phone_number: str | None
+    verified_name: str | None
+    quality_rating: str | None
+    code_verification_status: str | None
+    name_status: str | None
+    platform_type: str | None
+    throughput_level: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> PhoneNumberInfo:
+        obj = as_object(raw, what="phone number")
+        throughput = opt_object(obj, "throughput") or {}
+        return cls(
+            id=req_str(obj, "id", what="phone number"),
+            display_phone_number=opt_str(obj, "display_phone_number"),
+            verified_name=opt_str(obj, "verified_name"),
+            quality_rating=opt_str(obj, "quality_rating"),
+            code_verification_status=opt_str(obj, "code_verification_status"),
+            name_status=opt_str(obj, "name_status"),
+            platform_type=opt_str(obj, "platform_type"),
+            throughput_level=opt_str(throughput, "level"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhoneNumberSettings:
+    """``GET /{phone_number_id}/settings``: calling and storage sections, as sent."""
+
+    calling: Raw | None
+    storage_configuration: Raw | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> PhoneNumberSettings:
+        obj = as_object(raw, what="phone number settings")
+        return cls(
+            calling=opt_object(obj, "calling"),
+            storage_configuration=opt_object(obj, "storage_configuration"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessProfile:
+    """``GET /{phone_number_id}/whatsapp_business_profile`` (the first ``data`` item)."""
+
+    about: str | None
+    address: str | None
+    description: str | None
+    email: str | None
+    profile_picture_url: str | None
+    websites: tuple[str, ...]
+    vertical: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> BusinessProfile:
+        obj = as_object(raw, what="business profile")
+        items = object_list(obj.get("data"))
+        profile = items[0] if items else obj
+        return cls(
+            about=opt_str(profile, "about"),
+            address=opt_str(profile, "address"),
+            description=opt_str(profile, "description"),
+            email=opt_str(profile, "email"),
+            profile_picture_url=opt_str(profile, "profile_picture_url"),
+            websites=str_tuple(profile.get("websites")),
+            vertical=opt_str(profile, "vertical"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommerceSettings:
+    """``GET /{phone_number_id}/whatsapp_commerce_settings`` (the first ``data`` item)."""
+
+    id: str | None
+    is_cart_enabled: bool | None
+    is_catalog_visible: bool | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> CommerceSettings:
+        obj = as_object(raw, what="commerce settings")
+        items = object_list(obj.get("data"))
+        settings = items[0] if items else obj
+        return cls(
+            id=opt_str(settings, "id"),
+            is_cart_enabled=opt_bool(settings, "is_cart_enabled"),
+            is_catalog_visible=opt_bool(settings, "is_catalog_visible"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockedUser:
+    wa_id: str
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> BlockedUser:
+        return cls(wa_id=req_str(raw, "wa_id", what="blocked user"), raw=raw)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockedUserOutcome:
+    """One user of a block or unblock call: what was sent (``input``) and the resolved id."""
+
+    input: str | None
+    wa_id: str | None
+    raw: Raw
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockUsersResult:
+    """``block_users.added_users`` (block) or ``removed_users`` (unblock), and failures."""
+
+    users: tuple[BlockedUserOutcome, ...]
+    failed_users: tuple[BlockedUserOutcome, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any, *, users_key: str) -> BlockUsersResult:
+        obj = as_object(raw, what="block users")
+        section = opt_object(obj, "block_users") or {}
+
+        def outcomes(value: Any) -> tuple[BlockedUserOutcome, ...]:
+            return tuple(
+                BlockedUserOutcome(input=opt_str(item, "input"), wa_id=opt_str(item, "wa_id"),
+                                   raw=item)
+                for item in object_list(value)
+            )
+
+        return cls(
+            users=outcomes(section.get(users_key)),
+            failed_users=outcomes(section.get("failed_users")),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OfficialBusinessAccountStatus:
+    """``GET /{phone_number_id}/official_business_account``."""
+
+    id: str | None
+    oba_status: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> OfficialBusinessAccountStatus:
+        obj = as_object(raw, what="official business account")
+        return cls(id=opt_str(obj, "id"), oba_status=opt_str(obj, "oba_status"), raw=obj)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QrCode:
+    """A prefilled-message QR code (``message_qrdls``)."""
+
+    code: str
+    prefilled_message: str | None
+    deep_link_url: str | None
+    qr_image_url: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> QrCode:
+        obj = as_object(raw, what="QR code")
+        items = object_list(obj.get("data"))
+        item = items[0] if items and "code" not in obj else obj
+        return cls(
+            code=req_str(item, "code", what="QR code"),
+            prefilled_message=opt_str(item, "prefilled_message"),
+            deep_link_url=opt_str(item, "deep_link_url"),
+            qr_image_url=opt_str(item, "qr_image_url"),
+            raw=item,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessPublicKey:
+    """``GET /{phone_number_id}/whatsapp_business_encryption`` (the first ``data`` item)."""
+
+    business_public_key: str | None
+    signature_status: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> BusinessPublicKey:
+        obj = as_object(raw, what="business public key")
+        items = object_list(obj.get("data"))
+        item = items[0] if items else obj
+        return cls(
+            business_public_key=opt_str(item, "business_public_key"),
+            signature_status=opt_str(item, "business_public_key_signature_status"),
+            raw=obj,
+        )
+
+
+# --- helpers ------------------------------------------------------------------
 
 
 def _edge(method: str, edge: str, **extra: Param) -> Endpoint:

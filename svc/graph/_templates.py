@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
@@ -25,19 +26,15 @@ from ._admin_checks import (
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
-from ._results import (
-    CreatedObject,
-    Page,
-    Success,
-    Template,
-    TemplateCreated,
-    TemplateGroup,
-    TemplateGroupAnalytics,
-)
+from ._parse import Raw, as_object, object_list, opt_object, opt_str, req_str, str_tuple
+from ._results import CreatedObject, Page, Success, Template
 
 __all__ = [
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
+    "TemplateCreated",
+    "TemplateGroup",
+    "TemplateGroupAnalytics",
     "Templates",
 ]
 
@@ -116,6 +113,70 @@ TEMPLATE_GROUP_ANALYTICS = Endpoint(
         "metric_types": Param(in_="query"),
     },
 )
+
+
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateCreated:
+    """``POST /{waba_id}/message_templates``: ``{"id", "status", "category"}``."""
+
+    id: str
+    status: str | None
+    category: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> TemplateCreated:
+        obj = as_object(raw, what="template")
+        return cls(
+            id=req_str(obj, "id", what="template"),
+            status=opt_str(obj, "status"),
+            category=opt_str(obj, "category"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateGroup:
+    """A template group (list item or ``GET /{template_group_id}``)."""
+
+    id: str
+    name: str | None
+    description: str | None
+    template_ids: tuple[str, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> TemplateGroup:
+        obj = as_object(raw, what="template group")
+        templates = opt_object(obj, "whatsapp_business_templates")
+        template_items = object_list(templates.get("data")) if templates else ()
+        ids = tuple(i for t in template_items if (i := opt_str(t, "id")) is not None)
+        return cls(
+            id=req_str(obj, "id", what="template group"),
+            name=opt_str(obj, "name"),
+            description=opt_str(obj, "description"),
+            template_ids=ids or str_tuple(obj.get("template_ids")),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TemplateGroupAnalytics:
+    """``GET /{waba_id}/template_group_analytics``: the ``data`` points, as sent."""
+
+    data: tuple[Raw, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> TemplateGroupAnalytics:
+        obj = as_object(raw, what="template group analytics")
+        return cls(data=object_list(obj.get("data")), raw=obj)
+
+
+# --- helpers ------------------------------------------------------------------
 
 
 def _template_name(value: object, field: str = "name") -> str:

@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from svc._text import has_control, has_text_control
+
 from ._errors import GraphRequestValidationError
 from ._recipient import is_phone_number, is_user_id
 
@@ -53,10 +55,6 @@ MAX_CAPTION_LENGTH = 1024
 MAX_FILENAME_LENGTH = 256
 MAX_GROUP_ID_LENGTH = 256
 
-CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-"""Control characters as this layer means them: Unicode ``Cc`` (C0, DEL and C1)."""
-# Multi-line text: newline and tab are allowed, every other control character is not.
-TEXT_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _GROUP_ID_FORBIDDEN = re.compile(r"[\s/\\?#%]")
 
 
@@ -77,7 +75,7 @@ def check_group_id(value: object, field: str = "to") -> str:
         raise _fail("must be a non-empty group id", field)
     if len(value) > MAX_GROUP_ID_LENGTH:
         raise _fail(f"must be at most {MAX_GROUP_ID_LENGTH} characters", field)
-    if CONTROL_CHARS.search(value) or _GROUP_ID_FORBIDDEN.search(value) or value in (".", ".."):
+    if has_control(value) or _GROUP_ID_FORBIDDEN.search(value) or value in (".", ".."):
         raise _fail("must hold no control characters, whitespace, '/', '\\', '?', '#', '%'", field)
     return value
 
@@ -102,7 +100,7 @@ def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT
         raise _fail("must be a non-empty string", field)
     if len(value) > max_length:
         raise _fail(f"must be at most {max_length} characters", field)
-    if TEXT_CONTROL_CHARS.search(value):
+    if has_text_control(value):
         raise _fail("must hold no control characters other than newline and tab", field)
     return value
 
@@ -113,7 +111,7 @@ def check_label(value: object, field: str, *, max_length: int) -> str:
         raise _fail("must be a non-empty string", field)
     if len(value) > max_length:
         raise _fail(f"must be at most {max_length} characters", field)
-    if CONTROL_CHARS.search(value):
+    if has_control(value):
         raise _fail("must hold no control characters", field)
     return value
 
@@ -139,7 +137,7 @@ def check_link(value: object, field: str = "link") -> str:
         raise _fail("must be a non-empty http or https URL", field)
     if len(value) > MAX_LINK_LENGTH:
         raise _fail(f"must be at most {MAX_LINK_LENGTH} characters", field)
-    if CONTROL_CHARS.search(value) or any(ch.isspace() for ch in value):
+    if has_control(value) or any(ch.isspace() for ch in value):
         raise _fail("must hold no whitespace or control characters", field)
     try:
         url = httpx.URL(value)

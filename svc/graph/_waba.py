@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 from ._admin_checks import (
     WabaScoped,
@@ -15,9 +16,11 @@ from ._admin_checks import (
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
-from ._results import CreatedObject, Page, PhoneNumberInfo, SubscribedApp, Success, WabaInfo
+from ._parse import Raw, as_object, opt_object, opt_str, req_str
+from ._phone_admin import PhoneNumberInfo
+from ._results import CreatedObject, Page, Success
 
-__all__ = ["WabaAccount"]
+__all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 
 _WABA = {"waba_id": Param(in_="path")}
 _PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
@@ -39,6 +42,55 @@ LIST_PHONE_NUMBERS = Endpoint(
 ADD_PHONE_NUMBER = Endpoint(method="POST", path_template="/{waba_id}/phone_numbers", params=_WABA)
 
 MAX_VERIFY_TOKEN_LENGTH: Final = 4096
+
+
+# --- results ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WabaInfo:
+    """``GET /{waba_id}``."""
+
+    id: str
+    name: str | None
+    currency: str | None
+    timezone_id: str | None
+    message_template_namespace: str | None
+    account_review_status: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> WabaInfo:
+        obj = as_object(raw, what="WhatsApp Business Account")
+        return cls(
+            id=req_str(obj, "id", what="WhatsApp Business Account"),
+            name=opt_str(obj, "name"),
+            currency=opt_str(obj, "currency"),
+            timezone_id=opt_str(obj, "timezone_id"),
+            message_template_namespace=opt_str(obj, "message_template_namespace"),
+            account_review_status=opt_str(obj, "account_review_status"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubscribedApp:
+    """An app subscribed to a WABA's webhooks (``whatsapp_business_api_data``)."""
+
+    id: str | None
+    name: str | None
+    link: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> SubscribedApp:
+        data = opt_object(raw, "whatsapp_business_api_data") or raw
+        return cls(
+            id=opt_str(data, "id"), name=opt_str(data, "name"), link=opt_str(data, "link"), raw=raw
+        )
+
+
+# --- helpers ------------------------------------------------------------------
 
 
 class WabaAccount(WabaScoped):

@@ -13,8 +13,8 @@ errors are reported:
 6. SHA-256 of the plaintext                               -> ``plaintext_hash_mismatch``
 
 Steps 3, 4 and 6 are three SHA-256 chains (the file, the tag, the
-plaintext), each of which must run in order, and step 5 (about a quarter
-of a hash here) feeds the third. For files of 256 KiB and more, on a
+plaintext), each of which must run in order, and step 5 (cheaper than a
+hash) feeds the third. For files of 256 KiB and more, on a
 machine with two usable CPUs, this thread and one short-lived helper thread
 each take the next step (4 MiB down to 256 KiB) of whichever chain has the
 most work left (``_Schedule``). A chain may move between threads
@@ -59,9 +59,9 @@ HMAC_TAG_SIZE: Final = 10
 PARALLEL_MIN_BYTES: Final = 256 * 1024
 """Smallest ciphertext worked on by a second thread; below it a thread costs more than it saves."""
 MIN_STEP_BYTES: Final = 256 * 1024
-"""Smallest scheduled step (~0.17 ms of SHA-256 here), so the two threads end close together."""
+"""Smallest scheduled step: short enough that the two threads end close together."""
 MAX_STEP_BYTES: Final = 4 * 1024 * 1024
-"""Largest scheduled step (~2.7 ms of SHA-256 here): the per-step Python cost (~10 us) is noise."""
+"""Largest scheduled step: long enough that the per-step Python overhead is noise."""
 BUNDLE_FIELDS: Final = ("encryption_key", "hmac_key", "iv", "plaintext_hash", "encrypted_hash")
 """Keys of the encryption metadata bundle, each a base64 string."""
 
@@ -91,8 +91,8 @@ def decrypt_encrypted_media(bundle: Mapping[str, str], encrypted: bytes) -> byte
     ``bundle`` holds the base64 strings ``encryption_key``, ``hmac_key``,
     ``iv``, ``plaintext_hash`` and ``encrypted_hash``. Raises
     ``MediaCryptoError`` or ``MediaIntegrityError`` (see the module docstring
-    for the order). This call blocks for the duration of the work (about 20 ms
-    for 16 MiB on two cores); async code uses ``decrypt_encrypted_media_async``.
+    for the order). This call blocks for the duration of the work (CPU-bound,
+    docs/performance.md); async code uses ``decrypt_encrypted_media_async``.
     """
     keys = _parse_bundle(bundle)
     data = _encrypted_bytes(encrypted)
@@ -185,7 +185,7 @@ def _run_catching(schedule: _Schedule, failures: list[BaseException]) -> None:
 _HASH_COST: Final = 4
 """Relative cost per byte of SHA-256 or HMAC (only its ratio to the next one matters)."""
 _PLAINTEXT_COST: Final = 5
-"""Relative cost per byte of AES-CBC decryption (~1/4 of a hash here) plus SHA-256."""
+"""Relative cost per byte of AES-CBC decryption plus SHA-256 (decryption is cheaper than a hash)."""
 _STEP_SHARE: Final = 8
 """A step covers this fraction (1/8) of all the bytes left, within the step bounds."""
 

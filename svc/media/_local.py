@@ -17,6 +17,7 @@ from typing import Any, Final
 import anyio
 import anyio.to_thread
 
+from svc._text import has_control
 from svc.graph import GraphClient, MediaKind, build_media_message, send_result_from_answer
 
 from ._bodies import FILE_CHUNK_SIZE, ByteSource
@@ -59,7 +60,6 @@ SUPPORTED_EXTENSIONS: Final[Mapping[str, Mapping[str, str]]] = {
 }
 """Extensions each kind accepts (case-insensitive) and the MIME type sent for them."""
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _PLACEHOLDER_MEDIA_ID: Final = "0"
 
 
@@ -218,7 +218,7 @@ def _check_local_path(path: object) -> str:
         raise MediaValidationError("invalid_path", "path must be a string or os.PathLike[str]")
     if not path.strip():
         raise MediaValidationError("invalid_path", "path must not be empty")
-    if _CONTROL.search(path):
+    if has_control(path):
         raise MediaValidationError("invalid_path", "path must not contain control characters")
     if ".." in re.split(r"[\\/]", path):
         raise MediaValidationError("invalid_path", "path must not contain '..' segments")

@@ -15,6 +15,7 @@ from typing import Any, Final
 import httpx
 
 from svc import crypto
+from svc._text import has_control
 from svc.graph import GraphClient, GraphNetworkError
 
 from ._bodies import ByteSource, CountedBody, UploadFile, byte_source, multipart_envelope
@@ -53,7 +54,6 @@ MAX_URL_LENGTH: Final = 8192
 MAX_FILE_NAME_LENGTH: Final = 255
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 async def upload_media(
@@ -324,7 +324,7 @@ def _check_download_url(url: object, *, code: str) -> httpx.URL:
         not isinstance(url, str)
         or not url
         or len(url) > MAX_URL_LENGTH
-        or _CONTROL.search(url)
+        or has_control(url)
         or any(ch.isspace() for ch in url)
     ):
         raise MediaValidationError(code, "url must be an http or https URL")
@@ -350,7 +350,7 @@ def _check_file_name(value: object, *, field: str) -> str:
         not isinstance(value, str)
         or not value.strip()
         or len(value) > MAX_FILE_NAME_LENGTH
-        or _CONTROL.search(value)
+        or has_control(value)
         or "/" in value
         or "\\" in value
         or value in (".", "..")

@@ -16,6 +16,8 @@ from typing import Final, Literal, get_args
 
 __all__ = [
     "FAULT_CODES",
+    "REDACTED_POSTGRES_LOCATION",
+    "REDACTED_SQLITE_LOCATION",
     "VALIDATION_CODES",
     "FaultCode",
     "PersistenceError",
@@ -36,6 +38,10 @@ FaultCode = Literal[
 ]
 ValidationCode = Literal["invalid_record", "invalid_options", "invalid_filename"]
 PersistenceErrorCode = FaultCode | ValidationCode
+
+REDACTED_SQLITE_LOCATION: Final = "[REDACTED_SQLITE_DATABASE]"
+REDACTED_POSTGRES_LOCATION: Final = "[REDACTED_POSTGRES_DATABASE]"
+"""What errors and reprs show instead of a database path or a connection string."""
 
 FAULT_CODES: Final[frozenset[str]] = frozenset(get_args(FaultCode))
 VALIDATION_CODES: Final[frozenset[str]] = frozenset(get_args(ValidationCode))

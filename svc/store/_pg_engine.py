@@ -41,9 +41,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from . import _batch
 from ._batch import DEFER, BatchHint, BatchKind
-from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._errors import (
+    REDACTED_POSTGRES_LOCATION,
+    FaultCode,
+    PersistenceError,
+    PersistenceValidationError,
+)
 from ._migrations import run_migrations
-from ._postgres import REDACTED_POSTGRES_LOCATION
 from ._session import Row, Session
 
 __all__ = ["PgEngine"]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 from ._base import StoreBase
 from ._batch import BatchHint
-from ._errors import FaultCode, PersistenceValidationError
+from ._errors import REDACTED_POSTGRES_LOCATION, FaultCode, PersistenceValidationError
 from ._session import Session
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["MISSING_EXTRA_MESSAGE", "PostgresStore"]
 
 T = TypeVar("T")
-REDACTED_POSTGRES_LOCATION: Final = "[REDACTED_POSTGRES_DATABASE]"
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )

@@ -21,7 +21,12 @@ import anyio.to_thread
 
 from ._base import StoreBase
 from ._batch import BatchHint
-from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._errors import (
+    REDACTED_SQLITE_LOCATION,
+    FaultCode,
+    PersistenceError,
+    PersistenceValidationError,
+)
 from ._migrations import run_migrations
 from ._session import Row, Session
 from ._validate import CONTROL_CHARS
@@ -29,7 +34,6 @@ from ._validate import CONTROL_CHARS
 __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
-REDACTED_SQLITE_LOCATION: Final = "[REDACTED_SQLITE_DATABASE]"
 _MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "SQLite migration failed.",
     "claim_failed": "SQLite service-request transaction failed.",
