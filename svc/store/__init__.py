@@ -1,7 +1,8 @@
 """Persistence: one contract, a SQLite and a PostgreSQL adapter, and the outbox worker.
 
 The store keeps webhook-event keys, idempotent send requests, a metadata-only
-message projection and an outbox; never message text, raw bodies or contacts.
+message projection, a user identity map (phone, BSUIDs, username) and an outbox;
+never message text, raw bodies or contact cards.
 """
 
 from ._contract import PersistenceStore as PersistenceStore
@@ -35,6 +36,7 @@ from ._records import Replay as Replay
 from ._records import ServiceRequestRecord as ServiceRequestRecord
 from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
+from ._records import UserIdentityRecord as UserIdentityRecord
 from ._records import WebhookEventResult as WebhookEventResult
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
@@ -82,6 +84,7 @@ __all__ = [
     "ServiceRequestState",
     "SqliteStore",
     "StatusEvent",
+    "UserIdentityRecord",
     "WebhookEventResult",
     "apply_status",
     "conversation_window",

@@ -25,6 +25,7 @@ from ._records import (
     PersistenceHealth,
     ServiceRequestRecord,
     StatusEvent,
+    UserIdentityRecord,
     WebhookEventResult,
 )
 from ._session import Session
@@ -110,12 +111,14 @@ class StoreBase(abc.ABC):
         received_at: datetime,
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
     ) -> WebhookEventResult:
-        """Remember a delivery's event key and project its messages and statuses, atomically.
+        """Remember a delivery's event key and project its messages, statuses and users, atomically.
 
-        One group-commit job: the event row and the projection commit together or
-        not at all. The projection (as ``record_message`` and
-        ``append_message_status``, idempotent) runs for a ``duplicate`` too, so a
+        One group-commit job: the event row, the projection and the identity-map
+        merge commit together or not at all. The projection (as
+        ``record_message``, ``append_message_status`` and
+        ``record_user_identities``, idempotent) runs for a ``duplicate`` too, so a
         repeated delivery retries it; the result says whether the key was new.
         """
         key = check.text(event_key, "event_key")
@@ -123,7 +126,8 @@ class StoreBase(abc.ABC):
         at = to_ms(received_at, field="received_at")
         rows = tuple(check.message(r) for r in check.records(messages, "messages"))
         events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
-        item: _batch.DeliveryArgs = (key, digest, at, rows, events)
+        users = tuple(check.identity(i) for i in check.records(identities, "identities"))
+        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users)
         return await self._call(
             "outbox_failed",
             lambda s: _batch.record_webhook_delivery(s, item),
@@ -132,7 +136,7 @@ class StoreBase(abc.ABC):
                 kind="delivery",
                 key=key,
                 args=item,
-                locks=_batch.delivery_message_ids(rows, events),
+                locks=_batch.delivery_message_ids(rows, events, users),
             ),
         )
 
@@ -268,24 +272,92 @@ class StoreBase(abc.ABC):
         )
 
     async def list_messages(
-        self, *, limit: int = 50, before_row_id: str | None = None
+        self, *, limit: int = 50, before_row_id: str | None = None, user: str | None = None
     ) -> MessagePage:
-        """Newest first (created_at, then row id); an unknown cursor gives an empty page."""
+        """Newest first (created_at, then row id); an unknown cursor gives an empty page.
+
+        ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user:
+        rows naming it or any identifier the identity map links to it.
+        """
         count = check.integer(limit, "limit", low=1, high=100)
         if before_row_id is not None and not isinstance(before_row_id, str):
             raise PersistenceValidationError("invalid_options", "before_row_id must be a string.")
         cursor = before_row_id
+        who = None if user is None else check.user(user)
         return await self._call(
-            "query_failed", lambda s: _ops.list_messages(s, count, cursor), write=False
+            "query_failed", lambda s: _ops.list_messages(s, count, cursor, who), write=False
         )
 
-    async def get_latest_inbound_message_at(self, *, phone: str) -> datetime | None:
-        """created_at of the newest inbound row from ``phone``, or None."""
-        value = check.text(phone, "phone", max_len=64)
+    async def get_latest_inbound_message_at(
+        self, *, user: str | None = None, phone: str | None = None
+    ) -> datetime | None:
+        """created_at of the newest inbound row from ``user``, or None.
+
+        ``user`` is a phone (wa_id), a BSUID or a parent BSUID; rows of every
+        identifier the identity map links to it count. ``phone`` is the older
+        name of the same argument.
+        """
+        if (user is None) == (phone is None):
+            raise PersistenceValidationError(
+                "invalid_options", "Pass exactly one of user and phone."
+            )
+        value = check.user(user if user is not None else phone)
         ms = await self._call(
             "query_failed", lambda s: _ops.get_latest_inbound_message_at(s, value), write=False
         )
         return None if ms is None else from_ms(ms)
+
+    async def record_user_identities(self, identities: Sequence[UserIdentityRecord]) -> None:
+        """Merge user sightings into the identity map, in order, in one transaction.
+
+        A sighting merges by ``user_id`` when it has one, else by ``wa_id``; a
+        newer sighting updates the values it knows, None never erases a value,
+        and ``last_seen_at`` only moves forward.
+        """
+        users = tuple(check.identity(i) for i in check.records(identities, "identities"))
+        if users:
+            await self._call(
+                "outbox_failed", lambda s: _ops.record_user_identities(s, users), write=True
+            )
+
+    async def record_identity_change(
+        self,
+        *,
+        user: str,
+        new_user_id: str | None = None,
+        new_wa_id: str | None = None,
+        at: datetime,
+    ) -> UserIdentityRecord:
+        """Apply "user changed number" (new wa_id and BSUID) or "user changed user id".
+
+        The identity ``user`` names (a BSUID or a wa_id) moves to the new
+        identifiers; the old ones stop resolving, the username and parent BSUID
+        carry over. Returns the identity as stored after the change.
+        """
+        old = check.user(user)
+        new_id = check.optional_text(new_user_id, "new_user_id", max_len=check.USER_ID_MAX)
+        new_wa = check.optional_text(new_wa_id, "new_wa_id", max_len=check.PHONE_MAX)
+        if new_id is None and new_wa is None:
+            raise PersistenceValidationError(
+                "invalid_record", "An identity change needs new_user_id or new_wa_id."
+            )
+        moment = to_ms(at, field="at")
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.record_identity_change(s, old, new_id, new_wa, moment),
+            write=True,
+        )
+
+    async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
+        """The known identity of ``user`` (a phone, a BSUID or a parent BSUID), or None.
+
+        Answers which identifiers the service can reply to: a BSUID match wins
+        over a parent-BSUID match over a phone match, then the most recently seen.
+        """
+        value = check.user(user)
+        return await self._call(
+            "query_failed", lambda s: _ops.find_user_identity(s, value), write=False
+        )
 
     async def count_outbox_pending(self) -> int:
         """How many outbox items are pending."""

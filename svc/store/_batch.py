@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
-from . import _ops, _sqlite_delivery
+from . import _identity, _ops, _sqlite_delivery
 from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
 from ._session import Session
 from ._status import apply_status_events
+from ._validate import IdentityArgs
 
 __all__ = [
     "DEFER",
@@ -69,9 +70,15 @@ def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
 
 
 DeliveryArgs = tuple[
-    str, str, int, tuple[tuple[object, ...], ...], tuple[tuple[str, str, int], ...]
+    str,
+    str,
+    int,
+    tuple[tuple[object, ...], ...],
+    tuple[tuple[str, str, int], ...],
+    tuple[IdentityArgs, ...],
 ]
-"""A checked delivery: event key, event hash, received-at ms, message values, status events."""
+"""A checked delivery: event key, event hash, received-at ms, message values, status events,
+identity sightings."""
 
 
 SQLITE_SET_BASED_FROM: Final = 5
@@ -80,10 +87,18 @@ SQLITE_SET_BASED_FROM: Final = 5
 
 
 def delivery_message_ids(
-    messages: Sequence[tuple[object, ...]], statuses: Sequence[tuple[str, str, int]]
+    messages: Sequence[tuple[object, ...]],
+    statuses: Sequence[tuple[str, str, int]],
+    identities: Sequence[IdentityArgs] = (),
 ) -> tuple[str, ...]:
-    """The sorted message ids a delivery locks: its messages' and its statuses'."""
-    return tuple(sorted({str(values[1]) for values in messages} | {e[0] for e in statuses}))
+    """The sorted keys a delivery locks: its messages' and statuses' ids, its identities' keys."""
+    return tuple(
+        sorted(
+            {str(values[1]) for values in messages}
+            | {e[0] for e in statuses}
+            | set(_identity.lock_keys(identities))
+        )
+    )
 
 
 def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResult:
@@ -98,7 +113,7 @@ def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResul
         if len(item[3]) + len(item[4]) >= SQLITE_SET_BASED_FROM:
             return _sqlite_delivery.record_webhook_delivery(s, *item)
         return _ops.record_webhook_delivery(s, *item)
-    ids = delivery_message_ids(item[3], item[4])
+    ids = delivery_message_ids(item[3], item[4], item[5])
     if ids:
         lock_message_ids(s, ids)
     result = record_webhook_deliveries(s, [item])[0]
@@ -111,8 +126,9 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
 
     All the deliveries' messages go through one ``record_messages`` (a deferred
     one runs alone right here: a delivery never waits for a later batch), all
-    their statuses through one ``append_message_statuses``, then their event
-    keys through ``record_webhook_events``. With fresh row ids per message (as
+    their statuses through one ``append_message_statuses``, their identity
+    sightings one by one in delivery order, then their event keys through
+    ``record_webhook_events``. With fresh row ids per message (as
     the HTTP layer makes them), the result equals running the deliveries one
     after another in order; a row id reused for another message id settles in
     the order ``record_messages`` gives (first the rows it inserts, then the
@@ -149,6 +165,8 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
                     _ops.record_message(s, values)
     if statuses:
         append_message_statuses(s, statuses)
+    for item in deliveries:
+        _identity.upsert_identities(s, item[5])
     return record_webhook_events(s, [item[:3] for item in deliveries])
 
 
@@ -247,7 +265,7 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         for row in s.fetchall(
             f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
             " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])"
+            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])"
             f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
             columns,
         )

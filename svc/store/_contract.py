@@ -14,6 +14,7 @@ from ._records import (
     PersistenceHealth,
     ServiceRequestRecord,
     StatusEvent,
+    UserIdentityRecord,
     WebhookEventResult,
 )
 
@@ -54,8 +55,10 @@ class PersistenceStore(Protocol):
         received_at: datetime,
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
     ) -> WebhookEventResult:
-        """Remember a delivery's event key and project its messages and statuses, atomically.
+        """Remember a delivery's event key, project its messages and statuses and merge its
+        identity sightings (as ``record_user_identities``), atomically.
 
         The projection runs (idempotently) for a ``duplicate`` too; the result says
         whether the key was new. Everything commits together or not at all.
@@ -121,13 +124,42 @@ class PersistenceStore(Protocol):
         ...
 
     async def list_messages(
-        self, *, limit: int = 50, before_row_id: str | None = None
+        self, *, limit: int = 50, before_row_id: str | None = None, user: str | None = None
     ) -> MessagePage:
-        """Rows by created_at then row id, both descending, after an optional cursor."""
+        """Rows by created_at then row id, both descending, after an optional cursor.
+
+        ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user,
+        resolved through the identity map to every identifier linked to it.
+        """
         ...
 
-    async def get_latest_inbound_message_at(self, *, phone: str) -> datetime | None:
-        """created_at of the newest inbound row from ``phone``, or None."""
+    async def get_latest_inbound_message_at(
+        self, *, user: str | None = None, phone: str | None = None
+    ) -> datetime | None:
+        """created_at of the newest inbound row from ``user`` (``phone`` is an alias), or None.
+
+        ``user`` is a phone, a BSUID or a parent BSUID, resolved through the
+        identity map: the window of one user, whichever identifier names it.
+        """
+        ...
+
+    async def record_user_identities(self, identities: Sequence[UserIdentityRecord]) -> None:
+        """Merge user sightings into the identity map (by user_id, else by wa_id)."""
+        ...
+
+    async def record_identity_change(
+        self,
+        *,
+        user: str,
+        new_user_id: str | None = None,
+        new_wa_id: str | None = None,
+        at: datetime,
+    ) -> UserIdentityRecord:
+        """Move the identity ``user`` names to its new BSUID and/or wa_id; return it."""
+        ...
+
+    async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
+        """The known identity of a phone, BSUID or parent BSUID, or None."""
         ...
 
     async def count_outbox_pending(self) -> int:

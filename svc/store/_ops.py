@@ -9,8 +9,10 @@ Arguments are already validated and times are epoch milliseconds.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Final
 
+from . import _identity
 from ._records import (
     OUTBOX_LEASE_MS,
     Claimed,
@@ -24,15 +26,17 @@ from ._records import (
     Replay,
     ServiceRequestRecord,
     ServiceRequestState,
+    UserIdentityRecord,
     WebhookEventResult,
 )
 from ._session import Row, Session
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
+from ._validate import IdentityArgs
 
 _MESSAGE_COLUMNS: Final = (
     "row_id, wa_message_id, direction, from_phone, to_phone, type, status,"
-    " graph_message_id, created_at, updated_at"
+    " graph_message_id, created_at, updated_at, user_id, parent_user_id"
 )
 _OUTBOX_COLUMNS: Final = (
     "id, payload_hash, status, attempts, lease_id, lease_expires_at, next_attempt_at,"
@@ -57,6 +61,8 @@ def _message(row: Row) -> MessageRecord:
         graph_message_id=row[7],
         created_at=from_ms(row[8]),
         updated_at=from_ms(row[9]),
+        user_id=row[10],
+        parent_user_id=row[11],
     )
 
 
@@ -104,19 +110,22 @@ def record_webhook_delivery(
     at: int,
     messages: tuple[tuple[object, ...], ...],
     statuses: tuple[tuple[str, str, int], ...],
+    identities: tuple[IdentityArgs, ...] = (),
 ) -> WebhookEventResult:
     """The event row and the delivery's projection, call by call, in the caller's transaction.
 
-    The projection runs for a duplicate too (a repeated delivery retries it; every
-    step is idempotent). This is the reference meaning: the adapters run set-based
-    forms (``_batch`` on PostgreSQL, ``_sqlite_delivery`` on SQLite) that property
-    tests compare with it.
+    The projection (messages, statuses, then the identity sightings) runs for a
+    duplicate too (a repeated delivery retries it; every step is idempotent).
+    This is the reference meaning: the adapters run set-based forms (``_batch``
+    on PostgreSQL, ``_sqlite_delivery`` on SQLite) that property tests compare
+    with it. On PostgreSQL the caller holds the identities' advisory locks.
     """
     result = record_webhook_event(s, key, digest, at)
     for values in messages:
         record_message(s, values)
     for wa_message_id, status, occurred_at in statuses:
         append_message_status(s, wa_message_id, status, occurred_at)
+    _identity.upsert_identities(s, identities)
     return result
 
 
@@ -282,7 +291,7 @@ def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
     row_id, wa_message_id = str(values[0]), str(values[1])
     _lock_message_id(s, wa_message_id)
     row = s.fetchone(
-        f"INSERT INTO svc_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        f"INSERT INTO svc_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         f" ON CONFLICT DO NOTHING RETURNING {_MESSAGE_COLUMNS}",
         values,
     )
@@ -317,7 +326,7 @@ def reconcile_inserted(s: Session, row: Row, events: list[tuple[str, int]]) -> M
         "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
         (status, new_ms, row[0]),
     )
-    return _message((*row[:6], status, row[7], row[8], new_ms))
+    return _message((*row[:6], status, row[7], row[8], new_ms, *row[10:]))
 
 
 def append_message_status(s: Session, wa_message_id: str, status: str, at: int) -> bool:
@@ -357,34 +366,89 @@ def get_message(s: Session, wa_message_id: str, direction: str | None) -> Messag
     return None if row is None else _message(row)
 
 
-def list_messages(s: Session, limit: int, before_row_id: str | None) -> MessagePage:
-    if before_row_id is None:
-        rows = s.fetchall(
-            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
-            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (limit + 1,),
+def _in_list(values: Sequence[object]) -> str:
+    return "(" + ",".join("?" * len(values)) + ")"
+
+
+def list_messages(
+    s: Session, limit: int, before_row_id: str | None, user: str | None = None
+) -> MessagePage:
+    """A page newest first; ``user`` keeps the rows of every identifier linked to it."""
+    where: list[str] = []
+    params: list[object] = []
+    if user is not None:
+        ids = _identity.user_identifiers(s, user)
+        marks = _in_list(ids)
+        where.append(
+            f"((direction = 'inbound' AND from_phone IN {marks})"
+            f" OR (direction = 'outbound' AND to_phone IN {marks})"
+            f" OR user_id IN {marks} OR parent_user_id IN {marks})"
         )
-    else:
+        params += [*ids, *ids, *ids, *ids]
+    if before_row_id is not None:
         cursor = s.fetchone(
             "SELECT created_at, row_id FROM svc_messages WHERE row_id = ?", (before_row_id,)
         )
         if cursor is None:
             return MessagePage(items=(), next_cursor=None)
-        rows = s.fetchall(
-            f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages"
-            " WHERE (created_at, row_id) < (?, ?)"
-            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (cursor[0], cursor[1], limit + 1),
-        )
+        where.append("(created_at, row_id) < (?, ?)")
+        params += [cursor[0], cursor[1]]
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
+    rows = s.fetchall(
+        f"SELECT {_MESSAGE_COLUMNS} FROM svc_messages{clause}"
+        " ORDER BY created_at DESC, row_id DESC LIMIT ?",
+        (*params, limit + 1),
+    )
     items = tuple(_message(r) for r in rows[:limit])
     more = len(rows) > limit
     return MessagePage(items=items, next_cursor=items[-1].row_id if more else None)
 
 
-def get_latest_inbound_message_at(s: Session, phone: str) -> int | None:
+def get_latest_inbound_message_at(s: Session, user: str) -> int | None:
+    """The newest inbound created_at over the rows of every identifier linked to ``user``.
+
+    One indexed ``MAX`` per identity column (004's and 007's window indexes).
+    """
+    ids = _identity.user_identifiers(s, user)
+    marks = _in_list(ids)
     row = s.fetchone(
-        "SELECT created_at FROM svc_messages WHERE direction = 'inbound' AND from_phone = ?"
-        " ORDER BY created_at DESC LIMIT 1",
-        (phone,),
+        "SELECT MAX(latest) FROM ("
+        " SELECT MAX(created_at) AS latest FROM svc_messages"
+        f"  WHERE direction = 'inbound' AND from_phone IN {marks}"
+        " UNION ALL SELECT MAX(created_at) FROM svc_messages"
+        f"  WHERE direction = 'inbound' AND user_id IN {marks}"
+        " UNION ALL SELECT MAX(created_at) FROM svc_messages"
+        f"  WHERE direction = 'inbound' AND parent_user_id IN {marks}"
+        ") AS window_rows",
+        (*ids, *ids, *ids),
     )
-    return None if row is None else int(row[0])
+    return None if row is None or row[0] is None else int(row[0])
+
+
+# --- user identities
+
+
+def _lock_identities(s: Session, keys: Sequence[str]) -> None:
+    for key in keys:  # sorted by the caller: one global order
+        _lock_message_id(s, key)
+
+
+def record_user_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
+    _lock_identities(s, _identity.lock_keys(items))
+    _identity.upsert_identities(s, items)
+
+
+def record_identity_change(
+    s: Session, user: str, new_user_id: str | None, new_wa_id: str | None, at: int
+) -> UserIdentityRecord:
+    found = _identity.find_identity(s, user)
+    sightings: list[IdentityArgs] = [(new_user_id, None, new_wa_id, None, at)]
+    if found is not None:
+        sightings.append((found.user_id, None, found.wa_id, None, at))
+    keys = {*_identity.lock_keys(sightings), *_identity.lock_keys([(user, None, user, None, at)])}
+    _lock_identities(s, sorted(keys))
+    return _identity.apply_identity_change(s, user, new_user_id, new_wa_id, at)
+
+
+def find_user_identity(s: Session, user: str) -> UserIdentityRecord | None:
+    return _identity.find_identity(s, user)

@@ -29,6 +29,7 @@ __all__ = [
     "ServiceRequestRecord",
     "ServiceRequestState",
     "StatusEvent",
+    "UserIdentityRecord",
     "WebhookEventResult",
 ]
 
@@ -62,7 +63,13 @@ class ServiceRequestState(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageRecord:
-    """One row of the message projection (metadata only, never the text)."""
+    """One row of the message projection (metadata only, never the text).
+
+    ``from_phone``/``to_phone`` are the user's wa_id (phone) and ``user_id`` /
+    ``parent_user_id`` their business-scoped user ids (BSUIDs): an inbound row
+    names its sender by at least one of from_phone, user_id, parent_user_id, an
+    outbound row its recipient by at least one of to_phone, user_id, parent_user_id.
+    """
 
     row_id: str
     wa_message_id: str
@@ -74,6 +81,24 @@ class MessageRecord:
     from_phone: str | None = None
     to_phone: str | None = None
     graph_message_id: str | None = None
+    user_id: str | None = None
+    parent_user_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserIdentityRecord:
+    """One WhatsApp user's known identifiers, as last seen (metadata, never content).
+
+    ``user_id`` is the business-scoped user id (BSUID), ``parent_user_id`` the
+    portfolio-wide parent BSUID, ``wa_id`` the phone number (absent for a user
+    who shares only a username). A record names at least ``user_id`` or ``wa_id``.
+    """
+
+    user_id: str | None = None
+    parent_user_id: str | None = None
+    wa_id: str | None = None
+    username: str | None = None
+    last_seen_at: datetime
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,15 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from . import _ops
+from . import _identity, _ops
 from ._records import WebhookEventResult
 from ._session import Row, Session
 from ._status import apply_status_events
+from ._validate import IdentityArgs
 
 __all__ = ["record_webhook_delivery"]
 
 _MAX_VARIABLES: Final = 999
-_MESSAGE_WIDTH: Final = 10
+_MESSAGE_WIDTH: Final = 12
 _STATUS_WIDTH: Final = 3
 
 
@@ -41,13 +42,18 @@ def record_webhook_delivery(
     at: int,
     messages: tuple[tuple[object, ...], ...],
     statuses: tuple[tuple[str, str, int], ...],
+    identities: tuple[IdentityArgs, ...] = (),
 ) -> WebhookEventResult:
-    """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction."""
+    """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction.
+
+    The identity sightings (usually one per delivery) merge one by one, as there.
+    """
     result = _ops.record_webhook_event(s, key, digest, at)
     if messages:
         _record_messages(s, messages)
     if statuses:
         _append_statuses(s, statuses)
+    _identity.upsert_identities(s, identities)
     return result
 
 

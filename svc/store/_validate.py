@@ -9,13 +9,17 @@ from typing import Final
 from svc._text import has_ascii_control
 
 from ._errors import PersistenceValidationError, ValidationCode
-from ._records import MessageRecord, StatusEvent
+from ._records import MessageRecord, StatusEvent, UserIdentityRecord
 from ._time import to_ms
 
 # Transitional: _sqlite.py still searches this pattern for a database path; at merge it
 # calls svc._text.has_ascii_control and this name goes (one rule, one definition).
 CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f]")
 KEY_MAX: Final = 256
+PHONE_MAX: Final = 64
+USER_ID_MAX: Final = 160
+"""A BSUID is a country code, a dot and up to 128 alphanumerics; a parent adds ``ENT.``."""
+USERNAME_MAX: Final = 128
 _DIRECTIONS: Final = frozenset({"inbound", "outbound"})
 
 
@@ -75,23 +79,70 @@ def status_event(event: object) -> tuple[str, str, int]:
     )
 
 
+def user(value: object, field: str = "user") -> str:
+    """A user to look up: a phone number (wa_id), a BSUID or a parent BSUID."""
+    return text(value, field, max_len=USER_ID_MAX)
+
+
 def message(record: object) -> tuple[object, ...]:
-    """The checked column values of a message record, times as epoch ms."""
+    """The checked column values of a message record, times as epoch ms.
+
+    The order is ``_ops._MESSAGE_COLUMNS``'s. The row must name its user (the
+    sender of an inbound row, the recipient of an outbound one) by a phone or a BSUID.
+    """
     if not isinstance(record, MessageRecord):
         raise PersistenceValidationError("invalid_record", "record must be a MessageRecord.")
     if record.direction not in _DIRECTIONS:
         raise PersistenceValidationError(
             "invalid_record", "direction must be 'inbound' or 'outbound'."
         )
+    from_phone = optional_text(record.from_phone, "from_phone", max_len=PHONE_MAX)
+    to_phone = optional_text(record.to_phone, "to_phone", max_len=PHONE_MAX)
+    user_id = optional_text(record.user_id, "user_id", max_len=USER_ID_MAX)
+    parent_user_id = optional_text(record.parent_user_id, "parent_user_id", max_len=USER_ID_MAX)
+    inbound = record.direction == "inbound"
+    if (from_phone if inbound else to_phone) is None and user_id is None and parent_user_id is None:
+        phone = "from_phone" if inbound else "to_phone"
+        raise PersistenceValidationError(
+            "invalid_record",
+            f"An {record.direction} message needs {phone}, user_id or parent_user_id.",
+        )
     return (
         text(record.row_id, "row_id"),
         text(record.wa_message_id, "wa_message_id"),
         record.direction,
-        optional_text(record.from_phone, "from_phone", max_len=64),
-        optional_text(record.to_phone, "to_phone", max_len=64),
+        from_phone,
+        to_phone,
         text(record.type, "type", max_len=64),
         text(record.status, "status", max_len=64),
         optional_text(record.graph_message_id, "graph_message_id"),
         to_ms(record.created_at, field="created_at"),
         to_ms(record.updated_at, field="updated_at"),
+        user_id,
+        parent_user_id,
+    )
+
+
+IdentityArgs = tuple[str | None, str | None, str | None, str | None, int]
+"""A checked identity: user_id, parent_user_id, wa_id, username, last-seen ms."""
+
+
+def identity(record: object) -> IdentityArgs:
+    """The checked values of a ``UserIdentityRecord``; it must name a user_id or a wa_id."""
+    if not isinstance(record, UserIdentityRecord):
+        raise PersistenceValidationError(
+            "invalid_record", "identities must be UserIdentityRecord records."
+        )
+    user_id = optional_text(record.user_id, "user_id", max_len=USER_ID_MAX)
+    wa_id = optional_text(record.wa_id, "wa_id", max_len=PHONE_MAX)
+    if user_id is None and wa_id is None:
+        raise PersistenceValidationError(
+            "invalid_record", "A user identity needs a user_id or a wa_id."
+        )
+    return (
+        user_id,
+        optional_text(record.parent_user_id, "parent_user_id", max_len=USER_ID_MAX),
+        wa_id,
+        optional_text(record.username, "username", max_len=USERNAME_MAX),
+        to_ms(record.last_seen_at, field="last_seen_at"),
     )

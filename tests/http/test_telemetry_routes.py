@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from svc.store import SqliteStore
+from svc.store import SCHEMA_VERSION, SqliteStore
 
 from .conftest import AUTH, AppFactory, FailingStore, fixture, post_webhook
 
@@ -184,7 +184,7 @@ async def test_status_snapshot(make_app: AppFactory, sqlite_store: SqliteStore) 
     assert body["persistence"] == {
         "ok": True,
         "backend": "sqlite",
-        "currentVersion": 6,
+        "currentVersion": SCHEMA_VERSION,
         "redactedLocation": "[REDACTED_SQLITE_DATABASE]",
     }
     bare = await (await make_app().test_client().get("/status", headers=AUTH)).get_json()

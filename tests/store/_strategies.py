@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from svc.store import MessageRecord, _ops
+from svc.store import MessageRecord, UserIdentityRecord, _identity, _ops
 from svc.store import _validate as check
 
 from .conftest import T0
@@ -15,18 +15,25 @@ from .conftest import T0
 KEYS = st.sampled_from(["a", "b", "c"])
 STATUSES = st.sampled_from(["sent", "delivered", "read", "failed", "pending"])
 TIMES = st.integers(min_value=0, max_value=4).map(lambda n: n * 1000)
+PHONES = st.sampled_from([None, "1555", "1556"])
+USER_IDS = st.sampled_from([None, "US.1", "US.2"])
+PARENT_IDS = st.sampled_from([None, "US.ENT.1"])
+WHO = st.tuples(PHONES, USER_IDS, PARENT_IDS).filter(lambda who: who != (None, None, None))
+"""The user a message names: a phone, a BSUID, a parent BSUID (at least one)."""
 MESSAGES = st.builds(
-    lambda row, wa, direction, status, at: check.message(
+    lambda row, wa, direction, status, at, who: check.message(
         MessageRecord(
             row_id=f"row-{row}",
             wa_message_id=f"wamid.{wa}",
             direction=direction,
-            from_phone="1555" if direction == "inbound" else None,
-            to_phone=None if direction == "inbound" else "1555",
+            from_phone=who[0] if direction == "inbound" else None,
+            to_phone=None if direction == "inbound" else who[0],
             type="text",
             status=status,
             created_at=T0 + timedelta(milliseconds=at),
             updated_at=T0 + timedelta(milliseconds=at),
+            user_id=who[1],
+            parent_user_id=who[2],
         )
     ),
     KEYS,
@@ -34,7 +41,24 @@ MESSAGES = st.builds(
     st.sampled_from(["inbound", "outbound"]),
     STATUSES,
     TIMES,
+    WHO,
 )
+IDENTITIES = st.builds(
+    lambda ids, parent, username, at: check.identity(
+        UserIdentityRecord(
+            user_id=ids[0],
+            parent_user_id=parent,
+            wa_id=ids[1],
+            username=username,
+            last_seen_at=T0 + timedelta(milliseconds=at),
+        )
+    ),
+    st.tuples(USER_IDS, PHONES).filter(lambda ids: ids != (None, None)),
+    PARENT_IDS,
+    st.sampled_from([None, "ann", "bob"]),
+    TIMES,
+)
+"""Identity sightings: a BSUID or a wa_id (or both), maybe a parent BSUID and a username."""
 STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
 CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
 COMPLETES = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES)
@@ -46,17 +70,21 @@ SINGLE: dict[str, Any] = {
     "claim": lambda s, a: _ops.claim_service_request(s, *a),
     "complete": lambda s, a: _ops.complete_service_request(s, *a),
     "event": lambda s, a: _ops.record_webhook_event(s, *a),
+    "identity": lambda s, a: _identity.upsert_identities(s, [a]),
 }
 DUMP = [
     "SELECT * FROM svc_messages ORDER BY row_id",
     "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
     "SELECT * FROM svc_service_requests ORDER BY idempotency_key",
     "SELECT * FROM svc_webhook_events ORDER BY event_key",
+    "SELECT user_id, parent_user_id, wa_id, username, last_seen_at FROM svc_user_identities"
+    " ORDER BY 1, 2, 3, 4, 5",
 ]
 SEED = st.lists(
     st.one_of(
         st.tuples(st.just("message"), MESSAGES),
         st.tuples(st.just("status"), STATUS_EVENTS),
+        st.tuples(st.just("identity"), IDENTITIES),
         st.tuples(st.just("claim"), CLAIMS),
         st.tuples(st.just("complete"), COMPLETES),
     ),
@@ -67,20 +95,22 @@ SEED = st.lists(
 def _fresh_row_ids(deliveries: list[Any]) -> list[Any]:
     """Give every message its own row id, as the HTTP layer does (a uuid4 per message)."""
     return [
-        (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), d[4])
+        (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), *d[4:])
         for i, d in enumerate(deliveries)
     ]
 
 
 def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[Any]]:
-    """Lists of checked deliveries (event key, hash, ms, message values, status events)."""
+    """Lists of checked deliveries (event key, hash, ms, message values, status events,
+    identity sightings)."""
     return st.lists(
         st.tuples(
             KEYS,
             TIMES,
             st.lists(MESSAGES, max_size=max_updates).map(tuple),
             st.lists(STATUS_EVENTS, max_size=max_updates).map(tuple),
-        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3])),
+            st.lists(IDENTITIES, max_size=2).map(tuple),
+        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4])),
         min_size=1,
         max_size=max_deliveries,
     )

@@ -22,6 +22,7 @@ SPEC_NAMES = [
     "004_inbound_window_index",
     "005_service_request_claims",
     "006_message_uniqueness",
+    "007_user_identity",
 ]
 
 
@@ -81,7 +82,7 @@ async def test_held_lock_fails_and_stale_lock_is_taken_over(persistent_backend: 
     persistent_backend.raw_sql(
         "UPDATE svc_persistence_lock SET acquired_at = ?", (now - LOCK_STALE_MS - 1,)
     )
-    assert await store.migrate() == 6
+    assert await store.migrate() == SCHEMA_VERSION
     assert persistent_backend.raw_sql("SELECT COUNT(*) FROM svc_persistence_lock") == [(0,)]
 
 
@@ -90,7 +91,7 @@ async def test_schema_newer_than_code_fails(persistent_backend: Backend) -> None
     await store.migrate()
     persistent_backend.raw_sql(
         "INSERT INTO svc_schema_migrations (version, name, checksum, applied_at)"
-        " VALUES (7, '007_future', 'x', 0)"
+        " VALUES (99, '099_future', 'x', 0)"
     )
     with pytest.raises(PersistenceError) as info:
         await store.migrate()
@@ -99,7 +100,7 @@ async def test_schema_newer_than_code_fails(persistent_backend: Backend) -> None
 
 async def test_step_by_step_migration_reaches_the_same_schema(persistent_backend: Backend) -> None:
     store = persistent_backend.open()
-    for version in range(1, 7):
+    for version in range(1, SCHEMA_VERSION + 1):
         assert await store.migrate(target_version=version) == version
         assert (await store.health()).current_version == version
     rows = persistent_backend.raw_sql(
@@ -146,7 +147,7 @@ async def test_006_deduplicates_rows_migrated_at_005(persistent_backend: Backend
             "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
             " VALUES ('w1', 'read', 5)"
         )
-    assert await store.migrate() == 6
+    assert await store.migrate() == SCHEMA_VERSION
     kept = persistent_backend.raw_sql(
         "SELECT row_id, direction, wa_message_id FROM svc_messages ORDER BY row_id"
     )
@@ -188,9 +189,20 @@ async def test_list_and_window_queries_use_their_indexes(tmp_path: object) -> No
     conn = sqlite3.connect(path)
     try:
         conn.executemany(
-            "INSERT INTO svc_messages VALUES (?, ?, ?, ?, NULL, 'text', 'sent', NULL, ?, ?)",
+            "INSERT INTO svc_messages (row_id, wa_message_id, direction, from_phone, to_phone,"
+            " type, status, graph_message_id, created_at, updated_at, user_id, parent_user_id)"
+            " VALUES (?, ?, ?, ?, NULL, 'text', 'sent', NULL, ?, ?, ?, ?)",
             [
-                (f"r{i:05d}", f"w{i}", ("inbound", "outbound")[i % 2], f"1555{i % 50}", i, i)
+                (
+                    f"r{i:05d}",
+                    f"w{i}",
+                    ("inbound", "outbound")[i % 2],
+                    f"1555{i % 50}",
+                    i,
+                    i,
+                    f"US.{i % 70}",
+                    f"US.ENT.{i % 90}",
+                )
                 for i in range(3000)
             ],
         )
@@ -211,8 +223,19 @@ async def test_list_and_window_queries_use_their_indexes(tmp_path: object) -> No
             "SELECT created_at FROM svc_messages WHERE direction = 'inbound' AND from_phone = ?"
             " ORDER BY created_at DESC LIMIT ?"
         )
+        by_user = {
+            column: plan(
+                "SELECT MAX(created_at) FROM svc_messages"  # noqa: S608 -- a constant column name
+                f" WHERE direction = 'inbound' AND {column} IN (?, ?)"
+            )
+            for column in ("from_phone", "user_id", "parent_user_id")
+        }
     finally:
         conn.close()
     for text in (first, paged):
         assert "svc_messages_list" in text and "TEMP B-TREE" not in text
     assert "svc_messages_inbound_window" in window and "TEMP B-TREE" not in window
+    # 007: the window by user (any identifier column) is an index search per column.
+    assert "svc_messages_inbound_window" in by_user["from_phone"]
+    assert "svc_messages_user_window" in by_user["user_id"]
+    assert "svc_messages_parent_user_window" in by_user["parent_user_id"]

@@ -17,7 +17,7 @@ from datetime import timedelta
 import pytest
 import trio
 
-from svc.store import MessageRecord, PersistenceError, PostgresStore
+from svc.store import SCHEMA_VERSION, MessageRecord, PersistenceError, PostgresStore
 from tests.reliability.conftest import PrivatePostgres
 
 from .conftest import T0
@@ -160,7 +160,7 @@ async def test_a_store_opened_during_an_outage_fails_fast_then_works(
         assert len(failures) == 20 and time.monotonic() - started < DOWN_BOUND_S
         await trio.to_thread.run_sync(server.start)
         version, _ = await _wait_until_it_works(store.migrate, RECOVERY_BOUND_S)
-        assert version == 6
+        assert version == SCHEMA_VERSION
         assert await store.count_outbox_pending() == 0
     finally:
         await store.close()

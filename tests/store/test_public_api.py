@@ -46,6 +46,9 @@ def test_protocol_method_set_is_the_specs() -> None:
         "list_messages",
         "get_latest_inbound_message_at",
         "count_outbox_pending",
+        "record_user_identities",
+        "record_identity_change",
+        "find_user_identity",
         "close",
     }
     members = {n for n in vars(PersistenceStore) if not n.startswith("_")}
@@ -72,9 +75,23 @@ def test_store_never_imports_upper_layers() -> None:
 def test_records_are_frozen_keyword_only_and_slotted() -> None:
     import dataclasses
 
-    from svc.store import MessageRecord, OutboxItem, PersistenceHealth, Replay, StatusEvent
+    from svc.store import (
+        MessageRecord,
+        OutboxItem,
+        PersistenceHealth,
+        Replay,
+        StatusEvent,
+        UserIdentityRecord,
+    )
 
-    for cls in (MessageRecord, OutboxItem, PersistenceHealth, Replay, StatusEvent):
+    for cls in (
+        MessageRecord,
+        OutboxItem,
+        PersistenceHealth,
+        Replay,
+        StatusEvent,
+        UserIdentityRecord,
+    ):
         params = cls.__dataclass_params__  # type: ignore[attr-defined]
         assert params.frozen
         assert hasattr(cls, "__slots__")

@@ -12,7 +12,13 @@ import anyio
 import pytest
 import trio
 
-from svc.store import Claimed, PersistenceError, PersistenceValidationError, SqliteStore
+from svc.store import (
+    SCHEMA_VERSION,
+    Claimed,
+    PersistenceError,
+    PersistenceValidationError,
+    SqliteStore,
+)
 
 from .conftest import T0
 
@@ -50,7 +56,7 @@ async def test_file_store_uses_wal_and_survives_reopen(tmp_path: Path) -> None:
         conn.close()
     reopened = SqliteStore(path)
     try:
-        assert await reopened.migrate() == 6
+        assert await reopened.migrate() == SCHEMA_VERSION
         record = await reopened.get_service_request(idempotency_key="k")
         assert record is not None and record.state == "pending"
     finally:

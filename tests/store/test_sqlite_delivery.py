@@ -82,12 +82,26 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     """250 messages and 700 statuses: several multi-row statements each, same result."""
     at = 1_763_720_130_000
     messages = tuple(
-        (f"row-{i}", f"wamid.{i % 200}", "inbound", "1555", None, "text", "received", None, at, at)
+        (
+            f"row-{i}",
+            f"wamid.{i % 200}",
+            "inbound",
+            "1555" if i % 3 else None,
+            None,
+            "text",
+            "received",
+            None,
+            at,
+            at,
+            f"US.{i}",
+            "US.ENT.1" if i % 2 else None,
+        )
         for i in range(250)
     )
     ranks = ("sent", "delivered", "read")
     statuses = tuple((f"wamid.{i % 300}", ranks[i % 3], at + i) for i in range(700))
-    delivery = ("ev-big", "h", at, messages, statuses)
+    identities = (("US.1", None, "1555", "ann", at), (None, None, "1556", None, at))
+    delivery = ("ev-big", "h", at, messages, statuses, identities)
     seed = [("status", ("wamid.5", "read", at - 1))]
     set_based = _outcome(conn, seed, [delivery], _sqlite_delivery.record_webhook_delivery)
     one_by_one = _outcome(conn, seed, [delivery], _ops.record_webhook_delivery)
@@ -95,3 +109,4 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     rows, events = set_based[1][0], set_based[1][1]
     assert len(rows) == 200  # the 50 repeated (direction, wamid) pairs were skipped
     assert len(events) == 701
+    assert len(set_based[1][4]) == 2
