@@ -14,6 +14,8 @@ from dataclasses import dataclass, fields
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from svc._text import is_visible_ascii
+
 from ._errors import ServiceError
 
 __all__ = [
@@ -43,7 +45,6 @@ _API_VERSION = re.compile(r"v\d+(\.\d+)?")
 _DIGITS = re.compile(r"[0-9]{1,64}")
 _SAFE_PATH = re.compile(r"(?:/[A-Za-z0-9._~-]+)+")
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
-_VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
 
 
 def check_service_path(value: object, field: str) -> str:
@@ -128,7 +129,7 @@ def _profile_checks(profile: Profile) -> None:
     if (
         not isinstance(profile.host, str)
         or not profile.host
-        or not _VISIBLE_ASCII.fullmatch(profile.host)
+        or not is_visible_ascii(profile.host)
     ):
         raise bad("host", "host must be a host name or address.")
     webhook = check_service_path(profile.webhook_path, "webhook_path")
@@ -157,7 +158,7 @@ def _check_base_url(value: object) -> None:
         "base_url must be an http(s) URL without credentials, query or fragment.",
         field="base_url",
     )
-    if not isinstance(value, str) or not _VISIBLE_ASCII.fullmatch(value):
+    if not isinstance(value, str) or not is_visible_ascii(value):
         raise error
     try:
         url = urlsplit(value)
@@ -190,7 +191,7 @@ class ServiceSecrets:
             if (
                 not isinstance(value, str)
                 or not 1 <= len(value) <= MAX_SECRET_LENGTH
-                or not _VISIBLE_ASCII.fullmatch(value)
+                or not is_visible_ascii(value)
             ):
                 raise ServiceError(
                     "invalid_secret",

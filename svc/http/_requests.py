@@ -12,6 +12,7 @@ from typing import Any, Final
 from quart import Response, request
 
 from svc import crypto
+from svc._text import has_ascii_control, has_control
 
 from ._body import read_body
 from ._errors import (
@@ -22,7 +23,7 @@ from ._errors import (
     not_found,
     unauthorized,
 )
-from ._service import Reply, error_reply, has_control_character, json_bytes
+from ._service import Reply, error_reply, json_bytes
 
 __all__ = [
     "MAX_PATH_ID",
@@ -115,7 +116,7 @@ def query_text(name: str) -> str | None:
     raw = request.args.get(name)
     if raw is None:
         return None
-    if not raw or len(raw) > MAX_QUERY_TEXT or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in raw):
+    if not raw or len(raw) > MAX_QUERY_TEXT or has_ascii_control(raw):
         raise malformed_query(name)
     return raw
 
@@ -127,7 +128,7 @@ def check_path_id(value: str) -> str:
         or len(value) > MAX_PATH_ID
         or "/" in value
         or "\\" in value
-        or has_control_character(value)
+        or has_control(value)
     ):
         raise malformed_path()
     return value

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +16,7 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from svc import crypto
+from svc._text import has_control, is_printable_ascii
 from svc.graph import (
     GraphApiError,
     GraphClient,
@@ -117,19 +117,11 @@ class RecentErrors:
         return [{"errorClass": name, "count": count} for name, count in self._counts.items()]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def has_control_character(value: str) -> bool:
-    """Whether ``value`` holds a C0, DEL or C1 control character (Unicode ``Cc``)."""
-    return _CONTROL.search(value) is not None
-
-
 def check_idempotency_key(value: str | None) -> str | None:
     """The ``Idempotency-Key`` header, validated whenever present (400 otherwise)."""
     if value is None:
         return None
-    if not value.strip() or len(value) > MAX_IDEMPOTENCY_KEY or has_control_character(value):
+    if not value.strip() or len(value) > MAX_IDEMPOTENCY_KEY or has_control(value):
         raise invalid_idempotency_key()
     return value
 
@@ -520,7 +512,7 @@ def refusal_message(error: GraphRequestValidationError) -> str:
 def _retry_after(value: str | None) -> str | None:
     if value is None or not 0 < len(value) <= 64:
         return None
-    return value if all(0x20 <= ord(ch) < 0x7F for ch in value) else None
+    return value if is_printable_ascii(value) else None
 
 
 def upstream_http_error(error: GraphError) -> HttpError:

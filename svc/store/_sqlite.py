@@ -19,6 +19,8 @@ from typing import Any, Final, Generic, Literal, TypeVar
 import anyio
 import anyio.to_thread
 
+from svc._text import has_ascii_control
+
 from ._base import StoreBase
 from ._batch import BatchHint
 from ._errors import (
@@ -29,7 +31,6 @@ from ._errors import (
 )
 from ._migrations import run_migrations
 from ._session import Row, Session
-from ._validate import CONTROL_CHARS
 
 __all__ = ["SqliteStore"]
 
@@ -81,7 +82,7 @@ class _SqliteSession:
 def _check_filename(path: object) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
-    if not isinstance(path, str) or not path.strip() or CONTROL_CHARS.search(path):
+    if not isinstance(path, str) or not path.strip() or has_ascii_control(path):
         raise PersistenceValidationError(
             "invalid_filename", "SQLite database filename must be a non-empty safe path."
         )

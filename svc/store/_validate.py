@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -12,9 +11,6 @@ from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
 from ._time import to_ms
 
-# Transitional: _sqlite.py still searches this pattern for a database path; at merge it
-# calls svc._text.has_ascii_control and this name goes (one rule, one definition).
-CONTROL_CHARS: Final = re.compile(r"[\x00-\x1f\x7f]")
 KEY_MAX: Final = 256
 PHONE_MAX: Final = 64
 USER_ID_MAX: Final = 160
