@@ -16,8 +16,7 @@ import pytest
 import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
 from svc.cli import LiveGuardError, SecretResolutionError
-
-from .conftest import svc_env
+from tests._support import child_env
 
 RUNNING = re.compile(r"Running on (http://\S+)")
 
@@ -62,7 +61,7 @@ def test_hypercorn_serves_the_factory_app(project: Path) -> None:
             stderr=subprocess.STDOUT,
             text=True,
             pass_fds=[listener.fileno()],
-            env=svc_env(_env(project, SVC_DATABASE=str(project / "svc.db"))),
+            env=child_env(_env(project, SVC_DATABASE=str(project / "svc.db"))),
             cwd=project,
         )
     lines: list[str] = []

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 
 import svc.http  # noqa: F401 - the first Quart import is paid at collection
 from svc.cli import cli
-
-from .conftest import run_svc
+from tests._support import run_svc
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,8 @@ from cryptography.hazmat.primitives import serialization
 
 from svc.cli import cli
 from svc.flows import generate_flow_key_pair
-from tests.flows._platform import seal_request, sign
-
-from .conftest import ServeProcess, run_svc, start_serve
+from tests._support import ServeProcess, run_svc, sign, start_serve
+from tests.flows._platform import seal_request
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +65,7 @@ def test_serve_answers_an_encrypted_flows_request_with_the_handler(
         content=sealed.body,
         headers={
             "Content-Type": "application/json",
-            "X-Hub-Signature-256": sign(sealed.body, served.secrets["webhookAppSecret"]),
+            "X-Hub-Signature-256": sign(body=sealed.body, secret=served.app_secret),
         },
         timeout=10,
     )

@@ -11,8 +11,7 @@ from click.testing import CliRunner, Result
 
 import svc.http  # noqa: F401 - the first Quart import is paid at collection
 from svc.cli import cli
-
-from .conftest import ServeProcess, run_svc, start_serve
+from tests._support import ServeProcess, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
 

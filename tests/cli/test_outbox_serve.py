@@ -14,8 +14,7 @@ from click.testing import CliRunner
 
 from svc.cli import cli
 from svc.store import SqliteStore
-
-from .conftest import ServeProcess, run_svc, start_serve
+from tests._support import ServeProcess, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
 

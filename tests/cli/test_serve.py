@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import signal
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -19,8 +17,7 @@ from click.testing import CliRunner
 import svc.http  # noqa: F401 - the first Quart import is paid at collection
 from svc.cli import cli
 from svc.cli._runtime import DRAIN_SECONDS
-
-from .conftest import ServeProcess, run_svc, start_serve
+from tests._support import FakeGraph, ServeProcess, make_project, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
 
@@ -82,79 +79,30 @@ def test_readme_flow_init_then_dry_run_serve_answers_healthz_and_a_text_send(
         assert text.count(value) == 1
 
 
-class _SlowGraph(BaseHTTPRequestHandler):
-    """A fake Graph API: each POST waits for the test to release it, then succeeds."""
-
-    received: threading.Event
-    release: threading.Event
-    authorizations: list[str]
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", "0"))
-        self.rfile.read(length)
-        self.authorizations.append(self.headers.get("Authorization", ""))
-        self.received.set()
-        self.release.wait(timeout=30)
-        body = json.dumps(
-            {"messaging_product": "whatsapp", "contacts": [], "messages": [{"id": "wamid.SLOW1"}]}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def _live_project(tmp_path: Path, graph_port: int) -> dict[str, str]:
-    config = {
-        "version": 1,
-        "defaultProfile": "main",
-        "profiles": {
-            "main": {
-                "platform": {
-                    "baseUrl": f"http://127.0.0.1:{graph_port}",
-                    "wabaId": {"env": "SVC_WABA_ID"},
-                    "phoneNumberId": {"env": "SVC_PHONE_NUMBER_ID"},
-                },
-                "secrets": {
-                    "accessToken": {"env": "SVC_ACCESS_TOKEN"},
-                    "webhookVerifyToken": {"env": "SVC_VERIFY_TOKEN"},
-                    "webhookAppSecret": {"env": "SVC_APP_SECRET"},
-                    "serviceBearerToken": {"env": "SVC_SERVICE_TOKEN"},
-                },
-            }
+def _live_project(tmp_path: Path, graph_url: str) -> dict[str, str]:
+    """A live project whose second gate is closed in the file, with readable fixed secrets."""
+    return make_project(
+        tmp_path,
+        graph_url,
+        secrets={
+            "SVC_ACCESS_TOKEN": "EAAGliveAccessToken0123456789",
+            "SVC_VERIFY_TOKEN": "live-verify-token-9876",
+            "SVC_APP_SECRET": "live-app-secret-abcdef",
+            "SVC_SERVICE_TOKEN": "file-service-token-should-lose",
         },
-    }
-    (tmp_path / "svc.config.json").write_text(json.dumps(config))
-    secrets = {
-        "SVC_ACCESS_TOKEN": "EAAGliveAccessToken0123456789",
-        "SVC_VERIFY_TOKEN": "live-verify-token-9876",
-        "SVC_APP_SECRET": "live-app-secret-abcdef",
-        "SVC_SERVICE_TOKEN": "file-service-token-should-lose",
-    }
-    lines = [f"{k}={v}" for k, v in secrets.items()]
-    lines += ["SVC_PHONE_NUMBER_ID=106540352242922", "SVC_WABA_ID=102290129340398"]
-    lines += ["SVC_LIVE_ENABLE=1", "SVC_YES_LIVE=0"]
-    (tmp_path / ".env.local").write_text("\n".join(lines) + "\n")
-    return secrets
+        env_file=".env.local",
+        yes_live=False,
+    ).secrets
 
 
 def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exits_0(
     tmp_path: Path, serving: list[ServeProcess]
 ) -> None:
-    handler = type(
-        "Graph",
-        (_SlowGraph,),
-        {"received": threading.Event(), "release": threading.Event(), "authorizations": []},
-    )
-    graph = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=graph.serve_forever, daemon=True).start()
+    graph = FakeGraph(message_id=lambda number: f"wamid.SLOW{number}")
+    graph.hold()  # each send waits for the test to release it
     closing = contextlib.ExitStack()
     try:
-        secrets = _live_project(tmp_path, graph.server_address[1])
+        secrets = _live_project(tmp_path, graph.url)
         env_token = "env-service-token-wins-1234"
         served = start_serve(
             "--config",
@@ -187,7 +135,7 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
 
         sender = threading.Thread(target=send)
         sender.start()
-        assert handler.received.wait(timeout=30)
+        graph.wait_for_requests(1)
         served.process.send_signal(signal.SIGTERM)
         served.wait_for_line(SIGNAL_LINE)
         # A second signal joins the shutdown under way.
@@ -206,22 +154,21 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
             else:
                 time.sleep(0.05)
         assert refused
-        handler.release.set()
+        graph.release()
         sender.join(timeout=30)
         # The answer given during the drain closes its connection, so the open client
         # does not hold the exit to the 10 s drain window.
         assert served.process.wait(timeout=DRAIN_SECONDS - 2) == 0
         served.drain()
     finally:
-        handler.release.set()
+        graph.release()
         closing.close()
-        graph.shutdown()
-        graph.server_close()
+        graph.close()
     assert len(answers) == 1
     assert answers[0].status_code == 200
     assert answers[0].json()["messages"] == [{"id": "wamid.SLOW1"}]
     assert answers[0].headers["connection"] == "close"
-    assert handler.authorizations == [f"Bearer {secrets['SVC_ACCESS_TOKEN']}"]
+    assert [r.authorization for r in graph.requests] == [f"Bearer {secrets['SVC_ACCESS_TOKEN']}"]
     assert served.lines[-1] == "svc: stopped."
     output = "\n".join(served.lines) + served.stdout
     for value in [*secrets.values(), env_token]:
@@ -229,7 +176,7 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
 
 
 def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
-    _live_project(tmp_path, 9)
+    _live_project(tmp_path, "http://127.0.0.1:9")
     result = run_svc(
         "serve",
         "--config",

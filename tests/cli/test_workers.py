@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import ServeProcess, start_serve
+from tests._support import ServeProcess, start_serve
 
 pytestmark = pytest.mark.slow
 

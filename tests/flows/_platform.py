@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
-import hmac
 import json
 import os
 from dataclasses import dataclass
@@ -88,8 +86,3 @@ def seal_request(
         "initial_vector": base64.b64encode(iv).decode(),
     }
     return SealedRequest(body=json.dumps(fields).encode(), aes_key=aes_key, iv=iv, fields=fields)
-
-
-def sign(body: bytes, secret: str = APP_SECRET) -> str:
-    """The X-Hub-Signature-256 header the platform sends with ``body``."""
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()

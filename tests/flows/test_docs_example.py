@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from svc.flows import MAX_FLOW_BYTES, FlowPrivateKey
+from tests._support import sign
 
-from ._platform import APP_SECRET, seal_request, sign
+from ._platform import APP_SECRET, seal_request
 from .conftest import call
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "flows.md"
@@ -91,7 +92,7 @@ def _app(private_key: FlowPrivateKey) -> Any:
 
 async def _exchange(app: Any) -> list[Any]:
     sealed = seal_request({"version": "3.0", "action": "ping"})
-    signed = [(b"x-hub-signature-256", sign(sealed.body).encode())]
+    signed = [(b"x-hub-signature-256", sign(body=sealed.body, secret=APP_SECRET).encode())]
     status, kind, body, _ = await _drive(app, "POST", sealed.body, signed)
     results: list[Any] = [status, kind, sealed.open_response(body)]
     results.append((await _drive(app, "POST", sealed.body, []))[:3])

@@ -17,8 +17,9 @@ from svc.flows import (
     FlowTokenNoLongerValidError,
     handle_flow_request,
 )
+from tests._support import sign
 
-from ._platform import APP_SECRET, seal_request, sign
+from ._platform import APP_SECRET, seal_request
 from .conftest import call
 
 
@@ -148,7 +149,7 @@ async def test_bad_or_missing_signature_is_432_before_decryption(
 ) -> None:
     sealed = seal_request({"version": "3.0", "action": "ping"})
     if signature == "auto-other-secret":
-        signature = sign(sealed.body, "another-secret")
+        signature = sign(body=sealed.body, secret="another-secret")
     response = await call(sealed, never_called, private_key, signature=signature)
     assert (response.status, response.body, response.outcome) == (
         432,
@@ -157,7 +158,10 @@ async def test_bad_or_missing_signature_is_432_before_decryption(
     )
     # A body signed for different bytes is refused too.
     response = await call(
-        sealed.body + b" ", never_called, private_key, signature=sign(sealed.body)
+        sealed.body + b" ",
+        never_called,
+        private_key,
+        signature=sign(body=sealed.body, secret=APP_SECRET),
     )
     assert response.status == 432
 
@@ -248,7 +252,7 @@ async def test_misconfiguration_is_500_not_an_exception(private_key: FlowPrivate
     for secret in ("", 42):
         response = await handle_flow_request(
             body,
-            sign(body),
+            sign(body=body, secret=APP_SECRET),
             private_key=private_key,
             app_secret=secret,
             handler=never_called,  # type: ignore[arg-type]
@@ -307,6 +311,10 @@ async def test_passphrase_protected_key_serves_the_same_requests() -> None:
     key = load_flow_private_key(private_pem(platform_key(), PASSPHRASE), PASSPHRASE)
     sealed = seal_request({"version": "3.0", "action": "ping"})
     response = await handle_flow_request(
-        sealed.body, sign(sealed.body), private_key=key, app_secret=APP_SECRET, handler=never_called
+        sealed.body,
+        sign(body=sealed.body, secret=APP_SECRET),
+        private_key=key,
+        app_secret=APP_SECRET,
+        handler=never_called,
     )
     assert sealed.open_response(response.body) == {"data": {"status": "active"}}

@@ -23,8 +23,9 @@ from svc.flows import (
     encrypt_response,
     invert_iv,
 )
+from tests._support import sign
 
-from ._platform import gcm_seal, oaep_sha256, platform_key, seal_request, sign
+from ._platform import APP_SECRET, gcm_seal, oaep_sha256, platform_key, seal_request
 from .conftest import call
 
 NOT_A_KEY: Any = object()  # decrypt_request raises TypeError if it ever reaches RSA with it
@@ -199,7 +200,9 @@ def test_a_field_at_the_cap_is_decoded(private_key: FlowPrivateKey) -> None:
 async def test_any_signed_body_gets_an_answer_never_an_exception(
     private_key: FlowPrivateKey, body: bytes
 ) -> None:
-    response = await call(body, never_called, private_key, signature=sign(body))
+    response = await call(
+        body, never_called, private_key, signature=sign(body=body, secret=APP_SECRET)
+    )
     assert (response.status, response.body) == (421, b"Request decryption failed")
 
 

@@ -6,8 +6,6 @@ for them in every response, header, log line and metric.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
 import logging
@@ -21,6 +19,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.http import Profile, ServiceSecrets, create_app
+from tests._support import sign
 
 ACCESS_TOKEN = "EAAGaccessTOKENvalue1234"
 VERIFY_TOKEN = "verifyTOKENvalue5678"
@@ -38,10 +37,6 @@ SECRETS = ServiceSecrets(
     webhook_app_secret=APP_SECRET,
     service_bearer_token=BEARER,
 )
-
-
-def sign(body: bytes, secret: str = APP_SECRET) -> str:
-    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
 class Clock:
@@ -167,7 +162,7 @@ async def post_webhook(
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     headers = {"Content-Type": "application/json"}
     if signature == "auto":
-        headers["X-Hub-Signature-256"] = sign(body)
+        headers["X-Hub-Signature-256"] = sign(body=body, secret=APP_SECRET)
     elif signature is not None:
         headers["X-Hub-Signature-256"] = signature
     return await client.post(WEBHOOK, data=body, headers=headers)

@@ -15,9 +15,10 @@ from svc.flows import (
     load_flow_private_key,
 )
 from svc.http import ServiceError
+from tests._support import sign
 
 from ..flows._platform import platform_key, private_pem, seal_request
-from .conftest import SECRET_VALUES, AppFactory, sign
+from .conftest import APP_SECRET, SECRET_VALUES, AppFactory
 
 FLOWS = "/flows/endpoint"
 
@@ -45,7 +46,9 @@ async def test_round_trip_through_the_service(
 ) -> None:
     sealed = seal_request({"version": "3.0", "action": "INIT", "flow_token": "tok"})
     response = await _client(make_app, profile, flow_key).post(
-        FLOWS, data=sealed.body, headers={"X-Hub-Signature-256": sign(sealed.body)}
+        FLOWS,
+        data=sealed.body,
+        headers={"X-Hub-Signature-256": sign(body=sealed.body, secret=APP_SECRET)},
     )
     assert response.status_code == 200
     assert response.content_type.startswith("text/plain")
@@ -61,19 +64,25 @@ async def test_ping_bad_signature_undecryptable_and_427(
     client = _client(make_app, profile, flow_key)
     ping = seal_request({"version": "3.0", "action": "ping"})
     answer = await client.post(
-        FLOWS, data=ping.body, headers={"X-Hub-Signature-256": sign(ping.body)}
+        FLOWS,
+        data=ping.body,
+        headers={"X-Hub-Signature-256": sign(body=ping.body, secret=APP_SECRET)},
     )
     assert ping.open_response(await answer.get_data()) == {"data": {"status": "active"}}
     unsigned = await client.post(
-        FLOWS, data=ping.body, headers={"X-Hub-Signature-256": sign(ping.body, "other")}
+        FLOWS, data=ping.body, headers={"X-Hub-Signature-256": sign(body=ping.body, secret="other")}
     )
     assert unsigned.status_code == 432
     garbage = b'{"encrypted_flow_data":"AAAA","encrypted_aes_key":"AAAA","initial_vector":"AAAA"}'
-    bad = await client.post(FLOWS, data=garbage, headers={"X-Hub-Signature-256": sign(garbage)})
+    bad = await client.post(
+        FLOWS, data=garbage, headers={"X-Hub-Signature-256": sign(body=garbage, secret=APP_SECRET)}
+    )
     assert bad.status_code == 421
     expired = seal_request({"version": "3.0", "action": "data_exchange", "data": {}})
     gone = await client.post(
-        FLOWS, data=expired.body, headers={"X-Hub-Signature-256": sign(expired.body)}
+        FLOWS,
+        data=expired.body,
+        headers={"X-Hub-Signature-256": sign(body=expired.body, secret=APP_SECRET)},
     )
     assert gone.status_code == 427
     assert await gone.get_json() == {"error_msg": "Session expired, please start again."}
@@ -88,7 +97,7 @@ async def test_oversized_flow_request_is_413_before_any_work(
 ) -> None:
     body = b"x" * 131_073
     response = await _client(make_app, profile, flow_key).post(
-        FLOWS, data=body, headers={"X-Hub-Signature-256": sign(body)}
+        FLOWS, data=body, headers={"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)}
     )
     assert response.status_code == 413
 

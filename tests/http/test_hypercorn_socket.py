@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,20 +14,15 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from svc.store import SqliteStore
+from tests._support import free_port, sign
 
-from .conftest import AUTH, BEARER, AppFactory, FakeGraph, fixture, sign
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from .conftest import APP_SECRET, AUTH, BEARER, AppFactory, FakeGraph, fixture
 
 
 @asynccontextmanager
 async def _served(app: Any, *, keep_alive_timeout: float | None = None) -> AsyncIterator[int]:
     """``app`` under hypercorn's trio worker on a free port of 127.0.0.1 for the block."""
-    port = _free_port()
+    port = free_port()
     config = Config()
     config.bind = [f"127.0.0.1:{port}"]
     config.accesslog = None
@@ -61,11 +55,15 @@ async def test_webhook_send_and_metrics_over_a_real_socket(
         assert health.json() == {"ok": True, "service": "svc"}
         body = json.dumps(fixture("message_text.json")).encode()
         hook = await client.post(
-            "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+            "/webhooks/whatsapp",
+            content=body,
+            headers={"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)},
         )
         assert hook.json()["dispatched"] == 1
         again = await client.post(
-            "/webhooks/whatsapp", content=body, headers={"X-Hub-Signature-256": sign(body)}
+            "/webhooks/whatsapp",
+            content=body,
+            headers={"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)},
         )
         assert again.json()["dispatched"] == 0
         # Refused on the declared length alone: the body is never sent.

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from svc.store import SqliteStore
+from tests._support import sign
 
 from .conftest import (
     ACCESS_TOKEN,
@@ -21,7 +22,6 @@ from .conftest import (
     FakeGraph,
     fixture,
     post_webhook,
-    sign,
 )
 
 
@@ -97,7 +97,9 @@ async def test_no_secret_in_any_output(
     )
     responses.append(await post_webhook(client, fixture("message_text.json")))
     body = json.dumps(fixture("message_text.json")).encode()
-    responses.append(await post_webhook(client, body, signature=sign(body, VERIFY_TOKEN)))
+    responses.append(
+        await post_webhook(client, body, signature=sign(body=body, secret=VERIFY_TOKEN))
+    )
     responses.append(await client.get("/api/messages", headers=AUTH))
     responses.append(await client.get("/api/messages/wamid.X", headers=AUTH))
     responses.append(await client.get("/api/conversations/1555/window", headers=AUTH))

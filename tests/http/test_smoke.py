@@ -3,7 +3,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .conftest import AUTH, FakeGraph, sign
+from tests._support import sign
+
+from .conftest import APP_SECRET, AUTH, FakeGraph
 
 
 async def test_healthz(client: Any) -> None:
@@ -33,7 +35,10 @@ async def test_webhook_post(client: Any) -> None:
     response = await client.post(
         "/webhooks/whatsapp",
         data=body,
-        headers={"X-Hub-Signature-256": sign(body), "Content-Type": "application/json"},
+        headers={
+            "X-Hub-Signature-256": sign(body=body, secret=APP_SECRET),
+            "Content-Type": "application/json",
+        },
     )
     assert response.status_code == 200
     assert await response.get_json() == {

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from svc.store import SqliteStore
+from tests._support import sign
 
 from .conftest import (
     APP_SECRET,
@@ -18,7 +19,6 @@ from .conftest import (
     RecordingFacade,
     fixture,
     post_webhook,
-    sign,
 )
 
 
@@ -96,7 +96,7 @@ async def test_wrong_signature_is_401_and_dispatches_nothing(make_app: AppFactor
     facade = RecordingFacade()
     client = await _client(make_app, facade=facade)
     body = json.dumps(fixture("message_text.json")).encode()
-    response = await post_webhook(client, body, signature=sign(body, "another-secret"))
+    response = await post_webhook(client, body, signature=sign(body=body, secret="another-secret"))
     assert response.status_code == 401
     assert (await response.get_json())["error"]["code"] == "signature_mismatch"
     assert facade.updates == []
@@ -156,7 +156,7 @@ async def test_streamed_body_over_the_cap_without_length_is_413(
         "path": WEBHOOK,
         "raw_path": WEBHOOK.encode(),
         "query_string": b"",
-        "headers": [(b"x-hub-signature-256", sign(b"a").encode())],
+        "headers": [(b"x-hub-signature-256", sign(body=b"a", secret=APP_SECRET).encode())],
         "scheme": "http",
         "server": ("127.0.0.1", 8787),
         "client": ("127.0.0.1", 5000),
@@ -348,7 +348,9 @@ async def test_per_call_projection_failure_still_dispatches_and_retries_on_redel
 
 async def test_app_secret_is_the_signing_key(make_app: AppFactory) -> None:
     body = json.dumps(fixture("message_text.json")).encode()
-    response = await post_webhook(await _client(make_app), body, signature=sign(body, APP_SECRET))
+    response = await post_webhook(
+        await _client(make_app), body, signature=sign(body=body, secret=APP_SECRET)
+    )
     assert response.status_code == 200
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import Captured, FakeGraph, Serve, error_code, make_project, start_live
+from tests._support import Captured, FakeGraph, ServeProcess, make_project
+
+from .conftest import error_code, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +25,7 @@ KEY = {"Idempotency-Key": "crash-key-1"}
 
 def _crash_and_resend(
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
     graph: FakeGraph,
     project_dir: Path,
     *db: str,
@@ -68,7 +70,7 @@ def _crash_and_resend(
 
 
 def test_kill9_mid_send_on_sqlite_then_resend_is_pending_with_one_upstream_request(
-    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[Serve]
+    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     _crash_and_resend(captured, serving, graph, tmp_path, "--database", "svc.db")
 
@@ -78,7 +80,7 @@ def test_kill9_mid_send_on_postgres_then_resend_is_pending_with_one_upstream_req
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
     pg_schema: tuple[str, str],
 ) -> None:
     dsn, _ = pg_schema

@@ -18,7 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import LONG, Captured, Serve, child_env, error_code, make_project, sign, start_serve
+from tests._support import Captured, ServeProcess, child_env, make_project, sign, start_serve
+
+from .conftest import LONG, error_code
 
 pytestmark = pytest.mark.slow
 
@@ -29,12 +31,12 @@ PHONE = "15551234567"
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Captured]]:
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServeProcess, Captured]]:
     root = tmp_path_factory.mktemp("hostile")
     project = make_project(root)
     capture = Captured()
     served = start_serve(
-        capture, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=root
+        *project.dry_args(), "--database", "svc.db", "--port", "0", capture=capture, cwd=root
     )
     yield served, capture
     code = served.stop()
@@ -42,7 +44,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, C
 
 
 @pytest.fixture
-def served(service: tuple[Serve, Captured], captured: Captured) -> Serve:
+def served(service: tuple[ServeProcess, Captured], captured: Captured) -> ServeProcess:
     """The module's service, its captures routed to this test's scan."""
     serve, _ = service
     serve.capture = captured
@@ -50,7 +52,7 @@ def served(service: tuple[Serve, Captured], captured: Captured) -> Serve:
     return serve
 
 
-def _still_serving(served: Serve) -> None:
+def _still_serving(served: ServeProcess) -> None:
     with served.client(timeout=10) as client:
         health = client.get("/healthz")
         sent = client.post("/api/messages/text", json={"to": PHONE, "text": "next request"})
@@ -58,7 +60,7 @@ def _still_serving(served: Serve) -> None:
     assert sent.status_code == 200
 
 
-def _raw(served: Serve, data: bytes, timeout: float = 10) -> bytes:
+def _raw(served: ServeProcess, data: bytes, timeout: float = 10) -> bytes:
     """Send raw bytes on a fresh connection; return what came back until close or a full head."""
     host, port = served.url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:
@@ -83,7 +85,9 @@ def _status(answer: bytes) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def test_schemathesis_finds_no_5xx_and_no_schema_violation(served: Serve, tmp_path: Path) -> None:
+def test_schemathesis_finds_no_5xx_and_no_schema_violation(
+    served: ServeProcess, tmp_path: Path
+) -> None:
     result = subprocess.run(
         [
             sys.executable,
@@ -123,7 +127,7 @@ def test_schemathesis_finds_no_5xx_and_no_schema_violation(served: Serve, tmp_pa
     _still_serving(served)
 
 
-def test_slow_loris_partial_heads_and_bodies_do_not_stop_the_service(served: Serve) -> None:
+def test_slow_loris_partial_heads_and_bodies_do_not_stop_the_service(served: ServeProcess) -> None:
     host, port = served.url.removeprefix("http://").rsplit(":", 1)
     stalled: list[socket.socket] = []
     try:
@@ -146,7 +150,7 @@ def test_slow_loris_partial_heads_and_bodies_do_not_stop_the_service(served: Ser
     _still_serving(served)
 
 
-def test_oversized_headers_are_431_and_closed(served: Serve) -> None:
+def test_oversized_headers_are_431_and_closed(served: ServeProcess) -> None:
     answer = _raw(
         served, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n"
     )
@@ -156,7 +160,7 @@ def test_oversized_headers_are_431_and_closed(served: Serve) -> None:
 
 
 @pytest.mark.parametrize("path", ["/api/messages/text", "/webhooks/whatsapp"])
-def test_oversized_bodies_are_413(served: Serve, path: str) -> None:
+def test_oversized_bodies_are_413(served: ServeProcess, path: str) -> None:
     body = b'{"to":"15551234567","text":"' + b"a" * (2 * 1024 * 1024) + b'"}'
     with served.client(timeout=10) as client:
         answer = client.post(
@@ -164,7 +168,7 @@ def test_oversized_bodies_are_413(served: Serve, path: str) -> None:
             content=body,
             headers={
                 "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body, served.app_secret),
+                "X-Hub-Signature-256": sign(body=body, secret=served.app_secret),
             },
         )
     assert (answer.status_code, error_code(answer)) == (413, "payload_too_large")
@@ -172,7 +176,9 @@ def test_oversized_bodies_are_413(served: Serve, path: str) -> None:
 
 
 @pytest.mark.parametrize("early", ["413-oversized", "401-no-bearer"])
-def test_the_connection_after_an_early_answer_still_serves(served: Serve, early: str) -> None:
+def test_the_connection_after_an_early_answer_still_serves(
+    served: ServeProcess, early: str
+) -> None:
     # A plain keep-alive client, no default bearer: the 401 case sends none at all.
     with httpx.Client(base_url=served.url, timeout=3) as client:
         if early == "413-oversized":
@@ -197,19 +203,19 @@ def test_the_connection_after_an_early_answer_still_serves(served: Serve, early:
     assert second.status_code == 200
 
 
-def _signed_webhook(served: Serve, body: bytes) -> httpx.Response:
+def _signed_webhook(served: ServeProcess, body: bytes) -> httpx.Response:
     with served.client(timeout=10) as client:
         return client.post(
             "/webhooks/whatsapp",
             content=body,
             headers={
                 "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body, served.app_secret),
+                "X-Hub-Signature-256": sign(body=body, secret=served.app_secret),
             },
         )
 
 
-def _send(served: Serve, path: str, body: bytes) -> httpx.Response:
+def _send(served: ServeProcess, path: str, body: bytes) -> httpx.Response:
     with served.client(timeout=10) as client:
         return client.post(path, content=body, headers={"Content-Type": "application/json"})
 
@@ -250,7 +256,7 @@ BAD_UTF8 = b'{"to":"15551234567","text":"\xff\xfe\xc3("}'
     ],
 )
 def test_hostile_json_is_400_and_the_service_keeps_serving(
-    served: Serve, path: str, body: bytes
+    served: ServeProcess, path: str, body: bytes
 ) -> None:
     answer = (
         _signed_webhook(served, body) if path.startswith("/webhooks") else _send(served, path, body)

@@ -14,15 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import (
-    Captured,
-    FakeGraph,
-    Serve,
-    error_code,
-    in_threads,
-    make_project,
-    start_live,
-)
+from tests._support import Captured, FakeGraph, ServeProcess, make_project
+
+from .conftest import error_code, in_threads, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +24,7 @@ SENDS = 50
 BODY = {"to": "15551234567", "text": "exactly once"}
 
 
-def _race(instances: list[Serve], graph: FakeGraph, key: str) -> list[httpx.Response]:
+def _race(instances: list[ServeProcess], graph: FakeGraph, key: str) -> list[httpx.Response]:
     graph.hold()
     clients = [served.client() for served in instances]
     finished: list[int] = []
@@ -72,7 +66,7 @@ def _check(results: list[httpx.Response], graph: FakeGraph) -> dict[str, int]:
 
 
 def test_fifty_concurrent_keyed_sends_on_one_sqlite_instance_make_one_upstream_request(
-    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[Serve]
+    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     project = make_project(tmp_path, graph.url)
     served = start_live(captured, project, "--database", "svc.db")
@@ -95,7 +89,7 @@ def test_fifty_concurrent_keyed_sends_on_two_instances_sharing_postgres_make_one
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
     pg_schema: tuple[str, str],
 ) -> None:
     dsn, _ = pg_schema

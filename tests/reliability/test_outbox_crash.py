@@ -19,8 +19,9 @@ import psycopg
 import pytest
 
 from svc.store import OUTBOX_LEASE_MS, PostgresStore, SqliteStore
+from tests._support import Captured, FakeGraph, child_env
 
-from .conftest import REPO, Captured, FakeGraph, child_env
+from .conftest import REPO
 
 pytestmark = pytest.mark.slow
 

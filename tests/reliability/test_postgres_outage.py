@@ -14,16 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import (
-    Captured,
-    FakeGraph,
-    PrivatePostgres,
-    Serve,
-    error_code,
-    in_threads,
-    make_project,
-    start_live,
-)
+from tests._support import Captured, FakeGraph, PrivatePostgres, ServeProcess, make_project
+
+from .conftest import error_code, in_threads, start_live
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -43,7 +36,7 @@ def test_postgres_outage_is_503_persistence_unavailable_and_the_service_recovers
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
     private_postgres: PrivatePostgres,
 ) -> None:
     project = make_project(tmp_path / "p", graph.url)

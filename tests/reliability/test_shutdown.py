@@ -17,8 +17,9 @@ import httpx
 import pytest
 
 from svc.cli._runtime import DRAIN_SECONDS
+from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from .conftest import Captured, FakeGraph, Serve, in_threads, make_project, start_live
+from .conftest import in_threads, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +35,7 @@ def test_sigterm_with_32_sends_in_flight_answers_them_all_and_exits_0_within_the
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
 ) -> None:
     project = make_project(tmp_path, graph.url)
     served = start_live(captured, project, "--database", "svc.db")

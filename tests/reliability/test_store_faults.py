@@ -19,8 +19,9 @@ import psycopg
 import pytest
 
 from svc.store import PostgresStore, SqliteStore
+from tests._support import Captured, ServeProcess, make_project, run_svc, start_serve
 
-from .conftest import Captured, Serve, error_code, make_project, run_serve_to_exit, start_serve
+from .conftest import error_code
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +55,9 @@ async def test_migration_drift_on_sqlite_refuses_to_start_and_writes_nothing(
     conn.close()
     before = _digest(db)
     files_before = sorted(p.name for p in tmp_path.iterdir())
-    result = run_serve_to_exit(captured, *project.dry_args(), "--database", "svc.db", cwd=tmp_path)
+    result = run_svc(
+        "serve", *project.dry_args(), "--database", "svc.db", capture=captured, cwd=tmp_path
+    )
     _assert_clear_refusal(result, "migration_checksum_mismatch")
     assert _digest(db) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == files_before
@@ -74,11 +77,12 @@ async def test_migration_drift_on_postgres_refuses_to_start_and_writes_nothing(
         snapshot = conn.execute(
             "SELECT version, checksum, applied_at FROM svc_schema_migrations ORDER BY version"
         ).fetchall()
-    result = run_serve_to_exit(
-        captured,
+    result = run_svc(
+        "serve",
         *project.dry_args(),
         "--database-url-env",
         "SVC_REL_DB",
+        capture=captured,
         cwd=tmp_path,
         env={"SVC_REL_DB": dsn},
     )
@@ -98,7 +102,9 @@ async def test_migration_drift_on_postgres_refuses_to_start_and_writes_nothing(
 def test_corrupt_sqlite_file_is_a_clear_startup_error(tmp_path: Path, captured: Captured) -> None:
     project = make_project(tmp_path)
     (tmp_path / "svc.db").write_bytes(b"this is not a database\x00" * 512)
-    result = run_serve_to_exit(captured, *project.dry_args(), "--database", "svc.db", cwd=tmp_path)
+    result = run_svc(
+        "serve", *project.dry_args(), "--database", "svc.db", capture=captured, cwd=tmp_path
+    )
     _assert_clear_refusal(result, "Error: the store could not be opened or migrated")
 
 
@@ -114,7 +120,7 @@ def _without_dac_override() -> list[str]:
 
 
 async def test_read_only_sqlite_file_is_a_clear_startup_error_and_stays_untouched(
-    tmp_path: Path, captured: Captured, serving: list[Serve]
+    tmp_path: Path, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     project = make_project(tmp_path)
     data = tmp_path / "data"
@@ -127,13 +133,14 @@ async def test_read_only_sqlite_file_is_a_clear_startup_error_and_stays_untouche
     data.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
     prefix = _without_dac_override()
     try:
-        result = run_serve_to_exit(
-            captured,
+        result = run_svc(
+            "serve",
             *project.dry_args(),
             "--database",
             "data/svc.db",
             "--port",
             "0",
+            capture=captured,
             cwd=tmp_path,
             prefix=prefix,
         )
@@ -145,12 +152,12 @@ async def test_read_only_sqlite_file_is_a_clear_startup_error_and_stays_untouche
 
 
 def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_write(
-    tmp_path: Path, captured: Captured, serving: list[Serve]
+    tmp_path: Path, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     project = make_project(tmp_path)
     # Migrate first without a limit, then serve with files capped just above their size.
     warm = start_serve(
-        captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path
+        *project.dry_args(), "--database", "svc.db", "--port", "0", capture=captured, cwd=tmp_path
     )
     serving.append(warm)
     assert warm.stop() == 0
@@ -160,12 +167,12 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
         resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
 
     served = start_serve(
-        captured,
         *project.dry_args(),
         "--database",
         "svc.db",
         "--port",
         "0",
+        capture=captured,
         cwd=tmp_path,
         preexec_fn=limit,
     )
@@ -195,7 +202,7 @@ def test_full_sqlite_file_answers_503_or_degraded_and_loses_no_acknowledged_writ
     assert served.stop() == 0
     # Every send acknowledged without the degraded header is in the projection after restart.
     again = start_serve(
-        captured, *project.dry_args(), "--database", "svc.db", "--port", "0", cwd=tmp_path
+        *project.dry_args(), "--database", "svc.db", "--port", "0", capture=captured, cwd=tmp_path
     )
     serving.append(again)
     with again.client() as client:

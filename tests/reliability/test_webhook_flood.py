@@ -18,17 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import (
-    LONG,
-    Captured,
-    FakeGraph,
-    Serve,
-    in_threads,
-    inbound_text,
-    make_project,
-    sign,
-    start_live,
-)
+from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
+
+from .conftest import LONG, in_threads, inbound_text, start_live
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -45,7 +37,7 @@ def _plan(total: int, seed: int = 11) -> list[int]:
     return order
 
 
-def _projected_inbound(served: Serve) -> list[str]:
+def _projected_inbound(served: ServeProcess) -> list[str]:
     ids: list[str] = []
     cursor: str | None = None
     with served.client() as client:
@@ -64,7 +56,7 @@ def test_signed_deliveries_with_duplicates_to_two_instances_are_dispatched_and_p
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
-    serving: list[Serve],
+    serving: list[ServeProcess],
     pg_schema: tuple[str, str],
 ) -> None:
     dsn, _ = pg_schema
@@ -95,7 +87,7 @@ def test_signed_deliveries_with_duplicates_to_two_instances_are_dispatched_and_p
             content=body,
             headers={
                 "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body, project.secrets["SVC_APP_SECRET"]),
+                "X-Hub-Signature-256": sign(body=body, secret=project.secrets["SVC_APP_SECRET"]),
             },
         )
         return response.status_code, response.json()

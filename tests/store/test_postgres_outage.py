@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from svc.store import SCHEMA_VERSION, MessageRecord, PersistenceError, PostgresStore
-from tests.reliability.conftest import PrivatePostgres
+from tests._support import PrivatePostgres
 
 from .conftest import T0
 

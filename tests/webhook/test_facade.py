@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 from typing import Any
@@ -26,14 +24,11 @@ from svc.webhook import (
     receive_delivery,
     safe_detail,
 )
+from tests._support import sign
 
 from .conftest import fixture_names, load
 
 SECRET = b"facade-test-secret"
-
-
-def sign(body: bytes) -> str:
-    return "sha256=" + hmac.new(SECRET, body, hashlib.sha256).hexdigest()
 
 
 TEXT = "Does it come in another color?"
@@ -317,7 +312,7 @@ async def test_dispatch_delivery_awaits_async_calls_sync_and_reports_errors() ->
             raise LookupError("handler data must not be needed")
 
     body = json.dumps(load("status_batch.json")).encode()
-    delivery = receive_delivery(body, sign(body), SECRET)
+    delivery = receive_delivery(body, sign(body=body, secret=SECRET), SECRET)
     kinds = [update.kind for update in delivery.updates]
     for facade in (SyncFacade(), AsyncFacade(), DefaultFacade(), FailingFacade()):
         assert isinstance(facade, WebhookFacade)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 
@@ -27,16 +26,11 @@ from svc.webhook import (
     receive_delivery,
     verify_signature,
 )
+from tests._support import sign
 
 SECRET = "app-secret-for-tests"
 CAP = 4096
 ENVELOPE = {"object": "whatsapp_business_account", "entry": []}
-
-
-def sign(body: bytes, secret: str | bytes = SECRET) -> str:
-    key = secret.encode() if isinstance(secret, str) else secret
-    # Independent reference implementation: the test may use hmac directly, svc may not.
-    return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def run(body: bytes, header: str | None, *, content_length: int | None = None) -> object:
@@ -51,18 +45,23 @@ def test_header_name() -> None:
 
 def test_valid_delivery_returns_the_envelope() -> None:
     body = json.dumps(ENVELOPE).encode()
-    assert run(body, sign(body)) == ENVELOPE
+    assert run(body, sign(body=body, secret=SECRET)) == ENVELOPE
 
 
 def test_uppercase_hex_and_surrounding_whitespace_are_accepted() -> None:
     body = b'{"object":"x","entry":[]}'
-    header = sign(body)
+    header = sign(body=body, secret=SECRET)
     assert run(body, " sha256=" + header[7:].upper() + "\t") == {"object": "x", "entry": []}
 
 
 def test_bytes_secret_is_accepted() -> None:
     body = b'{"object":"x","entry":[]}'
-    verify_signature(body=body, header=sign(body), app_secret=SECRET.encode(), max_body_bytes=CAP)
+    verify_signature(
+        body=body,
+        header=sign(body=body, secret=SECRET),
+        app_secret=SECRET.encode(),
+        max_body_bytes=CAP,
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,7 +143,7 @@ def test_signature_checked_before_json() -> None:
     with pytest.raises(SignatureMismatchError):
         run(body, "sha256=" + "0" * 64)
     with pytest.raises(InvalidJsonError) as info:
-        run(body, sign(body))
+        run(body, sign(body=body, secret=SECRET))
     assert (info.value.code, info.value.http_status) == ("invalid_json", 400)
 
 
@@ -214,21 +213,26 @@ def test_cap_must_be_positive(cap: int) -> None:
 @given(body=st.binary(max_size=512), guess=st.binary(min_size=32, max_size=32))
 def test_arbitrary_bytes_never_pass_without_the_key(body: bytes, guess: bytes) -> None:
     header = "sha256=" + guess.hex()
-    if hmac.compare_digest(header, sign(body)):  # pragma: no cover - 2**-256
+    if hmac.compare_digest(header, sign(body=body, secret=SECRET)):  # pragma: no cover - 2**-256
         return
     with pytest.raises(SignatureMismatchError):
         verify_signature(body=body, header=header, app_secret=SECRET, max_body_bytes=CAP)
     # A signature made with another key never passes either.
     with pytest.raises(SignatureMismatchError):
         verify_signature(
-            body=body, header=sign(body, "another-secret"), app_secret=SECRET, max_body_bytes=CAP
+            body=body,
+            header=sign(body=body, secret="another-secret"),
+            app_secret=SECRET,
+            max_body_bytes=CAP,
         )
 
 
 @pytest.mark.slow
 @given(body=st.binary(max_size=512), secret=st.binary(min_size=1, max_size=64))
 def test_a_correct_signature_always_passes(body: bytes, secret: bytes) -> None:
-    verify_signature(body=body, header=sign(body, secret), app_secret=secret, max_body_bytes=CAP)
+    verify_signature(
+        body=body, header=sign(body=body, secret=secret), app_secret=secret, max_body_bytes=CAP
+    )
 
 
 # --- the direct-scan path of parse_envelope agrees with json.loads --------------------------

@@ -1,0 +1,47 @@
+"""Test support shared by every suite: one signer, one fake Graph server, one serve wrapper.
+
+- ``signing``: ``sign(body=..., secret=...)``, the webhook signature header value.
+- ``capture``: ``Captured``, the texts a test saw, scanned for secret values.
+- ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
+- ``live_config``: ``make_project``, a live config and env file on disk.
+- ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
+- ``postgres``: ``PrivatePostgres``, a server a test may stop, and ``free_port``.
+"""
+
+from .capture import Captured as Captured
+from .graph_server import FakeGraph as FakeGraph
+from .graph_server import GraphRequest as GraphRequest
+from .live_config import PHONE_ID as PHONE_ID
+from .live_config import WABA_ID as WABA_ID
+from .live_config import Project as Project
+from .live_config import make_project as make_project
+from .postgres import PrivatePostgres as PrivatePostgres
+from .postgres import free_port as free_port
+from .serve import DRY_RUN_LINE as DRY_RUN_LINE
+from .serve import SERVING as SERVING
+from .serve import START_TIMEOUT as START_TIMEOUT
+from .serve import ServeProcess as ServeProcess
+from .serve import child_env as child_env
+from .serve import run_svc as run_svc
+from .serve import start_serve as start_serve
+from .signing import sign as sign
+
+__all__ = [
+    "DRY_RUN_LINE",
+    "PHONE_ID",
+    "SERVING",
+    "START_TIMEOUT",
+    "WABA_ID",
+    "Captured",
+    "FakeGraph",
+    "GraphRequest",
+    "PrivatePostgres",
+    "Project",
+    "ServeProcess",
+    "child_env",
+    "free_port",
+    "make_project",
+    "run_svc",
+    "sign",
+    "start_serve",
+]
