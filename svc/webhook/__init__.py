@@ -9,7 +9,19 @@ calls ``receive_delivery(body, signature, app_secret)`` and answers a
 
 # --- errors
 # --- challenge (GET)
+# --- typed account and template changes (AccountUpdate.details)
+from ._account_values import AccountAlert as AccountAlert
+from ._account_values import AccountDetails as AccountDetails
+from ._account_values import AccountEvent as AccountEvent
+from ._account_values import AccountRestriction as AccountRestriction
+from ._account_values import AccountReview as AccountReview
+from ._account_values import WabaInfo as WabaInfo
 from ._challenge import verify_challenge as verify_challenge
+
+# --- coexistence updates
+from ._coexistence_updates import HistoryMessage as HistoryMessage
+from ._coexistence_updates import HistoryThread as HistoryThread
+from ._coexistence_updates import SyncedContact as SyncedContact
 
 # --- the receive path (POST)
 from ._delivery import Delivery as Delivery
@@ -76,6 +88,14 @@ from ._signature import check_content_length as check_content_length
 from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
 from ._signature import verify_signature as verify_signature
+from ._template_values import TemplateCategoryChange as TemplateCategoryChange
+from ._template_values import TemplateChange as TemplateChange
+from ._template_values import TemplateComponentButton as TemplateComponentButton
+from ._template_values import TemplateComponentsChange as TemplateComponentsChange
+from ._template_values import TemplateOtherInfo as TemplateOtherInfo
+from ._template_values import TemplateQualityChange as TemplateQualityChange
+from ._template_values import TemplateRejection as TemplateRejection
+from ._template_values import TemplateStatusChange as TemplateStatusChange
 from ._updates import ECHO_FIELD as ECHO_FIELD
 from ._updates import UPDATE_CLASSES as UPDATE_CLASSES
 from ._updates import UPDATE_KINDS as UPDATE_KINDS
@@ -90,9 +110,11 @@ from ._updates import GroupLifecycleUpdate as GroupLifecycleUpdate
 from ._updates import GroupParticipantsUpdate as GroupParticipantsUpdate
 from ._updates import GroupSettingsUpdate as GroupSettingsUpdate
 from ._updates import GroupStatusUpdate as GroupStatusUpdate
+from ._updates import HistoryUpdate as HistoryUpdate
 from ._updates import MessageUpdate as MessageUpdate
 from ._updates import NormalizationResult as NormalizationResult
 from ._updates import Skip as Skip
+from ._updates import SmbAppStateSyncUpdate as SmbAppStateSyncUpdate
 from ._updates import StatusUpdate as StatusUpdate
 from ._updates import SystemUpdate as SystemUpdate
 from ._updates import UnknownUpdate as UnknownUpdate
@@ -105,8 +127,12 @@ from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
 # --- values inside updates
 from ._values import ButtonContent as ButtonContent
 from ._values import CallSession as CallSession
+from ._values import ContactAddress as ContactAddress
+from ._values import ContactEmail as ContactEmail
+from ._values import ContactOrg as ContactOrg
 from ._values import ContactPhone as ContactPhone
 from ._values import ContactsContent as ContactsContent
+from ._values import ContactUrl as ContactUrl
 from ._values import ConversationInfo as ConversationInfo
 from ._values import EditContent as EditContent
 from ._values import GroupParticipant as GroupParticipant
@@ -122,6 +148,7 @@ from ._values import OrderItem as OrderItem
 from ._values import PlatformError as PlatformError
 from ._values import PricingInfo as PricingInfo
 from ._values import ReactionContent as ReactionContent
+from ._values import Referral as Referral
 from ._values import RevokeContent as RevokeContent
 from ._values import SharedContact as SharedContact
 from ._values import TextContent as TextContent
@@ -147,6 +174,11 @@ __all__ = [
     "SKIP_REASONS",
     "UPDATE_CLASSES",
     "UPDATE_KINDS",
+    "AccountAlert",
+    "AccountDetails",
+    "AccountEvent",
+    "AccountRestriction",
+    "AccountReview",
     "AccountUpdate",
     "BoundedBody",
     "ButtonContent",
@@ -156,7 +188,11 @@ __all__ = [
     "CallTerminateUpdate",
     "ChallengeError",
     "ChatOpenedUpdate",
+    "ContactAddress",
+    "ContactEmail",
+    "ContactOrg",
     "ContactPhone",
+    "ContactUrl",
     "ContactsContent",
     "ConversationInfo",
     "DefaultFacade",
@@ -171,6 +207,9 @@ __all__ = [
     "GroupSettingsUpdate",
     "GroupStatusUpdate",
     "Handler",
+    "HistoryMessage",
+    "HistoryThread",
+    "HistoryUpdate",
     "HmacMatcher",
     "IdentityInfo",
     "InteractiveContent",
@@ -193,14 +232,25 @@ __all__ = [
     "PlatformError",
     "PricingInfo",
     "ReactionContent",
+    "Referral",
     "RevokeContent",
     "SharedContact",
     "SignatureError",
     "SignatureMismatchError",
     "Skip",
+    "SmbAppStateSyncUpdate",
     "StatusUpdate",
+    "SyncedContact",
     "SystemUpdate",
     "TelemetrySink",
+    "TemplateCategoryChange",
+    "TemplateChange",
+    "TemplateComponentButton",
+    "TemplateComponentsChange",
+    "TemplateOtherInfo",
+    "TemplateQualityChange",
+    "TemplateRejection",
+    "TemplateStatusChange",
     "TextContent",
     "TextSender",
     "UnknownUpdate",
@@ -212,6 +262,7 @@ __all__ = [
     "UserIdUpdate",
     "UserIdentity",
     "UserPreferencesUpdate",
+    "WabaInfo",
     "WebhookError",
     "WebhookFacade",
     "WebhookMetrics",

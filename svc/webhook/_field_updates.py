@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from ._account_values import AccountDetails, read_account_details
 from ._base import UpdateBase, required
 from ._read import (
     profile_name,
+    read_dict,
     read_errors,
     read_id,
     read_int,
@@ -57,13 +59,24 @@ class AccountUpdate(UpdateBase):
 
     @property
     def event(self) -> str | None:
-        """The value's ``event`` (or ``decision``, ``new_quality_score``, ``new_category``)."""
+        """The value's ``event`` (or ``decision``, ``new_quality_score``, ``new_category``,
+        ``alert_info.alert_type``)."""
         raw = self.raw
         for key in _ACCOUNT_EVENT_KEYS:
             event = raw.get(key)
             if type(event) is str:
                 return event
-        return None
+        alert = read_dict(raw.get("alert_info")).get("alert_type")
+        return alert if type(alert) is str else None
+
+    @property
+    def details(self) -> AccountDetails | None:
+        """The typed change: a template status, category, quality or components change,
+        an ``account_update`` event, an account alert or review; ``None`` for other fields.
+
+        Read from the raw value on each access (``value`` stays as it is).
+        """
+        return read_account_details(self.source.field, self.raw)
 
     @property
     def timestamp(self) -> int | None:

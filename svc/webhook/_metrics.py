@@ -40,7 +40,7 @@ class TelemetrySink(Protocol):
 
 
 def clamp_update_kind(kind: str | None) -> str:
-    """``kind`` when it is one of the 14 update kinds, else ``unknown``."""
+    """``kind`` when it is one of ``UPDATE_KINDS``, else ``unknown``."""
     return kind if kind is not None and kind in _KINDS else "unknown"
 
 

@@ -35,9 +35,11 @@ from ._updates import (
     GroupParticipantsUpdate,
     GroupSettingsUpdate,
     GroupStatusUpdate,
+    HistoryUpdate,
     MessageUpdate,
     NormalizationResult,
     Skip,
+    SmbAppStateSyncUpdate,
     StatusUpdate,
     SystemUpdate,
     UnknownUpdate,
@@ -72,6 +74,8 @@ SKIP_REASONS: Final = frozenset(
         "malformed_group",
         "malformed_preference",
         "malformed_user_id_update",
+        "malformed_history",
+        "malformed_state_sync",
         "unsupported_field",
         "unsupported_event",
         "too_many_items",
@@ -184,6 +188,8 @@ _call_terminate = _maker(CallTerminateUpdate)
 _call_status = _maker(CallStatusUpdate)
 _preferences = _maker(UserPreferencesUpdate)
 _user_id_update = _maker(UserIdUpdate)
+_history = _maker(HistoryUpdate)
+_state_sync = _maker(SmbAppStateSyncUpdate)
 _GROUP_MAKERS: dict[str, Callable[..., Update]] = {
     "group_lifecycle_update": _maker(GroupLifecycleUpdate),
     "group_participants_update": _maker(GroupParticipantsUpdate),
@@ -398,6 +404,16 @@ def _build_user_id_update(u: Any, source: UpdateSource, _seen: set[str]) -> Upda
     return _user_id_update(source, u)
 
 
+def _build_history(h: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
+    """A ``history[]`` chunk: any object (a declined share is one holding ``errors``)."""
+    return _history(source, h) if type(h) is dict else "malformed_history"
+
+
+def _build_state_sync(s: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
+    """A ``state_sync[]`` item: any object (an unknown ``type`` or ``action`` is delivered)."""
+    return _state_sync(source, s) if type(s) is dict else "malformed_state_sync"
+
+
 # --- list builders: the hot lists get an inline fast path --------------------------------------
 
 
@@ -543,6 +559,8 @@ _ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] 
     **{field: (("groups", kind, _each(_build_group)),) for field, kind in GROUP_FIELDS.items()},
     "user_preferences": (("user_preferences", "userPreferences", _each(_build_preference)),),
     "user_id_update": (("user_id_update", "userIdUpdate", _each(_build_user_id_update)),),
+    "history": (("history", "history", _each(_build_history)),),
+    "smb_app_state_sync": (("state_sync", "smbAppStateSync", _each(_build_state_sync)),),
 }
 
 

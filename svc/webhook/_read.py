@@ -8,6 +8,7 @@ and no id with a line break or control character reaches a log, store or URL.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -16,8 +17,12 @@ from typing import Any, Final
 from ._values import (
     ButtonContent,
     CallSession,
+    ContactAddress,
+    ContactEmail,
+    ContactOrg,
     ContactPhone,
     ContactsContent,
+    ContactUrl,
     ConversationInfo,
     EditContent,
     GroupParticipant,
@@ -33,6 +38,7 @@ from ._values import (
     PlatformError,
     PricingInfo,
     ReactionContent,
+    Referral,
     RevokeContent,
     SharedContact,
     TextContent,
@@ -75,6 +81,13 @@ def read_id(value: Any) -> str | None:
     if type(value) is not str or not is_safe_id(value):
         return None
     return value
+
+
+def read_graph_id(value: Any) -> str | None:
+    """A Graph object id sent as a number (``1234567890``) or a safe string id, as a string."""
+    if type(value) is int:
+        return str(value) if 0 <= value < 10**30 else None
+    return read_id(value)
 
 
 def read_type(value: Any) -> str | None:
@@ -285,6 +298,8 @@ def _location(payload: Mapping[str, Any], _type: str) -> MessageContent:
 
 def _contact_card(card: Mapping[str, Any]) -> SharedContact:
     name = read_dict(card.get("name"))
+    org = card.get("org")
+    emails = [e for e in read_list(card.get("emails")) if type(e) is dict]
     return SharedContact(
         formatted_name=read_str(name.get("formatted_name")),
         first_name=read_str(name.get("first_name")),
@@ -299,12 +314,43 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
             for p in read_list(card.get("phones"))
             if type(p) is dict
         ),
-        emails=tuple(
-            e["email"]
-            for e in read_list(card.get("emails"))
-            if type(e) is dict and type(e.get("email")) is str
+        emails=tuple(e["email"] for e in emails if type(e.get("email")) is str),
+        organization=read_str(read_dict(org).get("company")),
+        middle_name=read_str(name.get("middle_name")),
+        name_prefix=read_str(name.get("prefix")),
+        name_suffix=read_str(name.get("suffix")),
+        birthday=read_str(card.get("birthday")),
+        addresses=tuple(
+            ContactAddress(
+                street=read_str(a.get("street")),
+                city=read_str(a.get("city")),
+                state=read_str(a.get("state")),
+                zip=read_str(a.get("zip")),
+                country=read_str(a.get("country")),
+                country_code=read_str(a.get("country_code")),
+                type=read_str(a.get("type")),
+            )
+            for a in read_list(card.get("addresses"))
+            if type(a) is dict
         ),
-        organization=read_str(read_dict(card.get("org")).get("company")),
+        email_entries=tuple(
+            ContactEmail(email=read_str(e.get("email")), type=read_str(e.get("type")))
+            for e in emails
+        ),
+        urls=tuple(
+            ContactUrl(url=read_str(u.get("url")), type=read_str(u.get("type")))
+            for u in read_list(card.get("urls"))
+            if type(u) is dict
+        ),
+        org=(
+            ContactOrg(
+                company=read_str(org.get("company")),
+                department=read_str(org.get("department")),
+                title=read_str(org.get("title")),
+            )
+            if type(org) is dict
+            else None
+        ),
     )
 
 
@@ -317,6 +363,7 @@ def _contacts(cards: Any, _type: str) -> MessageContent:
 def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
     reply_type = read_str(payload.get("type")) or ""
     reply = read_dict(payload.get(reply_type))
+    flow = read_json_object(reply.get("response_json")) if reply_type == "nfm_reply" else None
     return InteractiveContent(
         reply_type=reply_type,
         reply_id=read_str(reply.get("id")),
@@ -329,7 +376,28 @@ def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
         expiration_timestamp=read_timestamp(reply.get("expiration_timestamp")),
         is_permanent=read_bool(reply.get("is_permanent")),
         response_source=read_str(reply.get("response_source")),
+        flow_token=read_str(flow.get("flow_token")) if flow is not None else None,
+        flow_response=flow,
     )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def read_json_object(value: Any) -> Mapping[str, Any] | None:
+    """A JSON text holding an object, parsed; ``None`` for anything else.
+
+    ``NaN`` and the infinities are refused (as in the envelope) and so is
+    nesting too deep to parse; the text is part of a body already bounded in size.
+    """
+    if type(value) is not str:
+        return None
+    try:
+        parsed = json.loads(value, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if type(parsed) is dict else None
 
 
 def _button(payload: Mapping[str, Any], _type: str) -> MessageContent:
@@ -448,6 +516,25 @@ def read_content(
         if content is not None:
             return content
     return _unsupported(message, value, mtype, "incomplete")
+
+
+def read_referral(value: Any) -> Referral | None:
+    """The ``referral`` of a message from a click-to-WhatsApp ad or post, when sent."""
+    if type(value) is not dict:
+        return None
+    return Referral(
+        source_url=read_str(value.get("source_url")),
+        source_id=read_str(value.get("source_id")),
+        source_type=read_str(value.get("source_type")),
+        headline=read_str(value.get("headline")),
+        body=read_str(value.get("body")),
+        media_type=read_str(value.get("media_type")),
+        image_url=read_str(value.get("image_url")),
+        video_url=read_str(value.get("video_url")),
+        thumbnail_url=read_str(value.get("thumbnail_url")),
+        ctwa_clid=read_str(value.get("ctwa_clid")),
+        welcome_message=read_str(read_dict(value.get("welcome_message")).get("text")),
+    )
 
 
 def read_context(value: Any) -> MessageContext | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 from ._base import ECHO_FIELD, UpdateBase, UpdateSource, required
+from ._coexistence_updates import HistoryUpdate, SmbAppStateSyncUpdate
 from ._field_updates import (
     AccountUpdate,
     CallConnectUpdate,
@@ -36,6 +37,7 @@ from ._read import (
     read_id,
     read_identity,
     read_pricing,
+    read_referral,
     read_str,
     read_timestamp,
     read_type,
@@ -48,6 +50,7 @@ from ._values import (
     MessageContext,
     PlatformError,
     PricingInfo,
+    Referral,
     UserIdentity,
 )
 
@@ -64,9 +67,11 @@ __all__ = [
     "GroupParticipantsUpdate",
     "GroupSettingsUpdate",
     "GroupStatusUpdate",
+    "HistoryUpdate",
     "MessageUpdate",
     "NormalizationResult",
     "Skip",
+    "SmbAppStateSyncUpdate",
     "StatusUpdate",
     "SystemUpdate",
     "UnknownUpdate",
@@ -92,6 +97,8 @@ UpdateKind: TypeAlias = Literal[
     "system",
     "chatOpened",
     "userIdUpdate",
+    "history",
+    "smbAppStateSync",
     "unknown",
 ]
 
@@ -219,6 +226,11 @@ class MessageUpdate(_MessageItem):
     def context(self) -> MessageContext | None:
         """Reply/forward information."""
         return read_context(self.raw.get("context"))
+
+    @property
+    def referral(self) -> Referral | None:
+        """The click-to-WhatsApp ad or post the user came from (``referral``), when sent."""
+        return read_referral(self.raw.get("referral"))
 
     @property
     def answers_contact_request(self) -> bool:
@@ -470,6 +482,8 @@ Update: TypeAlias = (
     | SystemUpdate
     | ChatOpenedUpdate
     | UserIdUpdate
+    | HistoryUpdate
+    | SmbAppStateSyncUpdate
     | UnknownUpdate
 )
 
@@ -488,6 +502,8 @@ UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
     "system": SystemUpdate,
     "chatOpened": ChatOpenedUpdate,
     "userIdUpdate": UserIdUpdate,
+    "history": HistoryUpdate,
+    "smbAppStateSync": SmbAppStateSyncUpdate,
     "unknown": UnknownUpdate,
 }
 """The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""

@@ -7,16 +7,21 @@ platform may leave it out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 UnsupportedReason: TypeAlias = Literal["unsupported", "unknown_type", "incomplete"]
 
 __all__ = [
     "ButtonContent",
     "CallSession",
+    "ContactAddress",
+    "ContactEmail",
+    "ContactOrg",
     "ContactPhone",
+    "ContactUrl",
     "ContactsContent",
     "ConversationInfo",
     "EditContent",
@@ -33,6 +38,7 @@ __all__ = [
     "PlatformError",
     "PricingInfo",
     "ReactionContent",
+    "Referral",
     "RevokeContent",
     "SharedContact",
     "TextContent",
@@ -137,8 +143,51 @@ class ContactPhone:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContactAddress:
+    """One postal address of a shared contact card (``type``: ``HOME``, ``WORK``)."""
+
+    street: str | None = None
+    city: str | None = None
+    state: str | None = None
+    zip: str | None = None
+    country: str | None = None
+    country_code: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactEmail:
+    """One email of a shared contact card, with its ``type`` (``HOME``, ``WORK``)."""
+
+    email: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactUrl:
+    """One URL of a shared contact card, with its ``type`` (``HOME``, ``WORK``)."""
+
+    url: str | None = None
+    type: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContactOrg:
+    """The organisation of a shared contact card."""
+
+    company: str | None = None
+    department: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SharedContact:
-    """One contact card of a ``contacts`` message."""
+    """One contact card of a ``contacts`` message; every part may be missing.
+
+    ``emails`` keeps the addresses alone (as before); ``email_entries`` has
+    each with its type. ``organization`` is ``org.company``; ``org`` has the
+    department and title too. ``birthday`` is as sent (``YYYY-MM-DD``).
+    """
 
     formatted_name: str | None = None
     first_name: str | None = None
@@ -146,6 +195,14 @@ class SharedContact:
     phones: tuple[ContactPhone, ...] = ()
     emails: tuple[str, ...] = ()
     organization: str | None = None
+    middle_name: str | None = None
+    name_prefix: str | None = None
+    name_suffix: str | None = None
+    birthday: str | None = None
+    addresses: tuple[ContactAddress, ...] = ()
+    email_entries: tuple[ContactEmail, ...] = ()
+    urls: tuple[ContactUrl, ...] = ()
+    org: ContactOrg | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,7 +222,10 @@ class InteractiveContent:
     ``response_json``/``flow_name``/``flow_body`` from an ``nfm_reply``;
     ``response`` (``accept``/``reject``), ``expiration_timestamp`` (Unix
     seconds), ``is_permanent`` and ``response_source`` (``user_action``,
-    ``automatic``) from a ``call_permission_reply``.
+    ``automatic``) from a ``call_permission_reply``. A Flow completion
+    (``nfm_reply``) also gives ``flow_response``, its ``response_json`` parsed
+    (``None`` unless a JSON object of finite numbers), and that object's
+    ``flow_token``.
     """
 
     type: Literal["interactive"] = _field(default="interactive", init=False)
@@ -180,6 +240,8 @@ class InteractiveContent:
     expiration_timestamp: int | None = None
     is_permanent: bool | None = None
     response_source: str | None = None
+    flow_token: str | None = None
+    flow_response: Mapping[str, Any] | None = _field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,6 +338,29 @@ MessageContent: TypeAlias = (
     | EditContent
     | UnsupportedContent
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Referral:
+    """Where a message came from: a click-to-WhatsApp ad or post (the message's ``referral``).
+
+    ``source_type`` is ``ad`` or ``post``; ``media_type`` is ``image`` or
+    ``video``, with ``image_url`` or ``video_url`` and ``thumbnail_url``;
+    ``ctwa_clid`` is the click id for conversion reporting;
+    ``welcome_message`` the text of the ad's welcome message, when sent.
+    """
+
+    source_url: str | None = None
+    source_id: str | None = None
+    source_type: str | None = None
+    headline: str | None = None
+    body: str | None = None
+    media_type: str | None = None
+    image_url: str | None = None
+    video_url: str | None = None
+    thumbnail_url: str | None = None
+    ctwa_clid: str | None = None
+    welcome_message: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ def test_observe_counts_updates_and_skips_by_kind() -> None:
     assert value(registry, "message", "normalized") == 6  # two without timestamps among them
     assert value(registry, "status", "normalized") == 3
     assert value(registry, "groupLifecycle", "normalized") == 1
-    assert value(registry, "unknown", "normalized") == 1
+    assert value(registry, "history", "normalized") == 1
     assert value(registry, "message", "skipped") == 4
     assert value(registry, "unknown", "skipped") == 9  # skips of no known kind are clamped
     assert METRIC_NAME.encode() in generate_latest(registry)

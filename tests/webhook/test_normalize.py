@@ -58,7 +58,7 @@ def only(result: NormalizationResult) -> list[Any]:
 def test_every_kind_has_a_fixture() -> None:
     kinds = {u.kind for name in fixture_names() for u in run(name).updates}
     assert kinds == set(UPDATE_KINDS)
-    assert len(UPDATE_KINDS) == 15
+    assert len(UPDATE_KINDS) == 17
 
 
 def test_text_message() -> None:
@@ -338,7 +338,7 @@ def test_mixed_batch_keeps_every_item_in_order() -> None:
         "groupLifecycle",
         "callConnect",
         "account",
-        "unknown",
+        "history",
     ]
     assert [u.waba_id for u in updates][-2:] == ["102290129340399", "102290129340399"]
     assert updates[-1].field == "history"

@@ -1,0 +1,176 @@
+"""Typed account changes: ``account_update`` events, account alerts and account reviews.
+
+``read_account_details(field, value)`` gives the typed view of an account
+change value (``AccountUpdate.details``), template changes included; every
+field is optional, and a field this version does not type reads ``None``
+(the raw value stays on the update).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ._read import read_dict, read_graph_id, read_list, read_str
+from ._template_values import TEMPLATE_READERS, TemplateChange
+
+__all__ = [
+    "AccountAlert",
+    "AccountDetails",
+    "AccountEvent",
+    "AccountRestriction",
+    "AccountReview",
+    "WabaInfo",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountRestriction:
+    """One restriction of an ``ACCOUNT_RESTRICTION`` event; ``expiration`` as sent (ISO 8601)."""
+
+    type: str | None = None
+    expiration: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WabaInfo:
+    """The ``waba_info`` of partner, ad-account and terms events: the account and its partners.
+
+    ``partner_app_id`` comes with ``PARTNER_APP_INSTALLED``/``UNINSTALLED``;
+    ``solution_id`` and ``solution_partner_business_ids`` with multi-partner
+    solutions; ``ad_account_linked`` with ``AD_ACCOUNT_LINKED``.
+    """
+
+    waba_id: str | None = None
+    owner_business_id: str | None = None
+    partner_app_id: str | None = None
+    solution_id: str | None = None
+    solution_partner_business_ids: tuple[str, ...] = ()
+    ad_account_linked: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountEvent:
+    """``account_update``: bans, violations, restrictions, partner and offboarding events.
+
+    ``event`` is the platform word (``DISABLED_UPDATE``, ``ACCOUNT_VIOLATION``,
+    ``ACCOUNT_RESTRICTION``, ``PARTNER_ADDED``, ``PARTNER_REMOVED``,
+    ``PARTNER_APP_INSTALLED``, ``ACCOUNT_OFFBOARDED``, ``ACCOUNT_RECONNECTED``,
+    ...). ``ban_states``/``ban_date`` come from ``ban_info``,
+    ``violation_type`` from ``violation_info``, ``restrictions`` from
+    ``restriction_info``, ``disconnection_reason`` from ``disconnection_info``
+    (a business that used both the app and the API was disconnected), and
+    ``country`` with a primary-location update.
+    """
+
+    event: str | None = None
+    ban_states: tuple[str, ...] = ()
+    ban_date: str | None = None
+    violation_type: str | None = None
+    restrictions: tuple[AccountRestriction, ...] = ()
+    waba_info: WabaInfo | None = None
+    disconnection_reason: str | None = None
+    country: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountAlert:
+    """``account_alerts``: an alert about an entity (``WABA``, ``PHONE_NUMBER``, ``BUSINESS``)."""
+
+    entity_type: str | None = None
+    entity_id: str | None = None
+    alert_severity: str | None = None
+    alert_status: str | None = None
+    alert_type: str | None = None
+    alert_description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AccountReview:
+    """``account_review_update``: the review ``decision`` (``APPROVED``, ``REJECTED``, ...)."""
+
+    decision: str | None = None
+
+
+AccountDetails: TypeAlias = TemplateChange | AccountEvent | AccountAlert | AccountReview
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A string or a list of strings, as a tuple (other entries left out)."""
+    if type(value) is str:
+        return (value,)
+    return tuple(item for item in read_list(value) if type(item) is str)
+
+
+def _waba_info(value: Any) -> WabaInfo | None:
+    if type(value) is not dict:
+        return None
+    partners = tuple(
+        ident
+        for ident in (
+            read_graph_id(p) for p in read_list(value.get("solution_partner_business_ids"))
+        )
+        if ident is not None
+    )
+    return WabaInfo(
+        waba_id=read_graph_id(value.get("waba_id")),
+        owner_business_id=read_graph_id(value.get("owner_business_id")),
+        partner_app_id=read_graph_id(value.get("partner_app_id")),
+        solution_id=read_graph_id(value.get("solution_id")),
+        solution_partner_business_ids=partners,
+        ad_account_linked=read_graph_id(value.get("ad_account_linked")),
+    )
+
+
+def _account_event(value: Mapping[str, Any]) -> AccountDetails:
+    ban = read_dict(value.get("ban_info"))
+    restrictions = value.get("restriction_info")
+    if type(restrictions) is dict:
+        restrictions = [restrictions]
+    return AccountEvent(
+        event=read_str(value.get("event")),
+        ban_states=_strings(ban.get("waba_ban_state")),
+        ban_date=read_str(ban.get("waba_ban_date")),
+        violation_type=read_str(read_dict(value.get("violation_info")).get("violation_type")),
+        restrictions=tuple(
+            AccountRestriction(
+                type=read_str(r.get("restriction_type")), expiration=read_str(r.get("expiration"))
+            )
+            for r in read_list(restrictions)
+            if type(r) is dict
+        ),
+        waba_info=_waba_info(value.get("waba_info")),
+        disconnection_reason=read_str(read_dict(value.get("disconnection_info")).get("reason")),
+        country=read_str(value.get("country")),
+    )
+
+
+def _account_alert(value: Mapping[str, Any]) -> AccountDetails:
+    info = read_dict(value.get("alert_info"))
+    return AccountAlert(
+        entity_type=read_str(value.get("entity_type")),
+        entity_id=read_graph_id(value.get("entity_id")),
+        alert_severity=read_str(info.get("alert_severity")),
+        alert_status=read_str(info.get("alert_status")),
+        alert_type=read_str(info.get("alert_type")),
+        alert_description=read_str(info.get("alert_description")),
+    )
+
+
+def _account_review(value: Mapping[str, Any]) -> AccountDetails:
+    return AccountReview(decision=read_str(value.get("decision")))
+
+
+_READERS = {
+    **TEMPLATE_READERS,
+    "account_update": _account_event,
+    "account_alerts": _account_alert,
+    "account_review_update": _account_review,
+}
+
+
+def read_account_details(field: str, value: Mapping[str, Any]) -> AccountDetails | None:
+    """The typed view of an account change value; ``None`` for a field not typed here."""
+    reader = _READERS.get(field)
+    return reader(value) if reader is not None else None
