@@ -386,3 +386,18 @@ async def test_the_openapi_document_describes_users_without_phone_numbers(
     text_body = document["paths"]["/api/messages/text"]["post"]["requestBody"]
     to = text_body["content"]["application/json"]["schema"]["properties"]["to"]
     assert "both sent as `recipient`" in to["description"]
+
+
+def test_the_docs_example_replies_to_a_bsuid_only_user(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/identity.md's example runs as written and sends to the BSUID."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "identity.md"
+    match = re.search(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
+    assert match
+    namespace: dict[str, Any] = {"__name__": "identity_doc"}
+    exec(compile(match.group(1), "docs/identity.md", "exec"), namespace)  # noqa: S102 - our docs
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "@sheena window open: False"
+    assert lines[1].startswith(f"sent to {BSUID} -> wamid.DRYRUN.")
