@@ -22,8 +22,24 @@ from ._errors import CliUsageError, MessagesError
 
 __all__ = ["COLUMNS", "messages"]
 
-COLUMNS: Final = ("createdAt", "direction", "waMessageId", "type", "status", "from", "to")
+COLUMNS: Final = (
+    "createdAt",
+    "direction",
+    "waMessageId",
+    "type",
+    "status",
+    "from",
+    "to",
+    "user",
+)
 _FIELDS: Final = {"from": "fromPhone", "to": "toPhone"}
+
+
+def _column(item: Mapping[str, Any], column: str) -> object:
+    """A row's cell: ``user`` is its BSUID, else its parent BSUID (empty for phone-only rows)."""
+    if column == "user":
+        return item.get("userId") or item.get("parentUserId")
+    return item.get(_FIELDS.get(column, column))
 
 
 def _options(function: Any) -> Any:
@@ -129,6 +145,11 @@ def _status_summary(items: list[Mapping[str, Any]]) -> None:
 @_options
 @click.option("--limit", default="50", metavar="N", help="Page size 1..100 (default 50).")
 @click.option("--cursor", metavar="ROW_ID", help="Continue after this row id.")
+@click.option(
+    "--user",
+    metavar="ID",
+    help="Only this user's messages: a phone number, a BSUID or a parent BSUID.",
+)
 def list_messages(
     config_path: str,
     profile: str | None,
@@ -137,8 +158,15 @@ def list_messages(
     as_json: bool,
     limit: str,
     cursor: str | None,
+    user: str | None,
 ) -> None:
-    """One tab-separated line per message; the next cursor goes to stderr."""
+    """One tab-separated line per message; the next cursor goes to stderr.
+
+    ``--user`` keeps the rows of one user, whichever identifier (phone, BSUID,
+    parent BSUID) names it once the service has linked them.
+    """
+    from svc.graph import is_phone_number, is_user_id
+
     from ._inputs import parse_int
 
     query = {"limit": str(parse_int(limit, "--limit", low=1, high=100))}
@@ -146,6 +174,12 @@ def list_messages(
         if not cursor or not is_printable_ascii(cursor) or len(cursor) > 256:
             raise CliUsageError("--cursor must be a row id from a previous page.")
         query["cursor"] = cursor
+    if user is not None:
+        if not (is_phone_number(user) or is_user_id(user)):
+            raise CliUsageError(
+                "--user must be a phone number (digits), a BSUID (US.1234...) or a parent BSUID."
+            )
+        query["user"] = user
     page = _call(config_path, profile, env_file, url, "/messages", query)
     if as_json:
         click.echo(json.dumps(page, ensure_ascii=False))
@@ -153,7 +187,7 @@ def list_messages(
     items = page.get("items", []) if isinstance(page, dict) else []
     click.echo("\t".join(COLUMNS))
     for item in items:
-        click.echo("\t".join(_cell(item.get(_FIELDS.get(c, c))) for c in COLUMNS))
+        click.echo("\t".join(_cell(_column(item, c)) for c in COLUMNS))
     next_cursor = page.get("nextCursor") if isinstance(page, dict) else None
     if next_cursor:
         click.echo(f"next cursor: {next_cursor}", err=True)

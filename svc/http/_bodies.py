@@ -53,6 +53,18 @@ Payload = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 
+Recipient = Annotated[
+    str,
+    Field(
+        description="The user: a phone number / wa_id (sent upstream as `to`), a "
+        "business-scoped user id (BSUID, `US.13491208655302741918`) or a parent BSUID "
+        "(`US.ENT.11815799212886844830`), both sent as `recipient`; a group id when "
+        "`recipientType` is `group`. Authentication templates with a one-tap, zero-tap or "
+        "copy-code button take a phone number only."
+    ),
+]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -60,7 +72,7 @@ class _Body(BaseModel):
 class TextSendBody(_Body):
     """POST ``{prefix}/messages/text``: newline and tab are allowed in ``text``."""
 
-    to: str
+    to: Recipient
     text: str
     previewUrl: bool | None = None
 
@@ -74,7 +86,7 @@ class GraphNativeTextBody(_Body):
     """The platform's own text payload, accepted as is on POST ``{prefix}/messages``."""
 
     messaging_product: Literal["whatsapp"]
-    to: str
+    to: Recipient
     type: Literal["text"]
     text: _GraphNativeTextObject
     recipient_type: Literal["individual"] | None = None
@@ -84,7 +96,7 @@ class TextComposerBody(_Body):
     """A text message; ``recipientType: group`` (groups enabled) sends to a group id."""
 
     type: Literal["text"]
-    to: str
+    to: Recipient
     text: str
     previewUrl: bool | None = None
     recipientType: Literal["individual", "group"] | None = None
@@ -95,7 +107,7 @@ class MediaBody(_Body):
     """Image, video, audio, document or sticker by ``mediaId`` or ``link`` (exactly one)."""
 
     type: Literal["image", "video", "audio", "document", "sticker"]
-    to: str
+    to: Recipient
     mediaId: str | None = None
     link: str | None = None
     caption: str | None = None
@@ -107,7 +119,7 @@ class MediaBody(_Body):
 
 class LocationBody(_Body):
     type: Literal["location"]
-    to: str
+    to: Recipient
     latitude: float
     longitude: float
     name: str | None = None
@@ -117,14 +129,14 @@ class LocationBody(_Body):
 
 class ReactionBody(_Body):
     type: Literal["reaction"]
-    to: str
+    to: Recipient
     messageId: str
     emoji: str
 
 
 class RemoveReactionBody(_Body):
     type: Literal["removeReaction"]
-    to: str
+    to: Recipient
     messageId: str
 
 
@@ -181,7 +193,7 @@ class ContactIn(_Body):
 
 class ContactsBody(_Body):
     type: Literal["contacts"]
-    to: str
+    to: Recipient
     contacts: list[ContactIn]
     replyToMessageId: str | None = None
 
@@ -193,7 +205,7 @@ class ReplyButton(_Body):
 
 class InteractiveButtonsBody(_Body):
     type: Literal["interactiveButtons"]
-    to: str
+    to: Recipient
     bodyText: str
     buttons: list[ReplyButton]
     headerText: str | None = None
@@ -214,7 +226,7 @@ class ListSection(_Body):
 
 class InteractiveListBody(_Body):
     type: Literal["interactiveList"]
-    to: str
+    to: Recipient
     bodyText: str
     buttonText: str
     sections: list[ListSection]
@@ -225,7 +237,7 @@ class InteractiveListBody(_Body):
 
 class InteractiveCtaUrlBody(_Body):
     type: Literal["interactiveCtaUrl"]
-    to: str
+    to: Recipient
     bodyText: str
     displayText: str
     url: str
@@ -236,7 +248,7 @@ class InteractiveCtaUrlBody(_Body):
 
 class InteractiveProductBody(_Body):
     type: Literal["interactiveProduct"]
-    to: str
+    to: Recipient
     catalogId: str
     productRetailerId: str
     bodyText: str | None = None
@@ -251,7 +263,7 @@ class ProductSection(_Body):
 
 class InteractiveProductsBody(_Body):
     type: Literal["interactiveProducts"]
-    to: str
+    to: Recipient
     catalogId: str
     headerText: str
     bodyText: str
@@ -262,7 +274,7 @@ class InteractiveProductsBody(_Body):
 
 class InteractiveCatalogBody(_Body):
     type: Literal["interactiveCatalog"]
-    to: str
+    to: Recipient
     bodyText: str
     thumbnailProductRetailerId: str | None = None
     footerText: str | None = None
@@ -271,14 +283,14 @@ class InteractiveCatalogBody(_Body):
 
 class InteractiveLocationRequestBody(_Body):
     type: Literal["interactiveLocationRequest"]
-    to: str
+    to: Recipient
     bodyText: str
     replyToMessageId: str | None = None
 
 
 class CallPermissionRequestBody(_Body):
     type: Literal["callPermissionRequest"]
-    to: str
+    to: Recipient
     bodyText: str
     footerText: str | None = None
     replyToMessageId: str | None = None
@@ -288,7 +300,7 @@ class TemplateBody(_Body):
     """Components are in the platform's structure and checked by the graph builder."""
 
     type: Literal["template"]
-    to: str
+    to: Recipient
     name: str
     languageCode: str
     components: list[dict[str, Any]] | None = None
@@ -300,7 +312,7 @@ class GroupPinBody(_Body):
 
     type: Literal["pin"]
     recipientType: Literal["group"]
-    to: str
+    to: str = Field(description="The group id.")
     pinType: Literal["pin", "unpin"]
     messageId: str
     expirationDays: int | None = None

@@ -45,6 +45,7 @@ from ._openapi import BEARER
 from ._requests import (
     MAX_PATH_ID,
     check_path_id,
+    check_user,
     parse_json,
     query_int,
     query_text,
@@ -110,7 +111,11 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         cursor = query_text("cursor")
         if cursor is not None and len(cursor) > MAX_PATH_ID:
             raise malformed_query("cursor")
-        return reply_response(await service.list_messages(limit=limit, cursor=cursor))
+        user = query_text("user")
+        key = None if user is None else check_user(user)
+        if user is not None and key is None:
+            raise malformed_query("user")
+        return reply_response(await service.list_messages(limit=limit, cursor=cursor, user=key))
 
     @app.route(f"{prefix}/messages/", methods=["GET"], endpoint="message_empty_id")
     @hide
@@ -129,14 +134,22 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         require_bearer(token)
         return reply_response(await service.get_message(check_path_id(message_id)))
 
-    @app.route(f"{prefix}/conversations/<path:phone>/window", methods=["GET"], endpoint="window")
+    @app.route(f"{prefix}/conversations/<path:user>/window", methods=["GET"], endpoint="window")
     @security_scheme(BEARER)
     @document_response(WindowOut)
     @document_response(ErrorBody, 503)
-    async def window(phone: str) -> Response:
-        """The 24-hour customer-service window of one phone number."""
+    async def window(user: str) -> Response:
+        """The 24-hour customer-service window of one user.
+
+        ``user`` is a phone number (digits, optional leading ``+``), a
+        business-scoped user id (BSUID, ``US.13491208655302741918``) or a parent
+        BSUID (``US.ENT.11815799212886844830``); once a delivery has linked a
+        phone and a BSUID, either finds the same window.
+        """
         require_bearer(token)
-        digits = phone[1:] if phone.startswith("+") else phone
-        if not (1 <= len(digits) <= 15 and digits.isascii() and digits.isdigit()):
-            raise malformed_path("The phone in the path must be digits.")
-        return reply_response(await service.conversation_window(digits))
+        key = check_user(user)
+        if key is None:
+            raise malformed_path(
+                "The user in the path must be a phone number (digits) or a business-scoped user id."
+            )
+        return reply_response(await service.conversation_window(key))

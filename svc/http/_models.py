@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
@@ -47,6 +47,12 @@ class MessageRecordOut(BaseModel):
     type: str
     status: str
     graphMessageId: str | None
+    userId: str | None = Field(
+        description="The user's business-scoped user id (BSUID), when known."
+    )
+    parentUserId: str | None = Field(
+        description="The user's parent BSUID (linked portfolios), when known."
+    )
     createdAt: str
     updatedAt: str
 
@@ -66,6 +72,11 @@ class WindowOut(BaseModel):
 class MessagesQuery(BaseModel):
     limit: int | None = None
     cursor: str | None = None
+    user: str | None = Field(
+        default=None,
+        description="Only this user's rows: a phone number, a BSUID or a parent BSUID "
+        "(resolved through the identity map to every identifier linked to it).",
+    )
 
 
 class ChallengeQuery(BaseModel):

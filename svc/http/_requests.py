@@ -13,6 +13,7 @@ from quart import Response, request
 
 from svc import crypto
 from svc._text import has_ascii_control, has_control
+from svc.graph import is_phone_number, is_user_id
 
 from ._body import read_body
 from ._errors import (
@@ -28,6 +29,7 @@ from ._service import Reply, error_reply, json_bytes
 __all__ = [
     "MAX_PATH_ID",
     "check_path_id",
+    "check_user",
     "json_response",
     "operator_gate",
     "parse_json",
@@ -132,3 +134,14 @@ def check_path_id(value: str) -> str:
     ):
         raise malformed_path()
     return value
+
+
+def check_user(value: str) -> str | None:
+    """A user as the store keys it, or None when ``value`` names none.
+
+    A phone number (digits, optional leading ``+``, which is dropped: wa_ids
+    have none), a BSUID or a parent BSUID, by the graph layer's predicates.
+    """
+    if is_phone_number(value):
+        return value.removeprefix("+")
+    return value if is_user_id(value) else None

@@ -41,7 +41,7 @@ def route_inventory(profile: Profile, *, enable_group_routes: bool) -> tuple[Rou
         Route(("POST",), f"{prefix}/messages/text", "bearer"),
         Route(("GET", "POST"), f"{prefix}/messages", "bearer"),
         Route(("GET",), f"{prefix}/messages/:id", "bearer"),
-        Route(("GET",), f"{prefix}/conversations/:phone/window", "bearer"),
+        Route(("GET",), f"{prefix}/conversations/:user/window", "bearer"),
     ]
     if profile.flows_path is not None:
         routes.append(Route(("POST",), profile.flows_path, "signature"))

@@ -24,6 +24,7 @@ from svc.graph import (
     GraphRateLimitError,
     GraphRequestValidationError,
     PhoneNumberClient,
+    PhoneOnlyRecipientError,
 )
 from svc.store import (
     Claimed,
@@ -35,6 +36,7 @@ from svc.store import (
     PersistenceValidationError,
     Replay,
     StatusEvent,
+    UserIdentityRecord,
     WebhookEventResult,
     conversation_window,
     format_timestamp,
@@ -64,7 +66,7 @@ from ._errors import (
     persistence_unavailable,
 )
 from ._profile import Profile, ServiceSecrets
-from ._projection import delivery_projection, send_projection
+from ._projection import DeliveryProjection, IdentityChange, delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._telemetry import Telemetry, upstream_fields
 
@@ -137,6 +139,8 @@ def record_json(record: MessageRecord) -> dict[str, object]:
         "type": record.type,
         "status": record.status,
         "graphMessageId": record.graph_message_id,
+        "userId": record.user_id,
+        "parentUserId": record.parent_user_id,
         "createdAt": format_timestamp(record.created_at),
         "updatedAt": format_timestamp(record.updated_at),
     }
@@ -240,11 +244,13 @@ class Service:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
         self.webhook_metrics.observe(delivery.result)
         duplicate = False
+        changes_stored = True
         if self.store is not None:
             try:
-                duplicate = await self._record_delivery(delivery)
+                duplicate, changes = await self._record_delivery(delivery)
             except HttpError as exc:
                 return error_reply(exc)
+            changes_stored = await self._apply_identity_changes(changes)
 
         def handler_failed(update: Update, exc: Exception) -> None:
             self.recent_errors.add(exc)
@@ -265,6 +271,9 @@ class Service:
         for kind, count in tally.items():
             self.webhook_metrics.record(kind, label, count)
         dispatched = 0 if duplicate else len(updates)
+        if not changes_stored:
+            # Handlers ran; the redelivery is a duplicate that re-applies the changes.
+            return error_reply(persistence_unavailable())
         reply = {
             "status": "ok",
             "received": len(updates),
@@ -273,17 +282,23 @@ class Service:
         }
         return Reply(200, json_bytes(reply))
 
-    async def _record_delivery(self, delivery: Delivery) -> bool:
+    async def _record_delivery(self, delivery: Delivery) -> tuple[bool, tuple[IdentityChange, ...]]:
         """Record the delivery and project it before handlers run; True for a duplicate.
 
-        A store with ``record_webhook_delivery`` does both in one atomic call: if
-        it fails, nothing was recorded, the answer is 503 and the platform
+        A store with ``record_webhook_delivery`` records the event key, the rows,
+        the status events and the identity sightings in one atomic call: if it
+        fails, nothing was recorded, the answer is 503 and the platform
         redelivers. A store without it gets the event record, then one write
-        per update (best effort, retried when the delivery comes again).
+        per update (best effort, retried when the delivery comes again). The
+        identity changes are returned for ``_apply_identity_changes``.
         """
         key, digest, received_at = delivery.event_key, delivery.body_hash, self.now()
-        updates = delivery.updates
-        messages, statuses = delivery_projection(updates, self.now)
+        projection = delivery_projection(delivery.updates, self.now)
+        if projection.unprojected:
+            self.logger.warning(
+                "webhook message not projected reason=no_user_identity count=%d",
+                projection.unprojected,
+            )
         if self._delivery_calls:
             try:
                 outcome = await self.store_call(
@@ -291,8 +306,9 @@ class Service:
                         event_key=key,
                         event_hash=digest,
                         received_at=received_at,
-                        messages=messages,
-                        statuses=statuses,
+                        messages=projection.messages,
+                        statuses=projection.statuses,
+                        identities=projection.identities,
                     ),
                     validation_errors=True,
                 )
@@ -306,21 +322,41 @@ class Service:
                         event_key=key, event_hash=digest, received_at=received_at
                     )
                 )
-            return outcome == WebhookEventResult.DUPLICATE
+            return outcome == WebhookEventResult.DUPLICATE, projection.changes
         outcome = await self.store_call(
             lambda s: s.record_webhook_event(
                 event_key=key, event_hash=digest, received_at=received_at
             )
         )
-        await self._project(messages, statuses)
-        return outcome == WebhookEventResult.DUPLICATE
+        await self._project(projection)
+        return outcome == WebhookEventResult.DUPLICATE, projection.changes
 
-    async def _project(self, messages: list[MessageRecord], statuses: list[StatusEvent]) -> None:
+    async def _project(self, projection: DeliveryProjection) -> None:
         """One best-effort write per update, started together (one group-commit batch)."""
-        calls: list[StoreCall] = [_record_message_call(record) for record in messages]
-        calls += [_status_call(event) for event in statuses]
+        calls: list[StoreCall] = [_record_message_call(record) for record in projection.messages]
+        calls += [_status_call(event) for event in projection.statuses]
+        if projection.identities:
+            calls.append(_identities_call(projection.identities))
         if calls:
             await self._write_together(calls)
+
+    async def _apply_identity_changes(self, changes: tuple[IdentityChange, ...]) -> bool:
+        """Re-key the identity map for each change, in order; False after a store fault.
+
+        They run for a duplicate delivery too: its sightings were merged again
+        (possibly with the old identifiers), and the changes re-apply on top.
+        A change the store refuses is logged by class and skipped.
+        """
+        for change in changes:
+            try:
+                await self.store_call(_identity_change_call(change), validation_errors=True)
+            except PersistenceValidationError as exc:
+                self.recent_errors.add(exc)
+                self.logger.warning("identity change refused by the store; skipped")
+            except HttpError:
+                self.logger.warning("identity change not stored; asking for a redelivery")
+                return False
+        return True
 
     # --- sends ----------------------------------------------------------------------
 
@@ -432,9 +468,14 @@ class Service:
 
     # --- reads ----------------------------------------------------------------------
 
-    async def list_messages(self, *, limit: int, cursor: str | None) -> Reply:
+    async def list_messages(
+        self, *, limit: int, cursor: str | None, user: str | None = None
+    ) -> Reply:
+        """A page of the projection, newest first; ``user`` keeps one user's rows."""
         self.require_store()
-        page = await self.store_call(lambda s: s.list_messages(limit=limit, before_row_id=cursor))
+        page = await self.store_call(
+            lambda s: s.list_messages(limit=limit, before_row_id=cursor, user=user)
+        )
         body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
         return Reply(200, json_bytes(body))
 
@@ -445,9 +486,10 @@ class Service:
             raise not_found("No message with this id.")
         return Reply(200, json_bytes(record_json(record)))
 
-    async def conversation_window(self, phone: str) -> Reply:
+    async def conversation_window(self, user: str) -> Reply:
+        """The 24-hour window of ``user``: a phone, BSUID or parent BSUID, as the store keeps it."""
         self.require_store()
-        last = await self.store_call(lambda s: s.get_latest_inbound_message_at(phone=phone))
+        last = await self.store_call(lambda s: s.get_latest_inbound_message_at(user=user))
         try:
             window = conversation_window(now=self.now(), last_inbound_at=last)
         except Exception as exc:  # noqa: BLE001 - the spec's own 503 for a window failure
@@ -468,6 +510,26 @@ StoreCall = Callable[[PersistenceStore], Awaitable[object]]
 def _record_message_call(record: MessageRecord) -> StoreCall:
     async def call(store: PersistenceStore) -> object:
         return await store.record_message(record)
+
+    return call
+
+
+def _identities_call(identities: tuple[UserIdentityRecord, ...]) -> StoreCall:
+    async def call(store: PersistenceStore) -> object:
+        await store.record_user_identities(identities)
+        return True
+
+    return call
+
+
+def _identity_change_call(change: IdentityChange) -> StoreCall:
+    async def call(store: PersistenceStore) -> object:
+        return await store.record_identity_change(
+            user=change.user,
+            new_user_id=change.new_user_id,
+            new_wa_id=change.new_wa_id,
+            at=change.at,
+        )
 
     return call
 
@@ -503,9 +565,16 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def refusal_message(error: GraphRequestValidationError) -> str:
-    """The 400 message of a graph-layer refusal: the field it names (short), never a value."""
+    """The 400 message of a graph-layer refusal: the field it names (short), never a value.
+
+    A phone-only refusal also names the platform rule (a constant of the graph layer).
+    """
     field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
     where = f" ({field})" if field else ""
+    if isinstance(error, PhoneOnlyRecipientError):
+        return (
+            f"The message was refused by validation{where}: {error.rule}; send to a phone number."
+        )
     return f"The message was refused by validation{where}."
 
 

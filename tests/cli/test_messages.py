@@ -15,7 +15,8 @@ from tests._support import ServeProcess, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
 
-HEADER = "createdAt\tdirection\twaMessageId\ttype\tstatus\tfrom\tto"
+HEADER = "createdAt\tdirection\twaMessageId\ttype\tstatus\tfrom\tto\tuser"
+BSUID = "US.13491208655302741918"
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> Result:
@@ -69,6 +70,21 @@ def test_messages_list_and_show_read_the_running_service(
     assert rest.stderr == ""
     seen = {line.split("\t")[2] for line in lines[1:] + rest.stdout.splitlines()[1:]}
     assert seen == set(ids)
+    # A send to a BSUID is listed by that BSUID (its "user" column), not by the phone.
+    to_bsuid = httpx.post(
+        served.url + "/api/messages/text",
+        json={"to": BSUID, "text": "four"},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    assert to_bsuid.status_code == 200
+    by_user = _invoke("messages", "list", *common, "--user", BSUID)
+    assert by_user.exit_code == 0, by_user.stderr
+    [bsuid_row] = [line.split("\t") for line in by_user.stdout.splitlines()[1:]]
+    assert bsuid_row[1:] == ["outbound", bsuid_row[2], "text", "sent", "", "", BSUID]
+    assert bsuid_row[2] == to_bsuid.json()["messages"][0]["id"]
+    by_phone = _invoke("messages", "list", *common, "--user", "+15551234567")
+    assert len(by_phone.stdout.splitlines()) == 4
     shown = _invoke("messages", "show", ids[0], *common)
     assert shown.exit_code == 0
     assert f"waMessageId: {ids[0]}" in shown.stdout.splitlines()
@@ -104,3 +120,20 @@ def test_messages_without_a_token_exit_1(project: Path) -> None:
     result = run_svc("messages", "list", "--config", str(project / "svc.config.yaml"))
     assert result.returncode == 1
     assert result.stderr == "Error: SVC_SERVICE_TOKEN is not set (env file or environment).\n"
+
+
+@pytest.mark.parametrize("user", ["", "abc", "us.1", "US.1.2", "1-2"])
+def test_messages_list_refuses_a_bad_user_before_calling(project: Path, user: str) -> None:
+    result = _invoke(
+        "messages",
+        "list",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--user",
+        user,
+        env={"SVC_SERVICE_TOKEN": "t"},
+    )
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: --user must be a phone number (digits), a BSUID (US.1234...) or a parent BSUID.\n"
+    )

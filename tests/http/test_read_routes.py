@@ -1,4 +1,4 @@
-"""GET {prefix}/messages, {prefix}/messages/{id} and {prefix}/conversations/{phone}/window."""
+"""GET {prefix}/messages, {prefix}/messages/{id} and {prefix}/conversations/{user}/window."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ async def test_list_pages_newest_first_with_a_cursor(
         "type": "text",
         "status": "received",
         "graphMessageId": None,
+        "userId": None,
+        "parentUserId": None,
         "createdAt": "2026-11-21T10:15:34.000Z",
         "updatedAt": "2026-11-21T10:15:34.000Z",
     }
@@ -177,12 +179,27 @@ async def test_window_open_closed_and_plus_prefix(
     assert never == {"open": False, "lastInboundAt": None, "expiresAt": None, "remainingMs": 0}
 
 
-@pytest.mark.parametrize("phone", ["abc", "1" * 16, "+", "++1", "1-2"])
-async def test_window_bad_phone_is_malformed_path(
-    make_app: AppFactory, sqlite_store: SqliteStore, phone: str
+@pytest.mark.parametrize(
+    "user",
+    [
+        "abc",
+        "1" * 16,
+        "+",
+        "++1",
+        "1-2",
+        "us.123",
+        "US.12.3",
+        "US." + "1" * 129,
+        "US.ENT.",
+        "US.1%20",
+        "US.%01",
+    ],
+)
+async def test_window_bad_user_is_malformed_path(
+    make_app: AppFactory, sqlite_store: SqliteStore, user: str
 ) -> None:
     client = make_app(store=sqlite_store).test_client()
-    response = await client.get(f"/api/conversations/{phone}/window", headers=AUTH)
+    response = await client.get(f"/api/conversations/{user}/window", headers=AUTH)
     assert response.status_code == 400
     assert (await response.get_json())["error"]["code"] == "malformed_path"
 

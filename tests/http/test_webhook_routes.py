@@ -443,6 +443,6 @@ async def test_an_over_long_sender_with_no_bsuid_is_dispatched_but_not_projected
     client = await _client(make_app, store=sqlite_store)
     response = await post_webhook(client, payload)
     assert (await response.get_json())["dispatched"] == 1
-    # The phone is dropped and no BSUID names the sender: the store refuses the row
-    # (an inbound row names its user), so the delivery is recorded without its projection.
+    # The phone is dropped and no BSUID names the sender: no row is built (the store
+    # would refuse a row naming nobody), and the rest of the delivery is recorded.
     assert await sqlite_store.get_message(wa_message_id=message["id"]) is None

@@ -1,0 +1,69 @@
+"""The projection mapping, sans-IO: rows, sightings and identity changes of updates and sends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from svc.http._projection import IdentityChange, delivery_projection, send_projection
+from svc.store import UserIdentityRecord
+from svc.webhook import normalize
+
+from .conftest import T0, fixture
+
+BSUID = "US.13491208655302741918"
+PARENT = "US.ENT.11815799212886844830"
+
+
+def _now() -> datetime:
+    return T0
+
+
+def _at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+def test_a_bsuid_only_message_is_a_row_and_a_sighting_with_its_username() -> None:
+    updates = normalize(fixture("bsuid_message_username_no_phone.json")).updates
+    projection = delivery_projection(updates, _now)
+    [row] = projection.messages
+    assert (row.from_phone, row.user_id, row.parent_user_id) == (None, BSUID, PARENT)
+    assert projection.identities == (
+        UserIdentityRecord(
+            user_id=BSUID,
+            parent_user_id=PARENT,
+            username="@sheena",
+            last_seen_at=_at(1779321024),
+        ),
+    )
+    assert projection.unprojected == 0
+
+
+def test_identity_events_become_changes_and_a_new_number_is_not_a_sighting() -> None:
+    updates = normalize(fixture("bsuid_identity_changes.json")).updates
+    projection = delivery_projection(updates, _now)
+    assert projection.changes == (
+        IdentityChange(user=BSUID, new_user_id=None, new_wa_id="12195555358", at=_at(1779321040)),
+        IdentityChange(
+            user=BSUID, new_user_id="US.99887766554433221100", new_wa_id=None, at=_at(1779321041)
+        ),
+        IdentityChange(
+            user=BSUID, new_user_id="US.99887766554433221100", new_wa_id=None, at=_at(1779321042)
+        ),
+    )
+    wa_ids = {i.wa_id for i in projection.identities if i.user_id is None}
+    assert "12195555358" not in wa_ids
+    assert any(i.user_id == "US.99887766554433221100" for i in projection.identities)
+
+
+def test_a_send_to_a_bsuid_or_parent_records_it_by_user_id() -> None:
+    answer = {"messages": [{"id": "wamid.X"}]}
+    cases = [
+        ({"to": "15551234567", "type": "text"}, ("15551234567", None, None)),
+        ({"recipient": BSUID, "type": "text"}, (None, BSUID, None)),
+        ({"recipient": PARENT, "type": "text"}, (None, None, PARENT)),
+    ]
+    for payload, expected in cases:
+        projected = send_projection(payload, answer, _now)
+        assert projected is not None
+        row = projected[0]
+        assert (row.to_phone, row.user_id, row.parent_user_id) == expected
