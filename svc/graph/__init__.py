@@ -186,6 +186,13 @@ from ._builders import build_video_message as build_video_message
 from ._builders import build_voice_call_button_message as build_voice_call_button_message
 from ._builders import check_message_payload as check_message_payload
 from ._builders import is_read_receipt_payload as is_read_receipt_payload
+from ._callback_data import MAX_BIZ_OPAQUE_CALLBACK_DATA as MAX_BIZ_OPAQUE_CALLBACK_DATA
+from ._callback_data import check_callback_data as check_callback_data
+from ._callback_data import with_callback_data as with_callback_data
+from ._interactive import FLOW_MESSAGE_VERSION as FLOW_MESSAGE_VERSION
+from ._interactive import build_interactive_carousel_message as build_interactive_carousel_message
+from ._interactive import build_interactive_flow_message as build_interactive_flow_message
+from ._interactive_header import interactive_media_header as interactive_media_header
 from ._recipient import AUTHENTICATION_OTP_RULE as AUTHENTICATION_OTP_RULE
 from ._recipient import Recipient as Recipient
 from ._recipient import RecipientField as RecipientField
@@ -200,7 +207,40 @@ from ._send import ReadReceiptResult as ReadReceiptResult
 from ._send import SendResult as SendResult
 from ._send import read_receipt_result_from_answer as read_receipt_result_from_answer
 from ._send import send_result_from_answer as send_result_from_answer
+from ._send_interactive import InteractiveSender as InteractiveSender
 from ._template_check import check_template_send as check_template_send
+from ._template_components import build_template_carousel as build_template_carousel
+from ._template_components import build_template_carousel_card as build_template_carousel_card
+from ._template_components import build_template_header_gif as build_template_header_gif
+from ._template_components import build_template_header_product as build_template_header_product
+from ._template_components import (
+    build_template_limited_time_offer as build_template_limited_time_offer,
+)
+from ._template_components import build_template_mpm_button as build_template_mpm_button
+from ._template_create import build_definition_body as build_definition_body
+from ._template_create import build_definition_buttons as build_definition_buttons
+from ._template_create import build_definition_catalog_button as build_definition_catalog_button
+from ._template_create import build_definition_copy_code_button as build_definition_copy_code_button
+from ._template_create import build_definition_flow_button as build_definition_flow_button
+from ._template_create import build_definition_footer as build_definition_footer
+from ._template_create import build_definition_header_location as build_definition_header_location
+from ._template_create import build_definition_header_media as build_definition_header_media
+from ._template_create import build_definition_header_product as build_definition_header_product
+from ._template_create import build_definition_header_text as build_definition_header_text
+from ._template_create import (
+    build_definition_limited_time_offer as build_definition_limited_time_offer,
+)
+from ._template_create import build_definition_mpm_button as build_definition_mpm_button
+from ._template_create import (
+    build_definition_phone_number_button as build_definition_phone_number_button,
+)
+from ._template_create import (
+    build_definition_quick_reply_button as build_definition_quick_reply_button,
+)
+from ._template_create import (
+    build_definition_request_contact_info_button as build_definition_request_contact_info_button,
+)
+from ._template_create import build_definition_url_button as build_definition_url_button
 from ._template_params import TEMPLATE_BUTTON_SUB_TYPES as TEMPLATE_BUTTON_SUB_TYPES
 from ._template_params import build_template_body as build_template_body
 from ._template_params import build_template_catalog_button as build_template_catalog_button
@@ -281,12 +321,14 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "FLOW_CATEGORIES",
     "FLOW_JSON_LIMITS",
+    "FLOW_MESSAGE_VERSION",
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
     "GROUP_MESSAGE_TYPES",
     "GROUP_SUBJECT_MAX_LENGTH",
     "HTTP_METHODS",
+    "MAX_BIZ_OPAQUE_CALLBACK_DATA",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
     "TEMPLATE_BUTTON_SUB_TYPES",
@@ -377,6 +419,7 @@ __all__ = [
     "IdentityKeyMismatchError",
     "ImageTooSmallToProcessError",
     "IncorrectCertificateError",
+    "InteractiveSender",
     "InvalidCursorError",
     "InvalidGroupProfilePictureAspectRatioError",
     "InvalidParameterError",
@@ -457,6 +500,22 @@ __all__ = [
     "build_audio_message",
     "build_call_permission_request_message",
     "build_contacts_message",
+    "build_definition_body",
+    "build_definition_buttons",
+    "build_definition_catalog_button",
+    "build_definition_copy_code_button",
+    "build_definition_flow_button",
+    "build_definition_footer",
+    "build_definition_header_location",
+    "build_definition_header_media",
+    "build_definition_header_product",
+    "build_definition_header_text",
+    "build_definition_limited_time_offer",
+    "build_definition_mpm_button",
+    "build_definition_phone_number_button",
+    "build_definition_quick_reply_button",
+    "build_definition_request_contact_info_button",
+    "build_definition_url_button",
     "build_document_message",
     "build_group_media_message",
     "build_group_pin_message",
@@ -464,8 +523,10 @@ __all__ = [
     "build_group_text_message",
     "build_image_message",
     "build_interactive_buttons_message",
+    "build_interactive_carousel_message",
     "build_interactive_catalog_message",
     "build_interactive_cta_url_message",
+    "build_interactive_flow_message",
     "build_interactive_list_message",
     "build_interactive_location_request_message",
     "build_interactive_product_message",
@@ -479,22 +540,30 @@ __all__ = [
     "build_remove_reaction_message",
     "build_sticker_message",
     "build_template_body",
+    "build_template_carousel",
+    "build_template_carousel_card",
     "build_template_catalog_button",
     "build_template_copy_code_button",
     "build_template_flow_button",
+    "build_template_header_gif",
     "build_template_header_location",
     "build_template_header_media",
+    "build_template_header_product",
     "build_template_header_text",
+    "build_template_limited_time_offer",
     "build_template_message",
+    "build_template_mpm_button",
     "build_template_otp_button",
     "build_template_quick_reply_button",
     "build_template_url_button",
     "build_text_message",
     "build_video_message",
     "build_voice_call_button_message",
+    "check_callback_data",
     "check_message_payload",
     "check_path_segment",
     "check_template_send",
+    "interactive_media_header",
     "is_bsuid",
     "is_parent_bsuid",
     "is_phone_number",
@@ -511,4 +580,5 @@ __all__ = [
     "template_date_time_parameter",
     "template_text_parameter",
     "validate_flow_json",
+    "with_callback_data",
 ]

@@ -11,7 +11,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
+from ._callback_data import CALLBACK_DATA_KEY, check_callback_data
 from ._errors import GraphRequestValidationError
+from ._interactive_header import interactive_header
 from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._validate import (
     check_bool,
@@ -78,7 +80,6 @@ _CAPTION_KINDS = frozenset({"image", "video", "document"})
 
 # Platform limits for interactive messages.
 MAX_INTERACTIVE_BODY = 1024
-MAX_HEADER_TEXT = 60
 MAX_FOOTER_TEXT = 60
 MAX_BUTTON_TITLE = 20
 MAX_BUTTON_ID = 256
@@ -160,10 +161,6 @@ def _footer(text: object, field: str = "footer_text") -> dict[str, str]:
     return {"text": check_text(text, field, max_length=MAX_FOOTER_TEXT)}
 
 
-def _text_header(text: object, field: str = "header_text") -> dict[str, str]:
-    return {"type": "text", "text": check_label(text, field, max_length=MAX_HEADER_TEXT)}
-
-
 def _interactive(
     interactive_type: str,
     *,
@@ -172,10 +169,12 @@ def _interactive(
     header_text: object = None,
     footer_text: object = None,
     body_required: bool = True,
+    header: Mapping[str, Any] | None = None,
 ) -> Payload:
     interactive: Payload = {"type": interactive_type}
-    if header_text is not None:
-        interactive["header"] = _text_header(header_text)
+    wire_header = interactive_header(header_text, header)
+    if wire_header is not None:
+        interactive["header"] = wire_header
     if body_text is not None or body_required:
         interactive["body"] = _body(body_text)
     if footer_text is not None:
@@ -505,9 +504,14 @@ def build_interactive_buttons_message(
     buttons: Sequence[Mapping[str, str]],
     header_text: str | None = None,
     footer_text: str | None = None,
+    header: Mapping[str, Any] | None = None,
     reply_to_message_id: str | None = None,
 ) -> Payload:
-    """Reply buttons: 1..3 ``{id, title}`` with unique ids and titles (title <= 20, id <= 256)."""
+    """Reply buttons: 1..3 ``{id, title}`` with unique ids and titles (title <= 20, id <= 256).
+
+    The header is ``header_text`` or a media ``header`` (``{"type": "image" | "video" |
+    "document", "id" | "link"}``), not both.
+    """
     addressee = _address(to)
     items = check_sequence(buttons, "buttons", minimum=1, maximum=3)
     wire: list[Payload] = []
@@ -531,6 +535,7 @@ def build_interactive_buttons_message(
         body_text=body_text,
         header_text=header_text,
         footer_text=footer_text,
+        header=header,
     )
     return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
@@ -615,9 +620,13 @@ def build_interactive_cta_url_message(
     url: str,
     header_text: str | None = None,
     footer_text: str | None = None,
+    header: Mapping[str, Any] | None = None,
     reply_to_message_id: str | None = None,
 ) -> Payload:
-    """A call-to-action URL button (``display_text`` <= 20, ``url`` http or https)."""
+    """A call-to-action URL button (``display_text`` <= 20, ``url`` http or https).
+
+    The header is ``header_text`` or a media ``header``, as for reply buttons.
+    """
     addressee = _address(to)
     parameters = {
         "display_text": check_label(display_text, "display_text", max_length=MAX_CTA_DISPLAY_TEXT),
@@ -629,6 +638,7 @@ def build_interactive_cta_url_message(
         body_text=body_text,
         header_text=header_text,
         footer_text=footer_text,
+        header=header,
     )
     return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
 
@@ -1172,6 +1182,8 @@ def check_message_payload(payload: object) -> Payload:
     if is_read_receipt_payload(payload):
         return _check_read_receipt(payload)
     message: Payload = dict(payload)
+    if message.get(CALLBACK_DATA_KEY) is not None:
+        check_callback_data(message[CALLBACK_DATA_KEY])
     recipient_type = message.get("recipient_type", "individual")
     message_type = message.get("type")
     if recipient_type == "group":

@@ -2,8 +2,8 @@
 
 Each binds its id once (checked with ``check_path_segment``) and exposes
 ``request(method, edge, ...)`` for the helpers layered on top of it: message
-sends come from the ``MessageSender`` mixin, admin helpers are added the same
-way.
+sends come from the ``MessageSender`` mixins (``InteractiveSender``), admin
+helpers are added the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ._admin import GroupAdmin, PhoneNumberAdmin, WABAAdmin
 from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
-from ._send import MessageSender
+from ._send_interactive import InteractiveSender
 
 __all__ = ["GroupClient", "PhoneNumberClient", "WABAClient"]
 
@@ -67,7 +67,7 @@ class _ScopedClient:
         return f"{type(self).__name__}({self._ID_FIELD}={self._scope_id!r})"
 
 
-class PhoneNumberClient(_ScopedClient, MessageSender, PhoneNumberAdmin):
+class PhoneNumberClient(_ScopedClient, InteractiveSender, PhoneNumberAdmin):
     """One business phone number: message sends and the ``/{phone_number_id}/...`` edges."""
 
     _ID_FIELD = "phone_number_id"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import _builders as b
+from ._callback_data import with_callback_data
 from ._errors import GraphSerializationError, TemplateCheckError
 from ._results import Template
 from ._template_check import check_template_send
@@ -99,8 +100,16 @@ class MessageSender(abc.ABC):
     async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
         """POST ``payload`` as JSON to ``/{phone_number_id}/{edge}``; return the parsed answer."""
 
-    async def _send(self, payload: Mapping[str, Any], *, edge: str = "messages") -> SendResult:
-        return send_result_from_answer(await self._post_phone_edge(edge, payload))
+    async def _send(
+        self,
+        payload: Mapping[str, Any],
+        *,
+        edge: str = "messages",
+        biz_opaque_callback_data: str | None = None,
+    ) -> SendResult:
+        """POST a built payload, adding ``biz_opaque_callback_data`` when given."""
+        sent = with_callback_data(payload, biz_opaque_callback_data)
+        return send_result_from_answer(await self._post_phone_edge(edge, sent))
 
     async def send_message(self, payload: Mapping[str, Any]) -> SendResult | ReadReceiptResult:
         """Send a prebuilt payload (checked by ``check_message_payload``) to ``/messages``.
@@ -130,12 +139,14 @@ class MessageSender(abc.ABC):
         text: str,
         preview_url: bool | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a text message."""
         return await self._send(
             b.build_text_message(
                 to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_media(
@@ -149,6 +160,7 @@ class MessageSender(abc.ABC):
         filename: str | None = None,
         voice: bool | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send an image, video, audio, document or sticker (see ``build_media_message``)."""
         return await self._send(
@@ -161,7 +173,8 @@ class MessageSender(abc.ABC):
                 filename=filename,
                 voice=voice,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_image(
@@ -172,6 +185,7 @@ class MessageSender(abc.ABC):
         link: str | None = None,
         caption: str | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send an image by media id or link."""
         return await self._send(
@@ -181,7 +195,8 @@ class MessageSender(abc.ABC):
                 link=link,
                 caption=caption,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_video(
@@ -192,6 +207,7 @@ class MessageSender(abc.ABC):
         link: str | None = None,
         caption: str | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a video by media id or link."""
         return await self._send(
@@ -201,7 +217,8 @@ class MessageSender(abc.ABC):
                 link=link,
                 caption=caption,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_audio(
@@ -212,6 +229,7 @@ class MessageSender(abc.ABC):
         link: str | None = None,
         voice: bool | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send audio by media id or link; ``voice=True`` marks a voice note."""
         return await self._send(
@@ -221,7 +239,8 @@ class MessageSender(abc.ABC):
                 link=link,
                 voice=voice,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_document(
@@ -233,6 +252,7 @@ class MessageSender(abc.ABC):
         caption: str | None = None,
         filename: str | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a document by media id or link."""
         return await self._send(
@@ -243,7 +263,8 @@ class MessageSender(abc.ABC):
                 caption=caption,
                 filename=filename,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_sticker(
@@ -253,12 +274,14 @@ class MessageSender(abc.ABC):
         media_id: str | None = None,
         link: str | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a sticker by media id or link."""
         return await self._send(
             b.build_sticker_message(
                 to=to, media_id=media_id, link=link, reply_to_message_id=reply_to_message_id
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_location(
@@ -270,6 +293,7 @@ class MessageSender(abc.ABC):
         name: str | None = None,
         address: str | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a location pin."""
         return await self._send(
@@ -280,16 +304,27 @@ class MessageSender(abc.ABC):
                 name=name,
                 address=address,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
-    async def send_reaction(self, *, to: str, message_id: str, emoji: str) -> SendResult:
+    async def send_reaction(
+        self, *, to: str, message_id: str, emoji: str, biz_opaque_callback_data: str | None = None
+    ) -> SendResult:
         """React to ``message_id`` with ``emoji``."""
-        return await self._send(b.build_reaction_message(to=to, message_id=message_id, emoji=emoji))
+        return await self._send(
+            b.build_reaction_message(to=to, message_id=message_id, emoji=emoji),
+            biz_opaque_callback_data=biz_opaque_callback_data,
+        )
 
-    async def send_remove_reaction(self, *, to: str, message_id: str) -> SendResult:
+    async def send_remove_reaction(
+        self, *, to: str, message_id: str, biz_opaque_callback_data: str | None = None
+    ) -> SendResult:
         """Remove an earlier reaction to ``message_id``."""
-        return await self._send(b.build_remove_reaction_message(to=to, message_id=message_id))
+        return await self._send(
+            b.build_remove_reaction_message(to=to, message_id=message_id),
+            biz_opaque_callback_data=biz_opaque_callback_data,
+        )
 
     async def send_contacts(
         self,
@@ -297,202 +332,14 @@ class MessageSender(abc.ABC):
         to: str,
         contacts: Sequence[Mapping[str, Any]],
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send contact cards (snake_case inputs, see ``build_contacts_message``)."""
         return await self._send(
             b.build_contacts_message(
                 to=to, contacts=contacts, reply_to_message_id=reply_to_message_id
-            )
-        )
-
-    # --- interactive
-
-    async def send_interactive_buttons(
-        self,
-        *,
-        to: str,
-        body_text: str,
-        buttons: Sequence[Mapping[str, str]],
-        header_text: str | None = None,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send 1..3 reply buttons."""
-        return await self._send(
-            b.build_interactive_buttons_message(
-                to=to,
-                body_text=body_text,
-                buttons=buttons,
-                header_text=header_text,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_list(
-        self,
-        *,
-        to: str,
-        body_text: str,
-        button_text: str,
-        sections: Sequence[Mapping[str, Any]],
-        header_text: str | None = None,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a list message."""
-        return await self._send(
-            b.build_interactive_list_message(
-                to=to,
-                body_text=body_text,
-                button_text=button_text,
-                sections=sections,
-                header_text=header_text,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_cta_url(
-        self,
-        *,
-        to: str,
-        body_text: str,
-        display_text: str,
-        url: str,
-        header_text: str | None = None,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a call-to-action URL button."""
-        return await self._send(
-            b.build_interactive_cta_url_message(
-                to=to,
-                body_text=body_text,
-                display_text=display_text,
-                url=url,
-                header_text=header_text,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_product(
-        self,
-        *,
-        to: str,
-        catalog_id: str,
-        product_retailer_id: str,
-        body_text: str | None = None,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a single product."""
-        return await self._send(
-            b.build_interactive_product_message(
-                to=to,
-                catalog_id=catalog_id,
-                product_retailer_id=product_retailer_id,
-                body_text=body_text,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_products(
-        self,
-        *,
-        to: str,
-        catalog_id: str,
-        header_text: str,
-        body_text: str,
-        sections: Sequence[Mapping[str, Any]],
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a multi-product message."""
-        return await self._send(
-            b.build_interactive_products_message(
-                to=to,
-                catalog_id=catalog_id,
-                header_text=header_text,
-                body_text=body_text,
-                sections=sections,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_catalog(
-        self,
-        *,
-        to: str,
-        body_text: str,
-        thumbnail_product_retailer_id: str | None = None,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a catalog message."""
-        return await self._send(
-            b.build_interactive_catalog_message(
-                to=to,
-                body_text=body_text,
-                thumbnail_product_retailer_id=thumbnail_product_retailer_id,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_interactive_location_request(
-        self, *, to: str, body_text: str, reply_to_message_id: str | None = None
-    ) -> SendResult:
-        """Ask the user to share a location."""
-        return await self._send(
-            b.build_interactive_location_request_message(
-                to=to, body_text=body_text, reply_to_message_id=reply_to_message_id
-            )
-        )
-
-    async def send_call_permission_request(
-        self,
-        *,
-        to: str,
-        body_text: str,
-        footer_text: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Ask the user for permission to call."""
-        return await self._send(
-            b.build_call_permission_request_message(
-                to=to,
-                body_text=body_text,
-                footer_text=footer_text,
-                reply_to_message_id=reply_to_message_id,
-            )
-        )
-
-    async def send_voice_call_button(
-        self,
-        *,
-        body_text: str,
-        to: str | None = None,
-        recipient: str | None = None,
-        display_text: str | None = None,
-        ttl_minutes: int | None = None,
-        payload: str | None = None,
-        reply_to_message_id: str | None = None,
-    ) -> SendResult:
-        """Send a WhatsApp call button, by ``to``, ``recipient`` or both (``to`` wins)."""
-        return await self._send(
-            b.build_voice_call_button_message(
-                body_text=body_text,
-                to=to,
-                recipient=recipient,
-                display_text=display_text,
-                ttl_minutes=ttl_minutes,
-                payload=payload,
-                reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     # --- templates
@@ -506,6 +353,7 @@ class MessageSender(abc.ABC):
         components: Sequence[Mapping[str, Any]] | None = None,
         reply_to_message_id: str | None = None,
         definition: Template | Mapping[str, Any] | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send an approved template.
 
@@ -523,7 +371,8 @@ class MessageSender(abc.ABC):
                 language_code=language_code,
                 components=components,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_marketing_template(
@@ -536,6 +385,7 @@ class MessageSender(abc.ABC):
         components: Sequence[Mapping[str, Any]] | None = None,
         product_policy: Literal["CLOUD_API_FALLBACK", "STRICT"] | None = None,
         message_activity_sharing: bool | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a marketing template through ``/marketing_messages``."""
         payload = b.build_marketing_template_message(
@@ -547,7 +397,11 @@ class MessageSender(abc.ABC):
             product_policy=product_policy,
             message_activity_sharing=message_activity_sharing,
         )
-        return await self._send(payload, edge="marketing_messages")
+        return await self._send(
+            payload,
+            edge="marketing_messages",
+            biz_opaque_callback_data=biz_opaque_callback_data,
+        )
 
     # --- groups
 
@@ -558,12 +412,14 @@ class MessageSender(abc.ABC):
         text: str,
         preview_url: bool | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send text to a group (``to`` is the group id)."""
         return await self._send(
             b.build_group_text_message(
                 to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_group_media(
@@ -577,6 +433,7 @@ class MessageSender(abc.ABC):
         filename: str | None = None,
         voice: bool | None = None,
         reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send media to a group."""
         return await self._send(
@@ -589,7 +446,8 @@ class MessageSender(abc.ABC):
                 filename=filename,
                 voice=voice,
                 reply_to_message_id=reply_to_message_id,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_group_template(
@@ -600,6 +458,7 @@ class MessageSender(abc.ABC):
         language_code: str,
         template_category: Literal["UTILITY", "MARKETING"],
         components: Sequence[Mapping[str, Any]] | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Send a UTILITY or MARKETING template to a group."""
         return await self._send(
@@ -609,7 +468,8 @@ class MessageSender(abc.ABC):
                 language_code=language_code,
                 template_category=template_category,
                 components=components,
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )
 
     async def send_group_pin(
@@ -619,10 +479,12 @@ class MessageSender(abc.ABC):
         pin_type: Literal["pin", "unpin"],
         message_id: str,
         expiration_days: int | None = None,
+        biz_opaque_callback_data: str | None = None,
     ) -> SendResult:
         """Pin (for 1..30 days) or unpin a message in a group."""
         return await self._send(
             b.build_group_pin_message(
                 to=to, pin_type=pin_type, message_id=message_id, expiration_days=expiration_days
-            )
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
         )

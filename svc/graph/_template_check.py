@@ -20,7 +20,7 @@ from ._results import Template
 __all__ = ["check_template_send"]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
-_MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "LOCATION"})
+_MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "LOCATION", "GIF", "PRODUCT"})
 _HEADER_TYPES: Final = frozenset({"text"})
 _BODY_TYPES: Final = frozenset({"text", "currency", "date_time"})
 # Definition button type -> the sub_type a send uses for it (None: takes no send parameters).
@@ -72,13 +72,14 @@ def check_template_send(
     """Raise ``TemplateCheckError`` unless ``components`` fit ``definition`` in ``language``.
 
     Checked: the definition's language and approval, header format and
-    parameters, body parameter count (``{{1}}``) or names (``{{name}}``),
-    button indexes, sub-types and required button parameters. Component types
-    the definition has but this check does not model (carousel, limited-time
-    offer) pass unchecked. With ``to`` (the addressee), a template with an
-    OTP button (one-tap, zero-tap or copy-code authentication) sent to a
-    BSUID or parent BSUID raises ``PhoneOnlyRecipientError``: the platform
-    delivers those to phone numbers only.
+    parameters (text, media, GIF, location, product), body parameter count
+    (``{{1}}``) or names (``{{name}}``), button indexes, sub-types and
+    required button parameters (a multi-product button needs its sections),
+    the limited-time offer's expiry, and carousel cards (their number, and
+    each card's components against the definition's card). With ``to`` (the
+    addressee), a template with an OTP button (one-tap, zero-tap or
+    copy-code authentication) sent to a BSUID or parent BSUID raises
+    ``PhoneOnlyRecipientError``: the platform delivers those to phone numbers only.
     """
     raw = definition.raw if isinstance(definition, Template) else definition
     if not isinstance(raw, Mapping):
@@ -86,33 +87,91 @@ def check_template_send(
     _check_language(raw, language)
     parts = _definition_parts(raw)
     named_format = str(raw.get("parameter_format", "")).upper() == "NAMED"
-    header = parts.get("HEADER")
-    body = parts.get("BODY")
     buttons = _buttons(parts.get("BUTTONS"))
     if to is not None and any(button.kind == "OTP" for button in buttons):
         require_phone_number(Recipient.parse(to).wire(), rule=AUTHENTICATION_OTP_RULE)
-    send = _send_components(components)
+    _check_parts(parts, _send_components(components), named_format, "components")
 
+
+def _check_parts(
+    parts: Mapping[str, Mapping[str, Any]],
+    send: Sequence[Mapping[str, Any]],
+    named_format: bool,
+    where: str,
+) -> None:
+    """Check send components against one set of definition parts (a template or a card)."""
+    header = parts.get("HEADER")
+    body = parts.get("BODY")
+    buttons = _buttons(parts.get("BUTTONS"))
     seen: dict[str, int] = {}
     used_buttons: set[int] = set()
     for index, component in enumerate(send):
-        field = f"components[{index}]"
+        field = f"{where}[{index}]"
         kind = component["type"].lower()
-        if kind in ("header", "body"):
+        if kind in ("header", "body", "carousel", "limited_time_offer"):
             if kind in seen:
                 raise _fail(f"{field}.type", f"a second {kind} component")
             seen[kind] = index
-            if kind == "header":
-                _check_header(header, component, field, named_format)
-            else:
-                _check_text_parameters(
-                    _placeholders(body, named_format), component, field, _BODY_TYPES, "body"
-                )
+        if kind == "header":
+            _check_header(header, component, field, named_format)
+        elif kind == "body":
+            _check_text_parameters(
+                _placeholders(body, named_format), component, field, _BODY_TYPES, "body"
+            )
         elif kind == "button":
             used_buttons.add(_check_button(buttons, component, field, used_buttons))
+        elif kind == "carousel" and "CAROUSEL" in parts:
+            _check_carousel(parts["CAROUSEL"], component, field, named_format)
+        elif kind == "limited_time_offer" and "LIMITED_TIME_OFFER" in parts:
+            _check_offer(component, field)
         elif kind in _NEVER_SENT or kind.upper() not in parts:
             raise _fail(f"{field}.type", f"the template has no {kind} component to fill")
-    _check_missing(header, body, buttons, seen, used_buttons, named_format)
+    _check_missing(header, body, buttons, seen, used_buttons, named_format, where)
+    if "CAROUSEL" in parts and "carousel" not in seen:
+        raise _fail(where, "the carousel needs its cards")
+    offer = parts.get("LIMITED_TIME_OFFER")
+    details = offer.get("limited_time_offer") if offer is not None else None
+    expires = isinstance(details, Mapping) and details.get("has_expiration") is True
+    if expires and "limited_time_offer" not in seen:
+        raise _fail(where, "the limited-time offer needs its expiration_time_ms")
+
+
+def _check_offer(component: Mapping[str, Any], field: str) -> None:
+    parameters = _parameters(component, field)
+    offer = parameters[0].get("limited_time_offer") if len(parameters) == 1 else None
+    expiry = offer.get("expiration_time_ms") if isinstance(offer, Mapping) else None
+    if (
+        parameters[0]["type"].lower() != "limited_time_offer"
+        or not isinstance(expiry, int)
+        or isinstance(expiry, bool)
+    ):
+        raise _fail(
+            f"{field}.parameters", "takes one limited_time_offer parameter with expiration_time_ms"
+        )
+
+
+def _check_carousel(
+    definition: Mapping[str, Any], component: Mapping[str, Any], field: str, named: bool
+) -> None:
+    defined = definition.get("cards")
+    defined_cards = list(defined) if isinstance(defined, list | tuple) else []
+    cards = component.get("cards")
+    if not isinstance(cards, list | tuple) or len(cards) != len(defined_cards):
+        raise _fail(f"{field}.cards", f"the carousel has {len(defined_cards)} cards")
+    given: set[int] = set()
+    for number, card in enumerate(cards):
+        where = f"{field}.cards[{number}]"
+        position = card.get("card_index") if isinstance(card, Mapping) else None
+        if not isinstance(position, int) or isinstance(position, bool):
+            raise _fail(f"{where}.card_index", "must be a card index")
+        if not 0 <= position < len(defined_cards) or position in given:
+            raise _fail(f"{where}.card_index", f"card {position} is not a card to fill once")
+        given.add(position)
+        assert isinstance(card, Mapping)
+        card_definition = defined_cards[position]
+        parts = _definition_parts(card_definition if isinstance(card_definition, Mapping) else {})
+        components = _send_components(card.get("components"))
+        _check_parts(parts, components, named, f"{where}.components")
 
 
 def _check_language(raw: Mapping[str, Any], language: object) -> None:
@@ -154,7 +213,7 @@ def _buttons(component: Mapping[str, Any] | None) -> list[_Button]:
         kind = str(item.get("type", "")).upper() if isinstance(item, Mapping) else ""
         sub_type = _SUB_TYPES.get(kind)
         dynamic_url = kind == "URL" and "{{" in str(item.get("url", ""))
-        required = kind in ("OTP", "COPY_CODE") or dynamic_url
+        required = kind in ("OTP", "COPY_CODE", "MPM") or dynamic_url
         takes = sub_type is not None and (kind != "URL" or dynamic_url)
         out.append(_Button(kind=kind, sub_type=sub_type, required=required, takes_parameter=takes))
     return out
@@ -288,15 +347,16 @@ def _check_missing(
     seen: Mapping[str, int],
     used: set[int],
     named: bool,
+    where: str = "components",
 ) -> None:
     if header is not None and "header" not in seen:
         header_format = str(header.get("format", "TEXT")).upper()
         if header_format in _MEDIA_FORMATS:
-            raise _fail("components", f"the {header_format} header needs its media parameter")
+            raise _fail(where, f"the {header_format} header needs its media parameter")
         if _placeholders(header, named).names:
-            raise _fail("components", "the header has placeholders but no header component")
+            raise _fail(where, "the header has placeholders but no header component")
     if "body" not in seen and _placeholders(body, named).names:
-        raise _fail("components", "the body has placeholders but no body component")
+        raise _fail(where, "the body has placeholders but no body component")
     for index, button in enumerate(buttons):
         if button.required and index not in used:
-            raise _fail("components", f"button {index} ({button.kind}) needs a parameter")
+            raise _fail(where, f"button {index} ({button.kind}) needs a parameter")

@@ -112,9 +112,7 @@ def template_currency_parameter(
                 fallback_value, "fallback_value", max_length=MAX_FALLBACK_VALUE
             ),
             "code": code,
-            "amount_1000": check_int(
-                amount_1000, "amount_1000", minimum=-(2**53), maximum=2**53
-            ),
+            "amount_1000": check_int(amount_1000, "amount_1000", minimum=-(2**53), maximum=2**53),
         },
     }
     return _named(parameter, parameter_name)
@@ -271,13 +269,21 @@ def build_template_flow_button(
 def build_template_catalog_button(
     *, index: int, thumbnail_product_retailer_id: str | None = None
 ) -> Component:
-    """A catalog button, optionally choosing the product shown as thumbnail."""
-    action: Component = {}
-    if thumbnail_product_retailer_id is not None:
-        action["thumbnail_product_retailer_id"] = check_label(
-            thumbnail_product_retailer_id, "thumbnail_product_retailer_id", max_length=256
-        )
-    return _button("catalog", index, {"type": "action", "action": action})
+    """A catalog button, optionally choosing the product shown as thumbnail.
+
+    Without a thumbnail the button carries no ``parameters`` (the platform then
+    shows the catalog's first item), never an empty ``action``.
+    """
+    if thumbnail_product_retailer_id is None:
+        button = _button("catalog", index, {})
+        del button["parameters"]
+        return button
+    thumbnail = check_label(
+        thumbnail_product_retailer_id, "thumbnail_product_retailer_id", max_length=256
+    )
+    return _button(
+        "catalog", index, {"type": "action", "action": {"thumbnail_product_retailer_id": thumbnail}}
+    )
 
 
 def build_template_otp_button(*, code: str, index: int = 0) -> Component:

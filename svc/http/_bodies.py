@@ -34,8 +34,15 @@ from svc.graph import (
     build_template_message,
     build_text_message,
     is_read_receipt_payload,
+    with_callback_data,
 )
 
+from ._bodies_rich import InteractiveCarouselBody as InteractiveCarouselBody
+from ._bodies_rich import InteractiveFlowBody as InteractiveFlowBody
+from ._bodies_rich import MediaHeaderIn as MediaHeaderIn
+from ._bodies_rich import Recipient, carousel_payload, flow_payload, media_header
+from ._bodies_rich import SendModel as _SendBody
+from ._bodies_rich import StrictModel as _Body
 from ._errors import HttpError, malformed_body
 
 __all__ = [
@@ -53,23 +60,7 @@ Payload = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 
-Recipient = Annotated[
-    str,
-    Field(
-        description="The user: a phone number / wa_id (sent upstream as `to`), a "
-        "business-scoped user id (BSUID, `US.13491208655302741918`) or a parent BSUID "
-        "(`US.ENT.11815799212886844830`), both sent as `recipient`; a group id when "
-        "`recipientType` is `group`. Authentication templates with a one-tap, zero-tap or "
-        "copy-code button take a phone number only."
-    ),
-]
-
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class TextSendBody(_Body):
+class TextSendBody(_SendBody):
     """POST ``{prefix}/messages/text``: newline and tab are allowed in ``text``."""
 
     to: Recipient
@@ -90,9 +81,10 @@ class GraphNativeTextBody(_Body):
     type: Literal["text"]
     text: _GraphNativeTextObject
     recipient_type: Literal["individual"] | None = None
+    biz_opaque_callback_data: str | None = None
 
 
-class TextComposerBody(_Body):
+class TextComposerBody(_SendBody):
     """A text message; ``recipientType: group`` (groups enabled) sends to a group id."""
 
     type: Literal["text"]
@@ -103,7 +95,7 @@ class TextComposerBody(_Body):
     replyToMessageId: str | None = None
 
 
-class MediaBody(_Body):
+class MediaBody(_SendBody):
     """Image, video, audio, document or sticker by ``mediaId`` or ``link`` (exactly one)."""
 
     type: Literal["image", "video", "audio", "document", "sticker"]
@@ -117,7 +109,7 @@ class MediaBody(_Body):
     recipientType: Literal["individual", "group"] | None = None
 
 
-class LocationBody(_Body):
+class LocationBody(_SendBody):
     type: Literal["location"]
     to: Recipient
     latitude: float
@@ -127,14 +119,14 @@ class LocationBody(_Body):
     replyToMessageId: str | None = None
 
 
-class ReactionBody(_Body):
+class ReactionBody(_SendBody):
     type: Literal["reaction"]
     to: Recipient
     messageId: str
     emoji: str
 
 
-class RemoveReactionBody(_Body):
+class RemoveReactionBody(_SendBody):
     type: Literal["removeReaction"]
     to: Recipient
     messageId: str
@@ -191,7 +183,7 @@ class ContactIn(_Body):
     birthday: str | None = None
 
 
-class ContactsBody(_Body):
+class ContactsBody(_SendBody):
     type: Literal["contacts"]
     to: Recipient
     contacts: list[ContactIn]
@@ -203,12 +195,13 @@ class ReplyButton(_Body):
     title: str
 
 
-class InteractiveButtonsBody(_Body):
+class InteractiveButtonsBody(_SendBody):
     type: Literal["interactiveButtons"]
     to: Recipient
     bodyText: str
     buttons: list[ReplyButton]
     headerText: str | None = None
+    header: MediaHeaderIn | None = None
     footerText: str | None = None
     replyToMessageId: str | None = None
 
@@ -224,7 +217,7 @@ class ListSection(_Body):
     rows: list[ListRow]
 
 
-class InteractiveListBody(_Body):
+class InteractiveListBody(_SendBody):
     type: Literal["interactiveList"]
     to: Recipient
     bodyText: str
@@ -235,18 +228,19 @@ class InteractiveListBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveCtaUrlBody(_Body):
+class InteractiveCtaUrlBody(_SendBody):
     type: Literal["interactiveCtaUrl"]
     to: Recipient
     bodyText: str
     displayText: str
     url: str
     headerText: str | None = None
+    header: MediaHeaderIn | None = None
     footerText: str | None = None
     replyToMessageId: str | None = None
 
 
-class InteractiveProductBody(_Body):
+class InteractiveProductBody(_SendBody):
     type: Literal["interactiveProduct"]
     to: Recipient
     catalogId: str
@@ -261,7 +255,7 @@ class ProductSection(_Body):
     productRetailerIds: list[str]
 
 
-class InteractiveProductsBody(_Body):
+class InteractiveProductsBody(_SendBody):
     type: Literal["interactiveProducts"]
     to: Recipient
     catalogId: str
@@ -272,7 +266,7 @@ class InteractiveProductsBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveCatalogBody(_Body):
+class InteractiveCatalogBody(_SendBody):
     type: Literal["interactiveCatalog"]
     to: Recipient
     bodyText: str
@@ -281,14 +275,14 @@ class InteractiveCatalogBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveLocationRequestBody(_Body):
+class InteractiveLocationRequestBody(_SendBody):
     type: Literal["interactiveLocationRequest"]
     to: Recipient
     bodyText: str
     replyToMessageId: str | None = None
 
 
-class CallPermissionRequestBody(_Body):
+class CallPermissionRequestBody(_SendBody):
     type: Literal["callPermissionRequest"]
     to: Recipient
     bodyText: str
@@ -296,7 +290,7 @@ class CallPermissionRequestBody(_Body):
     replyToMessageId: str | None = None
 
 
-class TemplateBody(_Body):
+class TemplateBody(_SendBody):
     """Components are in the platform's structure and checked by the graph builder."""
 
     type: Literal["template"]
@@ -307,7 +301,7 @@ class TemplateBody(_Body):
     replyToMessageId: str | None = None
 
 
-class GroupPinBody(_Body):
+class GroupPinBody(_SendBody):
     """Pin or unpin a message in a group (groups enabled); ``expirationDays`` 1..30 to pin."""
 
     type: Literal["pin"]
@@ -336,6 +330,8 @@ ComposerBody = Annotated[
     | InteractiveButtonsBody
     | InteractiveListBody
     | InteractiveCtaUrlBody
+    | InteractiveFlowBody
+    | InteractiveCarouselBody
     | InteractiveProductBody
     | InteractiveProductsBody
     | InteractiveCatalogBody
@@ -477,9 +473,12 @@ def _text(body: TextComposerBody) -> Payload:
 
 
 _BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
+    InteractiveFlowBody: flow_payload,
+    InteractiveCarouselBody: carousel_payload,
     TextSendBody: lambda b: build_text_message(to=b.to, text=b.text, preview_url=b.previewUrl),
-    GraphNativeTextBody: lambda b: build_text_message(
-        to=b.to, text=b.text.body, preview_url=b.text.preview_url
+    GraphNativeTextBody: lambda b: with_callback_data(
+        build_text_message(to=b.to, text=b.text.body, preview_url=b.text.preview_url),
+        b.biz_opaque_callback_data,
     ),
     TextComposerBody: _text,
     MediaBody: _media,
@@ -503,6 +502,7 @@ _BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
         body_text=b.bodyText,
         buttons=[button.model_dump() for button in b.buttons],
         header_text=b.headerText,
+        header=media_header(b.header),
         footer_text=b.footerText,
         reply_to_message_id=b.replyToMessageId,
     ),
@@ -521,6 +521,7 @@ _BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
         display_text=b.displayText,
         url=b.url,
         header_text=b.headerText,
+        header=media_header(b.header),
         footer_text=b.footerText,
         reply_to_message_id=b.replyToMessageId,
     ),
@@ -580,6 +581,9 @@ def to_payload(body: BaseModel) -> Payload:
     """The platform wire payload of a validated body, built by the graph layer's builders.
 
     A builder's ``GraphRequestValidationError`` propagates; the caller turns
-    it into 400 ``malformed_body``.
+    it into 400 ``malformed_body``. ``bizOpaqueCallbackData`` is checked and
+    added at the payload's top level by the graph layer.
     """
-    return _BUILDERS[type(body)](body)
+    payload = _BUILDERS[type(body)](body)
+    callback_data = getattr(body, "bizOpaqueCallbackData", None)
+    return payload if callback_data is None else with_callback_data(payload, callback_data)

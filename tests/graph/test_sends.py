@@ -11,7 +11,8 @@ import pytest
 
 from svc.graph import GraphClient, GraphRequestValidationError, GraphSerializationError
 from svc.graph._scoped import PhoneNumberClient
-from svc.graph._send import MessageSender, SendResult
+from svc.graph._send import SendResult
+from svc.graph._send_interactive import InteractiveSender
 
 PHONE_ID = "106540352242922"
 TOKEN = "test-token-abc"
@@ -450,8 +451,13 @@ async def test_send_helper_wire_request(
 
 
 async def test_send_helpers_cover_every_public_send() -> None:
-    public = {name for name in dir(MessageSender) if name.startswith("send")}
-    tested = {case[0] for case in CASES} | {"send_marketing_template"}
+    public = {name for name in dir(InteractiveSender) if name.startswith("send")}
+    # Flow and carousel sends are tested in test_interactive_sends.
+    tested = {case[0] for case in CASES} | {
+        "send_marketing_template",
+        "send_interactive_flow",
+        "send_interactive_carousel",
+    }
     assert public == tested
 
 
