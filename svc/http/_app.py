@@ -55,7 +55,7 @@ from ._operator_routes import SERVICE_NAME as SERVICE_NAME
 from ._operator_routes import register_operator_routes
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
-from ._requests import reply_response
+from ._requests import configure_url_map, reply_response
 from ._routes import Route, route_inventory
 from ._service import Service, error_reply
 from ._telemetry import Telemetry
@@ -200,6 +200,7 @@ def _build_quart_app(
 ) -> QuartTrio:
     """The Quart app: configuration, lifespan, error answers, the route table, the front."""
     app = QuartTrio(SERVICE_NAME, static_folder=None)
+    configure_url_map(app.url_map)
     app.config.update(
         MAX_CONTENT_LENGTH=service.profile.max_body_bytes,
         PROPAGATE_EXCEPTIONS=False,
