@@ -19,9 +19,11 @@ __all__ = [
     "check_env_file_name",
     "check_env_name",
     "check_out_path",
+    "dotenv_line",
     "import_callable",
     "live_environment",
     "parse_int",
+    "read_dotenv",
     "write_exclusive",
 ]
 
@@ -93,20 +95,42 @@ def write_exclusive(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         raise OutputError("the output file could not be written.") from None
 
 
-def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The env file's values overlaid by the process environment (which wins); gates checked.
+def dotenv_line(name: str, value: str) -> str:
+    """``NAME='value'`` that python-dotenv reads back as ``value`` exactly, newline included.
 
-    Uses python-dotenv's ``dotenv_values``: the process environment is never changed.
+    Single quotes keep ``#``, spaces, double quotes and ``$`` literal; the two
+    characters the single-quoted form decodes (backslash and quote) are escaped.
+    svc reads its env files without ``${...}`` expansion (``read_dotenv``),
+    so a secret holding ``${...}`` is not rewritten either.
+    """
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{check_env_name(name, 'name')}='{escaped}'\n"
+
+
+def read_dotenv(env_file: Path) -> dict[str, str]:
+    """The values of a dotenv file, taken literally (no ``${...}`` expansion, no environment).
+
+    Expansion would read the process environment into a secret and change a
+    value holding ``${...}``; a value without ``=`` is dropped.
     """
     from dotenv import dotenv_values
 
+    values = dotenv_values(env_file, interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values overlaid by the process environment (which wins); gates checked.
+
+    Read with ``read_dotenv`` (values taken literally): the process environment
+    is never changed.
+    """
     if not env_file.is_file():
         raise SecretResolutionError("the env file does not exist or is not a file.")
     try:
-        values = dotenv_values(env_file)
+        merged = read_dotenv(env_file)
     except (OSError, UnicodeDecodeError):
         raise SecretResolutionError("the env file cannot be read.") from None
-    merged = {key: value for key, value in values.items() if value is not None}
     merged.update(environ)
     for gate in LIVE_GATES:
         if merged.get(gate) != "1":
