@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -141,15 +142,36 @@ def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, st
     return merged
 
 
+def _import_failure(option: str, exc: BaseException) -> str:
+    """One line naming what the module raised on import, cut to a readable length."""
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(detail) > 300:
+        detail = detail[:297] + "..."
+    return f"the {option} module failed on import ({detail})."
+
+
 def import_callable(target: str, option: str) -> Any:
-    """The callable a ``module:attribute`` option names (imported from the working folder too)."""
+    """The callable a ``module:attribute`` option names, the working folder searched first.
+
+    As ``python -m``, uvicorn and hypercorn do: the installed ``svc`` script
+    has its own folder, not the working one, first on ``sys.path``. A module
+    that is there but fails on import is reported with the exception's class
+    and message (the user's own code, never a secret of svc).
+    """
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise ServeError(f"{option} must look like module:callable.")
+    working = os.getcwd()
+    if working not in sys.path:
+        sys.path.insert(0, working)
     try:
         module = importlib.import_module(module_name)
-    except ImportError:
-        raise ServeError(f"the {option} module cannot be imported.") from None
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
+            raise ServeError(f"the {option} module cannot be imported.") from None
+        raise ServeError(_import_failure(option, exc)) from None
+    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is reported
+        raise ServeError(_import_failure(option, exc)) from None
     found: Any = module
     for part in attribute.split("."):
         found = getattr(found, part, None)
