@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from quart import Response, request
+from quart import Response, current_app, request
 from werkzeug.routing import Map, PathConverter
 
 from svc import crypto
@@ -27,6 +27,7 @@ from ._errors import (
 from ._service import Reply, error_reply, json_bytes
 
 __all__ = [
+    "BODY_GATE_KEY",
     "MAX_PATH_ID",
     "check_path_id",
     "configure_url_map",
@@ -80,9 +81,17 @@ def operator_gate(token: bytes) -> Response | None:
     return None
 
 
+BODY_GATE_KEY: Final = "svc.body_gate"
+"""Where ``create_app`` keeps the app's ``BodyGate`` (``app.extensions``)."""
+
+
 async def request_body(limit: int) -> bytes:
-    """The request body through the one bounded reader (413 over ``limit``)."""
-    return await read_body(request.body, declared=request.content_length, limit=limit)
+    """The request body through the one bounded reader (413 over ``limit``), under the
+    app's ``BodyGate`` (503 when too many bodies are being read, 408 past the deadline)."""
+    gate = current_app.extensions.get(BODY_GATE_KEY)
+    return await read_body(
+        request.body, declared=request.content_length, limit=limit, gate=gate
+    )
 
 
 def parse_json(body: bytes) -> object:

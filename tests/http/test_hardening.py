@@ -157,3 +157,29 @@ async def test_group_create_without_request_id_passes_the_answer_through(
     response = await client.post("/api/groups", json={"subject": "Team"}, headers=AUTH)
     assert response.status_code == 200
     assert await response.get_json() == {"success": True}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"body_read_timeout": 0}, {"body_read_timeout": float("inf")}, {"max_pending_bodies": 0}],
+)
+def test_body_limits_are_checked_at_construction(make_app: AppFactory, options: Any) -> None:
+    from svc.http import ServiceError
+
+    with pytest.raises(ServiceError) as caught:
+        make_app(**options)
+    assert caught.value.code == "invalid_config"
+
+
+async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_reading(
+    make_app: AppFactory, graph: FakeGraph
+) -> None:
+    app = make_app(max_pending_bodies=1, body_read_timeout=7)
+    app.extensions["svc.body_gate"].pending = 1  # one body is being read already
+    client = app.test_client()
+    body = {"to": "15551234567", "text": "x"}
+    response = await client.post("/api/messages/text", json=body, headers=AUTH)
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "7"
+    assert await _error_code(response) == "server_busy"
+    assert graph.requests == []
