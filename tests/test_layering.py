@@ -12,7 +12,7 @@ import svc
 ROOT = Path(svc.__file__).parent
 # Bottom first; a layer may import itself, any layer before it, and the shared leaf modules.
 LAYERS = ["graph", "media", "store", "webhook", "flows", "http", "cli"]
-SHARED = {"crypto", "_text", "_version"}
+SHARED = {"crypto", "_json", "_text", "_version"}
 
 
 def _svc_imports(path: Path) -> set[str]:

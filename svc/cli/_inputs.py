@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -19,9 +20,11 @@ __all__ = [
     "check_env_file_name",
     "check_env_name",
     "check_out_path",
+    "dotenv_line",
     "import_callable",
     "live_environment",
     "parse_int",
+    "read_dotenv",
     "write_exclusive",
 ]
 
@@ -93,20 +96,42 @@ def write_exclusive(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         raise OutputError("the output file could not be written.") from None
 
 
-def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The env file's values overlaid by the process environment (which wins); gates checked.
+def dotenv_line(name: str, value: str) -> str:
+    """``NAME='value'`` that python-dotenv reads back as ``value`` exactly, newline included.
 
-    Uses python-dotenv's ``dotenv_values``: the process environment is never changed.
+    Single quotes keep ``#``, spaces, double quotes and ``$`` literal; the two
+    characters the single-quoted form decodes (backslash and quote) are escaped.
+    svc reads its env files without ``${...}`` expansion (``read_dotenv``),
+    so a secret holding ``${...}`` is not rewritten either.
+    """
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{check_env_name(name, 'name')}='{escaped}'\n"
+
+
+def read_dotenv(env_file: Path) -> dict[str, str]:
+    """The values of a dotenv file, taken literally (no ``${...}`` expansion, no environment).
+
+    Expansion would read the process environment into a secret and change a
+    value holding ``${...}``; a value without ``=`` is dropped.
     """
     from dotenv import dotenv_values
 
+    values = dotenv_values(env_file, interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values overlaid by the process environment (which wins); gates checked.
+
+    Read with ``read_dotenv`` (values taken literally): the process environment
+    is never changed.
+    """
     if not env_file.is_file():
         raise SecretResolutionError("the env file does not exist or is not a file.")
     try:
-        values = dotenv_values(env_file)
+        merged = read_dotenv(env_file)
     except (OSError, UnicodeDecodeError):
         raise SecretResolutionError("the env file cannot be read.") from None
-    merged = {key: value for key, value in values.items() if value is not None}
     merged.update(environ)
     for gate in LIVE_GATES:
         if merged.get(gate) != "1":
@@ -117,15 +142,36 @@ def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, st
     return merged
 
 
+def _import_failure(option: str, exc: BaseException) -> str:
+    """One line naming what the module raised on import, cut to a readable length."""
+    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(detail) > 300:
+        detail = detail[:297] + "..."
+    return f"the {option} module failed on import ({detail})."
+
+
 def import_callable(target: str, option: str) -> Any:
-    """The callable a ``module:attribute`` option names (imported from the working folder too)."""
+    """The callable a ``module:attribute`` option names, the working folder searched first.
+
+    As ``python -m``, uvicorn and hypercorn do: the installed ``svc`` script
+    has its own folder, not the working one, first on ``sys.path``. A module
+    that is there but fails on import is reported with the exception's class
+    and message (the user's own code, never a secret of svc).
+    """
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
         raise ServeError(f"{option} must look like module:callable.")
+    working = os.getcwd()
+    if working not in sys.path:
+        sys.path.insert(0, working)
     try:
         module = importlib.import_module(module_name)
-    except ImportError:
-        raise ServeError(f"the {option} module cannot be imported.") from None
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
+            raise ServeError(f"the {option} module cannot be imported.") from None
+        raise ServeError(_import_failure(option, exc)) from None
+    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is reported
+        raise ServeError(_import_failure(option, exc)) from None
     found: Any = module
     for part in attribute.split("."):
         found = getattr(found, part, None)

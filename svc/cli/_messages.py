@@ -72,17 +72,15 @@ def _call(
     import httpx
 
     from ._config import load_config, resolve_profile
-    from ._inputs import check_env_file_name
+    from ._inputs import check_env_file_name, read_dotenv
 
     loaded = load_config(config_path)
     environ: dict[str, str] = {}
     if env_file is not None:
-        from dotenv import dotenv_values
-
         env_path = check_env_file_name(env_file)
         if not env_path.is_file():
             raise MessagesError("the env file does not exist or is not a file.")
-        environ.update({k: v for k, v in dotenv_values(env_path).items() if v is not None})
+        environ.update(read_dotenv(env_path))
     environ.update(os.environ)
     resolved = resolve_profile(loaded, profile, environ, placeholders=True)
     _, section = loaded.section(profile)

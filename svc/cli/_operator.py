@@ -215,6 +215,7 @@ def _exclusive(path: Path, data: bytes, mode: int) -> None:
 def setup(directory: str, profile: str | None) -> None:
     """Prompt for the account values; write svc.config.yaml and .env.local (mode 0600)."""
     from ._init import config_data, render_config
+    from ._inputs import dotenv_line
     from ._tokens import generate_service_token, generate_verify_token
 
     folder = Path(directory)
@@ -250,11 +251,12 @@ def setup(directory: str, profile: str | None) -> None:
     )
     env_text = (
         "# svc live secrets: keep this file private (mode 0600), never commit it.\n"
-        f"SVC_ACCESS_TOKEN={answers['access']}\n"
-        f"SVC_VERIFY_TOKEN={verify}\n"
-        f"SVC_APP_SECRET={answers['app_secret']}\n"
-        f"SVC_SERVICE_TOKEN={service}\n"
-        "# Set both to 1 when you are ready to serve live.\n"
+        # Quoted so that every value reads back unchanged (quotes, '#', '$', spaces).
+        + dotenv_line("SVC_ACCESS_TOKEN", answers["access"])
+        + dotenv_line("SVC_VERIFY_TOKEN", verify)
+        + dotenv_line("SVC_APP_SECRET", answers["app_secret"])
+        + dotenv_line("SVC_SERVICE_TOKEN", service)
+        + "# Set both to 1 when you are ready to serve live.\n"
         "SVC_LIVE_ENABLE=0\n"
         "SVC_YES_LIVE=0\n"
     )

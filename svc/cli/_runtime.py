@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 DRAIN_SECONDS: Final = 10.0
+READ_TIMEOUT_SECONDS: Final = 120
+H2_MAX_STREAMS: Final = 32
 STORE_CLOSE_SECONDS: Final = 5.0
 _WORKER_START_SECONDS: Final = 60.0
 
@@ -65,6 +67,12 @@ class ServePlan:
     flows_passphrase: bytes | None = field(default=None, repr=False)
     outbox_handler: str | None = None
     """``module:callable`` of the outbox handler, imported in the serving process."""
+    body_read_timeout: float = 15.0
+    """Seconds a request body may take (``create_app(body_read_timeout=...)``)."""
+    max_pending_bodies: int = 64
+    """Bodies one worker reads at once (``create_app(max_pending_bodies=...)``)."""
+    sqlite_synchronous: str = "full"
+    """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -100,11 +108,15 @@ def _store_kind(plan: ServePlan) -> str:
 
 async def open_store(plan: ServePlan) -> PersistenceStore | None:
     """Open and migrate the plan's store (``None`` when stateless); errors become ``ServeError``."""
-    return await open_store_at(sqlite_path=plan.sqlite_path, postgres_dsn=plan.postgres_dsn)
+    return await open_store_at(
+        sqlite_path=plan.sqlite_path,
+        postgres_dsn=plan.postgres_dsn,
+        sqlite_synchronous=plan.sqlite_synchronous,
+    )
 
 
 async def open_store_at(
-    *, sqlite_path: str | None, postgres_dsn: str | None
+    *, sqlite_path: str | None, postgres_dsn: str | None, sqlite_synchronous: str = "full"
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
@@ -115,7 +127,7 @@ async def open_store_at(
     store: PersistenceStore
     try:
         if sqlite_path is not None:
-            store = SqliteStore(sqlite_path)
+            store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous)
         else:
             assert postgres_dsn is not None
             store = PostgresStore(postgres_dsn)
@@ -213,6 +225,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
             facade_flags=FacadeFlags(
                 log_webhook_events=plan.log_webhook_events, echo_reply=plan.echo_reply
             ),
+            body_read_timeout=plan.body_read_timeout,
+            max_pending_bodies=plan.max_pending_bodies,
             **kwargs,
         )
     except ServiceError as exc:
@@ -226,6 +240,12 @@ def _hypercorn_config(plan: ServePlan) -> Any:
     host = f"[{plan.host}]" if ":" in plan.host else plan.host
     config.bind = [f"{host}:{plan.port}"]
     config.graceful_timeout = plan.graceful_timeout
+    # A connection that sends nothing for this long is closed (headers never finished
+    # included): above the longest a request may take (body deadline plus a 30 s upstream
+    # call), so a client waiting for its answer is never cut off. Bodies have their own
+    # deadline in the app; HTTP/2 streams share the app's cap on bodies read at once.
+    config.read_timeout = int(max(READ_TIMEOUT_SECONDS, 2 * plan.body_read_timeout))
+    config.h2_max_concurrent_streams = H2_MAX_STREAMS
     config.accesslog = None
     config.errorlog = None  # the runtime prints its own lines; hypercorn's would repeat them
     return config

@@ -35,6 +35,24 @@ __all__ = ["serve"]
     metavar="MODULE:CALLABLE",
     help="Run the outbox worker with this async handler (needs a store, one worker).",
 )
+@click.option(
+    "--body-read-timeout",
+    default="15",
+    metavar="SECONDS",
+    help="Deadline for a request body; a slower one is answered 408 and closed (default 15).",
+)
+@click.option(
+    "--max-pending-bodies",
+    default="64",
+    metavar="N",
+    help="Request bodies one worker reads at once; beyond it 503 + Retry-After (default 64).",
+)
+@click.option(
+    "--sqlite-synchronous",
+    type=click.Choice(["full", "normal"]),
+    default="full",
+    help="SQLite sync at every commit (full, default) or at checkpoints (normal, faster).",
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -52,6 +70,9 @@ def serve(
     workers: str,
     flow_handler: str | None,
     outbox_handler: str | None,
+    body_read_timeout: str,
+    max_pending_bodies: str,
+    sqlite_synchronous: str,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -67,6 +88,8 @@ def serve(
     if database_url_env is not None:
         check_env_name(database_url_env, "--database-url-env")
     worker_count = parse_int(workers, "--workers", low=1, high=64)
+    body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
+    pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
     if outbox_handler is not None and database is None and database_url_env is None:
         raise CliUsageError(
             "--outbox-handler needs a store: give --database or --database-url-env."
@@ -146,6 +169,9 @@ def serve(
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
+        body_read_timeout=float(body_seconds),
+        max_pending_bodies=pending_bodies,
+        sqlite_synchronous=sqlite_synchronous,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

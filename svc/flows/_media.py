@@ -8,7 +8,7 @@ truncated HMAC-SHA256, SHA-256 of both sides).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -17,6 +17,7 @@ from svc.graph import GraphClient
 from svc.media import (
     BUNDLE_FIELDS,
     MAX_DOWNLOAD_BYTES,
+    MEDIA_HOSTS,
     decrypt_encrypted_media_async,
     download_media_bytes,
 )
@@ -47,16 +48,20 @@ class FlowMedia:
 
 
 async def download_flow_media(
-    client: GraphClient, item: Mapping[str, Any], *, max_bytes: int | None = None
+    client: GraphClient,
+    item: Mapping[str, Any],
+    *,
+    max_bytes: int | None = None,
+    media_hosts: Collection[str] = MEDIA_HOSTS,
 ) -> FlowMedia:
     """Download one PhotoPicker/DocumentPicker item (https only, capped) and decrypt it.
 
     The download goes through ``svc.media.download_media_bytes`` on
-    ``client`` (its transport and bearer token, 16 MiB cap lowerable with
-    ``max_bytes``); decryption through ``decrypt_encrypted_media_async``, so
-    large files are worked on a thread. A malformed item raises
-    ``FlowMediaError``; download and integrity failures keep their
-    ``svc.media`` / ``svc.graph`` types.
+    ``client`` (its transport and bearer token, sent only to ``media_hosts``;
+    16 MiB cap lowerable with ``max_bytes``); decryption through
+    ``decrypt_encrypted_media_async``, so large files are worked on a
+    thread. A malformed item raises ``FlowMediaError``; download and
+    integrity failures keep their ``svc.media`` / ``svc.graph`` types.
     """
     if not isinstance(item, Mapping):
         raise FlowMediaError("invalid_media_item", "a Flow media item must be a JSON object")
@@ -87,7 +92,10 @@ async def download_flow_media(
         )
     bundle = {name: metadata[name] for name in BUNDLE_FIELDS}
     downloaded = await download_media_bytes(
-        client, url=url, max_bytes=MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes
+        client,
+        url=url,
+        max_bytes=MAX_DOWNLOAD_BYTES if max_bytes is None else max_bytes,
+        media_hosts=media_hosts,
     )
     content = await decrypt_encrypted_media_async(bundle, downloaded.content)
     return FlowMedia(media_id=media_id, file_name=file_name, content=content)

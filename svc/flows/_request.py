@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from svc import crypto
+from svc._json import loads_strict
 
 from ._errors import FlowDecryptionError, FlowPayloadTooLargeError
 from ._keys import FlowPrivateKey
@@ -85,13 +85,6 @@ class DecryptedFlowRequest:
         return encrypt_response(payload, aes_key=self.aes_key, iv=self.iv)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
-
-
 def decrypt_request(
     body: bytes | Mapping[str, object], *, private_key: FlowPrivateKey
 ) -> DecryptedFlowRequest:
@@ -151,7 +144,7 @@ def _b64(value: str) -> bytes:
 
 def _json(raw: bytes, *, code: str) -> object:
     try:
-        return _DECODER.decode(raw.decode("utf-8"))
+        return loads_strict(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
         raise FlowDecryptionError(code) from None

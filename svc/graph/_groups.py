@@ -3,6 +3,10 @@
 Create, update, delete, participant removal, approve and reject are
 asynchronous upstream: the answer carries ``request_id`` and the outcome
 arrives later as a group webhook.
+
+The platform documents few group record fields, so every field of a result
+is optional and ``raw`` keeps the whole answer: a 2xx answer is never turned
+into an error because a field is absent or new.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from ._admin_checks import (
     opt_text,
 )
 from ._endpoint import Endpoint, Param
-from ._errors import GraphRequestValidationError, GraphSerializationError
-from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, req_str, str_tuple
+from ._errors import GraphRequestValidationError
+from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
 from ._recipient import check_user, user_entry
 from ._results import Page
 
@@ -107,7 +111,7 @@ class GroupMutation:
 class GroupSummary:
     """A group as listed by ``GET /{phone_number_id}/groups``."""
 
-    id: str
+    id: str | None
     subject: str | None
     created_at: int | None
     raw: Raw
@@ -115,7 +119,7 @@ class GroupSummary:
     @classmethod
     def from_api(cls, raw: Raw) -> GroupSummary:
         return cls(
-            id=req_str(raw, "id", what="group"),
+            id=opt_str(raw, "id"),
             subject=opt_str(raw, "subject"),
             created_at=opt_int(raw, "created_at") or opt_int(raw, "creation_timestamp"),
             raw=raw,
@@ -132,7 +136,7 @@ class GroupParticipant:
 class Group:
     """Group metadata from ``GET /{group_id}`` (fields absent unless requested read ``None``)."""
 
-    id: str
+    id: str | None
     subject: str | None
     description: str | None
     join_approval_mode: str | None
@@ -146,7 +150,7 @@ class Group:
     def from_api(cls, raw: Any) -> Group:
         obj = as_object(raw, what="group")
         return cls(
-            id=req_str(obj, "id", what="group"),
+            id=opt_str(obj, "id"),
             subject=opt_str(obj, "subject"),
             description=opt_str(obj, "description"),
             join_approval_mode=opt_str(obj, "join_approval_mode"),
@@ -164,18 +168,18 @@ class Group:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupInviteLink:
-    invite_link: str
+    invite_link: str | None
     raw: Raw
 
     @classmethod
     def from_api(cls, raw: Any) -> GroupInviteLink:
         obj = as_object(raw, what="group invite link")
-        return cls(invite_link=req_str(obj, "invite_link", what="group invite link"), raw=obj)
+        return cls(invite_link=opt_str(obj, "invite_link"), raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupJoinRequest:
-    join_request_id: str
+    join_request_id: str | None
     wa_id: str | None
     creation_timestamp: int | None
     raw: Raw
@@ -183,7 +187,7 @@ class GroupJoinRequest:
     @classmethod
     def from_api(cls, raw: Raw) -> GroupJoinRequest:
         return cls(
-            join_request_id=req_str(raw, "join_request_id", what="join request"),
+            join_request_id=opt_str(raw, "join_request_id"),
             wa_id=opt_str(raw, "wa_id"),
             creation_timestamp=opt_int(raw, "creation_timestamp"),
             raw=raw,
@@ -263,10 +267,7 @@ class PhoneGroups(PhoneScoped):
         raw = await CREATE_GROUP.call(
             self.client, params={"phone_number_id": self.phone_number_id}, body=body
         )
-        result = GroupMutation.from_api(raw, what="create group")
-        if result.request_id is None:
-            raise GraphSerializationError("create group: the answer has no 'request_id'")
-        return result
+        return GroupMutation.from_api(raw, what="create group")
 
     async def list_groups(
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None

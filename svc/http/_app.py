@@ -37,6 +37,7 @@ from svc.store import (
 )
 from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetrics
 
+from ._body import DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_PENDING_BODIES, BodyGate
 from ._checks import check_arguments
 from ._errors import (
     HttpError,
@@ -55,7 +56,7 @@ from ._operator_routes import SERVICE_NAME as SERVICE_NAME
 from ._operator_routes import register_operator_routes
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
-from ._requests import reply_response
+from ._requests import BODY_GATE_KEY, configure_url_map, reply_response
 from ._routes import Route, route_inventory
 from ._service import Service, error_reply
 from ._telemetry import Telemetry
@@ -84,6 +85,8 @@ def create_app(
     now: Callable[[], datetime] = utc_now,
     logger: logging.Logger | None = None,
     log_stream: TextIO | None = None,
+    body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
+    max_pending_bodies: int = DEFAULT_MAX_PENDING_BODIES,
 ) -> QuartTrio:
     """Build the service's ASGI app (a Quart-Trio app) from in-memory configuration.
 
@@ -91,7 +94,10 @@ def create_app(
     code when an argument is invalid. ``metrics_exposition`` replaces the text
     ``/metrics`` serves (the CLI's multi-worker mode aggregates across
     processes); ``outbox_handler`` (with a store) starts the outbox worker in
-    the app's serving nursery.
+    the app's serving nursery. ``body_read_timeout`` (seconds) and
+    ``max_pending_bodies`` bound every request body: one not complete in time
+    is answered 408 and its connection closed; beyond that many bodies read at
+    once, 503 with ``Retry-After`` before reading.
     """
     checked = check_arguments(
         profile=profile,
@@ -112,6 +118,10 @@ def create_app(
         checked.secrets,
         checked.store,
     )
+    try:
+        gate = BodyGate(timeout=body_read_timeout, max_pending=max_pending_bodies)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", str(exc)) from None
     log = logger if logger is not None else logging.getLogger("svc.http")
     registry = metrics_registry if metrics_registry is not None else CollectorRegistry()
     try:
@@ -162,7 +172,7 @@ def create_app(
         except Exception as exc:
             raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
     routes = route_inventory(checked_profile, enable_group_routes=enable_group_routes)
-    app = _build_quart_app(service, routes, registry, metrics_exposition, outbox)
+    app = _build_quart_app(service, routes, registry, metrics_exposition, outbox, gate)
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
@@ -197,9 +207,11 @@ def _build_quart_app(
     registry: CollectorRegistry,
     metrics_exposition: Callable[[], bytes] | None,
     outbox: OutboxWorkerOptions | None,
+    gate: BodyGate,
 ) -> QuartTrio:
     """The Quart app: configuration, lifespan, error answers, the route table, the front."""
     app = QuartTrio(SERVICE_NAME, static_folder=None)
+    configure_url_map(app.url_map)
     app.config.update(
         MAX_CONTENT_LENGTH=service.profile.max_body_bytes,
         PROPAGATE_EXCEPTIONS=False,
@@ -216,6 +228,7 @@ def _build_quart_app(
     )
     app.extensions["svc"] = service
     app.extensions["svc.routes"] = routes
+    app.extensions[BODY_GATE_KEY] = gate
     _register_lifespan(app, service, outbox)
     _register_error_answers(app, service)
     # Registration order is the order of the OpenAPI document's paths.
@@ -225,7 +238,7 @@ def _build_quart_app(
     if service.enable_group_routes:
         register_group_routes(app, service)
     quart_asgi = app.asgi_app
-    app.asgi_app = front(service, quart_asgi, routes)  # type: ignore[method-assign,assignment]
+    app.asgi_app = front(service, quart_asgi, routes, gate)  # type: ignore[method-assign,assignment]
     return app
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "HttpError",
     "ServiceError",
     "bad_request",
+    "body_timeout",
     "conversation_window_unavailable",
     "graph_request_failed",
     "idempotency_conflict",
@@ -40,6 +41,7 @@ __all__ = [
     "persistence_not_atomic",
     "persistence_not_configured",
     "persistence_unavailable",
+    "too_many_bodies",
     "unauthorized",
     "webhook_refused",
 ]
@@ -176,6 +178,21 @@ def idempotency_conflict() -> HttpError:
 def payload_too_large() -> HttpError:
     """413: the body is over the size limit (declared or read)."""
     return HttpError(413, "payload_too_large", "The request body is over the size limit.")
+
+
+def body_timeout() -> HttpError:
+    """408: the body did not arrive within the read deadline (the connection is closed)."""
+    return HttpError(408, "request_timeout", "The request body did not arrive in time.")
+
+
+def too_many_bodies(retry_after: int) -> HttpError:
+    """503 with ``Retry-After``: this worker already reads its cap of bodies at once."""
+    return HttpError(
+        503,
+        "server_busy",
+        "Too many request bodies are being received; retry later.",
+        headers={"Retry-After": str(retry_after)},
+    )
 
 
 def internal_error() -> HttpError:

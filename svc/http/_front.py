@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import trio
 
-from ._body import ClientDisconnected, ReceivedChunks, read_body
+from ._body import BodyGate, ClientDisconnected, ReceivedChunks, read_body
 from ._errors import HttpError
 from ._routes import Route, route_labeler
 from ._service import Reply, Service, error_reply
@@ -47,8 +47,14 @@ async def _send_reply(send: Send, reply: Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
-def front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> ASGIApp:
-    """Wrap ``quart_asgi``: time every HTTP request, and serve the webhook POST directly."""
+def front(
+    service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...], gate: BodyGate
+) -> ASGIApp:
+    """Wrap ``quart_asgi``: time every HTTP request, and serve the webhook POST directly.
+
+    ``gate`` is the app's one ``BodyGate``: the webhook body is read under it,
+    as every Quart route's body is (``request_body``).
+    """
     label = route_labeler(routes)
     webhook_path = service.profile.webhook_path
     limit = service.profile.max_body_bytes
@@ -57,7 +63,9 @@ def front(service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...]) -> A
     async def webhook(scope: Scope, receive: Receive, send: Send, declared: str | None) -> None:
         # ``declared`` is the Content-Length that ``serve`` already read.
         try:
-            body = await read_body(ReceivedChunks(receive), declared=declared, limit=limit)
+            body = await read_body(
+                ReceivedChunks(receive), declared=declared, limit=limit, gate=gate
+            )
         except ClientDisconnected:
             return  # nothing to answer
         except HttpError as error:

@@ -177,7 +177,8 @@ def _config_shape(service: Service) -> dict[str, object]:
         ),
         "transport": redacted,
         "facade": redacted,
-        "persistence": redacted if service.store is not None else None,
+        # Every leaf redacted, set or not: a null would itself say which fields are unset.
+        "persistence": redacted,
         "enableGroupRoutes": redacted,
         "telemetrySink": redacted,
         "metricsRegistry": redacted,

@@ -6,12 +6,13 @@ value or raises the named ``HttpError`` the error handler answers.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Final
+from typing import Final
 
-from quart import Response, request
+from quart import Response, current_app, request
+from werkzeug.routing import Map, PathConverter
 
 from svc import crypto
+from svc._json import loads_strict
 from svc._text import has_ascii_control, has_control
 from svc.graph import is_phone_number, is_user_id
 
@@ -27,9 +28,11 @@ from ._errors import (
 from ._service import Reply, error_reply, json_bytes
 
 __all__ = [
+    "BODY_GATE_KEY",
     "MAX_PATH_ID",
     "check_path_id",
     "check_user",
+    "configure_url_map",
     "json_response",
     "operator_gate",
     "parse_json",
@@ -42,14 +45,6 @@ __all__ = [
 
 MAX_PATH_ID: Final = 256
 MAX_QUERY_TEXT: Final = 4096
-
-
-def _raise_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_STRICT_JSON = json.JSONDecoder(parse_constant=_raise_constant)
-"""JSON without ``NaN`` and ``Infinity``, which are not JSON."""
 
 
 def reply_response(reply: Reply) -> Response:
@@ -88,9 +83,17 @@ def operator_gate(token: bytes) -> Response | None:
     return None
 
 
+BODY_GATE_KEY: Final = "svc.body_gate"
+"""Where ``create_app`` keeps the app's ``BodyGate`` (``app.extensions``)."""
+
+
 async def request_body(limit: int) -> bytes:
-    """The request body through the one bounded reader (413 over ``limit``)."""
-    return await read_body(request.body, declared=request.content_length, limit=limit)
+    """The request body through the one bounded reader (413 over ``limit``), under the
+    app's ``BodyGate`` (503 when too many bodies are being read, 408 past the deadline)."""
+    gate = current_app.extensions.get(BODY_GATE_KEY)
+    return await read_body(
+        request.body, declared=request.content_length, limit=limit, gate=gate
+    )
 
 
 def parse_json(body: bytes) -> object:
@@ -98,7 +101,7 @@ def parse_json(body: bytes) -> object:
     if not body:
         raise malformed_json(empty=True)
     try:
-        return _STRICT_JSON.decode(body.decode("utf-8"))
+        return loads_strict(body.decode("utf-8"))
     except (ValueError, RecursionError):
         raise malformed_json() from None
 
@@ -108,7 +111,8 @@ def query_int(name: str, *, default: int | None, low: int, high: int) -> int | N
     raw = request.args.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or len(raw) > 6 or not low <= int(raw) <= high:
+    # ASCII digits only: str.isdigit() is true for "²" and other digits int() refuses.
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 6 or not low <= int(raw) <= high:
         raise malformed_query(name, bounds=(low, high))
     return int(raw)
 
@@ -123,8 +127,39 @@ def query_text(name: str) -> str | None:
     return raw
 
 
+def _encoded_slashes() -> int:
+    """How many ``%2F`` the request's undecoded path holds (ASGI ``raw_path``)."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return 0
+    return raw.lower().count(b"%2f")
+
+
+class _PathConverter(PathConverter):
+    """Werkzeug's ``path`` converter, matching every character: its own ``.`` stops at a
+    newline, which would turn an id holding ``%0A`` into a 404 instead of a 400."""
+
+    regex = "[^/](?s:.)*?"
+
+
+def configure_url_map(url_map: Map) -> None:
+    """Route matching for untrusted paths, set before any route is added.
+
+    Slashes are never merged: werkzeug would answer ``//`` with a 308 whose
+    ``Location`` it builds from the request's ``Host`` header.
+    """
+    url_map.merge_slashes = False
+    url_map.converters["path"] = _PathConverter
+
+
 def check_path_id(value: str) -> str:
-    """An id path segment: non-empty, bounded, no slash or control character; else 400."""
+    """An id path segment: non-empty, bounded, no slash or control character; else 400.
+
+    A slash written as such (not ``%2F``) ends the segment: the path has a
+    segment more than the route, so it is an unknown route (404).
+    """
+    if "/" in value and value.count("/") > _encoded_slashes():
+        raise not_found()
     if (
         not value
         or len(value) > MAX_PATH_ID

@@ -15,6 +15,7 @@ from ._decrypt import decrypt_encrypted_media as decrypt_encrypted_media
 from ._decrypt import decrypt_encrypted_media_async as decrypt_encrypted_media_async
 from ._errors import MediaCryptoError as MediaCryptoError
 from ._errors import MediaError as MediaError
+from ._errors import MediaHostError as MediaHostError
 from ._errors import MediaIntegrityError as MediaIntegrityError
 from ._errors import MediaValidationError as MediaValidationError
 from ._local import SUPPORTED_EXTENSIONS as SUPPORTED_EXTENSIONS
@@ -30,6 +31,7 @@ from ._models import UploadedFileHandle as UploadedFileHandle
 from ._models import UploadedMedia as UploadedMedia
 from ._models import UploadSession as UploadSession
 from ._models import UploadSessionStatus as UploadSessionStatus
+from ._operations import MEDIA_HOSTS as MEDIA_HOSTS
 from ._operations import create_upload_session as create_upload_session
 from ._operations import delete_media as delete_media
 from ._operations import download_media as download_media
@@ -44,10 +46,12 @@ __all__ = [
     "MAX_DOWNLOAD_BYTES",
     "MAX_SESSION_BYTES",
     "MAX_UPLOAD_BYTES",
+    "MEDIA_HOSTS",
     "SUPPORTED_EXTENSIONS",
     "DownloadedMedia",
     "MediaCryptoError",
     "MediaError",
+    "MediaHostError",
     "MediaInfo",
     "MediaIntegrityError",
     "MediaSendResult",

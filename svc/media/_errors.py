@@ -2,6 +2,7 @@
 
     MediaError                  base; every instance has a stable ``code``
     ├── MediaValidationError    precondition, cap, unsupported body, malformed success answer
+    │   └── MediaHostError      a download URL the access token must not be sent to
     ├── MediaCryptoError        bad bundle, base64, key length, ciphertext or padding
     └── MediaIntegrityError     a SHA-256, encrypted-hash, HMAC or plaintext-hash mismatch
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 __all__ = [
     "MediaCryptoError",
     "MediaError",
+    "MediaHostError",
     "MediaIntegrityError",
     "MediaValidationError",
 ]
@@ -35,6 +37,13 @@ class MediaError(Exception):
 
 class MediaValidationError(MediaError, ValueError):
     """An input or an upstream success answer was rejected (codes such as ``upload_too_large``)."""
+
+
+class MediaHostError(MediaValidationError):
+    """A download URL that is not https on an allowed media host (code ``untrusted_media_url``).
+
+    Raised before any request, so the access token never leaves for that URL.
+    """
 
 
 class MediaCryptoError(MediaError, ValueError):

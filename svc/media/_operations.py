@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Collection, Mapping
 from contextlib import aclosing
 from typing import Any, Final
 
@@ -30,7 +30,7 @@ from ._checks import (
     parse_expected_sha256,
     session_id_segment,
 )
-from ._errors import MediaIntegrityError, MediaValidationError
+from ._errors import MediaHostError, MediaIntegrityError, MediaValidationError
 from ._models import (
     DownloadedMedia,
     MediaInfo,
@@ -41,6 +41,7 @@ from ._models import (
 )
 
 __all__ = [
+    "MEDIA_HOSTS",
     "create_upload_session",
     "delete_media",
     "download_media",
@@ -51,6 +52,10 @@ __all__ = [
 ]
 
 MAX_URL_LENGTH: Final = 8192
+MEDIA_HOSTS: Final = frozenset({"lookaside.fbsbx.com", "mmg.whatsapp.net"})
+"""The hosts the platform serves media from: ``GET /{media_id}`` answers
+``lookaside.fbsbx.com`` URLs, Flow media (``cdn_url``) comes from ``mmg.whatsapp.net``.
+``download_media_bytes`` sends the access token to these only, over https."""
 MAX_FILE_NAME_LENGTH: Final = 255
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -167,15 +172,23 @@ async def download_media_bytes(
     url: str,
     expected_sha256: str | None = None,
     max_bytes: int | None = None,
+    media_hosts: Collection[str] = MEDIA_HOSTS,
 ) -> DownloadedMedia:
     """Download a media URL with the client's authorization, capped while reading.
 
-    ``url`` is http or https. The cap (16 MiB, lowerable with ``max_bytes``)
-    is checked against Content-Length first and then against the bytes
-    actually read, so a missing or lying header cannot push the buffer past
+    ``url`` is https on one of ``media_hosts`` (exact host names, by default
+    the platform's ``MEDIA_HOSTS``); anything else raises ``MediaHostError``
+    before any request, so the access token goes nowhere else. The cap
+    (16 MiB, lowerable with ``max_bytes``) is checked against Content-Length
+    first and then against the bytes actually read, so a missing or lying
+    header cannot push the buffer past
     it. ``expected_sha256`` is 64 hex digits or base64 of the 32-byte digest.
     """
     target = _check_download_url(url, code="invalid_url")
+    if target.scheme != "https" or target.host.lower() not in _host_set(media_hosts):
+        raise MediaHostError(
+            "untrusted_media_url", "the media URL is not https on an allowed media host"
+        )
     cap = check_cap(max_bytes, maximum=MAX_DOWNLOAD_BYTES)
     expected = None if expected_sha256 is None else parse_expected_sha256(expected_sha256)
     request = client.build_request("GET", target, headers={"Accept-Encoding": "identity"})
@@ -317,6 +330,12 @@ async def get_upload_session(client: GraphClient, *, upload_session_id: str) -> 
 
 
 # --- helpers
+
+
+def _host_set(media_hosts: Collection[str]) -> frozenset[str]:
+    if isinstance(media_hosts, str) or not all(isinstance(h, str) for h in media_hosts):
+        raise TypeError("media_hosts must be a collection of host names")
+    return frozenset(host.lower().rstrip(".") for host in media_hosts)
 
 
 def _check_download_url(url: object, *, code: str) -> httpx.URL:

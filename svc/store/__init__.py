@@ -38,6 +38,7 @@ from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
 from ._records import UserIdentityRecord as UserIdentityRecord
 from ._records import WebhookEventResult as WebhookEventResult
+from ._sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
@@ -55,6 +56,7 @@ __all__ = [
     "MAX_WINDOW_MS",
     "OUTBOX_LEASE_MS",
     "SCHEMA_VERSION",
+    "SQLITE_SYNCHRONOUS_MODES",
     "STATUS_RANKS",
     "VALIDATION_CODES",
     "ClaimResult",

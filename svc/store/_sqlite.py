@@ -32,7 +32,10 @@ from ._errors import (
 from ._migrations import run_migrations
 from ._session import Row, Session
 
-__all__ = ["SqliteStore"]
+__all__ = ["SQLITE_SYNCHRONOUS_MODES", "SqliteStore"]
+
+SQLITE_SYNCHRONOUS_MODES: Final = ("full", "normal")
+"""The ``synchronous`` values of ``SqliteStore`` (``"full"`` first: the default)."""
 
 T = TypeVar("T")
 _MESSAGES: Final[dict[str, str]] = {
@@ -107,9 +110,24 @@ class SqliteStore(StoreBase):
         "_memory",
         "_path",
         "_queue",
+        "_synchronous",
     )
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 5000) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout_ms: int = 5000,
+        synchronous: str = "full",
+    ) -> None:
+        """``synchronous`` is SQLite's ``PRAGMA synchronous`` in WAL mode: ``"full"`` (the
+        default) syncs the WAL at every commit, so an acknowledged write survives a power
+        loss; ``"normal"`` syncs only at checkpoints and may lose the last commits."""
+        if synchronous not in SQLITE_SYNCHRONOUS_MODES:
+            modes = ", ".join(SQLITE_SYNCHRONOUS_MODES)
+            message = f"synchronous must be one of {modes}"
+            raise PersistenceValidationError("invalid_options", message)
+        self._synchronous: Final = synchronous
         self._path: Final = _check_filename(path)
         self._memory: Final = self._path == ":memory:"
         self._busy_timeout_ms: Final = busy_timeout_ms
@@ -140,7 +158,7 @@ class SqliteStore(StoreBase):
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
                 if not self._memory:
                     conn.execute("PRAGMA journal_mode = WAL")
-                    conn.execute("PRAGMA synchronous = NORMAL")
+                    conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")
             except BaseException:
                 conn.close()
                 raise

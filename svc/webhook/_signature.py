@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from svc._json import STRICT_DECODER
 from svc.crypto import hmac_sha256_matches
 
 from ._errors import (
@@ -167,12 +168,7 @@ def _verify(
         raise SignatureMismatchError
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-# One strict decoder, built once: json.loads(..., parse_constant=...) builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_DECODER = STRICT_DECODER
 
 
 # The decoder's own scanner (C when available), set by JSONDecoder.__init__; not in the stubs.

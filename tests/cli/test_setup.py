@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from dotenv import dotenv_values
+from hypothesis import given
+from hypothesis import strategies as st
 
 from svc.cli import SetupInputError, cli
 from svc.cli._config import load_config, resolve_profile
+from svc.cli._inputs import dotenv_line, live_environment
 from svc.cli._operator import write_setup_files
 
 ANSWERS = [
@@ -36,11 +40,7 @@ def test_setup_writes_config_and_a_private_env_file(tmp_path: Path) -> None:
     assert "setup-app-secret" not in result.output
     env_file = target / ".env.local"
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
-    env = dict(
-        line.split("=", 1)
-        for line in env_file.read_text().splitlines()
-        if line and not line.startswith("#")
-    )
+    env = dotenv_values(env_file, interpolate=False)
     assert env["SVC_ACCESS_TOKEN"] == "EAAGsetupAccessToken"
     assert env["SVC_SERVICE_TOKEN"] == "my-own-service-token"
     assert env["SVC_VERIFY_TOKEN"].startswith("svc_vt_")
@@ -103,3 +103,57 @@ def test_a_failed_second_write_rolls_back_the_first(tmp_path: Path) -> None:
         )
     assert calls == [tmp_path / "svc.config.yaml"]
     assert list(tmp_path.iterdir()) == []
+
+
+# Every printable string (str.isprintable: no control, separator other than space, surrogate).
+PRINTABLE = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp", "Cn")), max_size=64
+).filter(str.isprintable)
+
+
+@given(PRINTABLE)
+def test_every_printable_value_round_trips_through_python_dotenv(value: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ".env.local"
+        path.write_text("# c\n" + dotenv_line("SVC_X", value) + "SVC_Y='after'\n", "utf-8")
+        # Literal reading (svc's own) and python-dotenv's plain parse both give the value back.
+        assert dotenv_values(path, interpolate=False) == {"SVC_X": value, "SVC_Y": "after"}
+
+
+HOSTILE = [
+    "a'b\"c",
+    "${HOME}",
+    "tok#en with spaces ",
+    "back\\slash\\'",
+    "$(id)`x`",
+    " lead",
+    "a=b",
+]
+
+
+def test_setup_secrets_with_quotes_and_dollar_braces_read_back_unchanged(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "bot"
+    answers = [*ANSWERS]
+    answers[3] = "EAAG'quoted\"${HOME}#x\\n"  # access token
+    answers[4] = "${SVC_ACCESS_TOKEN}"  # app secret
+    answers[6] = "tok#en'with'\\\\'$HOME"  # service token
+    result = CliRunner().invoke(cli, ["setup", str(target)], input="\n".join(answers) + "\n")
+    assert result.exit_code == 0, result.output
+    env_file = target / ".env.local"
+    live = live_environment(
+        env_file, {"SVC_LIVE_ENABLE": "1", "SVC_YES_LIVE": "1", "HOME": "/root"}
+    )
+    assert live["SVC_ACCESS_TOKEN"] == answers[3]
+    assert live["SVC_APP_SECRET"] == "${SVC_ACCESS_TOKEN}"
+    assert live["SVC_SERVICE_TOKEN"] == answers[6]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_values_round_trip(tmp_path: Path, value: str) -> None:
+    path = tmp_path / ".env"
+    path.write_text(dotenv_line("SVC_X", value), "utf-8")
+    assert dotenv_values(path, interpolate=False) == {"SVC_X": value}

@@ -21,7 +21,7 @@ from svc.flows import FlowMediaError, download_flow_media
 from svc.graph import GraphClient
 from svc.media import MediaIntegrityError, MediaValidationError
 
-CDN = "https://mmg.whatsapp.test/v/t62/flow-upload.enc?ccb=11-4&oh=01_abc"
+CDN = "https://mmg.whatsapp.net/v/t62/flow-upload.enc?ccb=11-4&oh=01_abc"
 
 
 def encrypt_media(plaintext: bytes) -> tuple[bytes, dict[str, str]]:

@@ -119,6 +119,9 @@ def test_each_step_refuses_with_its_code(
         (b"", "invalid_ciphertext"),  # only the tag is left
         (b"\xff{}", "invalid_json"),
         (b"[" * 10_000, "invalid_json"),  # too deep for the parser
+        (b'{"action":"INIT","data":{"n":1e999}}', "invalid_json"),  # not a finite number
+        (b'{"action":"INIT","data":{"n":-1e999}}', "invalid_json"),
+        (b'{"action":"INIT","data":{"n":NaN}}', "invalid_json"),
         (b'"ping"', "invalid_request"),
         (b'{"action":"PING"}', "invalid_action"),
         (b'{"version":"3.0"}', "invalid_action"),

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from svc.graph import (
     GraphRequestValidationError,
-    GraphSerializationError,
     Group,
     GroupClient,
     GroupInviteLink,
@@ -54,8 +53,24 @@ async def test_create_group_minimal_body_and_missing_request_id() -> None:
     await up.phone().create_group(subject="Support")
     body = {**PRODUCT, "subject": "Support"}
     assert_wire(up.requests[0], "POST", f"/{PHONE_ID}/groups", body=body)
-    with pytest.raises(GraphSerializationError):
-        await up.phone().create_group(subject="Support")
+    # A 2xx answer is never an error because a field is absent (issue 22, item 12).
+    missing = await up.phone().create_group(subject="Support")
+    assert (missing.request_id, missing.raw) == (None, {"success": True})
+
+
+async def test_group_records_keep_absent_and_new_fields_without_error() -> None:
+    up = Upstream(
+        {"subject": "Team", "brand_new": [1]},
+        {"messaging_product": "whatsapp"},
+        {"data": [{"wa_id": "1555"}]},
+    )
+    group = up.group()
+    record = await group.get_group()
+    link = await group.get_invite_link()
+    page = await group.list_join_requests()
+    assert (record.id, record.subject, record.raw["brand_new"]) == (None, "Team", [1])
+    assert link.invite_link is None
+    assert page.items[0].join_request_id is None
 
 
 async def test_list_groups_query_and_page() -> None:
@@ -73,9 +88,7 @@ async def test_list_groups_query_and_page() -> None:
     }
     up = Upstream(answer)
     page = await up.phone().list_groups(limit=2, after="QVFIUmxB")
-    assert_wire(
-        up.only, "GET", f"/{PHONE_ID}/groups", query={"limit": "2", "after": "QVFIUmxB"}
-    )
+    assert_wire(up.only, "GET", f"/{PHONE_ID}/groups", query={"limit": "2", "after": "QVFIUmxB"})
     assert [g.id for g in page.items] == ["Y2FwaV9ncm91cDox", "Y2FwaV9ncm91cDoy"]
     assert page.items[1].created_at == 1735689700
     assert page.items[0].subject == "Car buyers"
@@ -104,9 +117,7 @@ async def test_get_group_fields() -> None:
     }
     up = Upstream(answer)
     group = await up.group().get_group(fields=["subject", "participants", "suspended"])
-    assert_wire(
-        up.only, "GET", f"/{GROUP_ID}", query={"fields": "subject,participants,suspended"}
-    )
+    assert_wire(up.only, "GET", f"/{GROUP_ID}", query={"fields": "subject,participants,suspended"})
     assert isinstance(group, Group)
     assert group.subject == "Car buyers"
     assert [p.wa_id for p in group.participants] == ["16505551234", "16505550000"]

@@ -15,6 +15,8 @@ from svc.graph import GraphApiError
 from svc.media import (
     MAX_DOWNLOAD_BYTES,
     MAX_UPLOAD_BYTES,
+    MEDIA_HOSTS,
+    MediaHostError,
     MediaIntegrityError,
     MediaValidationError,
     delete_media,
@@ -340,7 +342,7 @@ async def test_upload_upstream_error_keeps_its_graph_type() -> None:
 
 META = {
     "messaging_product": "whatsapp",
-    "url": "https://lookaside.test/whatsapp_business/attachments/?mid=1&ext=2",
+    "url": "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1&ext=2",
     "mime_type": "image/jpeg",
     "sha256": "a" * 64,
     "file_size": 303833,
@@ -404,7 +406,7 @@ async def test_download_bytes_hash_mismatch() -> None:
     upstream = Upstream(lambda request, body: httpx.Response(200, content=b"abc"))
     async with upstream.client() as client:
         with pytest.raises(MediaIntegrityError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x", expected_sha256="0" * 64)
+            await download_media_bytes(client, url=MEDIA_URL, expected_sha256="0" * 64)
     assert caught.value.code == "sha256_mismatch"
 
 
@@ -415,7 +417,7 @@ async def test_download_bytes_rejects_malformed_expected_hash(expected: object) 
         with pytest.raises(MediaValidationError) as caught:
             await download_media_bytes(
                 client,
-                url="https://cdn.test/x",
+                url=MEDIA_URL,
                 expected_sha256=expected,  # type: ignore[arg-type]
             )
     assert caught.value.code == "invalid_sha256"
@@ -450,7 +452,7 @@ async def test_download_without_content_length_stops_at_the_cap() -> None:
     upstream = bytes_answer(stream)
     async with upstream.client() as client:
         with pytest.raises(MediaValidationError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x")
+            await download_media_bytes(client, url=MEDIA_URL)
     assert caught.value.code == "download_too_large"
     assert stream.pulled == MAX_DOWNLOAD_BYTES // MIB + 1  # the chunk that would cross is dropped
 
@@ -460,7 +462,7 @@ async def test_download_with_lying_small_content_length_stops_at_the_cap() -> No
     upstream = bytes_answer(stream, {"Content-Length": "10"})
     async with upstream.client() as client:
         with pytest.raises(MediaValidationError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x", max_bytes=200_000)
+            await download_media_bytes(client, url=MEDIA_URL, max_bytes=200_000)
     assert caught.value.code == "download_too_large"
     assert stream.pulled == 4  # 3 chunks (196 608 bytes) kept, the 4th would cross 200 000
 
@@ -470,7 +472,7 @@ async def test_download_with_large_content_length_reads_nothing() -> None:
     upstream = bytes_answer(stream, {"Content-Length": str(MAX_DOWNLOAD_BYTES + 1)})
     async with upstream.client() as client:
         with pytest.raises(MediaValidationError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x")
+            await download_media_bytes(client, url=MEDIA_URL)
     assert caught.value.code == "download_too_large"
     assert stream.pulled == 0
 
@@ -479,14 +481,14 @@ async def test_download_body_shorter_than_content_length() -> None:
     upstream = bytes_answer(CountingStream(chunks=1, chunk_size=10), {"Content-Length": "20"})
     async with upstream.client() as client:
         with pytest.raises(MediaValidationError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x")
+            await download_media_bytes(client, url=MEDIA_URL)
     assert caught.value.code == "invalid_response"
 
 
 async def test_download_exactly_at_the_cap() -> None:
     upstream = bytes_answer(CountingStream(chunks=4, chunk_size=25))
     async with upstream.client() as client:
-        result = await download_media_bytes(client, url="http://cdn.test/x", max_bytes=100)
+        result = await download_media_bytes(client, url=MEDIA_URL, max_bytes=100)
     assert result.content == b"x" * 100
 
 
@@ -494,7 +496,7 @@ async def test_download_refuses_content_encoding() -> None:
     upstream = bytes_answer(CountingStream(chunks=1, chunk_size=3), {"Content-Encoding": "gzip"})
     async with upstream.client() as client:
         with pytest.raises(MediaValidationError) as caught:
-            await download_media_bytes(client, url="https://cdn.test/x")
+            await download_media_bytes(client, url=MEDIA_URL)
     assert caught.value.code == "invalid_response"
     request, _ = upstream.requests[0]
     assert request.headers["accept-encoding"] == "identity"
@@ -518,3 +520,40 @@ async def test_delete_media_requires_a_boolean(answer: object) -> None:
         with pytest.raises(MediaValidationError) as caught:
             await delete_media(client, media_id="1037543291543636")
     assert caught.value.code == "invalid_response"
+
+
+MEDIA_URL = "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=7"
+
+
+@pytest.mark.parametrize(
+    ("url", "hosts"),
+    [
+        ("http://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=7", MEDIA_HOSTS),
+        ("https://attacker.example/steal", MEDIA_HOSTS),
+        ("https://lookaside.fbsbx.com.attacker.example/x", MEDIA_HOSTS),
+        ("https://sub.lookaside.fbsbx.com/x", MEDIA_HOSTS),
+        ("https://127.0.0.1/x", MEDIA_HOSTS),
+        (MEDIA_URL, ("cdn.example",)),
+    ],
+)
+async def test_download_sends_the_token_only_over_https_to_media_hosts(
+    url: str, hosts: frozenset[str]
+) -> None:
+    upstream = Upstream(lambda request, body: httpx.Response(200, content=b"abc"))
+    async with upstream.client() as client:
+        with pytest.raises(MediaHostError) as caught:
+            await download_media_bytes(client, url=url, media_hosts=hosts)
+    assert caught.value.code == "untrusted_media_url"
+    assert upstream.requests == []  # no request, so the token went nowhere
+
+
+async def test_download_media_hosts_are_configurable() -> None:
+    upstream = Upstream(lambda request, body: httpx.Response(200, content=b"abc"))
+    async with upstream.client() as client:
+        result = await download_media_bytes(
+            client, url="https://Media.Example/x", media_hosts=("media.example",)
+        )
+    assert result.content == b"abc"
+    request, _ = upstream.requests[0]
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert {"lookaside.fbsbx.com", "mmg.whatsapp.net"} == MEDIA_HOSTS

@@ -166,3 +166,25 @@ async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
         assert await store.count_outbox_pending() == 0
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(("option", "pragma"), [({}, 2), ({"synchronous": "normal"}, 1)])
+async def test_sqlite_synchronous_is_full_unless_asked(
+    tmp_path: Path, option: dict[str, str], pragma: int
+) -> None:
+    """Acknowledged writes survive a power loss by default (issue 22, item 8)."""
+    store = SqliteStore(tmp_path / "s.db", **option)
+    try:
+        await store.migrate()
+        assert store._conn is not None  # opened by migrate(); the pragma is per connection
+        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == pragma
+    finally:
+        await store.close()
+
+
+def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
+    from svc.store import PersistenceValidationError
+
+    with pytest.raises(PersistenceValidationError) as caught:
+        SqliteStore(tmp_path / "s.db", synchronous="off")
+    assert caught.value.code == "invalid_options"
