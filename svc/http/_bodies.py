@@ -43,6 +43,7 @@ __all__ = [
     "MessageBody",
     "SendAnswer",
     "TextSendBody",
+    "chosen_number",
     "is_read_receipt",
     "parse_body",
     "parse_message_body",
@@ -69,7 +70,17 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class TextSendBody(_Body):
+class _SendBody(_Body):
+    """What every send body has: the business number to send from (absent: the default)."""
+
+    phoneNumberId: str | None = Field(
+        default=None,
+        description="The business phone number id to send from, one the service serves; "
+        "absent: the profile's default number.",
+    )
+
+
+class TextSendBody(_SendBody):
     """POST ``{prefix}/messages/text``: newline and tab are allowed in ``text``."""
 
     to: Recipient
@@ -82,7 +93,7 @@ class _GraphNativeTextObject(_Body):
     preview_url: bool | None = None
 
 
-class GraphNativeTextBody(_Body):
+class GraphNativeTextBody(_SendBody):
     """The platform's own text payload, accepted as is on POST ``{prefix}/messages``."""
 
     messaging_product: Literal["whatsapp"]
@@ -92,7 +103,7 @@ class GraphNativeTextBody(_Body):
     recipient_type: Literal["individual"] | None = None
 
 
-class TextComposerBody(_Body):
+class TextComposerBody(_SendBody):
     """A text message; ``recipientType: group`` (groups enabled) sends to a group id."""
 
     type: Literal["text"]
@@ -103,7 +114,7 @@ class TextComposerBody(_Body):
     replyToMessageId: str | None = None
 
 
-class MediaBody(_Body):
+class MediaBody(_SendBody):
     """Image, video, audio, document or sticker by ``mediaId`` or ``link`` (exactly one)."""
 
     type: Literal["image", "video", "audio", "document", "sticker"]
@@ -117,7 +128,7 @@ class MediaBody(_Body):
     recipientType: Literal["individual", "group"] | None = None
 
 
-class LocationBody(_Body):
+class LocationBody(_SendBody):
     type: Literal["location"]
     to: Recipient
     latitude: float
@@ -127,14 +138,14 @@ class LocationBody(_Body):
     replyToMessageId: str | None = None
 
 
-class ReactionBody(_Body):
+class ReactionBody(_SendBody):
     type: Literal["reaction"]
     to: Recipient
     messageId: str
     emoji: str
 
 
-class RemoveReactionBody(_Body):
+class RemoveReactionBody(_SendBody):
     type: Literal["removeReaction"]
     to: Recipient
     messageId: str
@@ -191,7 +202,7 @@ class ContactIn(_Body):
     birthday: str | None = None
 
 
-class ContactsBody(_Body):
+class ContactsBody(_SendBody):
     type: Literal["contacts"]
     to: Recipient
     contacts: list[ContactIn]
@@ -203,7 +214,7 @@ class ReplyButton(_Body):
     title: str
 
 
-class InteractiveButtonsBody(_Body):
+class InteractiveButtonsBody(_SendBody):
     type: Literal["interactiveButtons"]
     to: Recipient
     bodyText: str
@@ -224,7 +235,7 @@ class ListSection(_Body):
     rows: list[ListRow]
 
 
-class InteractiveListBody(_Body):
+class InteractiveListBody(_SendBody):
     type: Literal["interactiveList"]
     to: Recipient
     bodyText: str
@@ -235,7 +246,7 @@ class InteractiveListBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveCtaUrlBody(_Body):
+class InteractiveCtaUrlBody(_SendBody):
     type: Literal["interactiveCtaUrl"]
     to: Recipient
     bodyText: str
@@ -246,7 +257,7 @@ class InteractiveCtaUrlBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveProductBody(_Body):
+class InteractiveProductBody(_SendBody):
     type: Literal["interactiveProduct"]
     to: Recipient
     catalogId: str
@@ -261,7 +272,7 @@ class ProductSection(_Body):
     productRetailerIds: list[str]
 
 
-class InteractiveProductsBody(_Body):
+class InteractiveProductsBody(_SendBody):
     type: Literal["interactiveProducts"]
     to: Recipient
     catalogId: str
@@ -272,7 +283,7 @@ class InteractiveProductsBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveCatalogBody(_Body):
+class InteractiveCatalogBody(_SendBody):
     type: Literal["interactiveCatalog"]
     to: Recipient
     bodyText: str
@@ -281,14 +292,14 @@ class InteractiveCatalogBody(_Body):
     replyToMessageId: str | None = None
 
 
-class InteractiveLocationRequestBody(_Body):
+class InteractiveLocationRequestBody(_SendBody):
     type: Literal["interactiveLocationRequest"]
     to: Recipient
     bodyText: str
     replyToMessageId: str | None = None
 
 
-class CallPermissionRequestBody(_Body):
+class CallPermissionRequestBody(_SendBody):
     type: Literal["callPermissionRequest"]
     to: Recipient
     bodyText: str
@@ -296,7 +307,7 @@ class CallPermissionRequestBody(_Body):
     replyToMessageId: str | None = None
 
 
-class TemplateBody(_Body):
+class TemplateBody(_SendBody):
     """Components are in the platform's structure and checked by the graph builder."""
 
     type: Literal["template"]
@@ -307,7 +318,7 @@ class TemplateBody(_Body):
     replyToMessageId: str | None = None
 
 
-class GroupPinBody(_Body):
+class GroupPinBody(_SendBody):
     """Pin or unpin a message in a group (groups enabled); ``expirationDays`` 1..30 to pin."""
 
     type: Literal["pin"]
@@ -318,7 +329,7 @@ class GroupPinBody(_Body):
     expirationDays: int | None = None
 
 
-class ReadBody(_Body):
+class ReadBody(_SendBody):
     """Mark an inbound message read (optionally showing a typing indicator); never projected."""
 
     type: Literal["read"]
@@ -414,6 +425,12 @@ def is_read_receipt(body: BaseModel) -> bool:
     Judged on the payload the body builds, by the graph layer's one predicate.
     """
     return is_read_receipt_payload(to_payload(body))
+
+
+def chosen_number(body: BaseModel) -> str | None:
+    """The ``phoneNumberId`` a send body names, if any."""
+    value = getattr(body, "phoneNumberId", None)
+    return value if isinstance(value, str) else None
 
 
 def is_group_body(body: BaseModel) -> bool:
