@@ -281,7 +281,7 @@ class Service:
             return error_reply(persistence_unavailable())
         reply = {
             "status": "ok",
-            "received": len(updates),
+            "received": len(updates) + foreign,
             "dispatched": dispatched,
             "skipped": delivery.skipped_count + len(updates) - dispatched + foreign,
         }
