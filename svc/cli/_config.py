@@ -18,7 +18,7 @@ from typing import Annotated, Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from ..http import Profile, ServiceError, ServiceSecrets
+from ..http import MAX_PHONE_NUMBERS, BusinessNumber, Profile, ServiceError, ServiceSecrets
 from ._errors import CliConfigError, ConfigValidationError, SecretResolutionError
 
 __all__ = [
@@ -57,11 +57,20 @@ class EnvRef(_Model):
     env: _EnvName
 
 
+class PhoneNumberSection(_Model):
+    """One more business number of the profile: its id, and its WABA and token when they differ."""
+
+    phoneNumberId: StrictStr | EnvRef
+    wabaId: StrictStr | EnvRef | None = None
+    accessToken: EnvRef | None = None
+
+
 class PlatformSection(_Model):
     apiVersion: StrictStr = "v25.0"
     baseUrl: StrictStr = "https://graph.facebook.com"
     wabaId: StrictStr | EnvRef | None = None
     phoneNumberId: StrictStr | EnvRef
+    phoneNumbers: Annotated[list[PhoneNumberSection], Field(max_length=MAX_PHONE_NUMBERS - 1)] = []
 
 
 class WebhookSection(_Model):
@@ -139,6 +148,8 @@ class LoadedConfig:
                 section.secrets.webhookAppSecret,
                 section.secrets.serviceBearerToken,
             ]
+            for number in section.platform.phoneNumbers:
+                refs += [number.phoneNumberId, number.wabaId, number.accessToken]
             if section.flows is not None:
                 refs += [section.flows.privateKey, section.flows.passphrase]
             for ref in refs:
@@ -155,6 +166,8 @@ _REASONS: Final = {
     "literal_error": "has an unsupported value",
     "string_pattern_mismatch": "must be an upper-case env name ([A-Z][A-Z0-9_]*)",
     "too_short": "must not be empty",
+    "too_long": "has too many items",
+    "list_type": "must be a list",
     "model_type": "must be a mapping",
     "dict_type": "must be a mapping",
     "model_attributes_type": "must be a mapping",
@@ -171,6 +184,7 @@ _FIELD_KEYS: Final = {
     "host": "service.host",
     "port": "service.port",
     "flows_path": "flows.path",
+    "phone_numbers": "platform.phoneNumbers",
 }
 
 
@@ -273,6 +287,30 @@ def _resolve_id(
     return found
 
 
+def _number_placeholder(index: int) -> str:
+    """A distinct placeholder id for the ``index``-th extra number of a dry run."""
+    return str(int(PLACEHOLDER_PHONE_NUMBER_ID) + 100 + index)
+
+
+def _business_numbers(
+    platform: PlatformSection, env: Mapping[str, str], *, placeholders: bool
+) -> tuple[BusinessNumber, ...]:
+    return tuple(
+        BusinessNumber(
+            phone_number_id=_resolve_id(
+                number.phoneNumberId,
+                env,
+                placeholder=_number_placeholder(index) if placeholders else None,
+            )
+            or "",
+            waba_id=_resolve_id(
+                number.wabaId, env, placeholder=PLACEHOLDER_WABA_ID if placeholders else None
+            ),
+        )
+        for index, number in enumerate(platform.phoneNumbers)
+    )
+
+
 def _build_profile(
     name: str, section: ProfileSection, env: Mapping[str, str], *, placeholders: bool
 ) -> Profile:
@@ -297,6 +335,7 @@ def _build_profile(
             host=section.service.host,
             port=section.service.port,
             flows_path=section.flows.path if section.flows is not None else None,
+            phone_numbers=_business_numbers(platform, env, placeholders=placeholders),
         )
     except ServiceError as exc:
         where = "profiles.<key>" if not _SAFE_LOC.fullmatch(name) else f"profiles.{name}"
@@ -327,7 +366,10 @@ def resolve_profile(
 
 
 def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceSecrets:
-    """The four secrets from ``env``; a missing or malformed one names its env name only."""
+    """The four secrets from ``env``, and the access tokens of the numbers that have their own.
+
+    A missing or malformed one names its env name only.
+    """
     refs = section.secrets
     values: dict[str, str] = {}
     for field, ref in (
@@ -340,9 +382,12 @@ def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceS
         if value is None or value == "":
             raise SecretResolutionError(f"{ref.env} is not set.", field=ref.env)
         values[field] = value
+    tokens = _number_tokens(section, env)
     try:
-        return ServiceSecrets(**values)
+        return ServiceSecrets(**values, phone_number_tokens={k: v for k, (v, _) in tokens.items()})
     except ServiceError as exc:
+        if exc.field == "phone_number_tokens":
+            _raise_bad_token(values, tokens)
         ref_name = {
             "access_token": refs.accessToken.env,
             "webhook_verify_token": refs.webhookVerifyToken.env,
@@ -362,3 +407,30 @@ def config_summary(config: LoadedConfig) -> dict[str, Any]:
         "envReferences": len(config.env_references()),
         "flowsProfiles": sum(1 for s in profiles.values() if s.flows is not None),
     }
+
+
+def _number_tokens(section: ProfileSection, env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Each own access token by phone number id, with its env name (for error messages)."""
+    tokens: dict[str, tuple[str, str]] = {}
+    for number in section.platform.phoneNumbers:
+        if number.accessToken is None:
+            continue
+        phone_number_id = _resolve_id(number.phoneNumberId, env, placeholder=None) or ""
+        value = env.get(number.accessToken.env)
+        if value is None or value == "":
+            raise SecretResolutionError(
+                f"{number.accessToken.env} is not set.", field=number.accessToken.env
+            )
+        tokens[phone_number_id] = (value, number.accessToken.env)
+    return tokens
+
+
+def _raise_bad_token(values: Mapping[str, str], tokens: Mapping[str, tuple[str, str]]) -> None:
+    """Name the env of the first own token ``ServiceSecrets`` refuses (its rule, not a copy)."""
+    for phone_number_id, (value, env_name) in tokens.items():
+        try:
+            ServiceSecrets(**values, phone_number_tokens={phone_number_id: value})
+        except ServiceError:
+            raise SecretResolutionError(
+                f"{env_name} must be 1..4096 visible ASCII characters.", field=env_name
+            ) from None

@@ -53,6 +53,8 @@ class ServePlan:
 
     profile_fields: dict[str, Any]
     secrets: tuple[str, str, str, str] = field(repr=False)
+    number_tokens: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """Access tokens of the business numbers that have their own, by phone number id."""
     dry_run: bool
     sqlite_path: str | None = field(default=None, repr=False)
     postgres_dsn: str | None = field(default=None, repr=False)
@@ -91,6 +93,7 @@ class ServePlan:
             webhook_verify_token=verify,
             webhook_app_secret=app_secret,
             service_bearer_token=bearer,
+            phone_number_tokens=dict(self.number_tokens),
         )
 
 

@@ -140,9 +140,11 @@ def serve(
             generate_app_secret(),
         )
         secrets = ("dryrun-access-" + generate_service_token(), verify, app_secret, bearer)
+        number_tokens: tuple[tuple[str, str], ...] = ()
     else:
         resolved_secrets = resolve_secrets(section, environ)
         secrets = resolved_secrets.values()
+        number_tokens = tuple(resolved_secrets.phone_number_tokens.items())
     dsn = None
     if database_url_env is not None:
         dsn = environ.get(database_url_env)
@@ -156,6 +158,7 @@ def serve(
     plan = ServePlan(
         profile_fields=_profile_fields(resolved),
         secrets=secrets,
+        number_tokens=number_tokens,
         dry_run=dry_run,
         sqlite_path=database,
         postgres_dsn=dsn,

@@ -14,7 +14,9 @@ from ._profile import DEFAULT_API_PREFIX as DEFAULT_API_PREFIX
 from ._profile import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from ._profile import DEFAULT_WEBHOOK_PATH as DEFAULT_WEBHOOK_PATH
 from ._profile import MAX_BODY_BYTES_LIMIT as MAX_BODY_BYTES_LIMIT
+from ._profile import MAX_PHONE_NUMBERS as MAX_PHONE_NUMBERS
 from ._profile import MAX_SECRET_LENGTH as MAX_SECRET_LENGTH
+from ._profile import BusinessNumber as BusinessNumber
 from ._profile import Profile as Profile
 from ._profile import ServiceSecrets as ServiceSecrets
 from ._profile import check_service_path as check_service_path
@@ -50,8 +52,10 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_WEBHOOK_PATH",
     "MAX_BODY_BYTES_LIMIT",
+    "MAX_PHONE_NUMBERS",
     "MAX_SECRET_LENGTH",
     "SERVICE_NAME",
+    "BusinessNumber",
     "CryptoProvider",
     "HttpError",
     "Profile",

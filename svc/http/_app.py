@@ -51,6 +51,7 @@ from ._errors import (
 from ._front import front
 from ._group_routes import register_group_routes
 from ._message_routes import register_message_routes
+from ._numbers import build_numbers
 from ._openapi import openapi_document as openapi_document
 from ._operator_routes import SERVICE_NAME as SERVICE_NAME
 from ._operator_routes import register_operator_routes
@@ -139,6 +140,7 @@ def create_app(
         logger=log,
         log_stream=log_stream if log_stream is not None else sys.stderr,
         adapter=checked_store.backend if checked_store is not None else None,
+        phone_number_ids=(n.phone_number_id for n in checked_profile.served_numbers),
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
     flags = facade_flags if facade_flags is not None else FacadeFlags()
@@ -159,6 +161,12 @@ def create_app(
         now=now,
         logger=log,
         enable_group_routes=enable_group_routes,
+        numbers=build_numbers(
+            checked_profile,
+            checked_secrets,
+            client,
+            lambda token: _number_client(token, checked_profile, transport),
+        ),
     )
     if facade is None and flags.echo_reply:
         # The echo reply needs the service's own phone client, built with the service.
@@ -176,6 +184,23 @@ def create_app(
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
+
+
+def _number_client(
+    token: str, profile: Profile, transport: httpx.AsyncBaseTransport | None
+) -> GraphClient:
+    """The client of a business number with its own access token."""
+    try:
+        return GraphClient(
+            access_token=token,
+            api_version=profile.api_version,
+            base_url=profile.base_url,
+            transport=transport,
+        )
+    except GraphRequestValidationError:
+        raise ServiceError(
+            "invalid_secret", "phone_number_tokens holds an unusable token."
+        ) from None
 
 
 def _outbox_options(
@@ -257,6 +282,7 @@ def _register_lifespan(
     async def _stop_background() -> None:
         while handle:
             await handle.pop().stop()
+        await service.numbers.aclose()
         await service.client.aclose()
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "MessageBody",
     "SendAnswer",
     "TextSendBody",
+    "chosen_number",
     "is_read_receipt",
     "parse_body",
     "parse_message_body",
@@ -73,7 +74,7 @@ class _GraphNativeTextObject(_Body):
     preview_url: bool | None = None
 
 
-class GraphNativeTextBody(_Body):
+class GraphNativeTextBody(_SendBody):
     """The platform's own text payload, accepted as is on POST ``{prefix}/messages``."""
 
     messaging_product: Literal["whatsapp"]
@@ -312,7 +313,7 @@ class GroupPinBody(_SendBody):
     expirationDays: int | None = None
 
 
-class ReadBody(_Body):
+class ReadBody(_SendBody):
     """Mark an inbound message read (optionally showing a typing indicator); never projected."""
 
     type: Literal["read"]
@@ -410,6 +411,12 @@ def is_read_receipt(body: BaseModel) -> bool:
     Judged on the payload the body builds, by the graph layer's one predicate.
     """
     return is_read_receipt_payload(to_payload(body))
+
+
+def chosen_number(body: BaseModel) -> str | None:
+    """The ``phoneNumberId`` a send body names, if any."""
+    value = getattr(body, "phoneNumberId", None)
+    return value if isinstance(value, str) else None
 
 
 def is_group_body(body: BaseModel) -> bool:

@@ -47,8 +47,17 @@ class StrictModel(BaseModel):
 
 
 class SendModel(StrictModel):
-    """A message body: ``bizOpaqueCallbackData`` (<= 512) is echoed on its status updates."""
+    """A message body: the business number to send from, and ``bizOpaqueCallbackData``.
 
+    ``phoneNumberId`` absent means the profile's default number; ``bizOpaqueCallbackData``
+    (<= 512) is echoed on the message's status updates.
+    """
+
+    phoneNumberId: str | None = Field(
+        default=None,
+        description="The business phone number id to send from, one the service serves; "
+        "absent: the profile's default number.",
+    )
     bizOpaqueCallbackData: str | None = None
 
 

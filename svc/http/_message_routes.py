@@ -26,6 +26,7 @@ from ._bodies import (
     MessageBody,
     SendAnswer,
     TextSendBody,
+    chosen_number,
     is_group_body,
     is_read_receipt,
     parse_message_body,
@@ -39,8 +40,10 @@ from ._models import (
     MessagePageOut,
     MessageRecordOut,
     MessagesQuery,
+    NumberQuery,
     WindowOut,
 )
+from ._numbers import FIELD, ServedNumber
 from ._openapi import BEARER
 from ._requests import (
     MAX_PATH_ID,
@@ -69,14 +72,23 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         body = parse(parse_json(await request_body(service.profile.max_body_bytes)))
         if is_group_body(body) and not service.enable_group_routes:
             raise malformed_body("Group messages need the group routes enabled.")
+        number = service.numbers.choose(chosen_number(body), source="body")
         try:
             payload = to_payload(body)
         except GraphRequestValidationError as exc:
-            service.telemetry.send(family="messages", outcome="rejected")
+            service.telemetry.send(
+                family="messages", outcome="rejected", phone_number_id=number.phone_number_id
+            )
             raise malformed_body(refusal_message(exc)) from None
         return reply_response(
-            await service.send(payload, idempotency_key=key, project=not is_read_receipt(body))
+            await service.send(
+                payload, idempotency_key=key, project=not is_read_receipt(body), number=number
+            )
         )
+
+    def query_number() -> ServedNumber:
+        """The business number of a read (``phoneNumberId``; absent: the default)."""
+        return service.numbers.choose(query_text(FIELD), source="query")
 
     @app.route(f"{prefix}/messages/text", methods=["POST"])
     @security_scheme(BEARER)
@@ -115,7 +127,10 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         key = None if user is None else check_user(user)
         if user is not None and key is None:
             raise malformed_query("user")
-        return reply_response(await service.list_messages(limit=limit, cursor=cursor, user=key))
+        number = query_number()
+        return reply_response(
+            await service.list_messages(limit=limit, cursor=cursor, user=key, number=number)
+        )
 
     @app.route(f"{prefix}/messages/", methods=["GET"], endpoint="message_empty_id")
     @hide
@@ -125,6 +140,7 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
 
     @app.route(f"{prefix}/messages/<path:message_id>", methods=["GET"], endpoint="get_message")
     @security_scheme(BEARER)
+    @document_querystring(NumberQuery)
     @document_response(MessageRecordOut)
     @document_response(ErrorBody, 404)
     async def get_message(message_id: str) -> Response:
@@ -132,10 +148,12 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         if message_id == "text":
             raise method_not_allowed(("POST",))
         require_bearer(token)
-        return reply_response(await service.get_message(check_path_id(message_id)))
+        checked = check_path_id(message_id)
+        return reply_response(await service.get_message(checked, query_number()))
 
     @app.route(f"{prefix}/conversations/<path:user>/window", methods=["GET"], endpoint="window")
     @security_scheme(BEARER)
+    @document_querystring(NumberQuery)
     @document_response(WindowOut)
     @document_response(ErrorBody, 503)
     async def window(user: str) -> Response:
@@ -152,4 +170,4 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise malformed_path(
                 "The user in the path must be a phone number (digits) or a business-scoped user id."
             )
-        return reply_response(await service.conversation_window(key))
+        return reply_response(await service.conversation_window(key, query_number()))

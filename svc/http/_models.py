@@ -69,6 +69,12 @@ class WindowOut(BaseModel):
     remainingMs: int
 
 
+_NUMBER = (
+    "The business phone number id (one the service serves); absent: the default number. "
+    "Rows stored before the service knew numbers count as the default number's."
+)
+
+
 class MessagesQuery(BaseModel):
     limit: int | None = None
     cursor: str | None = None
@@ -77,6 +83,13 @@ class MessagesQuery(BaseModel):
         description="Only this user's rows: a phone number, a BSUID or a parent BSUID "
         "(resolved through the identity map to every identifier linked to it).",
     )
+    phoneNumberId: str | None = Field(default=None, description=_NUMBER)
+
+
+class NumberQuery(BaseModel):
+    """The business number a read or window is about."""
+
+    phoneNumberId: str | None = Field(default=None, description=_NUMBER)
 
 
 class ChallengeQuery(BaseModel):

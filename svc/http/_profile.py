@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from dataclasses import field as _field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -23,8 +24,10 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_WEBHOOK_PATH",
     "MAX_BODY_BYTES_LIMIT",
+    "MAX_PHONE_NUMBERS",
     "MAX_SECRET_LENGTH",
     "RESERVED_PATHS",
+    "BusinessNumber",
     "Profile",
     "ServiceSecrets",
     "check_service_path",
@@ -36,6 +39,8 @@ DEFAULT_MAX_BODY_BYTES: Final = 1_048_576
 MAX_BODY_BYTES_LIMIT: Final = 10_485_760
 MAX_SECRET_LENGTH: Final = 4096
 MAX_PATH_LENGTH: Final = 256
+MAX_PHONE_NUMBERS: Final = 64
+"""How many business phone numbers one profile may serve (metric labels stay bounded)."""
 RESERVED_PATHS: Final = frozenset(
     {"/healthz", "/readyz", "/status", "/metrics", "/debug", "/openapi.json"}
 )
@@ -68,8 +73,55 @@ def _under(path: str, prefix: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessNumber:
+    """One more business phone number a profile serves, and its WABA when it differs.
+
+    Its access token, when it has its own, is a secret: ``ServiceSecrets.phone_number_tokens``.
+    """
+
+    phone_number_id: str
+    waba_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.phone_number_id, str) or not _DIGITS.fullmatch(self.phone_number_id):
+            raise ServiceError(
+                "invalid_profile",
+                "phone_numbers[].phone_number_id must be a digit string.",
+                field="phone_numbers",
+            )
+        if self.waba_id is not None and (
+            not isinstance(self.waba_id, str) or not _DIGITS.fullmatch(self.waba_id)
+        ):
+            raise ServiceError(
+                "invalid_profile",
+                "phone_numbers[].waba_id must be a digit string.",
+                field="phone_numbers",
+            )
+
+
+def _business_number(value: object) -> BusinessNumber:
+    if isinstance(value, BusinessNumber):
+        return value
+    if not isinstance(value, Mapping) or not set(value) <= {"phone_number_id", "waba_id"}:
+        raise ServiceError(
+            "invalid_profile",
+            "phone_numbers items must be BusinessNumber or mappings of phone_number_id, waba_id.",
+            field="phone_numbers",
+        )
+    return BusinessNumber(
+        phone_number_id=value.get("phone_number_id"),  # type: ignore[arg-type]
+        waba_id=value.get("waba_id"),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Profile:
-    """One profile of the config file: upstream coordinates and the service's own paths."""
+    """One profile of the config file: upstream coordinates and the service's own paths.
+
+    ``phone_number_id`` (with ``waba_id``) is the default business number;
+    ``phone_numbers`` lists the other numbers the service also serves (mappings
+    of ``phone_number_id``/``waba_id`` are accepted and turned into ``BusinessNumber``).
+    """
 
     phone_number_id: str
     waba_id: str | None = None
@@ -82,9 +134,36 @@ class Profile:
     port: int = 8787
     name: str = "default"
     flows_path: str | None = None
+    phone_numbers: tuple[BusinessNumber, ...] = ()
 
     def __post_init__(self) -> None:
         _profile_checks(self)
+        numbers = self.phone_numbers
+        if isinstance(numbers, (str, bytes, Mapping)) or not isinstance(numbers, (list, tuple)):
+            raise ServiceError(
+                "invalid_profile", "phone_numbers must be a list.", field="phone_numbers"
+            )
+        if len(numbers) > MAX_PHONE_NUMBERS - 1:
+            raise ServiceError(
+                "invalid_profile",
+                f"a profile serves at most {MAX_PHONE_NUMBERS} phone numbers.",
+                field="phone_numbers",
+            )
+        checked = tuple(_business_number(item) for item in numbers)
+        ids = [self.phone_number_id, *(number.phone_number_id for number in checked)]
+        if len(set(ids)) != len(ids):
+            raise ServiceError(
+                "invalid_profile",
+                "phone_numbers must not repeat a phone number id (nor the default one).",
+                field="phone_numbers",
+            )
+        object.__setattr__(self, "phone_numbers", checked)
+
+    @property
+    def served_numbers(self) -> tuple[BusinessNumber, ...]:
+        """Every business number served, the default first."""
+        default = BusinessNumber(phone_number_id=self.phone_number_id, waba_id=self.waba_id)
+        return (default, *self.phone_numbers)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Profile:
@@ -126,11 +205,7 @@ def _profile_checks(profile: Profile) -> None:
     port = profile.port
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise bad("port", "port must be an integer 0..65535.")
-    if (
-        not isinstance(profile.host, str)
-        or not profile.host
-        or not is_visible_ascii(profile.host)
-    ):
+    if not isinstance(profile.host, str) or not profile.host or not is_visible_ascii(profile.host):
         raise bad("host", "host must be a host name or address.")
     webhook = check_service_path(profile.webhook_path, "webhook_path")
     prefix = check_service_path(profile.api_prefix, "api_prefix")
@@ -184,20 +259,28 @@ class ServiceSecrets:
     webhook_verify_token: str
     webhook_app_secret: str
     service_bearer_token: str
+    phone_number_tokens: Mapping[str, str] = _field(default_factory=dict, compare=False)
+    """Access tokens of business numbers that do not use ``access_token``, by phone number id."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if (
-                not isinstance(value, str)
-                or not 1 <= len(value) <= MAX_SECRET_LENGTH
-                or not is_visible_ascii(value)
-            ):
+        for name in _SECRET_NAMES:
+            _check_secret(getattr(self, name), name)
+        tokens = self.phone_number_tokens
+        if not isinstance(tokens, Mapping):
+            raise ServiceError(
+                "invalid_secret",
+                "phone_number_tokens must map phone number ids to tokens.",
+                field="phone_number_tokens",
+            )
+        for number, token in tokens.items():
+            if not isinstance(number, str) or not _DIGITS.fullmatch(number):
                 raise ServiceError(
                     "invalid_secret",
-                    f"{f.name} must be 1..{MAX_SECRET_LENGTH} visible ASCII characters.",
-                    field=f.name,
+                    "phone_number_tokens keys must be phone number ids (digit strings).",
+                    field="phone_number_tokens",
                 )
+            _check_secret(token, "phone_number_tokens")
+        object.__setattr__(self, "phone_number_tokens", dict(tokens))
 
     def __repr__(self) -> str:
         return "ServiceSecrets([REDACTED])"
@@ -211,14 +294,42 @@ class ServiceSecrets:
             self.service_bearer_token,
         )
 
+    def access_token_for(self, phone_number_id: str) -> str:
+        """The token of one business number: its own when configured, else ``access_token``."""
+        return self.phone_number_tokens.get(phone_number_id, self.access_token)
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> ServiceSecrets:
-        """Build from a mapping with exactly the four snake_case keys."""
-        names = {f.name for f in fields(cls)}
-        if not isinstance(data, Mapping) or set(data) != names:
+        """Build from the four snake_case keys, plus ``phone_number_tokens`` when given."""
+        names = set(_SECRET_NAMES)
+        if not isinstance(data, Mapping) or not names <= set(data) <= names | {
+            "phone_number_tokens"
+        }:
             raise ServiceError(
                 "invalid_secrets",
                 "secrets must hold exactly access_token, webhook_verify_token, "
-                "webhook_app_secret and service_bearer_token.",
+                "webhook_app_secret and service_bearer_token (and optionally "
+                "phone_number_tokens).",
             )
-        return cls(**{name: data[name] for name in names})
+        return cls(**{name: data[name] for name in data})
+
+
+_SECRET_NAMES: Final = (
+    "access_token",
+    "webhook_verify_token",
+    "webhook_app_secret",
+    "service_bearer_token",
+)
+
+
+def _check_secret(value: object, name: str) -> None:
+    if (
+        not isinstance(value, str)
+        or not 1 <= len(value) <= MAX_SECRET_LENGTH
+        or not is_visible_ascii(value)
+    ):
+        raise ServiceError(
+            "invalid_secret",
+            f"{name} must be 1..{MAX_SECRET_LENGTH} visible ASCII characters.",
+            field=name,
+        )

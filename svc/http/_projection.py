@@ -134,6 +134,7 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
         graph_message_id=update.message_id if echo else None,
         user_id=user_id,
         parent_user_id=parent_user_id,
+        business_phone_number_id=update.phone_number_id,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -65,6 +65,7 @@ from ._errors import (
     persistence_not_configured,
     persistence_unavailable,
 )
+from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
 from ._projection import DeliveryProjection, IdentityChange, delivery_projection, send_projection
 from ._protocols import CryptoProvider
@@ -163,11 +164,13 @@ class Service:
         now: Callable[[], datetime],
         logger: logging.Logger,
         enable_group_routes: bool,
+        numbers: NumberRouter | None = None,
     ) -> None:
         self.profile = profile
         self.secrets = secrets
         self.client = client
-        self.phone = PhoneNumberClient(client, phone_number_id=profile.phone_number_id)
+        self.numbers = numbers if numbers is not None else build_numbers(profile, secrets, client)
+        self.phone: PhoneNumberClient = self.numbers.default.phone
         self.store = store
         self.facade = facade
         self.telemetry = telemetry
@@ -243,6 +246,7 @@ class Service:
         except WebhookError as exc:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
         self.webhook_metrics.observe(delivery.result)
+        delivery, foreign = self._route_delivery(delivery)
         duplicate = False
         changes_stored = True
         if self.store is not None:
@@ -270,17 +274,42 @@ class Service:
         label = "duplicate" if duplicate else "dispatched"
         for kind, count in tally.items():
             self.webhook_metrics.record(kind, label, count)
+        self._count_by_number(updates, label)
         dispatched = 0 if duplicate else len(updates)
         if not changes_stored:
             # Handlers ran; the redelivery is a duplicate that re-applies the changes.
             return error_reply(persistence_unavailable())
         reply = {
             "status": "ok",
-            "received": len(updates),
+            "received": len(updates) + foreign,
             "dispatched": dispatched,
-            "skipped": delivery.skipped_count + len(updates) - dispatched,
+            "skipped": delivery.skipped_count + len(updates) - dispatched + foreign,
         }
         return Reply(200, json_bytes(reply))
+
+    def _route_delivery(self, delivery: Delivery) -> tuple[Delivery, int]:
+        """The delivery reduced to the served numbers' updates, and how many were set apart.
+
+        An update for a number this service does not serve (``metadata.phone_number_id``)
+        is skipped with the reason ``foreign_number``: counted, logged by count, never
+        projected or dispatched. Updates without a number (WABA-level changes) stay.
+        """
+        routed = route_delivery(delivery, self.numbers.ids)
+        if routed.foreign:
+            self.telemetry.webhook_updates(
+                phone_number_id=None, outcome="foreign_number", count=len(routed.foreign)
+            )
+            self.logger.warning(
+                "webhook updates skipped reason=foreign_number count=%d", len(routed.foreign)
+            )
+        return routed.delivery, len(routed.foreign)
+
+    def _count_by_number(self, updates: tuple[Update, ...], outcome: str) -> None:
+        tally: dict[str | None, int] = {}
+        for update in updates:
+            tally[update.phone_number_id] = tally.get(update.phone_number_id, 0) + 1
+        for number, count in tally.items():
+            self.telemetry.webhook_updates(phone_number_id=number, outcome=outcome, count=count)
 
     async def _record_delivery(self, delivery: Delivery) -> tuple[bool, tuple[IdentityChange, ...]]:
         """Record the delivery and project it before handlers run; True for a duplicate.
@@ -360,10 +389,8 @@ class Service:
 
     # --- sends ----------------------------------------------------------------------
 
-    def _scoped_key(self, key: str, operation: str) -> str:
-        scope = "\x00".join(
-            (self.profile.phone_number_id, self.profile.waba_id or "", operation, key)
-        )
+    def _scoped_key(self, key: str, operation: str, number: ServedNumber) -> str:
+        scope = "\x00".join((number.phone_number_id, number.waba_id or "", operation, key))
         return crypto.sha256_hex(scope.encode("utf-8"))
 
     async def send(
@@ -373,15 +400,26 @@ class Service:
         idempotency_key: str | None,
         operation: str = "messages",
         project: bool = True,
+        number: ServedNumber | None = None,
     ) -> Reply:
-        """Send one message payload: claim the key, call upstream, complete, project."""
+        """Send one message payload from ``number`` (default: the default number).
+
+        Claim the key, call upstream on the number's ``/{id}/messages``, complete, project.
+        """
+        sender = number if number is not None else self.numbers.default
+
+        def count(outcome: str) -> None:
+            self.telemetry.send(
+                family="messages", outcome=outcome, phone_number_id=sender.phone_number_id
+            )
+
         claimed_key: str | None = None
         request_hash = ""
         if idempotency_key is not None and self.store is not None:
             if not self.atomic_claims:
-                self.telemetry.send(family="messages", outcome="rejected")
+                count("rejected")
                 raise persistence_not_atomic()
-            scoped = self._scoped_key(idempotency_key, operation)
+            scoped = self._scoped_key(idempotency_key, operation, sender)
             request_hash = crypto.sha256_hex(canonical_json(payload))
             created = self.now()
             claim = await self.store_call(
@@ -390,24 +428,24 @@ class Service:
                 )
             )
             if isinstance(claim, Replay):
-                self.telemetry.send(family="messages", outcome="replayed")
+                count("replayed")
                 return Reply(
                     200,
                     claim.response_json.encode("utf-8"),
                     headers={"Idempotent-Replayed": "true"},
                 )
             if isinstance(claim, Pending):
-                self.telemetry.send(family="messages", outcome="pending")
+                count("pending")
                 raise idempotency_pending()
             if isinstance(claim, Conflict):
-                self.telemetry.send(family="messages", outcome="conflict")
+                count("conflict")
                 raise idempotency_conflict()
             assert isinstance(claim, Claimed)
             claimed_key = scoped
         answer = await self.graph_call(
             "messages",
-            lambda: self.client.request(
-                "POST", f"/{self.profile.phone_number_id}/messages", json=dict(payload)
+            lambda: sender.client.request(
+                "POST", f"/{sender.phone_number_id}/messages", json=dict(payload)
             ),
         )
         body = json_bytes(answer)
@@ -425,11 +463,12 @@ class Service:
             projected = send_projection(payload, answer, self.now)
             if projected is not None:
                 record, event = projected
+                record = replace(record, business_phone_number_id=sender.phone_number_id)
                 writes += [_record_message_call(record), _status_call(event)]
         headers: dict[str, str] = {}
         if writes and not await self._write_together(writes):
             headers["x-svc-persistence"] = "degraded"
-        self.telemetry.send(family="messages", outcome="degraded" if headers else "sent")
+        count("degraded" if headers else "sent")
         return Reply(200, body, headers=headers)
 
     async def _write_together(self, calls: list[StoreCall]) -> bool:
@@ -469,27 +508,55 @@ class Service:
     # --- reads ----------------------------------------------------------------------
 
     async def list_messages(
-        self, *, limit: int, cursor: str | None, user: str | None = None
+        self,
+        *,
+        limit: int,
+        cursor: str | None,
+        user: str | None = None,
+        number: ServedNumber | None = None,
     ) -> Reply:
-        """A page of the projection, newest first; ``user`` keeps one user's rows."""
+        """A page of one business number's projection, newest first; ``user`` keeps one user's.
+
+        Rows stored without a number (before the column existed) are the default number's.
+        """
         self.require_store()
+        scope = number if number is not None else self.numbers.default
         page = await self.store_call(
-            lambda s: s.list_messages(limit=limit, before_row_id=cursor, user=user)
+            lambda s: s.list_messages(
+                limit=limit,
+                before_row_id=cursor,
+                user=user,
+                business_phone_number_id=scope.phone_number_id,
+                include_unassigned=scope.default,
+            )
         )
         body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
         return Reply(200, json_bytes(body))
 
-    async def get_message(self, message_id: str) -> Reply:
+    async def get_message(self, message_id: str, number: ServedNumber | None = None) -> Reply:
+        """One projected message of a business number (default: the default number)."""
         self.require_store()
+        scope = number if number is not None else self.numbers.default
         record = await self.store_call(lambda s: s.get_message(wa_message_id=message_id))
-        if record is None:
+        if record is None or not _belongs(record, scope):
             raise not_found("No message with this id.")
         return Reply(200, json_bytes(record_json(record)))
 
-    async def conversation_window(self, user: str) -> Reply:
-        """The 24-hour window of ``user``: a phone, BSUID or parent BSUID, as the store keeps it."""
+    async def conversation_window(self, user: str, number: ServedNumber | None = None) -> Reply:
+        """The 24-hour window of ``user`` with one business number (default: the default).
+
+        ``user`` is a phone, BSUID or parent BSUID, as the store keeps it; only
+        inbound rows to that number open it.
+        """
         self.require_store()
-        last = await self.store_call(lambda s: s.get_latest_inbound_message_at(user=user))
+        scope = number if number is not None else self.numbers.default
+        last = await self.store_call(
+            lambda s: s.get_latest_inbound_message_at(
+                user=user,
+                business_phone_number_id=scope.phone_number_id,
+                include_unassigned=scope.default,
+            )
+        )
         try:
             window = conversation_window(now=self.now(), last_inbound_at=last)
         except Exception as exc:  # noqa: BLE001 - the spec's own 503 for a window failure
@@ -558,6 +625,12 @@ def _status_call(event: StatusEvent) -> StoreCall:
         )
 
     return call
+
+
+def _belongs(record: MessageRecord, number: ServedNumber) -> bool:
+    """Whether a row is the number's: rows stored without a number are the default's."""
+    owner = record.business_phone_number_id
+    return owner == number.phone_number_id or (owner is None and number.default)
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, TextIO
 
@@ -37,6 +37,9 @@ SEND_OUTCOMES: Final = frozenset(
     {"sent", "failed", "replayed", "conflict", "pending", "degraded", "rejected", "unknown"}
 )
 PERSISTENCE_OUTCOMES: Final = frozenset({"ok", "error"})
+NUMBER_UPDATE_OUTCOMES: Final = frozenset({"dispatched", "duplicate", "foreign_number"})
+NO_NUMBER: Final = "none"
+OTHER_NUMBER: Final = "other"
 _METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _TYPE_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
 _TRACE_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -98,8 +101,10 @@ class Telemetry:
         logger: logging.Logger,
         log_stream: TextIO,
         adapter: str | None,
+        phone_number_ids: Iterable[str] = (),
     ) -> None:
         self.registry = registry
+        self._numbers = frozenset(phone_number_ids)
         self._sink = sink
         self._logger = logger
         self._log_stream = log_stream
@@ -128,6 +133,20 @@ class Telemetry:
             ("endpoint_family", "outcome"),
             registry=registry,
         )
+        # The business number as a label: a configured id, "none" or "other" (never a user's id).
+        self._number_updates = Counter(
+            "webhook_number_updates_total",
+            "Webhook updates by business phone number and outcome.",
+            ("phone_number_id", "outcome"),
+            registry=registry,
+        )
+        self._number_sends = Counter(
+            "send_number_outcomes_total",
+            "Send route outcomes by business phone number.",
+            ("phone_number_id", "outcome"),
+            registry=registry,
+        )
+        self._number_children: dict[tuple[str, str], Any] = {}
         self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
         self._persistence: Counter | None = None
         if adapter is not None:
@@ -205,8 +224,14 @@ class Telemetry:
             },
         )
 
-    def send(self, *, family: str, outcome: str) -> None:
-        """One send-route outcome."""
+    def number_label(self, phone_number_id: str | None) -> str:
+        """A configured business number id, ``none`` (no number) or ``other`` (not served)."""
+        if phone_number_id is None:
+            return NO_NUMBER
+        return phone_number_id if phone_number_id in self._numbers else OTHER_NUMBER
+
+    def send(self, *, family: str, outcome: str, phone_number_id: str | None = None) -> None:
+        """One send-route outcome; with the number that sent it, also counted by number."""
         family = _clamp(family, ENDPOINT_FAMILIES)
         outcome = _clamp(outcome, SEND_OUTCOMES)
         self._sends.labels(endpoint_family=family, outcome=outcome).inc()
@@ -214,6 +239,34 @@ class Telemetry:
             "send_outcomes_total",
             1.0,
             {"svc.graph.endpoint_family": family, "svc.operation.outcome": outcome},
+        )
+        if phone_number_id is not None:
+            number = self.number_label(phone_number_id)
+            self._number_sends.labels(phone_number_id=number, outcome=outcome).inc()
+            self._sink_counter(
+                "send_number_outcomes_total",
+                1.0,
+                {"svc.phone_number_id": number, "svc.operation.outcome": outcome},
+            )
+
+    def webhook_updates(self, *, phone_number_id: str | None, outcome: str, count: int) -> None:
+        """``count`` webhook updates of one business number (``None``: none or not served)."""
+        if count <= 0:
+            return
+        number = self.number_label(phone_number_id)
+        if outcome == "foreign_number":
+            number = OTHER_NUMBER
+        outcome = _clamp(outcome, NUMBER_UPDATE_OUTCOMES)
+        child = self._number_children.get((number, outcome))
+        if child is None:
+            # Both labels are clamped (configured ids), so this cache stays bounded.
+            child = self._number_updates.labels(phone_number_id=number, outcome=outcome)
+            self._number_children[(number, outcome)] = child
+        child.inc(count)
+        self._sink_counter(
+            "webhook_number_updates_total",
+            float(count),
+            {"svc.phone_number_id": number, "svc.operation.outcome": outcome},
         )
 
     def persistence(self, *, ok: bool) -> None:

@@ -272,38 +272,59 @@ class StoreBase(abc.ABC):
         )
 
     async def list_messages(
-        self, *, limit: int = 50, before_row_id: str | None = None, user: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        before_row_id: str | None = None,
+        user: str | None = None,
+        business_phone_number_id: str | None = None,
+        include_unassigned: bool = False,
     ) -> MessagePage:
         """Newest first (created_at, then row id); an unknown cursor gives an empty page.
 
         ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user:
         rows naming it or any identifier the identity map links to it.
+        ``business_phone_number_id`` keeps one business number's rows (with
+        ``include_unassigned``, also rows stored without a number).
         """
         count = check.integer(limit, "limit", low=1, high=100)
         if before_row_id is not None and not isinstance(before_row_id, str):
             raise PersistenceValidationError("invalid_options", "before_row_id must be a string.")
         cursor = before_row_id
         who = None if user is None else check.user(user)
+        number = check.number_scope(business_phone_number_id, include_unassigned)
         return await self._call(
-            "query_failed", lambda s: _ops.list_messages(s, count, cursor, who), write=False
+            "query_failed",
+            lambda s: _ops.list_messages(s, count, cursor, who, number),
+            write=False,
         )
 
     async def get_latest_inbound_message_at(
-        self, *, user: str | None = None, phone: str | None = None
+        self,
+        *,
+        user: str | None = None,
+        phone: str | None = None,
+        business_phone_number_id: str | None = None,
+        include_unassigned: bool = False,
     ) -> datetime | None:
         """created_at of the newest inbound row from ``user``, or None.
 
         ``user`` is a phone (wa_id), a BSUID or a parent BSUID; rows of every
         identifier the identity map links to it count. ``phone`` is the older
-        name of the same argument.
+        name of the same argument. ``business_phone_number_id`` keeps one
+        business number's rows (the window is per number; with
+        ``include_unassigned``, rows stored without a number count too).
         """
         if (user is None) == (phone is None):
             raise PersistenceValidationError(
                 "invalid_options", "Pass exactly one of user and phone."
             )
         value = check.user(user if user is not None else phone)
+        number = check.number_scope(business_phone_number_id, include_unassigned)
         ms = await self._call(
-            "query_failed", lambda s: _ops.get_latest_inbound_message_at(s, value), write=False
+            "query_failed",
+            lambda s: _ops.get_latest_inbound_message_at(s, value, number),
+            write=False,
         )
         return None if ms is None else from_ms(ms)
 

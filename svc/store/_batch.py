@@ -265,7 +265,8 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         for row in s.fetchall(
             f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
             " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])"
+            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
+            " ?::text[])"
             f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
             columns,
         )

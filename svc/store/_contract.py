@@ -124,22 +124,37 @@ class PersistenceStore(Protocol):
         ...
 
     async def list_messages(
-        self, *, limit: int = 50, before_row_id: str | None = None, user: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        before_row_id: str | None = None,
+        user: str | None = None,
+        business_phone_number_id: str | None = None,
+        include_unassigned: bool = False,
     ) -> MessagePage:
         """Rows by created_at then row id, both descending, after an optional cursor.
 
         ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user,
         resolved through the identity map to every identifier linked to it.
+        ``business_phone_number_id`` keeps one business number's rows; with
+        ``include_unassigned`` rows stored without a number count as its too.
         """
         ...
 
     async def get_latest_inbound_message_at(
-        self, *, user: str | None = None, phone: str | None = None
+        self,
+        *,
+        user: str | None = None,
+        phone: str | None = None,
+        business_phone_number_id: str | None = None,
+        include_unassigned: bool = False,
     ) -> datetime | None:
         """created_at of the newest inbound row from ``user`` (``phone`` is an alias), or None.
 
         ``user`` is a phone, a BSUID or a parent BSUID, resolved through the
         identity map: the window of one user, whichever identifier names it.
+        ``business_phone_number_id`` (and ``include_unassigned``) scope it to one
+        business number, as in ``list_messages``.
         """
         ...
 

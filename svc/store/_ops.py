@@ -36,7 +36,7 @@ from ._validate import IdentityArgs
 
 _MESSAGE_COLUMNS: Final = (
     "row_id, wa_message_id, direction, from_phone, to_phone, type, status,"
-    " graph_message_id, created_at, updated_at, user_id, parent_user_id"
+    " graph_message_id, created_at, updated_at, user_id, parent_user_id, business_phone_number_id"
 )
 _OUTBOX_COLUMNS: Final = (
     "id, payload_hash, status, attempts, lease_id, lease_expires_at, next_attempt_at,"
@@ -63,6 +63,7 @@ def _message(row: Row) -> MessageRecord:
         updated_at=from_ms(row[9]),
         user_id=row[10],
         parent_user_id=row[11],
+        business_phone_number_id=row[12],
     )
 
 
@@ -291,7 +292,8 @@ def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
     row_id, wa_message_id = str(values[0]), str(values[1])
     _lock_message_id(s, wa_message_id)
     row = s.fetchone(
-        f"INSERT INTO svc_messages ({_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        f"INSERT INTO svc_messages ({_MESSAGE_COLUMNS})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         f" ON CONFLICT DO NOTHING RETURNING {_MESSAGE_COLUMNS}",
         values,
     )
@@ -370,12 +372,35 @@ def _in_list(values: Sequence[object]) -> str:
     return "(" + ",".join("?" * len(values)) + ")"
 
 
+NumberScope = tuple[str, bool]
+"""A business phone number id, and whether rows without one (older rows) count as its."""
+
+
+def _number_clause(number: NumberScope | None) -> tuple[str, tuple[object, ...]]:
+    if number is None:
+        return "", ()
+    phone_number_id, unassigned = number
+    if unassigned:
+        clause = "(business_phone_number_id = ? OR business_phone_number_id IS NULL)"
+        return clause, (phone_number_id,)
+    return "business_phone_number_id = ?", (phone_number_id,)
+
+
 def list_messages(
-    s: Session, limit: int, before_row_id: str | None, user: str | None = None
+    s: Session,
+    limit: int,
+    before_row_id: str | None,
+    user: str | None = None,
+    number: NumberScope | None = None,
 ) -> MessagePage:
-    """A page newest first; ``user`` keeps the rows of every identifier linked to it."""
+    """A page newest first; ``user`` keeps the rows of every identifier linked to it,
+    ``number`` the rows of one business phone number."""
     where: list[str] = []
     params: list[object] = []
+    number_clause, number_params = _number_clause(number)
+    if number_clause:
+        where.append(number_clause)
+        params += number_params
     if user is not None:
         ids = _identity.user_identifiers(s, user)
         marks = _in_list(ids)
@@ -404,23 +429,28 @@ def list_messages(
     return MessagePage(items=items, next_cursor=items[-1].row_id if more else None)
 
 
-def get_latest_inbound_message_at(s: Session, user: str) -> int | None:
+def get_latest_inbound_message_at(
+    s: Session, user: str, number: NumberScope | None = None
+) -> int | None:
     """The newest inbound created_at over the rows of every identifier linked to ``user``.
 
-    One indexed ``MAX`` per identity column (004's and 007's window indexes).
+    One indexed ``MAX`` per identity column (004's and 007's window indexes);
+    ``number`` keeps the rows of one business phone number (the window is per number).
     """
     ids = _identity.user_identifiers(s, user)
     marks = _in_list(ids)
+    number_clause, number_params = _number_clause(number)
+    extra = f" AND {number_clause}" if number_clause else ""
     row = s.fetchone(
         "SELECT MAX(latest) FROM ("
         " SELECT MAX(created_at) AS latest FROM svc_messages"
-        f"  WHERE direction = 'inbound' AND from_phone IN {marks}"
+        f"  WHERE direction = 'inbound' AND from_phone IN {marks}{extra}"
         " UNION ALL SELECT MAX(created_at) FROM svc_messages"
-        f"  WHERE direction = 'inbound' AND user_id IN {marks}"
+        f"  WHERE direction = 'inbound' AND user_id IN {marks}{extra}"
         " UNION ALL SELECT MAX(created_at) FROM svc_messages"
-        f"  WHERE direction = 'inbound' AND parent_user_id IN {marks}"
+        f"  WHERE direction = 'inbound' AND parent_user_id IN {marks}{extra}"
         ") AS window_rows",
-        (*ids, *ids, *ids),
+        (*ids, *number_params, *ids, *number_params, *ids, *number_params),
     )
     return None if row is None or row[0] is None else int(row[0])
 

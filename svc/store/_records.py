@@ -69,6 +69,8 @@ class MessageRecord:
     ``parent_user_id`` their business-scoped user ids (BSUIDs): an inbound row
     names its sender by at least one of from_phone, user_id, parent_user_id, an
     outbound row its recipient by at least one of to_phone, user_id, parent_user_id.
+    ``business_phone_number_id`` is the business number the row belongs to (None on
+    rows stored before a service could serve several: read as its default number).
     """
 
     row_id: str
@@ -83,6 +85,7 @@ class MessageRecord:
     graph_message_id: str | None = None
     user_id: str | None = None
     parent_user_id: str | None = None
+    business_phone_number_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

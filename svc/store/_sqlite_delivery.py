@@ -31,7 +31,7 @@ from ._validate import IdentityArgs
 __all__ = ["record_webhook_delivery"]
 
 _MAX_VARIABLES: Final = 999
-_MESSAGE_WIDTH: Final = 12
+_MESSAGE_WIDTH: Final = 13
 _STATUS_WIDTH: Final = 3
 
 

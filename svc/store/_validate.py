@@ -116,7 +116,23 @@ def message(record: object) -> tuple[object, ...]:
         to_ms(record.updated_at, field="updated_at"),
         user_id,
         parent_user_id,
+        optional_text(
+            record.business_phone_number_id, "business_phone_number_id", max_len=PHONE_MAX
+        ),
     )
+
+
+def number_scope(value: object, include_unassigned: object) -> tuple[str, bool] | None:
+    """A business phone number filter (its id, and whether rows without one count), or None."""
+    if not isinstance(include_unassigned, bool):
+        raise PersistenceValidationError("invalid_options", "include_unassigned must be a bool.")
+    if value is None:
+        if include_unassigned:
+            raise PersistenceValidationError(
+                "invalid_options", "include_unassigned needs business_phone_number_id."
+            )
+        return None
+    return text(value, "business_phone_number_id", max_len=PHONE_MAX), include_unassigned
 
 
 IdentityArgs = tuple[str | None, str | None, str | None, str | None, int]

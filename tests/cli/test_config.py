@@ -139,3 +139,106 @@ def test_an_unknown_profile_is_refused(tmp_path: Path) -> None:
     loaded = load_config(_write(tmp_path, _doc()))
     with pytest.raises(ConfigValidationError, match="requested profile is not in the config"):
         resolve_profile(loaded, "nope", {}, placeholders=True)
+
+
+# --- several business numbers
+
+_NUMBERS = [
+    {"phoneNumberId": "106540352249999", "wabaId": "102290129349999"},
+    {"phoneNumberId": {"env": "SVC_THIRD_NUMBER_ID"}, "accessToken": {"env": "SVC_THIRD_TOKEN"}},
+]
+_LIVE_ENV = {
+    "SVC_PHONE_NUMBER_ID": "106540352242922",
+    "SVC_WABA_ID": "102290129340398",
+    "SVC_THIRD_NUMBER_ID": "106540352248888",
+    "SVC_ACCESS_TOKEN": "EAAGshared",
+    "SVC_VERIFY_TOKEN": "v",
+    "SVC_APP_SECRET": "a",
+    "SVC_SERVICE_TOKEN": "s",
+    "SVC_THIRD_TOKEN": "EAAGthird",
+}
+
+
+def test_a_profile_lists_several_numbers_with_own_waba_and_token(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc(platform__phoneNumbers=_NUMBERS)))
+    assert {"SVC_THIRD_NUMBER_ID", "SVC_THIRD_TOKEN"} <= set(loaded.env_references())
+    profile = resolve_profile(loaded, None, _LIVE_ENV, placeholders=False)
+    assert profile.phone_number_id == "106540352242922"
+    assert [(n.phone_number_id, n.waba_id) for n in profile.phone_numbers] == [
+        ("106540352249999", "102290129349999"),
+        ("106540352248888", None),
+    ]
+    _, section = loaded.section(None)
+    secrets = resolve_secrets(section, _LIVE_ENV)
+    assert secrets.values() == ("EAAGshared", "v", "a", "s")
+    assert secrets.access_token_for("106540352248888") == "EAAGthird"
+    assert secrets.access_token_for("106540352249999") == "EAAGshared"
+    # Dry runs: every unset id gets its own placeholder, so the numbers stay distinct.
+    dry = resolve_profile(loaded, None, {}, placeholders=True)
+    ids = [n.phone_number_id for n in dry.served_numbers]
+    assert len(set(ids)) == 3
+
+
+def test_a_profile_with_one_number_reads_as_before(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc()))
+    profile = resolve_profile(loaded, None, _LIVE_ENV, placeholders=False)
+    assert profile.phone_numbers == ()
+    _, section = loaded.section(None)
+    assert dict(resolve_secrets(section, _LIVE_ENV).phone_number_tokens) == {}
+
+
+@pytest.mark.parametrize(
+    ("numbers", "message"),
+    [
+        ([{"phoneNumberId": "12ab"}], "platform.phoneNumbers: phone_numbers[].phone_number_id"),
+        ([{"phoneNumberId": "1", "wabaId": "x"}], "platform.phoneNumbers: phone_numbers[].waba_id"),
+        ([{"phoneNumberId": "1"}, {"phoneNumberId": "1"}], "must not repeat a phone number id"),
+        ([{"phoneNumberId": "1", "accessToken": "EAAGliteral"}], "accessToken: must be a mapping"),
+        ([{"phoneNumberId": "1", "token": {"env": "X"}}], "token: is not a known key"),
+        ({"phoneNumberId": "1"}, "platform.phoneNumbers: must be a list"),
+        ([{"phoneNumberId": str(i + 1)} for i in range(64)], "has too many items"),
+    ],
+)
+def test_bad_number_lists_name_the_place_never_the_value(numbers: object, message: str) -> None:
+    with pytest.raises(ConfigValidationError) as caught:
+        parse_document(_doc(platform__phoneNumbers=numbers))
+    text = caught.value.format_message()
+    assert message in text
+    assert "EAAGliteral" not in text and "12ab" not in text
+
+
+def test_a_numbers_own_token_is_resolved_like_the_other_secrets(tmp_path: Path) -> None:
+    loaded = load_config(_write(tmp_path, _doc(platform__phoneNumbers=_NUMBERS)))
+    _, section = loaded.section(None)
+    missing = {k: v for k, v in _LIVE_ENV.items() if k != "SVC_THIRD_TOKEN"}
+    with pytest.raises(SecretResolutionError) as unset:
+        resolve_secrets(section, missing)
+    assert unset.value.format_message() == "SVC_THIRD_TOKEN is not set."
+    with pytest.raises(SecretResolutionError) as bad:
+        resolve_secrets(section, {**_LIVE_ENV, "SVC_THIRD_TOKEN": "has spaces in it"})
+    assert bad.value.format_message() == (
+        "SVC_THIRD_TOKEN must be 1..4096 visible ASCII characters."
+    )
+    assert "spaces" not in str(bad.value)
+
+
+def test_the_serve_plan_carries_the_numbers_and_their_tokens(tmp_path: Path) -> None:
+    import pickle
+    from dataclasses import asdict
+
+    from svc.cli._runtime import ServePlan
+
+    loaded = load_config(_write(tmp_path, _doc(platform__phoneNumbers=_NUMBERS)))
+    profile = resolve_profile(loaded, None, _LIVE_ENV, placeholders=False)
+    _, section = loaded.section(None)
+    secrets = resolve_secrets(section, _LIVE_ENV)
+    plan = ServePlan(
+        profile_fields=asdict(profile),
+        secrets=secrets.values(),
+        number_tokens=tuple(secrets.phone_number_tokens.items()),
+        dry_run=False,
+    )
+    assert "EAAGthird" not in repr(plan)
+    copy = pickle.loads(pickle.dumps(plan))  # noqa: S301 - our own plan, as spawned workers get it
+    assert copy.profile() == profile
+    assert copy.service_secrets().access_token_for("106540352248888") == "EAAGthird"

@@ -95,6 +95,7 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
             at,
             f"US.{i}",
             "US.ENT.1" if i % 2 else None,
+            "106540352242922" if i % 4 else None,
         )
         for i in range(250)
     )
