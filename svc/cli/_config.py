@@ -185,10 +185,27 @@ def _place(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "<root>"
 
 
+_MAPPING_TYPES: Final = frozenset({"model_type", "dict_type", "model_attributes_type"})
+_LITERAL_REFUSED: Final = (
+    "a secret is written {env: NAME} (e.g. {env: SVC_ACCESS_TOKEN}); "
+    "a literal secret is refused on purpose, so it never lands in a config file"
+)
+
+
+def _is_secret_place(loc: tuple[int | str, ...]) -> bool:
+    """``profiles.<name>.secrets.<key>`` or ``profiles.<name>.flows.privateKey|passphrase``."""
+    return len(loc) >= 4 and (
+        loc[2] == "secrets" or (loc[2] == "flows" and loc[3] in ("privateKey", "passphrase"))
+    )
+
+
 def _schema_problems(error: ValidationError) -> list[str]:
     problems: list[str] = []
     for item in error.errors(include_url=False, include_input=False):
-        line = f"{_place(item['loc'])}: {_REASONS.get(item['type'], 'is invalid')}"
+        reason = _REASONS.get(item["type"], "is invalid")
+        if item["type"] in _MAPPING_TYPES and _is_secret_place(item["loc"]):
+            reason = _LITERAL_REFUSED
+        line = f"{_place(item['loc'])}: {reason}"
         if line not in problems:
             problems.append(line)
     return problems

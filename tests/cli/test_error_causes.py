@@ -1,0 +1,129 @@
+"""Issue 26: every CLI error names its cause, and documented commands run as written.
+
+Each test runs the real command (``python -m svc``) and checks what the user reads.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from tests._support import run_svc
+
+pytestmark = pytest.mark.slow
+
+
+# --- item 1: usage errors name the option, never the value --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["serve", "--prot", "1"],
+            "Error: no such option '--prot' (did you mean '--port'?). Try 'svc serve --help'.",
+        ),
+        (
+            ["serve", "--dry-run"],
+            "Error: missing option '--config'. Try 'svc serve --help'.",
+        ),
+        (["serv"], "Error: unknown command (did you mean 'serve'?). Try 'svc --help'."),
+        (["bogus-command"], "Error: unknown command. Try 'svc --help'."),
+        (
+            ["messages", "lst"],
+            "Error: unknown command (did you mean 'list'?). Try 'svc messages --help'.",
+        ),
+        (
+            ["init", "--format", "xml-secret"],
+            "Error: invalid value for option '--format' (choose from yaml, json). "
+            "Try 'svc init --help'.",
+        ),
+        (
+            ["config", "validate", "a.yaml", "extra-secret-arg"],
+            "Error: unexpected extra argument. Try 'svc config validate --help'.",
+        ),
+    ],
+)
+def test_usage_errors_name_the_option_and_suggest_a_near_miss(
+    args: list[str], expected: str
+) -> None:
+    result = run_svc(*args)
+    assert result.returncode == 1
+    assert result.stderr == expected + "\n"
+    assert result.stdout == ""
+
+
+def test_an_option_given_with_a_secret_value_shows_the_name_only() -> None:
+    result = run_svc("serve", "--token=EAAGsecretValue123", "--config", "x.yaml")
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: no such option '--token'")
+    assert "EAAGsecretValue123" not in result.stderr
+
+
+# --- item 3: a literal secret in the config says why it is refused -------------------------------
+
+
+def test_a_literal_secret_says_secrets_are_env_references(project: Path) -> None:
+    path = project / "svc.config.yaml"
+    path.write_text(path.read_text().replace("{env: SVC_APP_SECRET}", '"literal-app-secret"'))
+    result = run_svc("config", "validate", str(path))
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[1] == (
+        "  - profiles.default.secrets.webhookAppSecret: a secret is written {env: NAME} "
+        "(e.g. {env: SVC_ACCESS_TOKEN}); a literal secret is refused on purpose, "
+        "so it never lands in a config file"
+    )
+    assert "literal-app-secret" not in result.stderr
+
+
+# --- item 8: the init hint is the README's main-job command --------------------------------------
+
+
+def test_init_hint_names_its_placeholder_and_the_database(tmp_path: Path) -> None:
+    result = run_svc("init", "demo", cwd=tmp_path)
+    assert result.returncode == 0
+    hint = result.stdout.splitlines()[1]
+    assert hint == (
+        "Next (DIR = the folder you gave): "
+        "svc serve --config DIR/svc.config.yaml --dry-run --database DIR/svc.db"
+    )
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    main_job = hint.split(": ", 1)[1].replace("DIR", "demo")
+    assert main_job in readme
+    ignored = (tmp_path / "demo" / ".gitignore").read_text().splitlines()
+    assert ".env*" in ignored
+    assert "!.env.example" in ignored
+
+
+def test_init_keeps_an_existing_gitignore(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("mine\n")
+    result = run_svc("init", str(tmp_path))
+    assert result.returncode == 0
+    assert result.stdout.startswith("svc init: wrote 2 files (svc.config.yaml, .env.example);")
+    assert (tmp_path / ".gitignore").read_text() == "mine\n"
+
+
+# --- item 9: flows keygen creates its folder; the printed snippet is Python ----------------------
+
+
+def test_flows_keygen_creates_the_out_dir_0700_and_prints_runnable_python(tmp_path: Path) -> None:
+    result = run_svc("flows", "keygen", "--out-dir", "keys", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    keys = tmp_path / "keys"
+    assert stat.S_IMODE(keys.stat().st_mode) == 0o700
+    assert stat.S_IMODE((keys / "flows_private_key.pem").stat().st_mode) == 0o600
+    lines = result.stdout.splitlines()
+    start = lines.index("from pathlib import Path")
+    end = lines.index(
+        "Keep the private key secret; serve reads it from the env name in flows.privateKey."
+    )
+    snippet = "\n".join(lines[start:end])
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, "<keygen snippet>", "exec"), namespace)  # noqa: S102 - our own output
+    from svc.graph import PhoneNumberClient
+
+    assert callable(namespace["upload_flows_public_key"])
+    assert namespace["PhoneNumberClient"] is PhoneNumberClient
+    assert hasattr(PhoneNumberClient, "set_business_public_key")
