@@ -22,6 +22,7 @@ not a secret) and never the value given.
 
 from __future__ import annotations
 
+import os
 import re
 from difflib import get_close_matches
 from typing import IO, Any, Final
@@ -41,6 +42,7 @@ __all__ = [
     "SecretResolutionError",
     "ServeError",
     "SetupInputError",
+    "describe_store_failure",
     "describe_usage_error",
 ]
 
@@ -186,3 +188,23 @@ def _choices(param: click.Parameter | None) -> str:
     if param is not None and isinstance(param.type, click.Choice):
         return " (choose from " + ", ".join(str(c) for c in param.type.choices) + ")"
     return ""
+
+
+def describe_store_failure(code: str, message: str, *, sqlite_path: str | None) -> str:
+    """Why the store did not open: the SQLite path checked on disk, else the store's own sentence.
+
+    Store messages are safe by contract (no path, DSN or value); a SQLite path
+    is inspected here, where the disk may be read, and never echoed.
+    """
+    said = "the store could not be opened or migrated"
+    if sqlite_path is not None and sqlite_path != ":memory:":
+        path = os.path.abspath(sqlite_path)
+        folder = os.path.dirname(path)
+        if not os.path.isdir(folder):
+            return f"{said}: the SQLite file's folder does not exist (create it first)."
+        if os.path.isdir(path):
+            return f"{said}: the SQLite path is a folder, not a file."
+        target = path if os.path.exists(path) else folder
+        if not os.access(target, os.W_OK):
+            return f"{said}: the SQLite file or its folder is not writable."
+    return f"{said} ({code}): {message}"

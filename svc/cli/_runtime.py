@@ -108,7 +108,7 @@ async def open_store_at(
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
-    from ._errors import ServeError
+    from ._errors import ServeError, describe_store_failure
 
     if sqlite_path is None and postgres_dsn is None:
         return None
@@ -121,7 +121,8 @@ async def open_store_at(
             store = PostgresStore(postgres_dsn)
         await store.migrate()
     except PersistenceError as exc:
-        raise ServeError(f"the store could not be opened or migrated ({exc.code}).") from None
+        said = describe_store_failure(exc.code, exc.message, sqlite_path=sqlite_path)
+        raise ServeError(said) from None
     return store
 
 

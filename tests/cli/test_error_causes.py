@@ -5,12 +5,15 @@ Each test runs the real command (``python -m svc``) and checks what the user rea
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests._support import run_svc
+from tests._support import child_env, run_svc
 
 pytestmark = pytest.mark.slow
 
@@ -127,3 +130,93 @@ def test_flows_keygen_creates_the_out_dir_0700_and_prints_runnable_python(tmp_pa
     assert callable(namespace["upload_flows_public_key"])
     assert namespace["PhoneNumberClient"] is PhoneNumberClient
     assert hasattr(PhoneNumberClient, "set_business_public_key")
+
+
+# --- item 2: a store that does not open says which way -------------------------------------------
+
+_STORE = "Error: the store could not be opened or migrated"
+
+
+def _serve_with_store(project: Path, *store: str, env: dict[str, str] | None = None) -> str:
+    result = run_svc(
+        "serve",
+        "--config",
+        str(project / "svc.config.yaml"),
+        "--dry-run",
+        "--port",
+        "0",
+        *store,
+        env=env,
+    )
+    assert result.returncode == 1
+    assert "svc: serving" not in result.stderr
+    return result.stderr.splitlines()[-1]
+
+
+def test_sqlite_store_errors_name_the_cause_not_the_path(project: Path) -> None:
+    missing = _serve_with_store(project, "--database", str(project / "no-such-dir" / "x.db"))
+    assert missing == f"{_STORE}: the SQLite file's folder does not exist (create it first)."
+    folder = _serve_with_store(project, "--database", str(project))
+    assert folder == f"{_STORE}: the SQLite path is a folder, not a file."
+    (project / "junk.db").write_bytes(b"not a database\x00" * 512)
+    junk = _serve_with_store(project, "--database", str(project / "junk.db"))
+    assert junk == f"{_STORE} (migration_failed): SQLite migration failed."
+
+
+def test_postgres_unreachable_server_is_named_and_the_dsn_is_not(project: Path) -> None:
+    from tests._support import free_port
+
+    dsn = f"postgresql://postgres:pw-secret@127.0.0.1:{free_port()}/db"
+    line = _serve_with_store(project, "--database-url-env", "MY_DSN", env={"MY_DSN": dsn})
+    assert line == (
+        f"{_STORE} (migration_failed): PostgreSQL connection failed: the server cannot be "
+        "reached (is it running, are host and port right?)."
+    )
+    assert "pw-secret" not in line
+
+
+def test_postgres_missing_database_and_refused_user_are_named(project: Path) -> None:
+    url = os.environ.get("SVC_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
+    base = url.rsplit("/", 1)[0]
+    missing = _serve_with_store(
+        project, "--database-url-env", "MY_DSN", env={"MY_DSN": f"{base}/svc_no_such_db_h10"}
+    )
+    assert missing == (
+        f"{_STORE} (migration_failed): PostgreSQL connection failed: the database does not "
+        "exist (create it first)."
+    )
+    assert "svc_no_such_db_h10" not in missing
+
+
+def test_a_missing_postgres_extra_prints_the_install_command(project: Path) -> None:
+    code = (
+        "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None; "
+        "from svc.cli import main; sys.argv = ['svc', *sys.argv[1:]]; main()"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "serve",
+            "--config",
+            str(project / "svc.config.yaml"),
+            "--dry-run",
+            "--port",
+            "0",
+            "--database-url-env",
+            "MY_DSN",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env=child_env({"MY_DSN": "postgresql://postgres@127.0.0.1:1/x"}),
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"{_STORE} (invalid_options): PostgreSQL support needs the postgres extra: "
+        "pip install 'svc[postgres]'"
+    )
