@@ -42,8 +42,6 @@ __all__ = [
     "SecretResolutionError",
     "ServeError",
     "SetupInputError",
-    "describe_store_failure",
-    "describe_usage_error",
 ]
 
 _OPTION_NAME: Final = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_-]{0,40}$")

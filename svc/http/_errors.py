@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSTRUCTION_CODES",
+    "CURSOR_REFUSED",
     "HttpError",
     "ServiceError",
     "bad_request",
@@ -31,6 +32,7 @@ __all__ = [
     "internal_error",
     "invalid_idempotency_key",
     "malformed_body",
+    "malformed_cursor",
     "malformed_json",
     "malformed_path",
     "malformed_query",
@@ -121,6 +123,22 @@ def malformed_query(field: str, *, bounds: tuple[int, int] | None = None) -> Htt
         return HttpError(400, "malformed_query", f"'{field}' is not a usable value.")
     low, high = bounds
     return HttpError(400, "malformed_query", f"'{field}' must be an integer {low}..{high}.")
+
+
+CURSOR_REFUSED: Final = (
+    "'cursor' names no message with older ones (mistyped, or removed since): "
+    "use nextCursor of the previous page, or start again without a cursor."
+)
+
+
+def malformed_cursor() -> HttpError:
+    """400: ``cursor`` could not have been issued as a ``nextCursor`` (decisions.md, issue 26).
+
+    A ``nextCursor`` is only issued when older messages follow it, so a cursor
+    whose page comes back empty names no stored message (a typo, nonsense) or
+    one whose older messages were all removed since: both end paging wrongly.
+    """
+    return HttpError(400, "malformed_query", CURSOR_REFUSED)
 
 
 def malformed_path(message: str = "The id in the path is not a safe segment.") -> HttpError:

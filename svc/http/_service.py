@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,6 +59,7 @@ from ._errors import (
     idempotency_pending,
     invalid_idempotency_key,
     malformed_body,
+    malformed_cursor,
     not_found,
     persistence_not_atomic,
     persistence_not_configured,
@@ -71,6 +73,8 @@ from ._telemetry import Telemetry, upstream_fields
 __all__ = ["RecentErrors", "Reply", "Service"]
 
 MAX_IDEMPOTENCY_KEY: Final = 256
+_LIMIT: Final = re.compile(r"(?:at most|at least|between) [0-9]+(?:\.\.[0-9]+)? [a-z]+")
+"""A limit a graph-layer refusal states ("at most 4096 characters"): fixed text, shown."""
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
@@ -435,6 +439,8 @@ class Service:
     async def list_messages(self, *, limit: int, cursor: str | None) -> Reply:
         self.require_store()
         page = await self.store_call(lambda s: s.list_messages(limit=limit, before_row_id=cursor))
+        if cursor is not None and not page.items:
+            raise malformed_cursor()
         body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
         return Reply(200, json_bytes(body))
 
@@ -503,9 +509,11 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def refusal_message(error: GraphRequestValidationError) -> str:
-    """The 400 message of a graph-layer refusal: the field it names (short), never a value."""
+    """The 400 message of a graph-layer refusal: the field and any limit it states, no value."""
     field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
-    where = f" ({field})" if field else ""
+    limit = _LIMIT.search(str(error))
+    said = f": {limit.group(0)}" if field and limit else ""
+    where = f" ({field}{said})" if field else ""
     return f"The message was refused by validation{where}."
 
 
