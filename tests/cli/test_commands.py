@@ -239,7 +239,10 @@ def test_doctor_fails_with_a_fix_for_each_failed_check(project: Path) -> None:
     assert report["ok"] is False
     failed = [check for check in report["checks"] if not check["ok"]]
     assert [check["name"] for check in failed] == ["env"]
-    assert failed[0]["detail"] == "SVC_VERIFY_TOKEN is not set."
+    assert failed[0]["detail"] == (
+        "not set: SVC_WABA_ID, SVC_PHONE_NUMBER_ID, SVC_VERIFY_TOKEN, SVC_APP_SECRET, "
+        "SVC_SERVICE_TOKEN."
+    )
     assert failed[0]["fix"]
     assert "EAAGdoctorSecret" not in env_check.stdout + env_check.stderr
     (project / "svc.config.yaml").write_text("version: 2\n")
@@ -301,7 +304,7 @@ def test_flows_keygen_writes_a_private_key_0600_and_prints_the_public_key(tmp_pa
 
 @pytest.mark.parametrize(
     "args",
-    [["serve"], ["config"], ["messages", "list"], ["init", "--format", "xml-secret"]],
+    [["serve"], ["config"], ["messages", "show"], ["init", "--format", "xml-secret"]],
 )
 def test_usage_errors_exit_1_with_a_hint(args: list[str]) -> None:
     result = run_svc(*args)

@@ -11,9 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests._support import child_env, run_svc
+from tests._support import ServeProcess, child_env, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
 
@@ -220,3 +221,62 @@ def test_a_missing_postgres_extra_prints_the_install_command(project: Path) -> N
         f"{_STORE} (invalid_options): PostgreSQL support needs the postgres extra: "
         "pip install 'svc[postgres]'"
     )
+
+
+# --- item 6: doctor --check-env names every missing variable, and reads --env-file ----------------
+
+
+def test_doctor_check_env_names_every_missing_variable_at_once(project: Path) -> None:
+    config = str(project / "svc.config.yaml")
+    (project / ".env.doc").write_text("SVC_ACCESS_TOKEN=EAAGdoctorSecret\nSVC_APP_SECRET=app-s\n")
+    result = run_svc(
+        "doctor", "--config", config, "--check-env", "--env-file", ".env.doc", cwd=project
+    )
+    assert result.returncode == 1
+    assert "FAIL env: not set: SVC_WABA_ID, SVC_PHONE_NUMBER_ID, SVC_VERIFY_TOKEN, " \
+        "SVC_SERVICE_TOKEN." in result.stdout.splitlines()  # fmt: skip
+    assert "EAAGdoctorSecret" not in result.stdout + result.stderr
+    (project / ".env.doc").write_text(
+        "SVC_ACCESS_TOKEN=EAAGdoctorSecret\nSVC_APP_SECRET=app-s\nSVC_VERIFY_TOKEN=v\n"
+        "SVC_SERVICE_TOKEN=s\nSVC_WABA_ID=102290129340398\nSVC_PHONE_NUMBER_ID=106540352242922\n"
+    )
+    good = run_svc(
+        "doctor", "--config", config, "--check-env", "--env-file", ".env.doc", cwd=project
+    )
+    assert good.returncode == 0, good.stdout
+    assert "ok   env: every referenced variable is set and resolves" in good.stdout.splitlines()
+    alone = run_svc("doctor", "--config", config, "--env-file", ".env.doc", cwd=project)
+    assert alone.returncode == 1
+    assert alone.stderr == "Error: --env-file is read by --check-env: give both.\n"
+
+
+# --- item 10: the dry-run service takes its tokens from an env file ------------------------------
+
+
+def test_dry_run_takes_tokens_from_the_env_file_and_messages_use_the_same_file(
+    project: Path, serving: list[ServeProcess]
+) -> None:
+    token = "svc_st_" + "k" * 43
+    (project / ".env.cli").write_text(f"SVC_SERVICE_TOKEN={token}\n")
+    config = str(project / "svc.config.yaml")
+    args = ("--config", config, "--dry-run", "--env-file", ".env.cli", "--port", "0")
+    for _ in range(2):  # the same token after a restart
+        served = start_serve(*args, "--database", "svc.db", cwd=project)
+        serving.append(served)
+        assert "dry-run tokens from the environment: SVC_SERVICE_TOKEN" in served.lines
+        assert not any(line.startswith("dry-run serviceBearerToken=") for line in served.lines)
+        assert set(served.secrets) == {"webhookVerifyToken", "webhookAppSecret"}
+        sent = httpx.post(
+            served.url + "/api/messages/text",
+            json={"to": "15551234567", "text": "hello"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        assert sent.status_code == 200
+        listed = run_svc(
+            "messages", "list", "--config", config, "--env-file", ".env.cli",
+            "--url", served.url, cwd=project,
+        )  # fmt: skip
+        assert listed.returncode == 0, listed.stderr
+        assert token not in listed.stdout + listed.stderr + "\n".join(served.lines)
+        assert served.stop() == 0
