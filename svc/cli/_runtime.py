@@ -65,6 +65,7 @@ class ServePlan:
     flows_passphrase: bytes | None = field(default=None, repr=False)
     outbox_handler: str | None = None
     """``module:callable`` of the outbox handler, imported in the serving process."""
+    access_log: bool = False
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -201,6 +202,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         kwargs.update(load_flow_options(plan))
     if plan.outbox_handler is not None:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
+    if plan.access_log:
+        kwargs["access_log"] = True
     from ..http import ServiceError
     from ._errors import ServeError
 

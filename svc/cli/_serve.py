@@ -37,6 +37,9 @@ __all__ = ["serve"]
     metavar="MODULE:CALLABLE",
     help="Run the outbox worker with this async handler (needs a store, one worker).",
 )
+@click.option(
+    "--access-log", is_flag=True, help="One line per request: method, route, status, duration."
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -54,6 +57,7 @@ def serve(
     workers: str,
     flow_handler: str | None,
     outbox_handler: str | None,
+    access_log: bool,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -154,6 +158,7 @@ def serve(
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
+        access_log=access_log,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

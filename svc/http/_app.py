@@ -37,6 +37,7 @@ from svc.store import (
 )
 from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetrics
 
+from ._access_log import AccessLog
 from ._checks import check_arguments
 from ._errors import (
     HttpError,
@@ -84,6 +85,7 @@ def create_app(
     now: Callable[[], datetime] = utc_now,
     logger: logging.Logger | None = None,
     log_stream: TextIO | None = None,
+    access_log: bool = False,
 ) -> QuartTrio:
     """Build the service's ASGI app (a Quart-Trio app) from in-memory configuration.
 
@@ -91,7 +93,8 @@ def create_app(
     code when an argument is invalid. ``metrics_exposition`` replaces the text
     ``/metrics`` serves (the CLI's multi-worker mode aggregates across
     processes); ``outbox_handler`` (with a store) starts the outbox worker in
-    the app's serving nursery.
+    the app's serving nursery. ``access_log`` writes one ``svc.access`` line per
+    request to ``log_stream`` (method, templated route, status, duration).
     """
     checked = check_arguments(
         profile=profile,
@@ -123,12 +126,14 @@ def create_app(
         )
     except GraphRequestValidationError:
         raise ServiceError("invalid_secret", "access_token is not usable.") from None
+    stream = log_stream if log_stream is not None else sys.stderr
     telemetry = Telemetry(
         registry,
         sink=telemetry_sink,
         logger=log,
-        log_stream=log_stream if log_stream is not None else sys.stderr,
+        log_stream=stream,
         adapter=checked_store.backend if checked_store is not None else None,
+        access_log=AccessLog(stream, log) if access_log is True else None,
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
     flags = facade_flags if facade_flags is not None else FacadeFlags()
