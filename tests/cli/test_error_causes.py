@@ -161,7 +161,25 @@ def test_sqlite_store_errors_name_the_cause_not_the_path(project: Path) -> None:
     assert folder == f"{_STORE}: the SQLite path is a folder, not a file."
     (project / "junk.db").write_bytes(b"not a database\x00" * 512)
     junk = _serve_with_store(project, "--database", str(project / "junk.db"))
-    assert junk == f"{_STORE} (migration_failed): SQLite migration failed."
+    assert junk == (
+        f"{_STORE} (migration_failed): SQLite migration failed: the file is not an SQLite database."
+    )
+
+
+async def test_a_failing_migration_is_named(project: Path) -> None:
+    import sqlite3
+
+    from svc.store import SqliteStore
+
+    store = SqliteStore(project / "old.db")
+    await store.migrate(target_version=2)
+    await store.close()
+    with sqlite3.connect(project / "old.db") as conn:
+        conn.execute("CREATE TABLE svc_messages (x INTEGER)")  # in the way of migration 3
+    line = _serve_with_store(project, "--database", str(project / "old.db"))
+    assert line == (
+        f"{_STORE} (migration_failed): Migration 003_message_projection failed and was rolled back."
+    )
 
 
 def test_postgres_unreachable_server_is_named_and_the_dsn_is_not(project: Path) -> None:
