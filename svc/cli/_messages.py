@@ -280,7 +280,7 @@ async def _store_page(store: PersistenceStore, limit: int, cursor: str | None) -
     from ..http import CURSOR_REFUSED, message_json
 
     page = await store.list_messages(limit=limit, before_row_id=cursor)
-    if cursor is not None and not page.items:
+    if not page.cursor_found:
         raise MessagesError(f"the cursor was refused (malformed_query): {CURSOR_REFUSED}")
     return {"items": [message_json(r) for r in page.items], "nextCursor": page.next_cursor}
 

@@ -126,17 +126,17 @@ def malformed_query(field: str, *, bounds: tuple[int, int] | None = None) -> Htt
 
 
 CURSOR_REFUSED: Final = (
-    "'cursor' names no message with older ones (mistyped, or removed since): "
+    "'cursor' names no stored message (mistyped, or removed since): "
     "use nextCursor of the previous page, or start again without a cursor."
 )
 
 
 def malformed_cursor() -> HttpError:
-    """400: ``cursor`` could not have been issued as a ``nextCursor`` (decisions.md, issue 26).
+    """400: ``cursor`` names no stored message, so it could never have been issued.
 
-    A ``nextCursor`` is only issued when older messages follow it, so a cursor
-    whose page comes back empty names no stored message (a typo, nonsense) or
-    one whose older messages were all removed since: both end paging wrongly.
+    A cursor is a ``rowId``; one the store does not hold (a typo, ``nonsense``,
+    a row removed since) would otherwise end the paging with a silent empty
+    page. A cursor naming the oldest row is valid and answers an empty page.
     """
     return HttpError(400, "malformed_query", CURSOR_REFUSED)
 

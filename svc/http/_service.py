@@ -439,7 +439,7 @@ class Service:
     async def list_messages(self, *, limit: int, cursor: str | None) -> Reply:
         self.require_store()
         page = await self.store_call(lambda s: s.list_messages(limit=limit, before_row_id=cursor))
-        if cursor is not None and not page.items:
+        if not page.cursor_found:
             raise malformed_cursor()
         body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
         return Reply(200, json_bytes(body))

@@ -82,9 +82,9 @@ def test_messages_list_and_show_read_the_running_service(
     nonsense = _invoke("messages", "list", *common, "--cursor", "nonsense")
     assert nonsense.exit_code == 1
     assert nonsense.stderr == (
-        "Error: the service answered 400 (malformed_query): 'cursor' names no message with "
-        "older ones (mistyped, or removed since): use nextCursor of the previous page, or "
-        "start again without a cursor.\n"
+        "Error: the service answered 400 (malformed_query): 'cursor' names no stored message "
+        "(mistyped, or removed since): use nextCursor of the previous page, or start again "
+        "without a cursor.\n"
     )
     wrong = run_svc(
         "messages",

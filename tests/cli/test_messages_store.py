@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
 HEADER = "createdAt\tdirection\twaMessageId\ttype\tstatus\tfrom\tto"
 REFUSED = (
-    "Error: the cursor was refused (malformed_query): 'cursor' names no message with older "
-    "ones (mistyped, or removed since): use nextCursor of the previous page, or start again "
+    "Error: the cursor was refused (malformed_query): 'cursor' names no stored message "
+    "(mistyped, or removed since): use nextCursor of the previous page, or start again "
     "without a cursor.\n"
 )
 

@@ -81,8 +81,8 @@ async def _seed(store: SqliteStore) -> None:
         )
 
 
-@pytest.mark.parametrize("cursor", ["nonsense", "row-9", "row-0"])
-async def test_a_cursor_that_names_no_older_message_is_malformed_query(
+@pytest.mark.parametrize("cursor", ["nonsense", "row-9", "00000000-0000-4000-8000-000000000000"])
+async def test_a_cursor_that_names_no_stored_message_is_malformed_query(
     make_app: AppFactory, sqlite_store: SqliteStore, cursor: str
 ) -> None:
     await _seed(sqlite_store)
@@ -91,9 +91,19 @@ async def test_a_cursor_that_names_no_older_message_is_malformed_query(
     assert response.status_code == 400
     assert (await response.get_json())["error"] == {
         "code": "malformed_query",
-        "message": "'cursor' names no message with older ones (mistyped, or removed since): "
+        "message": "'cursor' names no stored message (mistyped, or removed since): "
         "use nextCursor of the previous page, or start again without a cursor.",
     }
+
+
+async def test_the_oldest_row_id_as_cursor_is_an_empty_page(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    await _seed(sqlite_store)
+    client = make_app(store=sqlite_store).test_client()
+    response = await client.get("/api/messages?cursor=row-0", headers=AUTH)
+    assert response.status_code == 200
+    assert await response.get_json() == {"items": [], "nextCursor": None}
 
 
 async def test_every_issued_cursor_pages_to_the_end(
