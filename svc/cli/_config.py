@@ -27,10 +27,13 @@ __all__ = [
     "PLACEHOLDER_PHONE_NUMBER_ID",
     "PLACEHOLDER_WABA_ID",
     "ConfigDocument",
+    "DryRunTokens",
     "EnvRef",
     "LoadedConfig",
     "ProfileSection",
+    "dry_run_tokens",
     "load_config",
+    "read_env_file",
     "resolve_profile",
     "resolve_secrets",
 ]
@@ -136,10 +139,13 @@ class LoadedConfig:
             )
         return chosen, section
 
-    def env_references(self) -> tuple[str, ...]:
-        """Every env name the file references, once, in file order."""
+    def env_references(self, profile: str | None = None) -> tuple[str, ...]:
+        """Every env name the file (or only ``profile``, when given) references, once, in order."""
         names: list[str] = []
-        for section in self.document.profiles.values():
+        sections = (
+            self.document.profiles.values() if profile is None else [self.section(profile)[1]]
+        )
+        for section in sections:
             refs: list[object] = [
                 section.platform.wabaId,
                 section.platform.phoneNumberId,
@@ -199,10 +205,27 @@ def _place(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts) or "<root>"
 
 
+_MAPPING_TYPES: Final = frozenset({"model_type", "dict_type", "model_attributes_type"})
+_LITERAL_REFUSED: Final = (
+    "a secret is written {env: NAME} (e.g. {env: SVC_ACCESS_TOKEN}); "
+    "a literal secret is refused on purpose, so it never lands in a config file"
+)
+
+
+def _is_secret_place(loc: tuple[int | str, ...]) -> bool:
+    """``profiles.<name>.secrets.<key>`` or ``profiles.<name>.flows.privateKey|passphrase``."""
+    return len(loc) >= 4 and (
+        loc[2] == "secrets" or (loc[2] == "flows" and loc[3] in ("privateKey", "passphrase"))
+    )
+
+
 def _schema_problems(error: ValidationError) -> list[str]:
     problems: list[str] = []
     for item in error.errors(include_url=False, include_input=False):
-        line = f"{_place(item['loc'])}: {_REASONS.get(item['type'], 'is invalid')}"
+        reason = _REASONS.get(item["type"], "is invalid")
+        if item["type"] in _MAPPING_TYPES and _is_secret_place(item["loc"]):
+            reason = _LITERAL_REFUSED
+        line = f"{_place(item['loc'])}: {reason}"
         if line not in problems:
             problems.append(line)
     return problems
@@ -397,6 +420,78 @@ def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceS
         raise SecretResolutionError(
             f"{ref_name} must be 1..4096 visible ASCII characters.", field=ref_name
         ) from None
+
+
+def read_env_file(value: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """``--env-file`` (a relative local name) overlaid by ``environ``, which wins; no gate check."""
+    from dotenv import dotenv_values
+
+    from ._inputs import check_env_file_name
+
+    path = check_env_file_name(value)
+    if not path.is_file():
+        raise SecretResolutionError("the env file does not exist or is not a file.")
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError):
+        raise SecretResolutionError("the env file cannot be read.") from None
+    merged = {key: found for key, found in values.items() if found is not None}
+    merged.update(environ)
+    return merged
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DryRunTokens:
+    """The three tokens a dry run serves with; ``generated`` names those made fresh (printed)."""
+
+    service_bearer_token: str
+    webhook_verify_token: str
+    webhook_app_secret: str
+    generated: tuple[str, ...]
+    from_env: tuple[str, ...]
+
+
+def dry_run_tokens(section: ProfileSection, environ: Mapping[str, str]) -> DryRunTokens:
+    """Each token from its env name when ``environ`` sets it, else generated (issue 26 item 10).
+
+    A token taken from the environment (or ``--env-file``) is the user's own and
+    is never printed; a generated one is, once, so callers can use it.
+    """
+    from ._tokens import generate_app_secret, generate_service_token, generate_verify_token
+
+    refs = section.secrets
+    values: dict[str, str] = {}
+    generated: list[str] = []
+    from_env: list[str] = []
+    for key, ref, make in (
+        ("serviceBearerToken", refs.serviceBearerToken, generate_service_token),
+        ("webhookVerifyToken", refs.webhookVerifyToken, generate_verify_token),
+        ("webhookAppSecret", refs.webhookAppSecret, generate_app_secret),
+    ):
+        found = environ.get(ref.env)
+        if found:
+            values[key] = found
+            from_env.append(ref.env)
+        else:
+            values[key] = make()
+            generated.append(key)
+    # The same rules as live secrets: a malformed value names its env name only.
+    resolve_secrets(
+        section,
+        {
+            refs.accessToken.env: "dryrun-access-token",
+            refs.serviceBearerToken.env: values["serviceBearerToken"],
+            refs.webhookVerifyToken.env: values["webhookVerifyToken"],
+            refs.webhookAppSecret.env: values["webhookAppSecret"],
+        },
+    )
+    return DryRunTokens(
+        service_bearer_token=values["serviceBearerToken"],
+        webhook_verify_token=values["webhookVerifyToken"],
+        webhook_app_secret=values["webhookAppSecret"],
+        generated=tuple(generated),
+        from_env=tuple(from_env),
+    )
 
 
 def config_summary(config: LoadedConfig) -> dict[str, Any]:

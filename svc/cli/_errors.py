@@ -15,12 +15,17 @@
 
 ``svc.http.ServiceError`` (the service error) is turned into ``ConfigValidationError``
 before it reaches the user. Messages are fixed sentences: they never hold a
-path, a secret, an env value or a connection string.
+path, a secret, an env value or a connection string. click's own usage errors
+are described by :func:`describe_usage_error`: it names the option (a name is
+not a secret) and never the value given.
 """
 
 from __future__ import annotations
 
-from typing import IO, Any
+import os
+import re
+from difflib import get_close_matches
+from typing import IO, Any, Final
 
 import click
 
@@ -38,6 +43,8 @@ __all__ = [
     "ServeError",
     "SetupInputError",
 ]
+
+_OPTION_NAME: Final = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_-]{0,40}$")
 
 
 class CliError(click.ClickException):
@@ -121,3 +128,81 @@ class MessagesError(CliError):
     """The ``messages`` commands could not reach the local service or were refused."""
 
     code = "messages"
+
+
+def describe_usage_error(exc: click.UsageError) -> str:
+    """One line for a click usage error: the option or command named, never the value typed.
+
+    An unknown option is named with click's near-miss suggestion; an unknown
+    command is not echoed (it may be a pasted value), only the closest known one.
+    """
+    ctx = exc.ctx
+    where = _command_path(ctx)
+    hint = f"Try '{where} --help'."
+    if isinstance(exc, click.NoSuchOption):
+        name = exc.option_name if _OPTION_NAME.match(exc.option_name) else None
+        said = f"no such option '{name}'" if name else "no such option"
+        return f"{said}{_suggest(exc.possibilities)}. {hint}"
+    if isinstance(exc, click.BadOptionUsage):
+        name = exc.option_name if _OPTION_NAME.match(exc.option_name) else None
+        return f"option '{name}' needs a value. {hint}" if name else f"bad option use. {hint}"
+    if isinstance(exc, click.MissingParameter):
+        return f"missing {_param_name(exc.param, exc.param_type)}. {hint}"
+    if isinstance(exc, click.BadParameter):
+        return f"invalid value for {_param_name(exc.param, None)}{_choices(exc.param)}. {hint}"
+    typed = getattr(exc, "command_name", None)
+    if isinstance(typed, str) and ctx is not None and isinstance(ctx.command, click.Group):
+        known = ctx.command.list_commands(ctx)
+        return f"unknown command{_suggest(get_close_matches(typed, known))}. {hint}"
+    if "extra argument" in exc.message:
+        return f"unexpected extra argument. {hint}"
+    return f"unknown command, option or argument. {hint}"
+
+
+def _command_path(ctx: click.Context | None) -> str:
+    names: list[str] = []
+    while ctx is not None:
+        names.append(ctx.info_name or "" if ctx.parent is not None else "svc")
+        ctx = ctx.parent
+    return " ".join(reversed(names)) or "svc"
+
+
+def _suggest(possibilities: list[str] | None) -> str:
+    if not possibilities:
+        return ""
+    return f" (did you mean '{possibilities[0]}'?)"
+
+
+def _param_name(param: click.Parameter | None, param_type: str | None) -> str:
+    if param is None:
+        return param_type or "a value"
+    if isinstance(param, click.Option):
+        longest = max(param.opts, key=len)
+        return f"option '{longest}'"
+    return f"argument '{param.human_readable_name}'"
+
+
+def _choices(param: click.Parameter | None) -> str:
+    if param is not None and isinstance(param.type, click.Choice):
+        return " (choose from " + ", ".join(str(c) for c in param.type.choices) + ")"
+    return ""
+
+
+def describe_store_failure(code: str, message: str, *, sqlite_path: str | None) -> str:
+    """Why the store did not open: the SQLite path checked on disk, else the store's own sentence.
+
+    Store messages are safe by contract (no path, DSN or value); a SQLite path
+    is inspected here, where the disk may be read, and never echoed.
+    """
+    said = "the store could not be opened or migrated"
+    if sqlite_path is not None and sqlite_path != ":memory:":
+        path = os.path.abspath(sqlite_path)
+        folder = os.path.dirname(path)
+        if not os.path.isdir(folder):
+            return f"{said}: the SQLite file's folder does not exist (create it first)."
+        if os.path.isdir(path):
+            return f"{said}: the SQLite path is a folder, not a file."
+        target = path if os.path.exists(path) else folder
+        if not os.access(target, os.W_OK):
+            return f"{said}: the SQLite file or its folder is not writable."
+    return f"{said} ({code}): {message}"

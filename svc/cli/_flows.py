@@ -10,7 +10,7 @@ import click
 
 from ._errors import ConfigValidationError, OutputError, SecretResolutionError
 
-__all__ = ["flows", "flows_key_material"]
+__all__ = ["UPLOAD_SNIPPET", "flows", "flows_key_material"]
 
 _PRIVATE_NAME = "flows_private_key.pem"
 _PUBLIC_NAME = "flows_public_key.pem"
@@ -30,7 +30,13 @@ def keygen(out_dir: str) -> None:
 
     folder = Path(out_dir)
     if not folder.is_dir():
-        raise OutputError("--out-dir must be an existing folder.")
+        if folder.exists() or folder.is_symlink():
+            raise OutputError("--out-dir exists and is not a folder.")
+        try:
+            folder.mkdir(mode=0o700, parents=True)
+            folder.chmod(0o700)  # the umask may have narrowed the mode mkdir was given
+        except OSError:
+            raise OutputError("--out-dir cannot be created.") from None
     private_path = check_out_path(str(folder / _PRIVATE_NAME))
     public_path = check_out_path(str(folder / _PUBLIC_NAME))
     pair = generate_flow_key_pair()
@@ -44,10 +50,25 @@ def keygen(out_dir: str) -> None:
     click.echo("")
     click.echo(pair.public_key_text.rstrip("\n"))
     click.echo("")
-    click.echo("Upload the public key once per phone number:")
-    click.echo("  await PhoneNumberClient(client, phone_number_id=...)")
-    click.echo("      .set_business_public_key(business_public_key=<the key above>)")
+    click.echo("Upload the public key once per phone number (Python; OUT_DIR is --out-dir):")
+    click.echo("")
+    click.echo(UPLOAD_SNIPPET)
     click.echo("Keep the private key secret; serve reads it from the env name in flows.privateKey.")
+
+
+UPLOAD_SNIPPET = f"""\
+from pathlib import Path
+
+from svc.graph import GraphClient, PhoneNumberClient
+
+
+async def upload_flows_public_key(access_token: str, phone_number_id: str) -> None:
+    public_key = (Path("OUT_DIR") / "{_PUBLIC_NAME}").read_text()
+    async with GraphClient(access_token=access_token) as client:
+        phone = PhoneNumberClient(client, phone_number_id=phone_number_id)
+        await phone.set_business_public_key(business_public_key=public_key)
+"""
+"""What ``keygen`` prints after the key: valid Python (a test compiles and runs it)."""
 
 
 def flows_key_material(

@@ -11,7 +11,7 @@ import click
 
 from ._errors import CliUsageError, OutputError
 
-__all__ = ["ENV_EXAMPLE", "init", "render_config"]
+__all__ = ["ENV_EXAMPLE", "GITIGNORE", "init", "render_config"]
 
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 SECRET_ENV_NAMES: Final = {
@@ -34,6 +34,18 @@ SVC_PHONE_NUMBER_ID=
 SVC_LIVE_ENABLE=0
 SVC_YES_LIVE=0
 """
+
+
+GITIGNORE: Final = """\
+# svc: env files hold secrets (.env.local, .env.cli, .env.live) and stores hold messages.
+.env*
+!.env.example
+*.db
+*.db-shm
+*.db-wal
+flows_private_key.pem
+"""
+"""Written beside the config when the folder has no ``.gitignore`` (an existing one is kept)."""
 
 
 def config_data(
@@ -113,12 +125,15 @@ def init(directory: str, dry_run: bool, fmt: str, profile: str) -> None:
     targets = [folder / config_name, folder / ".env.example"]
     if any(path.exists() or path.is_symlink() for path in targets):
         raise OutputError("the config or .env.example already exists; nothing was written.")
+    ignore = folder / ".gitignore"
+    names = [config_name, ".env.example"]
+    if not (ignore.exists() or ignore.is_symlink()):
+        names.append(".gitignore")
+    files = f"{len(names)} files ({', '.join(names)})"
+    counts = "1 profile, 4 secret references, 2 id references."
     text = render_config(config_data(profile), fmt)
     if dry_run:
-        click.echo(
-            f"svc init (dry run): would write 2 files ({config_name}, .env.example); "
-            "1 profile, 4 secret references, 2 id references."
-        )
+        click.echo(f"svc init (dry run): would write {files}; {counts}")
         return
     from ._inputs import write_exclusive
 
@@ -126,14 +141,20 @@ def init(directory: str, dry_run: bool, fmt: str, profile: str) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         raise OutputError("DIR cannot be created.") from None
-    write_exclusive(targets[0], text.encode("utf-8"))
+    written: list[Path] = []
     try:
-        write_exclusive(targets[1], ENV_EXAMPLE.encode("utf-8"))
+        for path, body in zip(
+            [folder / name for name in names], [text, ENV_EXAMPLE, GITIGNORE], strict=False
+        ):
+            write_exclusive(path, body.encode("utf-8"))
+            written.append(path)
     except OutputError:
-        targets[0].unlink(missing_ok=True)
+        for path in written:
+            path.unlink(missing_ok=True)
         raise
+    click.echo(f"svc init: wrote {files}; {counts}")
+    # The folder is not echoed (count-only output): the hint names its placeholder instead.
     click.echo(
-        f"svc init: wrote 2 files ({config_name}, .env.example); "
-        "1 profile, 4 secret references, 2 id references."
+        f"Next (DIR = the folder you gave): svc serve --config DIR/{config_name} "
+        "--dry-run --database DIR/svc.db"
     )
-    click.echo(f"Next: svc serve --config <DIR>/{config_name} --dry-run")

@@ -12,6 +12,7 @@ import importlib
 import click
 
 from .._version import __version__
+from ._errors import describe_usage_error
 
 # name -> (module, attribute, one-line help): a command's module is imported only when
 # that command runs, so ``svc --version`` and ``svc --help`` load click alone.
@@ -73,9 +74,9 @@ def main() -> None:
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         raise SystemExit(1) from None
-    except click.UsageError:
-        # The offending value may be a path or a secret: never echo it back.
-        click.echo("Error: unknown command, option or argument. Try 'svc --help'.", err=True)
+    except click.UsageError as exc:
+        # Option and command names are shown; a value typed may be a path or a secret: never.
+        click.echo(f"Error: {describe_usage_error(exc)}", err=True)
         raise SystemExit(1) from None
     except click.ClickException as exc:
         exc.show()

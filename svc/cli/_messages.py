@@ -1,8 +1,10 @@
-"""``svc messages list|show``: read the running service's message projection.
+"""``svc messages list|show``: read the message projection, from the service or the store.
 
 The bearer is the profile's ``serviceBearerToken`` env reference, read from
 ``--env-file`` (optional) and the process environment; it travels only in the
-``Authorization`` header and is never printed.
+``Authorization`` header and is never printed. With ``--database`` or
+``--database-url-env`` the store is read directly instead (no service needed),
+and the output is the same.
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
 from svc._text import is_printable_ascii
 
 from ._errors import CliUsageError, MessagesError
+
+if TYPE_CHECKING:
+    from ..store import PersistenceStore
 
 __all__ = ["COLUMNS", "messages"]
 
@@ -33,6 +38,7 @@ COLUMNS: Final = (
     "user",
 )
 _FIELDS: Final = {"from": "fromPhone", "to": "toPhone"}
+T = TypeVar("T")
 
 
 def _column(item: Mapping[str, Any], column: str) -> object:
@@ -45,11 +51,15 @@ def _column(item: Mapping[str, Any], column: str) -> object:
 def _options(function: Any) -> Any:
     for decorator in reversed(
         [
-            click.option("--config", "config_path", required=True, metavar="PATH"),
+            click.option("--config", "config_path", metavar="PATH", help="Config (service mode)."),
             click.option("--profile", metavar="NAME"),
             click.option("--env-file", metavar="FILE", help="Relative dotenv file with the token."),
             click.option("--url", metavar="URL", help="Service URL (default: the config's)."),
             click.option("--json", "as_json", is_flag=True, help="Print the raw JSON."),
+            click.option("--database", metavar="SQLITE_PATH", help="Read this SQLite store."),
+            click.option(
+                "--database-url-env", metavar="ENV_NAME", help="Read the PostgreSQL store."
+            ),
         ]
     ):
         function = decorator(function)
@@ -104,16 +114,78 @@ def _call(
     except httpx.HTTPError:
         raise MessagesError("the service cannot be reached (is `svc serve` running?).") from None
     if response.status_code != 200:
-        code = "unknown"
+        code, said = "unknown", ""
         with contextlib.suppress(ValueError, KeyError, TypeError):
-            code = str(response.json()["error"]["code"])
+            error = response.json()["error"]
+            code = str(error["code"])
+            said = str(error.get("message", ""))
         if not code.replace("_", "").isalnum():
             code = "unknown"
-        raise MessagesError(f"the service answered {response.status_code} ({code}).")
+        # The service's sentence is fixed text; anything else (another server) is left out.
+        said = f": {said}" if said and len(said) <= 200 and is_printable_ascii(said) else "."
+        raise MessagesError(f"the service answered {response.status_code} ({code}){said}")
     try:
         return response.json()
     except ValueError:
         raise MessagesError("the service answered with something that is not JSON.") from None
+
+
+def _store_source(
+    config_path: str | None, env_file: str | None, database: str | None, dsn_env: str | None
+) -> tuple[str | None, str | None] | None:
+    """``(sqlite_path, dsn)`` when the store is to be read directly, else ``None`` (service)."""
+    if database is None and dsn_env is None:
+        if config_path is None:
+            raise CliUsageError(
+                "give --config (ask the running service) or --database / --database-url-env "
+                "(read the store)."
+            )
+        return None
+    if database is not None and dsn_env is not None:
+        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
+    if database is not None:
+        if not database or "\x00" in database or not os.path.isfile(database):
+            raise MessagesError("--database names no SQLite file (a read never creates one).")
+        return database, None
+    from ._inputs import check_env_file_name, check_env_name
+
+    assert dsn_env is not None
+    check_env_name(dsn_env, "--database-url-env")
+    environ: dict[str, str] = {}
+    if env_file is not None:
+        from dotenv import dotenv_values
+
+        env_path = check_env_file_name(env_file)
+        if not env_path.is_file():
+            raise MessagesError("the env file does not exist or is not a file.")
+        environ.update({k: v for k, v in dotenv_values(env_path).items() if v is not None})
+    environ.update(os.environ)
+    dsn = environ.get(dsn_env)
+    if not dsn:
+        raise MessagesError(f"{dsn_env} is not set (env file or environment).")
+    return None, dsn
+
+
+def _read_store(
+    source: tuple[str | None, str | None], read: Callable[[PersistenceStore], Awaitable[T]]
+) -> T:
+    """Open (and migrate) the store in a short trio run, make one read, close it."""
+    import trio
+
+    from ..store import PersistenceError
+    from ._runtime import STORE_CLOSE_SECONDS, close_store, open_store_at
+
+    async def main() -> T:
+        store = await open_store_at(sqlite_path=source[0], postgres_dsn=source[1])
+        assert store is not None
+        try:
+            return await read(store)
+        except PersistenceError as exc:
+            raise MessagesError(f"the store could not be read ({exc.code}).") from None
+        finally:
+            await close_store(store, STORE_CLOSE_SECONDS)
+
+    return trio.run(main)
 
 
 def _default_url(host: str, port: int) -> str:
@@ -154,6 +226,8 @@ def list_messages(
     env_file: str | None,
     url: str | None,
     as_json: bool,
+    database: str | None,
+    database_url_env: str | None,
     limit: str,
     cursor: str | None,
     user: str | None,
@@ -178,7 +252,13 @@ def list_messages(
                 "--user must be a phone number (digits), a BSUID (US.1234...) or a parent BSUID."
             )
         query["user"] = user
-    page = _call(config_path, profile, env_file, url, "/messages", query)
+    source = _store_source(config_path, env_file, database, database_url_env)
+    if source is None:
+        assert config_path is not None
+        page = _call(config_path, profile, env_file, url, "/messages", query)
+    else:
+        count = int(query["limit"])
+        page = _read_store(source, lambda store: _store_page(store, count, cursor, user))
     if as_json:
         click.echo(json.dumps(page, ensure_ascii=False))
         return
@@ -202,15 +282,22 @@ def show_message(
     env_file: str | None,
     url: str | None,
     as_json: bool,
+    database: str | None,
+    database_url_env: str | None,
 ) -> None:
     """One ``key: value`` line per field of one message (its waMessageId)."""
     from urllib.parse import quote
 
     if not message_id or len(message_id) > 256 or not message_id.isprintable() or "/" in message_id:
         raise CliUsageError("MESSAGE_ID must be a message id (no '/', no control characters).")
-    record = _call(
-        config_path, profile, env_file, url, "/messages/" + quote(message_id, safe=""), {}
-    )
+    source = _store_source(config_path, env_file, database, database_url_env)
+    if source is None:
+        assert config_path is not None
+        record = _call(
+            config_path, profile, env_file, url, "/messages/" + quote(message_id, safe=""), {}
+        )
+    else:
+        record = _read_store(source, lambda store: _store_record(store, message_id))
     if as_json:
         click.echo(json.dumps(record, ensure_ascii=False))
         return
@@ -219,3 +306,24 @@ def show_message(
             click.echo(f"{key}: {_cell(value)}")
     if isinstance(record, dict):
         _status_summary([record])
+
+
+async def _store_page(
+    store: PersistenceStore, limit: int, cursor: str | None, user: str | None
+) -> dict[str, Any]:
+    """The page the service would answer, from the store; the service's cursor rule applies."""
+    from ..http import CURSOR_REFUSED, message_json
+
+    page = await store.list_messages(limit=limit, before_row_id=cursor, user=user)
+    if not page.cursor_found:
+        raise MessagesError(f"the cursor was refused (malformed_query): {CURSOR_REFUSED}")
+    return {"items": [message_json(r) for r in page.items], "nextCursor": page.next_cursor}
+
+
+async def _store_record(store: PersistenceStore, message_id: str) -> dict[str, Any]:
+    from ..http import message_json
+
+    record = await store.get_message(wa_message_id=message_id)
+    if record is None:
+        raise MessagesError("no message with that id in the store (not_found).")
+    return message_json(record)

@@ -407,7 +407,9 @@ def _version_drift() -> _Check:
     return _Check("versions", True, f"{checked} dependencies within their declared ranges")
 
 
-def _doctor_checks(config_path: str, profile: str | None, check_env: bool) -> list[_Check]:
+def _doctor_checks(
+    config_path: str, profile: str | None, check_env: bool, env_file: str | None = None
+) -> list[_Check]:
     import importlib
     import os
     import platform
@@ -438,7 +440,7 @@ def _doctor_checks(config_path: str, profile: str | None, check_env: bool) -> li
         )
     )
     checks.append(_version_drift())
-    from ._config import load_config, resolve_profile, resolve_secrets
+    from ._config import load_config, resolve_profile
 
     try:
         loaded = load_config(config_path)
@@ -494,31 +496,43 @@ def _doctor_checks(config_path: str, profile: str | None, check_env: bool) -> li
             )
         )
     if check_env:
-        _, section = loaded.section(profile)
-        try:
-            resolve_secrets(section, os.environ)
-            resolve_profile(loaded, profile, os.environ, placeholders=False)
-            checks.append(_Check("env", True, "the four secrets and the ids resolve"))
-        except CliError as exc:
-            checks.append(
-                _Check(
-                    "env",
-                    False,
-                    exc.format_message(),
-                    "export the named variable (values are never shown)",
-                )
-            )
+        checks.append(_env_check(loaded, profile, env_file))
     return checks
+
+
+def _env_check(loaded: Any, profile: str | None, env_file: str | None) -> _Check:
+    """Every env name the profile references, checked at once; names only, never values."""
+    import os
+
+    from ._config import read_env_file, resolve_profile, resolve_secrets
+
+    fix = "export the named variables or add them to --env-file (values are never shown)"
+    try:
+        environ = read_env_file(env_file, os.environ) if env_file is not None else os.environ
+        _, section = loaded.section(profile)
+        missing = [name for name in loaded.env_references(profile) if not environ.get(name)]
+        if missing:
+            return _Check("env", False, f"not set: {', '.join(missing)}.", fix)
+        resolve_secrets(section, environ)
+        resolve_profile(loaded, profile, environ, placeholders=False)
+        return _Check("env", True, "every referenced variable is set and resolves")
+    except CliError as exc:
+        return _Check("env", False, exc.format_message(), fix)
 
 
 @click.command()
 @click.option("--config", "config_path", required=True, metavar="PATH")
 @click.option("--profile", metavar="NAME")
 @click.option("--check-env", is_flag=True, help="Also check the referenced env names are set.")
+@click.option("--env-file", metavar="FILE", help="Relative dotenv file read by --check-env.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def doctor(config_path: str, profile: str | None, check_env: bool, fmt: str) -> None:
+def doctor(
+    config_path: str, profile: str | None, check_env: bool, env_file: str | None, fmt: str
+) -> None:
     """Offline checks: runtime, imports, versions, config, profile, routes, OpenAPI."""
-    checks = _doctor_checks(config_path, profile, check_env)
+    if env_file is not None and not check_env:
+        raise CliUsageError("--env-file is read by --check-env: give both.")
+    checks = _doctor_checks(config_path, profile, check_env, env_file)
     failed = [check for check in checks if not check.ok]
     summary = f"{len(checks)} checks, {len(checks) - len(failed)} passed, {len(failed)} failed"
     if fmt == "json":

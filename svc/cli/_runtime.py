@@ -75,6 +75,7 @@ class ServePlan:
     """Bodies one worker reads at once (``create_app(max_pending_bodies=...)``)."""
     sqlite_synchronous: str = "full"
     """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
+    access_log: bool = False
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -123,7 +124,7 @@ async def open_store_at(
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
-    from ._errors import ServeError
+    from ._errors import ServeError, describe_store_failure
 
     if sqlite_path is None and postgres_dsn is None:
         return None
@@ -136,7 +137,8 @@ async def open_store_at(
             store = PostgresStore(postgres_dsn)
         await store.migrate()
     except PersistenceError as exc:
-        raise ServeError(f"the store could not be opened or migrated ({exc.code}).") from None
+        said = describe_store_failure(exc.code, exc.message, sqlite_path=sqlite_path)
+        raise ServeError(said) from None
     return store
 
 
@@ -215,6 +217,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         kwargs.update(load_flow_options(plan))
     if plan.outbox_handler is not None:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
+    if plan.access_log:
+        kwargs["access_log"] = True
     from ..http import ServiceError
     from ._errors import ServeError
 

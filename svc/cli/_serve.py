@@ -20,7 +20,9 @@ __all__ = ["serve"]
 @click.option("--dry-run", is_flag=True, help="Synthetic secrets, no upstream calls.")
 @click.option("--live", is_flag=True, help="Live mode (with --yes-live and --env-file).")
 @click.option("--yes-live", is_flag=True, help="Confirm live mode.")
-@click.option("--env-file", metavar="FILE", help="Relative dotenv file with the live secrets.")
+@click.option(
+    "--env-file", metavar="FILE", help="Relative dotenv file: live secrets, or dry-run tokens."
+)
 @click.option("--host", metavar="HOST", help="Bind address (default: the config's).")
 @click.option("--port", metavar="PORT", help="Bind port 0..65535 (default: the config's).")
 @click.option("--paas", is_flag=True, help="Port from $PORT, host 0.0.0.0 (unless given).")
@@ -53,6 +55,9 @@ __all__ = ["serve"]
     default="full",
     help="SQLite sync at every commit (full, default) or at checkpoints (normal, faster).",
 )
+@click.option(
+    "--access-log", is_flag=True, help="One line per request: method, route, status, duration."
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -73,12 +78,13 @@ def serve(
     body_read_timeout: str,
     max_pending_bodies: str,
     sqlite_synchronous: str,
+    access_log: bool,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
         raise CliUsageError("choose one mode: --dry-run, or --live --yes-live --env-file FILE.")
-    if dry_run and (yes_live or env_file is not None):
-        raise CliUsageError("--yes-live and --env-file belong to live mode, not --dry-run.")
+    if dry_run and yes_live:
+        raise CliUsageError("--yes-live belongs to live mode, not --dry-run.")
     if live and (not yes_live or env_file is None):
         raise LiveGuardError("--live, --yes-live and --env-file must be given together.")
     if database is not None and database_url_env is not None:
@@ -104,10 +110,14 @@ def serve(
 
     config = load_config(config_path)
     environ: Mapping[str, str] = os.environ
-    if env_path is not None:
+    if env_path is not None and live:
         from ._inputs import live_environment
 
         environ = live_environment(env_path, os.environ)
+    elif env_file is not None:
+        from ._config import read_env_file
+
+        environ = read_env_file(env_file, os.environ)
     resolved = resolve_profile(config, profile, environ, placeholders=dry_run)
     _, section = config.section(profile)
     bind_host = host if host is not None else ("0.0.0.0" if paas else resolved.host)  # noqa: S104
@@ -132,12 +142,14 @@ def serve(
         return
 
     if dry_run:
-        from ._tokens import generate_app_secret, generate_service_token, generate_verify_token
+        from ._config import dry_run_tokens
+        from ._tokens import generate_service_token
 
+        tokens = dry_run_tokens(section, environ)
         bearer, verify, app_secret = (
-            generate_service_token(),
-            generate_verify_token(),
-            generate_app_secret(),
+            tokens.service_bearer_token,
+            tokens.webhook_verify_token,
+            tokens.webhook_app_secret,
         )
         secrets = ("dryrun-access-" + generate_service_token(), verify, app_secret, bearer)
         number_tokens: tuple[tuple[str, str], ...] = ()
@@ -175,6 +187,7 @@ def serve(
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
+        access_log=access_log,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options
@@ -190,7 +203,11 @@ def serve(
             ("webhookVerifyToken", verify),
             ("webhookAppSecret", app_secret),
         ):
-            print(f"dry-run {name}={value}", file=sys.stderr, flush=True)
+            if name in tokens.generated:
+                print(f"dry-run {name}={value}", file=sys.stderr, flush=True)
+        if tokens.from_env:
+            taken = ", ".join(tokens.from_env)
+            print(f"dry-run tokens from the environment: {taken}", file=sys.stderr, flush=True)
     code = run_serve(plan)
     if code:
         raise SystemExit(code)

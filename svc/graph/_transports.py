@@ -61,10 +61,14 @@ class DryRunTransport(httpx.AsyncBaseTransport):
         if _is_read_receipt(body):
             answer = {"success": True, "dryRun": True}
         elif not request.url.path.endswith("/messages"):
-            # Non-send endpoints (media upload, groups, deletes) read an id or a
-            # success flag; the send shape above stays intact.
+            # Non-send endpoints (media upload, groups, deletes) read an id, a success
+            # flag, a group mutation's request_id or an invite link; the send shape
+            # above stays intact.
             answer["id"] = message_id.removeprefix("wamid.")
             answer["success"] = True
+            answer["request_id"] = answer["id"]
+            if request.url.path.endswith("/invite_link"):
+                answer["invite_link"] = f"https://chat.whatsapp.com/{answer['id']}"
         self._keep(request)
         return httpx.Response(200, json=answer, request=request)
 

@@ -8,6 +8,7 @@ deliveries, ``svc.store`` keeps claims and the message projection,
 from typing import TYPE_CHECKING, Any
 
 from ._errors import CONSTRUCTION_CODES as CONSTRUCTION_CODES
+from ._errors import CURSOR_REFUSED as CURSOR_REFUSED
 from ._errors import HttpError as HttpError
 from ._errors import ServiceError as ServiceError
 from ._profile import DEFAULT_API_PREFIX as DEFAULT_API_PREFIX
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from ._app import SERVICE_NAME as SERVICE_NAME
     from ._app import create_app as create_app
     from ._app import openapi_document as openapi_document
+    from ._service import record_json as message_json
 
 _APP_NAMES = frozenset({"SERVICE_NAME", "create_app", "openapi_document"})
 
@@ -43,11 +45,16 @@ def __getattr__(name: str) -> Any:
         from . import _app
 
         return getattr(_app, name)
+    if name == "message_json":
+        from ._service import record_json
+
+        return record_json
     raise AttributeError(f"module 'svc.http' has no attribute {name!r}")
 
 
 __all__ = [
     "CONSTRUCTION_CODES",
+    "CURSOR_REFUSED",
     "DEFAULT_API_PREFIX",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_WEBHOOK_PATH",
@@ -65,6 +72,7 @@ __all__ = [
     "TelemetrySink",
     "check_service_path",
     "create_app",
+    "message_json",
     "openapi_document",
     "route_inventory",
 ]

@@ -37,6 +37,7 @@ from svc.store import (
 )
 from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetrics
 
+from ._access_log import AccessLog
 from ._body import DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_PENDING_BODIES, BodyGate
 from ._checks import check_arguments
 from ._errors import (
@@ -88,6 +89,7 @@ def create_app(
     log_stream: TextIO | None = None,
     body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
     max_pending_bodies: int = DEFAULT_MAX_PENDING_BODIES,
+    access_log: bool = False,
 ) -> QuartTrio:
     """Build the service's ASGI app (a Quart-Trio app) from in-memory configuration.
 
@@ -98,7 +100,8 @@ def create_app(
     the app's serving nursery. ``body_read_timeout`` (seconds) and
     ``max_pending_bodies`` bound every request body: one not complete in time
     is answered 408 and its connection closed; beyond that many bodies read at
-    once, 503 with ``Retry-After`` before reading.
+    once, 503 with ``Retry-After`` before reading. ``access_log`` writes one ``svc.access`` line per
+    request to ``log_stream`` (method, templated route, status, duration).
     """
     checked = check_arguments(
         profile=profile,
@@ -134,13 +137,15 @@ def create_app(
         )
     except GraphRequestValidationError:
         raise ServiceError("invalid_secret", "access_token is not usable.") from None
+    stream = log_stream if log_stream is not None else sys.stderr
     telemetry = Telemetry(
         registry,
         sink=telemetry_sink,
         logger=log,
-        log_stream=log_stream if log_stream is not None else sys.stderr,
+        log_stream=stream,
         adapter=checked_store.backend if checked_store is not None else None,
         phone_number_ids=(n.phone_number_id for n in checked_profile.served_numbers),
+        access_log=AccessLog(stream, log) if access_log is True else None,
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
     flags = facade_flags if facade_flags is not None else FacadeFlags()

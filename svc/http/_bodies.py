@@ -9,7 +9,7 @@ models check shape and JSON types strictly (no coercion, no unknown fields).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError
 
@@ -363,12 +363,27 @@ _COMPOSER: TypeAdapter[Any] = TypeAdapter(ComposerBody)
 _NATIVE: TypeAdapter[GraphNativeTextBody] = TypeAdapter(GraphNativeTextBody)
 
 
+def _composer_types() -> tuple[str, ...]:
+    members = get_args(get_args(ComposerBody)[0])
+    return tuple(t for m in members for t in get_args(m.model_fields["type"].annotation))
+
+
+COMPOSER_TYPES: Final = _composer_types()
+"""Every ``type`` a composer body may have, in the union's order (named by a refusal)."""
+
+
 def _malformed(error: ValidationError) -> HttpError:
     """400 ``malformed_body`` naming the first bad field (never its value)."""
     first = error.errors(include_url=False, include_input=False, include_context=False)[0]
+    kind = str(first.get("type", "invalid"))
+    if kind == "union_tag_invalid":
+        accepted = ", ".join(COMPOSER_TYPES)
+        return malformed_body(
+            f"The request body's 'type' is not a message type (union_tag_invalid); "
+            f"accepted: {accepted}."
+        )
     location = ".".join(str(part) for part in first.get("loc", ()) if part != "function-after")
     where = f" at '{location}'" if location else ""
-    kind = str(first.get("type", "invalid"))
     return malformed_body(f"The request body is invalid{where} ({kind}).")
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONSTRUCTION_CODES",
+    "CURSOR_REFUSED",
     "HttpError",
     "ServiceError",
     "bad_request",
@@ -32,6 +33,7 @@ __all__ = [
     "internal_error",
     "invalid_idempotency_key",
     "malformed_body",
+    "malformed_cursor",
     "malformed_json",
     "malformed_path",
     "malformed_query",
@@ -123,6 +125,22 @@ def malformed_query(field: str, *, bounds: tuple[int, int] | None = None) -> Htt
         return HttpError(400, "malformed_query", f"'{field}' is not a usable value.")
     low, high = bounds
     return HttpError(400, "malformed_query", f"'{field}' must be an integer {low}..{high}.")
+
+
+CURSOR_REFUSED: Final = (
+    "'cursor' names no stored message (mistyped, or removed since): "
+    "use nextCursor of the previous page, or start again without a cursor."
+)
+
+
+def malformed_cursor() -> HttpError:
+    """400: ``cursor`` names no stored message, so it could never have been issued.
+
+    A cursor is a ``rowId``; one the store does not hold (a typo, ``nonsense``,
+    a row removed since) would otherwise end the paging with a silent empty
+    page. A cursor naming the oldest row is valid and answers an empty page.
+    """
+    return HttpError(400, "malformed_query", CURSOR_REFUSED)
 
 
 def malformed_path(message: str = "The id in the path is not a safe segment.") -> HttpError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -60,6 +61,7 @@ from ._errors import (
     idempotency_pending,
     invalid_idempotency_key,
     malformed_body,
+    malformed_cursor,
     not_found,
     persistence_not_atomic,
     persistence_not_configured,
@@ -74,6 +76,8 @@ from ._telemetry import Telemetry, upstream_fields
 __all__ = ["RecentErrors", "Reply", "Service"]
 
 MAX_IDEMPOTENCY_KEY: Final = 256
+_LIMIT: Final = re.compile(r"(?:at most|at least|between) [0-9]+(?:\.\.[0-9]+)? [a-z]+")
+"""A limit a graph-layer refusal states ("at most 4096 characters"): fixed text, shown."""
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
@@ -530,6 +534,8 @@ class Service:
                 include_unassigned=scope.default,
             )
         )
+        if not page.cursor_found:
+            raise malformed_cursor()
         body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
         return Reply(200, json_bytes(body))
 
@@ -638,12 +644,14 @@ def _iso(moment: datetime | None) -> str | None:
 
 
 def refusal_message(error: GraphRequestValidationError) -> str:
-    """The 400 message of a graph-layer refusal: the field it names (short), never a value.
+    """The 400 message of a graph-layer refusal: the field and any limit it states, no value.
 
     A phone-only refusal also names the platform rule (a constant of the graph layer).
     """
     field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
-    where = f" ({field})" if field else ""
+    limit = _LIMIT.search(str(error))
+    said = f": {limit.group(0)}" if field and limit else ""
+    where = f" ({field}{said})" if field else ""
     if isinstance(error, PhoneOnlyRecipientError):
         return (
             f"The message was refused by validation{where}: {error.rule}; send to a phone number."

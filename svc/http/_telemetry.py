@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from svc.graph import GraphApiError, GraphError, GraphNetworkError
 from svc.store import format_timestamp
 
+from ._access_log import AccessLog
 from ._protocols import TelemetrySink
 
 __all__ = [
@@ -102,9 +103,11 @@ class Telemetry:
         log_stream: TextIO,
         adapter: str | None,
         phone_number_ids: Iterable[str] = (),
+        access_log: AccessLog | None = None,
     ) -> None:
         self.registry = registry
         self._numbers = frozenset(phone_number_ids)
+        self._access_log = access_log
         self._sink = sink
         self._logger = logger
         self._log_stream = log_stream
@@ -196,6 +199,8 @@ class Telemetry:
             self._request_children[key] = children
         children[0].inc()
         children[1].observe(seconds)
+        if self._access_log is not None:
+            self._access_log.record(method=method, route=route, status=status, seconds=seconds)
         if self._sink is None:
             return
         attributes = {

@@ -171,7 +171,15 @@ def run_migrations(
                     (migration.version, migration.name, migration.checksum, _now_ms()),
                 )
 
-            transact(apply)
+            try:
+                transact(apply)
+            except PersistenceError:
+                raise
+            except Exception:  # noqa: BLE001 - a driver error of either dialect, named safely
+                raise PersistenceError(
+                    "migration_failed",
+                    f"Migration {migration.name} failed and was rolled back.",
+                ) from None
         return max([*applied, *(m.version for m in migrations if m.version <= target), 0])
     finally:
         transact(

@@ -415,7 +415,7 @@ def list_messages(
             "SELECT created_at, row_id FROM svc_messages WHERE row_id = ?", (before_row_id,)
         )
         if cursor is None:
-            return MessagePage(items=(), next_cursor=None)
+            return MessagePage(items=(), next_cursor=None, cursor_found=False)
         where.append("(created_at, row_id) < (?, ?)")
         params += [cursor[0], cursor[1]]
     clause = f" WHERE {' AND '.join(where)}" if where else ""

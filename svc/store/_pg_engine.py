@@ -69,6 +69,24 @@ _MESSAGES: Final[dict[str, str]] = {
 }
 
 
+def _connect_failure(exc: psycopg.Error) -> str:
+    """Which way a connection attempt failed, in a fixed sentence (libpq's text names the server).
+
+    libpq reports connection failures as text without an SQLSTATE, so its wording is matched.
+    """
+    text = str(exc)
+    if "FATAL" not in text:
+        return (
+            "PostgreSQL connection failed: the server cannot be reached"
+            " (is it running, are host and port right?)."
+        )
+    if "database" in text and "does not exist" in text:
+        return "PostgreSQL connection failed: the database does not exist (create it first)."
+    if "role" in text or "authentication" in text or "password" in text:
+        return "PostgreSQL connection failed: the server refused the user or password."
+    return "PostgreSQL connection failed: the server refused the connection."
+
+
 class _RedactPoolLog(logging.Filter):
     """psycopg_pool logs connections and connection errors, which name the server: redact."""
 
@@ -461,10 +479,10 @@ class PgEngine:
             try:
                 with anyio.CancelScope(shield=True):
                     fresh = await anyio.to_thread.run_sync(self._open_pool)
-            except psycopg.Error:
+            except psycopg.Error as exc:
                 self._unreachable = True
                 self._retry_at = anyio.current_time() + self._reconnect_interval
-                raise PersistenceError(code, "PostgreSQL connection failed.") from None
+                raise PersistenceError(code, _connect_failure(exc)) from None
             old, self._pool, self._unreachable = self._pool, fresh, False
             with anyio.CancelScope(shield=True):
                 if old is not None:

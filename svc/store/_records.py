@@ -115,10 +115,15 @@ class StatusEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessagePage:
-    """A page of ``list_messages``; ``next_cursor`` is the last row id when more rows exist."""
+    """A page of ``list_messages``; ``next_cursor`` is the last row id when more rows exist.
+
+    ``cursor_found`` is False when the cursor given names no stored row (the
+    page is then empty): callers can tell a mistyped cursor from the end.
+    """
 
     items: tuple[MessageRecord, ...]
     next_cursor: str | None
+    cursor_found: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,6 +47,7 @@ _MESSAGES: Final[dict[str, str]] = {
 }
 
 
+_NOT_A_DATABASE: Final = "SQLite migration failed: the file is not an SQLite database."
 _MAX_BATCH: Final = 256
 
 
@@ -261,6 +262,10 @@ class SqliteStore(StoreBase):
 
         try:
             return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                raise PersistenceError("migration_failed", _NOT_A_DATABASE) from None
+            raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
         except sqlite3.Error:
             raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
 

@@ -5,7 +5,8 @@
 - ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
-- ``postgres``: ``PrivatePostgres``, a server a test may stop, and ``free_port``.
+- ``postgres``: ``PrivatePostgres``, a server a test may stop, ``free_port``, and the schemas
+  of a run on the shared server (``new_run_prefix``, ``with_search_path``, ``drop_run_schemas``).
 """
 
 from .capture import Captured as Captured
@@ -16,7 +17,10 @@ from .live_config import WABA_ID as WABA_ID
 from .live_config import Project as Project
 from .live_config import make_project as make_project
 from .postgres import PrivatePostgres as PrivatePostgres
+from .postgres import drop_run_schemas as drop_run_schemas
 from .postgres import free_port as free_port
+from .postgres import new_run_prefix as new_run_prefix
+from .postgres import with_search_path as with_search_path
 from .serve import DRY_RUN_LINE as DRY_RUN_LINE
 from .serve import SERVING as SERVING
 from .serve import START_TIMEOUT as START_TIMEOUT
@@ -39,9 +43,12 @@ __all__ = [
     "Project",
     "ServeProcess",
     "child_env",
+    "drop_run_schemas",
     "free_port",
     "make_project",
+    "new_run_prefix",
     "run_svc",
     "sign",
     "start_serve",
+    "with_search_path",
 ]

@@ -1,8 +1,14 @@
-"""A PostgreSQL server of a test's own, which it may stop and start (the shared one is never)."""
+"""PostgreSQL for tests: schemas of a run on the shared server, and a server a test may stop.
+
+The shared server (``SVC_TEST_POSTGRES_URL``) is only ever used inside schemas
+named ``<run prefix>_...``: never ``public``, and :func:`drop_run_schemas`
+removes every one of them when the run ends.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -10,6 +16,33 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+
+def new_run_prefix(kind: str) -> str:
+    """A schema-name prefix no other run uses: ``svc_<kind>_<8 hex>``."""
+    return f"svc_{kind}_{secrets.token_hex(4)}"
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """``url`` with ``options=-c search_path=SCHEMA`` (the CLI takes a DSN, not a schema)."""
+    separator = "&" if "?" in url else "?"
+    return f"{url}{separator}options=-csearch_path%3D{schema}"
+
+
+def drop_run_schemas(url: str, prefix: str) -> list[str]:
+    """Drop every schema named ``<prefix>...`` (a run's leftovers included); return their names."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        names = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, %s)", (prefix,)
+            ).fetchall()
+        ]
+        for name in names:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    return names
 
 
 def free_port() -> int:

@@ -80,7 +80,7 @@ def test_live_resolution_needs_every_id_and_secret(tmp_path: Path) -> None:
     [
         ({**_doc(), "version": 2}, "version: has an unsupported value"),
         ({**_doc(), "extra": 1}, "extra: is not a known key"),
-        (_doc(secrets__accessToken="EAAGliteral"), "secrets.accessToken: must be a mapping"),
+        (_doc(secrets__accessToken="EAAGliteral"), "secrets.accessToken: a secret is written {env"),
         (_doc(secrets__accessToken={"env": "lower"}), "secrets.accessToken.env: must be an upper"),
         (_doc(platform__phoneNumberId=106540352242922), "platform.phoneNumberId"),
         (_doc(webhook__maxBodyBytes="big"), "webhook.maxBodyBytes: must be an integer"),

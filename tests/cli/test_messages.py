@@ -94,7 +94,14 @@ def test_messages_list_and_show_read_the_running_service(
     assert raw.stdout.startswith("{")
     missing = _invoke("messages", "show", "wamid.NOPE", *common)
     assert missing.exit_code == 1
-    assert missing.stderr == "Error: the service answered 404 (not_found).\n"
+    assert missing.stderr.startswith("Error: the service answered 404 (not_found): ")
+    nonsense = _invoke("messages", "list", *common, "--cursor", "nonsense")
+    assert nonsense.exit_code == 1
+    assert nonsense.stderr == (
+        "Error: the service answered 400 (malformed_query): 'cursor' names no stored message "
+        "(mistyped, or removed since): use nextCursor of the previous page, or start again "
+        "without a cursor.\n"
+    )
     wrong = run_svc(
         "messages",
         "list",

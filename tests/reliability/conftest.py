@@ -32,7 +32,10 @@ from tests._support import (
     PrivatePostgres,
     Project,
     ServeProcess,
+    drop_run_schemas,
+    new_run_prefix,
     start_serve,
+    with_search_path,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -132,16 +135,18 @@ def postgres_url() -> str:
     return url
 
 
-def with_search_path(url: str, schema: str) -> str:
-    """``url`` with ``options=-c search_path=SCHEMA`` (the CLI takes a DSN, not a schema)."""
-    separator = "&" if "?" in url else "?"
-    return f"{url}{separator}options=-csearch_path%3D{schema}"
+@pytest.fixture(scope="session")
+def postgres_run_prefix(postgres_url: str) -> Iterator[str]:
+    """This run's schema prefix on the shared server; its schemas are dropped at the end."""
+    prefix = new_run_prefix("rel")
+    yield prefix
+    drop_run_schemas(postgres_url, prefix)
 
 
 @pytest.fixture
-def pg_schema(postgres_url: str) -> Iterator[tuple[str, str]]:
+def pg_schema(postgres_url: str, postgres_run_prefix: str) -> Iterator[tuple[str, str]]:
     """A fresh schema on the shared server: (DSN pinned to it, schema name); dropped after."""
-    schema = f"svc_rel_{secrets.token_hex(5)}"
+    schema = f"{postgres_run_prefix}_{secrets.token_hex(4)}"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     yield with_search_path(postgres_url, schema), schema

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import secrets
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ import psycopg
 import pytest
 
 from svc.store import PostgresStore, SqliteStore
+from tests._support import drop_run_schemas, new_run_prefix
 
 POSTGRES_ENV = "SVC_TEST_POSTGRES_URL"
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
@@ -47,14 +47,9 @@ def postgres_url() -> str:
 @pytest.fixture(scope="session")
 def postgres_run_prefix(postgres_url: str) -> Iterator[str]:
     """A per-run schema prefix; every schema under it is dropped after the run."""
-    prefix = f"svc_test_{secrets.token_hex(4)}"
+    prefix = new_run_prefix("test")
     yield prefix
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        names = conn.execute(
-            "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s", (prefix + "%",)
-        ).fetchall()
-        for (name,) in names:
-            conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+    drop_run_schemas(postgres_url, prefix)
 
 
 class Backend:

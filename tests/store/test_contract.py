@@ -336,6 +336,9 @@ async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
     await store.record_message(message("r1", "w1"))
     unknown = await store.list_messages(before_row_id="missing")
     assert unknown.items == () and unknown.next_cursor is None
+    assert unknown.cursor_found is False
+    oldest = await store.list_messages(before_row_id="r1")
+    assert oldest.items == () and oldest.cursor_found is True
 
 
 @pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])

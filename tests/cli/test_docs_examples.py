@@ -1,0 +1,176 @@
+"""Issue 26 item 11: the examples of ``docs/http.md`` and ``docs/cli.md`` run as written.
+
+``docs/http.md``: every ``sh`` block is run by bash against a dry-run service
+(``localhost:8787`` pointed at its port); every ``curl`` must answer 2xx.
+``docs/cli.md``: every ``$ svc ...`` command of a ``text`` block runs in order
+in a fresh folder, with its documented exit code; a documented ``Error:`` line
+is the one printed, and the route inventory is printed exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests._support import ServeProcess, child_env, start_serve
+
+pytestmark = pytest.mark.slow
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+GROUP_ID = "120363000000000001"
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+
+
+def _blocks(page: str, kind: str) -> list[str]:
+    text = (DOCS / page).read_text()
+    return [body for lang, body in _FENCE.findall(text) if lang == kind]
+
+
+def _bash(script: str, *, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    venv_bin = str(Path(sys.executable).parent)
+    full_env = child_env({**env, "PATH": venv_bin + os.pathsep + os.environ.get("PATH", "")})
+    return subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        cwd=cwd,
+        env=full_env,
+    )
+
+
+def _start(cwd: Path, *args: str, env: dict[str, str] | None = None) -> ServeProcess:
+    return start_serve(*args, "--port", "0", cwd=cwd, env=env)
+
+
+# --- docs/http.md ------------------------------------------------------------------------------
+
+
+def test_every_curl_example_of_http_md_answers_2xx(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    assert _bash("svc init p", cwd=tmp_path, env={}).returncode == 0
+    served = _start(
+        tmp_path,
+        "--config", "p/svc.config.yaml", "--dry-run", "--database", "svc.db", "--enable-groups",
+    )  # fmt: skip
+    serving.append(served)
+    auth = {"Authorization": f"Bearer {served.bearer}"}
+    sent = [
+        httpx.post(
+            served.url + "/api/messages/text",
+            json={"to": "15551234567", "text": text},
+            headers=auth,
+            timeout=10,
+        ).json()["messages"][0]["id"]
+        for text in ("one", "two")
+    ]
+    page = httpx.get(served.url + "/api/messages?limit=1", headers=auth, timeout=10).json()
+    env = {
+        "T": served.bearer,
+        "VT": served.secrets["webhookVerifyToken"],
+        "APP_SECRET": served.app_secret,
+        "WAMID": sent[0],
+        "CURSOR": page["nextCursor"],
+        "G": GROUP_ID,
+    }
+    host = served.url.removeprefix("http://")
+    # Every curl reports its status on a line of its own after the body.
+    shim = "curl() { command curl -w '\\n@status %{http_code}\\n' \"$@\"; }\n"
+    blocks = _blocks("http.md", "sh")
+    types: set[str] = set()
+    ran = 0
+    for block in blocks:
+        script = shim + block.replace("localhost:8787", host)
+        result = _bash(script, cwd=tmp_path, env=env)
+        assert result.returncode == 0, (block, result.stderr)
+        statuses = re.findall(r"^@status (\d{3})$", result.stdout, re.M)
+        expected = len(re.findall(r"^\s*curl ", block, re.M))
+        assert len(statuses) == expected, (block, result.stdout)
+        assert all(status.startswith("2") for status in statuses), (block, result.stdout)
+        ran += expected
+        types.update(re.findall(r"""-d '\{"type":"(\w+)\"""", block))
+    from svc.http._bodies import COMPOSER_TYPES
+
+    assert types >= set(COMPOSER_TYPES)
+    assert ran >= 40
+    assert served.stop() == 0
+
+
+# --- docs/cli.md -------------------------------------------------------------------------------
+
+_ANNOTATION = re.compile(r"\s+(\(stderr\)|\(abridged\)|#.*)$")
+
+
+def _commands(text: str) -> list[tuple[str, list[str], int | None]]:
+    """``(command, documented output lines, documented exit code)`` of each ``$ `` line."""
+    found: list[tuple[str, list[str], int | None]] = []
+    for block in _blocks("cli.md", "text"):
+        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            first, *rest = chunk.rstrip("\n").split("\n")
+            code = None
+            if rest and (marker := re.fullmatch(r"\[exit (\d+)\]", rest[-1])):
+                code = int(marker.group(1))
+                rest = rest[:-1]
+            found.append((_ANNOTATION.sub("", first).strip(), rest, code))
+    return found
+
+
+def test_every_command_of_cli_md_runs_as_documented(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    commands = _commands((DOCS / "cli.md").read_text())
+    assert len(commands) >= 20
+    token = "svc_st_" + "d" * 43
+    env = {"SERVICE_BEARER_TOKEN": token}
+    served: ServeProcess | None = None
+    postgres = os.environ.get("SVC_TEST_POSTGRES_URL")
+    documented_id = re.compile(r"wamid\.DRYRUN\.[0-9a-f]+")
+    real_id = ""
+    for command, output, code in commands:
+        if command.startswith("svc serve") and "--print-routes" not in command and code is None:
+            # The documented start of the service: run it in the background with the port of
+            # the test, its bearer from the environment (docs/cli.md "Dry run").
+            args = shlex.split(command)[2:]
+            served = _start(tmp_path, *args, env={"SVC_SERVICE_TOKEN": token})
+            serving.append(served)
+            (tmp_path / ".env.cli").write_text(f"SVC_SERVICE_TOKEN={token}\n")
+            answer = httpx.post(
+                served.url + "/api/messages/text",
+                json={"to": "15551234567", "text": "for the docs"},
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=10,
+            )
+            real_id = answer.json()["messages"][0]["id"]
+            continue
+        if "--database-url-env DATABASE_URL" in command:
+            if not postgres:
+                continue
+            env["DATABASE_URL"] = postgres.rsplit("/", 1)[0] + "/svc_docs_no_such_database"
+        if "broken.yaml" in command:
+            config = (tmp_path / "demo" / "svc.config.yaml").read_text()
+            broken = config.replace("{env: SVC_ACCESS_TOKEN}", '"EAAGliteral"')
+            (tmp_path / "broken.yaml").write_text(broken)
+        if served is not None:
+            command = command.replace("http://127.0.0.1:8795", served.url)
+            command = command.replace("http://127.0.0.1:8787", served.url)
+            command = documented_id.sub(real_id, command)
+        result = _bash(command, cwd=tmp_path, env=env)
+        expected = 0 if code is None else code
+        assert result.returncode == expected, (command, result.stdout, result.stderr)
+        errors = [line for line in output if line.startswith("Error: ")]
+        printed = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+        if errors and "--format json" not in command:
+            assert printed == errors, command
+        if "--print-routes" in command:
+            assert result.stdout.splitlines() == output, command
+    assert served is not None
+    assert served.stop() == 0
