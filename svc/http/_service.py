@@ -19,6 +19,7 @@ from svc import crypto
 from svc._text import has_control, is_printable_ascii
 from svc.graph import (
     GraphApiError,
+    GraphAuthError,
     GraphClient,
     GraphError,
     GraphRateLimitError,
@@ -356,7 +357,7 @@ class Service:
             if isinstance(claim, Replay):
                 self.telemetry.send(family="messages", outcome="replayed")
                 return Reply(
-                    200,
+                    claim.status,
                     claim.response_json.encode("utf-8"),
                     headers={"Idempotent-Replayed": "true"},
                 )
@@ -368,11 +369,28 @@ class Service:
                 raise idempotency_conflict()
             assert isinstance(claim, Claimed)
             claimed_key = scoped
+
+        async def refused(error: HttpError) -> None:
+            # Nothing was sent: the claim completes with the refusal, replayed on retry.
+            if claimed_key is not None:
+                await self._write_together(
+                    [
+                        _completion_call(
+                            idempotency_key=claimed_key,
+                            request_hash=request_hash,
+                            response_json=json_bytes(error.body()).decode("utf-8"),
+                            completed_at=self.now(),
+                            response_status=error.status,
+                        )
+                    ]
+                )
+
         answer = await self.graph_call(
             "messages",
             lambda: self.client.request(
                 "POST", f"/{self.profile.phone_number_id}/messages", json=dict(payload)
             ),
+            on_refused=refused,
         )
         body = json_bytes(answer)
         writes: list[StoreCall] = []
@@ -415,8 +433,18 @@ class Service:
                     group.start_soon(write, index)
         return all(result is not None for result in results)
 
-    async def graph_call(self, family: str, call: Callable[[], Awaitable[T]]) -> T:
-        """One upstream call, counted; a Graph failure becomes 400, 502 or 503."""
+    async def graph_call(
+        self,
+        family: str,
+        call: Callable[[], Awaitable[T]],
+        *,
+        on_refused: Callable[[HttpError], Awaitable[None]] | None = None,
+    ) -> T:
+        """One upstream call, counted; a Graph failure becomes 400, 502 or 503.
+
+        ``on_refused`` is awaited with the answer before it is raised when the
+        failure is a definitive refusal (``is_definitive_refusal``).
+        """
         try:
             result = await call()
         except GraphRequestValidationError as exc:
@@ -426,7 +454,10 @@ class Service:
             self.telemetry.graph_call(family=family, status=status, outcome="error")
             self.telemetry.graph_failure(exc, at=self.now())
             self.recent_errors.add(exc)
-            raise upstream_http_error(exc) from None
+            error = upstream_http_error(exc)
+            if on_refused is not None and is_definitive_refusal(exc):
+                await on_refused(error)
+            raise error from None
         self.telemetry.graph_call(family=family, status=200, outcome="success")
         return result
 
@@ -473,17 +504,31 @@ def _record_message_call(record: MessageRecord) -> StoreCall:
 
 
 def _completion_call(
-    *, idempotency_key: str, request_hash: str, response_json: str, completed_at: datetime
+    *,
+    idempotency_key: str,
+    request_hash: str,
+    response_json: str,
+    completed_at: datetime,
+    response_status: int | None = None,
 ) -> StoreCall:
     """Store a claimed key's answer; None when the store did not take it (key no longer pending)."""
 
     async def call(store: PersistenceStore) -> object:
-        stored = await store.complete_service_request(
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            response_json=response_json,
-            created_at=completed_at,
-        )
+        if response_status is None:
+            stored = await store.complete_service_request(
+                idempotency_key=idempotency_key,
+                request_hash=request_hash,
+                response_json=response_json,
+                created_at=completed_at,
+            )
+        else:
+            stored = await store.complete_service_request(
+                idempotency_key=idempotency_key,
+                request_hash=request_hash,
+                response_json=response_json,
+                created_at=completed_at,
+                response_status=response_status,
+            )
         return True if stored else None
 
     return call
@@ -513,6 +558,22 @@ def _retry_after(value: str | None) -> str | None:
     if value is None or not 0 < len(value) <= 64:
         return None
     return value if is_printable_ascii(value) else None
+
+
+def is_definitive_refusal(error: GraphError) -> bool:
+    """Whether the platform said, with a 4xx and an error code, that nothing was sent.
+
+    Rate limits (the request may be sent later) and auth refusals (about our
+    credentials, not the request) are excluded, as are 5xx answers and
+    transport failures, which leave the outcome unknown.
+    """
+    return (
+        isinstance(error, GraphApiError)
+        and not isinstance(error, GraphRateLimitError | GraphAuthError)
+        and 400 <= error.status < 500
+        and error.status != 429
+        and error.code is not None
+    )
 
 
 def upstream_http_error(error: GraphError) -> HttpError:

@@ -176,18 +176,33 @@ class StoreBase(abc.ABC):
         )
 
     async def complete_service_request(
-        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+        self,
+        *,
+        idempotency_key: str,
+        request_hash: str,
+        response_json: str,
+        created_at: datetime,
+        response_status: int | None = None,
     ) -> bool:
-        """Store the response of a pending reservation with the same hash; True if stored."""
+        """Store the response of a pending reservation with the same hash; True if stored.
+
+        ``response_status`` is the HTTP status of a definitive refusal (a claim
+        completed with the error answer); None for a successful send.
+        """
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         response = check.response_json(response_json)
         at = to_ms(created_at, field="created_at")
+        status = (
+            None
+            if response_status is None
+            else check.integer(response_status, "response_status", low=100, high=599)
+        )
         return await self._call(
             "completion_failed",
-            lambda s: _ops.complete_service_request(s, key, digest, response, at),
+            lambda s: _ops.complete_service_request(s, key, digest, response, at, status),
             write=True,
-            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at)),
+            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at, status)),
         )
 
     async def enqueue_outbox_item(

@@ -219,22 +219,23 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
             _columns(rows),
         )
     }
-    stored: dict[object, tuple[str, ServiceRequestState, str | None]] = {}
+    stored: dict[object, tuple[str, ServiceRequestState, str | None, int | None]] = {}
     existing = [key for key in first if key not in inserted]
     if existing:
-        for key, digest, state, response in s.fetchall(
-            "SELECT idempotency_key, request_hash, state, response_json"
+        for key, digest, state, response, status in s.fetchall(
+            "SELECT idempotency_key, request_hash, state, response_json, response_status"
             " FROM svc_service_requests WHERE idempotency_key = ANY(?::text[])",
             (existing,),
         ):
-            stored[key] = (digest, ServiceRequestState(state), response)
+            stored[key] = (digest, ServiceRequestState(state), response, status)
     results: list[object] = []
     for i, (key, digest, _at) in enumerate(items):
         if key in inserted and first[key] == i:
-            stored[key] = (str(digest), ServiceRequestState.PENDING, None)
+            stored[key] = (str(digest), ServiceRequestState.PENDING, None, None)
             result: ClaimResult = Claimed()
         elif key in stored:
-            result = _ops.claim_outcome(*stored[key], str(digest))
+            digest_, state, response, status = stored[key]
+            result = _ops.claim_outcome(digest_, state, response, str(digest), status)
         else:  # vanished between the insert and the read: settle it alone
             results.append(DEFER)
             continue
@@ -294,8 +295,9 @@ def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -
         row[0]
         for row in s.fetchall(
             "UPDATE svc_service_requests AS r SET state = 'completed',"
-            " response_json = u.response, completed_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS u(k, h, response, at)"
+            " response_json = u.response, completed_at = u.at, response_status = u.status"
+            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
+            " AS u(k, h, response, at, status)"
             " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
             " RETURNING r.idempotency_key",
             _columns(rows),

@@ -82,9 +82,18 @@ class PersistenceStore(Protocol):
         ...
 
     async def complete_service_request(
-        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+        self,
+        *,
+        idempotency_key: str,
+        request_hash: str,
+        response_json: str,
+        created_at: datetime,
+        response_status: int | None = None,
     ) -> bool:
-        """Store the response of a pending reservation with the same hash; True if stored."""
+        """Store the response of a pending reservation with the same hash; True if stored.
+
+        ``response_status`` marks a definitive refusal (its HTTP status), replayed as such.
+        """
         ...
 
     async def enqueue_outbox_item(

@@ -43,7 +43,7 @@ _OUTBOX_COLUMNS: Final = (
     " created_at, updated_at"
 )
 _REQUEST_COLUMNS: Final = (
-    "idempotency_key, request_hash, state, response_json, created_at, completed_at"
+    "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
 )
 _ADVISORY_NAMESPACE: Final = 0x5C5C
 """First key of the PostgreSQL advisory locks that serialise work on one message id."""
@@ -88,6 +88,7 @@ def _request(row: Row) -> ServiceRequestRecord:
         response_json=row[3],
         created_at=from_ms(row[4]),
         completed_at=None if row[5] is None else from_ms(row[5]),
+        response_status=None if row[6] is None else int(row[6]),
     )
 
 
@@ -164,27 +165,35 @@ def claim_service_request(s: Session, key: str, digest: str, at: int) -> ClaimRe
         return Claimed()
     stored = get_service_request(s, key)
     assert stored is not None
-    return claim_outcome(stored.request_hash, stored.state, stored.response_json, digest)
+    return claim_outcome(
+        stored.request_hash, stored.state, stored.response_json, digest, stored.response_status
+    )
 
 
 def claim_outcome(
-    stored_hash: str, state: ServiceRequestState, response: str | None, digest: str
+    stored_hash: str,
+    state: ServiceRequestState,
+    response: str | None,
+    digest: str,
+    status: int | None = None,
 ) -> ClaimResult:
-    """What a claim on an existing key gets: Conflict, Replay or Pending."""
+    """What a claim on an existing key gets: Conflict, Replay (with its status) or Pending."""
     if stored_hash != digest:
         return Conflict()
     if state is ServiceRequestState.COMPLETED and response is not None:
-        return Replay(response_json=response)
+        return Replay(response_json=response, status=200 if status is None else status)
     return Pending()
 
 
-def complete_service_request(s: Session, key: str, digest: str, response: str, at: int) -> bool:
+def complete_service_request(
+    s: Session, key: str, digest: str, response: str, at: int, status: int | None = None
+) -> bool:
     return (
         s.run(
             "UPDATE svc_service_requests SET state = 'completed', response_json = ?,"
-            " completed_at = ? WHERE idempotency_key = ? AND request_hash = ?"
-            " AND state = 'pending'",
-            (response, at, key, digest),
+            " completed_at = ?, response_status = ? WHERE idempotency_key = ?"
+            " AND request_hash = ? AND state = 'pending'",
+            (response, at, status, key, digest),
         )
         == 1
     )

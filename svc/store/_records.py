@@ -143,6 +143,8 @@ class ServiceRequestRecord:
     response_json: str | None
     created_at: datetime
     completed_at: datetime | None
+    response_status: int | None = None
+    """The HTTP status of a stored refusal (None: the send succeeded, replayed as 200)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,9 +170,14 @@ class Conflict:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Replay:
-    """The key and hash completed before; ``response_json`` is the stored answer."""
+    """The key and hash completed before; ``response_json`` is the stored answer.
+
+    ``status`` is 200 for a completed send, or the status of the stored
+    definitive refusal, replayed as it was first answered.
+    """
 
     response_json: str
+    status: int = 200
     kind: Literal["replay"] = "replay"
 
 

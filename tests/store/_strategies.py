@@ -61,7 +61,9 @@ IDENTITIES = st.builds(
 """Identity sightings: a BSUID or a wa_id (or both), maybe a parent BSUID and a username."""
 STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
 CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
-COMPLETES = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES)
+COMPLETES = st.tuples(
+    KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES, st.sampled_from([None, 502])
+)
 EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
 
 SINGLE: dict[str, Any] = {

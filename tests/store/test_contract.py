@@ -62,7 +62,7 @@ async def test_store_satisfies_the_protocol(store: AnyStore) -> None:
 
 
 async def test_migrate_is_idempotent_and_health_reports_the_version(store: AnyStore) -> None:
-    assert await store.migrate() == SCHEMA_VERSION == 7
+    assert await store.migrate() == SCHEMA_VERSION == 8
     health = await store.health()
     assert health.ok and health.current_version == SCHEMA_VERSION
     assert health.backend == store.backend
@@ -114,6 +114,31 @@ async def test_claim_results_and_completion_only_on_matching_hash(store: AnyStor
     stored = await store.get_service_request(idempotency_key="k")
     assert stored is not None and stored.response_json == '{"messages": [1]}'
     assert stored.state is ServiceRequestState.COMPLETED and stored.completed_at == T0
+
+
+async def test_a_refusal_completes_the_claim_and_replays_its_status(store: AnyStore) -> None:
+    claim = store.claim_service_request
+    assert await claim(idempotency_key="r", request_hash="h", created_at=T0) == Claimed()
+    with pytest.raises(PersistenceValidationError):
+        await store.complete_service_request(
+            idempotency_key="r",
+            request_hash="h",
+            response_json="{}",
+            created_at=T0,
+            response_status=99,
+        )
+    assert await store.complete_service_request(
+        idempotency_key="r",
+        request_hash="h",
+        response_json='{"error":1}',
+        created_at=T0,
+        response_status=502,
+    )
+    replay = await claim(idempotency_key="r", request_hash="h", created_at=T0)
+    assert replay == Replay(response_json='{"error":1}', status=502)
+    stored = await store.get_service_request(idempotency_key="r")
+    assert stored is not None and stored.response_status == 502
+    assert stored.state is ServiceRequestState.COMPLETED
 
 
 async def test_claim_persists_without_timeout(store: AnyStore) -> None:

@@ -8,6 +8,7 @@ import pytest
 import trio
 
 from svc.store import (
+    SCHEMA_VERSION,
     MessageRecord,
     PersistenceError,
     PersistenceValidationError,
@@ -148,7 +149,7 @@ async def test_rows_written_before_007_read_back_with_nulls(persistent_backend: 
         " VALUES ('old', 'wamid.old', 'inbound', ?, NULL, 'text', 'received', NULL, ?, ?)",
         (PHONE, 1_763_720_130_000, 1_763_720_130_000),
     )
-    assert await store.migrate() == 7
+    assert await store.migrate() == SCHEMA_VERSION
     old = await store.get_message(wa_message_id="wamid.old")
     assert old is not None and old.from_phone == PHONE
     assert (old.user_id, old.parent_user_id) == (None, None)
@@ -192,9 +193,7 @@ async def test_a_phone_only_sighting_merges_by_wa_id_and_is_adopted_by_a_bsuid(
 ) -> None:
     await store.record_user_identities([seen(wa_id=PHONE, username="ann", offset=1)])
     await store.record_user_identities([seen(wa_id=PHONE, offset=2)])
-    assert await store.find_user_identity(user=PHONE) == seen(
-        wa_id=PHONE, username="ann", offset=2
-    )
+    assert await store.find_user_identity(user=PHONE) == seen(wa_id=PHONE, username="ann", offset=2)
     # The first sighting with a BSUID adopts the phone-only row (one row, not two).
     await store.record_user_identities([seen(user_id=BSUID, wa_id=PHONE, offset=3)])
     expected = seen(user_id=BSUID, wa_id=PHONE, username="ann", offset=3)
@@ -237,9 +236,7 @@ async def test_identity_changes(store: AnyStore) -> None:
     )
     # user_changed_user_id: the BSUID changes, the phone stays.
     changed = await store.record_identity_change(user=BSUID, new_user_id=NEW_BSUID, at=T0 + ms(5))
-    assert changed == seen(
-        user_id=NEW_BSUID, parent=PARENT, wa_id=PHONE, username="ann", offset=5
-    )
+    assert changed == seen(user_id=NEW_BSUID, parent=PARENT, wa_id=PHONE, username="ann", offset=5)
     assert await store.find_user_identity(user=BSUID) is None
     assert await store.find_user_identity(user=PHONE) == changed
     # user_changed_number: a new phone and a new BSUID; the old phone stops resolving.
