@@ -22,6 +22,7 @@ from ._records import (
     MessagePage,
     MessageRecord,
     OutboxItem,
+    OutboxStatus,
     PersistenceHealth,
     ServiceRequestRecord,
     StatusEvent,
@@ -35,6 +36,16 @@ T = TypeVar("T")
 
 MAX_CLAIM_LIMIT = 1000
 MAX_RETRY_DELAY_MS = 7 * 86_400_000
+MAX_ERROR_LEN = 80
+
+
+def _outbox_status(value: object) -> str:
+    try:
+        return OutboxStatus(str(value)).value
+    except ValueError:
+        raise PersistenceValidationError(
+            "invalid_options", "status must be an outbox status."
+        ) from None
 
 
 class StoreBase(abc.ABC):
@@ -225,17 +236,63 @@ class StoreBase(abc.ABC):
         )
 
     async def mark_outbox_item_failed(
-        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+        self,
+        *,
+        id: str,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
     ) -> bool:
         """Reschedule at ``now + retry_delay_ms`` when ``lease_id`` is current."""
         item_id = check.text(id, "id")
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay),
+            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay, reason),
             write=True,
+        )
+
+    async def mark_outbox_item_dead(
+        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Mark dead (never claimed again) when ``lease_id`` is current; True if so."""
+        item_id = check.text(id, "id")
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_outbox_item_dead(s, item_id, lease, at, reason),
+            write=True,
+        )
+
+    async def list_outbox_items(
+        self, *, status: OutboxStatus | str | None = None, limit: int = 100
+    ) -> list[OutboxItem]:
+        """Items (of one ``status`` when given), most recently updated first."""
+        state = None if status is None else _outbox_status(status)
+        count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
+        return await self._call(
+            "query_failed", lambda s: _ops.list_outbox_items(s, state, count), write=False
+        )
+
+    async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
+        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
+        item_id = check.text(id, "id")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed", lambda s: _ops.retry_outbox_item(s, item_id, at), write=True
+        )
+
+    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
+        """How many outbox items are in ``status``."""
+        state = _outbox_status(status)
+        return await self._call(
+            "query_failed", lambda s: _ops.count_outbox_items(s, state), write=False
         )
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:

@@ -11,6 +11,7 @@ from ._records import (
     MessagePage,
     MessageRecord,
     OutboxItem,
+    OutboxStatus,
     PersistenceHealth,
     ServiceRequestRecord,
     StatusEvent,
@@ -107,9 +108,38 @@ class PersistenceStore(Protocol):
         ...
 
     async def mark_outbox_item_failed(
-        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+        self,
+        *,
+        id: str,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
     ) -> bool:
-        """Reschedule at ``now + retry_delay_ms`` if ``lease_id`` is current; True if so."""
+        """Reschedule at ``now + retry_delay_ms`` if ``lease_id`` is current; True if so.
+
+        ``error`` (a class name, at most 80 characters) is kept as ``last_error``.
+        """
+        ...
+
+    async def mark_outbox_item_dead(
+        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Mark ``dead`` (never claimed again) if ``lease_id`` is current; True if so."""
+        ...
+
+    async def list_outbox_items(
+        self, *, status: OutboxStatus | str | None = None, limit: int = 100
+    ) -> list[OutboxItem]:
+        """Up to ``limit`` items (of one ``status`` when given), most recently updated first."""
+        ...
+
+    async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
+        """A ``dead`` item back to pending, due at ``now``, attempts reset; None if not dead."""
+        ...
+
+    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
+        """How many outbox items are in ``status``."""
         ...
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:

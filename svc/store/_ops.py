@@ -40,7 +40,7 @@ _MESSAGE_COLUMNS: Final = (
 )
 _OUTBOX_COLUMNS: Final = (
     "id, payload_hash, status, attempts, lease_id, lease_expires_at, next_attempt_at,"
-    " created_at, updated_at"
+    " created_at, updated_at, last_error"
 )
 _REQUEST_COLUMNS: Final = (
     "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
@@ -77,6 +77,7 @@ def _outbox(row: Row) -> OutboxItem:
         next_attempt_at=from_ms(row[6]),
         created_at=from_ms(row[7]),
         updated_at=from_ms(row[8]),
+        last_error=row[9],
     )
 
 
@@ -255,17 +256,56 @@ def claim_outbox_items(s: Session, now: int, limit: int) -> list[OutboxItem]:
 
 
 def mark_outbox_item_failed(
-    s: Session, item_id: str, lease_id: str, now: int, retry_delay_ms: int
+    s: Session,
+    item_id: str,
+    lease_id: str,
+    now: int,
+    retry_delay_ms: int,
+    error: str | None = None,
 ) -> bool:
     return (
         s.run(
             "UPDATE svc_outbox SET status = 'pending', lease_id = NULL, lease_expires_at = NULL,"
-            " next_attempt_at = ?, updated_at = ?"
+            " next_attempt_at = ?, updated_at = ?, last_error = COALESCE(?, last_error)"
             " WHERE id = ? AND lease_id = ? AND status = 'processing'",
-            (now + retry_delay_ms, now, item_id, lease_id),
+            (now + retry_delay_ms, now, error, item_id, lease_id),
         )
         == 1
     )
+
+
+def mark_outbox_item_dead(
+    s: Session, item_id: str, lease_id: str, now: int, error: str | None
+) -> bool:
+    return (
+        s.run(
+            "UPDATE svc_outbox SET status = 'dead', lease_id = NULL, lease_expires_at = NULL,"
+            " updated_at = ?, last_error = COALESCE(?, last_error)"
+            " WHERE id = ? AND lease_id = ? AND status = 'processing'",
+            (now, error, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def list_outbox_items(s: Session, status: str | None, limit: int) -> list[OutboxItem]:
+    where = "" if status is None else " WHERE status = ?"
+    params: tuple[object, ...] = () if status is None else (status,)
+    rows = s.fetchall(
+        f"SELECT {_OUTBOX_COLUMNS} FROM svc_outbox{where} ORDER BY updated_at DESC, id LIMIT ?",
+        (*params, limit),
+    )
+    return [_outbox(row) for row in rows]
+
+
+def retry_outbox_item(s: Session, item_id: str, now: int) -> OutboxItem | None:
+    """A dead item back to pending, due now, with a fresh attempt budget; None otherwise."""
+    row = s.fetchone(
+        "UPDATE svc_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?,"
+        f" updated_at = ? WHERE id = ? AND status = 'dead' RETURNING {_OUTBOX_COLUMNS}",
+        (now, now, item_id),
+    )
+    return None if row is None else _outbox(row)
 
 
 def mark_outbox_item_succeeded(s: Session, item_id: str, lease_id: str, now: int) -> bool:
@@ -280,7 +320,11 @@ def mark_outbox_item_succeeded(s: Session, item_id: str, lease_id: str, now: int
 
 
 def count_outbox_pending(s: Session) -> int:
-    row = s.fetchone("SELECT COUNT(*) FROM svc_outbox WHERE status = 'pending'")
+    return count_outbox_items(s, "pending")
+
+
+def count_outbox_items(s: Session, status: str) -> int:
+    row = s.fetchone("SELECT COUNT(*) FROM svc_outbox WHERE status = ?", (status,))
     return 0 if row is None else int(row[0])
 
 

@@ -47,11 +47,16 @@ class WebhookEventResult(enum.StrEnum):
 
 
 class OutboxStatus(enum.StrEnum):
-    """An outbox item's state: pending -> processing -> succeeded (or back to pending)."""
+    """An outbox item's state: pending -> processing -> succeeded (or back to pending).
+
+    After its last allowed attempt an item is ``dead``: never claimed again
+    until an operator retries it (``retry_outbox_item``).
+    """
 
     PENDING = "pending"
     PROCESSING = "processing"
     SUCCEEDED = "succeeded"
+    DEAD = "dead"
 
 
 class ServiceRequestState(enum.StrEnum):
@@ -131,6 +136,8 @@ class OutboxItem:
     next_attempt_at: datetime
     created_at: datetime
     updated_at: datetime
+    last_error: str | None = None
+    """The class name of the last handler failure (``"timeout"`` for a timeout), never a message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
