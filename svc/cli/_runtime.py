@@ -65,6 +65,8 @@ class ServePlan:
     flows_passphrase: bytes | None = field(default=None, repr=False)
     outbox_handler: str | None = None
     """``module:callable`` of the outbox handler, imported in the serving process."""
+    retention_seconds: float | None = None
+    """``--retention``: prune records older than this many seconds, at start and hourly."""
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -283,16 +285,38 @@ async def serve_once(
     try:
         app = _close_when_draining(build_app(plan, store), draining)
         config = _hypercorn_config(plan)
-        await worker_serve(
-            wrap_app(app, config.wsgi_max_body_size, "asgi"),
-            config,
-            sockets=sockets,
-            shutdown_trigger=trigger,
-            task_status=task_status if task_status is not None else trio.TASK_STATUS_IGNORED,
-        )
+        async with trio.open_nursery() as background:
+            if plan.retention_seconds is not None and store is not None:
+                await background.start(_retention(plan.retention_seconds, store))
+            try:
+                await worker_serve(
+                    wrap_app(app, config.wsgi_max_body_size, "asgi"),
+                    config,
+                    sockets=sockets,
+                    shutdown_trigger=trigger,
+                    task_status=task_status
+                    if task_status is not None
+                    else trio.TASK_STATUS_IGNORED,
+                )
+            finally:
+                background.cancel_scope.cancel()
     finally:
         closed = await close_store(store, plan.store_close_timeout)
     return closed
+
+
+def _retention(seconds: float, store: PersistenceStore) -> Callable[..., Awaitable[None]]:
+    """The ``--retention`` loop of this serving process (``svc.store.run_retention``)."""
+    from datetime import timedelta
+
+    from ..store import RetentionOptions, run_retention
+
+    options = RetentionOptions(older_than=timedelta(seconds=seconds))
+
+    async def run(*, task_status: trio.TaskStatus[None]) -> None:
+        await run_retention(store, options, task_status=task_status)
+
+    return run
 
 
 async def _watch_signals(

@@ -35,6 +35,12 @@ __all__ = ["serve"]
     metavar="MODULE:CALLABLE",
     help="Run the outbox worker with this async handler (needs a store, one worker).",
 )
+@click.option(
+    "--retention",
+    metavar="DURATION",
+    help="Prune dedupe keys, completed claims and finished outbox items older than this "
+    "(e.g. 14d), at start and hourly (needs a store).",
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -52,6 +58,7 @@ def serve(
     workers: str,
     flow_handler: str | None,
     outbox_handler: str | None,
+    retention: str | None,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -73,6 +80,13 @@ def serve(
         )
     if outbox_handler is not None and worker_count > 1:
         raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
+    retention_seconds = None
+    if retention is not None:
+        from ._store_cmd import parse_duration
+
+        retention_seconds = parse_duration(retention, "--retention").total_seconds()
+        if database is None and database_url_env is None:
+            raise CliUsageError("--retention needs a store: give --database or --database-url-env.")
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
@@ -146,6 +160,7 @@ def serve(
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
+        retention_seconds=retention_seconds,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

@@ -90,3 +90,51 @@ def run_with_store(
 @click.group()
 def store() -> None:
     """Maintain the service's store (retention)."""
+
+
+@store.command("prune")
+@click.option(
+    "--older-than",
+    required=True,
+    metavar="DURATION",
+    help="Delete dedupe keys, completed claims and finished outbox items older than this.",
+)
+@click.option(
+    "--messages-older-than",
+    metavar="DURATION",
+    help="Also delete projected messages and status events older than this.",
+)
+@store_options
+def prune(
+    older_than: str,
+    messages_older_than: str | None,
+    database: str | None,
+    database_url_env: str | None,
+) -> None:
+    """Delete old records in small batches; print what was removed."""
+    keep = parse_duration(older_than, "--older-than")
+    keep_messages = (
+        None
+        if messages_older_than is None
+        else parse_duration(messages_older_than, "--messages-older-than")
+    )
+
+    async def work(store: PersistenceStore) -> dict[str, int]:
+        from ..store import RetentionOptions, prune_once
+
+        report = await prune_once(
+            store, RetentionOptions(older_than=keep, messages_older_than=keep_messages)
+        )
+        return {
+            "webhookEvents": report.webhook_events,
+            "webhookUpdates": report.webhook_updates,
+            "serviceRequests": report.service_requests,
+            "outboxItems": report.outbox_items,
+            "messages": report.messages,
+            "statusEvents": report.status_events,
+        }
+
+    counts = run_with_store(database, database_url_env, work)
+    for name, count in counts.items():
+        click.echo(f"{name}\t{count}")
+    click.echo(f"removed {sum(counts.values())} row(s)", err=True)

@@ -32,12 +32,16 @@ from ._records import OutboxItem as OutboxItem
 from ._records import OutboxStatus as OutboxStatus
 from ._records import Pending as Pending
 from ._records import PersistenceHealth as PersistenceHealth
+from ._records import PruneReport as PruneReport
 from ._records import Replay as Replay
 from ._records import ServiceRequestRecord as ServiceRequestRecord
 from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
 from ._records import UserIdentityRecord as UserIdentityRecord
 from ._records import WebhookEventResult as WebhookEventResult
+from ._retention import RetentionOptions as RetentionOptions
+from ._retention import prune_once as prune_once
+from ._retention import run_retention as run_retention
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
@@ -79,7 +83,9 @@ __all__ = [
     "PersistenceStore",
     "PersistenceValidationError",
     "PostgresStore",
+    "PruneReport",
     "Replay",
+    "RetentionOptions",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",
@@ -89,8 +95,10 @@ __all__ = [
     "apply_status",
     "conversation_window",
     "format_timestamp",
+    "prune_once",
     "run_outbox_worker",
     "run_outbox_worker_once",
+    "run_retention",
     "status_rank",
     "utc_now",
 ]

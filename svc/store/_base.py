@@ -8,6 +8,7 @@ else here is backend-neutral.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import ClassVar, TypeVar
@@ -24,6 +25,7 @@ from ._records import (
     OutboxItem,
     OutboxStatus,
     PersistenceHealth,
+    PruneReport,
     ServiceRequestRecord,
     StatusEvent,
     UserIdentityRecord,
@@ -37,6 +39,11 @@ T = TypeVar("T")
 MAX_CLAIM_LIMIT = 1000
 MAX_RETRY_DELAY_MS = 7 * 86_400_000
 MAX_ERROR_LEN = 80
+PRUNE_BATCH = 500
+
+
+def _prune(target: str, cutoff: int, limit: int, s: Session) -> int:
+    return _ops.prune_batch(s, target, cutoff, limit)
 
 
 def _outbox_status(value: object) -> str:
@@ -430,6 +437,43 @@ class StoreBase(abc.ABC):
         return await self._call(
             "query_failed", lambda s: _ops.find_user_identity(s, value), write=False
         )
+
+    async def prune(
+        self,
+        *,
+        older_than: datetime,
+        messages_older_than: datetime | None = None,
+        batch_size: int = PRUNE_BATCH,
+    ) -> PruneReport:
+        """Delete records older than the cutoffs, ``batch_size`` rows per transaction.
+
+        Before ``older_than``: webhook event and update keys, completed claims
+        (sends and definitive refusals), succeeded outbox items. Before
+        ``messages_older_than`` (only when given): projected messages and status
+        events. Pending claims and pending or dead outbox items are kept.
+        """
+        cutoff = to_ms(older_than, field="older_than")
+        messages_cutoff = (
+            None
+            if messages_older_than is None
+            else to_ms(messages_older_than, field="messages_older_than")
+        )
+        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        counts: dict[str, int] = {}
+        for target in _ops.PRUNE_TARGETS:
+            at = cutoff if target not in ("messages", "status_events") else messages_cutoff
+            if at is None:
+                continue
+            total = 0
+            while True:
+                deleted = await self._call(
+                    "outbox_failed", functools.partial(_prune, target, at, size), write=True
+                )
+                total += deleted
+                if deleted < size:
+                    break
+            counts[target] = total
+        return PruneReport(**counts)
 
     async def count_outbox_pending(self) -> int:
         """How many outbox items are pending."""

@@ -13,6 +13,7 @@ from ._records import (
     OutboxItem,
     OutboxStatus,
     PersistenceHealth,
+    PruneReport,
     ServiceRequestRecord,
     StatusEvent,
     UserIdentityRecord,
@@ -199,6 +200,18 @@ class PersistenceStore(Protocol):
 
     async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
         """The known identity of a phone, BSUID or parent BSUID, or None."""
+        ...
+
+    async def prune(
+        self,
+        *,
+        older_than: datetime,
+        messages_older_than: datetime | None = None,
+        batch_size: int = 500,
+    ) -> PruneReport:
+        """Delete dedupe keys, completed claims and succeeded outbox items before
+        ``older_than``, and messages and status events before ``messages_older_than``
+        when given, in small transactions; return the counts."""
         ...
 
     async def count_outbox_pending(self) -> int:

@@ -505,3 +505,34 @@ def record_identity_change(
 
 def find_user_identity(s: Session, user: str) -> UserIdentityRecord | None:
     return _identity.find_identity(s, user)
+
+
+# --- retention
+
+PRUNE_TARGETS: Final[dict[str, tuple[str, str, str]]] = {
+    "webhook_events": ("svc_webhook_events", "event_key", "received_at < ?"),
+    "webhook_updates": ("svc_webhook_updates", "update_key", "received_at < ?"),
+    "service_requests": (
+        "svc_service_requests",
+        "idempotency_key",
+        "state = 'completed' AND completed_at < ?",
+    ),
+    "outbox_items": ("svc_outbox", "id", "status = 'succeeded' AND updated_at < ?"),
+    "messages": ("svc_messages", "row_id", "created_at < ?"),
+    "status_events": ("svc_message_status_events", "id", "occurred_at < ?"),
+}
+"""What retention deletes: table, key column and the condition on the cutoff (ms)."""
+
+
+def prune_batch(s: Session, target: str, cutoff: int, limit: int) -> int:
+    """Delete up to ``limit`` rows of ``target`` older than ``cutoff``; the count deleted.
+
+    PostgreSQL skips rows another transaction holds, so a prune never waits on a writer.
+    """
+    table, key, where = PRUNE_TARGETS[target]
+    lock = " FOR UPDATE SKIP LOCKED" if s.dialect == "postgres" else ""
+    return s.run(
+        f"DELETE FROM {table} WHERE {key} IN"
+        f" (SELECT {key} FROM {table} WHERE {where} LIMIT ?{lock})",
+        (cutoff, limit),
+    )

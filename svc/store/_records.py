@@ -25,6 +25,7 @@ __all__ = [
     "OutboxStatus",
     "Pending",
     "PersistenceHealth",
+    "PruneReport",
     "Replay",
     "ServiceRequestRecord",
     "ServiceRequestState",
@@ -189,6 +190,30 @@ class Replay:
 
 
 ClaimResult = Claimed | Pending | Conflict | Replay
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneReport:
+    """Rows ``prune`` deleted, per kind of record."""
+
+    webhook_events: int = 0
+    webhook_updates: int = 0
+    service_requests: int = 0
+    outbox_items: int = 0
+    messages: int = 0
+    status_events: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every row deleted."""
+        return (
+            self.webhook_events
+            + self.webhook_updates
+            + self.service_requests
+            + self.outbox_items
+            + self.messages
+            + self.status_events
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -44,6 +44,7 @@ def test_protocol_method_set_is_the_specs() -> None:
         "list_outbox_items",
         "retry_outbox_item",
         "count_outbox_items",
+        "prune",
         "record_message",
         "append_message_status",
         "get_message",
