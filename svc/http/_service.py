@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -42,6 +42,8 @@ from svc.store import (
 )
 from svc.webhook import (
     Delivery,
+    NormalizationResult,
+    Skip,
     Update,
     WebhookError,
     WebhookFacade,
@@ -71,6 +73,9 @@ from ._telemetry import Telemetry, upstream_fields
 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
+FOREIGN_NUMBER: Final = "foreign_number"
+"""The skip reason and metric outcome of an update for another business phone number."""
+FOREIGN_LOCATION: Final = "entry[].changes[].value.metadata.phone_number_id"
 MAX_IDEMPOTENCY_KEY: Final = 256
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
@@ -240,6 +245,8 @@ class Service:
         except WebhookError as exc:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
         self.webhook_metrics.observe(delivery.result)
+        received = len(delivery.updates)
+        delivery = self._own_number_only(delivery)
         duplicate = False
         if self.store is not None:
             try:
@@ -268,11 +275,40 @@ class Service:
         dispatched = 0 if duplicate else len(updates)
         reply = {
             "status": "ok",
-            "received": len(updates),
+            "received": received,
             "dispatched": dispatched,
             "skipped": delivery.skipped_count + len(updates) - dispatched,
         }
         return Reply(200, json_bytes(reply))
+
+    def _own_number_only(self, delivery: Delivery) -> Delivery:
+        """The delivery without the updates of another business number, each a counted skip.
+
+        An update whose ``metadata.phone_number_id`` names another number is
+        neither projected nor dispatched (it would open this number's window
+        for that user); updates without one (account-level changes) are kept.
+        """
+        own = self.profile.phone_number_id
+        foreign = [
+            update
+            for update in delivery.updates
+            if update.phone_number_id is not None and update.phone_number_id != own
+        ]
+        if not foreign:
+            return delivery
+        for update in foreign:
+            self.webhook_metrics.record(update.kind, FOREIGN_NUMBER)
+        self.logger.warning(
+            "webhook updates for another phone number skipped count=%d", len(foreign)
+        )
+        skips = tuple(
+            Skip(reason=FOREIGN_NUMBER, location=FOREIGN_LOCATION, kind=update.kind)
+            for update in foreign
+        )
+        skipped = {id(update) for update in foreign}
+        kept = tuple(update for update in delivery.updates if id(update) not in skipped)
+        result = NormalizationResult(updates=kept, skipped=(*delivery.result.skipped, *skips))
+        return replace(delivery, result=result)
 
     async def _record_delivery(self, delivery: Delivery) -> bool:
         """Record the delivery and project it before handlers run; True for a duplicate.
