@@ -27,6 +27,7 @@ from svc.graph import (
     PhoneNumberClient,
 )
 from svc.store import (
+    UPDATE_CLAIM_LEASE_MS,
     Claimed,
     Conflict,
     MessageRecord,
@@ -43,7 +44,6 @@ from svc.store import (
 from svc.webhook import (
     Delivery,
     NormalizationResult,
-    Skip,
     Update,
     WebhookError,
     WebhookFacade,
@@ -51,6 +51,7 @@ from svc.webhook import (
     canonical_json,
     dispatch_delivery,
     receive_delivery,
+    update_key,
 )
 
 from ._errors import (
@@ -70,12 +71,10 @@ from ._profile import Profile, ServiceSecrets
 from ._projection import delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._telemetry import Telemetry, upstream_fields
+from ._update_rules import FOREIGN_NUMBER, updates_to_run, webhook_in_progress, without_foreign
 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
-FOREIGN_NUMBER: Final = "foreign_number"
-"""The skip reason and metric outcome of an update for another business phone number."""
-FOREIGN_LOCATION: Final = "entry[].changes[].value.metadata.phone_number_id"
 MAX_IDEMPOTENCY_KEY: Final = 256
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
@@ -187,6 +186,15 @@ class Service:
         self._delivery_calls = store is not None and callable(
             getattr(store, "record_webhook_delivery", None)
         )
+        self._update_calls = store is not None and all(
+            callable(getattr(store, name, None))
+            for name in ("record_webhook_updates", "mark_webhook_updates_handled")
+        )
+        self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
+        """How long an update claimed by one delivery is "in progress" for its copies."""
+        self.fault_hook: Callable[[str], None] | None = None
+        """A test-only seam, set by the CLI from its fault-injection option: called with
+        ``"after_record"`` between recording a delivery and dispatching it."""
         self.atomic_claims = store is not None and all(
             callable(getattr(store, name, None))
             for name in ("claim_service_request", "complete_service_request")
@@ -247,12 +255,17 @@ class Service:
         self.webhook_metrics.observe(delivery.result)
         received = len(delivery.updates)
         delivery = self._own_number_only(delivery)
-        duplicate = False
+        updates = delivery.updates
+        keys = [update_key(update) for update in updates] if self.store is not None else []
+        to_run: set[str] | None = None  # None: no store, every update runs
+        busy: set[str] = set()
         if self.store is not None:
             try:
-                duplicate = await self._record_delivery(delivery)
+                to_run = await self._record_delivery(delivery, keys, busy)
             except HttpError as exc:
                 return error_reply(exc)
+        if self.fault_hook is not None:
+            self.fault_hook("after_record")  # a test-only seam: the crash point between the two
 
         def handler_failed(update: Update, exc: Exception) -> None:
             self.recent_errors.add(exc)
@@ -263,16 +276,29 @@ class Service:
                 type(exc).__name__[:MAX_ERROR_NAME],
             )
 
-        if not duplicate:
-            await dispatch_delivery(self.facade, delivery, on_error=handler_failed)
-        updates = delivery.updates
-        tally: dict[str, int] = {}
+        chosen, running = updates_to_run(updates, keys, to_run)
+        if chosen:
+            result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
+            await dispatch_delivery(
+                self.facade, replace(delivery, result=result), on_error=handler_failed
+            )
+        if running:
+            # Handler exceptions are acknowledged too: a finished run is a finished update.
+            await self.store_try(
+                lambda s: s.mark_webhook_updates_handled(update_keys=running, handled_at=self.now())
+            )
+        ran = {id(update) for update in chosen}
+        tally: dict[tuple[str, str], int] = {}
         for update in updates:
-            tally[update.kind] = tally.get(update.kind, 0) + 1
-        label = "duplicate" if duplicate else "dispatched"
-        for kind, count in tally.items():
-            self.webhook_metrics.record(kind, label, count)
-        dispatched = 0 if duplicate else len(updates)
+            pair = (update.kind, "dispatched" if id(update) in ran else "duplicate")
+            tally[pair] = tally.get(pair, 0) + 1
+        for (kind, outcome), count in tally.items():
+            self.webhook_metrics.record(kind, outcome, count)
+        dispatched = len(chosen)
+        if busy:
+            # Another delivery is running some of these updates: answer so the platform
+            # redelivers later, when they are finished (skipped) or their claim has lapsed.
+            return error_reply(webhook_in_progress())
         reply = {
             "status": "ok",
             "received": received,
@@ -282,75 +308,72 @@ class Service:
         return Reply(200, json_bytes(reply))
 
     def _own_number_only(self, delivery: Delivery) -> Delivery:
-        """The delivery without the updates of another business number, each a counted skip.
-
-        An update whose ``metadata.phone_number_id`` names another number is
-        neither projected nor dispatched (it would open this number's window
-        for that user); updates without one (account-level changes) are kept.
-        """
-        own = self.profile.phone_number_id
-        foreign = [
-            update
-            for update in delivery.updates
-            if update.phone_number_id is not None and update.phone_number_id != own
-        ]
-        if not foreign:
-            return delivery
+        """The delivery without the updates of another business number (``without_foreign``),
+        each counted under ``foreign_number`` and logged by count."""
+        kept, foreign = without_foreign(delivery, self.profile.phone_number_id)
         for update in foreign:
             self.webhook_metrics.record(update.kind, FOREIGN_NUMBER)
-        self.logger.warning(
-            "webhook updates for another phone number skipped count=%d", len(foreign)
-        )
-        skips = tuple(
-            Skip(reason=FOREIGN_NUMBER, location=FOREIGN_LOCATION, kind=update.kind)
-            for update in foreign
-        )
-        skipped = {id(update) for update in foreign}
-        kept = tuple(update for update in delivery.updates if id(update) not in skipped)
-        result = NormalizationResult(updates=kept, skipped=(*delivery.result.skipped, *skips))
-        return replace(delivery, result=result)
+        if foreign:
+            self.logger.warning(
+                "webhook updates for another phone number skipped count=%d", len(foreign)
+            )
+        return kept
 
-    async def _record_delivery(self, delivery: Delivery) -> bool:
-        """Record the delivery and project it before handlers run; True for a duplicate.
+    async def _record_delivery(
+        self, delivery: Delivery, keys: list[str], busy: set[str]
+    ) -> set[str]:
+        """Record the delivery, its update keys and its projection before handlers run;
+        return the keys of the updates to run, and add to ``busy`` the keys another
+        delivery is running right now.
 
-        A store with ``record_webhook_delivery`` does both in one atomic call: if
-        it fails, nothing was recorded, the answer is 503 and the platform
-        redelivers. A store without it gets the event record, then one write
-        per update (best effort, retried when the delivery comes again).
+        A store with ``record_webhook_updates`` does it all in one atomic call:
+        if it fails, nothing was recorded, the answer is 503 and the platform
+        redelivers. An older store with ``record_webhook_delivery`` dedupes per
+        delivery only; one without it gets the event record, then one write per
+        update (best effort, retried when the delivery comes again).
         """
         key, digest, received_at = delivery.event_key, delivery.body_hash, self.now()
-        updates = delivery.updates
-        messages, statuses = delivery_projection(updates, self.now)
-        if self._delivery_calls:
-            try:
-                outcome = await self.store_call(
-                    lambda s: s.record_webhook_delivery(
-                        event_key=key,
-                        event_hash=digest,
-                        received_at=received_at,
-                        messages=messages,
-                        statuses=statuses,
-                    ),
-                    validation_errors=True,
+        messages, statuses = delivery_projection(delivery.updates, self.now)
+        if not (self._update_calls or self._delivery_calls):
+            event = await self.store_call(
+                lambda s: s.record_webhook_event(
+                    event_key=key, event_hash=digest, received_at=received_at
                 )
-            except PersistenceValidationError as exc:
-                # A record the store refuses must not turn the delivery into a poison pill
-                # (503, redelivered forever): keep the dedupe row and skip the projection.
-                self.recent_errors.add(exc)
-                self.logger.warning("webhook projection refused by the store; delivery recorded")
-                outcome = await self.store_call(
-                    lambda s: s.record_webhook_delivery(
-                        event_key=key, event_hash=digest, received_at=received_at
-                    )
-                )
-            return outcome == WebhookEventResult.DUPLICATE
-        outcome = await self.store_call(
-            lambda s: s.record_webhook_event(
-                event_key=key, event_hash=digest, received_at=received_at
             )
-        )
-        await self._project(messages, statuses)
-        return outcome == WebhookEventResult.DUPLICATE
+            await self._project(messages, statuses)
+            return set() if event == WebhookEventResult.DUPLICATE else set(keys)
+
+        async def record(store: PersistenceStore, project: bool) -> set[str]:
+            rows, events = (messages, statuses) if project else ([], [])
+            if self._update_calls:
+                recorded = await store.record_webhook_updates(
+                    event_key=key,
+                    event_hash=digest,
+                    received_at=received_at,
+                    update_keys=keys,
+                    messages=rows,
+                    statuses=events,
+                    claim_lease_ms=self.update_claim_lease_ms,
+                )
+                busy.update(recorded.in_progress)
+                return set(recorded.to_run)
+            outcome = await store.record_webhook_delivery(
+                event_key=key,
+                event_hash=digest,
+                received_at=received_at,
+                messages=rows,
+                statuses=events,
+            )
+            return set() if outcome == WebhookEventResult.DUPLICATE else set(keys)
+
+        try:
+            return await self.store_call(lambda s: record(s, True), validation_errors=True)
+        except PersistenceValidationError as exc:
+            # A record the store refuses must not turn the delivery into a poison pill
+            # (503, redelivered forever): keep the dedupe rows and skip the projection.
+            self.recent_errors.add(exc)
+            self.logger.warning("webhook projection refused by the store; delivery recorded")
+            return await self.store_call(lambda s: record(s, False))
 
     async def _project(self, messages: list[MessageRecord], statuses: list[StatusEvent]) -> None:
         """One best-effort write per update, started together (one group-commit batch)."""

@@ -22,6 +22,7 @@ from ._outbox import run_outbox_worker as run_outbox_worker
 from ._outbox import run_outbox_worker_once as run_outbox_worker_once
 from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
+from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
 from ._records import Conflict as Conflict
@@ -37,6 +38,7 @@ from ._records import Replay as Replay
 from ._records import ServiceRequestRecord as ServiceRequestRecord
 from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
+from ._records import UpdatesRecorded as UpdatesRecorded
 from ._records import UserIdentityRecord as UserIdentityRecord
 from ._records import WebhookEventResult as WebhookEventResult
 from ._retention import RetentionOptions as RetentionOptions
@@ -60,6 +62,7 @@ __all__ = [
     "OUTBOX_LEASE_MS",
     "SCHEMA_VERSION",
     "STATUS_RANKS",
+    "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",
     "ClaimResult",
     "Claimed",
@@ -90,6 +93,7 @@ __all__ = [
     "ServiceRequestState",
     "SqliteStore",
     "StatusEvent",
+    "UpdatesRecorded",
     "UserIdentityRecord",
     "WebhookEventResult",
     "apply_status",

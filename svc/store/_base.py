@@ -19,6 +19,7 @@ from ._batch import BatchHint
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
+    UPDATE_CLAIM_LEASE_MS,
     ClaimResult,
     MessagePage,
     MessageRecord,
@@ -28,6 +29,7 @@ from ._records import (
     PruneReport,
     ServiceRequestRecord,
     StatusEvent,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -139,13 +141,47 @@ class StoreBase(abc.ABC):
         ``record_user_identities``, idempotent) runs for a ``duplicate`` too, so a
         repeated delivery retries it; the result says whether the key was new.
         """
+        recorded = await self.record_webhook_updates(
+            event_key=event_key,
+            event_hash=event_hash,
+            received_at=received_at,
+            messages=messages,
+            statuses=statuses,
+            identities=identities,
+        )
+        return recorded.event
+
+    async def record_webhook_updates(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        update_keys: Sequence[str] = (),
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
+        claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
+    ) -> UpdatesRecorded:
+        """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
+
+        Each key is claimed for dispatch when new, or when unfinished with a
+        claim older than ``claim_lease_ms`` (its run crashed); an unfinished
+        key claimed more recently is in progress; a finished key is skipped
+        (``mark_webhook_updates_handled``). So an update runs again only if it
+        never finished, in whatever delivery it comes.
+        """
         key = check.text(event_key, "event_key")
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
+        keys = tuple(
+            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
+        )
         rows = tuple(check.message(r) for r in check.records(messages, "messages"))
         events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
         users = tuple(check.identity(i) for i in check.records(identities, "identities"))
-        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users)
+        lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users, keys, at - lease)
         return await self._call(
             "outbox_failed",
             lambda s: _batch.record_webhook_delivery(s, item),
@@ -156,6 +192,22 @@ class StoreBase(abc.ABC):
                 args=item,
                 locks=_batch.delivery_message_ids(rows, events, users),
             ),
+        )
+
+    async def mark_webhook_updates_handled(
+        self, *, update_keys: Sequence[str], handled_at: datetime
+    ) -> int:
+        """Record that these updates' handlers finished; how many were newly marked."""
+        keys = tuple(
+            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
+        )
+        at = to_ms(handled_at, field="handled_at")
+        if not keys:
+            return 0
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_webhook_updates_handled(s, keys, at),
+            write=True,
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

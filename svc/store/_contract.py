@@ -16,6 +16,7 @@ from ._records import (
     PruneReport,
     ServiceRequestRecord,
     StatusEvent,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -65,6 +66,32 @@ class PersistenceStore(Protocol):
         The projection runs (idempotently) for a ``duplicate`` too; the result says
         whether the key was new. Everything commits together or not at all.
         """
+        ...
+
+    async def record_webhook_updates(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        update_keys: Sequence[str] = (),
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
+        claim_lease_ms: int = 60_000,
+    ) -> UpdatesRecorded:
+        """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
+
+        ``to_run``: the keys this call claimed (new ones, and unfinished ones whose
+        claim is older than ``claim_lease_ms``: their run crashed); ``in_progress``:
+        unfinished keys claimed more recently (another delivery is running them).
+        """
+        ...
+
+    async def mark_webhook_updates_handled(
+        self, *, update_keys: Sequence[str], handled_at: datetime
+    ) -> int:
+        """Record that these updates' handlers finished; how many were newly marked."""
         ...
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

@@ -26,6 +26,7 @@ from ._records import (
     Replay,
     ServiceRequestRecord,
     ServiceRequestState,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -113,8 +114,11 @@ def record_webhook_delivery(
     messages: tuple[tuple[object, ...], ...],
     statuses: tuple[tuple[str, str, int], ...],
     identities: tuple[IdentityArgs, ...] = (),
-) -> WebhookEventResult:
-    """The event row and the delivery's projection, call by call, in the caller's transaction.
+    update_keys: tuple[str, ...] = (),
+    claim_cutoff: int = 0,
+) -> UpdatesRecorded:
+    """The event row, the update keys and the delivery's projection, call by call, in the
+    caller's transaction.
 
     The projection (messages, statuses, then the identity sightings) runs for a
     duplicate too (a repeated delivery retries it; every step is idempotent).
@@ -123,12 +127,62 @@ def record_webhook_delivery(
     with it. On PostgreSQL the caller holds the identities' advisory locks.
     """
     result = record_webhook_event(s, key, digest, at)
+    to_run, busy = record_update_keys(s, key, at, update_keys, claim_cutoff)
     for values in messages:
         record_message(s, values)
     for wa_message_id, status, occurred_at in statuses:
         append_message_status(s, wa_message_id, status, occurred_at)
     _identity.upsert_identities(s, identities)
-    return result
+    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
+
+
+def record_update_keys(
+    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Claim each update key for dispatch: (keys to run, keys in progress elsewhere).
+
+    A new key is recorded and claimed; an unfinished key claimed at or before
+    ``cutoff`` (its lease ran out: the run crashed) is claimed again; an
+    unfinished key claimed later is in progress; a finished key is neither.
+    """
+    run: list[str] = []
+    busy: list[str] = []
+    for update_key in dict.fromkeys(keys):
+        if (
+            s.run(
+                "INSERT INTO svc_webhook_updates"
+                " (update_key, event_key, received_at, claimed_at, handled_at)"
+                " VALUES (?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING",
+                (update_key, event_key, at, at),
+            )
+            == 1
+            or s.run(
+                "UPDATE svc_webhook_updates SET claimed_at = ?"
+                " WHERE update_key = ? AND handled_at IS NULL AND claimed_at <= ?",
+                (at, update_key, cutoff),
+            )
+            == 1
+        ):
+            run.append(update_key)
+            continue
+        row = s.fetchone(
+            "SELECT handled_at FROM svc_webhook_updates WHERE update_key = ?", (update_key,)
+        )
+        if row is not None and row[0] is None:
+            busy.append(update_key)
+    return tuple(run), tuple(busy)
+
+
+def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> int:
+    """Mark the keys' handlers finished (once: a finished key keeps its time)."""
+    done = 0
+    for update_key in dict.fromkeys(keys):
+        done += s.run(
+            "UPDATE svc_webhook_updates SET handled_at = ?"
+            " WHERE update_key = ? AND handled_at IS NULL",
+            (at, update_key),
+        )
+    return done
 
 
 # --- service requests

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
-from svc.store import SqliteStore
+from svc.store import UPDATE_CLAIM_LEASE_MS, SqliteStore
+from svc.webhook import receive_delivery, update_key
+from tests._support import sign
 
-from .conftest import AUTH, PHONE_ID, AppFactory, RecordingFacade, post_webhook
+from .conftest import (
+    APP_SECRET,
+    AUTH,
+    PHONE_ID,
+    AppFactory,
+    Clock,
+    RecordingFacade,
+    post_webhook,
+)
 
 USER = "16505551234"
 OTHER_NUMBER = "999000111222333"
@@ -91,3 +103,72 @@ async def test_own_updates_of_a_mixed_delivery_still_go_through(
     assert [u.message_id for u in facade.updates] == ["wamid.own1"]
     assert await sqlite_store.get_message(wa_message_id="wamid.own1") is not None
     assert await sqlite_store.get_message(wa_message_id="wamid.f2") is None
+
+
+async def test_regrouped_redeliveries_dispatch_each_update_once(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    facade = RecordingFacade()
+    client = make_app(facade=facade, store=sqlite_store).test_client()
+    answers = []
+    for ids in (["m1"], ["m1", "m2"], ["m2", "m1"], ["m3", "m3"]):
+        response = await post_webhook(client, delivery(*ids))
+        answers.append(await response.get_json())
+    assert [u.message_id for u in facade.updates] == ["wamid.m1", "wamid.m2", "wamid.m3"]
+    assert [(a["received"], a["dispatched"], a["skipped"]) for a in answers] == [
+        (1, 1, 0),
+        (2, 1, 1),
+        (2, 0, 2),
+        (1, 1, 1),  # the same update twice in one delivery: the normalizer keeps one
+    ]
+    metrics = await (await client.get("/metrics", headers=AUTH)).get_data(as_text=True)
+    assert 'outcome="dispatched",update_kind="message"} 3.0' in metrics
+    assert 'outcome="duplicate",update_kind="message"} 3.0' in metrics
+
+
+async def test_a_failed_handler_is_acknowledged_and_not_run_again(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    facade = RecordingFacade(fail_kinds=frozenset({"message"}))
+    client = make_app(facade=facade, store=sqlite_store).test_client()
+    first = await post_webhook(client, delivery("e1"))
+    assert first.status_code == 200
+    again = await post_webhook(client, delivery("e1", "e2"))
+    assert (await again.get_json())["dispatched"] == 1
+    assert [u.message_id for u in facade.updates] == ["wamid.e1", "wamid.e2"]
+
+
+async def test_an_update_recorded_but_never_finished_runs_on_redelivery(
+    make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
+) -> None:
+    """The crash case in process: both keys recorded, only the first one's handler finished.
+
+    Within the claim lease the copy is "in progress" (503, nothing dispatched: the
+    platform redelivers); after it, the unfinished update runs, and only it.
+    """
+    facade = RecordingFacade()
+    client = make_app(facade=facade, store=sqlite_store).test_client()
+    body = json.dumps(delivery("c1", "c2")).encode()
+    parsed = receive_delivery(body, sign(body=body, secret=APP_SECRET), APP_SECRET)
+    keys = [update_key(u) for u in parsed.updates]
+    at = clock()
+    await sqlite_store.record_webhook_updates(
+        event_key=parsed.event_key, event_hash=parsed.body_hash, received_at=at, update_keys=keys
+    )
+    await sqlite_store.mark_webhook_updates_handled(update_keys=keys[:1], handled_at=at)
+    early = await post_webhook(client, body)
+    assert early.status_code == 503
+    assert (await early.get_json())["error"]["code"] == "webhook_in_progress"
+    assert early.headers["Retry-After"] == "5"
+    assert facade.updates == []
+    clock.value = at + timedelta(milliseconds=UPDATE_CLAIM_LEASE_MS)
+    response = await post_webhook(client, body)
+    assert await response.get_json() == {
+        "status": "ok",
+        "received": 2,
+        "dispatched": 1,
+        "skipped": 1,
+    }
+    assert [u.message_id for u in facade.updates] == ["wamid.c2"]
+    again = await post_webhook(client, body)
+    assert (await again.get_json())["dispatched"] == 0

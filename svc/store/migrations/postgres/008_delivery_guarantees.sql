@@ -1,12 +1,13 @@
--- 008_delivery_guarantees: per-update dedupe keys and handler completion, the status of a
--- stored refusal, the outbox's last error (dead items keep it), and the indexes retention
--- prunes by. Times are epoch milliseconds.
+-- 008_delivery_guarantees: per-update dedupe keys with their dispatch claim and completion,
+-- the status of a stored refusal, the outbox's last error (dead items keep it), and the
+-- indexes retention prunes by. Times are epoch milliseconds.
 ALTER TABLE svc_service_requests ADD COLUMN response_status INTEGER;
 ALTER TABLE svc_outbox ADD COLUMN last_error TEXT;
 CREATE TABLE svc_webhook_updates (
     update_key TEXT PRIMARY KEY,
     event_key TEXT NOT NULL,
     received_at BIGINT NOT NULL,
+    claimed_at BIGINT NOT NULL,
     handled_at BIGINT
 );
 CREATE INDEX svc_webhook_updates_received ON svc_webhook_updates (received_at);
