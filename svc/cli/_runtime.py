@@ -67,6 +67,8 @@ class ServePlan:
     """``module:callable`` of the outbox handler, imported in the serving process."""
     retention_seconds: float | None = None
     """``--retention``: prune records older than this many seconds, at start and hourly."""
+    test_faults: tuple[str, ...] = ()
+    """Test-only fault injection (``SVC_TEST_FAULT``, comma-separated; see ``TEST_FAULTS``)."""
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -206,7 +208,7 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     from ._errors import ServeError
 
     try:
-        return create_app(
+        app = create_app(
             profile=plan.profile(),
             secrets=plan.service_secrets(),
             transport=DryRunTransport() if plan.dry_run else None,
@@ -219,6 +221,40 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         )
     except ServiceError as exc:
         raise ServeError(f"the service refused its configuration ({exc.code}).") from None
+    _inject_faults(app, plan.test_faults)
+    return app
+
+
+TEST_FAULTS: Final = frozenset({"kill-after-record", "no-claim-lease"})
+"""``kill-after-record``: SIGKILL this process between recording a webhook delivery and
+dispatching it (the crash the at-least-once test needs); ``no-claim-lease``: an unfinished
+update's claim lapses at once (the restarted process re-runs it without waiting)."""
+
+
+def test_faults_from(value: str) -> tuple[str, ...]:
+    """The faults ``SVC_TEST_FAULT`` names (comma-separated); an unknown one is a usage error."""
+    from ._errors import CliUsageError
+
+    faults = tuple(name.strip() for name in value.split(",") if name.strip())
+    if any(name not in TEST_FAULTS for name in faults):
+        raise CliUsageError("SVC_TEST_FAULT names an unknown fault.")
+    return faults
+
+
+def _inject_faults(app: Any, faults: tuple[str, ...]) -> None:
+    """Apply the test-only faults to the app's service (never set outside the tests)."""
+    if not faults:
+        return
+    service = app.extensions["svc"]
+    if "kill-after-record" in faults:
+
+        def kill(point: str) -> None:
+            if point == "after_record":
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        service.fault_hook = kill
+    if "no-claim-lease" in faults:
+        service.update_claim_lease_ms = 0
 
 
 def _hypercorn_config(plan: ServePlan) -> Any:

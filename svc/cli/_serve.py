@@ -91,7 +91,7 @@ def serve(
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
     from ._config import load_config, resolve_profile, resolve_secrets
-    from ._runtime import ServePlan, run_serve
+    from ._runtime import ServePlan, run_serve, test_faults_from
 
     config = load_config(config_path)
     environ: Mapping[str, str] = os.environ
@@ -161,6 +161,7 @@ def serve(
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
         retention_seconds=retention_seconds,
+        test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

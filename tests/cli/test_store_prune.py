@@ -160,3 +160,17 @@ def test_serve_retention_needs_a_store(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "--retention needs a store" in result.stderr
+
+
+def test_an_unknown_test_fault_is_a_usage_error(tmp_path: Path) -> None:
+    made = run_svc("init", str(tmp_path / "bot"))
+    assert made.returncode == 0, made.stderr
+    result = run_svc(
+        "serve",
+        "--config",
+        str(tmp_path / "bot" / "svc.config.yaml"),
+        "--dry-run",
+        env={"SVC_TEST_FAULT": "bogus"},
+    )
+    assert result.returncode == 1
+    assert "SVC_TEST_FAULT names an unknown fault" in result.stderr
