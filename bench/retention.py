@@ -1,7 +1,7 @@
 """Retention benchmark: a SQLite file under a sustained webhook flood, with and without pruning.
 
-Each delivery is one ``record_webhook_delivery`` of 8 updates (4 inbound
-messages, 4 statuses), on a virtual clock of 100
+Each delivery is one ``record_webhook_updates`` of 8 updates (4 inbound
+messages, 4 statuses) with their 8 update keys, on a virtual clock of 100
 deliveries per second. With retention, ``prune`` runs every ``--prune-every``
 deliveries with a horizon of ``--horizon`` virtual seconds for every kind of
 record (dedupe keys and messages alike). Printed: the file size (database plus
@@ -61,10 +61,11 @@ async def _flood(
                 StatusEvent(wa_message_id=f"wamid.out{n}-{i}", status="delivered", timestamp=at)
                 for i in range(4)
             ]
-            await store.record_webhook_delivery(
+            await store.record_webhook_updates(
                 event_key=f"e{n}",
                 event_hash="h",
                 received_at=at,
+                update_keys=[f"m{n}-{i}" for i in range(4)] + [f"s{n}-{i}" for i in range(4)],
                 messages=messages,
                 statuses=statuses,
             )
