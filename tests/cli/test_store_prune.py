@@ -114,31 +114,60 @@ def test_prune_durations_are_checked(tmp_path: Path, value: str) -> None:
     assert "--older-than must be a duration" in result.output
 
 
+def _event_keys(backend: str, where: str) -> list[tuple[str]]:
+    if backend == "sqlite":
+        with sqlite3.connect(where) as conn:
+            rows = conn.execute("SELECT event_key FROM svc_webhook_events").fetchall()
+        conn.close()
+        return rows
+    with psycopg.connect(where) as pg:
+        return [(str(r[0]),) for r in pg.execute("SELECT event_key FROM svc_webhook_events")]
+
+
 @pytest.mark.slow
-def test_serve_with_retention_prunes_at_start(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_serve_with_retention_prunes_at_start(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     made = run_svc("init", str(tmp_path / "bot"))
     assert made.returncode == 0, made.stderr
-    db = tmp_path / "svc.db"
-    _seed_sqlite(db)
+    env: dict[str, str] = {}
+    if backend == "sqlite":
+        where = str(tmp_path / "svc.db")
+        _seed_sqlite(Path(where))
+        flags = ["--database", where]
+    else:
+        where = request.getfixturevalue("pg_dsn")
+
+        async def seed() -> None:
+            store = PostgresStore(where)
+            try:
+                await _seed(store)
+            finally:
+                await store.close()
+
+        trio.run(seed)
+        flags = ["--database-url-env", "SVC_H9_SERVE_DSN"]
+        env = {"SVC_H9_SERVE_DSN": where}
     served = start_serve(
         "--config",
         str(tmp_path / "bot" / "svc.config.yaml"),
         "--dry-run",
-        "--database",
-        str(db),
+        *flags,
         "--port",
         "0",
         "--retention",
         "14d",
         cwd=tmp_path,
+        env=env,
     )
     try:
         deadline = time.monotonic() + 30
         keys: list[tuple[str]] = []
         while time.monotonic() < deadline:
-            with sqlite3.connect(db) as conn:
-                keys = conn.execute("SELECT event_key FROM svc_webhook_events").fetchall()
-            conn.close()
+            keys = _event_keys(backend, where)
             if keys == [("new",)]:
                 break
             time.sleep(0.05)
