@@ -76,6 +76,10 @@ from ._update_rules import FOREIGN_NUMBER, updates_to_run, webhook_in_progress, 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
 MAX_IDEMPOTENCY_KEY: Final = 256
+MAX_FINISHED_KEYS: Final = 4096
+LOCAL_RUN_WAIT_SECONDS: Final = 10.0
+LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
+"""How long a webhook copy waits for this process's own run of its updates before a 503."""
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
@@ -190,6 +194,8 @@ class Service:
             callable(getattr(store, name, None))
             for name in ("record_webhook_updates", "mark_webhook_updates_handled")
         )
+        self._running: dict[str, anyio.Event] = {}
+        self._finished: dict[str, None] = {}  # keys this process ran lately, oldest first
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
         self.fault_hook: Callable[[str], None] | None = None
@@ -277,16 +283,29 @@ class Service:
             )
 
         chosen, running = updates_to_run(updates, keys, to_run)
-        if chosen:
-            result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
-            await dispatch_delivery(
-                self.facade, replace(delivery, result=result), on_error=handler_failed
-            )
-        if running:
-            # Handler exceptions are acknowledged too: a finished run is a finished update.
-            await self.store_try(
-                lambda s: s.mark_webhook_updates_handled(update_keys=running, handled_at=self.now())
-            )
+        for key in running:
+            self._running[key] = anyio.Event()
+        try:
+            if chosen:
+                result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
+                await dispatch_delivery(
+                    self.facade, replace(delivery, result=result), on_error=handler_failed
+                )
+            if running:
+                # Handler exceptions are acknowledged too: a finished run is a finished update.
+                await self.store_try(
+                    lambda s: s.mark_webhook_updates_handled(
+                        update_keys=running, handled_at=self.now()
+                    )
+                )
+        finally:
+            for key in running:
+                self._running.pop(key).set()
+                self._finished[key] = None
+            while len(self._finished) > MAX_FINISHED_KEYS:
+                del self._finished[next(iter(self._finished))]
+        if busy and await self._wait_for_local_runs(busy):
+            busy = set()
         ran = {id(update) for update in chosen}
         tally: dict[tuple[str, str], int] = {}
         for update in updates:
@@ -306,6 +325,28 @@ class Service:
             "skipped": delivery.skipped_count + len(updates) - dispatched,
         }
         return Reply(200, json_bytes(reply))
+
+    async def _wait_for_local_runs(self, keys: set[str]) -> bool:
+        """Wait (bounded) for this process's own runs of ``keys``; True once all finished.
+
+        A copy that meets updates another task of this process is running (or
+        has just run) waits for them instead of answering 503; runs of another
+        process cannot be awaited (False: the caller answers ``webhook_in_progress``).
+        """
+        with anyio.move_on_after(LOCAL_CLAIM_GRACE_SECONDS):
+            # A run whose claim committed with this copy's record may not have resumed yet.
+            while any(key not in self._running and key not in self._finished for key in keys):
+                await anyio.sleep(0.005)
+        pending = [key for key in keys if key not in self._finished]
+        events = [self._running.get(key) for key in pending]
+        if any(event is None for event in events):
+            return False
+        with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
+            for event in events:
+                assert event is not None
+                await event.wait()
+            return True
+        return False
 
     def _own_number_only(self, delivery: Delivery) -> Delivery:
         """The delivery without the updates of another business number (``without_foreign``),

@@ -6,6 +6,9 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import trio
+import trio.testing
+
 from svc.store import UPDATE_CLAIM_LEASE_MS, SqliteStore
 from svc.webhook import receive_delivery, update_key
 from tests._support import sign
@@ -172,3 +175,35 @@ async def test_an_update_recorded_but_never_finished_runs_on_redelivery(
     assert [u.message_id for u in facade.updates] == ["wamid.c2"]
     again = await post_webhook(client, body)
     assert (await again.get_json())["dispatched"] == 0
+
+
+async def test_a_concurrent_copy_in_the_same_process_waits_for_the_run_and_skips_it(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    release = trio.Event()
+    entered = trio.Event()
+    seen: list[str] = []
+
+    class SlowFacade:
+        async def dispatch(self, update: Any) -> None:
+            seen.append(update.message_id)
+            entered.set()
+            await release.wait()
+
+    client = make_app(facade=SlowFacade(), store=sqlite_store).test_client()
+    answers: dict[str, Any] = {}
+
+    async def post(name: str) -> None:
+        response = await post_webhook(client, delivery("w1"))
+        answers[name] = (response.status_code, await response.get_json())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(post, "first")
+        await entered.wait()
+        nursery.start_soon(post, "copy")
+        await trio.testing.wait_all_tasks_blocked()
+        assert "copy" not in answers  # it waits for the first run, neither 503 nor a rerun
+        release.set()
+    assert answers["first"] == (200, {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0})
+    assert answers["copy"] == (200, {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1})
+    assert seen == ["wamid.w1"]
