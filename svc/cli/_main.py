@@ -28,6 +28,8 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "messages": ("._messages", "messages", "List or show projected messages of a running service."),
     "webhook": ("._operator", "webhook", "Webhook helpers (verify tokens)."),
     "flows": ("._flows", "flows", "WhatsApp Flows helpers (key generation)."),
+    "outbox": ("._outbox", "outbox", "List outbox items; retry dead ones."),
+    "store": ("._store_cmd", "store", "Store maintenance: prune old records."),
 }
 _ALIASES = {"update": "upgrade"}
 

@@ -76,6 +76,10 @@ class ServePlan:
     sqlite_synchronous: str = "full"
     """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
     access_log: bool = False
+    retention_seconds: float | None = None
+    """``--retention``: prune records older than this many seconds, at start and hourly."""
+    test_faults: tuple[str, ...] = ()
+    """Test-only fault injection (``SVC_TEST_FAULT``, comma-separated; see ``TEST_FAULTS``)."""
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
@@ -223,7 +227,7 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     from ._errors import ServeError
 
     try:
-        return create_app(
+        app = create_app(
             profile=plan.profile(),
             secrets=plan.service_secrets(),
             transport=DryRunTransport() if plan.dry_run else None,
@@ -238,6 +242,40 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         )
     except ServiceError as exc:
         raise ServeError(f"the service refused its configuration ({exc.code}).") from None
+    _inject_faults(app, plan.test_faults)
+    return app
+
+
+TEST_FAULTS: Final = frozenset({"kill-after-record", "no-claim-lease"})
+"""``kill-after-record``: SIGKILL this process between recording a webhook delivery and
+dispatching it (the crash the at-least-once test needs); ``no-claim-lease``: an unfinished
+update's claim lapses at once (the restarted process re-runs it without waiting)."""
+
+
+def test_faults_from(value: str) -> tuple[str, ...]:
+    """The faults ``SVC_TEST_FAULT`` names (comma-separated); an unknown one is a usage error."""
+    from ._errors import CliUsageError
+
+    faults = tuple(name.strip() for name in value.split(",") if name.strip())
+    if any(name not in TEST_FAULTS for name in faults):
+        raise CliUsageError("SVC_TEST_FAULT names an unknown fault.")
+    return faults
+
+
+def _inject_faults(app: Any, faults: tuple[str, ...]) -> None:
+    """Apply the test-only faults to the app's service (never set outside the tests)."""
+    if not faults:
+        return
+    service = app.extensions["svc"]
+    if "kill-after-record" in faults:
+
+        def kill(point: str) -> None:
+            if point == "after_record":
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        service.fault_hook = kill
+    if "no-claim-lease" in faults:
+        service.update_claim_lease_ms = 0
 
 
 def _hypercorn_config(plan: ServePlan) -> Any:
@@ -310,16 +348,38 @@ async def serve_once(
     try:
         app = _close_when_draining(build_app(plan, store), draining)
         config = _hypercorn_config(plan)
-        await worker_serve(
-            wrap_app(app, config.wsgi_max_body_size, "asgi"),
-            config,
-            sockets=sockets,
-            shutdown_trigger=trigger,
-            task_status=task_status if task_status is not None else trio.TASK_STATUS_IGNORED,
-        )
+        async with trio.open_nursery() as background:
+            if plan.retention_seconds is not None and store is not None:
+                await background.start(_retention(plan.retention_seconds, store))
+            try:
+                await worker_serve(
+                    wrap_app(app, config.wsgi_max_body_size, "asgi"),
+                    config,
+                    sockets=sockets,
+                    shutdown_trigger=trigger,
+                    task_status=task_status
+                    if task_status is not None
+                    else trio.TASK_STATUS_IGNORED,
+                )
+            finally:
+                background.cancel_scope.cancel()
     finally:
         closed = await close_store(store, plan.store_close_timeout)
     return closed
+
+
+def _retention(seconds: float, store: PersistenceStore) -> Callable[..., Awaitable[None]]:
+    """The ``--retention`` loop of this serving process (``svc.store.run_retention``)."""
+    from datetime import timedelta
+
+    from ..store import RetentionOptions, run_retention
+
+    options = RetentionOptions(older_than=timedelta(seconds=seconds))
+
+    async def run(*, task_status: trio.TaskStatus[None]) -> None:
+        await run_retention(store, options, task_status=task_status)
+
+    return run
 
 
 async def _watch_signals(

@@ -58,6 +58,12 @@ __all__ = ["serve"]
 @click.option(
     "--access-log", is_flag=True, help="One line per request: method, route, status, duration."
 )
+@click.option(
+    "--retention",
+    metavar="DURATION",
+    help="Prune dedupe keys, completed claims and finished outbox items older than this "
+    "(e.g. 14d), at start and hourly (needs a store).",
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -79,6 +85,7 @@ def serve(
     max_pending_bodies: str,
     sqlite_synchronous: str,
     access_log: bool,
+    retention: str | None,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -102,11 +109,18 @@ def serve(
         )
     if outbox_handler is not None and worker_count > 1:
         raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
+    retention_seconds = None
+    if retention is not None:
+        from ._store_cmd import parse_duration
+
+        retention_seconds = parse_duration(retention, "--retention").total_seconds()
+        if database is None and database_url_env is None:
+            raise CliUsageError("--retention needs a store: give --database or --database-url-env.")
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
     from ._config import load_config, resolve_profile, resolve_secrets
-    from ._runtime import ServePlan, run_serve
+    from ._runtime import ServePlan, run_serve, test_faults_from
 
     config = load_config(config_path)
     environ: Mapping[str, str] = os.environ
@@ -188,6 +202,8 @@ def serve(
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
         access_log=access_log,
+        retention_seconds=retention_seconds,
+        test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

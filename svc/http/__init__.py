@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ._app import SERVICE_NAME as SERVICE_NAME
     from ._app import create_app as create_app
     from ._app import openapi_document as openapi_document
-    from ._service import record_json as message_json
+    from ._projection import record_json as message_json
 
 _APP_NAMES = frozenset({"SERVICE_NAME", "create_app", "openapi_document"})
 
@@ -46,7 +46,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_app, name)
     if name == "message_json":
-        from ._service import record_json
+        from ._projection import record_json
 
         return record_json
     raise AttributeError(f"module 'svc.http' has no attribute {name!r}")

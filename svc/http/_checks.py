@@ -22,9 +22,21 @@ from ._profile import Profile, ServiceSecrets
 __all__ = ["CheckedArguments", "check_arguments"]
 
 _OPTIONAL_STORE_METHODS: Final = frozenset(
-    {"claim_service_request", "complete_service_request", "record_webhook_delivery"}
+    {
+        "claim_service_request",
+        "complete_service_request",
+        "record_webhook_delivery",
+        "record_webhook_updates",
+        "mark_webhook_updates_handled",
+        "mark_outbox_item_dead",
+        "list_outbox_items",
+        "retry_outbox_item",
+        "count_outbox_items",
+        "prune",
+    }
 )
-"""The spec's optional atomic methods (and the one-call delivery): used when present."""
+"""The spec's optional atomic methods, the one-call delivery with its per-update keys, and the
+outbox and retention operations (issue 21): used when present, so older stores still serve."""
 _STORE_METHODS: Final = tuple(
     name
     for name, member in vars(PersistenceStore).items()

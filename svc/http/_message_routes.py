@@ -56,7 +56,8 @@ from ._requests import (
     request_body,
     require_bearer,
 )
-from ._service import Service, check_idempotency_key, refusal_message
+from ._service import Service, check_idempotency_key
+from ._upstream import refusal_message
 
 __all__ = ["register_message_routes"]
 

@@ -3,6 +3,7 @@
 Pure functions (the clock is passed in): they decide which rows, status events,
 identity sightings and identity changes a delivery or a send projects, never
 how or when they are written. Only metadata is projected, never message text.
+The way back, a stored row as the HTTP JSON, lives here too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Final
 
 from svc._text import has_ascii_control
 from svc.graph import is_bsuid, is_parent_bsuid
-from svc.store import MessageRecord, StatusEvent, UserIdentityRecord
+from svc.store import MessageRecord, StatusEvent, UserIdentityRecord, format_timestamp
 from svc.webhook import (
     MessageUpdate,
     StatusUpdate,
@@ -25,12 +26,16 @@ from svc.webhook import (
     UserIdUpdate,
 )
 
+from ._numbers import ServedNumber
+
 __all__ = [
     "IDENTITY_CHANGES",
     "DeliveryProjection",
     "IdentityChange",
+    "belongs_to_number",
     "delivery_projection",
     "inbound_record",
+    "record_json",
     "send_projection",
 ]
 
@@ -263,3 +268,27 @@ def _event_moment(timestamp: int | None, now: Callable[[], datetime]) -> datetim
     if timestamp is not None and 0 < timestamp < _LATEST_EVENT_SECONDS:
         return datetime.fromtimestamp(timestamp, tz=UTC)
     return now()
+
+
+def record_json(record: MessageRecord) -> dict[str, object]:
+    """A ``MessageRecord`` as the spec's camelCase JSON."""
+    return {
+        "rowId": record.row_id,
+        "waMessageId": record.wa_message_id,
+        "direction": record.direction,
+        "fromPhone": record.from_phone,
+        "toPhone": record.to_phone,
+        "type": record.type,
+        "status": record.status,
+        "graphMessageId": record.graph_message_id,
+        "userId": record.user_id,
+        "parentUserId": record.parent_user_id,
+        "createdAt": format_timestamp(record.created_at),
+        "updatedAt": format_timestamp(record.updated_at),
+    }
+
+
+def belongs_to_number(record: MessageRecord, number: ServedNumber) -> bool:
+    """Whether a row is the number's: rows stored without a number are the default's."""
+    owner = record.business_phone_number_id
+    return owner == number.phone_number_id or (owner is None and number.default)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -17,33 +16,30 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from svc import crypto
-from svc._text import has_control, is_printable_ascii
+from svc._text import has_control
 from svc.graph import (
     GraphApiError,
     GraphClient,
     GraphError,
-    GraphRateLimitError,
     GraphRequestValidationError,
     PhoneNumberClient,
-    PhoneOnlyRecipientError,
 )
 from svc.store import (
+    UPDATE_CLAIM_LEASE_MS,
     Claimed,
     Conflict,
-    MessageRecord,
     Pending,
     PersistenceError,
     PersistenceStore,
     PersistenceValidationError,
     Replay,
-    StatusEvent,
-    UserIdentityRecord,
     WebhookEventResult,
     conversation_window,
     format_timestamp,
 )
 from svc.webhook import (
     Delivery,
+    NormalizationResult,
     Update,
     WebhookError,
     WebhookFacade,
@@ -51,12 +47,12 @@ from svc.webhook import (
     canonical_json,
     dispatch_delivery,
     receive_delivery,
+    update_key,
 )
 
 from ._errors import (
     HttpError,
     conversation_window_unavailable,
-    graph_request_failed,
     idempotency_conflict,
     idempotency_pending,
     invalid_idempotency_key,
@@ -69,15 +65,35 @@ from ._errors import (
 )
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
-from ._projection import DeliveryProjection, IdentityChange, delivery_projection, send_projection
+from ._projection import (
+    DeliveryProjection,
+    IdentityChange,
+    belongs_to_number,
+    delivery_projection,
+    record_json,
+    send_projection,
+)
 from ._protocols import CryptoProvider
-from ._telemetry import Telemetry, upstream_fields
+from ._store_calls import (
+    StoreCall,
+    completion_call,
+    identities_call,
+    identity_change_call,
+    record_message_call,
+    status_call,
+)
+from ._telemetry import Telemetry
+from ._update_rules import FOREIGN_NUMBER, updates_to_run, webhook_in_progress
+from ._upstream import is_definitive_refusal, refusal_message, upstream_http_error
 
 __all__ = ["RecentErrors", "Reply", "Service"]
 
 MAX_IDEMPOTENCY_KEY: Final = 256
-_LIMIT: Final = re.compile(r"(?:at most|at least|between) [0-9]+(?:\.\.[0-9]+)? [a-z]+")
-"""A limit a graph-layer refusal states ("at most 4096 characters"): fixed text, shown."""
+
+MAX_FINISHED_KEYS: Final = 4096
+LOCAL_RUN_WAIT_SECONDS: Final = 10.0
+LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
+"""How long a webhook copy waits for this process's own run of its updates before a 503."""
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
@@ -133,24 +149,6 @@ def check_idempotency_key(value: str | None) -> str | None:
     return value
 
 
-def record_json(record: MessageRecord) -> dict[str, object]:
-    """A ``MessageRecord`` as the spec's camelCase JSON."""
-    return {
-        "rowId": record.row_id,
-        "waMessageId": record.wa_message_id,
-        "direction": record.direction,
-        "fromPhone": record.from_phone,
-        "toPhone": record.to_phone,
-        "type": record.type,
-        "status": record.status,
-        "graphMessageId": record.graph_message_id,
-        "userId": record.user_id,
-        "parentUserId": record.parent_user_id,
-        "createdAt": format_timestamp(record.created_at),
-        "updatedAt": format_timestamp(record.updated_at),
-    }
-
-
 class Service:
     """Everything a request needs: profile, secrets, clients, store, facade, telemetry, clock."""
 
@@ -192,6 +190,17 @@ class Service:
         self._delivery_calls = store is not None and callable(
             getattr(store, "record_webhook_delivery", None)
         )
+        self._update_calls = store is not None and all(
+            callable(getattr(store, name, None))
+            for name in ("record_webhook_updates", "mark_webhook_updates_handled")
+        )
+        self._running: dict[str, anyio.Event] = {}
+        self._finished: dict[str, None] = {}  # keys this process ran lately, oldest first
+        self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
+        """How long an update claimed by one delivery is "in progress" for its copies."""
+        self.fault_hook: Callable[[str], None] | None = None
+        """A test-only seam, set by the CLI from its fault-injection option: called with
+        ``"after_record"`` between recording a delivery and dispatching it."""
         self.atomic_claims = store is not None and all(
             callable(getattr(store, name, None))
             for name in ("claim_service_request", "complete_service_request")
@@ -251,14 +260,19 @@ class Service:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
         self.webhook_metrics.observe(delivery.result)
         delivery, foreign = self._route_delivery(delivery)
-        duplicate = False
+        updates = delivery.updates
+        keys = [update_key(update) for update in updates] if self.store is not None else []
+        to_run: set[str] | None = None  # None: no store, every update runs
+        busy: set[str] = set()
         changes_stored = True
         if self.store is not None:
             try:
-                duplicate, changes = await self._record_delivery(delivery)
+                to_run, changes = await self._record_delivery(delivery, keys, busy)
             except HttpError as exc:
                 return error_reply(exc)
             changes_stored = await self._apply_identity_changes(changes)
+        if self.fault_hook is not None:
+            self.fault_hook("after_record")  # a test-only seam: the crash point between the two
 
         def handler_failed(update: Update, exc: Exception) -> None:
             self.recent_errors.add(exc)
@@ -269,19 +283,45 @@ class Service:
                 type(exc).__name__[:MAX_ERROR_NAME],
             )
 
-        if not duplicate:
-            await dispatch_delivery(self.facade, delivery, on_error=handler_failed)
-        updates = delivery.updates
-        tally: dict[str, int] = {}
+        chosen, running = updates_to_run(updates, keys, to_run)
+        for key in running:
+            self._running[key] = anyio.Event()
+        try:
+            if chosen:
+                result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
+                await dispatch_delivery(
+                    self.facade, replace(delivery, result=result), on_error=handler_failed
+                )
+            if running:
+                # Handler exceptions are acknowledged too: a finished run is a finished update.
+                await self.store_try(
+                    lambda s: s.mark_webhook_updates_handled(
+                        update_keys=running, handled_at=self.now()
+                    )
+                )
+        finally:
+            for key in running:
+                self._running.pop(key).set()
+                self._finished[key] = None
+            while len(self._finished) > MAX_FINISHED_KEYS:
+                del self._finished[next(iter(self._finished))]
+        if busy and await self._wait_for_local_runs(busy):
+            busy = set()
+        ran = {id(update) for update in chosen}
+        tally: dict[tuple[str, str], int] = {}
         for update in updates:
-            tally[update.kind] = tally.get(update.kind, 0) + 1
-        label = "duplicate" if duplicate else "dispatched"
-        for kind, count in tally.items():
-            self.webhook_metrics.record(kind, label, count)
-        self._count_by_number(updates, label)
-        dispatched = 0 if duplicate else len(updates)
+            pair = (update.kind, "dispatched" if id(update) in ran else "duplicate")
+            tally[pair] = tally.get(pair, 0) + 1
+        for (kind, outcome), count in tally.items():
+            self.webhook_metrics.record(kind, outcome, count)
+        self._count_by_number(updates, ran)
+        dispatched = len(chosen)
+        if busy:
+            # Another delivery is running some of these updates: answer so the platform
+            # redelivers later, when they are finished (skipped) or their claim has lapsed.
+            return error_reply(webhook_in_progress())
         if not changes_stored:
-            # Handlers ran; the redelivery is a duplicate that re-applies the changes.
+            # Handlers ran; the redelivery skips them and re-applies the changes.
             return error_reply(persistence_unavailable())
         reply = {
             "status": "ok",
@@ -299,6 +339,8 @@ class Service:
         projected or dispatched. Updates without a number (WABA-level changes) stay.
         """
         routed = route_delivery(delivery, self.numbers.ids)
+        for update in routed.foreign:
+            self.webhook_metrics.record(update.kind, FOREIGN_NUMBER)
         if routed.foreign:
             self.telemetry.webhook_updates(
                 phone_number_id=None, outcome="foreign_number", count=len(routed.foreign)
@@ -308,22 +350,49 @@ class Service:
             )
         return routed.delivery, len(routed.foreign)
 
-    def _count_by_number(self, updates: tuple[Update, ...], outcome: str) -> None:
-        tally: dict[str | None, int] = {}
+    def _count_by_number(self, updates: tuple[Update, ...], ran: set[int]) -> None:
+        tally: dict[tuple[str | None, str], int] = {}
         for update in updates:
-            tally[update.phone_number_id] = tally.get(update.phone_number_id, 0) + 1
-        for number, count in tally.items():
+            pair = (update.phone_number_id, "dispatched" if id(update) in ran else "duplicate")
+            tally[pair] = tally.get(pair, 0) + 1
+        for (number, outcome), count in tally.items():
             self.telemetry.webhook_updates(phone_number_id=number, outcome=outcome, count=count)
 
-    async def _record_delivery(self, delivery: Delivery) -> tuple[bool, tuple[IdentityChange, ...]]:
-        """Record the delivery and project it before handlers run; True for a duplicate.
+    async def _wait_for_local_runs(self, keys: set[str]) -> bool:
+        """Wait (bounded) for this process's own runs of ``keys``; True once all finished.
 
-        A store with ``record_webhook_delivery`` records the event key, the rows,
-        the status events and the identity sightings in one atomic call: if it
-        fails, nothing was recorded, the answer is 503 and the platform
-        redelivers. A store without it gets the event record, then one write
-        per update (best effort, retried when the delivery comes again). The
-        identity changes are returned for ``_apply_identity_changes``.
+        A copy that meets updates another task of this process is running (or
+        has just run) waits for them instead of answering 503; runs of another
+        process cannot be awaited (False: the caller answers ``webhook_in_progress``).
+        """
+        with anyio.move_on_after(LOCAL_CLAIM_GRACE_SECONDS):
+            # A run whose claim committed with this copy's record may not have resumed yet.
+            while any(key not in self._running and key not in self._finished for key in keys):
+                await anyio.sleep(0.005)
+        pending = [key for key in keys if key not in self._finished]
+        events = [self._running.get(key) for key in pending]
+        if any(event is None for event in events):
+            return False
+        with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
+            for event in events:
+                assert event is not None
+                await event.wait()
+            return True
+        return False
+
+    async def _record_delivery(
+        self, delivery: Delivery, keys: list[str], busy: set[str]
+    ) -> tuple[set[str], tuple[IdentityChange, ...]]:
+        """Record the delivery, its update keys and its projection before handlers run;
+        return the keys of the updates to run and the identity changes to apply, and
+        add to ``busy`` the keys another delivery is running right now.
+
+        A store with ``record_webhook_updates`` records the event key, the update
+        keys, the rows, the status events and the identity sightings in one atomic
+        call: if it fails, nothing was recorded, the answer is 503 and the platform
+        redelivers. An older store with ``record_webhook_delivery`` dedupes per
+        delivery only; one without it gets the event record, then one write per
+        update (best effort, retried when the delivery comes again).
         """
         key, digest, received_at = delivery.event_key, delivery.body_hash, self.now()
         projection = delivery_projection(delivery.updates, self.now)
@@ -332,44 +401,58 @@ class Service:
                 "webhook message not projected reason=no_user_identity count=%d",
                 projection.unprojected,
             )
-        if self._delivery_calls:
-            try:
-                outcome = await self.store_call(
-                    lambda s: s.record_webhook_delivery(
-                        event_key=key,
-                        event_hash=digest,
-                        received_at=received_at,
-                        messages=projection.messages,
-                        statuses=projection.statuses,
-                        identities=projection.identities,
-                    ),
-                    validation_errors=True,
+        if not (self._update_calls or self._delivery_calls):
+            event = await self.store_call(
+                lambda s: s.record_webhook_event(
+                    event_key=key, event_hash=digest, received_at=received_at
                 )
-            except PersistenceValidationError as exc:
-                # A record the store refuses must not turn the delivery into a poison pill
-                # (503, redelivered forever): keep the dedupe row and skip the projection.
-                self.recent_errors.add(exc)
-                self.logger.warning("webhook projection refused by the store; delivery recorded")
-                outcome = await self.store_call(
-                    lambda s: s.record_webhook_delivery(
-                        event_key=key, event_hash=digest, received_at=received_at
-                    )
-                )
-            return outcome == WebhookEventResult.DUPLICATE, projection.changes
-        outcome = await self.store_call(
-            lambda s: s.record_webhook_event(
-                event_key=key, event_hash=digest, received_at=received_at
             )
-        )
-        await self._project(projection)
-        return outcome == WebhookEventResult.DUPLICATE, projection.changes
+            await self._project(projection)
+            to_run = set() if event == WebhookEventResult.DUPLICATE else set(keys)
+            return to_run, projection.changes
+
+        async def record(store: PersistenceStore, project: bool) -> set[str]:
+            rows, events = (projection.messages, projection.statuses) if project else ((), ())
+            users = projection.identities if project else ()
+            if self._update_calls:
+                recorded = await store.record_webhook_updates(
+                    event_key=key,
+                    event_hash=digest,
+                    received_at=received_at,
+                    update_keys=keys,
+                    messages=rows,
+                    statuses=events,
+                    identities=users,
+                    claim_lease_ms=self.update_claim_lease_ms,
+                )
+                busy.update(recorded.in_progress)
+                return set(recorded.to_run)
+            outcome = await store.record_webhook_delivery(
+                event_key=key,
+                event_hash=digest,
+                received_at=received_at,
+                messages=rows,
+                statuses=events,
+                identities=users,
+            )
+            return set() if outcome == WebhookEventResult.DUPLICATE else set(keys)
+
+        try:
+            to_run = await self.store_call(lambda s: record(s, True), validation_errors=True)
+        except PersistenceValidationError as exc:
+            # A record the store refuses must not turn the delivery into a poison pill
+            # (503, redelivered forever): keep the dedupe rows and skip the projection.
+            self.recent_errors.add(exc)
+            self.logger.warning("webhook projection refused by the store; delivery recorded")
+            to_run = await self.store_call(lambda s: record(s, False))
+        return to_run, projection.changes
 
     async def _project(self, projection: DeliveryProjection) -> None:
         """One best-effort write per update, started together (one group-commit batch)."""
-        calls: list[StoreCall] = [_record_message_call(record) for record in projection.messages]
-        calls += [_status_call(event) for event in projection.statuses]
+        calls: list[StoreCall] = [record_message_call(record) for record in projection.messages]
+        calls += [status_call(event) for event in projection.statuses]
         if projection.identities:
-            calls.append(_identities_call(projection.identities))
+            calls.append(identities_call(projection.identities))
         if calls:
             await self._write_together(calls)
 
@@ -382,7 +465,7 @@ class Service:
         """
         for change in changes:
             try:
-                await self.store_call(_identity_change_call(change), validation_errors=True)
+                await self.store_call(identity_change_call(change), validation_errors=True)
             except PersistenceValidationError as exc:
                 self.recent_errors.add(exc)
                 self.logger.warning("identity change refused by the store; skipped")
@@ -434,7 +517,7 @@ class Service:
             if isinstance(claim, Replay):
                 count("replayed")
                 return Reply(
-                    200,
+                    claim.status,
                     claim.response_json.encode("utf-8"),
                     headers={"Idempotent-Replayed": "true"},
                 )
@@ -446,17 +529,34 @@ class Service:
                 raise idempotency_conflict()
             assert isinstance(claim, Claimed)
             claimed_key = scoped
+
+        async def refused(error: HttpError) -> None:
+            # Nothing was sent: the claim completes with the refusal, replayed on retry.
+            if claimed_key is not None:
+                await self._write_together(
+                    [
+                        completion_call(
+                            idempotency_key=claimed_key,
+                            request_hash=request_hash,
+                            response_json=json_bytes(error.body()).decode("utf-8"),
+                            completed_at=self.now(),
+                            response_status=error.status,
+                        )
+                    ]
+                )
+
         answer = await self.graph_call(
             "messages",
             lambda: sender.client.request(
                 "POST", f"/{sender.phone_number_id}/messages", json=dict(payload)
             ),
+            on_refused=refused,
         )
         body = json_bytes(answer)
         writes: list[StoreCall] = []
         if claimed_key is not None:
             writes.append(
-                _completion_call(
+                completion_call(
                     idempotency_key=claimed_key,
                     request_hash=request_hash,
                     response_json=body.decode("utf-8"),
@@ -468,7 +568,7 @@ class Service:
             if projected is not None:
                 record, event = projected
                 record = replace(record, business_phone_number_id=sender.phone_number_id)
-                writes += [_record_message_call(record), _status_call(event)]
+                writes += [record_message_call(record), status_call(event)]
         headers: dict[str, str] = {}
         if writes and not await self._write_together(writes):
             headers["x-svc-persistence"] = "degraded"
@@ -494,8 +594,18 @@ class Service:
                     group.start_soon(write, index)
         return all(result is not None for result in results)
 
-    async def graph_call(self, family: str, call: Callable[[], Awaitable[T]]) -> T:
-        """One upstream call, counted; a Graph failure becomes 400, 502 or 503."""
+    async def graph_call(
+        self,
+        family: str,
+        call: Callable[[], Awaitable[T]],
+        *,
+        on_refused: Callable[[HttpError], Awaitable[None]] | None = None,
+    ) -> T:
+        """One upstream call, counted; a Graph failure becomes 400, 502 or 503.
+
+        ``on_refused`` is awaited with the answer before it is raised when the
+        failure is a definitive refusal (``is_definitive_refusal``).
+        """
         try:
             result = await call()
         except GraphRequestValidationError as exc:
@@ -505,7 +615,10 @@ class Service:
             self.telemetry.graph_call(family=family, status=status, outcome="error")
             self.telemetry.graph_failure(exc, at=self.now())
             self.recent_errors.add(exc)
-            raise upstream_http_error(exc) from None
+            error = upstream_http_error(exc)
+            if on_refused is not None and is_definitive_refusal(exc):
+                await on_refused(error)
+            raise error from None
         self.telemetry.graph_call(family=family, status=200, outcome="success")
         return result
 
@@ -544,7 +657,7 @@ class Service:
         self.require_store()
         scope = number if number is not None else self.numbers.default
         record = await self.store_call(lambda s: s.get_message(wa_message_id=message_id))
-        if record is None or not _belongs(record, scope):
+        if record is None or not belongs_to_number(record, scope):
             raise not_found("No message with this id.")
         return Reply(200, json_bytes(record_json(record)))
 
@@ -577,104 +690,5 @@ class Service:
         return Reply(200, json_bytes(body))
 
 
-StoreCall = Callable[[PersistenceStore], Awaitable[object]]
-
-
-def _record_message_call(record: MessageRecord) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.record_message(record)
-
-    return call
-
-
-def _identities_call(identities: tuple[UserIdentityRecord, ...]) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        await store.record_user_identities(identities)
-        return True
-
-    return call
-
-
-def _identity_change_call(change: IdentityChange) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.record_identity_change(
-            user=change.user,
-            new_user_id=change.new_user_id,
-            new_wa_id=change.new_wa_id,
-            at=change.at,
-        )
-
-    return call
-
-
-def _completion_call(
-    *, idempotency_key: str, request_hash: str, response_json: str, completed_at: datetime
-) -> StoreCall:
-    """Store a claimed key's answer; None when the store did not take it (key no longer pending)."""
-
-    async def call(store: PersistenceStore) -> object:
-        stored = await store.complete_service_request(
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            response_json=response_json,
-            created_at=completed_at,
-        )
-        return True if stored else None
-
-    return call
-
-
-def _status_call(event: StatusEvent) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.append_message_status(
-            wa_message_id=event.wa_message_id, status=event.status, timestamp=event.timestamp
-        )
-
-    return call
-
-
-def _belongs(record: MessageRecord, number: ServedNumber) -> bool:
-    """Whether a row is the number's: rows stored without a number are the default's."""
-    owner = record.business_phone_number_id
-    return owner == number.phone_number_id or (owner is None and number.default)
-
-
 def _iso(moment: datetime | None) -> str | None:
     return None if moment is None else format_timestamp(moment)
-
-
-def refusal_message(error: GraphRequestValidationError) -> str:
-    """The 400 message of a graph-layer refusal: the field and any limit it states, no value.
-
-    A phone-only refusal also names the platform rule (a constant of the graph layer).
-    """
-    field = error.field if isinstance(error.field, str) and len(error.field) <= 80 else None
-    limit = _LIMIT.search(str(error))
-    said = f": {limit.group(0)}" if field and limit else ""
-    where = f" ({field}{said})" if field else ""
-    if isinstance(error, PhoneOnlyRecipientError):
-        return (
-            f"The message was refused by validation{where}: {error.rule}; send to a phone number."
-        )
-    return f"The message was refused by validation{where}."
-
-
-def _retry_after(value: str | None) -> str | None:
-    if value is None or not 0 < len(value) <= 64:
-        return None
-    return value if is_printable_ascii(value) else None
-
-
-def upstream_http_error(error: GraphError) -> HttpError:
-    """502 ``graph_request_failed``, or 503 for a rate limit (``Retry-After`` echoed).
-
-    What counts as a rate limit is the Graph layer's error tree alone
-    (``GraphRateLimitError``), including its rule that an HTTP 5xx is an outage.
-    """
-    if isinstance(error, GraphRateLimitError):
-        return graph_request_failed(
-            rate_limited=True,
-            extra=upstream_fields(error),
-            retry_after=_retry_after(error.retry_after),
-        )
-    return graph_request_failed(rate_limited=False, extra=upstream_fields(error))

@@ -22,6 +22,7 @@ from ._outbox import run_outbox_worker as run_outbox_worker
 from ._outbox import run_outbox_worker_once as run_outbox_worker_once
 from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
+from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
 from ._records import Conflict as Conflict
@@ -32,12 +33,17 @@ from ._records import OutboxItem as OutboxItem
 from ._records import OutboxStatus as OutboxStatus
 from ._records import Pending as Pending
 from ._records import PersistenceHealth as PersistenceHealth
+from ._records import PruneReport as PruneReport
 from ._records import Replay as Replay
 from ._records import ServiceRequestRecord as ServiceRequestRecord
 from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
+from ._records import UpdatesRecorded as UpdatesRecorded
 from ._records import UserIdentityRecord as UserIdentityRecord
 from ._records import WebhookEventResult as WebhookEventResult
+from ._retention import RetentionOptions as RetentionOptions
+from ._retention import prune_once as prune_once
+from ._retention import run_retention as run_retention
 from ._sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
@@ -58,6 +64,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SQLITE_SYNCHRONOUS_MODES",
     "STATUS_RANKS",
+    "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",
     "ClaimResult",
     "Claimed",
@@ -81,18 +88,23 @@ __all__ = [
     "PersistenceStore",
     "PersistenceValidationError",
     "PostgresStore",
+    "PruneReport",
     "Replay",
+    "RetentionOptions",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",
     "StatusEvent",
+    "UpdatesRecorded",
     "UserIdentityRecord",
     "WebhookEventResult",
     "apply_status",
     "conversation_window",
     "format_timestamp",
+    "prune_once",
     "run_outbox_worker",
     "run_outbox_worker_once",
+    "run_retention",
     "status_rank",
     "utc_now",
 ]

@@ -8,6 +8,7 @@ else here is backend-neutral.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import ClassVar, TypeVar
@@ -18,13 +19,17 @@ from ._batch import BatchHint
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
+    UPDATE_CLAIM_LEASE_MS,
     ClaimResult,
     MessagePage,
     MessageRecord,
     OutboxItem,
+    OutboxStatus,
     PersistenceHealth,
+    PruneReport,
     ServiceRequestRecord,
     StatusEvent,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -35,6 +40,21 @@ T = TypeVar("T")
 
 MAX_CLAIM_LIMIT = 1000
 MAX_RETRY_DELAY_MS = 7 * 86_400_000
+MAX_ERROR_LEN = 80
+PRUNE_BATCH = 500
+
+
+def _prune(target: str, cutoff: int, limit: int, s: Session) -> int:
+    return _ops.prune_batch(s, target, cutoff, limit)
+
+
+def _outbox_status(value: object) -> str:
+    try:
+        return OutboxStatus(str(value)).value
+    except ValueError:
+        raise PersistenceValidationError(
+            "invalid_options", "status must be an outbox status."
+        ) from None
 
 
 class StoreBase(abc.ABC):
@@ -121,13 +141,47 @@ class StoreBase(abc.ABC):
         ``record_user_identities``, idempotent) runs for a ``duplicate`` too, so a
         repeated delivery retries it; the result says whether the key was new.
         """
+        recorded = await self.record_webhook_updates(
+            event_key=event_key,
+            event_hash=event_hash,
+            received_at=received_at,
+            messages=messages,
+            statuses=statuses,
+            identities=identities,
+        )
+        return recorded.event
+
+    async def record_webhook_updates(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        update_keys: Sequence[str] = (),
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
+        claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
+    ) -> UpdatesRecorded:
+        """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
+
+        Each key is claimed for dispatch when new, or when unfinished with a
+        claim older than ``claim_lease_ms`` (its run crashed); an unfinished
+        key claimed more recently is in progress; a finished key is skipped
+        (``mark_webhook_updates_handled``). So an update runs again only if it
+        never finished, in whatever delivery it comes.
+        """
         key = check.text(event_key, "event_key")
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
+        keys = tuple(
+            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
+        )
         rows = tuple(check.message(r) for r in check.records(messages, "messages"))
         events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
         users = tuple(check.identity(i) for i in check.records(identities, "identities"))
-        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users)
+        lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users, keys, at - lease)
         return await self._call(
             "outbox_failed",
             lambda s: _batch.record_webhook_delivery(s, item),
@@ -138,6 +192,22 @@ class StoreBase(abc.ABC):
                 args=item,
                 locks=_batch.delivery_message_ids(rows, events, users),
             ),
+        )
+
+    async def mark_webhook_updates_handled(
+        self, *, update_keys: Sequence[str], handled_at: datetime
+    ) -> int:
+        """Record that these updates' handlers finished; how many were newly marked."""
+        keys = tuple(
+            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
+        )
+        at = to_ms(handled_at, field="handled_at")
+        if not keys:
+            return 0
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_webhook_updates_handled(s, keys, at),
+            write=True,
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
@@ -176,18 +246,33 @@ class StoreBase(abc.ABC):
         )
 
     async def complete_service_request(
-        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+        self,
+        *,
+        idempotency_key: str,
+        request_hash: str,
+        response_json: str,
+        created_at: datetime,
+        response_status: int | None = None,
     ) -> bool:
-        """Store the response of a pending reservation with the same hash; True if stored."""
+        """Store the response of a pending reservation with the same hash; True if stored.
+
+        ``response_status`` is the HTTP status of a definitive refusal (a claim
+        completed with the error answer); None for a successful send.
+        """
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         response = check.response_json(response_json)
         at = to_ms(created_at, field="created_at")
+        status = (
+            None
+            if response_status is None
+            else check.integer(response_status, "response_status", low=100, high=599)
+        )
         return await self._call(
             "completion_failed",
-            lambda s: _ops.complete_service_request(s, key, digest, response, at),
+            lambda s: _ops.complete_service_request(s, key, digest, response, at, status),
             write=True,
-            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at)),
+            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at, status)),
         )
 
     async def enqueue_outbox_item(
@@ -210,17 +295,63 @@ class StoreBase(abc.ABC):
         )
 
     async def mark_outbox_item_failed(
-        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+        self,
+        *,
+        id: str,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
     ) -> bool:
         """Reschedule at ``now + retry_delay_ms`` when ``lease_id`` is current."""
         item_id = check.text(id, "id")
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay),
+            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay, reason),
             write=True,
+        )
+
+    async def mark_outbox_item_dead(
+        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Mark dead (never claimed again) when ``lease_id`` is current; True if so."""
+        item_id = check.text(id, "id")
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
+        return await self._call(
+            "outbox_failed",
+            lambda s: _ops.mark_outbox_item_dead(s, item_id, lease, at, reason),
+            write=True,
+        )
+
+    async def list_outbox_items(
+        self, *, status: OutboxStatus | str | None = None, limit: int = 100
+    ) -> list[OutboxItem]:
+        """Items (of one ``status`` when given), most recently updated first."""
+        state = None if status is None else _outbox_status(status)
+        count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
+        return await self._call(
+            "query_failed", lambda s: _ops.list_outbox_items(s, state, count), write=False
+        )
+
+    async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
+        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
+        item_id = check.text(id, "id")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed", lambda s: _ops.retry_outbox_item(s, item_id, at), write=True
+        )
+
+    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
+        """How many outbox items are in ``status``."""
+        state = _outbox_status(status)
+        return await self._call(
+            "query_failed", lambda s: _ops.count_outbox_items(s, state), write=False
         )
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
@@ -379,6 +510,43 @@ class StoreBase(abc.ABC):
         return await self._call(
             "query_failed", lambda s: _ops.find_user_identity(s, value), write=False
         )
+
+    async def prune(
+        self,
+        *,
+        older_than: datetime,
+        messages_older_than: datetime | None = None,
+        batch_size: int = PRUNE_BATCH,
+    ) -> PruneReport:
+        """Delete records older than the cutoffs, ``batch_size`` rows per transaction.
+
+        Before ``older_than``: webhook event and update keys, completed claims
+        (sends and definitive refusals), succeeded outbox items. Before
+        ``messages_older_than`` (only when given): projected messages and status
+        events. Pending claims and pending or dead outbox items are kept.
+        """
+        cutoff = to_ms(older_than, field="older_than")
+        messages_cutoff = (
+            None
+            if messages_older_than is None
+            else to_ms(messages_older_than, field="messages_older_than")
+        )
+        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        counts: dict[str, int] = {}
+        for target in _ops.PRUNE_TARGETS:
+            at = cutoff if target not in ("messages", "status_events") else messages_cutoff
+            if at is None:
+                continue
+            total = 0
+            while True:
+                deleted = await self._call(
+                    "outbox_failed", functools.partial(_prune, target, at, size), write=True
+                )
+                total += deleted
+                if deleted < size:
+                    break
+            counts[target] = total
+        return PruneReport(**counts)
 
     async def count_outbox_pending(self) -> int:
         """How many outbox items are pending."""

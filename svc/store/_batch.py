@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from . import _identity, _ops, _sqlite_delivery
-from ._records import Claimed, ClaimResult, ServiceRequestState, WebhookEventResult
+from ._records import (
+    Claimed,
+    ClaimResult,
+    ServiceRequestState,
+    UpdatesRecorded,
+    WebhookEventResult,
+)
 from ._session import Session
 from ._status import apply_status_events
 from ._validate import IdentityArgs
@@ -76,9 +82,11 @@ DeliveryArgs = tuple[
     tuple[tuple[object, ...], ...],
     tuple[tuple[str, str, int], ...],
     tuple[IdentityArgs, ...],
+    tuple[str, ...],
+    int,
 ]
 """A checked delivery: event key, event hash, received-at ms, message values, status events,
-identity sightings."""
+identity sightings, update keys, the claim cutoff ms (claims at or before it have lapsed)."""
 
 
 SQLITE_SET_BASED_FROM: Final = 5
@@ -101,7 +109,7 @@ def delivery_message_ids(
     )
 
 
-def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResult:
+def record_webhook_delivery(s: Session, item: DeliveryArgs) -> UpdatesRecorded:
     """One delivery on its own (its savepoint or transaction).
 
     SQLite runs its own set-based form (``_sqlite_delivery``) from
@@ -117,7 +125,7 @@ def record_webhook_delivery(s: Session, item: DeliveryArgs) -> WebhookEventResul
     if ids:
         lock_message_ids(s, ids)
     result = record_webhook_deliveries(s, [item])[0]
-    assert isinstance(result, WebhookEventResult)
+    assert isinstance(result, UpdatesRecorded)
     return result
 
 
@@ -135,6 +143,16 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     deferred ones), a serial order all the same.
     """
     deliveries = [cast(DeliveryArgs, item) for item in items]
+    # The longest prefix whose update keys are disjoint runs set-based; from the first
+    # delivery sharing a key with an earlier one, the rest run alone after it (DEFER).
+    seen: set[str] = set()
+    for index, item in enumerate(deliveries):
+        if seen.intersection(item[6]):
+            later, deliveries = len(deliveries) - index, deliveries[:index]
+            break
+        seen.update(item[6])
+    else:
+        later = 0
     messages = [values for item in deliveries for values in item[3]]
     statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
     if messages:
@@ -167,7 +185,67 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
         append_message_statuses(s, statuses)
     for item in deliveries:
         _identity.upsert_identities(s, item[5])
-    return record_webhook_events(s, [item[:3] for item in deliveries])
+    events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
+    run, busy = _record_update_keys(s, deliveries)
+    results: list[object] = [
+        UpdatesRecorded(
+            event=cast(WebhookEventResult, event),
+            to_run=tuple(k for k in dict.fromkeys(item[6]) if k in run),
+            in_progress=tuple(k for k in dict.fromkeys(item[6]) if k in busy),
+        )
+        for event, item in zip(events, deliveries, strict=True)
+    ]
+    return results + [DEFER] * later
+
+
+def _record_update_keys(
+    s: Session, deliveries: Sequence[DeliveryArgs]
+) -> tuple[set[str], set[str]]:
+    """``_ops.record_update_keys`` of every delivery (their keys are disjoint) in three
+    statements: insert the new keys, reclaim lapsed unfinished ones, read the rest."""
+    rows = [
+        (update_key, item[0], item[2], item[7])
+        for item in deliveries
+        for update_key in dict.fromkeys(item[6])
+    ]
+    if not rows:
+        return set(), set()
+    keys, event_keys, ats, _ = _columns(rows)
+    new = {
+        str(row[0])
+        for row in s.fetchall(
+            "INSERT INTO svc_webhook_updates (update_key, event_key, received_at, claimed_at)"
+            " SELECT k, e, a, a FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, e, a)"
+            " ON CONFLICT DO NOTHING RETURNING update_key",
+            (keys, event_keys, ats),
+        )
+    }
+    known = [row for row in rows if row[0] not in new]
+    if not known:
+        return new, set()
+    known_keys, _, known_ats, known_cutoffs = _columns(known)
+    reclaimed = {
+        str(row[0])
+        for row in s.fetchall(
+            "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
+            " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
+            " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
+            " RETURNING w.update_key",
+            (known_keys, known_ats, known_cutoffs),
+        )
+    }
+    rest = [row[0] for row in known if row[0] not in reclaimed]
+    busy: set[str] = set()
+    if rest:
+        busy = {
+            str(row[0])
+            for row in s.fetchall(
+                "SELECT update_key FROM svc_webhook_updates"
+                " WHERE update_key = ANY(?::text[]) AND handled_at IS NULL",
+                (rest,),
+            )
+        }
+    return new | reclaimed, busy
 
 
 def _first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
@@ -219,22 +297,23 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
             _columns(rows),
         )
     }
-    stored: dict[object, tuple[str, ServiceRequestState, str | None]] = {}
+    stored: dict[object, tuple[str, ServiceRequestState, str | None, int | None]] = {}
     existing = [key for key in first if key not in inserted]
     if existing:
-        for key, digest, state, response in s.fetchall(
-            "SELECT idempotency_key, request_hash, state, response_json"
+        for key, digest, state, response, status in s.fetchall(
+            "SELECT idempotency_key, request_hash, state, response_json, response_status"
             " FROM svc_service_requests WHERE idempotency_key = ANY(?::text[])",
             (existing,),
         ):
-            stored[key] = (digest, ServiceRequestState(state), response)
+            stored[key] = (digest, ServiceRequestState(state), response, status)
     results: list[object] = []
     for i, (key, digest, _at) in enumerate(items):
         if key in inserted and first[key] == i:
-            stored[key] = (str(digest), ServiceRequestState.PENDING, None)
+            stored[key] = (str(digest), ServiceRequestState.PENDING, None, None)
             result: ClaimResult = Claimed()
         elif key in stored:
-            result = _ops.claim_outcome(*stored[key], str(digest))
+            digest_, state, response, status = stored[key]
+            result = _ops.claim_outcome(digest_, state, response, str(digest), status)
         else:  # vanished between the insert and the read: settle it alone
             results.append(DEFER)
             continue
@@ -295,8 +374,9 @@ def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -
         row[0]
         for row in s.fetchall(
             "UPDATE svc_service_requests AS r SET state = 'completed',"
-            " response_json = u.response, completed_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) AS u(k, h, response, at)"
+            " response_json = u.response, completed_at = u.at, response_status = u.status"
+            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
+            " AS u(k, h, response, at, status)"
             " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
             " RETURNING r.idempotency_key",
             _columns(rows),

@@ -11,9 +11,12 @@ from ._records import (
     MessagePage,
     MessageRecord,
     OutboxItem,
+    OutboxStatus,
     PersistenceHealth,
+    PruneReport,
     ServiceRequestRecord,
     StatusEvent,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -65,6 +68,32 @@ class PersistenceStore(Protocol):
         """
         ...
 
+    async def record_webhook_updates(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        update_keys: Sequence[str] = (),
+        messages: Sequence[MessageRecord] = (),
+        statuses: Sequence[StatusEvent] = (),
+        identities: Sequence[UserIdentityRecord] = (),
+        claim_lease_ms: int = 60_000,
+    ) -> UpdatesRecorded:
+        """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
+
+        ``to_run``: the keys this call claimed (new ones, and unfinished ones whose
+        claim is older than ``claim_lease_ms``: their run crashed); ``in_progress``:
+        unfinished keys claimed more recently (another delivery is running them).
+        """
+        ...
+
+    async def mark_webhook_updates_handled(
+        self, *, update_keys: Sequence[str], handled_at: datetime
+    ) -> int:
+        """Record that these updates' handlers finished; how many were newly marked."""
+        ...
+
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
         """The stored request for a key, if any."""
         ...
@@ -82,9 +111,18 @@ class PersistenceStore(Protocol):
         ...
 
     async def complete_service_request(
-        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
+        self,
+        *,
+        idempotency_key: str,
+        request_hash: str,
+        response_json: str,
+        created_at: datetime,
+        response_status: int | None = None,
     ) -> bool:
-        """Store the response of a pending reservation with the same hash; True if stored."""
+        """Store the response of a pending reservation with the same hash; True if stored.
+
+        ``response_status`` marks a definitive refusal (its HTTP status), replayed as such.
+        """
         ...
 
     async def enqueue_outbox_item(
@@ -98,9 +136,38 @@ class PersistenceStore(Protocol):
         ...
 
     async def mark_outbox_item_failed(
-        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+        self,
+        *,
+        id: str,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
     ) -> bool:
-        """Reschedule at ``now + retry_delay_ms`` if ``lease_id`` is current; True if so."""
+        """Reschedule at ``now + retry_delay_ms`` if ``lease_id`` is current; True if so.
+
+        ``error`` (a class name, at most 80 characters) is kept as ``last_error``.
+        """
+        ...
+
+    async def mark_outbox_item_dead(
+        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Mark ``dead`` (never claimed again) if ``lease_id`` is current; True if so."""
+        ...
+
+    async def list_outbox_items(
+        self, *, status: OutboxStatus | str | None = None, limit: int = 100
+    ) -> list[OutboxItem]:
+        """Up to ``limit`` items (of one ``status`` when given), most recently updated first."""
+        ...
+
+    async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
+        """A ``dead`` item back to pending, due at ``now``, attempts reset; None if not dead."""
+        ...
+
+    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
+        """How many outbox items are in ``status``."""
         ...
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
@@ -175,6 +242,18 @@ class PersistenceStore(Protocol):
 
     async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
         """The known identity of a phone, BSUID or parent BSUID, or None."""
+        ...
+
+    async def prune(
+        self,
+        *,
+        older_than: datetime,
+        messages_older_than: datetime | None = None,
+        batch_size: int = 500,
+    ) -> PruneReport:
+        """Delete dedupe keys, completed claims and succeeded outbox items before
+        ``older_than``, and messages and status events before ``messages_older_than``
+        when given, in small transactions; return the counts."""
         ...
 
     async def count_outbox_pending(self) -> int:

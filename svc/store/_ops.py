@@ -26,6 +26,7 @@ from ._records import (
     Replay,
     ServiceRequestRecord,
     ServiceRequestState,
+    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
@@ -40,10 +41,10 @@ _MESSAGE_COLUMNS: Final = (
 )
 _OUTBOX_COLUMNS: Final = (
     "id, payload_hash, status, attempts, lease_id, lease_expires_at, next_attempt_at,"
-    " created_at, updated_at"
+    " created_at, updated_at, last_error"
 )
 _REQUEST_COLUMNS: Final = (
-    "idempotency_key, request_hash, state, response_json, created_at, completed_at"
+    "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
 )
 _ADVISORY_NAMESPACE: Final = 0x5C5C
 """First key of the PostgreSQL advisory locks that serialise work on one message id."""
@@ -78,6 +79,7 @@ def _outbox(row: Row) -> OutboxItem:
         next_attempt_at=from_ms(row[6]),
         created_at=from_ms(row[7]),
         updated_at=from_ms(row[8]),
+        last_error=row[9],
     )
 
 
@@ -89,6 +91,7 @@ def _request(row: Row) -> ServiceRequestRecord:
         response_json=row[3],
         created_at=from_ms(row[4]),
         completed_at=None if row[5] is None else from_ms(row[5]),
+        response_status=None if row[6] is None else int(row[6]),
     )
 
 
@@ -112,8 +115,11 @@ def record_webhook_delivery(
     messages: tuple[tuple[object, ...], ...],
     statuses: tuple[tuple[str, str, int], ...],
     identities: tuple[IdentityArgs, ...] = (),
-) -> WebhookEventResult:
-    """The event row and the delivery's projection, call by call, in the caller's transaction.
+    update_keys: tuple[str, ...] = (),
+    claim_cutoff: int = 0,
+) -> UpdatesRecorded:
+    """The event row, the update keys and the delivery's projection, call by call, in the
+    caller's transaction.
 
     The projection (messages, statuses, then the identity sightings) runs for a
     duplicate too (a repeated delivery retries it; every step is idempotent).
@@ -122,12 +128,62 @@ def record_webhook_delivery(
     with it. On PostgreSQL the caller holds the identities' advisory locks.
     """
     result = record_webhook_event(s, key, digest, at)
+    to_run, busy = record_update_keys(s, key, at, update_keys, claim_cutoff)
     for values in messages:
         record_message(s, values)
     for wa_message_id, status, occurred_at in statuses:
         append_message_status(s, wa_message_id, status, occurred_at)
     _identity.upsert_identities(s, identities)
-    return result
+    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
+
+
+def record_update_keys(
+    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Claim each update key for dispatch: (keys to run, keys in progress elsewhere).
+
+    A new key is recorded and claimed; an unfinished key claimed at or before
+    ``cutoff`` (its lease ran out: the run crashed) is claimed again; an
+    unfinished key claimed later is in progress; a finished key is neither.
+    """
+    run: list[str] = []
+    busy: list[str] = []
+    for update_key in dict.fromkeys(keys):
+        if (
+            s.run(
+                "INSERT INTO svc_webhook_updates"
+                " (update_key, event_key, received_at, claimed_at, handled_at)"
+                " VALUES (?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING",
+                (update_key, event_key, at, at),
+            )
+            == 1
+            or s.run(
+                "UPDATE svc_webhook_updates SET claimed_at = ?"
+                " WHERE update_key = ? AND handled_at IS NULL AND claimed_at <= ?",
+                (at, update_key, cutoff),
+            )
+            == 1
+        ):
+            run.append(update_key)
+            continue
+        row = s.fetchone(
+            "SELECT handled_at FROM svc_webhook_updates WHERE update_key = ?", (update_key,)
+        )
+        if row is not None and row[0] is None:
+            busy.append(update_key)
+    return tuple(run), tuple(busy)
+
+
+def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> int:
+    """Mark the keys' handlers finished (once: a finished key keeps its time)."""
+    done = 0
+    for update_key in dict.fromkeys(keys):
+        done += s.run(
+            "UPDATE svc_webhook_updates SET handled_at = ?"
+            " WHERE update_key = ? AND handled_at IS NULL",
+            (at, update_key),
+        )
+    return done
 
 
 # --- service requests
@@ -165,27 +221,35 @@ def claim_service_request(s: Session, key: str, digest: str, at: int) -> ClaimRe
         return Claimed()
     stored = get_service_request(s, key)
     assert stored is not None
-    return claim_outcome(stored.request_hash, stored.state, stored.response_json, digest)
+    return claim_outcome(
+        stored.request_hash, stored.state, stored.response_json, digest, stored.response_status
+    )
 
 
 def claim_outcome(
-    stored_hash: str, state: ServiceRequestState, response: str | None, digest: str
+    stored_hash: str,
+    state: ServiceRequestState,
+    response: str | None,
+    digest: str,
+    status: int | None = None,
 ) -> ClaimResult:
-    """What a claim on an existing key gets: Conflict, Replay or Pending."""
+    """What a claim on an existing key gets: Conflict, Replay (with its status) or Pending."""
     if stored_hash != digest:
         return Conflict()
     if state is ServiceRequestState.COMPLETED and response is not None:
-        return Replay(response_json=response)
+        return Replay(response_json=response, status=200 if status is None else status)
     return Pending()
 
 
-def complete_service_request(s: Session, key: str, digest: str, response: str, at: int) -> bool:
+def complete_service_request(
+    s: Session, key: str, digest: str, response: str, at: int, status: int | None = None
+) -> bool:
     return (
         s.run(
             "UPDATE svc_service_requests SET state = 'completed', response_json = ?,"
-            " completed_at = ? WHERE idempotency_key = ? AND request_hash = ?"
-            " AND state = 'pending'",
-            (response, at, key, digest),
+            " completed_at = ?, response_status = ? WHERE idempotency_key = ?"
+            " AND request_hash = ? AND state = 'pending'",
+            (response, at, status, key, digest),
         )
         == 1
     )
@@ -247,17 +311,56 @@ def claim_outbox_items(s: Session, now: int, limit: int) -> list[OutboxItem]:
 
 
 def mark_outbox_item_failed(
-    s: Session, item_id: str, lease_id: str, now: int, retry_delay_ms: int
+    s: Session,
+    item_id: str,
+    lease_id: str,
+    now: int,
+    retry_delay_ms: int,
+    error: str | None = None,
 ) -> bool:
     return (
         s.run(
             "UPDATE svc_outbox SET status = 'pending', lease_id = NULL, lease_expires_at = NULL,"
-            " next_attempt_at = ?, updated_at = ?"
+            " next_attempt_at = ?, updated_at = ?, last_error = COALESCE(?, last_error)"
             " WHERE id = ? AND lease_id = ? AND status = 'processing'",
-            (now + retry_delay_ms, now, item_id, lease_id),
+            (now + retry_delay_ms, now, error, item_id, lease_id),
         )
         == 1
     )
+
+
+def mark_outbox_item_dead(
+    s: Session, item_id: str, lease_id: str, now: int, error: str | None
+) -> bool:
+    return (
+        s.run(
+            "UPDATE svc_outbox SET status = 'dead', lease_id = NULL, lease_expires_at = NULL,"
+            " updated_at = ?, last_error = COALESCE(?, last_error)"
+            " WHERE id = ? AND lease_id = ? AND status = 'processing'",
+            (now, error, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def list_outbox_items(s: Session, status: str | None, limit: int) -> list[OutboxItem]:
+    where = "" if status is None else " WHERE status = ?"
+    params: tuple[object, ...] = () if status is None else (status,)
+    rows = s.fetchall(
+        f"SELECT {_OUTBOX_COLUMNS} FROM svc_outbox{where} ORDER BY updated_at DESC, id LIMIT ?",
+        (*params, limit),
+    )
+    return [_outbox(row) for row in rows]
+
+
+def retry_outbox_item(s: Session, item_id: str, now: int) -> OutboxItem | None:
+    """A dead item back to pending, due now, with a fresh attempt budget; None otherwise."""
+    row = s.fetchone(
+        "UPDATE svc_outbox SET status = 'pending', attempts = 0, next_attempt_at = ?,"
+        f" updated_at = ? WHERE id = ? AND status = 'dead' RETURNING {_OUTBOX_COLUMNS}",
+        (now, now, item_id),
+    )
+    return None if row is None else _outbox(row)
 
 
 def mark_outbox_item_succeeded(s: Session, item_id: str, lease_id: str, now: int) -> bool:
@@ -272,7 +375,11 @@ def mark_outbox_item_succeeded(s: Session, item_id: str, lease_id: str, now: int
 
 
 def count_outbox_pending(s: Session) -> int:
-    row = s.fetchone("SELECT COUNT(*) FROM svc_outbox WHERE status = 'pending'")
+    return count_outbox_items(s, "pending")
+
+
+def count_outbox_items(s: Session, status: str) -> int:
+    row = s.fetchone("SELECT COUNT(*) FROM svc_outbox WHERE status = ?", (status,))
     return 0 if row is None else int(row[0])
 
 
@@ -482,3 +589,34 @@ def record_identity_change(
 
 def find_user_identity(s: Session, user: str) -> UserIdentityRecord | None:
     return _identity.find_identity(s, user)
+
+
+# --- retention
+
+PRUNE_TARGETS: Final[dict[str, tuple[str, str, str]]] = {
+    "webhook_events": ("svc_webhook_events", "event_key", "received_at < ?"),
+    "webhook_updates": ("svc_webhook_updates", "update_key", "received_at < ?"),
+    "service_requests": (
+        "svc_service_requests",
+        "idempotency_key",
+        "state = 'completed' AND completed_at < ?",
+    ),
+    "outbox_items": ("svc_outbox", "id", "status = 'succeeded' AND updated_at < ?"),
+    "messages": ("svc_messages", "row_id", "created_at < ?"),
+    "status_events": ("svc_message_status_events", "id", "occurred_at < ?"),
+}
+"""What retention deletes: table, key column and the condition on the cutoff (ms)."""
+
+
+def prune_batch(s: Session, target: str, cutoff: int, limit: int) -> int:
+    """Delete up to ``limit`` rows of ``target`` older than ``cutoff``; the count deleted.
+
+    PostgreSQL skips rows another transaction holds, so a prune never waits on a writer.
+    """
+    table, key, where = PRUNE_TARGETS[target]
+    lock = " FOR UPDATE SKIP LOCKED" if s.dialect == "postgres" else ""
+    return s.run(
+        f"DELETE FROM {table} WHERE {key} IN"
+        f" (SELECT {key} FROM {table} WHERE {where} LIMIT ?{lock})",
+        (cutoff, limit),
+    )

@@ -13,6 +13,7 @@ PostgreSQL still never claim the same item because claims use SKIP LOCKED.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +26,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from ._base import MAX_CLAIM_LIMIT, MAX_RETRY_DELAY_MS
 from ._contract import PersistenceStore
 from ._errors import PersistenceError, PersistenceValidationError
-from ._records import OutboxItem
+from ._records import OUTBOX_LEASE_MS, OutboxItem, OutboxStatus
 from ._time import utc_now
 
 __all__ = [
@@ -43,16 +44,61 @@ OutboxHandler = Callable[[OutboxItem], Awaitable[None]]
 """Delivers one item; returning means success, raising ``Exception`` means retry later."""
 
 _log: Final = logging.getLogger("svc.store.outbox")
+TIMEOUT: Final = "timeout"
+"""The ``last_error`` of an item whose handler overran its timeout."""
+EXHAUSTED: Final = "attempts_exhausted"
+"""The ``last_error`` of an item claimed with no attempt left (a crash loop)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutboxReport:
-    """What one tick did; ``pending`` is ``count_outbox_pending()`` after the tick."""
+    """What one tick did; ``pending`` is ``count_outbox_pending()`` after the tick.
+
+    ``failed`` counts every unsuccessful item; ``timed_out`` those whose
+    handler overran its timeout and ``dead`` those moved to ``dead`` (last
+    attempt spent) are among them. ``dead_depth`` is the dead items after the tick.
+    """
 
     processed: int
     succeeded: int
     failed: int
     pending: int
+    timed_out: int = 0
+    dead: int = 0
+    dead_depth: int = 0
+
+
+def retry_delay_for(
+    attempts: int,
+    *,
+    retry_delay_ms: int,
+    max_retry_delay_ms: int,
+    jitter: Callable[[], float] | None,
+) -> int:
+    """Exponential backoff: ``retry_delay_ms * 2 ** (attempts - 1)`` capped at the maximum.
+
+    With ``jitter`` (a source of floats in [0, 1)) the delay is drawn from
+    [delay / 2, delay): equal jitter, so retries of items that failed together spread out.
+    """
+    delay: int = min(max_retry_delay_ms, retry_delay_ms * 2 ** min(max(attempts - 1, 0), 40))
+    if jitter is not None:
+        delay = delay // 2 + int((delay - delay // 2) * min(max(jitter(), 0.0), 1.0))
+    return max(0, min(delay, MAX_RETRY_DELAY_MS))
+
+
+async def _attempt(handler: OutboxHandler, item: OutboxItem, timeout: float | None) -> str | None:
+    """Run the handler once; None on success, else ``"timeout"`` or the exception's class name."""
+    try:
+        if timeout is None:
+            await handler(item)
+        else:
+            with anyio.fail_after(timeout):
+                await handler(item)
+    except TimeoutError:
+        return TIMEOUT
+    except Exception as exc:  # noqa: BLE001 -- any handler failure means retry later
+        return type(exc).__name__[:80]
+    return None
 
 
 async def run_outbox_worker_once(
@@ -62,30 +108,75 @@ async def run_outbox_worker_once(
     limit: int,
     retry_delay_ms: int,
     handler: OutboxHandler,
+    max_attempts: int | None = None,
+    handler_timeout: float | None = None,
+    max_retry_delay_ms: int | None = None,
+    jitter: Callable[[], float] | None = None,
 ) -> OutboxReport:
-    """Claim due items, hand each to ``handler`` in turn, mark success or reschedule.
+    """Claim due items, run their handlers side by side, mark success, reschedule or bury.
 
-    A handler ``Exception`` reschedules the item at ``now + retry_delay_ms``; a
-    completion refused because the lease moved on counts as failed.
+    Each handler runs under ``handler_timeout`` seconds (a hung one is
+    cancelled), so one item never holds up the others of its tick. A failure
+    reschedules the item with exponential backoff from ``retry_delay_ms``
+    (capped at ``max_retry_delay_ms``, jittered by ``jitter``); the failure of
+    attempt ``max_attempts`` marks it ``dead``, as does claiming an item whose
+    attempts already exceed it (a crash loop). A completion refused because the
+    lease moved on counts as failed.
     """
     items = await store.claim_outbox_items(now=now, limit=limit)
-    succeeded = failed = 0
-    for item in items:
+    tally = {"succeeded": 0, "failed": 0, "timed_out": 0, "dead": 0}
+    faults: list[Exception] = []
+
+    async def settle(item: OutboxItem) -> None:
+        # Each item is marked as soon as its handler ends, whatever the others do.
         assert item.lease_id is not None
+        exhausted = max_attempts is not None and item.attempts > max_attempts
+        error = EXHAUSTED if exhausted else await _attempt(handler, item, handler_timeout)
         try:
-            await handler(item)
-        except Exception:  # noqa: BLE001 -- any handler failure means retry later
-            await store.mark_outbox_item_failed(
-                id=item.id, lease_id=item.lease_id, now=now, retry_delay_ms=retry_delay_ms
+            if error is None:
+                ok = await store.mark_outbox_item_succeeded(
+                    id=item.id, lease_id=item.lease_id, now=now
+                )
+                tally["succeeded" if ok else "failed"] += 1
+                return
+            tally["failed"] += 1
+            tally["timed_out"] += error == TIMEOUT
+            if max_attempts is not None and item.attempts >= max_attempts:
+                buried = await store.mark_outbox_item_dead(
+                    id=item.id, lease_id=item.lease_id, now=now, error=error
+                )
+                tally["dead"] += buried  # after the await: tasks share the tally
+                return
+            delay = retry_delay_for(
+                item.attempts,
+                retry_delay_ms=retry_delay_ms,
+                max_retry_delay_ms=(
+                    retry_delay_ms if max_retry_delay_ms is None else max_retry_delay_ms
+                ),
+                jitter=jitter,
             )
-            failed += 1
-            continue
-        if await store.mark_outbox_item_succeeded(id=item.id, lease_id=item.lease_id, now=now):
-            succeeded += 1
-        else:
-            failed += 1
+            await store.mark_outbox_item_failed(
+                id=item.id, lease_id=item.lease_id, now=now, retry_delay_ms=delay, error=error
+            )
+        except Exception as exc:  # noqa: BLE001 -- re-raised once every item has settled
+            faults.append(exc)
+
+    async with anyio.create_task_group() as group:
+        for item in items:
+            group.start_soon(settle, item)
+    if faults:
+        raise faults[0]
     pending = await store.count_outbox_pending()
-    return OutboxReport(processed=len(items), succeeded=succeeded, failed=failed, pending=pending)
+    dead_depth = await store.count_outbox_items(status=OutboxStatus.DEAD)
+    return OutboxReport(
+        processed=len(items),
+        succeeded=tally["succeeded"],
+        failed=tally["failed"],
+        pending=pending,
+        timed_out=tally["timed_out"],
+        dead=tally["dead"],
+        dead_depth=dead_depth,
+    )
 
 
 def _invalid(message: str) -> PersistenceValidationError:
@@ -94,17 +185,27 @@ def _invalid(message: str) -> PersistenceValidationError:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutboxWorkerOptions:
-    """Loop options. ``interval`` and ``retry_delay`` are seconds (trio style).
+    """Loop options. ``interval``, the delays and ``handler_timeout`` are seconds (trio style).
 
     ``now`` is the injected clock; ``schedule(seconds)`` is awaited between
     ticks (default ``anyio.sleep``; tests drive it with trio's MockClock or
-    their own trigger).
+    their own trigger). A failed item is retried after ``retry_delay``,
+    doubling per attempt up to ``max_retry_delay``, jittered by ``jitter`` (a
+    source of floats in [0, 1); None for none); the failure of attempt
+    ``max_attempts`` makes it ``dead``. ``handler_timeout`` stays under the
+    claim lease so a hung handler is cancelled before another worker may take its item;
+    up to ``max_ticks_in_flight`` ticks overlap, so items due later are not held up by it.
     """
 
     handler: OutboxHandler
     interval: float = 1.0
     batch_limit: int = 10
     retry_delay: float = 30.0
+    max_retry_delay: float = 3600.0
+    max_attempts: int = 10
+    handler_timeout: float = 60.0
+    jitter: Callable[[], float] | None = random.random
+    max_ticks_in_flight: int = 4
     on_report: Callable[[OutboxReport], None] | None = None
     on_error: Callable[[Exception], None] | None = None
     now: Callable[[], datetime] = utc_now
@@ -125,6 +226,30 @@ class OutboxWorkerOptions:
             raise _invalid("retry_delay must be a number of seconds.")
         if not 0 <= self.retry_delay * 1000 <= MAX_RETRY_DELAY_MS:
             raise _invalid("retry_delay must be between 0 and 7 days.")
+        if isinstance(self.max_retry_delay, bool) or not isinstance(
+            self.max_retry_delay, int | float
+        ):
+            raise _invalid("max_retry_delay must be a number of seconds.")
+        if not self.retry_delay <= self.max_retry_delay <= MAX_RETRY_DELAY_MS / 1000:
+            raise _invalid("max_retry_delay must be between retry_delay and 7 days.")
+        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
+            raise _invalid("max_attempts must be an integer.")
+        if not 1 <= self.max_attempts <= 1000:
+            raise _invalid("max_attempts must be in 1..1000.")
+        if isinstance(self.handler_timeout, bool) or not isinstance(
+            self.handler_timeout, int | float
+        ):
+            raise _invalid("handler_timeout must be a number of seconds.")
+        if not 0 < self.handler_timeout < OUTBOX_LEASE_MS / 1000:
+            raise _invalid("handler_timeout must be positive and under the claim lease.")
+        if isinstance(self.max_ticks_in_flight, bool) or not isinstance(
+            self.max_ticks_in_flight, int
+        ):
+            raise _invalid("max_ticks_in_flight must be an integer.")
+        if not 1 <= self.max_ticks_in_flight <= 64:
+            raise _invalid("max_ticks_in_flight must be in 1..64.")
+        if self.jitter is not None and not callable(self.jitter):
+            raise _invalid("jitter must be a callable or None.")
 
     @property
     def retry_delay_ms(self) -> int:
@@ -150,7 +275,7 @@ class OutboxWorkerHandle:
         self._timer = anyio.CancelScope()
         self._finished = anyio.Event()
         self._running = True
-        self._in_flight = False
+        self._in_flight = 0
         self._ticks = 0
         self._skipped = 0
         self._errors = 0
@@ -160,7 +285,7 @@ class OutboxWorkerHandle:
         return self._running
 
     def statistics(self) -> OutboxWorkerStatistics:
-        """Ticks started, ticks skipped because one was in flight, tick errors."""
+        """Ticks started, ticks skipped (``max_ticks_in_flight`` running), tick errors."""
         return OutboxWorkerStatistics(ticks=self._ticks, skipped=self._skipped, errors=self._errors)
 
     async def stop(self) -> None:
@@ -191,6 +316,10 @@ async def _tick(
             limit=options.batch_limit,
             retry_delay_ms=options.retry_delay_ms,
             handler=options.handler,
+            max_attempts=options.max_attempts,
+            handler_timeout=options.handler_timeout,
+            max_retry_delay_ms=round(options.max_retry_delay * 1000),
+            jitter=options.jitter,
         )
         if options.on_report is not None:
             options.on_report(report)
@@ -198,7 +327,7 @@ async def _tick(
         handle._errors += 1
         _report_error(options, exc)
     finally:
-        handle._in_flight = False
+        handle._in_flight -= 1
 
 
 async def run_outbox_worker(
@@ -209,7 +338,8 @@ async def run_outbox_worker(
 ) -> None:
     """Run one tick per ``interval`` until ``stop()`` or cancellation.
 
-    A tick due while the previous one still runs is skipped; tick errors go to
+    A tick due while ``max_ticks_in_flight`` still run is skipped (a hung handler
+    holds one tick for at most ``handler_timeout``; the others go on); tick errors go to
     ``on_error`` and never end the loop.
     """
     handle = OutboxWorkerHandle()
@@ -219,10 +349,10 @@ async def run_outbox_worker(
                 task_status.started(handle)
                 while True:
                     await options.schedule(options.interval)
-                    if handle._in_flight:
+                    if handle._in_flight >= options.max_ticks_in_flight:
                         handle._skipped += 1
                         continue
-                    handle._in_flight = True
+                    handle._in_flight += 1
                     handle._ticks += 1
                     ticks.start_soon(_tick, store, options, handle)
     finally:
@@ -233,8 +363,9 @@ async def run_outbox_worker(
 class OutboxReporter:
     """Publishes reports to a caller-owned prometheus registry (never the global one).
 
-    Use it as ``on_report``: sets ``outbox_depth{adapter, state="pending"}`` and
-    increments ``outbox_processed_total{outcome="success"|"error"}``.
+    Use it as ``on_report``: sets ``outbox_depth{adapter, state="pending"|"dead"}`` and
+    increments ``outbox_processed_total{outcome="success"|"error"|"timeout"|"dead"}``
+    (``error`` counts every failure; ``timeout`` and ``dead`` are among them).
     """
 
     __slots__ = ("_adapter", "_depth", "_processed")
@@ -254,10 +385,14 @@ class OutboxReporter:
             registry=registry,
         )
         self._depth.labels(adapter=adapter, state="pending").set(0)
-        self._processed.labels(outcome="success")
-        self._processed.labels(outcome="error")
+        self._depth.labels(adapter=adapter, state="dead").set(0)
+        for outcome in ("success", "error", "timeout", "dead"):
+            self._processed.labels(outcome=outcome)
 
     def __call__(self, report: OutboxReport) -> None:
         self._depth.labels(adapter=self._adapter, state="pending").set(report.pending)
+        self._depth.labels(adapter=self._adapter, state="dead").set(report.dead_depth)
         self._processed.labels(outcome="success").inc(report.succeeded)
         self._processed.labels(outcome="error").inc(report.failed)
+        self._processed.labels(outcome="timeout").inc(report.timed_out)
+        self._processed.labels(outcome="dead").inc(report.dead)

@@ -15,6 +15,7 @@ from typing import Final, Literal
 
 __all__ = [
     "OUTBOX_LEASE_MS",
+    "UPDATE_CLAIM_LEASE_MS",
     "ClaimResult",
     "Claimed",
     "Conflict",
@@ -25,16 +26,22 @@ __all__ = [
     "OutboxStatus",
     "Pending",
     "PersistenceHealth",
+    "PruneReport",
     "Replay",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "StatusEvent",
+    "UpdatesRecorded",
     "UserIdentityRecord",
     "WebhookEventResult",
 ]
 
 OUTBOX_LEASE_MS: Final = 5 * 60 * 1000
 """How long a claimed outbox item stays leased before another worker may reclaim it."""
+
+UPDATE_CLAIM_LEASE_MS: Final = 60 * 1000
+"""How long a webhook update claimed for dispatch stays another delivery's: a copy arriving
+within it is "in progress"; after it, an unfinished update is taken to have crashed."""
 
 MessageDirection = Literal["inbound", "outbound"]
 
@@ -47,11 +54,16 @@ class WebhookEventResult(enum.StrEnum):
 
 
 class OutboxStatus(enum.StrEnum):
-    """An outbox item's state: pending -> processing -> succeeded (or back to pending)."""
+    """An outbox item's state: pending -> processing -> succeeded (or back to pending).
+
+    After its last allowed attempt an item is ``dead``: never claimed again
+    until an operator retries it (``retry_outbox_item``).
+    """
 
     PENDING = "pending"
     PROCESSING = "processing"
     SUCCEEDED = "succeeded"
+    DEAD = "dead"
 
 
 class ServiceRequestState(enum.StrEnum):
@@ -139,6 +151,8 @@ class OutboxItem:
     next_attempt_at: datetime
     created_at: datetime
     updated_at: datetime
+    last_error: str | None = None
+    """The class name of the last handler failure (``"timeout"`` for a timeout), never a message."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,6 +165,8 @@ class ServiceRequestRecord:
     response_json: str | None
     created_at: datetime
     completed_at: datetime | None
+    response_status: int | None = None
+    """The HTTP status of a stored refusal (None: the send succeeded, replayed as 200)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,13 +192,58 @@ class Conflict:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Replay:
-    """The key and hash completed before; ``response_json`` is the stored answer."""
+    """The key and hash completed before; ``response_json`` is the stored answer.
+
+    ``status`` is 200 for a completed send, or the status of the stored
+    definitive refusal, replayed as it was first answered.
+    """
 
     response_json: str
+    status: int = 200
     kind: Literal["replay"] = "replay"
 
 
 ClaimResult = Claimed | Pending | Conflict | Replay
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatesRecorded:
+    """What ``record_webhook_updates`` did: the delivery key's outcome and what to run.
+
+    ``to_run`` holds the given update keys (first occurrence order) this call
+    claimed for dispatch: new ones, and unfinished ones whose claim is older
+    than the lease (their handlers never finished: a crash). ``in_progress``
+    holds unfinished keys claimed within the lease (another delivery may be
+    running them right now). The other keys finished and are skipped.
+    """
+
+    event: WebhookEventResult
+    to_run: tuple[str, ...] = ()
+    in_progress: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PruneReport:
+    """Rows ``prune`` deleted, per kind of record."""
+
+    webhook_events: int = 0
+    webhook_updates: int = 0
+    service_requests: int = 0
+    outbox_items: int = 0
+    messages: int = 0
+    status_events: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every row deleted."""
+        return (
+            self.webhook_events
+            + self.webhook_updates
+            + self.service_requests
+            + self.outbox_items
+            + self.messages
+            + self.status_events
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from . import _identity, _ops
-from ._records import WebhookEventResult
+from ._records import UpdatesRecorded
 from ._session import Row, Session
 from ._status import apply_status_events
 from ._validate import IdentityArgs
@@ -33,6 +33,7 @@ __all__ = ["record_webhook_delivery"]
 _MAX_VARIABLES: Final = 999
 _MESSAGE_WIDTH: Final = 13
 _STATUS_WIDTH: Final = 3
+_UPDATE_WIDTH: Final = 4
 
 
 def record_webhook_delivery(
@@ -43,18 +44,68 @@ def record_webhook_delivery(
     messages: tuple[tuple[object, ...], ...],
     statuses: tuple[tuple[str, str, int], ...],
     identities: tuple[IdentityArgs, ...] = (),
-) -> WebhookEventResult:
+    update_keys: tuple[str, ...] = (),
+    claim_cutoff: int = 0,
+) -> UpdatesRecorded:
     """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction.
 
     The identity sightings (usually one per delivery) merge one by one, as there.
     """
     result = _ops.record_webhook_event(s, key, digest, at)
+    to_run, busy = (
+        _record_update_keys(s, key, at, update_keys, claim_cutoff) if update_keys else ((), ())
+    )
     if messages:
         _record_messages(s, messages)
     if statuses:
         _append_statuses(s, statuses)
     _identity.upsert_identities(s, identities)
-    return result
+    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
+
+
+def _record_update_keys(
+    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``_ops.record_update_keys`` as multi-row statements: insert, reclaim, read."""
+    unique = list(dict.fromkeys(keys))
+    run: set[str] = set()
+    rows = [(update_key, event_key, at, at) for update_key in unique]
+    for chunk in _chunks(rows, _UPDATE_WIDTH):
+        run.update(
+            str(row[0])
+            for row in s.fetchall(
+                "INSERT INTO svc_webhook_updates"
+                " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
+                + ",".join(["(?,?,?,?,NULL)"] * len(chunk))
+                + " ON CONFLICT DO NOTHING RETURNING update_key",
+                [value for row in chunk for value in row],
+            )
+        )
+    known = [k for k in unique if k not in run]
+    busy: set[str] = set()
+    for start in range(0, len(known), _MAX_VARIABLES - 2):
+        part = known[start : start + _MAX_VARIABLES - 2]
+        reclaimed = {
+            str(row[0])
+            for row in s.fetchall(
+                "UPDATE svc_webhook_updates SET claimed_at = ?"
+                f" WHERE update_key IN {_in_list(part)} AND handled_at IS NULL"
+                " AND claimed_at <= ? RETURNING update_key",
+                [at, *part, cutoff],
+            )
+        }
+        run |= reclaimed
+        rest = [k for k in part if k not in reclaimed]
+        if rest:
+            busy.update(
+                str(row[0])
+                for row in s.fetchall(
+                    "SELECT update_key FROM svc_webhook_updates"
+                    f" WHERE update_key IN {_in_list(rest)} AND handled_at IS NULL",
+                    rest,
+                )
+            )
+    return tuple(k for k in unique if k in run), tuple(k for k in unique if k in busy)
 
 
 def _chunks(items: Sequence[tuple[object, ...]], width: int) -> list[Sequence[tuple[object, ...]]]:

@@ -57,6 +57,7 @@ from ._facade import safe_detail as safe_detail
 from ._keys import body_hash as body_hash
 from ._keys import canonical_json as canonical_json
 from ._keys import event_key as event_key
+from ._keys import update_key as update_key
 
 # --- metrics
 from ._metrics import METRIC_NAME as METRIC_NAME
@@ -280,6 +281,7 @@ __all__ = [
     "parse_signature_header",
     "receive_delivery",
     "safe_detail",
+    "update_key",
     "verify_challenge",
     "verify_signature",
 ]

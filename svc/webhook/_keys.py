@@ -1,4 +1,4 @@
-"""Durable-dedupe keys of a delivery: the event key of the envelope and the hash of the raw body."""
+"""Durable-dedupe keys: an envelope's event key, a raw body's hash, an update's key."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 from svc.crypto import sha256_hex
 
-__all__ = ["body_hash", "canonical_json", "event_key"]
+from ._base import UpdateBase
+
+__all__ = ["body_hash", "canonical_json", "event_key", "update_key"]
 
 
 def canonical_json(envelope: Any) -> bytes:
@@ -27,3 +29,32 @@ def event_key(envelope: Any) -> str:
 def body_hash(body: bytes) -> str:
     """SHA-256 hex of the raw body bytes, exactly as received."""
     return sha256_hex(body)
+
+
+def _identity(update: UpdateBase) -> tuple[str, ...] | None:
+    """The platform's identifying fields of an update, when its kind has them."""
+    kind = update.kind
+    raw = update.raw
+    if kind == "status":
+        return (str(raw.get("id")), str(raw.get("status")))
+    if kind in ("message", "system", "chatOpened"):
+        echo = "echo" if getattr(update, "is_echo", False) else "item"
+        return (echo, str(raw.get("id")))
+    if kind in ("callConnect", "callTerminate", "callStatus"):
+        return (str(raw.get("id")), str(raw.get("event", "")), str(raw.get("status", "")))
+    return None
+
+
+def update_key(update: UpdateBase) -> str:
+    """A stable key of one update, equal however the platform regroups or repeats it.
+
+    SHA-256 hex over the business number, the kind and the update's platform
+    ids: message id (echoes apart), status id + status, call id + event +
+    status; for kinds without ids (account, group events, preferences, user-id
+    changes, unknown) the canonical JSON of the item and its change field.
+    """
+    parts = _identity(update)
+    if parts is None:
+        parts = (update.field, canonical_json(update.raw).decode("utf-8", "surrogatepass"))
+    scope = (update.phone_number_id or "", update.waba_id or "", update.kind, *parts)
+    return sha256_hex("\x00".join(scope).encode("utf-8", "surrogatepass"))

@@ -24,7 +24,15 @@ __all__ = [
 
 METRIC_NAME: Final = "webhook_normalization_total"
 OUTCOMES: Final = frozenset(
-    {"normalized", "skipped", "dispatched", "duplicate", "handler_error", "unknown"}
+    {
+        "normalized",
+        "skipped",
+        "dispatched",
+        "duplicate",
+        "handler_error",
+        "foreign_number",
+        "unknown",
+    }
 )
 ATTR_UPDATE_KIND: Final = "svc.webhook.update_kind"
 ATTR_OUTCOME: Final = "svc.operation.outcome"

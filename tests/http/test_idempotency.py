@@ -60,6 +60,57 @@ async def test_unresolved_claim_is_pending_and_sends_nothing(
     assert len(graph.requests) == 1  # the claim is never released automatically
 
 
+async def test_a_definitive_refusal_completes_the_claim_and_replays(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    """A 4xx with an error code (nothing was sent) is the key's answer: replayed, one call."""
+    graph.answers.append(
+        httpx.Response(400, json={"error": {"code": 131026, "message": "undeliverable"}})
+    )
+    client = make_app(store=sqlite_store).test_client()
+    refused = await _send(client, TEXT, "key-refused")
+    assert refused.status_code == 502
+    retry = await _send(client, TEXT, "key-refused")
+    assert retry.status_code == 502
+    assert await retry.get_data() == await refused.get_data()
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in refused.headers
+    assert len(graph.requests) == 1
+    stored = await sqlite_store.get_service_request(
+        idempotency_key=next(iter(await _keys(sqlite_store)))
+    )
+    assert stored is not None and stored.response_status == 502
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        httpx.Response(429, json={"error": {"code": 130429, "message": "rate"}}),
+        httpx.Response(401, json={"error": {"code": 190, "message": "token"}}),
+        httpx.Response(400, json={"unexpected": True}),
+    ],
+)
+async def test_rate_limits_auth_and_codeless_refusals_stay_pending(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, answer: httpx.Response
+) -> None:
+    graph.answers.append(answer)
+    client = make_app(store=sqlite_store).test_client()
+    await _send(client, TEXT, "key-ambiguous")
+    retry = await _send(client, TEXT, "key-ambiguous")
+    assert retry.status_code == 409
+    assert (await retry.get_json())["error"]["code"] == "idempotency_pending"
+    assert len(graph.requests) == 1
+
+
+async def _keys(store: SqliteStore) -> set[str]:
+    rows = await store._call(
+        "query_failed",
+        lambda s: s.fetchall("SELECT idempotency_key FROM svc_service_requests"),
+        write=False,
+    )
+    return {str(row[0]) for row in rows}
+
+
 async def test_keys_are_scoped_to_the_phone_number(
     make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, profile: Any
 ) -> None:

@@ -278,14 +278,20 @@ async def test_status_callbacks_advance_the_projected_status(
     assert record.status == "read"
 
 
-LEGACY = frozenset({"record_webhook_delivery"})
+LEGACY = frozenset({"record_webhook_delivery", "record_webhook_updates"})
 """A custom store from before ``record_webhook_delivery``: the per-call path."""
+PER_DELIVERY = frozenset({"record_webhook_updates"})
+"""A custom store from before per-update keys: one call, dedupe per delivery."""
 
 
 @pytest.mark.parametrize(
     ("failing", "hidden"),
-    [({"record_webhook_delivery"}, frozenset()), ({"record_webhook_event"}, LEGACY)],
-    ids=["one-call", "per-call"],
+    [
+        ({"record_webhook_updates"}, frozenset()),
+        ({"record_webhook_delivery"}, PER_DELIVERY),
+        ({"record_webhook_event"}, LEGACY),
+    ],
+    ids=["one-call", "per-delivery", "per-call"],
 )
 async def test_store_outage_on_the_delivery_is_503_and_dispatches_nothing(
     make_app: AppFactory, sqlite_store: SqliteStore, failing: set[str], hidden: frozenset[str]
@@ -325,7 +331,7 @@ async def test_delivery_and_projection_are_one_store_call(
     client = await _client(make_app, store=CountingStore(sqlite_store, set()))
     response = await post_webhook(client, fixture("status_batch.json"))
     assert response.status_code == 200
-    assert calls == ["record_webhook_delivery"]
+    assert calls == ["record_webhook_updates"]
 
 
 async def test_per_call_projection_failure_still_dispatches_and_retries_on_redelivery(
@@ -414,7 +420,7 @@ async def test_a_record_the_store_refuses_never_blocks_the_delivery(
     class RefusingStore(FailingStore):
         def __getattr__(self, name: str) -> Any:
             attr = super().__getattr__(name)
-            if name != "record_webhook_delivery":
+            if name != "record_webhook_updates":
                 return attr
 
             async def refuse_projections(**kwargs: Any) -> Any:

@@ -54,8 +54,14 @@ async def main(args: argparse.Namespace) -> int:
                 if tick.processed == 0:
                     idle.set()
 
+            # One tick in flight: the test kills the worker with exactly one batch leased.
             options = OutboxWorkerOptions(
-                handler=deliver, interval=0.02, batch_limit=args.batch, now=now, on_report=report
+                handler=deliver,
+                interval=0.02,
+                batch_limit=args.batch,
+                now=now,
+                on_report=report,
+                max_ticks_in_flight=1,
             )
             handle = await nursery.start(run_outbox_worker, store, options)
             await idle.wait()

@@ -58,7 +58,13 @@ class FakeOutboxStore:
         return True
 
     async def mark_outbox_item_failed(
-        self, *, id: str, lease_id: str, now: datetime, retry_delay_ms: int
+        self,
+        *,
+        id: str,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
     ) -> bool:
         item = self.items[id]
         if item.lease_id != lease_id or item.status is not OutboxStatus.PROCESSING:
@@ -68,8 +74,23 @@ class FakeOutboxStore:
             status=OutboxStatus.PENDING,
             lease_id=None,
             next_attempt_at=now + timedelta(milliseconds=retry_delay_ms),
+            last_error=error,
         )
         return True
+
+    async def mark_outbox_item_dead(
+        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        item = self.items[id]
+        if item.lease_id != lease_id or item.status is not OutboxStatus.PROCESSING:
+            return False
+        self.items[id] = dataclasses.replace(
+            item, status=OutboxStatus.DEAD, lease_id=None, last_error=error
+        )
+        return True
+
+    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
+        return sum(1 for i in self.items.values() if i.status == status)
 
     async def count_outbox_pending(self) -> int:
         return sum(1 for i in self.items.values() if i.status is OutboxStatus.PENDING)

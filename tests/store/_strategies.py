@@ -61,8 +61,11 @@ IDENTITIES = st.builds(
 """Identity sightings: a BSUID or a wa_id (or both), maybe a parent BSUID and a username."""
 STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
 CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
-COMPLETES = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES)
+COMPLETES = st.tuples(
+    KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES, st.sampled_from([None, 502])
+)
 EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
+UPDATE_KEYS = st.sampled_from(["u1", "u2", "u3", "u4"])
 
 SINGLE: dict[str, Any] = {
     "message": lambda s, a: _ops.record_message(s, a),
@@ -71,12 +74,18 @@ SINGLE: dict[str, Any] = {
     "complete": lambda s, a: _ops.complete_service_request(s, *a),
     "event": lambda s, a: _ops.record_webhook_event(s, *a),
     "identity": lambda s, a: _identity.upsert_identities(s, [a]),
+    "handled": lambda s, a: (
+        _ops.record_update_keys(s, "ev-seed", 0, (a,), 0),
+        _ops.mark_webhook_updates_handled(s, (a,), 1),
+    ),
+    "claimed": lambda s, a: _ops.record_update_keys(s, "ev-seed", 2000, (a,), 0),
 }
 DUMP = [
     "SELECT * FROM svc_messages ORDER BY row_id",
     "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
     "SELECT * FROM svc_service_requests ORDER BY idempotency_key",
     "SELECT * FROM svc_webhook_events ORDER BY event_key",
+    "SELECT * FROM svc_webhook_updates ORDER BY update_key",
     "SELECT user_id, parent_user_id, wa_id, username, last_seen_at FROM svc_user_identities"
     " ORDER BY 1, 2, 3, 4, 5",
 ]
@@ -87,6 +96,8 @@ SEED = st.lists(
         st.tuples(st.just("identity"), IDENTITIES),
         st.tuples(st.just("claim"), CLAIMS),
         st.tuples(st.just("complete"), COMPLETES),
+        st.tuples(st.just("handled"), UPDATE_KEYS),
+        st.tuples(st.just("claimed"), UPDATE_KEYS),
     ),
     max_size=6,
 )
@@ -102,7 +113,8 @@ def _fresh_row_ids(deliveries: list[Any]) -> list[Any]:
 
 def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[Any]]:
     """Lists of checked deliveries (event key, hash, ms, message values, status events,
-    identity sightings)."""
+    identity sightings, update keys repeated within and across deliveries, the claim cutoff:
+    the time less a lease of 0, 1 or 5 s)."""
     return st.lists(
         st.tuples(
             KEYS,
@@ -110,7 +122,9 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
             st.lists(MESSAGES, max_size=max_updates).map(tuple),
             st.lists(STATUS_EVENTS, max_size=max_updates).map(tuple),
             st.lists(IDENTITIES, max_size=2).map(tuple),
-        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4])),
+            st.lists(UPDATE_KEYS, max_size=max_updates).map(tuple),
+            st.sampled_from([0, 1000, 5000]),
+        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6])),
         min_size=1,
         max_size=max_deliveries,
     )

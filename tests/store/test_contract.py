@@ -116,6 +116,31 @@ async def test_claim_results_and_completion_only_on_matching_hash(store: AnyStor
     assert stored.state is ServiceRequestState.COMPLETED and stored.completed_at == T0
 
 
+async def test_a_refusal_completes_the_claim_and_replays_its_status(store: AnyStore) -> None:
+    claim = store.claim_service_request
+    assert await claim(idempotency_key="r", request_hash="h", created_at=T0) == Claimed()
+    with pytest.raises(PersistenceValidationError):
+        await store.complete_service_request(
+            idempotency_key="r",
+            request_hash="h",
+            response_json="{}",
+            created_at=T0,
+            response_status=99,
+        )
+    assert await store.complete_service_request(
+        idempotency_key="r",
+        request_hash="h",
+        response_json='{"error":1}',
+        created_at=T0,
+        response_status=502,
+    )
+    replay = await claim(idempotency_key="r", request_hash="h", created_at=T0)
+    assert replay == Replay(response_json='{"error":1}', status=502)
+    stored = await store.get_service_request(idempotency_key="r")
+    assert stored is not None and stored.response_status == 502
+    assert stored.state is ServiceRequestState.COMPLETED
+
+
 async def test_claim_persists_without_timeout(store: AnyStore) -> None:
     await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
     later = T0 + timedelta(days=365)

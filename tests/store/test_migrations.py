@@ -40,7 +40,9 @@ def test_packaged_migrations_match_the_spec_and_hash_their_bytes(dialect: str) -
     names = [m.name for m in migrations]
     assert names[: len(SPEC_NAMES)] == SPEC_NAMES
     # Later migrations are named, not numbered, here: parallel branches renumber them at merge.
-    assert any(name.endswith("_business_phone_number") for name in names[len(SPEC_NAMES) :])
+    later = names[len(SPEC_NAMES) :]
+    for suffix in ("_business_phone_number", "_delivery_guarantees"):
+        assert any(name.endswith(suffix) for name in later), suffix
     folder = importlib.resources.files("svc.store.migrations").joinpath(dialect)
     for m in migrations:
         data = folder.joinpath(f"{m.name}.sql").read_bytes()

@@ -133,7 +133,9 @@ async def test_overlapping_ticks_are_skipped_and_stop_waits_for_the_tick(
         await release.wait()
         finished.append(item.id)
 
-    options = OutboxWorkerOptions(handler=handler, interval=1.0, now=lambda: T0)
+    options = OutboxWorkerOptions(
+        handler=handler, interval=1.0, now=lambda: T0, max_ticks_in_flight=1
+    )
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(run_outbox_worker, store, options)
         await entered.wait()

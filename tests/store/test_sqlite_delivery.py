@@ -11,7 +11,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 
-from svc.store import SqliteStore, WebhookEventResult, _ops, _sqlite_delivery
+from svc.store import SqliteStore, UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._sqlite import _SqliteSession
 
 from ._strategies import DUMP, SEED, SINGLE, deliveries
@@ -73,13 +73,14 @@ def test_set_based_delivery_equals_the_call_by_call_form(
     set_based = _outcome(conn, seed, deliveries, _sqlite_delivery.record_webhook_delivery)
     one_by_one = _outcome(conn, seed, deliveries, _ops.record_webhook_delivery)
     assert set_based == one_by_one
-    assert all(isinstance(answer, WebhookEventResult) for answer in set_based[0])
+    assert all(isinstance(answer, UpdatesRecorded) for answer in set_based[0])
 
 
 def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     conn: sqlite3.Connection,
 ) -> None:
-    """250 messages and 700 statuses: several multi-row statements each, same result."""
+    """250 messages, 700 statuses, 700 update keys: several multi-row statements each, same
+    result."""
     at = 1_763_720_130_000
     messages = tuple(
         (
@@ -102,7 +103,8 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     ranks = ("sent", "delivered", "read")
     statuses = tuple((f"wamid.{i % 300}", ranks[i % 3], at + i) for i in range(700))
     identities = (("US.1", None, "1555", "ann", at), (None, None, "1556", None, at))
-    delivery = ("ev-big", "h", at, messages, statuses, identities)
+    update_keys = tuple(f"u{i % 400}" for i in range(700))
+    delivery = ("ev-big", "h", at, messages, statuses, identities, update_keys)
     seed = [("status", ("wamid.5", "read", at - 1))]
     set_based = _outcome(conn, seed, [delivery], _sqlite_delivery.record_webhook_delivery)
     one_by_one = _outcome(conn, seed, [delivery], _ops.record_webhook_delivery)
@@ -110,4 +112,6 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     rows, events = set_based[1][0], set_based[1][1]
     assert len(rows) == 200  # the 50 repeated (direction, wamid) pairs were skipped
     assert len(events) == 701
-    assert len(set_based[1][4]) == 2
+    assert len(set_based[1][4]) == 400  # update keys, each recorded once
+    assert len(set_based[1][5]) == 2
+    assert len(set_based[0][0].to_run) == 400

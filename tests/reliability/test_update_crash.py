@@ -1,0 +1,115 @@
+"""``kill -9`` between recording a webhook delivery and dispatching it, then a redelivery.
+
+The first process records the delivery (its update keys, unfinished) and is
+killed before any handler runs (``SVC_TEST_FAULT=kill-after-record``, a
+test-only hook the CLI reads). The platform got no 200, so it redelivers: the
+restarted process (``SVC_TEST_FAULT=no-claim-lease``, so the dead process's
+claims lapse at once instead of after 60 s) runs those handlers then. Updates
+whose handlers finished are skipped in any later grouping. Handler runs are
+counted by the echo replies the default facade sends to the fake Graph.
+SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
+
+from .conftest import inbound_text, start_live
+
+pytestmark = pytest.mark.slow
+
+
+def _delivery(*message_ids: str) -> bytes:
+    """One envelope with an inbound text per id (text ``run <id>``), in the given order."""
+    envelope = json.loads(inbound_text(message_ids[0], f"run {message_ids[0]}"))
+    value = envelope["entry"][0]["changes"][0]["value"]
+    template = value["messages"][0]
+    value["messages"] = [
+        {**template, "id": message_id, "text": {"body": f"run {message_id}"}}
+        for message_id in message_ids
+    ]
+    return json.dumps(envelope).encode()
+
+
+def _post(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
+    with served.client() as client:
+        return client.post(
+            "/webhooks/whatsapp",
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-Hub-Signature-256": sign(body=body, secret=secret),
+            },
+        )
+
+
+def _crash_then_redeliver(
+    captured: Captured,
+    serving: list[ServeProcess],
+    graph: FakeGraph,
+    project_dir: Path,
+    *db: str,
+    env: dict[str, str] | None = None,
+) -> None:
+    project = make_project(project_dir, graph.url)
+    secret = project.secrets["SVC_APP_SECRET"]
+    base = {"SVC_ECHO_REPLY": "1", **(env or {})}
+    crashing = start_live(
+        captured, project, *db, env={**base, "SVC_TEST_FAULT": "kill-after-record"}
+    )
+    serving.append(crashing)
+    body = _delivery("wamid.K1", "wamid.K2")
+    with pytest.raises(httpx.HTTPError):
+        _post(crashing, secret, body)
+    assert crashing.process.wait(timeout=30) == -9
+    crashing.close()
+    assert graph.sends() == []  # recorded, never dispatched
+
+    again = start_live(captured, project, *db, env={**base, "SVC_TEST_FAULT": "no-claim-lease"})
+    serving.append(again)
+    redelivered = _post(again, secret, body)
+    assert redelivered.status_code == 200
+    assert redelivered.json() == {"status": "ok", "received": 2, "dispatched": 2, "skipped": 0}
+    regrouped = _post(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
+    assert regrouped.json() == {"status": "ok", "received": 3, "dispatched": 1, "skipped": 2}
+    repeated = _post(again, secret, body)
+    assert repeated.json()["dispatched"] == 0
+    assert again.stop() == 0
+
+    runs = Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
+    assert runs == Counter(
+        {"Echo: run wamid.K1": 1, "Echo: run wamid.K2": 1, "Echo: run wamid.K3": 1}
+    )
+
+
+def test_kill9_between_record_and_dispatch_on_sqlite_runs_the_handlers_on_redelivery(
+    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
+) -> None:
+    _crash_then_redeliver(captured, serving, graph, tmp_path, "--database", "svc.db")
+
+
+@pytest.mark.postgres
+def test_kill9_between_record_and_dispatch_on_postgres_runs_the_handlers_on_redelivery(
+    tmp_path: Path,
+    graph: FakeGraph,
+    captured: Captured,
+    serving: list[ServeProcess],
+    pg_schema: tuple[str, str],
+) -> None:
+    dsn, _ = pg_schema
+    _crash_then_redeliver(
+        captured,
+        serving,
+        graph,
+        tmp_path,
+        "--database-url-env",
+        "SVC_REL_DB",
+        env={"SVC_REL_DB": dsn},
+    )
