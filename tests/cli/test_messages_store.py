@@ -16,7 +16,7 @@ from tests._support import drop_run_schemas, new_run_prefix, run_svc, with_searc
 pytestmark = pytest.mark.slow
 
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
-HEADER = "createdAt\tdirection\twaMessageId\ttype\tstatus\tfrom\tto"
+HEADER = "createdAt\tdirection\twaMessageId\ttype\tstatus\tfrom\tto\tuser"
 REFUSED = (
     "Error: the cursor was refused (malformed_query): 'cursor' names no stored message "
     "(mistyped, or removed since): use nextCursor of the previous page, or start again "
@@ -48,8 +48,8 @@ def _check_reads(*source: str, cwd: Path, env: dict[str, str] | None = None) -> 
     assert page.returncode == 0, page.stderr
     assert page.stdout.splitlines() == [
         HEADER,
-        "2026-11-21T10:15:32.000Z\toutbound\twamid.seed2\ttext\tsent\t\t15551234567",
-        "2026-11-21T10:15:31.000Z\toutbound\twamid.seed1\ttext\tsent\t\t15551234567",
+        "2026-11-21T10:15:32.000Z\toutbound\twamid.seed2\ttext\tsent\t\t15551234567\t",
+        "2026-11-21T10:15:31.000Z\toutbound\twamid.seed1\ttext\tsent\t\t15551234567\t",
     ]
     assert page.stderr == "next cursor: 00000000-0000-4000-8000-000000000001\n"
     rest = run_svc(

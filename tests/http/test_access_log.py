@@ -35,7 +35,7 @@ async def test_one_line_per_request_with_the_templated_route_only(
     assert [(r["method"], r["route"], r["status"]) for r in records] == [
         ("GET", "/healthz", 200),
         ("GET", "/api/messages/:id", 404),
-        ("GET", "/api/conversations/:phone/window", 200),
+        ("GET", "/api/conversations/:user/window", 200),
         ("POST", "/api/messages/text", 200),
         ("GET", "unmatched", 404),
     ]

@@ -13,9 +13,9 @@ from .conftest import AUTH, T0, AppFactory
 
 ACCEPTED = (
     "text, image, video, audio, document, sticker, location, reaction, removeReaction, "
-    "contacts, interactiveButtons, interactiveList, interactiveCtaUrl, interactiveProduct, "
-    "interactiveProducts, interactiveCatalog, interactiveLocationRequest, "
-    "callPermissionRequest, template, pin, read"
+    "contacts, interactiveButtons, interactiveList, interactiveCtaUrl, interactiveFlow, "
+    "interactiveCarousel, interactiveProduct, interactiveProducts, interactiveCatalog, "
+    "interactiveLocationRequest, callPermissionRequest, template, pin, read"
 )
 
 
