@@ -15,6 +15,7 @@ from typing import ClassVar, TypeVar
 from . import _batch, _ops
 from . import _validate as check
 from ._batch import BatchHint
+from ._broadcast_methods import BroadcastMethods
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
@@ -37,7 +38,7 @@ MAX_CLAIM_LIMIT = 1000
 MAX_RETRY_DELAY_MS = 7 * 86_400_000
 
 
-class StoreBase(abc.ABC):
+class StoreBase(BroadcastMethods, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call``."""
 
     __slots__ = ()

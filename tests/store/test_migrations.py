@@ -23,6 +23,7 @@ SPEC_NAMES = [
     "005_service_request_claims",
     "006_message_uniqueness",
     "007_user_identity",
+    "008_broadcasts",
 ]
 
 
