@@ -37,6 +37,8 @@ from svc.store import (
 )
 from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetrics
 
+from ._broadcast_routes import BroadcastRuntime, register_broadcast_routes
+from ._broadcast_sender import BroadcastOptions
 from ._checks import check_arguments
 from ._errors import (
     HttpError,
@@ -81,6 +83,7 @@ def create_app(
     outbox_options: Mapping[str, Any] | None = None,
     flow_handler: FlowHandler | None = None,
     flows_private_key: FlowPrivateKey | None = None,
+    broadcast_options: BroadcastOptions | Mapping[str, Any] | None = None,
     now: Callable[[], datetime] = utc_now,
     logger: logging.Logger | None = None,
     log_stream: TextIO | None = None,
@@ -91,7 +94,8 @@ def create_app(
     code when an argument is invalid. ``metrics_exposition`` replaces the text
     ``/metrics`` serves (the CLI's multi-worker mode aggregates across
     processes); ``outbox_handler`` (with a store) starts the outbox worker in
-    the app's serving nursery.
+    the app's serving nursery; with a store the paced broadcast sender runs
+    there too (``broadcast_options``: a ``BroadcastOptions`` or its fields).
     """
     checked = check_arguments(
         profile=profile,
@@ -161,8 +165,12 @@ def create_app(
             )
         except Exception as exc:
             raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
+    try:
+        broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", "broadcast_options are invalid.") from exc
     routes = route_inventory(checked_profile, enable_group_routes=enable_group_routes)
-    app = _build_quart_app(service, routes, registry, metrics_exposition, outbox)
+    app = _build_quart_app(service, routes, registry, metrics_exposition, outbox, broadcasts)
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
@@ -197,6 +205,7 @@ def _build_quart_app(
     registry: CollectorRegistry,
     metrics_exposition: Callable[[], bytes] | None,
     outbox: OutboxWorkerOptions | None,
+    broadcasts: BroadcastRuntime,
 ) -> QuartTrio:
     """The Quart app: configuration, lifespan, error answers, the route table, the front."""
     app = QuartTrio(SERVICE_NAME, static_folder=None)
@@ -216,12 +225,13 @@ def _build_quart_app(
     )
     app.extensions["svc"] = service
     app.extensions["svc.routes"] = routes
-    _register_lifespan(app, service, outbox)
+    _register_lifespan(app, service, outbox, broadcasts)
     _register_error_answers(app, service)
     # Registration order is the order of the OpenAPI document's paths.
     register_operator_routes(app, service, routes, registry, metrics_exposition)
     register_webhook_routes(app, service)
     register_message_routes(app, service)
+    register_broadcast_routes(app, service, broadcasts)
     if service.enable_group_routes:
         register_group_routes(app, service)
     quart_asgi = app.asgi_app
@@ -230,20 +240,26 @@ def _build_quart_app(
 
 
 def _register_lifespan(
-    app: QuartTrio, service: Service, outbox: OutboxWorkerOptions | None
+    app: QuartTrio,
+    service: Service,
+    outbox: OutboxWorkerOptions | None,
+    broadcasts: BroadcastRuntime,
 ) -> None:
-    """The outbox worker lives in the app's serving nursery; the Graph client closes after it."""
+    """The outbox worker and the broadcast sender live in the app's serving nursery; the
+    Graph client closes after them."""
     handle: list[OutboxWorkerHandle] = []
 
     @app.before_serving
     async def _start_background() -> None:
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
+        await broadcasts.start(app.nursery, service)
 
     @app.after_serving
     async def _stop_background() -> None:
         while handle:
             await handle.pop().stop()
+        await broadcasts.stop()
         await service.client.aclose()
 
 

@@ -237,24 +237,39 @@ def _finish_if_drained(s: Session, broadcast_id: str, at: int) -> None:
     )
 
 
+def _lock_broadcasts(s: Session, ids: Sequence[str]) -> None:
+    """PostgreSQL: lock broadcast rows (sorted) before their recipient rows, in every writer
+    that ends recipients, so the last two completions of a broadcast cannot both miss "done"."""
+    if s.dialect == "postgres":
+        for broadcast_id in sorted(set(ids)):
+            s.fetchone("SELECT 1 FROM svc_broadcasts WHERE id = ? FOR UPDATE", (broadcast_id,))
+
+
 def expire_broadcast_leases(s: Session, now: int) -> int:
-    """Fail every ``sending`` row whose lease expired: its send may have happened."""
-    lock = " FOR UPDATE SKIP LOCKED" if s.dialect == "postgres" else ""
+    """Fail every ``sending`` row whose lease expired (its send may have happened), then
+    mark done every unfinished broadcast with nothing left to send."""
     stale = s.fetchall(
         "SELECT broadcast_id, seq FROM svc_broadcast_recipients"
-        " WHERE state = 'sending' AND lease_expires_at <= ?" + lock,
+        " WHERE state = 'sending' AND lease_expires_at <= ?",
         (now,),
     )
+    _lock_broadcasts(s, [str(row[0]) for row in stale])
+    expired = 0
     for broadcast_id, seq in stale:
-        s.run(
+        expired += s.run(
             "UPDATE svc_broadcast_recipients SET state = 'failed', error_code = ?,"
             " payload_json = NULL, lease_id = NULL, updated_at = ?"
-            " WHERE broadcast_id = ? AND seq = ?",
-            (BROADCAST_INTERRUPTED, now, broadcast_id, seq),
+            " WHERE broadcast_id = ? AND seq = ? AND state = 'sending' AND lease_expires_at <= ?",
+            (BROADCAST_INTERRUPTED, now, broadcast_id, seq, now),
         )
-    for broadcast_id in sorted({str(row[0]) for row in stale}):
-        _finish_if_drained(s, broadcast_id, now)
-    return len(stale)
+    s.run(
+        "UPDATE svc_broadcasts SET state = 'done', updated_at = ?"
+        " WHERE state IN ('queued', 'running') AND NOT EXISTS ("
+        "  SELECT 1 FROM svc_broadcast_recipients r"
+        "  WHERE r.broadcast_id = svc_broadcasts.id AND r.state IN ('queued', 'sending'))",
+        (now,),
+    )
+    return expired
 
 
 def claim_broadcast_sends(
@@ -343,6 +358,7 @@ def complete_broadcast_send(
     at: int,
 ) -> bool:
     """End a leased row as sent or failed (the payload is dropped); True if the lease held."""
+    _lock_broadcasts(s, (broadcast_id,))
     done = s.run(
         "UPDATE svc_broadcast_recipients SET state = ?, error_code = ?, wa_message_id = ?,"
         " payload_json = NULL, lease_id = NULL, lease_expires_at = NULL, updated_at = ?"

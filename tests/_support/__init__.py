@@ -5,10 +5,12 @@
 - ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
+- ``graph_limits``: ``GraphLimits``, the platform's throughput and pair limits for a fake Graph.
 - ``postgres``: ``PrivatePostgres``, a server a test may stop, and ``free_port``.
 """
 
 from .capture import Captured as Captured
+from .graph_limits import GraphLimits as GraphLimits
 from .graph_server import FakeGraph as FakeGraph
 from .graph_server import GraphRequest as GraphRequest
 from .live_config import PHONE_ID as PHONE_ID
@@ -34,6 +36,7 @@ __all__ = [
     "WABA_ID",
     "Captured",
     "FakeGraph",
+    "GraphLimits",
     "GraphRequest",
     "PrivatePostgres",
     "Project",
