@@ -68,6 +68,8 @@ class ServePlan:
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
+    broadcast_options: dict[str, float] = field(default_factory=dict)
+    """``create_app(broadcast_options=...)``: the sender's rate and lease."""
 
     def profile(self) -> Profile:
         from ..http import Profile
@@ -200,6 +202,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         kwargs.update(load_flow_options(plan))
     if plan.outbox_handler is not None:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
+    if plan.broadcast_options:
+        kwargs["broadcast_options"] = dict(plan.broadcast_options)
     from ..http import ServiceError
     from ._errors import ServeError
 

@@ -35,6 +35,12 @@ __all__ = ["serve"]
     metavar="MODULE:CALLABLE",
     help="Run the outbox worker with this async handler (needs a store, one worker).",
 )
+@click.option(
+    "--broadcast-rate", metavar="N", help="Broadcast messages per second per number (default 80)."
+)
+@click.option(
+    "--broadcast-lease", metavar="SECONDS", help="In-flight broadcast send lease (default 60)."
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -52,6 +58,8 @@ def serve(
     workers: str,
     flow_handler: str | None,
     outbox_handler: str | None,
+    broadcast_rate: str | None,
+    broadcast_lease: str | None,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -74,6 +82,15 @@ def serve(
     if outbox_handler is not None and worker_count > 1:
         raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
+    broadcast_options: dict[str, float] = {}
+    if broadcast_rate is not None:
+        broadcast_options["rate_per_second"] = parse_int(
+            broadcast_rate, "--broadcast-rate", low=1, high=1000
+        )
+    if broadcast_lease is not None:
+        broadcast_options["lease"] = parse_int(
+            broadcast_lease, "--broadcast-lease", low=2, high=3600
+        )
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
     from ._config import load_config, resolve_profile, resolve_secrets
@@ -146,6 +163,7 @@ def serve(
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
+        broadcast_options=broadcast_options,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options
