@@ -241,7 +241,7 @@ def _message_id(answer: Mapping[str, Any]) -> str | None:
 
 
 class _Sender:
-    __slots__ = ("handle", "options", "post", "store")
+    __slots__ = ("handle", "options", "paused_until", "post", "store")
 
     def __init__(
         self,
@@ -254,6 +254,8 @@ class _Sender:
         self.post = post
         self.options = options
         self.handle = handle
+        self.paused_until: dict[str, datetime] = {}
+        """Per number: no post before this (a rate-limit answer); claimed sends go back."""
 
     async def tick(self, numbers: Sequence[str], group: anyio.abc.TaskGroup) -> int:
         """Claim each number's due sends and start them; return how many were claimed."""
@@ -294,6 +296,12 @@ class _Sender:
                 with anyio.CancelScope(shield=True):
                     await self._finish(item, "release", None, None, 0.0)
                 raise
+        paused = self.paused_until.get(number)
+        if paused is not None and options.now() < paused:
+            # The number hit its limit after this send was claimed: back in the queue.
+            delay = (paused - options.now()).total_seconds()
+            await self._finish(item, "release", None, None, delay)
+            return
         error: GraphError | None = None
         answer: Mapping[str, Any] = {}
         try:
@@ -303,6 +311,7 @@ class _Sender:
         decision = decide(error, attempts=item.attempts, options=options)
         if decision.action == "retry" and decision.number_wide:
             until = options.now() + timedelta(seconds=decision.delay)
+            self.paused_until[number] = max(until, self.paused_until.get(number, until))
             await self._guard(
                 self.store.delay_broadcast_pacing(phone_number_id=number, until=until)
             )
