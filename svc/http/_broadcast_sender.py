@@ -281,8 +281,13 @@ class _Sender:
         return total
 
     async def send_one(self, number: str, item: BroadcastSend) -> None:
+        """One claimed send; an unexpected error is counted and logged by class, and its row
+        is left to its lease (it ends ``interrupted``: the request may have gone out)."""
         try:
             await self._send_one(number, item)
+        except Exception as exc:  # noqa: BLE001 -- one send must never end the sender
+            self.handle._add("errors")
+            _log.warning("broadcast send failed: %s", type(exc).__name__[:80])
         finally:
             self.handle._in_flight -= 1
 
@@ -308,6 +313,18 @@ class _Sender:
             answer = await self.post(number, json.loads(item.payload_json))
         except GraphError as exc:
             error = exc
+        # Shielded: once posted, the outcome must be written even while the sender stops.
+        with anyio.CancelScope(shield=True):
+            await self._settle(number, item, error, answer)
+
+    async def _settle(
+        self,
+        number: str,
+        item: BroadcastSend,
+        error: GraphError | None,
+        answer: Mapping[str, Any],
+    ) -> None:
+        options = self.options
         decision = decide(error, attempts=item.attempts, options=options)
         if decision.action == "retry" and decision.number_wide:
             until = options.now() + timedelta(seconds=decision.delay)

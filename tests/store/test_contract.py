@@ -62,7 +62,7 @@ async def test_store_satisfies_the_protocol(store: AnyStore) -> None:
 
 
 async def test_migrate_is_idempotent_and_health_reports_the_version(store: AnyStore) -> None:
-    assert await store.migrate() == SCHEMA_VERSION == 7
+    assert await store.migrate() == SCHEMA_VERSION
     health = await store.health()
     assert health.ok and health.current_version == SCHEMA_VERSION
     assert health.backend == store.backend

@@ -8,6 +8,7 @@ import pytest
 import trio
 
 from svc.store import (
+    SCHEMA_VERSION,
     MessageRecord,
     PersistenceError,
     PersistenceValidationError,
@@ -148,7 +149,7 @@ async def test_rows_written_before_007_read_back_with_nulls(persistent_backend: 
         " VALUES ('old', 'wamid.old', 'inbound', ?, NULL, 'text', 'received', NULL, ?, ?)",
         (PHONE, 1_763_720_130_000, 1_763_720_130_000),
     )
-    assert await store.migrate() == 7
+    assert await store.migrate() == SCHEMA_VERSION
     old = await store.get_message(wa_message_id="wamid.old")
     assert old is not None and old.from_phone == PHONE
     assert (old.user_id, old.parent_user_id) == (None, None)
