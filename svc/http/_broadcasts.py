@@ -123,9 +123,11 @@ def plan_broadcast(data: object, profile: Profile) -> BroadcastPlan:
             raise malformed_body("A broadcast cannot send to groups.")
         try:
             payload = to_payload(parsed)
-            _, who = resolve_recipient(recipient.to)
+            field, who = resolve_recipient(recipient.to)
         except GraphRequestValidationError as exc:
             raise _refuse(index, refusal_message(exc)) from None
+        if field == "to":
+            who = who.removeprefix("+")  # one user, with or without the '+': sent once
         recipients.append(
             BroadcastRecipientInput(
                 recipient=who, payload_json=json.dumps(payload, separators=(",", ":"))

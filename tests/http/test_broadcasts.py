@@ -39,7 +39,7 @@ async def error_code(response: Any) -> str:
 
 async def test_create_read_and_replay(app_client: Any, graph: Any) -> None:
     response = await app_client.post(
-        "/api/broadcasts", json=body("16505551234", "16505551234", "US.13491208655302741918"),
+        "/api/broadcasts", json=body("16505551234", "+16505551234", "US.13491208655302741918"),
         headers=KEY,
     )  # fmt: skip
     assert response.status_code == 202
@@ -52,7 +52,7 @@ async def test_create_read_and_replay(app_client: Any, graph: Any) -> None:
         "failedByCode": {},
     }
     again = await app_client.post(
-        "/api/broadcasts", json=body("16505551234", "16505551234", "US.13491208655302741918"),
+        "/api/broadcasts", json=body("16505551234", "+16505551234", "US.13491208655302741918"),
         headers=KEY,
     )  # fmt: skip
     assert again.status_code == 202
