@@ -52,6 +52,7 @@ def _peer_missing() -> list[str]:
         ["bench/media_decrypt.py", "--rounds", "1"],
         ["bench/store.py", "--rows", "20000", "--adapters", "sqlite"],
         ["bench/retention.py", "--quick"],
+        ["bench/broadcast.py", "--quick", "--no-postgres"],
     ],
     ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )

@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "openapi": ("._operator", "openapi", "Print the OpenAPI 3.1 document of the service."),
     "serve": ("._serve", "serve", "Run the service (dry run or live)."),
     "messages": ("._messages", "messages", "List or show projected messages of a running service."),
+    "broadcast": ("._broadcast", "broadcast", "Send a template to a CSV of recipients; status."),
     "webhook": ("._operator", "webhook", "Webhook helpers (verify tokens)."),
     "flows": ("._flows", "flows", "WhatsApp Flows helpers (key generation)."),
     "outbox": ("._outbox", "outbox", "List outbox items; retry dead ones."),

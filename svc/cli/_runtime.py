@@ -83,6 +83,8 @@ class ServePlan:
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
+    broadcast_options: dict[str, float] = field(default_factory=dict)
+    """``create_app(broadcast_options=...)``: the sender's rate and lease."""
 
     def profile(self) -> Profile:
         from ..http import Profile
@@ -223,6 +225,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
     if plan.access_log:
         kwargs["access_log"] = True
+    if plan.broadcast_options:
+        kwargs["broadcast_options"] = dict(plan.broadcast_options)
     from ..http import ServiceError
     from ._errors import ServeError
 

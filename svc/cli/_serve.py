@@ -64,6 +64,12 @@ __all__ = ["serve"]
     help="Prune dedupe keys, completed claims and finished outbox items older than this "
     "(e.g. 14d), at start and hourly (needs a store).",
 )
+@click.option(
+    "--broadcast-rate", metavar="N", help="Broadcast messages per second per number (default 80)."
+)
+@click.option(
+    "--broadcast-lease", metavar="SECONDS", help="In-flight broadcast send lease (default 60)."
+)
 def serve(
     config_path: str,
     profile: str | None,
@@ -86,6 +92,8 @@ def serve(
     sqlite_synchronous: str,
     access_log: bool,
     retention: str | None,
+    broadcast_rate: str | None,
+    broadcast_lease: str | None,
 ) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
     if dry_run == live:
@@ -117,6 +125,15 @@ def serve(
         if database is None and database_url_env is None:
             raise CliUsageError("--retention needs a store: give --database or --database-url-env.")
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
+    broadcast_options: dict[str, float] = {}
+    if broadcast_rate is not None:
+        broadcast_options["rate_per_second"] = parse_int(
+            broadcast_rate, "--broadcast-rate", low=1, high=1000
+        )
+    if broadcast_lease is not None:
+        broadcast_options["lease"] = parse_int(
+            broadcast_lease, "--broadcast-lease", low=2, high=3600
+        )
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
     from ._config import load_config, resolve_profile, resolve_secrets
@@ -204,6 +221,7 @@ def serve(
         access_log=access_log,
         retention_seconds=retention_seconds,
         test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),
+        broadcast_options=broadcast_options,
     )
     if flow_handler is not None:
         from ._runtime import load_flow_options

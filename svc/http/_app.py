@@ -39,6 +39,8 @@ from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetric
 
 from ._access_log import AccessLog
 from ._body import DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_PENDING_BODIES, BodyGate
+from ._broadcast_routes import BroadcastRuntime, register_broadcast_routes
+from ._broadcast_sender import BroadcastOptions
 from ._checks import check_arguments
 from ._errors import (
     HttpError,
@@ -84,6 +86,7 @@ def create_app(
     outbox_options: Mapping[str, Any] | None = None,
     flow_handler: FlowHandler | None = None,
     flows_private_key: FlowPrivateKey | None = None,
+    broadcast_options: BroadcastOptions | Mapping[str, Any] | None = None,
     now: Callable[[], datetime] = utc_now,
     logger: logging.Logger | None = None,
     log_stream: TextIO | None = None,
@@ -101,7 +104,9 @@ def create_app(
     ``max_pending_bodies`` bound every request body: one not complete in time
     is answered 408 and its connection closed; beyond that many bodies read at
     once, 503 with ``Retry-After`` before reading. ``access_log`` writes one ``svc.access`` line per
-    request to ``log_stream`` (method, templated route, status, duration).
+    request to ``log_stream`` (method, templated route, status, duration). With a store the paced
+    broadcast sender runs there too (``broadcast_options``: a ``BroadcastOptions``
+    or its fields).
     """
     checked = check_arguments(
         profile=profile,
@@ -184,8 +189,14 @@ def create_app(
             )
         except Exception as exc:
             raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
+    try:
+        broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", "broadcast_options are invalid.") from exc
     routes = route_inventory(checked_profile, enable_group_routes=enable_group_routes)
-    app = _build_quart_app(service, routes, registry, metrics_exposition, outbox, gate)
+    app = _build_quart_app(
+        service, routes, registry, metrics_exposition, outbox, gate, broadcasts
+    )
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
@@ -238,6 +249,7 @@ def _build_quart_app(
     metrics_exposition: Callable[[], bytes] | None,
     outbox: OutboxWorkerOptions | None,
     gate: BodyGate,
+    broadcasts: BroadcastRuntime,
 ) -> QuartTrio:
     """The Quart app: configuration, lifespan, error answers, the route table, the front."""
     app = QuartTrio(SERVICE_NAME, static_folder=None)
@@ -259,12 +271,13 @@ def _build_quart_app(
     app.extensions["svc"] = service
     app.extensions["svc.routes"] = routes
     app.extensions[BODY_GATE_KEY] = gate
-    _register_lifespan(app, service, outbox)
+    _register_lifespan(app, service, outbox, broadcasts)
     _register_error_answers(app, service)
     # Registration order is the order of the OpenAPI document's paths.
     register_operator_routes(app, service, routes, registry, metrics_exposition)
     register_webhook_routes(app, service)
     register_message_routes(app, service)
+    register_broadcast_routes(app, service, broadcasts)
     if service.enable_group_routes:
         register_group_routes(app, service)
     quart_asgi = app.asgi_app
@@ -273,20 +286,26 @@ def _build_quart_app(
 
 
 def _register_lifespan(
-    app: QuartTrio, service: Service, outbox: OutboxWorkerOptions | None
+    app: QuartTrio,
+    service: Service,
+    outbox: OutboxWorkerOptions | None,
+    broadcasts: BroadcastRuntime,
 ) -> None:
-    """The outbox worker lives in the app's serving nursery; the Graph client closes after it."""
+    """The outbox worker and the broadcast sender live in the app's serving nursery; the
+    Graph client closes after them."""
     handle: list[OutboxWorkerHandle] = []
 
     @app.before_serving
     async def _start_background() -> None:
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
+        await broadcasts.start(app.nursery, service)
 
     @app.after_serving
     async def _stop_background() -> None:
         while handle:
             await handle.pop().stop()
+        await broadcasts.stop()
         await service.numbers.aclose()
         await service.client.aclose()
 

@@ -42,6 +42,10 @@ def route_inventory(profile: Profile, *, enable_group_routes: bool) -> tuple[Rou
         Route(("GET", "POST"), f"{prefix}/messages", "bearer"),
         Route(("GET",), f"{prefix}/messages/:id", "bearer"),
         Route(("GET",), f"{prefix}/conversations/:user/window", "bearer"),
+        Route(("POST",), f"{prefix}/broadcasts", "bearer"),
+        Route(("GET",), f"{prefix}/broadcasts/:id", "bearer"),
+        Route(("POST",), f"{prefix}/broadcasts/:id/pause", "bearer"),
+        Route(("POST",), f"{prefix}/broadcasts/:id/resume", "bearer"),
     ]
     if profile.flows_path is not None:
         routes.append(Route(("POST",), profile.flows_path, "signature"))

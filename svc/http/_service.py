@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, TypeVar
@@ -181,6 +181,8 @@ class Service:
         self.logger = logger
         self.enable_group_routes = enable_group_routes
         self.recent_errors = RecentErrors()
+        self.update_hooks: list[Callable[[Sequence[Update]], Awaitable[None]]] = []
+        """Awaited with every delivery's updates before dispatch (the broadcast template pause)."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
         self._matches = (
             crypto_provider.hmac_sha256_matches
@@ -283,6 +285,8 @@ class Service:
                 type(exc).__name__[:MAX_ERROR_NAME],
             )
 
+        for hook in self.update_hooks:
+            await hook(delivery.updates)
         chosen, running = updates_to_run(updates, keys, to_run)
         for key in running:
             self._running[key] = anyio.Event()

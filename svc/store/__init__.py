@@ -5,6 +5,14 @@ message projection, a user identity map (phone, BSUIDs, username) and an outbox;
 never message text, raw bodies or contact cards.
 """
 
+from ._broadcast_methods import MAX_BROADCAST_RECIPIENTS as MAX_BROADCAST_RECIPIENTS
+from ._broadcasts import BROADCAST_INTERRUPTED as BROADCAST_INTERRUPTED
+from ._broadcasts import BroadcastCreateResult as BroadcastCreateResult
+from ._broadcasts import BroadcastRecipientInput as BroadcastRecipientInput
+from ._broadcasts import BroadcastSend as BroadcastSend
+from ._broadcasts import BroadcastState as BroadcastState
+from ._broadcasts import BroadcastStatus as BroadcastStatus
+from ._contract import BroadcastStore as BroadcastStore
 from ._contract import PersistenceStore as PersistenceStore
 from ._errors import FAULT_CODES as FAULT_CODES
 from ._errors import VALIDATION_CODES as VALIDATION_CODES
@@ -57,8 +65,10 @@ from ._window import ConversationWindow as ConversationWindow
 from ._window import conversation_window as conversation_window
 
 __all__ = [
+    "BROADCAST_INTERRUPTED",
     "DEFAULT_WINDOW_MS",
     "FAULT_CODES",
+    "MAX_BROADCAST_RECIPIENTS",
     "MAX_WINDOW_MS",
     "OUTBOX_LEASE_MS",
     "SCHEMA_VERSION",
@@ -66,6 +76,12 @@ __all__ = [
     "STATUS_RANKS",
     "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",
+    "BroadcastCreateResult",
+    "BroadcastRecipientInput",
+    "BroadcastSend",
+    "BroadcastState",
+    "BroadcastStatus",
+    "BroadcastStore",
     "ClaimResult",
     "Claimed",
     "Conflict",

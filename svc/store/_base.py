@@ -16,6 +16,7 @@ from typing import ClassVar, TypeVar
 from . import _batch, _ops
 from . import _validate as check
 from ._batch import BatchHint
+from ._broadcast_methods import BroadcastMethods
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
@@ -57,7 +58,7 @@ def _outbox_status(value: object) -> str:
         ) from None
 
 
-class StoreBase(abc.ABC):
+class StoreBase(BroadcastMethods, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call``."""
 
     __slots__ = ()

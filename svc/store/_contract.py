@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
+from ._broadcasts import (
+    BroadcastCreateResult,
+    BroadcastRecipientInput,
+    BroadcastSend,
+    BroadcastStatus,
+)
 from ._records import (
     ClaimResult,
     MessagePage,
@@ -21,7 +27,7 @@ from ._records import (
     WebhookEventResult,
 )
 
-__all__ = ["PersistenceStore"]
+__all__ = ["BroadcastStore", "PersistenceStore"]
 
 
 @runtime_checkable
@@ -262,4 +268,86 @@ class PersistenceStore(Protocol):
 
     async def close(self) -> None:
         """Release connections; later calls raise ``store_closed``. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class BroadcastStore(Protocol):
+    """The broadcast surface (both adapters have it); a separate protocol so that a
+    ``PersistenceStore`` without it still serves everything else."""
+
+    async def create_broadcast(
+        self,
+        *,
+        id: str,
+        request_key: str,
+        request_hash: str,
+        phone_number_id: str,
+        recipients: Sequence[BroadcastRecipientInput],
+        created_at: datetime,
+        template_name: str | None = None,
+        template_language: str | None = None,
+    ) -> BroadcastCreateResult:
+        """Store a broadcast and its recipients atomically, idempotent on ``request_key``."""
+        ...
+
+    async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
+        """A broadcast's state and counts, or None."""
+        ...
+
+    async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
+        """Pause or resume a broadcast; False when it is unknown."""
+        ...
+
+    async def pause_broadcasts_for_template(
+        self, *, name: str, language: str | None = None, now: datetime
+    ) -> int:
+        """Pause the unfinished broadcasts of a template; return how many."""
+        ...
+
+    async def expire_broadcast_leases(self, *, now: datetime) -> int:
+        """Fail (``interrupted``) in-flight sends whose lease expired; return how many."""
+        ...
+
+    async def claim_broadcast_sends(
+        self,
+        *,
+        phone_number_id: str,
+        now: datetime,
+        rate_per_second: float,
+        horizon_ms: int,
+        limit: int,
+        lease_ms: int,
+    ) -> list[BroadcastSend]:
+        """Lease due recipients of a number with paced send slots shared by every instance."""
+        ...
+
+    async def complete_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        outcome: Literal["sent", "failed"],
+        now: datetime,
+        error_code: str | None = None,
+        wa_message_id: str | None = None,
+    ) -> bool:
+        """End a leased send (its payload is dropped); True if the lease was current."""
+        ...
+
+    async def retry_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        next_attempt_at: datetime,
+        now: datetime,
+    ) -> bool:
+        """Queue a leased send again (the platform refused it); True if the lease was current."""
+        ...
+
+    async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
+        """No send slot of this number before ``until``."""
         ...

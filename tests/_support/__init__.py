@@ -5,11 +5,13 @@
 - ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
+- ``graph_limits``: ``GraphLimits``, the platform's throughput and pair limits for a fake Graph.
 - ``postgres``: ``PrivatePostgres``, a server a test may stop, ``free_port``, and the schemas
   of a run on the shared server (``new_run_prefix``, ``with_search_path``, ``drop_run_schemas``).
 """
 
 from .capture import Captured as Captured
+from .graph_limits import GraphLimits as GraphLimits
 from .graph_server import FakeGraph as FakeGraph
 from .graph_server import GraphRequest as GraphRequest
 from .live_config import PHONE_ID as PHONE_ID
@@ -38,6 +40,7 @@ __all__ = [
     "WABA_ID",
     "Captured",
     "FakeGraph",
+    "GraphLimits",
     "GraphRequest",
     "PrivatePostgres",
     "Project",

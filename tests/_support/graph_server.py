@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from .graph_limits import GraphLimits
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GraphRequest:
@@ -39,6 +41,7 @@ class FakeGraph:
         self.gate.set()
         self.delay = 0.0
         self.gate_from = 1  # requests numbered from here on wait at a cleared gate
+        self.limits: GraphLimits | None = None  # refuse sends over the platform's limits
         self._ids = iter(range(1, 10**9))
         graph = self
 
@@ -62,6 +65,17 @@ class FakeGraph:
                     graph.gate.wait(timeout=60)
                 if graph.delay:
                     time.sleep(graph.delay)
+                refused = (
+                    None if graph.limits is None else graph.limits.check(body, time.monotonic())
+                )
+                if refused is not None:
+                    error = json.dumps(GraphLimits.error_body(refused)).encode()
+                    self.send_response(GraphLimits.status(refused))
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(error)))
+                    self.end_headers()
+                    self.wfile.write(error)
+                    return
                 try:
                     to = json.loads(body).get("to", "")
                 except ValueError:

@@ -1,0 +1,311 @@
+"""``svc broadcast send|status``: send a template to a CSV of recipients through a running service.
+
+``send`` reads the CSV (a header row; the recipient column and the template's
+body parameter columns by name), posts one broadcast per 5,000 recipients to
+``POST {prefix}/broadcasts`` with an ``Idempotency-Key`` derived from the
+file, template and language (running the same command twice sends nobody
+twice), then follows the counts: a progress line on a terminal, a summary at
+the end. Recipients and parameter values are never printed. The bearer is read
+as ``svc messages`` reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import click
+
+from ._errors import CliUsageError, MessagesError
+
+__all__ = ["broadcast", "read_recipients"]
+
+CHUNK: Final = 5000
+"""Recipients per broadcast (the service's limit per request)."""
+MAX_FILE_BYTES: Final = 50 * 1024 * 1024
+POLL_SECONDS: Final = 1.0
+
+
+def _options(function: Any) -> Any:
+    for decorator in reversed(
+        [
+            click.option("--config", "config_path", required=True, metavar="PATH"),
+            click.option("--profile", metavar="NAME"),
+            click.option("--env-file", metavar="FILE", help="Relative dotenv file with the token."),
+            click.option("--url", metavar="URL", help="Service URL (default: the config's)."),
+            click.option("--json", "as_json", is_flag=True, help="Print the raw JSON."),
+        ]
+    ):
+        function = decorator(function)
+    return function
+
+
+@click.group()
+def broadcast() -> None:
+    """Paced broadcasts through the running local service."""
+
+
+class _Service:
+    """The running service of a profile: its API base URL and bearer (never printed)."""
+
+    def __init__(
+        self, config_path: str, profile: str | None, env_file: str | None, url: str | None
+    ) -> None:
+        import httpx
+
+        from ._config import load_config, resolve_profile
+        from ._inputs import check_env_file_name
+
+        loaded = load_config(config_path)
+        environ: dict[str, str] = {}
+        if env_file is not None:
+            from dotenv import dotenv_values
+
+            env_path = check_env_file_name(env_file)
+            if not env_path.is_file():
+                raise MessagesError("the env file does not exist or is not a file.")
+            environ.update({k: v for k, v in dotenv_values(env_path).items() if v is not None})
+        environ.update(os.environ)
+        resolved = resolve_profile(loaded, profile, environ, placeholders=True)
+        _, section = loaded.section(profile)
+        token_name = section.secrets.serviceBearerToken.env
+        token = environ.get(token_name)
+        if not token:
+            raise MessagesError(f"{token_name} is not set (env file or environment).")
+        host = resolved.host
+        if host in ("0.0.0.0", "::", ""):  # noqa: S104 - a listen-all address, reached locally
+            host = "127.0.0.1"
+        base = (
+            url
+            if url is not None
+            else f"http://{f'[{host}]' if ':' in host else host}:{resolved.port}"
+        )
+        try:
+            parsed = httpx.URL(base)
+        except httpx.InvalidURL:
+            raise CliUsageError("--url must be an http(s) URL.") from None
+        if parsed.scheme not in ("http", "https") or not parsed.host or parsed.userinfo:
+            raise CliUsageError("--url must be an http(s) URL without credentials.")
+        self.base = base.rstrip("/") + resolved.api_prefix
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self._client = httpx.Client(timeout=30.0)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+        ok: tuple[int, ...] = (200,),
+    ) -> Any:
+        import httpx
+
+        try:
+            response = self._client.request(
+                method, self.base + path, json=body, headers={**self._headers, **(headers or {})}
+            )
+        except httpx.HTTPError:
+            raise MessagesError(
+                "the service cannot be reached (is `svc serve` running?)."
+            ) from None
+        if response.status_code not in ok:
+            code = "unknown"
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                code = str(response.json()["error"]["code"])
+            if not code.replace("_", "").isalnum():
+                code = "unknown"
+            raise MessagesError(f"the service answered {response.status_code} ({code}).")
+        try:
+            return response.json()
+        except ValueError:
+            raise MessagesError("the service answered with something that is not JSON.") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def read_recipients(
+    data: bytes, *, to_column: str, param_columns: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The broadcast recipients of a CSV file: ``to`` and, with parameter columns, the
+    template's body parameters in column order. Errors name a line, never a value."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise CliUsageError("--recipients must be a UTF-8 CSV file.") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    for column in (to_column, *param_columns):
+        if column not in header:
+            raise CliUsageError(f"the CSV has no column named {column!r}.")
+    recipients: list[dict[str, Any]] = []
+    for row in reader:
+        to = (row.get(to_column) or "").strip()
+        if not to:
+            raise CliUsageError(f"line {reader.line_num}: the recipient is empty.")
+        recipient: dict[str, Any] = {"to": to}
+        if param_columns:
+            parameters = [{"type": "text", "text": row.get(c) or ""} for c in param_columns]
+            recipient["components"] = [{"type": "body", "parameters": parameters}]
+        recipients.append(recipient)
+    if not recipients:
+        raise CliUsageError("the CSV has no recipients.")
+    return recipients
+
+
+def _summary(statuses: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    counts = {"queued": 0, "sent": 0, "failed": 0, "skipped": 0}
+    by_code: dict[str, int] = {}
+    for status in statuses:
+        for key in counts:
+            counts[key] += int(status.get("counts", {}).get(key, 0))
+        for code, count in dict(status.get("failedByCode", {})).items():
+            by_code[str(code)] = by_code.get(str(code), 0) + int(count)
+    return {"counts": counts, "failedByCode": dict(sorted(by_code.items()))}
+
+
+def _summary_line(summary: Mapping[str, Any]) -> str:
+    counts = summary["counts"]
+    line = (
+        f"sent {counts['sent']}, failed {counts['failed']}, skipped {counts['skipped']},"
+        f" queued {counts['queued']}"
+    )
+    if summary["failedByCode"]:
+        line += (
+            " (failed by code: "
+            + ", ".join(f"{code} {count}" for code, count in summary["failedByCode"].items())
+            + ")"
+        )
+    return line
+
+
+def _progress(summary: Mapping[str, Any], total: int) -> None:
+    counts = summary["counts"]
+    done = total - counts["queued"]
+    width = 30
+    filled = width * done // max(1, total)
+    bar = "#" * filled + "-" * (width - filled)
+    click.echo(f"\r[{bar}] {done}/{total} {_summary_line(summary)}", err=True, nl=False)
+
+
+def _follow(service: _Service, ids: Sequence[str], *, show: bool) -> dict[str, Any]:
+    """Poll the broadcasts until each is done or paused; return the combined summary."""
+    while True:
+        statuses = [service.call("GET", f"/broadcasts/{bid}") for bid in ids]
+        summary = _summary(statuses)
+        total = sum(summary["counts"].values())
+        if show:
+            _progress(summary, total)
+        if all(s.get("state") in ("done", "paused") for s in statuses):
+            if show:
+                click.echo("", err=True)
+            summary["states"] = {s["id"]: s.get("state") for s in statuses}
+            return summary
+        time.sleep(POLL_SECONDS)
+
+
+@broadcast.command(name="send")
+@_options
+@click.option("--template", required=True, metavar="NAME", help="An approved template's name.")
+@click.option("--language", required=True, metavar="CODE", help="The template language (en_US).")
+@click.option("--recipients", "recipients_path", required=True, metavar="FILE.csv")
+@click.option("--to-column", default="to", show_default=True, metavar="NAME")
+@click.option(
+    "--param-column", "param_columns", multiple=True, metavar="NAME",
+    help="A CSV column giving the next body parameter (repeat, in order).",
+)  # fmt: skip
+@click.option(
+    "--phone-number-id", metavar="ID", help="The business number (default: the profile's)."
+)
+@click.option("--wait/--no-wait", default=True, help="Follow the counts until done (default).")
+def send(
+    config_path: str,
+    profile: str | None,
+    env_file: str | None,
+    url: str | None,
+    as_json: bool,
+    template: str,
+    language: str,
+    recipients_path: str,
+    to_column: str,
+    param_columns: tuple[str, ...],
+    phone_number_id: str | None,
+    wait: bool,
+) -> None:
+    """Send TEMPLATE to every recipient of the CSV, paced by the service; print a summary."""
+    from svc import crypto
+
+    path = Path(recipients_path)
+    if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+        raise CliUsageError("--recipients must be a CSV file of at most 50 MiB.")
+    data = path.read_bytes()
+    recipients = read_recipients(data, to_column=to_column, param_columns=param_columns)
+    message = {"type": "template", "name": template, "languageCode": language}
+    seed = crypto.sha256_hex(
+        json.dumps([message, phone_number_id, to_column, param_columns]).encode() + data
+    )
+    service = _Service(config_path, profile, env_file, url)
+    try:
+        ids: list[str] = []
+        for index, start in enumerate(range(0, len(recipients), CHUNK)):
+            body: dict[str, Any] = {
+                "message": message,
+                "recipients": recipients[start : start + CHUNK],
+            }
+            if phone_number_id is not None:
+                body["phoneNumberId"] = phone_number_id
+            answer = service.call(
+                "POST", "/broadcasts", body=body,
+                headers={"Idempotency-Key": f"cli-{seed[:32]}-{index}"}, ok=(202,),
+            )  # fmt: skip
+            ids.append(str(answer["broadcastId"]))
+        if not wait:
+            click.echo(json.dumps({"broadcastIds": ids}) if as_json else "\n".join(ids))
+            return
+        summary = _follow(service, ids, show=sys.stderr.isatty() and not as_json)
+    finally:
+        service.close()
+    if as_json:
+        click.echo(json.dumps({"broadcastIds": ids, **summary}))
+        return
+    for bid in ids:
+        click.echo(f"broadcast {bid}: {summary['states'][bid]}")
+    click.echo(_summary_line(summary))
+
+
+@broadcast.command(name="status")
+@click.argument("broadcast_id", metavar="ID")
+@_options
+def status(
+    broadcast_id: str,
+    config_path: str,
+    profile: str | None,
+    env_file: str | None,
+    url: str | None,
+    as_json: bool,
+) -> None:
+    """The state and counts of one broadcast."""
+    from urllib.parse import quote
+
+    if not broadcast_id or len(broadcast_id) > 256 or not broadcast_id.isprintable():
+        raise CliUsageError("ID must be a broadcast id.")
+    service = _Service(config_path, profile, env_file, url)
+    try:
+        record = service.call("GET", "/broadcasts/" + quote(broadcast_id, safe=""))
+    finally:
+        service.close()
+    if as_json:
+        click.echo(json.dumps(record))
+        return
+    summary = _summary([record])
+    click.echo(f"broadcast {record.get('id')}: {record.get('state')}")
+    click.echo(_summary_line(summary))

@@ -1,0 +1,246 @@
+"""The broadcast routes, the sender's place in the app's lifespan, and the template-pause hook.
+
+``POST {prefix}/broadcasts`` stores a validated broadcast (202); ``GET
+{prefix}/broadcasts/{id}`` reads its counts; ``.../pause`` and ``.../resume``
+stop and restart its sends. The paced sender (``_broadcast_sender``) runs in
+the app's serving nursery whenever the store has the broadcast surface.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import trio
+from quart import Response, request
+from quart_schema import document_headers, document_request, document_response, security_scheme
+from quart_trio import QuartTrio
+
+from svc import crypto
+from svc.store import BroadcastStatus, BroadcastStore
+from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
+
+from ._broadcast_sender import (
+    BroadcastOptions,
+    BroadcastSenderHandle,
+    run_broadcast_sender,
+)
+from ._broadcasts import (
+    BroadcastAnswer,
+    BroadcastBody,
+    BroadcastOut,
+    broadcast_json,
+    plan_broadcast,
+)
+from ._errors import (
+    HttpError,
+    idempotency_conflict,
+    not_found,
+    persistence_not_configured,
+)
+from ._models import ErrorBody, IdempotencyHeaders
+from ._openapi import BEARER
+from ._requests import (
+    check_path_id,
+    json_response,
+    parse_json,
+    reply_response,
+    request_body,
+    require_bearer,
+)
+from ._service import Reply, Service, check_idempotency_key, json_bytes
+
+__all__ = [
+    "PAUSING_TEMPLATE_EVENTS",
+    "BroadcastRuntime",
+    "register_broadcast_routes",
+]
+
+PAUSING_TEMPLATE_EVENTS = frozenset(
+    {"PAUSED", "DISABLED", "PENDING_DELETION", "DELETED", "ARCHIVED", "REJECTED"}
+)
+"""Template status events after which a broadcast using the template stops sending."""
+
+
+class BroadcastRuntime:
+    """One app's sender: its options, and its handle while the app serves."""
+
+    __slots__ = ("handle", "options")
+
+    def __init__(self, options: BroadcastOptions) -> None:
+        self.options = options
+        self.handle: BroadcastSenderHandle | None = None
+
+    @classmethod
+    def from_options(
+        cls, options: BroadcastOptions | Mapping[str, Any] | None, service: Service
+    ) -> BroadcastRuntime:
+        """Options as given, or built from a mapping with the app's clock by default."""
+        if isinstance(options, BroadcastOptions):
+            return cls(options)
+        return cls(BroadcastOptions(**{"now": service.now, **dict(options or {})}))
+
+    def wake(self) -> None:
+        if self.handle is not None:
+            self.handle.wake()
+
+    async def start(self, nursery: trio.Nursery, service: Service) -> None:
+        """Start the sender when the service's store has the broadcast surface."""
+        store = service.store
+        if not self.options.enabled or not isinstance(store, BroadcastStore):
+            return
+        numbers = _numbers(service)
+
+        async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+            served = service.numbers.get(number)
+            client = service.client if served is None else served.client
+            return await client.request("POST", f"/{number}/messages", json=dict(payload))
+
+        self.handle = await nursery.start(run_broadcast_sender, store, post, numbers, self.options)
+
+    async def stop(self) -> None:
+        if self.handle is not None:
+            await self.handle.stop()
+            self.handle = None
+
+
+def _numbers(service: Service) -> Sequence[str]:
+    """The business numbers the sender serves: every number the service serves."""
+    return tuple(sorted(service.numbers.ids))
+
+
+def template_pause_hook(service: Service) -> Any:
+    """An update hook that pauses the broadcasts of a template the platform paused or disabled."""
+
+    async def hook(updates: Sequence[Update]) -> None:
+        store = service.store
+        if not isinstance(store, BroadcastStore):
+            return
+        for update in updates:
+            if not isinstance(update, AccountUpdate):
+                continue
+            details = update.details
+            if not isinstance(details, TemplateStatusChange) or details.name is None:
+                continue
+            if (details.event or "").upper() not in PAUSING_TEMPLATE_EVENTS:
+                continue
+            name, language = details.name, details.language
+            try:
+                paused = await service.store_call(
+                    lambda _, name=name, language=language: store.pause_broadcasts_for_template(
+                        name=name, language=language, now=service.now()
+                    )
+                )
+            except HttpError:
+                service.logger.warning("broadcast pause for a template status failed")
+                continue
+            if paused:
+                service.logger.warning("broadcasts paused by a template status count=%d", paused)
+
+    return hook
+
+
+def _broadcast_store(service: Service) -> BroadcastStore:
+    store = service.require_store()
+    if not isinstance(store, BroadcastStore):
+        raise persistence_not_configured()
+    return store
+
+
+def _status_reply(status: BroadcastStatus | None) -> Response:
+    if status is None:
+        raise not_found("No broadcast with this id.")
+    return json_response(broadcast_json(status))
+
+
+def register_broadcast_routes(app: QuartTrio, service: Service, runtime: BroadcastRuntime) -> None:
+    """Add the broadcast routes under the API prefix."""
+    prefix = service.profile.api_prefix
+    token = service.secrets.service_bearer_token.encode("utf-8")
+
+    @app.route(f"{prefix}/broadcasts", methods=["POST"], endpoint="create_broadcast")
+    @security_scheme(BEARER)
+    @document_headers(IdempotencyHeaders)
+    @document_request(BroadcastBody)
+    @document_response(BroadcastAnswer, 202)
+    @document_response(ErrorBody, 400)
+    async def create_broadcast() -> Response:
+        """Store a broadcast: one message to many recipients, sent at the number's pace."""
+        require_bearer(token)
+        key = check_idempotency_key(request.headers.get("Idempotency-Key"))
+        if key is None:
+            raise HttpError(
+                400, "invalid_idempotency_key", "A broadcast needs an Idempotency-Key header."
+            )
+        store = _broadcast_store(service)
+        data = parse_json(await request_body(service.profile.max_body_bytes))
+        plan = plan_broadcast(data, service.profile)
+        number = service.numbers.choose(plan.phone_number_id, source="body")
+        digest = crypto.sha256_hex(canonical_json(data))
+        scoped = service._scoped_key(key, "broadcasts", number)
+        result = await service.store_call(
+            lambda _: store.create_broadcast(
+                id=uuid.uuid4().hex,
+                request_key=scoped,
+                request_hash=digest,
+                phone_number_id=plan.phone_number_id,
+                recipients=plan.recipients,
+                created_at=service.now(),
+                template_name=plan.template_name,
+                template_language=plan.template_language,
+            )
+        )
+        if result.outcome == "conflict":
+            raise idempotency_conflict()
+        headers = {"Idempotent-Replayed": "true"} if result.outcome == "replay" else {}
+        if result.outcome == "created":
+            runtime.wake()
+        body = json_bytes({"broadcastId": result.broadcast_id})
+        return reply_response(Reply(202, body, headers=headers))
+
+    @app.route(f"{prefix}/broadcasts/<broadcast_id>", methods=["GET"], endpoint="get_broadcast")
+    @security_scheme(BEARER)
+    @document_response(BroadcastOut)
+    @document_response(ErrorBody, 404)
+    async def get_broadcast(broadcast_id: str) -> Response:
+        """A broadcast's state, counts and failures by error code."""
+        require_bearer(token)
+        store = _broadcast_store(service)
+        bid = check_path_id(broadcast_id)
+        return _status_reply(await service.store_call(lambda _: store.get_broadcast(id=bid)))
+
+    async def set_paused(broadcast_id: str, paused: bool) -> Response:
+        require_bearer(token)
+        store = _broadcast_store(service)
+        bid = check_path_id(broadcast_id)
+        found = await service.store_call(
+            lambda _: store.set_broadcast_paused(id=bid, paused=paused, now=service.now())
+        )
+        if not found:
+            raise not_found("No broadcast with this id.")
+        if not paused:
+            runtime.wake()
+        return _status_reply(await service.store_call(lambda _: store.get_broadcast(id=bid)))
+
+    @app.route(
+        f"{prefix}/broadcasts/<broadcast_id>/pause", methods=["POST"], endpoint="pause_broadcast"
+    )
+    @security_scheme(BEARER)
+    @document_response(BroadcastOut)
+    @document_response(ErrorBody, 404)
+    async def pause_broadcast(broadcast_id: str) -> Response:
+        """Stop sending a broadcast (sends in flight finish)."""
+        return await set_paused(broadcast_id, True)
+
+    @app.route(
+        f"{prefix}/broadcasts/<broadcast_id>/resume", methods=["POST"], endpoint="resume_broadcast"
+    )
+    @security_scheme(BEARER)
+    @document_response(BroadcastOut)
+    @document_response(ErrorBody, 404)
+    async def resume_broadcast(broadcast_id: str) -> Response:
+        """Send a paused broadcast's remaining recipients again."""
+        return await set_paused(broadcast_id, False)
+
+    service.update_hooks.append(template_pause_hook(service))

@@ -1,0 +1,232 @@
+"""The broadcast methods both adapters share: validation and time conversion over ``_call``.
+
+A mixin of ``StoreBase`` so the broadcast surface stays in one module next
+to its operations (``_broadcasts``).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Final, Literal, TypeVar
+
+from . import _broadcasts as ops
+from . import _validate as check
+from ._batch import BatchHint
+from ._broadcasts import (
+    BroadcastCreateResult,
+    BroadcastRecipientInput,
+    BroadcastSend,
+    BroadcastStatus,
+)
+from ._errors import FaultCode, PersistenceValidationError
+from ._session import Session
+from ._time import _EPOCH, to_ms
+
+T = TypeVar("T")
+
+MAX_BROADCAST_RECIPIENTS: Final = 5000
+"""Recipients one broadcast may hold (one request); larger lists are split by the caller."""
+MAX_BROADCAST_PAYLOAD: Final = 65_536
+"""Characters of one recipient's stored wire payload (JSON)."""
+MAX_BROADCAST_CLAIM: Final = 1000
+MAX_BROADCAST_LEASE_MS: Final = 3_600_000
+
+
+def to_us(value: datetime, *, field: str) -> int:
+    """Epoch microseconds of an aware datetime (pacing slots are finer than milliseconds)."""
+    to_ms(value, field=field)  # the same refusal of naive datetimes
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _recipient(item: object) -> tuple[str, str]:
+    if not isinstance(item, BroadcastRecipientInput):
+        raise PersistenceValidationError(
+            "invalid_record", "recipients must be BroadcastRecipientInput values."
+        )
+    who = check.user(item.recipient, "recipient")
+    payload = check.text(item.payload_json, "payload_json", max_len=MAX_BROADCAST_PAYLOAD)
+    return who, payload
+
+
+class BroadcastMethods(abc.ABC):
+    """Create, read, pause and resume broadcasts; claim, complete and retry their sends."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    async def _call(
+        self,
+        code: FaultCode,
+        fn: Callable[[Session], T],
+        *,
+        write: bool,
+        batch: BatchHint | None = None,
+    ) -> T: ...
+
+    async def create_broadcast(
+        self,
+        *,
+        id: str,
+        request_key: str,
+        request_hash: str,
+        phone_number_id: str,
+        recipients: Sequence[BroadcastRecipientInput],
+        created_at: datetime,
+        template_name: str | None = None,
+        template_language: str | None = None,
+    ) -> BroadcastCreateResult:
+        """Store a broadcast and its recipients in one transaction, idempotent on ``request_key``.
+
+        A repeated recipient is stored ``skipped`` without its payload. A known
+        key answers ``replay`` (same hash) or ``conflict`` with the stored id.
+        """
+        broadcast_id = check.text(id, "id")
+        key = check.text(request_key, "request_key")
+        digest = check.text(request_hash, "request_hash")
+        number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
+        name = check.optional_text(template_name, "template_name", max_len=512)
+        language = check.optional_text(template_language, "template_language", max_len=32)
+        items = tuple(_recipient(r) for r in check.records(recipients, "recipients"))
+        if not 1 <= len(items) <= MAX_BROADCAST_RECIPIENTS:
+            raise PersistenceValidationError(
+                "invalid_record", f"A broadcast has 1..{MAX_BROADCAST_RECIPIENTS} recipients."
+            )
+        at = to_ms(created_at, field="created_at")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.create_broadcast(
+                s, broadcast_id, key, digest, number, (name, language), items, at
+            ),
+            write=True,
+        )
+
+    async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
+        """A broadcast's state and counts, or None."""
+        broadcast_id = check.text(id, "id")
+        return await self._call(
+            "query_failed", lambda s: ops.get_broadcast(s, broadcast_id), write=False
+        )
+
+    async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
+        """Pause (queued/running) or resume (paused) a broadcast; False when it is unknown."""
+        broadcast_id = check.text(id, "id")
+        at = to_ms(now, field="now")
+        flag = bool(paused)
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.set_broadcast_paused(s, broadcast_id, flag, at),
+            write=True,
+        )
+
+    async def pause_broadcasts_for_template(
+        self, *, name: str, language: str | None = None, now: datetime
+    ) -> int:
+        """Pause the unfinished broadcasts of a template; return how many were paused."""
+        template = check.text(name, "name", max_len=512)
+        code = check.optional_text(language, "language", max_len=32)
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.pause_broadcasts_for_template(s, template, code, at),
+            write=True,
+        )
+
+    async def expire_broadcast_leases(self, *, now: datetime) -> int:
+        """Fail (``interrupted``) every in-flight send whose lease expired; return how many."""
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed", lambda s: ops.expire_broadcast_leases(s, at), write=True
+        )
+
+    async def claim_broadcast_sends(
+        self,
+        *,
+        phone_number_id: str,
+        now: datetime,
+        rate_per_second: float,
+        horizon_ms: int,
+        limit: int,
+        lease_ms: int,
+    ) -> list[BroadcastSend]:
+        """Lease due recipients of a number, each with a send slot ``1/rate`` after the last.
+
+        The number's next free slot is shared by every instance on the database;
+        slots are handed out only up to ``now + horizon_ms``.
+        """
+        number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
+        if (
+            isinstance(rate_per_second, bool)
+            or not isinstance(rate_per_second, int | float)
+            or not 0 < rate_per_second <= 100_000
+        ):
+            raise PersistenceValidationError("invalid_options", "rate_per_second is out of range.")
+        interval = max(1, round(1_000_000 / rate_per_second))
+        horizon = check.integer(horizon_ms, "horizon_ms", low=1, high=60_000) * 1000
+        count = check.integer(limit, "limit", low=1, high=MAX_BROADCAST_CLAIM)
+        lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_BROADCAST_LEASE_MS)
+        at = to_us(now, field="now")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.claim_broadcast_sends(s, number, at, interval, horizon, count, lease),
+            write=True,
+        )
+
+    async def complete_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        outcome: Literal["sent", "failed"],
+        now: datetime,
+        error_code: str | None = None,
+        wa_message_id: str | None = None,
+    ) -> bool:
+        """End a leased send as ``sent`` or ``failed``, dropping its payload; True if leased."""
+        bid = check.text(broadcast_id, "broadcast_id")
+        index = check.integer(seq, "seq", low=0, high=MAX_BROADCAST_RECIPIENTS)
+        lease = check.text(lease_id, "lease_id")
+        if outcome not in ("sent", "failed"):
+            raise PersistenceValidationError("invalid_record", "outcome must be sent or failed.")
+        code = check.optional_text(error_code, "error_code", max_len=64)
+        message_id = check.optional_text(wa_message_id, "wa_message_id")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.complete_broadcast_send(
+                s, bid, index, lease, outcome, code, message_id, at
+            ),
+            write=True,
+        )
+
+    async def retry_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        next_attempt_at: datetime,
+        now: datetime,
+    ) -> bool:
+        """Queue a leased send again from ``next_attempt_at`` (nothing was sent); True if leased."""
+        bid = check.text(broadcast_id, "broadcast_id")
+        index = check.integer(seq, "seq", low=0, high=MAX_BROADCAST_RECIPIENTS)
+        lease = check.text(lease_id, "lease_id")
+        due = to_ms(next_attempt_at, field="next_attempt_at")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.retry_broadcast_send(s, bid, index, lease, due, at),
+            write=True,
+        )
+
+    async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
+        """No send slot of this number before ``until`` (a rate-limit backoff on every instance)."""
+        number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
+        at = to_us(until, field="until")
+        await self._call(
+            "outbox_failed", lambda s: ops.delay_broadcast_pacing(s, number, at), write=True
+        )

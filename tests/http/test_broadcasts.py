@@ -1,0 +1,187 @@
+"""Broadcast routes: validation, idempotent creation, status, pause/resume, the template pause."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import trio
+
+from svc.http import create_app
+from svc.http._broadcast_sender import BroadcastOptions
+from svc.store import MAX_BROADCAST_RECIPIENTS, SqliteStore
+
+from .conftest import AUTH, PHONE_ID, WABA_ID, AppFactory, post_webhook
+
+TEMPLATE = {"type": "template", "name": "promo", "languageCode": "en"}
+TEXT = {"type": "text", "text": "hi"}
+KEY = {**AUTH, "Idempotency-Key": "b-1"}
+
+
+def body(*phones: str, message: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"message": message or TEMPLATE, "recipients": [{"to": p} for p in phones], **extra}
+
+
+QUIET = BroadcastOptions(enabled=False)  # the routes alone; the sender has its own tests
+
+
+@pytest.fixture
+async def app_client(make_app: AppFactory, sqlite_store: SqliteStore) -> Any:
+    app = make_app(store=sqlite_store, broadcast_options=QUIET)
+    async with app.test_app() as test_app:
+        yield test_app.test_client()
+
+
+async def error_code(response: Any) -> str:
+    return str((await response.get_json())["error"]["code"])
+
+
+async def test_create_read_and_replay(app_client: Any, graph: Any) -> None:
+    response = await app_client.post(
+        "/api/broadcasts", json=body("16505551234", "+16505551234", "US.13491208655302741918"),
+        headers=KEY,
+    )  # fmt: skip
+    assert response.status_code == 202
+    bid = (await response.get_json())["broadcastId"]
+    status = await (await app_client.get(f"/api/broadcasts/{bid}", headers=AUTH)).get_json()
+    assert status == {
+        "id": bid,
+        "state": "queued",
+        "counts": {"queued": 2, "sent": 0, "failed": 0, "skipped": 1},
+        "failedByCode": {},
+    }
+    again = await app_client.post(
+        "/api/broadcasts", json=body("16505551234", "+16505551234", "US.13491208655302741918"),
+        headers=KEY,
+    )  # fmt: skip
+    assert again.status_code == 202
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert (await again.get_json())["broadcastId"] == bid
+    clash = await app_client.post("/api/broadcasts", json=body("16505550000"), headers=KEY)
+    assert clash.status_code == 409
+    assert graph.requests == []  # nothing is sent by the route itself
+
+
+async def test_pause_resume_and_unknown(app_client: Any) -> None:
+    response = await app_client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
+    bid = (await response.get_json())["broadcastId"]
+    paused = await app_client.post(f"/api/broadcasts/{bid}/pause", headers=AUTH)
+    assert (await paused.get_json())["state"] == "paused"
+    resumed = await app_client.post(f"/api/broadcasts/{bid}/resume", headers=AUTH)
+    assert (await resumed.get_json())["state"] == "running"
+    assert (await app_client.get("/api/broadcasts/nope", headers=AUTH)).status_code == 404
+    assert (await app_client.post("/api/broadcasts/nope/pause", headers=AUTH)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("payload", "fragment"),
+    [
+        (body("16505551234", message={**TEMPLATE, "to": "1"}), "without 'to'"),
+        (body("not-a-number"), "recipients[0]"),
+        (body("16505551234", "bad"), "recipients[1]"),
+        (body("16505551234", message={"type": "read", "messageId": "wamid.X"}), "'read'"),
+        (body("16505551234", message={"type": "text"}), "recipients[0]"),
+        (
+            {"message": TEXT, "recipients": [{"to": "1650", "components": []}]},
+            "components are for template messages",
+        ),
+        (body("16505551234", phoneNumberId="999"), "phoneNumberId"),
+        ({"message": TEMPLATE, "recipients": []}, "recipients"),
+        (body(*["16505551234"] * (MAX_BROADCAST_RECIPIENTS + 1)), "recipients"),
+    ],
+)  # fmt: skip
+async def test_refusals_store_nothing(
+    app_client: Any, sqlite_store: SqliteStore, payload: dict[str, Any], fragment: str
+) -> None:
+    response = await app_client.post("/api/broadcasts", json=payload, headers=KEY)
+    assert response.status_code == 400
+    answer = await response.get_json()
+    assert answer["error"]["code"] == "malformed_body"
+    assert fragment in answer["error"]["message"]
+    assert await sqlite_store.get_broadcast(id="any") is None
+
+
+async def test_key_bearer_and_store_are_required(app_client: Any, make_app: AppFactory) -> None:
+    no_key = await app_client.post("/api/broadcasts", json=body("16505551234"), headers=AUTH)
+    assert (no_key.status_code, await error_code(no_key)) == (400, "invalid_idempotency_key")
+    no_auth = await app_client.post("/api/broadcasts", json=body("16505551234"))
+    assert no_auth.status_code == 401
+    stateless = make_app()
+    async with stateless.test_app() as test_app:
+        response = await test_app.test_client().post(
+            "/api/broadcasts", json=body("16505551234"), headers=KEY
+        )
+    assert response.status_code == 503
+
+
+async def test_own_phone_number_id_and_per_recipient_components(
+    app_client: Any, sqlite_store: SqliteStore
+) -> None:
+    components = [{"type": "body", "parameters": [{"type": "text", "text": "Ann"}]}]
+    payload = {
+        "message": TEMPLATE,
+        "recipients": [{"to": "16505551234", "components": components}],
+        "phoneNumberId": PHONE_ID,
+    }
+    response = await app_client.post("/api/broadcasts", json=payload, headers=KEY)
+    assert response.status_code == 202
+    status = await sqlite_store.get_broadcast(id=(await response.get_json())["broadcastId"])
+    assert status is not None
+    assert (status.template_name, status.template_language) == ("promo", "en")
+    assert status.phone_number_id == PHONE_ID
+
+
+async def test_template_paused_by_the_platform_pauses_its_broadcasts(
+    app_client: Any, sqlite_store: SqliteStore
+) -> None:
+    response = await app_client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
+    bid = (await response.get_json())["broadcastId"]
+    other = await app_client.post(
+        "/api/broadcasts",
+        json=body("16505551234", message={"type": "text", "text": "hi"}),
+        headers={**AUTH, "Idempotency-Key": "b-2"},
+    )
+    other_id = (await other.get_json())["broadcastId"]
+    update = {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": WABA_ID,
+                "changes": [
+                    {
+                        "field": "message_template_status_update",
+                        "value": {
+                            "event": "PAUSED",
+                            "message_template_id": 1234,
+                            "message_template_name": "promo",
+                            "message_template_language": "en",
+                            "reason": "LOW_QUALITY",
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    assert (await post_webhook(app_client, update)).status_code == 200
+    assert (await sqlite_store.get_broadcast(id=bid)).state == "paused"  # type: ignore[union-attr]
+    assert (await sqlite_store.get_broadcast(id=other_id)).state == "queued"  # type: ignore[union-attr]
+
+
+async def test_openapi_lists_the_broadcast_routes(app_client: Any) -> None:
+    document = await (await app_client.get("/openapi.json")).get_json()
+    assert {
+        "/api/broadcasts",
+        "/api/broadcasts/{broadcast_id}",
+        "/api/broadcasts/{broadcast_id}/pause",
+        "/api/broadcasts/{broadcast_id}/resume",
+    } <= set(document["paths"])
+
+
+def test_invalid_broadcast_options_are_a_construction_error(make_app: AppFactory) -> None:
+    from svc.http import ServiceError
+
+    with pytest.raises(ServiceError) as info:
+        make_app(broadcast_options={"rate_per_second": 5000})
+    assert info.value.code == "invalid_config"
+    assert create_app is not None and json is not None and trio is not None
