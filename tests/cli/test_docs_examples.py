@@ -115,7 +115,10 @@ def _commands(text: str) -> list[tuple[str, list[str], int | None]]:
     found: list[tuple[str, list[str], int | None]] = []
     for block in _blocks("cli.md", "text"):
         for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
-            first, *rest = chunk.rstrip("\n").split("\n")
+            lines = chunk.rstrip("\n").split("\n")
+            while lines[0].endswith("\\") and len(lines) > 1:  # a command continued with \\
+                lines[0:2] = [lines[0][:-1].rstrip() + " " + lines[1].strip()]
+            first, *rest = lines
             code = None
             if rest and (marker := re.fullmatch(r"\[exit (\d+)\]", rest[-1])):
                 code = int(marker.group(1))
@@ -135,6 +138,12 @@ def test_every_command_of_cli_md_runs_as_documented(
     postgres = os.environ.get("SVC_TEST_POSTGRES_URL")
     documented_id = re.compile(r"wamid\.DRYRUN\.[0-9a-f]+")
     real_id = ""
+    broadcast_id = re.compile(r"\b[0-9a-f]{32}\b")
+    real_broadcast = ""
+    (tmp_path / "people.csv").write_text(
+        "to,first_name\n15551230001,Ann\n15551230002,Bo\nUS.13491208655302741918,Cy\n"
+        "15551230001,Ann\n"
+    )
     for command, output, code in commands:
         if command.startswith("svc serve") and "--print-routes" not in command and code is None:
             # The documented start of the service: run it in the background with the port of
@@ -163,7 +172,13 @@ def test_every_command_of_cli_md_runs_as_documented(
             command = command.replace("http://127.0.0.1:8795", served.url)
             command = command.replace("http://127.0.0.1:8787", served.url)
             command = documented_id.sub(real_id, command)
+            if command.startswith("svc broadcast status"):
+                command = broadcast_id.sub(real_broadcast, command)
         result = _bash(command, cwd=tmp_path, env=env)
+        if command.startswith("svc broadcast send"):
+            found = broadcast_id.search(result.stdout)
+            assert found is not None, (command, result.stdout, result.stderr)
+            real_broadcast = found.group(0)
         expected = 0 if code is None else code
         assert result.returncode == expected, (command, result.stdout, result.stderr)
         errors = [line for line in output if line.startswith("Error: ")]
