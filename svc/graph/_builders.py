@@ -681,44 +681,7 @@ def build_interactive_products_message(
     """A multi-product message: 1..10 titled sections of ``product_retailer_ids`` (<= 30 items)."""
     addressee = _address(to)
     catalog = check_id(catalog_id, "catalog_id")
-    items = check_sequence(sections, "sections", minimum=1, maximum=MAX_PRODUCT_SECTIONS)
-    wire_sections: list[Payload] = []
-    total = 0
-    for index, item in enumerate(items):
-        field = f"sections[{index}]"
-        section = check_mapping(
-            item,
-            field,
-            allowed=("title", "product_retailer_ids"),
-            required=("title", "product_retailer_ids"),
-        )
-        ids = check_sequence(
-            section["product_retailer_ids"],
-            f"{field}.product_retailer_ids",
-            minimum=1,
-            maximum=MAX_PRODUCT_ITEMS,
-        )
-        total += len(ids)
-        wire_sections.append(
-            {
-                "title": check_label(
-                    section["title"], f"{field}.title", max_length=MAX_SECTION_TITLE
-                ),
-                "product_items": [
-                    {
-                        "product_retailer_id": check_id(
-                            product, f"{field}.product_retailer_ids[{product_index}]"
-                        )
-                    }
-                    for product_index, product in enumerate(ids)
-                ],
-            }
-        )
-    if total > MAX_PRODUCT_ITEMS:
-        raise GraphRequestValidationError(
-            f"a multi-product message holds at most {MAX_PRODUCT_ITEMS} products",
-            field="sections",
-        )
+    wire_sections = product_sections(sections, holder="multi-product message")
     interactive = _interactive(
         "product_list",
         action={"catalog_id": catalog, "sections": wire_sections},
@@ -1216,3 +1179,51 @@ def check_message_payload(payload: object) -> Payload:
             "recipient_type must be individual or group", field="recipient_type"
         )
     return message
+
+
+def product_sections(sections: Sequence[Mapping[str, Any]], *, holder: str) -> list[Payload]:
+    """Titled sections of ``product_retailer_ids`` as the wire's ``product_items``.
+
+    The platform's one rule for multi-product messages and multi-product template
+    buttons: 1..10 sections, a title each, 1..30 products in all. ``holder`` names
+    the message or button in the refusal.
+    """
+    items = check_sequence(sections, "sections", minimum=1, maximum=MAX_PRODUCT_SECTIONS)
+    wire_sections: list[Payload] = []
+    total = 0
+    for index, item in enumerate(items):
+        field = f"sections[{index}]"
+        section = check_mapping(
+            item,
+            field,
+            allowed=("title", "product_retailer_ids"),
+            required=("title", "product_retailer_ids"),
+        )
+        ids = check_sequence(
+            section["product_retailer_ids"],
+            f"{field}.product_retailer_ids",
+            minimum=1,
+            maximum=MAX_PRODUCT_ITEMS,
+        )
+        total += len(ids)
+        wire_sections.append(
+            {
+                "title": check_label(
+                    section["title"], f"{field}.title", max_length=MAX_SECTION_TITLE
+                ),
+                "product_items": [
+                    {
+                        "product_retailer_id": check_id(
+                            product, f"{field}.product_retailer_ids[{product_index}]"
+                        )
+                    }
+                    for product_index, product in enumerate(ids)
+                ],
+            }
+        )
+    if total > MAX_PRODUCT_ITEMS:
+        raise GraphRequestValidationError(
+            f"a {holder} holds at most {MAX_PRODUCT_ITEMS} products",
+            field="sections",
+        )
+    return wire_sections

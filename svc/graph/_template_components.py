@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ._builders import product_sections
 from ._errors import GraphRequestValidationError
 from ._template_params import MAX_BUTTON_INDEX
 from ._validate import (
     check_id,
     check_int,
-    check_label,
     check_link,
     check_mapping,
     check_media_id,
@@ -37,9 +37,6 @@ Component = dict[str, Any]
 
 MIN_TEMPLATE_CAROUSEL_CARDS: Final = 2
 MAX_TEMPLATE_CAROUSEL_CARDS: Final = 10
-MAX_MPM_SECTIONS: Final = 10
-MAX_MPM_PRODUCTS: Final = 30
-MAX_MPM_SECTION_TITLE: Final = 24
 MAX_EXPIRATION_TIME_MS: Final = 2**53
 _CARD_COMPONENT_TYPES: Final = frozenset({"header", "body", "button"})
 
@@ -84,39 +81,7 @@ def build_template_mpm_button(
 ) -> Component:
     """A multi-product button: 1..10 titled sections of ``product_retailer_ids`` (<= 30 in all)."""
     thumbnail = check_id(thumbnail_product_retailer_id, "thumbnail_product_retailer_id")
-    items = check_sequence(sections, "sections", minimum=1, maximum=MAX_MPM_SECTIONS)
-    wire: list[Component] = []
-    total = 0
-    for number, item in enumerate(items):
-        field = f"sections[{number}]"
-        section = check_mapping(
-            item,
-            field,
-            allowed=("title", "product_retailer_ids"),
-            required=("title", "product_retailer_ids"),
-        )
-        ids = check_sequence(
-            section["product_retailer_ids"],
-            f"{field}.product_retailer_ids",
-            minimum=1,
-            maximum=MAX_MPM_PRODUCTS,
-        )
-        total += len(ids)
-        wire.append(
-            {
-                "title": check_label(
-                    section["title"], f"{field}.title", max_length=MAX_MPM_SECTION_TITLE
-                ),
-                "product_items": [
-                    {"product_retailer_id": check_id(product, f"{field}.product_retailer_ids[{p}]")}
-                    for p, product in enumerate(ids)
-                ],
-            }
-        )
-    if total > MAX_MPM_PRODUCTS:
-        raise GraphRequestValidationError(
-            f"a multi-product button holds at most {MAX_MPM_PRODUCTS} products", field="sections"
-        )
+    wire = product_sections(sections, holder="multi-product button")
     return {
         "type": "button",
         "sub_type": "mpm",
