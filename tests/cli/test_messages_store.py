@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,10 +76,10 @@ async def test_messages_read_a_sqlite_store_without_a_service(tmp_path: Path) ->
     _check_reads("--database", "svc.db", cwd=tmp_path)
 
 
-async def test_messages_read_a_postgres_store_without_a_service(tmp_path: Path) -> None:
-    url = os.environ.get("SVC_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
+async def test_messages_read_a_postgres_store_without_a_service(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    url = postgres_url
     prefix = new_run_prefix("cli")
     try:
         with psycopg.connect(url, autocommit=True) as conn:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ from click.testing import CliRunner
 
 from svc.cli import cli
 from svc.store import PersistenceStore, PostgresStore, SqliteStore
-from tests._support import run_svc, start_serve
+from tests._support import drop_run_schemas, new_run_prefix, run_svc, start_serve, with_search_path
 
 OLD = datetime.now(UTC) - timedelta(days=30)
 NEW = datetime.now(UTC)
@@ -42,17 +40,12 @@ def _seed_sqlite(path: Path) -> None:
 
 
 @pytest.fixture
-def pg_dsn() -> Iterator[str]:
-    url = os.environ.get("SVC_TEST_POSTGRES_URL", "")
-    if not url:
-        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
-    schema = f"svc_prune_{secrets.token_hex(5)}"
-    with psycopg.connect(url, autocommit=True) as conn:
+def pg_dsn(postgres_url: str) -> Iterator[str]:
+    schema = new_run_prefix("prune")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-    separator = "&" if "?" in url else "?"
-    yield f"{url}{separator}options=-csearch_path%3D{schema}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    yield with_search_path(postgres_url, schema)
+    drop_run_schemas(postgres_url, schema)
 
 
 def _counts(output: str) -> dict[str, int]:

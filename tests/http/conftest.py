@@ -19,7 +19,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.http import Profile, ServiceSecrets, create_app
-from tests._support import sign
+from svc.store import PostgresStore, SqliteStore
+from tests._support import drop_run_schemas, new_run_prefix, sign
 
 ACCESS_TOKEN = "EAAGaccessTOKENvalue1234"
 VERIFY_TOKEN = "verifyTOKENvalue5678"
@@ -205,3 +206,23 @@ async def sqlite_store() -> AsyncIterator[Any]:
     await store.migrate()
     yield store
     await store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A migrated store of each adapter; the PostgreSQL schema is dropped after."""
+    if request.param == "sqlite":
+        sqlite = SqliteStore(":memory:")
+        await sqlite.migrate()
+        yield sqlite
+        await sqlite.close()
+        return
+    url = request.getfixturevalue("postgres_url")
+    schema = new_run_prefix("http")
+    postgres = PostgresStore(url, schema=schema, min_size=1, max_size=4)
+    try:
+        await postgres.migrate()
+        yield postgres
+    finally:
+        await postgres.close()
+        drop_run_schemas(url, schema)

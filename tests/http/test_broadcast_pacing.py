@@ -11,15 +11,12 @@ for a real sender.)
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 import trio
 import trio.testing
@@ -27,7 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from svc.http import create_app
 from svc.store import PostgresStore, SqliteStore
-from tests._support import GraphLimits
+from tests._support import GraphLimits, drop_run_schemas, new_run_prefix
 
 from .conftest import AUTH, SECRETS, T0, profile
 
@@ -146,14 +143,10 @@ async def test_2000_recipients_one_instance(fast_clock: trio.testing.MockClock) 
 
 
 @pytest.fixture
-async def shared_schema() -> AsyncIterator[tuple[str, str]]:
-    url = os.environ.get("SVC_TEST_POSTGRES_URL", "")
-    if not url:
-        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
-    schema = f"svc_http_broadcast_{secrets.token_hex(4)}"
-    yield url, schema
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+async def shared_schema(postgres_url: str) -> AsyncIterator[tuple[str, str]]:
+    schema = new_run_prefix("broadcast")
+    yield postgres_url, schema
+    drop_run_schemas(postgres_url, schema)
 
 
 async def test_2000_recipients_two_instances_on_postgres(

@@ -9,18 +9,14 @@ number is 400, and updates for a number the service does not serve are skipped.
 from __future__ import annotations
 
 import copy
-import os
-import secrets
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.http import BusinessNumber, Profile, ServiceError, ServiceSecrets
-from svc.store import MessageRecord, PostgresStore, SqliteStore
+from svc.store import MessageRecord
 
 from .conftest import (
     ACCESS_TOKEN,
@@ -59,27 +55,6 @@ TWO_SECRETS = ServiceSecrets(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-    """A migrated store of each adapter; the PostgreSQL schema is dropped after."""
-    if request.param == "sqlite":
-        sqlite = SqliteStore(":memory:")
-        await sqlite.migrate()
-        yield sqlite
-        await sqlite.close()
-        return
-    url = os.environ.get("SVC_TEST_POSTGRES_URL", "")
-    if not url:
-        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
-    schema = f"svc_http_numbers_{secrets.token_hex(4)}"
-    postgres = PostgresStore(url, schema=schema, min_size=1, max_size=4)
-    try:
-        await postgres.migrate()
-        yield postgres
-    finally:
-        await postgres.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def inbound(number: str, message_id: str) -> dict[str, Any]:

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
-import secrets
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 import pytest
 
-from svc.store import PostgresStore, SqliteStore
+from svc.store import SqliteStore
 
 from .conftest import (
     AUTH,
@@ -40,27 +36,6 @@ BSUID_ONLY_AT = datetime.fromtimestamp(1779321024, tz=UTC)
 PII = (BSUID, PARENT, PHONE, NEW_PHONE, NEW_BSUID, USERNAME, "13491208655302741918")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-    """A migrated store of each adapter; the PostgreSQL schema is dropped after."""
-    if request.param == "sqlite":
-        sqlite = SqliteStore(":memory:")
-        await sqlite.migrate()
-        yield sqlite
-        await sqlite.close()
-        return
-    url = os.environ.get("SVC_TEST_POSTGRES_URL", "")
-    if not url:
-        pytest.skip("SVC_TEST_POSTGRES_URL is not set")
-    schema = f"svc_http_identity_{secrets.token_hex(4)}"
-    postgres = PostgresStore(url, schema=schema, min_size=1, max_size=4)
-    try:
-        await postgres.migrate()
-        yield postgres
-    finally:
-        await postgres.close()
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def _value(payload: dict[str, Any]) -> dict[str, Any]:

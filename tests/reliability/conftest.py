@@ -40,7 +40,6 @@ from tests._support import (
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = os.environ.get("SVC_RELIABILITY_LONG") == "1"
-POSTGRES_ENV = "SVC_TEST_POSTGRES_URL"
 
 
 # --- what the tests saw -------------------------------------------------------------------
@@ -123,16 +122,6 @@ def graph() -> Iterator[FakeGraph]:
 
 
 # --- PostgreSQL ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The shared server's URL; skips when unset, fails when set but unreachable."""
-    url = os.environ.get(POSTGRES_ENV, "")
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set; the PostgreSQL reliability tests need a server")
-    psycopg.connect(url, connect_timeout=5).close()
-    return url
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,28 +19,12 @@ import pytest
 from svc.store import PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix
 
-POSTGRES_ENV = "SVC_TEST_POSTGRES_URL"
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
 ADAPTERS = ["sqlite-memory", "sqlite-file", "postgres"]
 PERSISTENT_ADAPTERS = ["sqlite-file", "postgres"]
 
 _schema_numbers = itertools.count(1)
 AnyStore = SqliteStore | PostgresStore
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The server URL; skips when unset, fails when set but unreachable."""
-    url = os.environ.get(POSTGRES_ENV, "")
-    if not url:
-        pytest.skip(f"{POSTGRES_ENV} is not set; PostgreSQL store tests need a server")
-    try:
-        psycopg.connect(url, connect_timeout=5).close()
-    except psycopg.Error as exc:
-        raise RuntimeError(
-            f"{POSTGRES_ENV} is set but the server is unreachable ({type(exc).__name__})"
-        ) from None
-    return url
 
 
 @pytest.fixture(scope="session")
