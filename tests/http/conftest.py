@@ -209,20 +209,25 @@ async def sqlite_store() -> AsyncIterator[Any]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+def store_url(request: pytest.FixtureRequest) -> str | None:
+    """None for SQLite, else the PostgreSQL URL (skipped here, with its reason, when unset)."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+async def store(store_url: str | None) -> AsyncIterator[Any]:
     """A migrated store of each adapter; the PostgreSQL schema is dropped after."""
-    if request.param == "sqlite":
+    if store_url is None:
         sqlite = SqliteStore(":memory:")
         await sqlite.migrate()
         yield sqlite
         await sqlite.close()
         return
-    url = request.getfixturevalue("postgres_url")
     schema = new_run_prefix("http")
-    postgres = PostgresStore(url, schema=schema, min_size=1, max_size=4)
+    postgres = PostgresStore(store_url, schema=schema, min_size=1, max_size=4)
     try:
         await postgres.migrate()
         yield postgres
     finally:
         await postgres.close()
-        drop_run_schemas(url, schema)
+        drop_run_schemas(store_url, schema)
