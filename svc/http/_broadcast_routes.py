@@ -175,10 +175,9 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
             )
         store = _broadcast_store(service)
         data = parse_json(await request_body(service.profile.max_body_bytes))
-        plan = plan_broadcast(data, service.profile)
-        number = service.numbers.choose(plan.phone_number_id, source="body")
+        plan = plan_broadcast(data, service.numbers)
         digest = crypto.sha256_hex(canonical_json(data))
-        scoped = service._scoped_key(key, "broadcasts", number)
+        scoped = service._scoped_key(key, "broadcasts", plan.number)
         result = await service.store_call(
             lambda _: store.create_broadcast(
                 id=uuid.uuid4().hex,

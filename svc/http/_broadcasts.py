@@ -20,7 +20,7 @@ from svc.store import MAX_BROADCAST_RECIPIENTS, BroadcastRecipientInput, Broadca
 
 from ._bodies import is_group_body, parse_body, parse_message_body, to_payload
 from ._errors import HttpError, malformed_body
-from ._profile import Profile
+from ._numbers import NumberRouter, ServedNumber
 from ._upstream import refusal_message
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "BroadcastOut",
     "BroadcastPlan",
     "broadcast_json",
-    "broadcast_number",
     "plan_broadcast",
 ]
 
@@ -81,27 +80,23 @@ class BroadcastPlan:
     recipients: tuple[BroadcastRecipientInput, ...]
     template_name: str | None
     template_language: str | None
-    phone_number_id: str
+    number: ServedNumber
 
-
-def broadcast_number(profile: Profile, requested: str | None) -> str:
-    """The business number a broadcast sends from: the default, or one the profile serves.
-
-    The one place that knows which numbers a profile serves for broadcasts.
-    """
-    if requested is None:
-        return profile.phone_number_id
-    if requested in {n.phone_number_id for n in profile.served_numbers}:
-        return requested
-    raise malformed_body("phoneNumberId is not a number of this profile.")
+    @property
+    def phone_number_id(self) -> str:
+        return self.number.phone_number_id
 
 
 def _refuse(index: int, message: str) -> HttpError:
     return malformed_body(f"recipients[{index}]: {message}")
 
 
-def plan_broadcast(data: object, profile: Profile) -> BroadcastPlan:
-    """Validate a broadcast body and every recipient's message; 400 ``malformed_body`` if not."""
+def plan_broadcast(data: object, numbers: NumberRouter) -> BroadcastPlan:
+    """Validate a broadcast body and every recipient's message; 400 ``malformed_body`` if not.
+
+    ``phoneNumberId`` is chosen like every send's: absent, the default number; one the
+    service does not serve is refused.
+    """
     body = parse_body(BroadcastBody, data)
     message = body.message
     kind = message.get("type")
@@ -140,7 +135,7 @@ def plan_broadcast(data: object, profile: Profile) -> BroadcastPlan:
         recipients=tuple(recipients),
         template_name=name if isinstance(name, str) else None,
         template_language=language if isinstance(language, str) else None,
-        phone_number_id=broadcast_number(profile, body.phoneNumberId),
+        number=numbers.choose(body.phoneNumberId, source="body"),
     )
 
 

@@ -311,14 +311,7 @@ class Service:
                 del self._finished[next(iter(self._finished))]
         if busy and await self._wait_for_local_runs(busy):
             busy = set()
-        ran = {id(update) for update in chosen}
-        tally: dict[tuple[str, str], int] = {}
-        for update in updates:
-            pair = (update.kind, "dispatched" if id(update) in ran else "duplicate")
-            tally[pair] = tally.get(pair, 0) + 1
-        for (kind, outcome), count in tally.items():
-            self.webhook_metrics.record(kind, outcome, count)
-        self._count_by_number(updates, ran)
+        self._count_outcomes(updates, {id(update) for update in chosen})
         dispatched = len(chosen)
         if busy:
             # Another delivery is running some of these updates: answer so the platform
@@ -354,13 +347,23 @@ class Service:
             )
         return routed.delivery, len(routed.foreign)
 
-    def _count_by_number(self, updates: tuple[Update, ...], ran: set[int]) -> None:
-        tally: dict[tuple[str | None, str], int] = {}
+    def _count_outcomes(self, updates: tuple[Update, ...], ran: set[int]) -> None:
+        """Count each update ``dispatched`` (its id in ``ran``) or ``duplicate``, in one pass:
+        by kind (the spec's families) and by business number."""
+        by_kind: dict[tuple[str, str], int] = {}
+        by_number: dict[tuple[str | None, str], int] = {}
         for update in updates:
-            pair = (update.phone_number_id, "dispatched" if id(update) in ran else "duplicate")
-            tally[pair] = tally.get(pair, 0) + 1
-        for (number, outcome), count in tally.items():
-            self.telemetry.webhook_updates(phone_number_id=number, outcome=outcome, count=count)
+            outcome = "dispatched" if id(update) in ran else "duplicate"
+            kind = (update.kind, outcome)
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+            number = (update.phone_number_id, outcome)
+            by_number[number] = by_number.get(number, 0) + 1
+        for (name, outcome), count in by_kind.items():
+            self.webhook_metrics.record(name, outcome, count)
+        for (phone_number_id, outcome), count in by_number.items():
+            self.telemetry.webhook_updates(
+                phone_number_id=phone_number_id, outcome=outcome, count=count
+            )
 
     async def _wait_for_local_runs(self, keys: set[str]) -> bool:
         """Wait (bounded) for this process's own runs of ``keys``; True once all finished.
