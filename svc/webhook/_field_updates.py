@@ -124,10 +124,8 @@ class _CallUpdate(UpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class CallConnectUpdate(_CallUpdate):
-    """``calls[]`` with ``event: connect`` (an SDP offer, or the answer to a business call)."""
-
-    kind: ClassVar[Literal["callConnect"]] = "callConnect"
+class _CallLegUpdate(_CallUpdate):
+    """What a call event (connect, terminate) says of its two ends and its direction."""
 
     @property
     def from_(self) -> str | None:
@@ -143,32 +141,27 @@ class CallConnectUpdate(_CallUpdate):
         return read_str(self.raw.get("direction"))
 
     @property
-    def session(self) -> CallSession | None:
-        return read_session(self.raw.get("session"))
-
-    @property
     def profile_name(self) -> str | None:
         return profile_name(self.source.value, self.from_)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class CallTerminateUpdate(_CallUpdate):
+class CallConnectUpdate(_CallLegUpdate):
+    """``calls[]`` with ``event: connect`` (an SDP offer, or the answer to a business call)."""
+
+    kind: ClassVar[Literal["callConnect"]] = "callConnect"
+
+    @property
+    def session(self) -> CallSession | None:
+        return read_session(self.raw.get("session"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CallTerminateUpdate(_CallLegUpdate):
     """``calls[]`` with ``event: terminate``; times are Unix seconds, ``duration`` seconds."""
 
     kind: ClassVar[Literal["callTerminate"]] = "callTerminate"
     _repr_fields: ClassVar[tuple[str, ...]] = ("status",)
-
-    @property
-    def from_(self) -> str | None:
-        return read_id(self.raw.get("from"))
-
-    @property
-    def to(self) -> str | None:
-        return read_id(self.raw.get("to"))
-
-    @property
-    def direction(self) -> str | None:
-        return read_str(self.raw.get("direction"))
 
     @property
     def status(self) -> str | None:
@@ -192,10 +185,6 @@ class CallTerminateUpdate(_CallUpdate):
         """The call's ``errors``, else the change value's."""
         errors = self.raw.get("errors")
         return read_errors(errors if errors is not None else self.source.value.get("errors"))
-
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
