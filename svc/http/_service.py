@@ -348,8 +348,7 @@ class Service:
         return routed.delivery, len(routed.foreign)
 
     def _count_outcomes(self, updates: tuple[Update, ...], ran: set[int]) -> None:
-        """Count each update ``dispatched`` (its id in ``ran``) or ``duplicate``, in one pass:
-        by kind (the spec's families) and by business number."""
+        """Count each update ``dispatched`` (id in ``ran``) or ``duplicate``, by kind and number."""
         by_kind: dict[tuple[str, str], int] = {}
         by_number: dict[tuple[str | None, str], int] = {}
         for update in updates:
