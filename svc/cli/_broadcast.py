@@ -15,7 +15,6 @@ import contextlib
 import csv
 import io
 import json
-import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -61,40 +60,9 @@ class _Service:
     ) -> None:
         import httpx
 
-        from ._config import load_config, resolve_profile
-        from ._inputs import check_env_file_name
+        from ._messages import service_endpoint
 
-        loaded = load_config(config_path)
-        environ: dict[str, str] = {}
-        if env_file is not None:
-            from dotenv import dotenv_values
-
-            env_path = check_env_file_name(env_file)
-            if not env_path.is_file():
-                raise MessagesError("the env file does not exist or is not a file.")
-            environ.update({k: v for k, v in dotenv_values(env_path).items() if v is not None})
-        environ.update(os.environ)
-        resolved = resolve_profile(loaded, profile, environ, placeholders=True)
-        _, section = loaded.section(profile)
-        token_name = section.secrets.serviceBearerToken.env
-        token = environ.get(token_name)
-        if not token:
-            raise MessagesError(f"{token_name} is not set (env file or environment).")
-        host = resolved.host
-        if host in ("0.0.0.0", "::", ""):  # noqa: S104 - a listen-all address, reached locally
-            host = "127.0.0.1"
-        base = (
-            url
-            if url is not None
-            else f"http://{f'[{host}]' if ':' in host else host}:{resolved.port}"
-        )
-        try:
-            parsed = httpx.URL(base)
-        except httpx.InvalidURL:
-            raise CliUsageError("--url must be an http(s) URL.") from None
-        if parsed.scheme not in ("http", "https") or not parsed.host or parsed.userinfo:
-            raise CliUsageError("--url must be an http(s) URL without credentials.")
-        self.base = base.rstrip("/") + resolved.api_prefix
+        self.base, token = service_endpoint(config_path, profile, env_file, url)
         self._headers = {"Authorization": f"Bearer {token}"}
         self._client = httpx.Client(timeout=30.0)
 

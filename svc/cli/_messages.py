@@ -25,7 +25,7 @@ from ._errors import CliUsageError, MessagesError
 if TYPE_CHECKING:
     from ..store import PersistenceStore
 
-__all__ = ["COLUMNS", "messages"]
+__all__ = ["COLUMNS", "messages", "service_endpoint"]
 
 COLUMNS: Final = (
     "createdAt",
@@ -71,14 +71,14 @@ def messages() -> None:
     """Read the message projection of the running local service."""
 
 
-def _call(
-    config_path: str,
-    profile: str | None,
-    env_file: str | None,
-    url: str | None,
-    path: str,
-    query: Mapping[str, str],
-) -> Any:
+def service_endpoint(
+    config_path: str, profile: str | None, env_file: str | None, url: str | None
+) -> tuple[str, str]:
+    """The running service of a profile: its API base URL (prefix included) and its bearer.
+
+    The bearer is read from the env file (literally) or the environment and never printed;
+    ``url`` (else the profile's host and port) must be http(s) without credentials.
+    """
     import httpx
 
     from ._config import load_config, resolve_profile
@@ -105,7 +105,21 @@ def _call(
         raise CliUsageError("--url must be an http(s) URL.") from None
     if parsed.scheme not in ("http", "https") or not parsed.host or parsed.userinfo:
         raise CliUsageError("--url must be an http(s) URL without credentials.")
-    target = base.rstrip("/") + resolved.api_prefix + path
+    return base.rstrip("/") + resolved.api_prefix, token
+
+
+def _call(
+    config_path: str,
+    profile: str | None,
+    env_file: str | None,
+    url: str | None,
+    path: str,
+    query: Mapping[str, str],
+) -> Any:
+    import httpx
+
+    api, token = service_endpoint(config_path, profile, env_file, url)
+    target = api + path
     try:
         with httpx.Client(timeout=10.0) as client:
             response = client.get(
