@@ -424,18 +424,15 @@ def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceS
 
 def read_env_file(value: str, environ: Mapping[str, str]) -> dict[str, str]:
     """``--env-file`` (a relative local name) overlaid by ``environ``, which wins; no gate check."""
-    from dotenv import dotenv_values
-
-    from ._inputs import check_env_file_name
+    from ._inputs import check_env_file_name, read_dotenv
 
     path = check_env_file_name(value)
     if not path.is_file():
         raise SecretResolutionError("the env file does not exist or is not a file.")
     try:
-        values = dotenv_values(path)
+        merged = read_dotenv(path)
     except (OSError, UnicodeDecodeError):
         raise SecretResolutionError("the env file cannot be read.") from None
-    merged = {key: found for key, found in values.items() if found is not None}
     merged.update(environ)
     return merged
 

@@ -161,18 +161,16 @@ def _store_source(
         if not database or "\x00" in database or not os.path.isfile(database):
             raise MessagesError("--database names no SQLite file (a read never creates one).")
         return database, None
-    from ._inputs import check_env_file_name, check_env_name
+    from ._inputs import check_env_file_name, check_env_name, read_dotenv
 
     assert dsn_env is not None
     check_env_name(dsn_env, "--database-url-env")
     environ: dict[str, str] = {}
     if env_file is not None:
-        from dotenv import dotenv_values
-
         env_path = check_env_file_name(env_file)
         if not env_path.is_file():
             raise MessagesError("the env file does not exist or is not a file.")
-        environ.update({k: v for k, v in dotenv_values(env_path).items() if v is not None})
+        environ.update(read_dotenv(env_path))
     environ.update(os.environ)
     dsn = environ.get(dsn_env)
     if not dsn:
