@@ -57,11 +57,8 @@ class NumberRouter:
         self.default = next(number for number in numbers if number.default)
         self._by_id = {number.phone_number_id: number for number in numbers}
         self._owned = owned
-
-    @property
-    def ids(self) -> frozenset[str]:
-        """Every served phone number id."""
-        return frozenset(self._by_id)
+        self.ids: Final[frozenset[str]] = frozenset(self._by_id)
+        """Every served phone number id (read on every webhook: built once)."""
 
     def get(self, phone_number_id: str | None) -> ServedNumber | None:
         """The served number with this id, or None."""
