@@ -63,6 +63,7 @@ from ._errors import (
     persistence_not_configured,
     persistence_unavailable,
 )
+from ._local_runs import LocalRuns
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
 from ._projection import (
@@ -90,10 +91,6 @@ __all__ = ["RecentErrors", "Reply", "Service"]
 
 MAX_IDEMPOTENCY_KEY: Final = 256
 
-MAX_FINISHED_KEYS: Final = 4096
-LOCAL_RUN_WAIT_SECONDS: Final = 10.0
-LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
-"""How long a webhook copy waits for this process's own run of its updates before a 503."""
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
 JSON_TYPE: Final = "application/json"
@@ -196,8 +193,7 @@ class Service:
             callable(getattr(store, name, None))
             for name in ("record_webhook_updates", "mark_webhook_updates_handled")
         )
-        self._running: dict[str, anyio.Event] = {}
-        self._finished: dict[str, None] = {}  # keys this process ran lately, oldest first
+        self.local_runs = LocalRuns()
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
         self.fault_hook: Callable[[str], None] | None = None
@@ -267,14 +263,19 @@ class Service:
         to_run: set[str] | None = None  # None: no store, every update runs
         busy: set[str] = set()
         changes_stored = True
-        if self.store is not None:
-            try:
-                to_run, changes = await self._record_delivery(delivery, keys, busy)
-            except HttpError as exc:
-                return error_reply(exc)
-            changes_stored = await self._apply_identity_changes(changes)
-        if self.fault_hook is not None:
-            self.fault_hook("after_record")  # a test-only seam: the crash point between the two
+        with self.local_runs.recording(keys):  # until the won keys are started below
+            if self.store is not None:
+                try:
+                    to_run, changes = await self._record_delivery(delivery, keys, busy)
+                except HttpError as exc:
+                    return error_reply(exc)
+                changes_stored = await self._apply_identity_changes(changes)
+            if self.fault_hook is not None:
+                self.fault_hook("after_record")  # test-only: the crash between record and run
+            for hook in self.update_hooks:
+                await hook(delivery.updates)
+            chosen, running = updates_to_run(updates, keys, to_run)
+            self.local_runs.start(running)
 
         def handler_failed(update: Update, exc: Exception) -> None:
             self.recent_errors.add(exc)
@@ -285,11 +286,6 @@ class Service:
                 type(exc).__name__[:MAX_ERROR_NAME],
             )
 
-        for hook in self.update_hooks:
-            await hook(delivery.updates)
-        chosen, running = updates_to_run(updates, keys, to_run)
-        for key in running:
-            self._running[key] = anyio.Event()
         try:
             if chosen:
                 result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
@@ -304,12 +300,8 @@ class Service:
                     )
                 )
         finally:
-            for key in running:
-                self._running.pop(key).set()
-                self._finished[key] = None
-            while len(self._finished) > MAX_FINISHED_KEYS:
-                del self._finished[next(iter(self._finished))]
-        if busy and await self._wait_for_local_runs(busy):
+            self.local_runs.finish(running)
+        if busy and await self.local_runs.wait(busy):
             busy = set()
         self._count_outcomes(updates, {id(update) for update in chosen})
         dispatched = len(chosen)
@@ -363,28 +355,6 @@ class Service:
             self.telemetry.webhook_updates(
                 phone_number_id=phone_number_id, outcome=outcome, count=count
             )
-
-    async def _wait_for_local_runs(self, keys: set[str]) -> bool:
-        """Wait (bounded) for this process's own runs of ``keys``; True once all finished.
-
-        A copy that meets updates another task of this process is running (or
-        has just run) waits for them instead of answering 503; runs of another
-        process cannot be awaited (False: the caller answers ``webhook_in_progress``).
-        """
-        with anyio.move_on_after(LOCAL_CLAIM_GRACE_SECONDS):
-            # A run whose claim committed with this copy's record may not have resumed yet.
-            while any(key not in self._running and key not in self._finished for key in keys):
-                await anyio.sleep(0.005)
-        pending = [key for key in keys if key not in self._finished]
-        events = [self._running.get(key) for key in pending]
-        if any(event is None for event in events):
-            return False
-        with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
-            for event in events:
-                assert event is not None
-                await event.wait()
-            return True
-        return False
 
     async def _record_delivery(
         self, delivery: Delivery, keys: list[str], busy: set[str]

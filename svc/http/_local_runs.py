@@ -1,0 +1,87 @@
+"""This process's own runs of webhook updates, by update key: being recorded, running, finished.
+
+A copy of a delivery whose updates another task of this process is recording or
+running waits for that run instead of answering 503 ``webhook_in_progress``;
+only a run of another process (which cannot be awaited) makes it answer 503.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+import anyio
+
+__all__ = ["LOCAL_RUN_WAIT_SECONDS", "MAX_FINISHED_KEYS", "LocalRuns"]
+
+MAX_FINISHED_KEYS: Final = 4096
+LOCAL_RUN_WAIT_SECONDS: Final = 10.0
+"""How long a webhook copy waits for this process's own run of its updates before a 503."""
+LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
+_POLL_SECONDS: Final = 0.005
+
+
+class LocalRuns:
+    """The keys this process is recording, running and lately finished (oldest dropped first)."""
+
+    def __init__(self) -> None:
+        self._recording: dict[str, int] = {}
+        self._running: dict[str, anyio.Event] = {}
+        self._finished: dict[str, None] = {}
+
+    @contextlib.contextmanager
+    def recording(self, keys: Iterable[str]) -> Iterator[None]:
+        """Mark ``keys`` as being recorded by this task, from its store call to its run's start."""
+        held = list(keys)
+        for key in held:
+            self._recording[key] = self._recording.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            for key in held:
+                left = self._recording[key] - 1
+                if left:
+                    self._recording[key] = left
+                else:
+                    del self._recording[key]
+
+    def start(self, keys: Iterable[str]) -> None:
+        """``keys`` run now, in this task."""
+        for key in keys:
+            self._running[key] = anyio.Event()
+
+    def finish(self, keys: Iterable[str]) -> None:
+        """``keys`` ran (their handlers returned or raised): wake the copies waiting on them."""
+        for key in keys:
+            self._running.pop(key).set()
+            self._finished[key] = None
+        while len(self._finished) > MAX_FINISHED_KEYS:
+            del self._finished[next(iter(self._finished))]
+
+    def _unseen(self, key: str) -> bool:
+        return key not in self._running and key not in self._finished
+
+    async def wait(self, keys: set[str]) -> bool:
+        """Wait (bounded) for this process's own runs of ``keys``; True once all finished.
+
+        A key another task of this process is still recording may be about to
+        run here, so the copy waits for it to start; a run whose claim committed
+        with this copy's record may not have resumed yet (a short grace). A key
+        that is then neither running nor finished here is another process's (False).
+        """
+        with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
+            while any(key in self._recording and self._unseen(key) for key in keys):
+                await anyio.sleep(_POLL_SECONDS)
+        with anyio.move_on_after(LOCAL_CLAIM_GRACE_SECONDS):
+            while any(self._unseen(key) for key in keys):
+                await anyio.sleep(_POLL_SECONDS)
+        events = [self._running.get(key) for key in keys if key not in self._finished]
+        if any(event is None for event in events):
+            return False
+        with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
+            for event in events:
+                assert event is not None
+                await event.wait()
+            return True
+        return False
