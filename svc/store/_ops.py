@@ -46,6 +46,8 @@ _OUTBOX_COLUMNS: Final = (
 _REQUEST_COLUMNS: Final = (
     "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
 )
+_MARK_CHUNK: Final = 500
+"""Update keys per statement of ``mark_webhook_updates_handled`` (under SQLite's 999 variables)."""
 _ADVISORY_NAMESPACE: Final = 0x5C5C
 """First key of the PostgreSQL advisory locks that serialise work on one message id."""
 
@@ -175,13 +177,18 @@ def record_update_keys(
 
 
 def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> int:
-    """Mark the keys' handlers finished (once: a finished key keeps its time)."""
+    """Mark the keys' handlers finished (once: a finished key keeps its time).
+
+    One statement per run of up to ``_MARK_CHUNK`` keys (a delivery has a dozen), not one per key.
+    """
+    unique = list(dict.fromkeys(keys))
     done = 0
-    for update_key in dict.fromkeys(keys):
+    for start in range(0, len(unique), _MARK_CHUNK):
+        part = unique[start : start + _MARK_CHUNK]
         done += s.run(
             "UPDATE svc_webhook_updates SET handled_at = ?"
-            " WHERE update_key = ? AND handled_at IS NULL",
-            (at, update_key),
+            f" WHERE update_key IN ({','.join('?' * len(part))}) AND handled_at IS NULL",
+            (at, *part),
         )
     return done
 
