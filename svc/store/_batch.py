@@ -11,10 +11,10 @@ order; a call it cannot settle that way comes back as ``DEFER`` and runs alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final, Literal, cast
+from typing import Final, cast
 
 from . import _identity, _ops, _sqlite_delivery
+from ._batch_kinds import DEFER, BatchHint, BatchKind, DeliveryArgs
 from ._records import (
     Claimed,
     ClaimResult,
@@ -42,51 +42,12 @@ __all__ = [
     "record_webhook_events",
 ]
 
-BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BatchHint:
-    """What a write is, for the group-commit planner: its kind, contended key and arguments."""
-
-    kind: BatchKind
-    key: str
-    args: tuple[object, ...]
-    locks: tuple[str, ...] = ()
-    """Further message ids the call takes advisory locks on (a delivery's), besides ``key``."""
-
-
-class _Defer:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "DEFER"
-
-
-DEFER: Final = _Defer()
-"""A set-based form's answer for a call that must run on its own."""
-
-
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
     s.run(
         "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
         (_ops._ADVISORY_NAMESPACE, list(ids)),
     )
-
-
-DeliveryArgs = tuple[
-    str,
-    str,
-    int,
-    tuple[tuple[object, ...], ...],
-    tuple[tuple[str, str, int], ...],
-    tuple[IdentityArgs, ...],
-    tuple[str, ...],
-    int,
-]
-"""A checked delivery: event key, event hash, received-at ms, message values, status events,
-identity sightings, update keys, the claim cutoff ms (claims at or before it have lapsed)."""
 
 
 SQLITE_SET_BASED_FROM: Final = 5

@@ -21,8 +21,9 @@ import anyio.to_thread
 
 from svc._text import has_ascii_control
 
+from . import _sqlite_delivery
 from ._base import StoreBase
-from ._batch import BatchHint
+from ._batch_kinds import DEFER, BatchHint, BatchKind
 from ._errors import (
     REDACTED_SQLITE_LOCATION,
     FaultCode,
@@ -47,6 +48,21 @@ _MESSAGES: Final[dict[str, str]] = {
 }
 
 
+_MERGED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
+    "delivery": _sqlite_delivery.record_webhook_deliveries,
+}
+"""The write kinds whose consecutive calls in a batch run as one set-based call."""
+
+
+def _merged_kind(job: _Job[Any]) -> BatchKind | None:
+    return job.hint.kind if job.hint is not None and job.hint.kind in _MERGED else None
+
+
+def _hint(job: _Job[Any]) -> BatchHint:
+    assert job.hint is not None
+    return job.hint
+
+
 _NOT_A_DATABASE: Final = "SQLite migration failed: the file is not an SQLite database."
 _MAX_BATCH: Final = 256
 
@@ -54,11 +70,14 @@ _MAX_BATCH: Final = 256
 class _Job(Generic[T]):
     """One queued call of the group-commit loop."""
 
-    __slots__ = ("code", "done", "error", "fn", "result", "write")
+    __slots__ = ("code", "done", "error", "fn", "hint", "result", "write")
 
-    def __init__(self, *, fn: Callable[[Session], T], write: bool, code: FaultCode) -> None:
+    def __init__(
+        self, *, fn: Callable[[Session], T], write: bool, code: FaultCode, hint: BatchHint | None
+    ) -> None:
         self.fn = fn
         self.write = write
+        self.hint = hint
         self.code: FaultCode = code
         self.done = anyio.Event()
         self.result: T | None = None
@@ -182,23 +201,27 @@ class SqliteStore(StoreBase):
         """Group commit: one transaction, one savepoint per job (runs in the thread).
 
         Every job starts failed; a job succeeds only once COMMIT has. A failing
-        job rolls back to its savepoint and fails alone.
+        job rolls back to its savepoint and fails alone. Consecutive webhook
+        deliveries run together as one set-based call (``_MERGED``) under one
+        savepoint; if that fails, each of them runs alone.
         """
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE" if any(j.write for j in batch) else "BEGIN")
         session = _SqliteSession(conn)
         results: list[tuple[_Job[Any], object]] = []
         try:
-            for job in batch:
-                conn.execute("SAVEPOINT svc_job")
-                try:
-                    results.append((job, job.fn(session)))
-                except sqlite3.Error:
-                    conn.execute("ROLLBACK TO svc_job")
-                except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller
-                    job.error = exc
-                    conn.execute("ROLLBACK TO svc_job")
-                conn.execute("RELEASE svc_job")
+            start = 0
+            while start < len(batch):
+                end = start + 1
+                kind = _merged_kind(batch[start])
+                while kind is not None and end < len(batch) and _merged_kind(batch[end]) == kind:
+                    end += 1
+                if end - start > 1:
+                    assert kind is not None
+                    self._run_merged(conn, session, kind, batch[start:end], results)
+                else:
+                    self._run_alone(conn, session, batch[start], results)
+                start = end
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -207,6 +230,50 @@ class SqliteStore(StoreBase):
             raise
         for job, result in results:
             job.result, job.error = result, None
+
+    @staticmethod
+    def _run_alone(
+        conn: sqlite3.Connection,
+        session: Session,
+        job: _Job[Any],
+        results: list[tuple[_Job[Any], object]],
+    ) -> None:
+        conn.execute("SAVEPOINT svc_job")
+        try:
+            results.append((job, job.fn(session)))
+        except sqlite3.Error:
+            conn.execute("ROLLBACK TO svc_job")
+        except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller
+            job.error = exc
+            conn.execute("ROLLBACK TO svc_job")
+        conn.execute("RELEASE svc_job")
+
+    def _run_merged(
+        self,
+        conn: sqlite3.Connection,
+        session: Session,
+        kind: BatchKind,
+        jobs: list[_Job[Any]],
+        results: list[tuple[_Job[Any], object]],
+    ) -> None:
+        """``jobs`` (consecutive, of ``kind``) as set-based calls: the deferred tail of one
+        call is the next call's input, so each runs after the ones before it."""
+        pending = jobs
+        while pending:
+            conn.execute("SAVEPOINT svc_merged")
+            try:
+                answers = _MERGED[kind](session, [_hint(job).args for job in pending])
+            except Exception:  # noqa: BLE001 -- every job gets its own run and its own error
+                conn.execute("ROLLBACK TO svc_merged")
+                conn.execute("RELEASE svc_merged")
+                for job in pending:
+                    self._run_alone(conn, session, job, results)
+                return
+            conn.execute("RELEASE svc_merged")
+            done = [(job, a) for job, a in zip(pending, answers, strict=True) if a is not DEFER]
+            results += done
+            pending = pending[len(done) :]
+
 
     async def _call(
         self,
@@ -218,11 +285,11 @@ class SqliteStore(StoreBase):
     ) -> T:
         """Queue ``fn``; the first waiting caller drains the queue in batches (group commit).
 
-        Every call is batched here, so ``batch`` is not needed.
+        Every call is batched here; ``batch`` lets consecutive deliveries merge.
         """
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
-        job: _Job[T] = _Job(fn=fn, write=write, code=code)
+        job: _Job[T] = _Job(fn=fn, write=write, code=code, hint=batch)
         self._queue.append(job)
         # Shielded: a job, once queued, runs to completion, as a thread call would;
         # the caller's cancellation is delivered at its next checkpoint.

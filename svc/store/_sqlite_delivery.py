@@ -20,20 +20,25 @@ SQLite's oldest default variable limit (999).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeVar, cast
 
 from . import _identity, _ops
-from ._records import UpdatesRecorded
+from ._batch_kinds import DEFER, DeliveryArgs
+from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Row, Session
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
-__all__ = ["record_webhook_delivery"]
+__all__ = ["record_webhook_deliveries", "record_webhook_delivery"]
+
+T = TypeVar("T")
 
 _MAX_VARIABLES: Final = 999
 _MESSAGE_WIDTH: Final = 13
 _STATUS_WIDTH: Final = 3
 _UPDATE_WIDTH: Final = 4
+_RECLAIM_WIDTH: Final = 3
+_EVENT_WIDTH: Final = 3
 
 
 def record_webhook_delivery(
@@ -47,29 +52,89 @@ def record_webhook_delivery(
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
 ) -> UpdatesRecorded:
-    """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction.
+    """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction."""
+    item = (key, digest, at, messages, statuses, identities, update_keys, claim_cutoff)
+    result = record_webhook_deliveries(s, [item])[0]
+    assert isinstance(result, UpdatesRecorded)
+    return result
 
-    The identity sightings (usually one per delivery) merge one by one, as there.
+
+def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``_ops.record_webhook_delivery`` for each item, in order, as a few multi-row statements.
+
+    The group commit hands it the deliveries queued together: their event keys,
+    update keys, messages and statuses go in one statement run each, the identity
+    sightings one by one in delivery order. From the first delivery sharing an
+    update key with an earlier one, the rest are ``DEFER`` (the caller runs them
+    next, the first of them alone at the head); the answers and tables equal running
+    the deliveries one after another (tested with Hypothesis against ``_ops``).
     """
-    result = _ops.record_webhook_event(s, key, digest, at)
-    to_run, busy = (
-        _record_update_keys(s, key, at, update_keys, claim_cutoff) if update_keys else ((), ())
-    )
+    deliveries = cast(list[DeliveryArgs], list(items))
+    seen: set[str] = set()
+    for index, item in enumerate(deliveries):
+        if index and seen.intersection(item[6]):
+            later, deliveries = len(deliveries) - index, deliveries[:index]
+            break
+        seen.update(item[6])
+    else:
+        later = 0
+    events = _record_events(s, deliveries)
+    run, busy = _record_update_keys(s, deliveries)
+    messages = [values for item in deliveries for values in item[3]]
     if messages:
         _record_messages(s, messages)
+    statuses = [event for item in deliveries for event in item[4]]
     if statuses:
         _append_statuses(s, statuses)
-    _identity.upsert_identities(s, identities)
-    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
+    for item in deliveries:
+        _identity.upsert_identities(s, item[5])
+    results: list[object] = [
+        UpdatesRecorded(
+            event=event,
+            to_run=tuple(k for k in dict.fromkeys(item[6]) if k in run),
+            in_progress=tuple(k for k in dict.fromkeys(item[6]) if k in busy),
+        )
+        for event, item in zip(events, deliveries, strict=True)
+    ]
+    return results + [DEFER] * later
+
+
+def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[WebhookEventResult]:
+    """``_ops.record_webhook_event`` of each delivery: only a key's first item can be new."""
+    first: dict[str, int] = {}
+    for index, item in enumerate(deliveries):
+        first.setdefault(item[0], index)
+    rows = [deliveries[i][:3] for i in first.values()]
+    inserted: set[str] = set()
+    for chunk in _chunks(rows, _EVENT_WIDTH):
+        inserted.update(
+            str(row[0])
+            for row in s.fetchall(
+                "INSERT INTO svc_webhook_events (event_key, event_hash, received_at) VALUES "
+                + ",".join(["(?,?,?)"] * len(chunk))
+                + " ON CONFLICT DO NOTHING RETURNING event_key",
+                [value for row in chunk for value in row],
+            )
+        )
+    return [
+        WebhookEventResult.RECORDED
+        if item[0] in inserted and first[item[0]] == index
+        else WebhookEventResult.DUPLICATE
+        for index, item in enumerate(deliveries)
+    ]
 
 
 def _record_update_keys(
-    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``_ops.record_update_keys`` as multi-row statements: insert, reclaim, read."""
-    unique = list(dict.fromkeys(keys))
+    s: Session, deliveries: Sequence[DeliveryArgs]
+) -> tuple[set[str], set[str]]:
+    """``_ops.record_update_keys`` of every delivery (their keys are disjoint): insert the
+    new keys, reclaim lapsed unfinished ones, read which of the rest are in progress."""
+    rows = [
+        (update_key, item[0], item[2], item[7])
+        for item in deliveries
+        for update_key in dict.fromkeys(item[6])
+    ]
     run: set[str] = set()
-    rows = [(update_key, event_key, at, at) for update_key in unique]
     for chunk in _chunks(rows, _UPDATE_WIDTH):
         run.update(
             str(row[0])
@@ -78,37 +143,38 @@ def _record_update_keys(
                 " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
                 + ",".join(["(?,?,?,?,NULL)"] * len(chunk))
                 + " ON CONFLICT DO NOTHING RETURNING update_key",
-                [value for row in chunk for value in row],
+                [value for row in chunk for value in (row[0], row[1], row[2], row[2])],
             )
         )
-    known = [k for k in unique if k not in run]
+    known = [(row[0], row[2], row[3]) for row in rows if row[0] not in run]
     busy: set[str] = set()
-    for start in range(0, len(known), _MAX_VARIABLES - 2):
-        part = known[start : start + _MAX_VARIABLES - 2]
+    for part_rows in _chunks(known, _RECLAIM_WIDTH):
         reclaimed = {
             str(row[0])
             for row in s.fetchall(
-                "UPDATE svc_webhook_updates SET claimed_at = ?"
-                f" WHERE update_key IN {_in_list(part)} AND handled_at IS NULL"
-                " AND claimed_at <= ? RETURNING update_key",
-                [at, *part, cutoff],
+                "UPDATE svc_webhook_updates SET claimed_at = v.column2 FROM (VALUES "
+                + ",".join(["(?,?,?)"] * len(part_rows))
+                + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL"
+                " AND claimed_at <= v.column3 RETURNING update_key",
+                [value for row in part_rows for value in row],
             )
         }
         run |= reclaimed
-        rest = [k for k in part if k not in reclaimed]
-        if rest:
+        rest = [str(row[0]) for row in part_rows if row[0] not in reclaimed]
+        for part in _chunks(rest, 1):
             busy.update(
                 str(row[0])
                 for row in s.fetchall(
                     "SELECT update_key FROM svc_webhook_updates"
-                    f" WHERE update_key IN {_in_list(rest)} AND handled_at IS NULL",
-                    rest,
+                    f" WHERE update_key IN {_in_list(part)} AND handled_at IS NULL",
+                    part,
                 )
             )
-    return tuple(k for k in unique if k in run), tuple(k for k in unique if k in busy)
+    return run, busy
 
 
-def _chunks(items: Sequence[tuple[object, ...]], width: int) -> list[Sequence[tuple[object, ...]]]:
+def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
+    """``items`` in runs that keep a statement under SQLite's variable limit."""
     size = _MAX_VARIABLES // width
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -131,8 +197,7 @@ def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None
         return
     ids = sorted({str(row[1]) for row in inserted})
     events: dict[str, list[tuple[str, int]]] = {}
-    for start in range(0, len(ids), _MAX_VARIABLES):
-        part = ids[start : start + _MAX_VARIABLES]
+    for part in _chunks(ids, 1):
         for wa_message_id, status, occurred_at in s.fetchall(
             "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events"
             f" WHERE wa_message_id IN {_in_list(part)} ORDER BY wa_message_id, occurred_at, id",
@@ -155,8 +220,7 @@ def _append_statuses(s: Session, statuses: Sequence[tuple[str, str, int]]) -> No
         )
     ids = sorted({event[0] for event in statuses})
     found: list[Row] = []
-    for start in range(0, len(ids), _MAX_VARIABLES):
-        part = ids[start : start + _MAX_VARIABLES]
+    for part in _chunks(ids, 1):
         found += s.fetchall(
             "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
             f" WHERE wa_message_id IN {_in_list(part)}",

@@ -103,7 +103,7 @@ SEED = st.lists(
 )
 
 
-def _fresh_row_ids(deliveries: list[Any]) -> list[Any]:
+def fresh_row_ids(deliveries: list[Any]) -> list[Any]:
     """Give every message its own row id, as the HTTP layer does (a uuid4 per message)."""
     return [
         (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), *d[4:])
@@ -130,4 +130,4 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
     )
 
 
-DELIVERY_ITEMS = deliveries(max_updates=3, max_deliveries=5).map(_fresh_row_ids)
+DELIVERY_ITEMS = deliveries(max_updates=3, max_deliveries=5).map(fresh_row_ids)

@@ -18,7 +18,10 @@ from svc.store import (
     PersistenceError,
     PersistenceValidationError,
     SqliteStore,
+    UpdatesRecorded,
+    _batch,
 )
+from svc.store._batch_kinds import BatchHint
 
 from .conftest import T0
 
@@ -188,3 +191,96 @@ def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
     with pytest.raises(PersistenceValidationError) as caught:
         SqliteStore(tmp_path / "s.db", synchronous="off")
     assert caught.value.code == "invalid_options"
+
+
+def _delivery_hint(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> BatchHint:
+    """A checked delivery of one inbound message, as ``record_webhook_updates`` hands it over."""
+    at = 1_763_720_130_000 + i
+    message = (
+        f"row-{i}",
+        f"wamid.{i}",
+        direction,
+        "15551234567",
+        None,
+        "text",
+        "received",
+        None,
+        at,
+        at,
+        None,
+        None,
+        None,
+    )
+    item = (f"ev-{i}", "h", at, (message,), (), (), keys, at - 60_000)
+    return BatchHint(kind="delivery", key=f"ev-{i}", args=item)
+
+
+async def test_concurrent_deliveries_run_as_one_set_based_call(tmp_path: Path) -> None:
+    """Deliveries queued together share their statements; each answer is still its own,
+    and a copy queued with its original finds the original's claim (in progress)."""
+    store = SqliteStore(tmp_path / "merge.db")
+    await store.migrate()
+    statements: list[str] = []
+    answers: dict[int, UpdatesRecorded] = {}
+
+    async def deliver(i: int, keys: tuple[str, ...]) -> None:
+        hint = _delivery_hint(i, keys=keys)
+        answers[i] = await store._call(
+            "outbox_failed",
+            lambda s: _batch.record_webhook_delivery(s, hint.args),  # type: ignore[arg-type]
+            write=True,
+            batch=hint,
+        )
+
+    try:
+        await store.count_outbox_pending()  # opens the connection
+        assert store._conn is not None
+        store._conn.set_trace_callback(statements.append)
+        async with trio.open_nursery() as nursery:
+            for i in range(16):
+                nursery.start_soon(deliver, i, (f"u{i}",))
+            nursery.start_soon(deliver, 16, ("u3",))  # a copy of delivery 3's update
+        inserts = [s for s in statements if s.startswith("INSERT INTO svc_webhook_events")]
+        assert len(inserts) < 17  # merged: not one statement per delivery
+        assert all(answers[i].to_run == (f"u{i}",) for i in range(16) if i != 3)
+        # Trio may start either first: one of the two runs u3, the other finds it claimed.
+        pair = sorted(
+            (answers[3].to_run, answers[3].in_progress, answers[16].to_run, answers[16].in_progress)
+        )
+        assert pair == [(), (), ("u3",), ("u3",)]
+        assert answers[3].to_run != answers[16].to_run
+        page = await store.list_messages(limit=100)
+        assert len(page.items) == 17  # every delivery projected its own message
+    finally:
+        await store.close()
+
+
+async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "merge-fail.db")
+    await store.migrate()
+    outcome: dict[int, object] = {}
+
+    async def deliver(i: int) -> None:
+        # Direction "sideways" breaks the table's CHECK: the merged call fails as a whole.
+        hint = _delivery_hint(i, keys=(f"u{i}",), direction="sideways" if i == 5 else "inbound")
+        try:
+            outcome[i] = await store._call(
+                "outbox_failed",
+                lambda s: _batch.record_webhook_delivery(s, hint.args),  # type: ignore[arg-type]
+                write=True,
+                batch=hint,
+            )
+        except PersistenceError as exc:
+            outcome[i] = exc.code
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for i in range(10):
+                nursery.start_soon(deliver, i)
+        assert outcome.pop(5) == "outbox_failed"
+        assert all(isinstance(answer, UpdatesRecorded) for answer in outcome.values())
+        assert len(outcome) == 9
+        page = await store.list_messages(limit=100)
+        assert sorted(m.row_id for m in page.items) == sorted(f"row-{i}" for i in outcome)
+    finally:
+        await store.close()

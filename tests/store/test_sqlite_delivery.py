@@ -12,13 +12,17 @@ import trio
 from hypothesis import HealthCheck, given, settings
 
 from svc.store import SqliteStore, UpdatesRecorded, _ops, _sqlite_delivery
+from svc.store._batch_kinds import DEFER
 from svc.store._sqlite import _SqliteSession
 
-from ._strategies import DUMP, SEED, SINGLE, deliveries
+from ._strategies import DUMP, SEED, SINGLE, deliveries, fresh_row_ids
 
 # Row ids may repeat across messages here: the set-based insert must skip a
 # conflicting row exactly where the call-by-call form does.
 DELIVERIES = deliveries(max_updates=12, max_deliveries=4)
+# Deliveries queued together, as the group commit merges them: fresh row ids per message,
+# as the HTTP layer makes them (the platform id pair is what repeats).
+QUEUED = deliveries(max_updates=4, max_deliveries=8).map(fresh_row_ids)
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +119,50 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     assert len(set_based[1][4]) == 400  # update keys, each recorded once
     assert len(set_based[1][5]) == 2
     assert len(set_based[0][0].to_run) == 400
+
+
+def _merged(session: _SqliteSession, deliveries: list[Any]) -> list[Any]:
+    """What ``SqliteStore`` does with consecutive deliveries of one batch: one set-based
+    call, then the deferred tail (from the first sharing an update key) as the next call."""
+    answers: list[Any] = []
+    pending = deliveries
+    while pending:
+        got = _sqlite_delivery.record_webhook_deliveries(session, pending)
+        done = [a for a in got if a is not DEFER]
+        assert got[len(done) :] == [DEFER] * (len(got) - len(done)), "DEFER only as a tail"
+        assert done, "the head of a call is never deferred"
+        answers += done
+        pending = pending[len(done) :]
+    return answers
+
+
+def _outcome_together(
+    conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any], form: Any
+) -> tuple[list[Any], list[list[Any]]]:
+    session = _SqliteSession(conn)
+    conn.execute("BEGIN")
+    try:
+        for kind, args in seed:
+            SINGLE[kind](session, args)
+        answers = form(session, deliveries)
+        tables = [conn.execute(sql).fetchall() for sql in DUMP]
+    finally:
+        conn.execute("ROLLBACK")
+    return answers, tables
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, deliveries=QUEUED)
+def test_deliveries_merged_into_one_call_equal_them_one_by_one(
+    conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
+) -> None:
+    merged = _outcome_together(conn, seed, deliveries, _merged)
+    one_by_one = _outcome_together(
+        conn, seed, deliveries, lambda s, ds: [_ops.record_webhook_delivery(s, *d) for d in ds]
+    )
+    assert merged == one_by_one
+    assert len(merged[0]) == len(deliveries)
