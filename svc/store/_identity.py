@@ -12,7 +12,7 @@ serialise.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, cast
 
 from ._records import UserIdentityRecord
 from ._session import Row, Session
@@ -25,11 +25,13 @@ __all__ = [
     "lock_keys",
     "merge_identity",
     "upsert_identities",
+    "upsert_identities_together",
     "user_identifiers",
 ]
 
 _COLUMNS: Final = "identity_id, user_id, parent_user_id, wa_id, username, last_seen_at"
 _FIELDS: Final = 4  # user_id, parent_user_id, wa_id, username
+_READ_CHUNK: Final = 500
 
 
 def lock_keys(items: Iterable[IdentityArgs]) -> list[str]:
@@ -113,6 +115,72 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             _insert(s, item)
         else:
             _update(s, row, merge_identity(_values(row), item))
+
+
+def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> None:
+    """``upsert_identities`` for many sightings: two reads, then one write per changed row.
+
+    Every row a sighting can reach has one of the sightings' BSUIDs or wa_ids, so those
+    rows are read at once and the sightings merge into them in memory, in order, by the
+    same lookups; new rows take ids above every stored one in order, as AUTOINCREMENT
+    gives them. The table ends as ``upsert_identities`` leaves it (tested with Hypothesis).
+    """
+    if len(items) < 2:
+        upsert_identities(s, items)
+        return
+    rows: dict[int, list[object]] = {}
+    user_ids = sorted({item[0] for item in items if item[0] is not None})
+    wa_ids = sorted({item[2] for item in items if item[2] is not None})
+    for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
+        for start in range(0, len(values), _READ_CHUNK):
+            part = values[start : start + _READ_CHUNK]
+            for row in s.fetchall(
+                f"SELECT {_COLUMNS} FROM svc_user_identities"
+                f" WHERE {column} IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                rows[int(row[0])] = list(row)
+    stored = {key: tuple(row) for key, row in rows.items()}
+    next_id = -len(items)  # new rows: negative ids, in insertion order, above stored ones
+    for item in items:
+        found = _lookup(rows, item)
+        if found is None:
+            rows[next_id] = [next_id, *item]
+            next_id += 1
+        else:
+            found[1:] = merge_identity(_values(tuple(found)), item)
+    for key, current in rows.items():
+        if key >= 0 and tuple(current) != stored[key]:
+            s.run(
+                "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
+                " username = ?, last_seen_at = ? WHERE identity_id = ?",
+                (*current[1:], key),
+            )
+    for key in sorted(k for k in rows if k < 0):
+        _insert(s, cast(IdentityArgs, tuple(rows[key][1:])))
+
+
+def _lookup(rows: dict[int, list[object]], item: IdentityArgs) -> list[object] | None:
+    """The row ``upsert_identities`` merges ``item`` into, among ``rows`` (in memory)."""
+    user_id, wa_id = item[0], item[2]
+    if user_id is not None:
+        for row in rows.values():
+            if row[1] == user_id:
+                return row
+        if wa_id is None:
+            return None
+    candidates = [
+        row
+        for row in rows.values()
+        if row[3] == wa_id and (user_id is None or row[1] is None)
+    ]
+    # Newest first, then the highest id; new rows (negative ids here) rank above stored ones.
+    return max(candidates, key=_recency, default=None)
+
+
+def _recency(row: list[object]) -> tuple[int, int, int]:
+    key = int(cast(int, row[0]))
+    return (int(cast(int, row[5])), key < 0, key)
 
 
 def _find_row(s: Session, user: str) -> Row | None:

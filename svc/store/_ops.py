@@ -434,15 +434,24 @@ def reconcile_inserted(s: Session, row: Row, events: list[tuple[str, int]]) -> M
     stored = _message(row)
     if not events:
         return stored
-    updated_ms = int(row[9])
-    status, new_ms = fold_statuses(stored.status, updated_ms, iter(events))
-    if (status, new_ms) == (stored.status, updated_ms):
+    status, new_ms = fold_inserted(s, str(row[0]), stored.status, int(row[9]), events)
+    if (status, new_ms) == (stored.status, int(row[9])):
         return stored
-    s.run(
-        "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
-        (status, new_ms, row[0]),
-    )
     return _message((*row[:6], status, row[7], row[8], new_ms, *row[10:]))
+
+
+def fold_inserted(
+    s: Session, row_id: str, status: str, updated_ms: int, events: list[tuple[str, int]]
+) -> tuple[str, int]:
+    """The status and time of a just-inserted row once the events logged before it are
+    folded in (stored when they change it)."""
+    folded, new_ms = fold_statuses(status, updated_ms, iter(events))
+    if (folded, new_ms) != (status, updated_ms):
+        s.run(
+            "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
+            (folded, new_ms, row_id),
+        )
+    return folded, new_ms
 
 
 def append_message_status(s: Session, wa_message_id: str, status: str, at: int) -> bool:

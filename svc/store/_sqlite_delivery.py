@@ -64,7 +64,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
 
     The group commit hands it the deliveries queued together: their event keys,
     update keys, messages and statuses go in one statement run each, the identity
-    sightings one by one in delivery order. From the first delivery sharing an
+    sightings together, in delivery order. From the first delivery sharing an
     update key with an earlier one, the rest are ``DEFER`` (the caller runs them
     next, the first of them alone at the head); the answers and tables equal running
     the deliveries one after another (tested with Hypothesis against ``_ops``).
@@ -86,8 +86,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     statuses = [event for item in deliveries for event in item[4]]
     if statuses:
         _append_statuses(s, statuses)
-    for item in deliveries:
-        _identity.upsert_identities(s, item[5])
+    _identity.upsert_identities_together(s, [seen for item in deliveries for seen in item[5]])
     results: list[object] = [
         UpdatesRecorded(
             event=event,
@@ -184,13 +183,15 @@ def _in_list(values: Sequence[object]) -> str:
 
 
 def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:
+    """Insert the rows (a conflicting one is skipped), then fold into each inserted row
+    the status events logged before it (``_ops.fold_inserted``)."""
     inserted: list[Row] = []
     row_marks = "(" + ",".join("?" * _MESSAGE_WIDTH) + ")"
     for chunk in _chunks(messages, _MESSAGE_WIDTH):
         inserted += s.fetchall(
             f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS}) VALUES "
             + ",".join([row_marks] * len(chunk))
-            + f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
+            + " ON CONFLICT DO NOTHING RETURNING row_id, wa_message_id, status, updated_at",
             [value for values in chunk for value in values],
         )
     if not inserted:
@@ -204,10 +205,10 @@ def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None
             part,
         ):
             events.setdefault(str(wa_message_id), []).append((str(status), int(occurred_at)))
-    for row in inserted:
-        logged = events.get(str(row[1]))
+    for row_id, wa_message_id, status, updated_ms in inserted:
+        logged = events.get(str(wa_message_id))
         if logged:
-            _ops.reconcile_inserted(s, row, logged)
+            _ops.fold_inserted(s, str(row_id), str(status), int(updated_ms), logged)
 
 
 def _append_statuses(s: Session, statuses: Sequence[tuple[str, str, int]]) -> None:

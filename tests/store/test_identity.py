@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from svc.store import (
     SCHEMA_VERSION,
     MessageRecord,
     PersistenceError,
     PersistenceValidationError,
+    SqliteStore,
     StatusEvent,
     UserIdentityRecord,
     WebhookEventResult,
+    _identity,
 )
 from svc.store._identity import merge_identity
+from svc.store._sqlite import _SqliteSession
 
+from ._strategies import IDENTITIES
 from .conftest import T0, AnyStore, Backend
 from .test_contract import _event_is_new, _install_status_fault
 
@@ -495,3 +504,76 @@ def test_merge_identity_rule() -> None:
         100,
     )
     assert merge_identity(stored, (None, None, None, None, 100)) == stored
+
+
+# --- sightings merged together (the SQLite group commit's form) ----------------------------
+
+_IDENTITY_DUMP = (
+    "SELECT identity_id, user_id, parent_user_id, wa_id, username, last_seen_at"
+    " FROM svc_user_identities ORDER BY identity_id"
+)
+
+
+@pytest.fixture(scope="module")
+def identity_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("identities") / "svc.sqlite3"
+
+    async def migrate() -> None:
+        store = SqliteStore(str(path))
+        try:
+            await store.migrate()
+        finally:
+            await store.close()
+
+    trio.run(migrate)
+    return path
+
+
+def _identity_table(path: Path, seed: list[Any], items: list[Any], form: Any) -> list[Any]:
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        session = _SqliteSession(conn)
+        conn.execute("BEGIN")
+        try:
+            for args in seed:
+                _identity.upsert_identities(session, [args])
+            form(session, items)
+            return conn.execute(_IDENTITY_DUMP).fetchall()
+        finally:
+            conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=st.lists(IDENTITIES, max_size=6), items=st.lists(IDENTITIES, max_size=10))
+def test_sightings_merged_together_equal_them_one_by_one(
+    identity_database: Path, seed: list[Any], items: list[Any]
+) -> None:
+    """Same rows, values and identity ids (the insert order) as one sighting at a time."""
+    together = _identity_table(
+        identity_database, seed, items, _identity.upsert_identities_together
+    )
+    one_by_one = _identity_table(identity_database, seed, items, _identity.upsert_identities)
+    assert together == one_by_one
+
+
+def test_a_row_inserted_in_the_batch_is_the_newest_of_its_phone(identity_database: Path) -> None:
+    """A phone-only sighting merges into the newest row of its wa_id; at equal times the
+    highest id wins, and a row inserted earlier in the same batch has the highest."""
+    at = 1_763_720_130_000
+    seed = [("US.2", None, "1555", None, at)]
+    items = [("US.1", None, "1555", None, at), (None, None, "1555", "ann", at)]
+    together = _identity_table(
+        identity_database, seed, items, _identity.upsert_identities_together
+    )
+    one_by_one = _identity_table(identity_database, seed, items, _identity.upsert_identities)
+    assert together == one_by_one
+    assert [row[1:5] for row in together] == [
+        ("US.2", None, "1555", None),
+        ("US.1", None, "1555", "ann"),
+    ]
