@@ -47,9 +47,6 @@ MAX_STATUS: Final = 64
 MAX_TYPE: Final = 64
 _LATEST_EVENT_SECONDS: Final = 32_503_680_000
 """Timestamps at or past the year 3000 are absurd: the receipt time is used instead."""
-_UUID4_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
-_UUID4_SET: Final = (0x4000 << 64) | (0x8000 << 48)
-"""The version (4) and variant (RFC 4122) bits ``uuid.UUID(..., version=4)`` sets."""
 IDENTITY_CHANGES: Final = frozenset({"user_changed_number", "user_changed_user_id"})
 """The system message types that move a user to a new phone number or BSUID."""
 
@@ -193,13 +190,16 @@ def uuid4_strings(count: int, random: Callable[[int], bytes] = os.urandom) -> li
     """
     if count <= 0:
         return []
-    raw = random(16 * count)
-    out = []
+    raw = bytearray(random(16 * count))
     for start in range(0, 16 * count, 16):
-        value = int.from_bytes(raw[start : start + 16], "big") & _UUID4_CLEAR | _UUID4_SET
-        text = f"{value:032x}"
-        out.append(f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}")
-    return out
+        raw[start + 6] = raw[start + 6] & 0x0F | 0x40  # version 4
+        raw[start + 8] = raw[start + 8] & 0x3F | 0x80  # RFC 4122 variant
+    text = raw.hex()
+    return [
+        f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-{text[i + 12 : i + 16]}-"
+        f"{text[i + 16 : i + 20]}-{text[i + 20 : i + 32]}"
+        for i in range(0, 32 * count, 32)
+    ]
 
 
 def send_projection(
