@@ -14,6 +14,7 @@ slices.
 
 from __future__ import annotations
 
+import hashlib
 import hmac as _stdlib_hmac
 
 from cryptography.exceptions import InvalidTag as _InvalidTag
@@ -54,15 +55,17 @@ SHA256_SIZE = 32
 
 
 def sha256_digest(data: Buffer) -> bytes:
-    """Return the 32-byte SHA-256 digest of ``data``."""
-    digest = hashes.Hash(hashes.SHA256())
-    digest.update(data)
-    return digest.finalize()
+    """Return the 32-byte SHA-256 digest of ``data``.
+
+    hashlib's one-shot call: the same OpenSSL digest without cryptography's
+    per-call ``Hash`` object, which cost more than the hash of a short key.
+    """
+    return hashlib.sha256(data).digest()
 
 
 def sha256_hex(data: Buffer) -> str:
     """Return the SHA-256 digest of ``data`` as 64 lowercase hex digits."""
-    return sha256_digest(data).hex()
+    return hashlib.sha256(data).hexdigest()
 
 
 def hmac_sha256(key: Buffer, data: Buffer) -> bytes:

@@ -115,8 +115,6 @@ def template_pause_hook(service: Service) -> Any:
 
     async def hook(updates: Sequence[Update]) -> None:
         store = service.store
-        if not isinstance(store, BroadcastStore):
-            return
         for update in updates:
             if not isinstance(update, AccountUpdate):
                 continue
@@ -125,6 +123,10 @@ def template_pause_hook(service: Service) -> Any:
                 continue
             if (details.event or "").upper() not in PAUSING_TEMPLATE_EVENTS:
                 continue
+            # Checked here, not per delivery: isinstance against a runtime Protocol walks
+            # its members, and most deliveries hold no template status change.
+            if not isinstance(store, BroadcastStore):
+                return
             name, language = details.name, details.language
             try:
                 paused = await service.store_call(

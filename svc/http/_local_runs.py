@@ -8,7 +8,7 @@ only a run of another process (which cannot be awaited) makes it answer 503.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 import anyio
@@ -19,16 +19,21 @@ MAX_FINISHED_KEYS: Final = 4096
 LOCAL_RUN_WAIT_SECONDS: Final = 10.0
 """How long a webhook copy waits for this process's own run of its updates before a 503."""
 LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
-_POLL_SECONDS: Final = 0.005
 
 
 class LocalRuns:
-    """The keys this process is recording, running and lately finished (oldest dropped first)."""
+    """The keys this process is recording, running and lately finished (oldest dropped first).
+
+    A waiting copy sleeps on one shared "changed" event, set whenever a key's
+    state moves (recording ends, a run starts or finishes); a run's own event is
+    made only when a copy waits on it, so the path without copies creates none.
+    """
 
     def __init__(self) -> None:
         self._recording: dict[str, int] = {}
-        self._running: dict[str, anyio.Event] = {}
+        self._running: dict[str, anyio.Event | None] = {}
         self._finished: dict[str, None] = {}
+        self._changed: anyio.Event | None = None
 
     @contextlib.contextmanager
     def recording(self, keys: Iterable[str]) -> Iterator[None]:
@@ -45,19 +50,37 @@ class LocalRuns:
                     self._recording[key] = left
                 else:
                     del self._recording[key]
+            self._notify()
 
     def start(self, keys: Iterable[str]) -> None:
         """``keys`` run now, in this task."""
         for key in keys:
-            self._running[key] = anyio.Event()
+            self._running[key] = None
+        self._notify()
 
     def finish(self, keys: Iterable[str]) -> None:
         """``keys`` ran (their handlers returned or raised): wake the copies waiting on them."""
         for key in keys:
-            self._running.pop(key).set()
+            event = self._running.pop(key)
+            if event is not None:
+                event.set()
             self._finished[key] = None
         while len(self._finished) > MAX_FINISHED_KEYS:
             del self._finished[next(iter(self._finished))]
+        self._notify()
+
+    def _notify(self) -> None:
+        """Wake every copy waiting for a key's state to move."""
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def _wait_while(self, blocked: Callable[[], bool]) -> None:
+        """Return once ``blocked()`` is false, checked again at every state change."""
+        while blocked():
+            if self._changed is None:
+                self._changed = anyio.Event()
+            await self._changed.wait()
 
     def _unseen(self, key: str) -> bool:
         return key not in self._running and key not in self._finished
@@ -71,17 +94,23 @@ class LocalRuns:
         that is then neither running nor finished here is another process's (False).
         """
         with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
-            while any(key in self._recording and self._unseen(key) for key in keys):
-                await anyio.sleep(_POLL_SECONDS)
+            await self._wait_while(
+                lambda: any(key in self._recording and self._unseen(key) for key in keys)
+            )
         with anyio.move_on_after(LOCAL_CLAIM_GRACE_SECONDS):
-            while any(self._unseen(key) for key in keys):
-                await anyio.sleep(_POLL_SECONDS)
-        events = [self._running.get(key) for key in keys if key not in self._finished]
-        if any(event is None for event in events):
-            return False
+            await self._wait_while(lambda: any(self._unseen(key) for key in keys))
+        events: list[anyio.Event] = []
+        for key in keys:
+            if key in self._finished:
+                continue
+            if key not in self._running:
+                return False
+            event = self._running[key]
+            if event is None:
+                event = self._running[key] = anyio.Event()
+            events.append(event)
         with anyio.move_on_after(LOCAL_RUN_WAIT_SECONDS):
             for event in events:
-                assert event is not None
                 await event.wait()
             return True
         return False

@@ -8,13 +8,14 @@ The way back, a stored row as the HTTP JSON, lives here too.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from svc._text import has_ascii_control
+from svc._text import has_ascii_control, is_printable_label
 from svc.graph import is_bsuid, is_parent_bsuid
 from svc.store import MessageRecord, StatusEvent, UserIdentityRecord, format_timestamp
 from svc.webhook import (
@@ -82,32 +83,63 @@ def delivery_projection(
 
     A status longer than the store's column is not projected; a status event
     is keyed by message id alone, so one naming its user by ``recipient_user_id``
-    only advances the outbound row like any other.
+    only advances the outbound row like any other. One pass: each update's
+    time, user and bounded fields are read once, and one random draw gives
+    every row id.
     """
     messages: list[MessageRecord] = []
+    statuses: list[StatusEvent] = []
+    changes: list[IdentityChange] = []
+    seen: dict[UserIdentityRecord, None] = {}
+    moments: dict[int, datetime] = {}
+    row_ids = iter(uuid4_strings(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
     for update in updates:
+        stamp = update.timestamp
+        if stamp is not None and 0 < stamp < _LATEST_EVENT_SECONDS:
+            moment = moments.get(stamp)
+            if moment is None:
+                moment = moments[stamp] = datetime.fromtimestamp(stamp, tz=UTC)
+        else:
+            moment = now()
+        user: UserIdentity | None = getattr(update, "user", None)
+        sighting = _identity_record(user, moment) if user is not None else None
         if isinstance(update, MessageUpdate):
-            record = inbound_record(update, now)
+            record = _inbound_record(update, user, moment, next(row_ids))
             if record is None:
                 unprojected += 1
             else:
                 messages.append(record)
-    statuses = tuple(
-        StatusEvent(
-            wa_message_id=u.message_id,
-            status=u.status,
-            timestamp=_event_moment(u.timestamp, now),
-        )
-        for u in updates
-        if isinstance(u, StatusUpdate) and len(u.status) <= MAX_STATUS
-    )
-    changes = tuple(c for c in (_identity_change(u, now) for u in updates) if c is not None)
+        elif isinstance(update, StatusUpdate) and len(update.status) <= MAX_STATUS:
+            statuses.append(
+                StatusEvent(wa_message_id=update.message_id, status=update.status, timestamp=moment)
+            )
+        if sighting is not None:
+            seen.setdefault(sighting, None)
+        other: UserIdentity | None = None
+        change: IdentityChange | None = None
+        if isinstance(update, SystemUpdate):
+            new_user = update.new_user
+            if update.system_type in IDENTITY_CHANGES:
+                change = _identity_change(user, new_user, moment)
+                if new_user is not None and new_user.user_id is not None:
+                    other = new_user
+            else:
+                other = new_user
+        elif isinstance(update, UserIdUpdate):
+            other = update.previous
+            change = _identity_change(other, user, moment)
+        if change is not None:
+            changes.append(change)
+        if other is not None:
+            record_other = _identity_record(other, moment)
+            if record_other is not None:
+                seen.setdefault(record_other, None)
     return DeliveryProjection(
         messages=tuple(messages),
-        statuses=statuses,
-        identities=_sightings(updates, now),
-        changes=changes,
+        statuses=tuple(statuses),
+        identities=tuple(seen),
+        changes=tuple(changes),
         unprojected=unprojected,
     )
 
@@ -118,16 +150,23 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     The row names the user by phone and BSUIDs as far as they fit the store's
     columns; None when none does (a row naming nobody is refused by the store).
     """
-    moment = _event_moment(update.timestamp, now)
+    return _inbound_record(
+        update, update.user, _event_moment(update.timestamp, now), str(uuid.uuid4())
+    )
+
+
+def _inbound_record(
+    update: MessageUpdate, user: UserIdentity | None, moment: datetime, row_id: str
+) -> MessageRecord | None:
+    """``inbound_record`` with the update's user, time and row id already read."""
     echo = update.is_echo
-    user = update.user
     phone = _phone_field(update.to if echo else update.from_)
     user_id = _bounded(user.user_id if user else None, MAX_USER_ID_FIELD)
     parent_user_id = _bounded(user.parent_user_id if user else None, MAX_USER_ID_FIELD)
     if phone is None and user_id is None and parent_user_id is None:
         return None
     return MessageRecord(
-        row_id=str(uuid.uuid4()),
+        row_id=row_id,
         wa_message_id=update.message_id,
         direction="outbound" if echo else "inbound",
         from_phone=None if echo else phone,
@@ -141,6 +180,26 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
         parent_user_id=parent_user_id,
         business_phone_number_id=update.phone_number_id,
     )
+
+
+def uuid4_strings(count: int, random: Callable[[int], bytes] = os.urandom) -> list[str]:
+    """``count`` random UUID4 strings, as ``str(uuid.uuid4())`` gives, from one ``os.urandom``.
+
+    ``uuid.uuid4`` asks the OS for 16 bytes per id; one draw for a delivery's
+    rows gives the same ids (version 4, RFC 4122 variant) for one system call.
+    """
+    if count <= 0:
+        return []
+    raw = bytearray(random(16 * count))
+    for start in range(0, 16 * count, 16):
+        raw[start + 6] = raw[start + 6] & 0x0F | 0x40  # version 4
+        raw[start + 8] = raw[start + 8] & 0x3F | 0x80  # RFC 4122 variant
+    text = raw.hex()
+    return [
+        f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-{text[i + 12 : i + 16]}-"
+        f"{text[i + 16 : i + 20]}-{text[i + 20 : i + 32]}"
+        for i in range(0, 32 * count, 32)
+    ]
 
 
 def send_projection(
@@ -183,33 +242,6 @@ def send_projection(
     return record, StatusEvent(wa_message_id=message_id, status="sent", timestamp=moment)
 
 
-def _sightings(
-    updates: tuple[Update, ...], now: Callable[[], datetime]
-) -> tuple[UserIdentityRecord, ...]:
-    """Every user the updates name, as identity-map sightings at the update's time.
-
-    The same users as ``Delivery.identities``, minus the phone-only new identity
-    of a number change: that change re-keys the user's row to the new number,
-    and a sighting would first make a second, phone-only row for it.
-    """
-    seen: dict[UserIdentityRecord, None] = {}
-    for update in updates:
-        found: list[UserIdentity | None] = [getattr(update, "user", None)]
-        if isinstance(update, SystemUpdate) and (
-            update.system_type not in IDENTITY_CHANGES
-            or (update.new_user is not None and update.new_user.user_id is not None)
-        ):
-            found.append(update.new_user)
-        elif isinstance(update, UserIdUpdate):
-            found.append(update.previous)
-        moment = _event_moment(update.timestamp, now)
-        for identity in found:
-            record = _identity_record(identity, moment) if identity is not None else None
-            if record is not None:
-                seen.setdefault(record, None)
-    return tuple(seen)
-
-
 def _identity_record(identity: UserIdentity, moment: datetime) -> UserIdentityRecord | None:
     """A sighting of ``identity`` (fields that fit the store); None without a BSUID or phone."""
     user_id = _bounded(identity.user_id, MAX_USER_ID_FIELD)
@@ -225,15 +257,11 @@ def _identity_record(identity: UserIdentity, moment: datetime) -> UserIdentityRe
     )
 
 
-def _identity_change(update: Update, now: Callable[[], datetime]) -> IdentityChange | None:
-    """The re-keying a ``user_changed_number``/``user_changed_user_id`` message or a
-    ``userIdUpdate`` asks for; None for any other update or one missing a side."""
-    if isinstance(update, SystemUpdate) and update.system_type in IDENTITY_CHANGES:
-        old, new = update.user, update.new_user
-    elif isinstance(update, UserIdUpdate):
-        old, new = update.previous, update.current
-    else:
-        return None
+def _identity_change(
+    old: UserIdentity | None, new: UserIdentity | None, at: datetime
+) -> IdentityChange | None:
+    """The re-keying from ``old`` to ``new`` a ``user_changed_number``/``user_changed_user_id``
+    message or a ``userIdUpdate`` asks for; None when a side is missing or nothing changes."""
     if old is None or new is None:
         return None
     user = _bounded(old.user_id, MAX_USER_ID_FIELD) or _phone_field(old.wa_id)
@@ -243,17 +271,16 @@ def _identity_change(update: Update, now: Callable[[], datetime]) -> IdentityCha
         new_user_id = None
     if user is None or (new_user_id is None and new_wa_id is None):
         return None
-    return IdentityChange(
-        user=user,
-        new_user_id=new_user_id,
-        new_wa_id=new_wa_id,
-        at=_event_moment(update.timestamp, now),
-    )
+    return IdentityChange(user=user, new_user_id=new_user_id, new_wa_id=new_wa_id, at=at)
 
 
 def _bounded(value: str | None, limit: int) -> str | None:
     """``value`` when the store takes it (non-blank, at most ``limit``, no control character)."""
-    if value is None or not value.strip() or len(value) > limit or has_ascii_control(value):
+    if value is None or len(value) > limit:
+        return None
+    if is_printable_label(value):  # the common case: printable holds no control character
+        return value
+    if not value.strip() or has_ascii_control(value):
         return None
     return value
 

@@ -152,6 +152,7 @@ class Telemetry:
         self._number_children: dict[tuple[str, str], Any] = {}
         self._request_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
         self._persistence: Counter | None = None
+        self._persistence_children: dict[str, Any] = {}
         if adapter is not None:
             self._persistence = Counter(
                 "persistence_operations_total",
@@ -279,7 +280,13 @@ class Telemetry:
         if self._persistence is None:
             return
         outcome = "ok" if ok else "error"
-        self._persistence.labels(adapter=self._adapter, outcome=outcome).inc()
+        child = self._persistence_children.get(outcome)
+        if child is None:
+            child = self._persistence.labels(adapter=self._adapter, outcome=outcome)
+            self._persistence_children[outcome] = child
+        child.inc()
+        if self._sink is None:
+            return
         self._sink_counter(
             "persistence_operations_total",
             1.0,

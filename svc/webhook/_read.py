@@ -234,15 +234,17 @@ def read_user(
     for contact in read_list(value.get("contacts")):
         if type(contact) is not dict:
             continue
-        c_wa = read_id(contact.get("wa_id"))
-        c_user = read_id(contact.get("user_id"))
-        c_parent = read_id(contact.get("parent_user_id"))
+        # An item id is a safe id: a contact's raw value equal to it is that same safe id,
+        # so the match is decided before the contact's ids are read.
+        raw_wa, raw_user = contact.get("wa_id"), contact.get("user_id")
+        raw_parent = contact.get("parent_user_id")
         if not (
-            (wa is not None and wa == c_wa)
-            or (user is not None and user == c_user)
-            or (parent is not None and parent == c_parent)
+            (wa is not None and type(raw_wa) is str and raw_wa == wa)
+            or (user is not None and type(raw_user) is str and raw_user == user)
+            or (parent is not None and type(raw_parent) is str and raw_parent == parent)
         ):
             continue
+        c_wa, c_user, c_parent = read_id(raw_wa), read_id(raw_user), read_id(raw_parent)
         profile = read_dict(contact.get("profile"))
         wa = wa or c_wa
         user = user or c_user
