@@ -8,8 +8,6 @@ The way back, a stored row as the HTTP JSON, lives here too.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +15,14 @@ from typing import Any, Final
 
 from svc._text import has_ascii_control, is_printable_label
 from svc.graph import is_bsuid, is_parent_bsuid
-from svc.store import MessageRecord, StatusEvent, UserIdentityRecord, format_timestamp
+from svc.store import (
+    MessageRecord,
+    StatusEvent,
+    UserIdentityRecord,
+    format_timestamp,
+    new_row_id,
+    new_row_ids,
+)
 from svc.webhook import (
     MessageUpdate,
     StatusUpdate,
@@ -92,7 +97,7 @@ def delivery_projection(
     changes: list[IdentityChange] = []
     seen: dict[UserIdentityRecord, None] = {}
     moments: dict[int, datetime] = {}
-    row_ids = iter(uuid4_strings(sum(isinstance(u, MessageUpdate) for u in updates)))
+    row_ids = iter(new_row_ids(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
     for update in updates:
         stamp = update.timestamp
@@ -151,7 +156,7 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     columns; None when none does (a row naming nobody is refused by the store).
     """
     return _inbound_record(
-        update, update.user, _event_moment(update.timestamp, now), str(uuid.uuid4())
+        update, update.user, _event_moment(update.timestamp, now), new_row_id()
     )
 
 
@@ -182,26 +187,6 @@ def _inbound_record(
     )
 
 
-def uuid4_strings(count: int, random: Callable[[int], bytes] = os.urandom) -> list[str]:
-    """``count`` random UUID4 strings, as ``str(uuid.uuid4())`` gives, from one ``os.urandom``.
-
-    ``uuid.uuid4`` asks the OS for 16 bytes per id; one draw for a delivery's
-    rows gives the same ids (version 4, RFC 4122 variant) for one system call.
-    """
-    if count <= 0:
-        return []
-    raw = bytearray(random(16 * count))
-    for start in range(0, 16 * count, 16):
-        raw[start + 6] = raw[start + 6] & 0x0F | 0x40  # version 4
-        raw[start + 8] = raw[start + 8] & 0x3F | 0x80  # RFC 4122 variant
-    text = raw.hex()
-    return [
-        f"{text[i : i + 8]}-{text[i + 8 : i + 12]}-{text[i + 12 : i + 16]}-"
-        f"{text[i + 16 : i + 20]}-{text[i + 20 : i + 32]}"
-        for i in range(0, 32 * count, 32)
-    ]
-
-
 def send_projection(
     payload: Mapping[str, Any], answer: Mapping[str, Any], now: Callable[[], datetime]
 ) -> tuple[MessageRecord, StatusEvent] | None:
@@ -227,7 +212,7 @@ def send_projection(
     elif to_phone is None and is_bsuid(recipient):
         user_id = str(recipient)
     record = MessageRecord(
-        row_id=str(uuid.uuid4()),
+        row_id=new_row_id(),
         wa_message_id=message_id,
         direction="outbound",
         to_phone=to_phone,

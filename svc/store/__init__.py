@@ -53,6 +53,7 @@ from ._retention import RetentionOptions as RetentionOptions
 from ._retention import prune_once as prune_once
 from ._retention import run_retention as run_retention
 from ._row_ids import new_row_id as new_row_id
+from ._row_ids import new_row_ids as new_row_ids
 from ._sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
@@ -119,6 +120,7 @@ __all__ = [
     "conversation_window",
     "format_timestamp",
     "new_row_id",
+    "new_row_ids",
     "prune_once",
     "run_outbox_worker",
     "run_outbox_worker_once",

@@ -104,7 +104,7 @@ SEED = st.lists(
 
 
 def fresh_row_ids(deliveries: list[Any]) -> list[Any]:
-    """Give every message its own row id, as the HTTP layer does (a uuid4 per message)."""
+    """Give every message its own row id, as the HTTP layer does (a new_row_id per message)."""
     return [
         (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), *d[4:])
         for i, d in enumerate(deliveries)
