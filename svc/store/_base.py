@@ -209,6 +209,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
             "outbox_failed",
             lambda s: _ops.mark_webhook_updates_handled(s, keys, at),
             write=True,
+            batch=BatchHint(kind="handled", key=min(keys), args=(keys, at)),
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

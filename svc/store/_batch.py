@@ -36,13 +36,14 @@ __all__ = [
     "complete_service_requests",
     "delivery_message_ids",
     "lock_message_ids",
+    "mark_webhook_updates_handled",
     "record_messages",
     "record_webhook_deliveries",
     "record_webhook_delivery",
     "record_webhook_events",
 ]
 
-BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery"]
+BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery", "handled"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,23 +137,14 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     one runs alone right here: a delivery never waits for a later batch), all
     their statuses through one ``append_message_statuses``, their identity
     sightings one by one in delivery order, then their event keys through
-    ``record_webhook_events``. With fresh row ids per message (as
+    ``record_webhook_events`` and their update keys (a key repeated across the
+    deliveries settles as the serial calls would). With fresh row ids per message (as
     the HTTP layer makes them), the result equals running the deliveries one
     after another in order; a row id reused for another message id settles in
     the order ``record_messages`` gives (first the rows it inserts, then the
     deferred ones), a serial order all the same.
     """
     deliveries = [cast(DeliveryArgs, item) for item in items]
-    # The longest prefix whose update keys are disjoint runs set-based; from the first
-    # delivery sharing a key with an earlier one, the rest run alone after it (DEFER).
-    seen: set[str] = set()
-    for index, item in enumerate(deliveries):
-        if seen.intersection(item[6]):
-            later, deliveries = len(deliveries) - index, deliveries[:index]
-            break
-        seen.update(item[6])
-    else:
-        later = 0
     messages = [values for item in deliveries for values in item[3]]
     statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
     if messages:
@@ -186,31 +178,42 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     for item in deliveries:
         _identity.upsert_identities(s, item[5])
     events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
-    run, busy = _record_update_keys(s, deliveries)
-    results: list[object] = [
+    claims = _record_update_keys(s, deliveries)
+    return [
         UpdatesRecorded(
             event=cast(WebhookEventResult, event),
-            to_run=tuple(k for k in dict.fromkeys(item[6]) if k in run),
-            in_progress=tuple(k for k in dict.fromkeys(item[6]) if k in busy),
+            to_run=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _RUN),
+            in_progress=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _BUSY),
         )
-        for event, item in zip(events, deliveries, strict=True)
+        for index, (event, item) in enumerate(zip(events, deliveries, strict=True))
     ]
-    return results + [DEFER] * later
+
+
+_RUN: Final = "run"
+_BUSY: Final = "busy"
 
 
 def _record_update_keys(
     s: Session, deliveries: Sequence[DeliveryArgs]
-) -> tuple[set[str], set[str]]:
-    """``_ops.record_update_keys`` of every delivery (their keys are disjoint) in three
-    statements: insert the new keys, reclaim lapsed unfinished ones, read the rest."""
+) -> dict[tuple[int, str], str]:
+    """``_ops.record_update_keys`` of every delivery, in order, in at most four statements.
+
+    The first claim of each key goes to the database (insert the new keys, reclaim
+    lapsed unfinished ones, read the rest); a key's later claims in the batch are
+    settled here from the state the earlier ones left, and a later reclaim is
+    written back. Answers ``(delivery index, key) -> _RUN or _BUSY``.
+    """
     rows = [
-        (update_key, item[0], item[2], item[7])
-        for item in deliveries
+        (update_key, item[0], item[2], item[7], index)
+        for index, item in enumerate(deliveries)
         for update_key in dict.fromkeys(item[6])
     ]
-    if not rows:
-        return set(), set()
-    keys, event_keys, ats, _ = _columns(rows)
+    first: dict[str, tuple[str, str, int, int, int]] = {}
+    for row in rows:
+        first.setdefault(row[0], row)
+    if not first:
+        return {}
+    keys, event_keys, ats, _, _ = _columns(list(first.values()))
     new = {
         str(row[0])
         for row in s.fetchall(
@@ -220,32 +223,67 @@ def _record_update_keys(
             (keys, event_keys, ats),
         )
     }
-    known = [row for row in rows if row[0] not in new]
-    if not known:
-        return new, set()
-    known_keys, _, known_ats, known_cutoffs = _columns(known)
-    reclaimed = {
-        str(row[0])
-        for row in s.fetchall(
-            "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
-            " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
-            " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
-            " RETURNING w.update_key",
-            (known_keys, known_ats, known_cutoffs),
-        )
-    }
-    rest = [row[0] for row in known if row[0] not in reclaimed]
-    busy: set[str] = set()
-    if rest:
-        busy = {
+    known = [row for row in first.values() if row[0] not in new]
+    reclaimed: set[str] = set()
+    if known:
+        known_keys, _, known_ats, known_cutoffs, _ = _columns(known)
+        reclaimed = {
             str(row[0])
             for row in s.fetchall(
-                "SELECT update_key FROM svc_webhook_updates"
-                " WHERE update_key = ANY(?::text[]) AND handled_at IS NULL",
-                (rest,),
+                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
+                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
+                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
+                " RETURNING w.update_key",
+                (known_keys, known_ats, known_cutoffs),
             )
         }
-    return new | reclaimed, busy
+    # Each key's claim time while unfinished (None: finished or gone).
+    claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
+    rest = [row[0] for row in known if row[0] not in reclaimed]
+    if rest:
+        claimed.update(
+            (str(key), None if handled is not None else int(at))
+            for key, at, handled in s.fetchall(
+                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
+                " WHERE update_key = ANY(?::text[])",
+                (rest,),
+            )
+        )
+    answers: dict[tuple[int, str], str] = {}
+    stored = dict(claimed)  # the claim times in the database now
+    later: dict[str, int] = {}
+    for key, _, at, cutoff, index in rows:
+        if first[key][4] == index:
+            if key in new or key in reclaimed:
+                answers[(index, key)] = _RUN
+            elif claimed.get(key) is not None:
+                answers[(index, key)] = _BUSY
+            continue
+        current = claimed.get(key)
+        if current is None:
+            continue
+        if current <= cutoff:
+            claimed[key] = later[key] = at
+            answers[(index, key)] = _RUN
+        else:
+            answers[(index, key)] = _BUSY
+    if later:
+        # Only over the claim read above: a row another process changed meanwhile keeps
+        # its state, and this batch's later claims of it count as in progress (retried).
+        written = {
+            str(row[0])
+            for row in s.fetchall(
+                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
+                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, p)"
+                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at = u.p"
+                " RETURNING w.update_key",
+                (list(later), list(later.values()), [stored[k] for k in later]),
+            )
+        }
+        for index, key in [pair for pair in answers if pair[1] in later.keys() - written]:
+            if first[key][4] != index:
+                answers[(index, key)] = _BUSY
+    return answers
 
 
 def _first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
@@ -408,3 +446,23 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
             _columns(changed),
         )
     return list[object](matched)
+
+
+def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, in one statement.
+
+    A key repeated in the batch is marked by its first item (a later one finds it finished).
+    """
+    first: dict[str, tuple[int, object]] = {}
+    for index, (keys, at) in enumerate(items):
+        for key in cast(tuple[str, ...], keys):
+            first.setdefault(key, (index, at))
+    counts = [0] * len(items)
+    for (key,) in s.fetchall(
+        "UPDATE svc_webhook_updates AS w SET handled_at = u.a"
+        " FROM unnest(?::text[], ?::bigint[]) AS u(k, a)"
+        " WHERE w.update_key = u.k AND w.handled_at IS NULL RETURNING w.update_key",
+        (list(first), [at for _, at in first.values()]),
+    ):
+        counts[first[key][0]] += 1
+    return list[object](counts)

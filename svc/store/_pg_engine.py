@@ -150,6 +150,7 @@ _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
     ("message", "status", "delivery"),
     ("claim", "complete"),
     ("event",),
+    ("handled",),
 )
 """Batch order: every batch takes its locks in this order, so batches never deadlock."""
 _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
@@ -159,6 +160,7 @@ _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], 
     "complete": _batch.complete_service_requests,
     "event": _batch.record_webhook_events,
     "delivery": _batch.record_webhook_deliveries,
+    "handled": _batch.mark_webhook_updates_handled,
 }
 
 

@@ -38,6 +38,8 @@ from ._strategies import (
     SEED,
     SINGLE,
     STATUS_EVENTS,
+    TIMES,
+    UPDATE_KEYS,
 )
 from .conftest import T0, Backend, _backend
 
@@ -424,3 +426,40 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
             outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
     assert outcomes[0] == outcomes[1]
     assert all(isinstance(a, UpdatesRecorded) for a in outcomes[0][0])
+
+
+HANDLED_ITEMS = st.lists(
+    st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
+    min_size=1,
+    max_size=5,
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, items=HANDLED_ITEMS)
+def test_set_based_marks_equal_marks_one_by_one(
+    migrated_conn: Any, seed: list[Any], items: list[Any]
+) -> None:
+    """Group-committed ``mark_webhook_updates_handled`` calls: the answers and tables of
+    running them one by one, in order (a key repeated in the batch counts for its first)."""
+
+    def batched(session: Any) -> list[object]:
+        return _batch.mark_webhook_updates_handled(session, items)
+
+    def one_by_one(session: Any) -> list[object]:
+        return [_ops.mark_webhook_updates_handled(session, keys, at) for keys, at in items]
+
+    outcomes = []
+    for run in (batched, one_by_one):
+        session = _PgSession(migrated_conn, _Operation())
+        with migrated_conn.transaction(force_rollback=True):
+            for kind, args in seed:
+                SINGLE[kind](session, args)
+            answers = run(session)
+            outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    assert outcomes[0] == outcomes[1]
