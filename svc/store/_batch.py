@@ -41,6 +41,7 @@ __all__ = [
     "record_webhook_deliveries",
     "record_webhook_delivery",
     "record_webhook_events",
+    "upsert_identities",
 ]
 
 BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery", "handled"]
@@ -175,8 +176,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
                     _ops.record_message(s, values)
     if statuses:
         append_message_statuses(s, statuses)
-    for item in deliveries:
-        _identity.upsert_identities(s, item[5])
+    upsert_identities(s, [sighting for item in deliveries for sighting in item[5]])
     events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
     claims = _record_update_keys(s, deliveries)
     return [
@@ -466,3 +466,88 @@ def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]
     ):
         counts[first[key][0]] += 1
     return list[object](counts)
+
+
+_NEW_ROW: Final = 1 << 62
+"""Stand-in ids of rows this batch inserts: above every stored id, in insertion order
+(as the identity column will number them)."""
+
+
+def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
+    """``_identity.upsert_identities`` of the sightings, in order, in at most three statements.
+
+    Every row a sighting can find (by its BSUID or its wa_id) is read at once, the
+    merges run here over those rows as the single calls would run them, and the
+    rows that changed are written back, the new ones inserted in order; the caller
+    holds the sightings' advisory locks.
+    """
+    if not items:
+        return
+    rows: dict[int, IdentityArgs] = {}
+    for row in s.fetchall(
+        f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
+        " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
+        (
+            sorted({item[0] for item in items if item[0] is not None}),
+            sorted({item[2] for item in items if item[2] is not None}),
+        ),
+    ):
+        rows[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
+    stored = dict(rows)
+    by_user = {values[0]: key for key, values in rows.items() if values[0] is not None}
+    by_wa: dict[str, set[int]] = {}
+    for key, values in rows.items():
+        if values[2] is not None:
+            by_wa.setdefault(values[2], set()).add(key)
+
+    def newest(wa_id: str, *, without_user_id: bool) -> int | None:
+        keys = [
+            key
+            for key in by_wa.get(wa_id, ())
+            if rows[key][2] == wa_id and not (without_user_id and rows[key][0] is not None)
+        ]
+        return max(keys, key=lambda key: (rows[key][4], key), default=None)
+
+    fresh = _NEW_ROW
+    for item in items:
+        user_id, wa_id = item[0], item[2]
+        if user_id is not None:
+            found = by_user.get(user_id)
+            if found is None and wa_id is not None:
+                found = newest(wa_id, without_user_id=True)
+        else:
+            assert wa_id is not None
+            found = newest(wa_id, without_user_id=False)
+        if found is None:
+            found, fresh = fresh, fresh + 1
+            before: IdentityArgs | None = None
+            values = item
+        else:
+            before = rows[found]
+            values = _identity.merge_identity(before, item)
+        rows[found] = values
+        if values[0] is not None:
+            by_user[values[0]] = found
+        if before is not None and before[2] != values[2] and before[2] is not None:
+            by_wa[before[2]].discard(found)
+        if values[2] is not None:
+            by_wa.setdefault(values[2], set()).add(found)
+    changed = [(key, *rows[key]) for key in stored if rows[key] != stored[key]]
+    if changed:
+        s.run(
+            "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
+            " parent_user_id = u.parent, wa_id = u.wa_id, username = u.username,"
+            " last_seen_at = u.seen"
+            " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])"
+            " AS u(id, user_id, parent, wa_id, username, seen) WHERE i.identity_id = u.id",
+            _columns(changed),
+        )
+    added = [rows[key] for key in range(_NEW_ROW, fresh)]
+    if added:
+        s.run(
+            "INSERT INTO svc_user_identities"
+            " (user_id, parent_user_id, wa_id, username, last_seen_at)"
+            " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
+            " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o",
+            _columns(added),
+        )

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 import trio
 import trio.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from svc.store import (
@@ -390,6 +390,14 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(seed=SEED, deliveries=DELIVERY_ITEMS)
+@example(  # a user's new number, then a sighting of the old number alone: a new row
+    seed=[],
+    deliveries=[
+        ("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",), 0),
+        ("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",), 1000),
+        ("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",), 2000),
+    ],
+)
 def test_set_based_deliveries_equal_deliveries_one_by_one(
     migrated_conn: Any, seed: list[Any], deliveries: list[Any]
 ) -> None:
