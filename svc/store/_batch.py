@@ -37,6 +37,7 @@ __all__ = [
     "delivery_message_ids",
     "lock_message_ids",
     "mark_webhook_updates_handled",
+    "pause_broadcasts_for_templates",
     "record_messages",
     "record_webhook_deliveries",
     "record_webhook_delivery",
@@ -44,7 +45,9 @@ __all__ = [
     "upsert_identities",
 ]
 
-BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery", "handled"]
+BatchKind = Literal[
+    "message", "status", "claim", "complete", "event", "delivery", "handled", "pause"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,15 +161,12 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
             # A deferred message whose row id or (direction, id) is stored already is a
             # no-op for record_message (the common case: a redelivered duplicate), so
             # only the others run alone; one query tells them apart.
+            # Two index conditions (a pair IN a subquery would scan the table); the
+            # pairs are matched below.
             found = s.fetchall(
                 "SELECT row_id, direction, wa_message_id FROM svc_messages"
-                " WHERE row_id = ANY(?::text[]) OR (direction, wa_message_id) IN"
-                " (SELECT * FROM unnest(?::text[], ?::text[]))",
-                (
-                    [str(v[0]) for v in deferred],
-                    [str(v[2]) for v in deferred],
-                    [str(v[1]) for v in deferred],
-                ),
+                " WHERE row_id = ANY(?::text[]) OR wa_message_id = ANY(?::text[])",
+                ([str(v[0]) for v in deferred], [str(v[1]) for v in deferred]),
             )
             stored_rows = {str(row[0]) for row in found}
             stored_pairs = {(str(row[1]), str(row[2])) for row in found}
@@ -551,3 +551,24 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o",
             _columns(added),
         )
+
+
+def pause_broadcasts_for_templates(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``pause_broadcasts_for_template`` for each ``(name, language, at)`` item, in order.
+
+    An unfinished broadcast matched by several items is paused by the first (a later
+    one finds it paused); the state is checked again on the locked row, as the
+    single-call UPDATE does.
+    """
+    counts = [0] * len(items)
+    for (ordinal,) in s.fetchall(
+        "UPDATE svc_broadcasts AS b SET state = 'paused', updated_at = m.a FROM ("
+        " SELECT DISTINCT ON (c.id) c.id, u.o, u.a FROM svc_broadcasts AS c"
+        " JOIN unnest(?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS u(n, l, a, o)"
+        " ON c.template_name = u.n AND (u.l IS NULL OR c.template_language = u.l)"
+        " WHERE c.state IN ('queued', 'running') ORDER BY c.id, u.o) AS m"
+        " WHERE b.id = m.id AND b.state IN ('queued', 'running') RETURNING m.o",
+        _columns(items),
+    ):
+        counts[int(ordinal) - 1] += 1
+    return list[object](counts)

@@ -163,6 +163,7 @@ _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
     ("claim", "complete"),
     ("event",),
     ("handled",),
+    ("pause",),
 )
 """Batch order: every batch takes its locks in this order, so batches never deadlock."""
 _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
@@ -173,6 +174,7 @@ _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], 
     "event": _batch.record_webhook_events,
     "delivery": _batch.record_webhook_deliveries,
     "handled": _batch.mark_webhook_updates_handled,
+    "pause": _batch.pause_broadcasts_for_templates,
 }
 
 
@@ -729,6 +731,10 @@ class PgEngine:
             try:
                 session = _PgSession(conn, batch)
                 with conn.transaction():
+                    # Every batch statement looks rows up by key: a table scan is never the
+                    # right plan, though a young table's statistics (and a generic plan made
+                    # while it was small) can make it look cheaper.
+                    conn.execute("SET LOCAL enable_seqscan = off")
                     for kinds in _PHASES:
                         phase = sorted(
                             (job for job in jobs if job.hint.kind in kinds),

@@ -23,6 +23,7 @@ from svc.store import (
     UpdatesRecorded,
     WebhookEventResult,
     _batch,
+    _broadcasts,
     _ops,
 )
 from svc.store._batch import DEFER, BatchHint
@@ -470,4 +471,57 @@ def test_set_based_marks_equal_marks_one_by_one(
                 SINGLE[kind](session, args)
             answers = run(session)
             outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    assert outcomes[0] == outcomes[1]
+
+
+BROADCAST_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from([None, "t1", "t2"]),
+        st.sampled_from([None, "en", "pt"]),
+        st.sampled_from(["queued", "running", "paused", "done"]),
+    ),
+    max_size=6,
+)
+PAUSES = st.lists(
+    st.tuples(st.sampled_from(["t1", "t2"]), st.sampled_from([None, "en", "pt"]), TIMES),
+    min_size=1,
+    max_size=5,
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(broadcasts=BROADCAST_ROWS, items=PAUSES)
+def test_set_based_template_pauses_equal_pauses_one_by_one(
+    migrated_conn: Any, broadcasts: list[Any], items: list[Any]
+) -> None:
+    """Group-committed ``pause_broadcasts_for_template`` calls: the answers and the broadcasts
+    of running them one by one, in order (a broadcast two calls match counts for the first)."""
+
+    def batched(session: Any) -> list[object]:
+        return _batch.pause_broadcasts_for_templates(session, items)
+
+    def one_by_one(session: Any) -> list[object]:
+        return [_broadcasts.pause_broadcasts_for_template(session, *item) for item in items]
+
+    outcomes = []
+    for run in (batched, one_by_one):
+        session = _PgSession(migrated_conn, _Operation())
+        with migrated_conn.transaction(force_rollback=True):
+            for i, (name, language, state) in enumerate(broadcasts):
+                migrated_conn.execute(
+                    "INSERT INTO svc_broadcasts (id, request_key, request_hash, phone_number_id,"
+                    " template_name, template_language, state, total, created_at, updated_at)"
+                    " VALUES (%s, %s, 'h', '1', %s, %s, %s, 1, 0, 0)",
+                    (f"b{i}", f"k{i}", name, language, state),
+                )
+            answers = run(session)
+            table = migrated_conn.execute(
+                "SELECT id, state, updated_at FROM svc_broadcasts ORDER BY id"
+            ).fetchall()
+            outcomes.append((answers, table))
     assert outcomes[0] == outcomes[1]
