@@ -41,7 +41,12 @@ def test_packaged_migrations_match_the_spec_and_hash_their_bytes(dialect: str) -
     assert names[: len(SPEC_NAMES)] == SPEC_NAMES
     # Later migrations are named, not numbered, here: parallel branches renumber them at merge.
     later = names[len(SPEC_NAMES) :]
-    for suffix in ("_business_phone_number", "_delivery_guarantees", "_broadcasts"):
+    for suffix in (
+        "_business_phone_number",
+        "_delivery_guarantees",
+        "_broadcasts",
+        "_lean_message_indexes",
+    ):
         assert any(name.endswith(suffix) for name in later), suffix
     folder = importlib.resources.files("svc.store.migrations").joinpath(dialect)
     for m in migrations:

@@ -1,0 +1,9 @@
+-- 011_lean_message_indexes: fewer indexes to maintain per projected row; every query keeps one.
+-- The uniqueness of (direction, wa_message_id) moves to (wa_message_id, direction), which also
+-- serves the lookups by wa_message_id alone, so svc_messages_wa_message_id goes; the unique
+-- (wa_message_id, status, occurred_at) index serves the status events' lookups by message id,
+-- so svc_message_status_events_wa goes.
+CREATE UNIQUE INDEX svc_messages_wa_message_id_direction ON svc_messages (wa_message_id, direction);
+DROP INDEX svc_messages_direction_wa_message_id;
+DROP INDEX svc_messages_wa_message_id;
+DROP INDEX svc_message_status_events_wa;
