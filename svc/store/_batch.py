@@ -23,7 +23,7 @@ from ._records import (
     WebhookEventResult,
 )
 from ._session import Session
-from ._status import apply_status_events
+from ._status import apply_status_events, fold_statuses
 from ._validate import IdentityArgs
 
 __all__ = [
@@ -154,7 +154,9 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     if messages:
         deferred = [
             values
-            for values, result in zip(messages, record_messages(s, messages), strict=True)
+            for values, result in zip(
+                messages, record_messages(s, messages, records=False), strict=True
+            )
             if result is DEFER
         ]
         if deferred:
@@ -359,12 +361,17 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
     return results
 
 
-def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def record_messages(
+    s: Session, items: Sequence[tuple[object, ...]], *, records: bool = True
+) -> list[object]:
     """``record_message`` for each item; the caller holds every item's advisory lock.
 
     Items that are new on both keys (row id, direction + platform id) are
     inserted together; every other item is a ``DEFER`` (it returns a stored
     row, which the single-call form finds once this insert is in place).
+    Without ``records`` an inserted item answers True instead of its stored
+    record (a delivery needs none), and the rows its earlier status events
+    advance are written back in one statement.
     """
     rows: set[object] = set()
     pairs: set[tuple[object, object]] = set()
@@ -377,14 +384,14 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         pairs.add(pair)
         chosen.append(i)
     columns = _columns([items[i] for i in chosen])
+    returning = _ops._MESSAGE_COLUMNS if records else "row_id, wa_message_id, status, updated_at"
     inserted = {
         row[0]: row
         for row in s.fetchall(
             f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
             " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
             " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
-            " ?::text[])"
-            f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
+            f" ?::text[]) ON CONFLICT DO NOTHING RETURNING {returning}",
             columns,
         )
     }
@@ -397,10 +404,26 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         ):
             events.setdefault(wa_message_id, []).append((status, int(at)))
     results: list[object] = [DEFER] * len(items)
+    changed: list[tuple[object, str, int]] = []
     for i in chosen:
         row = inserted.get(items[i][0])
-        if row is not None:
+        if row is None:
+            continue
+        if records:
             results[i] = _ops.reconcile_inserted(s, row, events.get(row[1], []))
+            continue
+        results[i] = True
+        if row[1] in events:
+            status, ms = fold_statuses(str(row[2]), int(row[3]), iter(events[row[1]]))
+            if (status, ms) != (row[2], int(row[3])):
+                changed.append((row[0], status, ms))
+    if changed:
+        s.run(
+            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
+            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
+            " WHERE m.row_id = u.r",
+            _columns(changed),
+        )
     return results
 
 
