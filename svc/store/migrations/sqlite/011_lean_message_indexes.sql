@@ -1,4 +1,4 @@
--- 011_lean_message_indexes: fewer indexes to maintain per projected row; every query keeps one.
+-- 011_lean_message_indexes: fewer index writes per projected row; every query keeps an index.
 -- The uniqueness of (direction, wa_message_id) moves to (wa_message_id, direction), which also
 -- serves the lookups by wa_message_id alone, so svc_messages_wa_message_id goes; the unique
 -- (wa_message_id, status, occurred_at) index serves the status events' lookups by message id,
