@@ -7,3 +7,11 @@ CREATE UNIQUE INDEX svc_messages_wa_message_id_direction ON svc_messages (wa_mes
 DROP INDEX svc_messages_direction_wa_message_id;
 DROP INDEX svc_messages_wa_message_id;
 DROP INDEX svc_message_status_events_wa;
+-- The window indexes by phone keep only the rows of their direction (a row has one direction,
+-- so it no longer writes an entry in the other's index); their queries name the direction.
+DROP INDEX svc_messages_inbound_window;
+CREATE INDEX svc_messages_inbound_window ON svc_messages (from_phone, created_at DESC)
+    WHERE direction = 'inbound';
+DROP INDEX svc_messages_outbound_to;
+CREATE INDEX svc_messages_outbound_to ON svc_messages (to_phone, created_at DESC)
+    WHERE direction = 'outbound';
