@@ -64,6 +64,8 @@ class StoreBase(BroadcastMethods, abc.ABC):
     __slots__ = ()
 
     _redacted_location: ClassVar[str]
+    _locks_message_ids: ClassVar[bool] = False
+    """Whether the adapter takes per-message advisory locks (a delivery's hint names its ids)."""
     """What health and diagnostics show instead of the path or DSN."""
     _closed: bool
 
@@ -191,7 +193,9 @@ class StoreBase(BroadcastMethods, abc.ABC):
                 kind="delivery",
                 key=key,
                 args=item,
-                locks=_batch.delivery_message_ids(rows, events, users),
+                locks=_batch.delivery_message_ids(rows, events, users)
+                if self._locks_message_ids
+                else (),
             ),
         )
 
@@ -209,6 +213,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
             "outbox_failed",
             lambda s: _ops.mark_webhook_updates_handled(s, keys, at),
             write=True,
+            batch=BatchHint(kind="handled", key=min(keys), args=(keys, at)),
         )
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

@@ -23,7 +23,7 @@ from ._records import (
     WebhookEventResult,
 )
 from ._session import Session
-from ._status import apply_status_events
+from ._status import apply_status_events, fold_statuses
 from ._validate import IdentityArgs
 
 __all__ = [
@@ -36,10 +36,13 @@ __all__ = [
     "complete_service_requests",
     "delivery_message_ids",
     "lock_message_ids",
+    "mark_webhook_updates_handled",
+    "pause_broadcasts_for_templates",
     "record_messages",
     "record_webhook_deliveries",
     "record_webhook_delivery",
     "record_webhook_events",
+    "upsert_identities",
 ]
 
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
@@ -97,44 +100,34 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     one runs alone right here: a delivery never waits for a later batch), all
     their statuses through one ``append_message_statuses``, their identity
     sightings one by one in delivery order, then their event keys through
-    ``record_webhook_events``. With fresh row ids per message (as
+    ``record_webhook_events`` and their update keys (a key repeated across the
+    deliveries settles as the serial calls would). With fresh row ids per message (as
     the HTTP layer makes them), the result equals running the deliveries one
     after another in order; a row id reused for another message id settles in
     the order ``record_messages`` gives (first the rows it inserts, then the
     deferred ones), a serial order all the same.
     """
     deliveries = [cast(DeliveryArgs, item) for item in items]
-    # The longest prefix whose update keys are disjoint runs set-based; from the first
-    # delivery sharing a key with an earlier one, the rest run alone after it (DEFER).
-    seen: set[str] = set()
-    for index, item in enumerate(deliveries):
-        if seen.intersection(item[6]):
-            later, deliveries = len(deliveries) - index, deliveries[:index]
-            break
-        seen.update(item[6])
-    else:
-        later = 0
     messages = [values for item in deliveries for values in item[3]]
     statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
     if messages:
         deferred = [
             values
-            for values, result in zip(messages, record_messages(s, messages), strict=True)
+            for values, result in zip(
+                messages, record_messages(s, messages, records=False), strict=True
+            )
             if result is DEFER
         ]
         if deferred:
             # A deferred message whose row id or (direction, id) is stored already is a
             # no-op for record_message (the common case: a redelivered duplicate), so
             # only the others run alone; one query tells them apart.
+            # Two index conditions (a pair IN a subquery would scan the table); the
+            # pairs are matched below.
             found = s.fetchall(
                 "SELECT row_id, direction, wa_message_id FROM svc_messages"
-                " WHERE row_id = ANY(?::text[]) OR (direction, wa_message_id) IN"
-                " (SELECT * FROM unnest(?::text[], ?::text[]))",
-                (
-                    [str(v[0]) for v in deferred],
-                    [str(v[2]) for v in deferred],
-                    [str(v[1]) for v in deferred],
-                ),
+                " WHERE row_id = ANY(?::text[]) OR wa_message_id = ANY(?::text[])",
+                ([str(v[0]) for v in deferred], [str(v[1]) for v in deferred]),
             )
             stored_rows = {str(row[0]) for row in found}
             stored_pairs = {(str(row[1]), str(row[2])) for row in found}
@@ -144,34 +137,44 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
                     _ops.record_message(s, values)
     if statuses:
         append_message_statuses(s, statuses)
-    for item in deliveries:
-        _identity.upsert_identities(s, item[5])
+    upsert_identities(s, [sighting for item in deliveries for sighting in item[5]])
     events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
-    run, busy = _record_update_keys(s, deliveries)
-    results: list[object] = [
+    claims = _record_update_keys(s, deliveries)
+    return [
         UpdatesRecorded(
             event=cast(WebhookEventResult, event),
-            to_run=tuple(k for k in dict.fromkeys(item[6]) if k in run),
-            in_progress=tuple(k for k in dict.fromkeys(item[6]) if k in busy),
+            to_run=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _RUN),
+            in_progress=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _BUSY),
         )
-        for event, item in zip(events, deliveries, strict=True)
+        for index, (event, item) in enumerate(zip(events, deliveries, strict=True))
     ]
-    return results + [DEFER] * later
+
+
+_RUN: Final = "run"
+_BUSY: Final = "busy"
 
 
 def _record_update_keys(
     s: Session, deliveries: Sequence[DeliveryArgs]
-) -> tuple[set[str], set[str]]:
-    """``_ops.record_update_keys`` of every delivery (their keys are disjoint) in three
-    statements: insert the new keys, reclaim lapsed unfinished ones, read the rest."""
+) -> dict[tuple[int, str], str]:
+    """``_ops.record_update_keys`` of every delivery, in order, in at most four statements.
+
+    The first claim of each key goes to the database (insert the new keys, reclaim
+    lapsed unfinished ones, read the rest); a key's later claims in the batch are
+    settled here from the state the earlier ones left, and a later reclaim is
+    written back. Answers ``(delivery index, key) -> _RUN or _BUSY``.
+    """
     rows = [
-        (update_key, item[0], item[2], item[7])
-        for item in deliveries
+        (update_key, item[0], item[2], item[7], index)
+        for index, item in enumerate(deliveries)
         for update_key in dict.fromkeys(item[6])
     ]
-    if not rows:
-        return set(), set()
-    keys, event_keys, ats, _ = _columns(rows)
+    first: dict[str, tuple[str, str, int, int, int]] = {}
+    for row in rows:
+        first.setdefault(row[0], row)
+    if not first:
+        return {}
+    keys, event_keys, ats, _, _ = _columns(list(first.values()))
     new = {
         str(row[0])
         for row in s.fetchall(
@@ -181,32 +184,67 @@ def _record_update_keys(
             (keys, event_keys, ats),
         )
     }
-    known = [row for row in rows if row[0] not in new]
-    if not known:
-        return new, set()
-    known_keys, _, known_ats, known_cutoffs = _columns(known)
-    reclaimed = {
-        str(row[0])
-        for row in s.fetchall(
-            "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
-            " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
-            " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
-            " RETURNING w.update_key",
-            (known_keys, known_ats, known_cutoffs),
-        )
-    }
-    rest = [row[0] for row in known if row[0] not in reclaimed]
-    busy: set[str] = set()
-    if rest:
-        busy = {
+    known = [row for row in first.values() if row[0] not in new]
+    reclaimed: set[str] = set()
+    if known:
+        known_keys, _, known_ats, known_cutoffs, _ = _columns(known)
+        reclaimed = {
             str(row[0])
             for row in s.fetchall(
-                "SELECT update_key FROM svc_webhook_updates"
-                " WHERE update_key = ANY(?::text[]) AND handled_at IS NULL",
-                (rest,),
+                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
+                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
+                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
+                " RETURNING w.update_key",
+                (known_keys, known_ats, known_cutoffs),
             )
         }
-    return new | reclaimed, busy
+    # Each key's claim time while unfinished (None: finished or gone).
+    claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
+    rest = [row[0] for row in known if row[0] not in reclaimed]
+    if rest:
+        claimed.update(
+            (str(key), None if handled is not None else int(at))
+            for key, at, handled in s.fetchall(
+                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
+                " WHERE update_key = ANY(?::text[])",
+                (rest,),
+            )
+        )
+    answers: dict[tuple[int, str], str] = {}
+    stored = dict(claimed)  # the claim times in the database now
+    later: dict[str, int] = {}
+    for key, _, at, cutoff, index in rows:
+        if first[key][4] == index:
+            if key in new or key in reclaimed:
+                answers[(index, key)] = _RUN
+            elif claimed.get(key) is not None:
+                answers[(index, key)] = _BUSY
+            continue
+        current = claimed.get(key)
+        if current is None:
+            continue
+        if current <= cutoff:
+            claimed[key] = later[key] = at
+            answers[(index, key)] = _RUN
+        else:
+            answers[(index, key)] = _BUSY
+    if later:
+        # Only over the claim read above: a row another process changed meanwhile keeps
+        # its state, and this batch's later claims of it count as in progress (retried).
+        written = {
+            str(row[0])
+            for row in s.fetchall(
+                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
+                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, p)"
+                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at = u.p"
+                " RETURNING w.update_key",
+                (list(later), list(later.values()), [stored[k] for k in later]),
+            )
+        }
+        for index, key in [pair for pair in answers if pair[1] in later.keys() - written]:
+            if first[key][4] != index:
+                answers[(index, key)] = _BUSY
+    return answers
 
 
 def _first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
@@ -282,12 +320,17 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
     return results
 
 
-def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def record_messages(
+    s: Session, items: Sequence[tuple[object, ...]], *, records: bool = True
+) -> list[object]:
     """``record_message`` for each item; the caller holds every item's advisory lock.
 
     Items that are new on both keys (row id, direction + platform id) are
     inserted together; every other item is a ``DEFER`` (it returns a stored
     row, which the single-call form finds once this insert is in place).
+    Without ``records`` an inserted item answers True instead of its stored
+    record (a delivery needs none), and the rows its earlier status events
+    advance are written back in one statement.
     """
     rows: set[object] = set()
     pairs: set[tuple[object, object]] = set()
@@ -300,14 +343,14 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         pairs.add(pair)
         chosen.append(i)
     columns = _columns([items[i] for i in chosen])
+    returning = _ops._MESSAGE_COLUMNS if records else "row_id, wa_message_id, status, updated_at"
     inserted = {
         row[0]: row
         for row in s.fetchall(
             f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
             " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
             " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
-            " ?::text[])"
-            f" ON CONFLICT DO NOTHING RETURNING {_ops._MESSAGE_COLUMNS}",
+            f" ?::text[]) ON CONFLICT DO NOTHING RETURNING {returning}",
             columns,
         )
     }
@@ -320,10 +363,26 @@ def record_messages(s: Session, items: Sequence[tuple[object, ...]]) -> list[obj
         ):
             events.setdefault(wa_message_id, []).append((status, int(at)))
     results: list[object] = [DEFER] * len(items)
+    changed: list[tuple[object, str, int]] = []
     for i in chosen:
         row = inserted.get(items[i][0])
-        if row is not None:
+        if row is None:
+            continue
+        if records:
             results[i] = _ops.reconcile_inserted(s, row, events.get(row[1], []))
+            continue
+        results[i] = True
+        if row[1] in events:
+            status, ms = fold_statuses(str(row[2]), int(row[3]), iter(events[row[1]]))
+            if (status, ms) != (row[2], int(row[3])):
+                changed.append((row[0], status, ms))
+    if changed:
+        s.run(
+            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
+            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
+            " WHERE m.row_id = u.r",
+            _columns(changed),
+        )
     return results
 
 
@@ -369,3 +428,84 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
             _columns(changed),
         )
     return list[object](matched)
+
+
+def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, in one statement.
+
+    A key repeated in the batch is marked by its first item (a later one finds it finished).
+    """
+    first: dict[str, tuple[int, object]] = {}
+    for index, (keys, at) in enumerate(items):
+        for key in cast(tuple[str, ...], keys):
+            first.setdefault(key, (index, at))
+    counts = [0] * len(items)
+    for (key,) in s.fetchall(
+        "UPDATE svc_webhook_updates AS w SET handled_at = u.a"
+        " FROM unnest(?::text[], ?::bigint[]) AS u(k, a)"
+        " WHERE w.update_key = u.k AND w.handled_at IS NULL RETURNING w.update_key",
+        (list(first), [at for _, at in first.values()]),
+    ):
+        counts[first[key][0]] += 1
+    return list[object](counts)
+
+
+def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
+    """``_identity.upsert_identities`` of the sightings, in order, in at most three statements.
+
+    Every row a sighting can find (by its BSUID or its wa_id) is read at once,
+    ``_identity.merge_sightings`` runs the merges over them, and the rows that
+    changed are written back, the new ones inserted in order; the caller holds the
+    sightings' advisory locks.
+    """
+    if not items:
+        return
+    stored: dict[int, IdentityArgs] = {}
+    for row in s.fetchall(
+        f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
+        " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
+        (
+            sorted({item[0] for item in items if item[0] is not None}),
+            sorted({item[2] for item in items if item[2] is not None}),
+        ),
+    ):
+        stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
+    changed, added = _identity.merge_sightings(stored, items)
+    if changed:
+        s.run(
+            "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
+            " parent_user_id = u.parent, wa_id = u.wa_id, username = u.username,"
+            " last_seen_at = u.seen"
+            " FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[])"
+            " AS u(id, user_id, parent, wa_id, username, seen) WHERE i.identity_id = u.id",
+            _columns([(key, *values) for key, values in changed]),
+        )
+    if added:
+        s.run(
+            "INSERT INTO svc_user_identities"
+            " (user_id, parent_user_id, wa_id, username, last_seen_at)"
+            " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
+            " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o",
+            _columns(added),
+        )
+
+
+def pause_broadcasts_for_templates(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``pause_broadcasts_for_template`` for each ``(name, language, at)`` item, in order.
+
+    An unfinished broadcast matched by several items is paused by the first (a later
+    one finds it paused); the state is checked again on the locked row, as the
+    single-call UPDATE does.
+    """
+    counts = [0] * len(items)
+    for (ordinal,) in s.fetchall(
+        "UPDATE svc_broadcasts AS b SET state = 'paused', updated_at = m.a FROM ("
+        " SELECT DISTINCT ON (c.id) c.id, u.o, u.a FROM svc_broadcasts AS c"
+        " JOIN unnest(?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS u(n, l, a, o)"
+        " ON c.template_name = u.n AND (u.l IS NULL OR c.template_language = u.l)"
+        " WHERE c.state IN ('queued', 'running') ORDER BY c.id, u.o) AS m"
+        " WHERE b.id = m.id AND b.state IN ('queued', 'running') RETURNING m.o",
+        _columns(items),
+    ):
+        counts[int(ordinal) - 1] += 1
+    return list[object](counts)

@@ -9,7 +9,9 @@ from ._validate import IdentityArgs
 
 __all__ = ["DEFER", "BatchHint", "BatchKind", "DeliveryArgs"]
 
-BatchKind = Literal["message", "status", "claim", "complete", "event", "delivery"]
+BatchKind = Literal[
+    "message", "status", "claim", "complete", "event", "delivery", "handled", "pause"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -132,6 +132,7 @@ class BroadcastMethods(abc.ABC):
             "outbox_failed",
             lambda s: ops.pause_broadcasts_for_template(s, template, code, at),
             write=True,
+            batch=BatchHint(kind="pause", key=template, args=(template, code, at)),
         )
 
     async def expire_broadcast_leases(self, *, now: datetime) -> int:

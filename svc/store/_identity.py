@@ -12,7 +12,7 @@ serialise.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Final, cast
+from typing import Final
 
 from ._records import UserIdentityRecord
 from ._session import Row, Session
@@ -20,10 +20,12 @@ from ._time import from_ms
 from ._validate import IdentityArgs
 
 __all__ = [
+    "NEW_ROW",
     "apply_identity_change",
     "find_identity",
     "lock_keys",
     "merge_identity",
+    "merge_sightings",
     "upsert_identities",
     "upsert_identities_together",
     "user_identifiers",
@@ -117,18 +119,72 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             _update(s, row, merge_identity(_values(row), item))
 
 
-def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> None:
-    """``upsert_identities`` for many sightings: two reads, then one write per changed row.
+NEW_ROW: Final = 1 << 62
+"""Stand-in ids of the rows a merge inserts: above every stored id, in insertion order
+(as the identity column will number them)."""
 
-    Every row a sighting can reach has one of the sightings' BSUIDs or wa_ids, so those
-    rows are read at once and the sightings merge into them in memory, in order, by the
-    same lookups; new rows take ids above every stored one in order, as AUTOINCREMENT
-    gives them. The table ends as ``upsert_identities`` leaves it (tested with Hypothesis).
+
+def merge_sightings(
+    stored: dict[int, IdentityArgs], items: Sequence[IdentityArgs]
+) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs]]:
+    """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
+    their new values, and the rows to insert, in order.
+
+    ``stored`` must hold every row a sighting can find: those with one of the
+    sightings' BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
+    run in memory; a new row takes an id from ``NEW_ROW`` up, so it ranks above the
+    stored ones as its real id will.
     """
+    rows = dict(stored)
+    by_user = {values[0]: key for key, values in rows.items() if values[0] is not None}
+    by_wa: dict[str, set[int]] = {}
+    for key, values in rows.items():
+        if values[2] is not None:
+            by_wa.setdefault(values[2], set()).add(key)
+
+    def newest(wa_id: str, *, without_user_id: bool) -> int | None:
+        keys = [
+            key
+            for key in by_wa.get(wa_id, ())
+            if rows[key][2] == wa_id and not (without_user_id and rows[key][0] is not None)
+        ]
+        return max(keys, key=lambda key: (rows[key][4], key), default=None)
+
+    fresh = NEW_ROW
+    for item in items:
+        user_id, wa_id = item[0], item[2]
+        if user_id is not None:
+            found = by_user.get(user_id)
+            if found is None and wa_id is not None:
+                found = newest(wa_id, without_user_id=True)
+        else:
+            assert wa_id is not None
+            found = newest(wa_id, without_user_id=False)
+        if found is None:
+            found, fresh = fresh, fresh + 1
+            before: IdentityArgs | None = None
+            values = item
+        else:
+            before = rows[found]
+            values = merge_identity(before, item)
+        rows[found] = values
+        if values[0] is not None:
+            by_user[values[0]] = found
+        if before is not None and before[2] != values[2] and before[2] is not None:
+            by_wa[before[2]].discard(found)
+        if values[2] is not None:
+            by_wa.setdefault(values[2], set()).add(found)
+    changed = [(key, rows[key]) for key in stored if rows[key] != stored[key]]
+    return changed, [rows[key] for key in range(NEW_ROW, fresh)]
+
+
+def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> None:
+    """``upsert_identities`` for many sightings (SQLite's group commit): one read of the
+    rows they can find, ``merge_sightings``, then one write per changed or new row."""
     if len(items) < 2:
         upsert_identities(s, items)
         return
-    rows: dict[int, list[object]] = {}
+    stored: dict[int, IdentityArgs] = {}
     user_ids = sorted({item[0] for item in items if item[0] is not None})
     wa_ids = sorted({item[2] for item in items if item[2] is not None})
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
@@ -139,48 +195,16 @@ def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> Non
                 f" WHERE {column} IN ({','.join('?' * len(part))})",
                 part,
             ):
-                rows[int(row[0])] = list(row)
-    stored = {key: tuple(row) for key, row in rows.items()}
-    next_id = -len(items)  # new rows: negative ids, in insertion order, above stored ones
-    for item in items:
-        found = _lookup(rows, item)
-        if found is None:
-            rows[next_id] = [next_id, *item]
-            next_id += 1
-        else:
-            found[1:] = merge_identity(_values(tuple(found)), item)
-    for key, current in rows.items():
-        if key >= 0 and tuple(current) != stored[key]:
-            s.run(
-                "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
-                " username = ?, last_seen_at = ? WHERE identity_id = ?",
-                (*current[1:], key),
-            )
-    for key in sorted(k for k in rows if k < 0):
-        _insert(s, cast(IdentityArgs, tuple(rows[key][1:])))
-
-
-def _lookup(rows: dict[int, list[object]], item: IdentityArgs) -> list[object] | None:
-    """The row ``upsert_identities`` merges ``item`` into, among ``rows`` (in memory)."""
-    user_id, wa_id = item[0], item[2]
-    if user_id is not None:
-        for row in rows.values():
-            if row[1] == user_id:
-                return row
-        if wa_id is None:
-            return None
-    candidates = [
-        row
-        for row in rows.values()
-        if row[3] == wa_id and (user_id is None or row[1] is None)
-    ]
-    # Newest first, then the highest id; new rows (negative ids here) rank above stored ones.
-    return max(candidates, key=_recency, default=None)
-
-
-def _recency(row: list[object]) -> tuple[int, int, int]:
-    key = int(cast(int, row[0]))
-    return (int(cast(int, row[5])), key < 0, key)
+                stored[int(row[0])] = _values(row)
+    changed, added = merge_sightings(stored, items)
+    for key, merged in changed:
+        s.run(
+            "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
+            " username = ?, last_seen_at = ? WHERE identity_id = ?",
+            (*merged, key),
+        )
+    for merged in added:
+        _insert(s, merged)
 
 
 def _find_row(s: Session, user: str) -> Row | None:

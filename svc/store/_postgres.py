@@ -61,6 +61,7 @@ class PostgresStore(StoreBase):
     """
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
+    _locks_message_ids = True
 
     __slots__ = ("_closed", "_engine", "_schema")
 

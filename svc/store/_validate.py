@@ -22,9 +22,13 @@ _DIRECTIONS: Final = frozenset({"inbound", "outbound"})
 def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
     """A non-blank string of at most ``max_len`` characters without control characters."""
     # The common case in one pass of C: a printable string holds no control character.
-    if type(value) is str and 0 < len(value) <= max_len and value.isprintable():
-        if not value.isspace():
-            return value
+    if (
+        type(value) is str
+        and 0 < len(value) <= max_len
+        and value.isprintable()
+        and not value.isspace()
+    ):
+        return value
     if not isinstance(value, str) or not value.strip():
         raise PersistenceValidationError("invalid_record", f"{field} must be a non-empty string.")
     if len(value) > max_len:

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 import trio
 import trio.testing
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from svc.store import (
@@ -23,6 +23,7 @@ from svc.store import (
     UpdatesRecorded,
     WebhookEventResult,
     _batch,
+    _broadcasts,
     _ops,
 )
 from svc.store._batch import DEFER, BatchHint
@@ -38,6 +39,8 @@ from ._strategies import (
     SEED,
     SINGLE,
     STATUS_EVENTS,
+    TIMES,
+    UPDATE_KEYS,
 )
 from .conftest import T0, Backend, _backend
 
@@ -388,6 +391,14 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(seed=SEED, deliveries=DELIVERY_ITEMS)
+@example(  # a user's new number, then a sighting of the old number alone: a new row
+    seed=[],
+    deliveries=[
+        ("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",), 0),
+        ("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",), 1000),
+        ("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",), 2000),
+    ],
+)
 def test_set_based_deliveries_equal_deliveries_one_by_one(
     migrated_conn: Any, seed: list[Any], deliveries: list[Any]
 ) -> None:
@@ -404,8 +415,9 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
         if ids:
             _batch.lock_message_ids(session, sorted(ids))
         answers = _batch.record_webhook_deliveries(session, deliveries)
-        # A delivery sharing an update key with an earlier one (and every later one) is
-        # deferred: the engine runs it alone afterwards, as here, in order.
+        assert all(a is not _batch.DEFER for a in answers)  # no delivery falls back alone
+        # A deferred delivery (the set-based form answers none today: a repeated update
+        # key settles in the batch) would run alone afterwards, as here, in order.
         return [
             _ops.record_webhook_delivery(session, *d) if a is _batch.DEFER else a
             for a, d in zip(answers, deliveries, strict=True)
@@ -424,3 +436,93 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
             outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
     assert outcomes[0] == outcomes[1]
     assert all(isinstance(a, UpdatesRecorded) for a in outcomes[0][0])
+
+
+HANDLED_ITEMS = st.lists(
+    st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
+    min_size=1,
+    max_size=5,
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, items=HANDLED_ITEMS)
+def test_set_based_marks_equal_marks_one_by_one(
+    migrated_conn: Any, seed: list[Any], items: list[Any]
+) -> None:
+    """Group-committed ``mark_webhook_updates_handled`` calls: the answers and tables of
+    running them one by one, in order (a key repeated in the batch counts for its first)."""
+
+    def batched(session: Any) -> list[object]:
+        return _batch.mark_webhook_updates_handled(session, items)
+
+    def one_by_one(session: Any) -> list[object]:
+        return [_ops.mark_webhook_updates_handled(session, keys, at) for keys, at in items]
+
+    outcomes = []
+    for run in (batched, one_by_one):
+        session = _PgSession(migrated_conn, _Operation())
+        with migrated_conn.transaction(force_rollback=True):
+            for kind, args in seed:
+                SINGLE[kind](session, args)
+            answers = run(session)
+            outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    assert outcomes[0] == outcomes[1]
+
+
+BROADCAST_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from([None, "t1", "t2"]),
+        st.sampled_from([None, "en", "pt"]),
+        st.sampled_from(["queued", "running", "paused", "done"]),
+    ),
+    max_size=6,
+)
+PAUSES = st.lists(
+    st.tuples(st.sampled_from(["t1", "t2"]), st.sampled_from([None, "en", "pt"]), TIMES),
+    min_size=1,
+    max_size=5,
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(broadcasts=BROADCAST_ROWS, items=PAUSES)
+def test_set_based_template_pauses_equal_pauses_one_by_one(
+    migrated_conn: Any, broadcasts: list[Any], items: list[Any]
+) -> None:
+    """Group-committed ``pause_broadcasts_for_template`` calls: the answers and the broadcasts
+    of running them one by one, in order (a broadcast two calls match counts for the first)."""
+
+    def batched(session: Any) -> list[object]:
+        return _batch.pause_broadcasts_for_templates(session, items)
+
+    def one_by_one(session: Any) -> list[object]:
+        return [_broadcasts.pause_broadcasts_for_template(session, *item) for item in items]
+
+    outcomes = []
+    for run in (batched, one_by_one):
+        session = _PgSession(migrated_conn, _Operation())
+        with migrated_conn.transaction(force_rollback=True):
+            for i, (name, language, state) in enumerate(broadcasts):
+                migrated_conn.execute(
+                    "INSERT INTO svc_broadcasts (id, request_key, request_hash, phone_number_id,"
+                    " template_name, template_language, state, total, created_at, updated_at)"
+                    " VALUES (%s, %s, 'h', '1', %s, %s, %s, 1, 0, 0)",
+                    (f"b{i}", f"k{i}", name, language, state),
+                )
+            answers = run(session)
+            table = migrated_conn.execute(
+                "SELECT id, state, updated_at FROM svc_broadcasts ORDER BY id"
+            ).fetchall()
+            outcomes.append((answers, table))
+    assert outcomes[0] == outcomes[1]

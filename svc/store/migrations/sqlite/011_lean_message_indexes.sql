@@ -1,18 +1,21 @@
--- 011_lean_message_indexes: fewer B-trees written per projected row. The unique key on
--- (direction, wa_message_id) becomes (wa_message_id, direction), so it also serves every
--- lookup by message id alone and the plain wa_message_id index goes; the status log's
--- (wa_message_id, occurred_at, id) index goes too, its reads served by the unique
--- (wa_message_id, status, occurred_at) key (a message has a handful of events to sort).
--- The window indexes become partial: a row enters only those whose column it has (an
--- inbound row has no outbound recipient; most rows have no parent BSUID). Every query
--- that used them names the column with = or IN, which implies the index's condition.
+-- 011_lean_message_indexes: fewer index writes per projected row; every query keeps an index.
+-- The uniqueness of (direction, wa_message_id) moves to (wa_message_id, direction), which also
+-- serves the lookups by wa_message_id alone, so svc_messages_wa_message_id goes; the unique
+-- (wa_message_id, status, occurred_at) index serves the status events' lookups by message id,
+-- so svc_message_status_events_wa goes.
 CREATE UNIQUE INDEX svc_messages_wa_message_id_direction ON svc_messages (wa_message_id, direction);
 DROP INDEX svc_messages_direction_wa_message_id;
 DROP INDEX svc_messages_wa_message_id;
 DROP INDEX svc_message_status_events_wa;
+-- The window indexes become partial: a row enters only those of its direction whose column
+-- it has (a row has one direction; most rows have no parent BSUID). Every query on them names
+-- the column with = or IN (and the phone windows their direction), which implies the condition.
 DROP INDEX svc_messages_inbound_window;
-CREATE INDEX svc_messages_inbound_window ON svc_messages (direction, from_phone, created_at DESC)
-    WHERE from_phone IS NOT NULL;
+CREATE INDEX svc_messages_inbound_window ON svc_messages (from_phone, created_at DESC)
+    WHERE direction = 'inbound' AND from_phone IS NOT NULL;
+DROP INDEX svc_messages_outbound_to;
+CREATE INDEX svc_messages_outbound_to ON svc_messages (to_phone, created_at DESC)
+    WHERE direction = 'outbound' AND to_phone IS NOT NULL;
 DROP INDEX svc_messages_user_window;
 CREATE INDEX svc_messages_user_window ON svc_messages (direction, user_id, created_at DESC)
     WHERE user_id IS NOT NULL;
@@ -20,6 +23,3 @@ DROP INDEX svc_messages_parent_user_window;
 CREATE INDEX svc_messages_parent_user_window
     ON svc_messages (direction, parent_user_id, created_at DESC)
     WHERE parent_user_id IS NOT NULL;
-DROP INDEX svc_messages_outbound_to;
-CREATE INDEX svc_messages_outbound_to ON svc_messages (to_phone, created_at DESC)
-    WHERE direction = 'outbound';
