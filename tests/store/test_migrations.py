@@ -241,8 +241,19 @@ async def test_list_and_window_queries_use_their_indexes(tmp_path: object) -> No
             )
             for column in ("from_phone", "user_id", "parent_user_id")
         }
+        # 011: lookups by message id use the unique (wa_message_id, direction) key, and the
+        # status log's by its unique (wa_message_id, status, occurred_at) key.
+        by_id = plan("SELECT row_id FROM svc_messages WHERE wa_message_id IN (?, ?)")
+        pair = plan("SELECT row_id FROM svc_messages WHERE direction = ? AND wa_message_id = ?")
+        events = plan(
+            "SELECT status, occurred_at FROM svc_message_status_events"
+            " WHERE wa_message_id IN (?, ?) ORDER BY wa_message_id, occurred_at, id"
+        )
     finally:
         conn.close()
+    assert "svc_messages_wa_message_id_direction" in by_id
+    assert "svc_messages_wa_message_id_direction (wa_message_id=? AND direction=?)" in pair
+    assert "svc_message_status_events_unique (wa_message_id=?)" in events
     for text in (first, paged):
         assert "svc_messages_list" in text and "TEMP B-TREE" not in text
     assert "svc_messages_inbound_window" in window and "TEMP B-TREE" not in window
