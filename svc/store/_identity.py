@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ._records import UserIdentityRecord
-from ._session import Row, Session
+from ._session import Row, Session, in_list
 from ._time import from_ms
 from ._validate import IdentityArgs
 
@@ -192,7 +192,7 @@ def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> Non
             part = values[start : start + _READ_CHUNK]
             for row in s.fetchall(
                 f"SELECT {_COLUMNS} FROM svc_user_identities"
-                f" WHERE {column} IN ({','.join('?' * len(part))})",
+                f" WHERE {column} IN {in_list(part)}",
                 part,
             ):
                 stored[int(row[0])] = _values(row)

@@ -30,7 +30,7 @@ from ._records import (
     UserIdentityRecord,
     WebhookEventResult,
 )
-from ._session import Row, Session
+from ._session import Row, Session, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
 from ._validate import IdentityArgs
@@ -187,7 +187,7 @@ def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> 
         part = unique[start : start + _MARK_CHUNK]
         done += s.run(
             "UPDATE svc_webhook_updates SET handled_at = ?"
-            f" WHERE update_key IN ({','.join('?' * len(part))}) AND handled_at IS NULL",
+            f" WHERE update_key IN {in_list(part)} AND handled_at IS NULL",
             (at, *part),
         )
     return done
@@ -491,10 +491,6 @@ def get_message(s: Session, wa_message_id: str, direction: str | None) -> Messag
     return None if row is None else _message(row)
 
 
-def _in_list(values: Sequence[object]) -> str:
-    return "(" + ",".join("?" * len(values)) + ")"
-
-
 NumberScope = tuple[str, bool]
 """A business phone number id, and whether rows without one (older rows) count as its."""
 
@@ -526,7 +522,7 @@ def list_messages(
         params += number_params
     if user is not None:
         ids = _identity.user_identifiers(s, user)
-        marks = _in_list(ids)
+        marks = in_list(ids)
         where.append(
             f"((direction = 'inbound' AND from_phone IN {marks})"
             f" OR (direction = 'outbound' AND to_phone IN {marks})"
@@ -561,7 +557,7 @@ def get_latest_inbound_message_at(
     ``number`` keeps the rows of one business phone number (the window is per number).
     """
     ids = _identity.user_identifiers(s, user)
-    marks = _in_list(ids)
+    marks = in_list(ids)
     number_clause, number_params = _number_clause(number)
     extra = f" AND {number_clause}" if number_clause else ""
     row = s.fetchone(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
-__all__ = ["Dialect", "Row", "Session", "Transact"]
+__all__ = ["Dialect", "Row", "Session", "Transact", "in_list"]
 
 Dialect = Literal["sqlite", "postgres"]
 Row = tuple[Any, ...]
@@ -35,3 +35,9 @@ class Transact(Protocol):
     """Run ``fn`` in its own transaction (committed on return, rolled back on error)."""
 
     def __call__(self, fn: Callable[[Session], T], /) -> T: ...
+
+
+def in_list(values: Sequence[object]) -> str:
+    """The ``(?,?,...)`` placeholders of an ``IN`` list of ``values``."""
+    return "(" + ",".join("?" * len(values)) + ")"
+

@@ -25,7 +25,7 @@ from typing import Final, TypeVar, cast
 from . import _identity, _ops
 from ._batch_kinds import DEFER, DeliveryArgs
 from ._records import UpdatesRecorded, WebhookEventResult
-from ._session import Row, Session
+from ._session import Row, Session, in_list
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
@@ -165,7 +165,7 @@ def _record_update_keys(
                 str(row[0])
                 for row in s.fetchall(
                     "SELECT update_key FROM svc_webhook_updates"
-                    f" WHERE update_key IN {_in_list(part)} AND handled_at IS NULL",
+                    f" WHERE update_key IN {in_list(part)} AND handled_at IS NULL",
                     part,
                 )
             )
@@ -176,10 +176,6 @@ def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
     """``items`` in runs that keep a statement under SQLite's variable limit."""
     size = _MAX_VARIABLES // width
     return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def _in_list(values: Sequence[object]) -> str:
-    return "(" + ",".join("?" * len(values)) + ")"
 
 
 def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:
@@ -201,7 +197,7 @@ def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None
     for part in _chunks(ids, 1):
         for wa_message_id, status, occurred_at in s.fetchall(
             "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events"
-            f" WHERE wa_message_id IN {_in_list(part)} ORDER BY wa_message_id, occurred_at, id",
+            f" WHERE wa_message_id IN {in_list(part)} ORDER BY wa_message_id, occurred_at, id",
             part,
         ):
             events.setdefault(str(wa_message_id), []).append((str(status), int(occurred_at)))
@@ -224,7 +220,7 @@ def _append_statuses(s: Session, statuses: Sequence[tuple[str, str, int]]) -> No
     for part in _chunks(ids, 1):
         found += s.fetchall(
             "SELECT row_id, wa_message_id, status, updated_at FROM svc_messages"
-            f" WHERE wa_message_id IN {_in_list(part)}",
+            f" WHERE wa_message_id IN {in_list(part)}",
             part,
         )
     _matched, changed = apply_status_events(found, statuses)
