@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from typing import Final, cast
 
 from . import _identity, _ops, _sqlite_delivery
-from ._batch_kinds import DEFER, BatchHint, BatchKind, DeliveryArgs
+from ._batch_kinds import (
+    DEFER,
+    BatchHint,
+    BatchKind,
+    DeliveryArgs,
+    event_answers,
+    first_of_each_key,
+)
 from ._records import (
     Claimed,
     ClaimResult,
@@ -247,14 +254,6 @@ def _record_update_keys(
     return answers
 
 
-def _first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
-    """Each key (an item's first value) and the index of its first item, in order."""
-    first: dict[object, int] = {}
-    for i, item in enumerate(items):
-        first.setdefault(item[0], i)
-    return first
-
-
 def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
     """``rows`` as one list per column: the arrays a set-based statement unnests."""
     return tuple(list(column) for column in zip(*rows, strict=True))
@@ -262,7 +261,7 @@ def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
 
 def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``record_webhook_event`` for each item: the first of a key in the batch can be new."""
-    first = _first_of_each_key(items)
+    first = first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     inserted = {
         row[0]
@@ -273,17 +272,12 @@ def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> li
             _columns(rows),
         )
     }
-    return [
-        WebhookEventResult.RECORDED
-        if item[0] in inserted and first[item[0]] == i
-        else WebhookEventResult.DUPLICATE
-        for i, item in enumerate(items)
-    ]
+    return list[object](event_answers(items, first, inserted))
 
 
 def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``claim_service_request`` for each item, as if run one after another in order."""
-    first = _first_of_each_key(items)
+    first = first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     inserted = {
         row[0]
@@ -388,7 +382,7 @@ def record_messages(
 
 def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
     """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
-    first = _first_of_each_key(items)
+    first = first_of_each_key(items)
     rows = [items[i] for i in first.values()]
     stored = {
         row[0]

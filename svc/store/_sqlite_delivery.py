@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Final, TypeVar, cast
 
 from . import _identity, _ops
-from ._batch_kinds import DEFER, DeliveryArgs
+from ._batch_kinds import DEFER, DeliveryArgs, event_answers, first_of_each_key
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Row, Session, in_list
 from ._status import apply_status_events
@@ -100,9 +100,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
 
 def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[WebhookEventResult]:
     """``_ops.record_webhook_event`` of each delivery: only a key's first item can be new."""
-    first: dict[str, int] = {}
-    for index, item in enumerate(deliveries):
-        first.setdefault(item[0], index)
+    first = first_of_each_key(deliveries)
     rows = [deliveries[i][:3] for i in first.values()]
     inserted: set[str] = set()
     for chunk in _chunks(rows, _EVENT_WIDTH):
@@ -115,12 +113,7 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[Webho
                 [value for row in chunk for value in row],
             )
         )
-    return [
-        WebhookEventResult.RECORDED
-        if item[0] in inserted and first[item[0]] == index
-        else WebhookEventResult.DUPLICATE
-        for index, item in enumerate(deliveries)
-    ]
+    return event_answers(deliveries, first, inserted)
 
 
 def _record_update_keys(
