@@ -99,15 +99,23 @@ def _measure_server(
 ) -> dict[str, Any]:
     with _proc.server(argv, port=port, ready_path=ready) as process:
         result = _timed(process, port, SECRET, args)
-    statuses = result["statuses"]
     # A copy of a delivery whose updates another request is running right now is answered
     # 503 webhook_in_progress (the platform retries it): the 30% duplicates sent at
     # concurrency 32 meet that now and then. Anything beyond a 1% share is an error.
-    others = sum(int(n) for status, n in statuses.items() if status != "200")
-    if "200" not in statuses or others > 0.01 * sum(int(n) for n in statuses.values()):
+    statuses = result["statuses"]
+    if _count_retry_later(result) > 0.01 * sum(int(n) for n in statuses.values()):
         raise RuntimeError(f"unexpected statuses {statuses} from {argv[2:4]}")
-    result["retry_later"] = others
     return result
+
+
+def _count_retry_later(result: dict[str, Any]) -> int:
+    """Record in ``result`` how many answers were not 200 (wrk's replay counts them all as
+    "other"): the 503s of copies whose run was in progress. No 200 at all is an error."""
+    statuses = result["statuses"]
+    if "200" not in statuses:
+        raise RuntimeError(f"no request answered 200: {statuses}")
+    result["retry_later"] = sum(int(n) for status, n in statuses.items() if status != "200")
+    return int(result["retry_later"])
 
 
 def _short(run: dict[str, Any]) -> dict[str, Any]:
@@ -368,14 +376,10 @@ def _serve_workers(
             result = _timed(process, port, secret, args)
         finally:
             _proc.stop(process)
-    statuses = result["statuses"]
     # With a store, a copy whose updates are running right now is answered 503 (the platform
     # retries it); with two workers that is more often the other worker's run. Counted.
-    # (wrk's replay counts every answer but 200 as "other".)
-    others = sum(int(n) for status, n in statuses.items() if status != "200")
-    if "200" not in statuses or (others and database is None):
-        raise RuntimeError(f"svc serve answered {statuses}")
-    result["retry_later"] = others
+    if _count_retry_later(result) and database is None:
+        raise RuntimeError(f"svc serve answered {result['statuses']}")
     return result
 
 
