@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from svc._text import has_ascii_control
+from svc._text import has_ascii_control, is_printable_label
 
 from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
@@ -21,13 +21,8 @@ _DIRECTIONS: Final = frozenset({"inbound", "outbound"})
 
 def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
     """A non-blank string of at most ``max_len`` characters without control characters."""
-    # The common case in one pass of C: a printable string holds no control character.
-    if (
-        type(value) is str
-        and 0 < len(value) <= max_len
-        and value.isprintable()
-        and not value.isspace()
-    ):
+    # The common case in C: a printable, non-blank string holds no control character.
+    if type(value) is str and len(value) <= max_len and is_printable_label(value):
         return value
     if not isinstance(value, str) or not value.strip():
         raise PersistenceValidationError("invalid_record", f"{field} must be a non-empty string.")
