@@ -96,17 +96,10 @@ def delivery_projection(
     statuses: list[StatusEvent] = []
     changes: list[IdentityChange] = []
     seen: dict[UserIdentityRecord, None] = {}
-    moments: dict[int, datetime] = {}
     row_ids = iter(new_row_ids(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
     for update in updates:
-        stamp = update.timestamp
-        if stamp is not None and 0 < stamp < _LATEST_EVENT_SECONDS:
-            moment = moments.get(stamp)
-            if moment is None:
-                moment = moments[stamp] = datetime.fromtimestamp(stamp, tz=UTC)
-        else:
-            moment = now()
+        moment = _event_moment(update.timestamp, now)
         user: UserIdentity | None = getattr(update, "user", None)
         sighting = _identity_record(user, moment) if user is not None else None
         if isinstance(update, MessageUpdate):
