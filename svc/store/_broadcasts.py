@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Final, Literal
 
-from ._session import Session
+from ._session import Session, chunks
 from ._time import _EPOCH, from_ms
 
 __all__ = [
@@ -143,8 +143,7 @@ def create_broadcast(
         seen.add(recipient)
         state = "skipped" if repeat else "queued"
         rows.append((broadcast_id, seq, recipient, state, None if repeat else payload, at, at))
-    for start in range(0, len(rows), 200):
-        chunk = rows[start : start + 200]
+    for chunk in chunks(rows, 200):
         s.run(
             "INSERT INTO svc_broadcast_recipients (broadcast_id, seq, recipient, state,"
             " payload_json, next_attempt_at, updated_at) VALUES "

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ._records import UserIdentityRecord
-from ._session import Row, Session, in_list
+from ._session import Row, Session, chunks, in_list
 from ._time import from_ms
 from ._validate import IdentityArgs
 
@@ -188,8 +188,7 @@ def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> Non
     user_ids = sorted({item[0] for item in items if item[0] is not None})
     wa_ids = sorted({item[2] for item in items if item[2] is not None})
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
-        for start in range(0, len(values), _READ_CHUNK):
-            part = values[start : start + _READ_CHUNK]
+        for part in chunks(values, _READ_CHUNK):
             for row in s.fetchall(
                 f"SELECT {_COLUMNS} FROM svc_user_identities"
                 f" WHERE {column} IN {in_list(part)}",

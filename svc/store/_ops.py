@@ -30,7 +30,7 @@ from ._records import (
     UserIdentityRecord,
     WebhookEventResult,
 )
-from ._session import Row, Session, in_list
+from ._session import Row, Session, chunks, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
 from ._validate import IdentityArgs
@@ -183,8 +183,7 @@ def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> 
     """
     unique = list(dict.fromkeys(keys))
     done = 0
-    for start in range(0, len(unique), _MARK_CHUNK):
-        part = unique[start : start + _MARK_CHUNK]
+    for part in chunks(unique, _MARK_CHUNK):
         done += s.run(
             "UPDATE svc_webhook_updates SET handled_at = ?"
             f" WHERE update_key IN {in_list(part)} AND handled_at IS NULL",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
-__all__ = ["Dialect", "Row", "Session", "Transact", "in_list"]
+__all__ = ["Dialect", "Row", "Session", "Transact", "chunks", "in_list"]
 
 Dialect = Literal["sqlite", "postgres"]
 Row = tuple[Any, ...]
@@ -40,4 +40,9 @@ class Transact(Protocol):
 def in_list(values: Sequence[object]) -> str:
     """The ``(?,?,...)`` placeholders of an ``IN`` list of ``values``."""
     return "(" + ",".join("?" * len(values)) + ")"
+
+
+def chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``items`` in runs of at most ``size``: one statement each, under a variable limit."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
 

@@ -25,7 +25,7 @@ from typing import Final, TypeVar, cast
 from . import _identity, _ops
 from ._batch_kinds import DEFER, DeliveryArgs, event_answers, first_of_each_key
 from ._records import UpdatesRecorded, WebhookEventResult
-from ._session import Row, Session, in_list
+from ._session import Row, Session, chunks, in_list
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
@@ -166,9 +166,9 @@ def _record_update_keys(
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
-    """``items`` in runs that keep a statement under SQLite's variable limit."""
-    size = _MAX_VARIABLES // width
-    return [items[i : i + size] for i in range(0, len(items), size)]
+    """``items`` in runs that keep a statement of ``width`` values a row under SQLite's
+    variable limit."""
+    return chunks(items, _MAX_VARIABLES // width)
 
 
 def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:
