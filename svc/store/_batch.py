@@ -18,9 +18,13 @@ from ._batch_kinds import (
     DEFER,
     BatchHint,
     BatchKind,
+    ClaimRow,
     DeliveryArgs,
     event_answers,
     first_of_each_key,
+    settle_claims,
+    unwritten_claims_busy,
+    updates_recorded,
 )
 from ._records import (
     Claimed,
@@ -147,18 +151,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     upsert_identities(s, [sighting for item in deliveries for sighting in item[5]])
     events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
     claims = _record_update_keys(s, deliveries)
-    return [
-        UpdatesRecorded(
-            event=cast(WebhookEventResult, event),
-            to_run=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _RUN),
-            in_progress=tuple(k for k in dict.fromkeys(item[6]) if claims.get((index, k)) is _BUSY),
-        )
-        for index, (event, item) in enumerate(zip(events, deliveries, strict=True))
-    ]
-
-
-_RUN: Final = "run"
-_BUSY: Final = "busy"
+    return updates_recorded(deliveries, cast(list[WebhookEventResult], events), claims)
 
 
 def _record_update_keys(
@@ -168,15 +161,15 @@ def _record_update_keys(
 
     The first claim of each key goes to the database (insert the new keys, reclaim
     lapsed unfinished ones, read the rest); a key's later claims in the batch are
-    settled here from the state the earlier ones left, and a later reclaim is
-    written back. Answers ``(delivery index, key) -> _RUN or _BUSY``.
+    settled from the state the earlier ones left (``settle_claims``), and a later
+    reclaim is written back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``.
     """
-    rows = [
+    rows: list[ClaimRow] = [
         (update_key, item[0], item[2], item[7], index)
         for index, item in enumerate(deliveries)
         for update_key in dict.fromkeys(item[6])
     ]
-    first: dict[str, tuple[str, str, int, int, int]] = {}
+    first: dict[str, ClaimRow] = {}
     for row in rows:
         first.setdefault(row[0], row)
     if not first:
@@ -217,24 +210,8 @@ def _record_update_keys(
                 (rest,),
             )
         )
-    answers: dict[tuple[int, str], str] = {}
     stored = dict(claimed)  # the claim times in the database now
-    later: dict[str, int] = {}
-    for key, _, at, cutoff, index in rows:
-        if first[key][4] == index:
-            if key in new or key in reclaimed:
-                answers[(index, key)] = _RUN
-            elif claimed.get(key) is not None:
-                answers[(index, key)] = _BUSY
-            continue
-        current = claimed.get(key)
-        if current is None:
-            continue
-        if current <= cutoff:
-            claimed[key] = later[key] = at
-            answers[(index, key)] = _RUN
-        else:
-            answers[(index, key)] = _BUSY
+    answers, later = settle_claims(rows, first, new | reclaimed, claimed)
     if later:
         # Only over the claim read above: a row another process changed meanwhile keeps
         # its state, and this batch's later claims of it count as in progress (retried).
@@ -248,9 +225,7 @@ def _record_update_keys(
                 (list(later), list(later.values()), [stored[k] for k in later]),
             )
         }
-        for index, key in [pair for pair in answers if pair[1] in later.keys() - written]:
-            if first[key][4] != index:
-                answers[(index, key)] = _BUSY
+        unwritten_claims_busy(answers, first, later.keys() - written)
     return answers
 
 

@@ -7,16 +7,22 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ._records import WebhookEventResult
+from ._records import UpdatesRecorded, WebhookEventResult
 from ._validate import IdentityArgs
 
 __all__ = [
+    "CLAIM_BUSY",
+    "CLAIM_RUN",
     "DEFER",
     "BatchHint",
     "BatchKind",
+    "ClaimRow",
     "DeliveryArgs",
     "event_answers",
     "first_of_each_key",
+    "settle_claims",
+    "unwritten_claims_busy",
+    "updates_recorded",
 ]
 
 BatchKind = Literal[
@@ -78,5 +84,76 @@ def event_answers(
         if item[0] in inserted and first[item[0]] == i
         else WebhookEventResult.DUPLICATE
         for i, item in enumerate(items)
+    ]
+
+
+CLAIM_RUN: Final = "run"
+CLAIM_BUSY: Final = "busy"
+ClaimRow = tuple[str, str, int, int, int]
+"""One claim of an update key in a batch: key, event key, received-at ms, cutoff ms, the
+index of its delivery."""
+
+
+def settle_claims(
+    rows: Sequence[ClaimRow],
+    first: dict[str, ClaimRow],
+    won: Collection[str],
+    claimed: dict[str, int | None],
+) -> tuple[dict[tuple[int, str], str], dict[str, int]]:
+    """``_ops.record_update_keys``'s answers for every claim of a batch, in order.
+
+    Each key's first claim went to the database: ``won`` are the keys it inserted or
+    reclaimed, ``claimed`` each key's claim time while unfinished (None: finished or
+    gone). A key's later claims are settled from the state the earlier ones left.
+    Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY`` (no answer: finished),
+    and the later reclaims to write back (key -> new claim time); ``claimed`` is updated.
+    """
+    answers: dict[tuple[int, str], str] = {}
+    later: dict[str, int] = {}
+    for key, _, at, cutoff, index in rows:
+        if first[key][4] == index:
+            if key in won:
+                answers[(index, key)] = CLAIM_RUN
+            elif claimed.get(key) is not None:
+                answers[(index, key)] = CLAIM_BUSY
+            continue
+        current = claimed.get(key)
+        if current is None:
+            continue
+        if current <= cutoff:
+            claimed[key] = later[key] = at
+            answers[(index, key)] = CLAIM_RUN
+        else:
+            answers[(index, key)] = CLAIM_BUSY
+    return answers, later
+
+
+def unwritten_claims_busy(
+    answers: dict[tuple[int, str], str],
+    first: dict[str, ClaimRow],
+    unwritten: Collection[str],
+) -> None:
+    """A later reclaim whose write-back found the row changed by another process keeps
+    that state: this batch's later claims of it count as in progress (retried)."""
+    for index, key in [pair for pair in answers if pair[1] in unwritten]:
+        if first[key][4] != index:
+            answers[(index, key)] = CLAIM_BUSY
+
+
+def updates_recorded(
+    deliveries: Sequence[DeliveryArgs],
+    events: Sequence[WebhookEventResult],
+    claims: dict[tuple[int, str], str],
+) -> list[object]:
+    """Each delivery's answer from its event's and its update keys' claims (``settle_claims``)."""
+    return [
+        UpdatesRecorded(
+            event=event,
+            to_run=tuple(k for k in dict.fromkeys(item[6]) if claims.get((i, k)) == CLAIM_RUN),
+            in_progress=tuple(
+                k for k in dict.fromkeys(item[6]) if claims.get((i, k)) == CLAIM_BUSY
+            ),
+        )
+        for i, (event, item) in enumerate(zip(events, deliveries, strict=True))
     ]
 

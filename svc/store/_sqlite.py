@@ -23,7 +23,7 @@ from svc._text import has_ascii_control
 
 from . import _sqlite_delivery
 from ._base import StoreBase
-from ._batch_kinds import DEFER, BatchHint, BatchKind
+from ._batch_kinds import BatchHint, BatchKind
 from ._errors import (
     REDACTED_SQLITE_LOCATION,
     FaultCode,
@@ -51,7 +51,8 @@ _MESSAGES: Final[dict[str, str]] = {
 _MERGED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
     "delivery": _sqlite_delivery.record_webhook_deliveries,
 }
-"""The write kinds whose consecutive calls in a batch run as one set-based call."""
+"""The write kinds whose consecutive calls in a batch run as one set-based call (answering
+every call: none is deferred)."""
 
 
 def _merged_kind(job: _Job[Any]) -> BatchKind | None:
@@ -256,24 +257,19 @@ class SqliteStore(StoreBase):
         jobs: list[_Job[Any]],
         results: list[tuple[_Job[Any], object]],
     ) -> None:
-        """``jobs`` (consecutive, of ``kind``) as set-based calls: the deferred tail of one
-        call is the next call's input, so each runs after the ones before it."""
-        pending = jobs
-        while pending:
-            conn.execute("SAVEPOINT svc_merged")
-            try:
-                answers = _MERGED[kind](session, [_hint(job).args for job in pending])
-            except Exception:  # noqa: BLE001 -- every job gets its own run and its own error
-                conn.execute("ROLLBACK TO svc_merged")
-                conn.execute("RELEASE svc_merged")
-                for job in pending:
-                    self._run_alone(conn, session, job, results)
-                return
+        """``jobs`` (consecutive, of ``kind``) as one set-based call under one savepoint;
+        if it fails, each job runs alone, so only a failing one fails."""
+        conn.execute("SAVEPOINT svc_merged")
+        try:
+            answers = _MERGED[kind](session, [_hint(job).args for job in jobs])
+        except Exception:  # noqa: BLE001 -- every job gets its own run and its own error
+            conn.execute("ROLLBACK TO svc_merged")
             conn.execute("RELEASE svc_merged")
-            done = [(job, a) for job, a in zip(pending, answers, strict=True) if a is not DEFER]
-            results += done
-            pending = pending[len(done) :]
-
+            for job in jobs:
+                self._run_alone(conn, session, job, results)
+            return
+        conn.execute("RELEASE svc_merged")
+        results += zip(jobs, answers, strict=True)
 
     async def _call(
         self,

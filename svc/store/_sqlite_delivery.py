@@ -1,4 +1,4 @@
-# ruff: noqa: S608  -- only constant column lists and placeholder runs are interpolated.
+# ruff: noqa: S608  -- only constant column lists, conditions and placeholder runs are interpolated.
 """SQLite's set-based form of one webhook delivery's projection.
 
 ``_ops.record_webhook_delivery`` runs three to four statements per message and
@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from typing import Final, TypeVar, cast
 
 from . import _identity, _ops
-from ._batch_kinds import DEFER, DeliveryArgs, event_answers, first_of_each_key
+from ._batch_kinds import (
+    ClaimRow,
+    DeliveryArgs,
+    event_answers,
+    first_of_each_key,
+    settle_claims,
+    unwritten_claims_busy,
+    updates_recorded,
+)
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Row, Session, chunks, in_list
 from ._status import apply_status_events
@@ -64,22 +72,14 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
 
     The group commit hands it the deliveries queued together: their event keys,
     update keys, messages and statuses go in one statement run each, the identity
-    sightings together, in delivery order. From the first delivery sharing an
-    update key with an earlier one, the rest are ``DEFER`` (the caller runs them
-    next, the first of them alone at the head); the answers and tables equal running
-    the deliveries one after another (tested with Hypothesis against ``_ops``).
+    sightings together, in delivery order; an update key repeated across them
+    settles as the serial calls would (``settle_claims``, as on PostgreSQL). The
+    answers and tables equal running the deliveries one after another (tested with
+    Hypothesis against ``_ops``).
     """
     deliveries = cast(list[DeliveryArgs], list(items))
-    seen: set[str] = set()
-    for index, item in enumerate(deliveries):
-        if index and seen.intersection(item[6]):
-            later, deliveries = len(deliveries) - index, deliveries[:index]
-            break
-        seen.update(item[6])
-    else:
-        later = 0
     events = _record_events(s, deliveries)
-    run, busy = _record_update_keys(s, deliveries)
+    claims = _record_update_keys(s, deliveries)
     messages = [values for item in deliveries for values in item[3]]
     if messages:
         _record_messages(s, messages)
@@ -87,15 +87,7 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
     if statuses:
         _append_statuses(s, statuses)
     _identity.upsert_identities_together(s, [seen for item in deliveries for seen in item[5]])
-    results: list[object] = [
-        UpdatesRecorded(
-            event=event,
-            to_run=tuple(k for k in dict.fromkeys(item[6]) if k in run),
-            in_progress=tuple(k for k in dict.fromkeys(item[6]) if k in busy),
-        )
-        for event, item in zip(events, deliveries, strict=True)
-    ]
-    return results + [DEFER] * later
+    return updates_recorded(deliveries, events, claims)
 
 
 def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[WebhookEventResult]:
@@ -118,17 +110,22 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[Webho
 
 def _record_update_keys(
     s: Session, deliveries: Sequence[DeliveryArgs]
-) -> tuple[set[str], set[str]]:
-    """``_ops.record_update_keys`` of every delivery (their keys are disjoint): insert the
-    new keys, reclaim lapsed unfinished ones, read which of the rest are in progress."""
-    rows = [
-        (update_key, item[0], item[2], item[7])
-        for item in deliveries
+) -> dict[tuple[int, str], str]:
+    """``_ops.record_update_keys`` of every delivery, in order: each key's first claim goes
+    to the database (insert the new keys, reclaim lapsed unfinished ones, read the rest),
+    its later claims settle in memory (``settle_claims``) and a later reclaim is written
+    back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``."""
+    rows: list[ClaimRow] = [
+        (update_key, item[0], item[2], item[7], index)
+        for index, item in enumerate(deliveries)
         for update_key in dict.fromkeys(item[6])
     ]
-    run: set[str] = set()
-    for chunk in _chunks(rows, _UPDATE_WIDTH):
-        run.update(
+    first: dict[str, ClaimRow] = {}
+    for row in rows:
+        first.setdefault(row[0], row)
+    new: set[str] = set()
+    for chunk in _chunks(list(first.values()), _UPDATE_WIDTH):
+        new.update(
             str(row[0])
             for row in s.fetchall(
                 "INSERT INTO svc_webhook_updates"
@@ -138,31 +135,44 @@ def _record_update_keys(
                 [value for row in chunk for value in (row[0], row[1], row[2], row[2])],
             )
         )
-    known = [(row[0], row[2], row[3]) for row in rows if row[0] not in run]
-    busy: set[str] = set()
-    for part_rows in _chunks(known, _RECLAIM_WIDTH):
-        reclaimed = {
+    known = [(row[0], row[2], row[3]) for row in first.values() if row[0] not in new]
+    reclaimed = _update_claims(s, known, "claimed_at <= v.column3")
+    claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
+    rest = [key for key, _, _ in known if key not in reclaimed]
+    for part in _chunks(rest, 1):
+        claimed.update(
+            (str(key), None if handled is not None else int(at))
+            for key, at, handled in s.fetchall(
+                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
+                f" WHERE update_key IN {in_list(part)}",
+                part,
+            )
+        )
+    stored = dict(claimed)  # the claim times in the database now
+    answers, later = settle_claims(rows, first, new | reclaimed, claimed)
+    if later:
+        back = [(key, at, stored[key]) for key, at in later.items()]
+        written = _update_claims(s, back, "claimed_at = v.column3")
+        unwritten_claims_busy(answers, first, later.keys() - written)
+    return answers
+
+
+def _update_claims(s: Session, rows: Sequence[tuple[str, int, int | None]], guard: str) -> set[str]:
+    """Set each unfinished ``(key, claim time, v.column3)`` row's claim time where ``guard``
+    holds (a lapsed claim: ``claimed_at <= cutoff``; a write-back: the claim time read)."""
+    done: set[str] = set()
+    for chunk in _chunks(rows, _RECLAIM_WIDTH):
+        done.update(
             str(row[0])
             for row in s.fetchall(
                 "UPDATE svc_webhook_updates SET claimed_at = v.column2 FROM (VALUES "
-                + ",".join(["(?,?,?)"] * len(part_rows))
-                + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL"
-                " AND claimed_at <= v.column3 RETURNING update_key",
-                [value for row in part_rows for value in row],
+                + ",".join(["(?,?,?)"] * len(chunk))
+                + f") AS v WHERE update_key = v.column1 AND handled_at IS NULL AND {guard}"
+                " RETURNING update_key",
+                [value for row in chunk for value in row],
             )
-        }
-        run |= reclaimed
-        rest = [str(row[0]) for row in part_rows if row[0] not in reclaimed]
-        for part in _chunks(rest, 1):
-            busy.update(
-                str(row[0])
-                for row in s.fetchall(
-                    "SELECT update_key FROM svc_webhook_updates"
-                    f" WHERE update_key IN {in_list(part)} AND handled_at IS NULL",
-                    part,
-                )
-            )
-    return run, busy
+        )
+    return done
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:

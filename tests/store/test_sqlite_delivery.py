@@ -123,16 +123,9 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
 
 def _merged(session: _SqliteSession, deliveries: list[Any]) -> list[Any]:
     """What ``SqliteStore`` does with consecutive deliveries of one batch: one set-based
-    call, then the deferred tail (from the first sharing an update key) as the next call."""
-    answers: list[Any] = []
-    pending = deliveries
-    while pending:
-        got = _sqlite_delivery.record_webhook_deliveries(session, pending)
-        done = [a for a in got if a is not DEFER]
-        assert got[len(done) :] == [DEFER] * (len(got) - len(done)), "DEFER only as a tail"
-        assert done, "the head of a call is never deferred"
-        answers += done
-        pending = pending[len(done) :]
+    call, which answers every delivery (none is deferred to run alone)."""
+    answers = _sqlite_delivery.record_webhook_deliveries(session, deliveries)
+    assert DEFER not in answers, "no delivery falls back to running alone"
     return answers
 
 
