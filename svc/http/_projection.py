@@ -10,18 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
-from svc._text import has_ascii_control, is_printable_label
 from svc.graph import is_bsuid, is_parent_bsuid
 from svc.store import (
+    CheckedRows,
+    CheckedRowsBuilder,
     MessageRecord,
+    PersistenceValidationError,
     StatusEvent,
     UserIdentityRecord,
     format_timestamp,
+    from_ms,
     new_row_id,
     new_row_ids,
+    storable_phone,
+    storable_user_id,
+    to_ms,
 )
 from svc.webhook import (
     MessageUpdate,
@@ -45,10 +51,6 @@ __all__ = [
     "send_projection",
 ]
 
-MAX_PHONE_FIELD: Final = 64
-MAX_USER_ID_FIELD: Final = 160
-MAX_USERNAME_FIELD: Final = 128
-MAX_STATUS: Final = 64
 MAX_TYPE: Final = 64
 _LATEST_EVENT_SECONDS: Final = 32_503_680_000
 """Timestamps at or past the year 3000 are absurd: the receipt time is used instead."""
@@ -66,19 +68,37 @@ class IdentityChange:
     at: datetime
 
 
+_NO_ROWS: Final = CheckedRowsBuilder().seal()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliveryProjection:
     """What a delivery writes: rows, status events, identity sightings, then identity changes.
 
-    ``unprojected`` counts message updates that name no storable user (no row
-    is built for them: the store would refuse it).
+    ``rows`` are checked by the store's rules as they were built (the store
+    takes them without checking again); ``refusal`` is the store's refusal of
+    a field no row can leave out (``rows`` is then empty, as the store would
+    have refused the whole projection). ``unprojected`` counts message updates
+    that name no storable user (no row is built for them: the store would refuse it).
     """
 
-    messages: tuple[MessageRecord, ...] = ()
-    statuses: tuple[StatusEvent, ...] = ()
-    identities: tuple[UserIdentityRecord, ...] = ()
+    rows: CheckedRows = _NO_ROWS
     changes: tuple[IdentityChange, ...] = ()
     unprojected: int = 0
+    refusal: PersistenceValidationError | None = None
+
+    @property
+    def messages(self) -> tuple[MessageRecord, ...]:
+        """The rows as records, for a store without the checked form."""
+        return self.rows.message_records()
+
+    @property
+    def statuses(self) -> tuple[StatusEvent, ...]:
+        return self.rows.status_events()
+
+    @property
+    def identities(self) -> tuple[UserIdentityRecord, ...]:
+        return self.rows.identity_records()
 
 
 def delivery_projection(
@@ -86,59 +106,52 @@ def delivery_projection(
 ) -> DeliveryProjection:
     """The rows, events, sightings and changes of a delivery's updates.
 
-    A status longer than the store's column is not projected; a status event
-    is keyed by message id alone, so one naming its user by ``recipient_user_id``
-    only advances the outbound row like any other. One pass: each update's
-    time, user and bounded fields are read once, and one random draw gives
-    every row id.
+    A status the store cannot hold is not projected; a status event is keyed
+    by message id alone, so one naming its user by ``recipient_user_id`` only
+    advances the outbound row like any other. One pass: each update's time
+    (epoch ms) and user are read once, each field is checked once by the
+    store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
-    messages: list[MessageRecord] = []
-    statuses: list[StatusEvent] = []
+    rows = CheckedRowsBuilder()
     changes: list[IdentityChange] = []
-    seen: dict[UserIdentityRecord, None] = {}
     row_ids = iter(new_row_ids(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
+    refusal: PersistenceValidationError | None = None
     for update in updates:
-        moment = _event_moment(update.timestamp, now)
+        at = _event_ms(update.timestamp, now)
         user: UserIdentity | None = getattr(update, "user", None)
-        sighting = _identity_record(user, moment) if user is not None else None
-        if isinstance(update, MessageUpdate):
-            record = _inbound_record(update, user, moment, next(row_ids))
-            if record is None:
-                unprojected += 1
-            else:
-                messages.append(record)
-        elif isinstance(update, StatusUpdate) and len(update.status) <= MAX_STATUS:
-            statuses.append(
-                StatusEvent(wa_message_id=update.message_id, status=update.status, timestamp=moment)
-            )
-        if sighting is not None:
-            seen.setdefault(sighting, None)
+        try:
+            if isinstance(update, MessageUpdate):
+                if not _add_inbound(rows, update, user, at, next(row_ids)):
+                    unprojected += 1
+            elif isinstance(update, StatusUpdate):
+                rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+        except PersistenceValidationError as exc:
+            refusal = refusal or exc
+        if user is not None:
+            _add_identity(rows, user, at)
         other: UserIdentity | None = None
         change: IdentityChange | None = None
         if isinstance(update, SystemUpdate):
             new_user = update.new_user
             if update.system_type in IDENTITY_CHANGES:
-                change = _identity_change(user, new_user, moment)
+                change = _identity_change(user, new_user, at)
                 if new_user is not None and new_user.user_id is not None:
                     other = new_user
             else:
                 other = new_user
         elif isinstance(update, UserIdUpdate):
             other = update.previous
-            change = _identity_change(other, user, moment)
+            change = _identity_change(other, user, at)
         if change is not None:
             changes.append(change)
         if other is not None:
-            record_other = _identity_record(other, moment)
-            if record_other is not None:
-                seen.setdefault(record_other, None)
+            _add_identity(rows, other, at)
     return DeliveryProjection(
-        messages=tuple(messages),
-        statuses=tuple(statuses),
-        identities=tuple(seen),
+        rows=_NO_ROWS if refusal is not None else rows.seal(),
         changes=tuple(changes),
         unprojected=unprojected,
+        refusal=refusal,
     )
 
 
@@ -148,34 +161,36 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     The row names the user by phone and BSUIDs as far as they fit the store's
     columns; None when none does (a row naming nobody is refused by the store).
     """
-    return _inbound_record(
-        update, update.user, _event_moment(update.timestamp, now), new_row_id()
-    )
-
-
-def _inbound_record(
-    update: MessageUpdate, user: UserIdentity | None, moment: datetime, row_id: str
-) -> MessageRecord | None:
-    """``inbound_record`` with the update's user, time and row id already read."""
-    echo = update.is_echo
-    phone = _phone_field(update.to if echo else update.from_)
-    user_id = _bounded(user.user_id if user else None, MAX_USER_ID_FIELD)
-    parent_user_id = _bounded(user.parent_user_id if user else None, MAX_USER_ID_FIELD)
-    if phone is None and user_id is None and parent_user_id is None:
+    rows = CheckedRowsBuilder()
+    at = _event_ms(update.timestamp, now)
+    if not _add_inbound(rows, update, update.user, at, new_row_id()):
         return None
-    return MessageRecord(
+    return rows.seal().message_records()[0]
+
+
+def _add_inbound(
+    rows: CheckedRowsBuilder,
+    update: MessageUpdate,
+    user: UserIdentity | None,
+    at: int,
+    row_id: str,
+) -> bool:
+    """Add the row of a message update with its user, time and row id already read."""
+    echo = update.is_echo
+    message_id = update.message_id
+    phone = update.to if echo else update.from_
+    return rows.message(
         row_id=row_id,
-        wa_message_id=update.message_id,
+        wa_message_id=message_id,
         direction="outbound" if echo else "inbound",
         from_phone=None if echo else phone,
-        to_phone=phone if echo else _phone_field(update.display_phone_number),
+        to_phone=phone if echo else update.display_phone_number,
         type=(update.type or "unknown")[:MAX_TYPE],
         status="sent" if echo else "received",
-        created_at=moment,
-        updated_at=moment,
-        graph_message_id=update.message_id if echo else None,
-        user_id=user_id,
-        parent_user_id=parent_user_id,
+        graph_message_id=message_id if echo else None,
+        at_ms=at,
+        user_id=user.user_id if user else None,
+        parent_user_id=user.parent_user_id if user else None,
         business_phone_number_id=update.phone_number_id,
     )
 
@@ -220,59 +235,40 @@ def send_projection(
     return record, StatusEvent(wa_message_id=message_id, status="sent", timestamp=moment)
 
 
-def _identity_record(identity: UserIdentity, moment: datetime) -> UserIdentityRecord | None:
-    """A sighting of ``identity`` (fields that fit the store); None without a BSUID or phone."""
-    user_id = _bounded(identity.user_id, MAX_USER_ID_FIELD)
-    wa_id = _phone_field(identity.wa_id)
-    if user_id is None and wa_id is None:
-        return None
-    return UserIdentityRecord(
-        user_id=user_id,
-        parent_user_id=_bounded(identity.parent_user_id, MAX_USER_ID_FIELD),
-        wa_id=wa_id,
-        username=_bounded(identity.username, MAX_USERNAME_FIELD),
-        last_seen_at=moment,
+def _add_identity(rows: CheckedRowsBuilder, identity: UserIdentity, at: int) -> None:
+    """Add a sighting of ``identity`` (the fields the store takes) if it names a BSUID or phone."""
+    rows.identity(
+        user_id=identity.user_id,
+        parent_user_id=identity.parent_user_id,
+        wa_id=identity.wa_id,
+        username=identity.username,
+        at_ms=at,
     )
 
 
 def _identity_change(
-    old: UserIdentity | None, new: UserIdentity | None, at: datetime
+    old: UserIdentity | None, new: UserIdentity | None, at: int
 ) -> IdentityChange | None:
     """The re-keying from ``old`` to ``new`` a ``user_changed_number``/``user_changed_user_id``
     message or a ``userIdUpdate`` asks for; None when a side is missing or nothing changes."""
     if old is None or new is None:
         return None
-    user = _bounded(old.user_id, MAX_USER_ID_FIELD) or _phone_field(old.wa_id)
-    new_user_id = _bounded(new.user_id, MAX_USER_ID_FIELD)
-    new_wa_id = _phone_field(new.wa_id) if new.wa_id != old.wa_id else None
+    user = storable_user_id(old.user_id) or storable_phone(old.wa_id)
+    new_user_id = storable_user_id(new.user_id)
+    new_wa_id = storable_phone(new.wa_id) if new.wa_id != old.wa_id else None
     if new_user_id == old.user_id:
         new_user_id = None
     if user is None or (new_user_id is None and new_wa_id is None):
         return None
-    return IdentityChange(user=user, new_user_id=new_user_id, new_wa_id=new_wa_id, at=at)
+    return IdentityChange(user=user, new_user_id=new_user_id, new_wa_id=new_wa_id, at=from_ms(at))
 
 
-def _bounded(value: str | None, limit: int) -> str | None:
-    """``value`` when the store takes it (non-blank, at most ``limit``, no control character)."""
-    if value is None or len(value) > limit:
-        return None
-    if is_printable_label(value):  # the common case: printable holds no control character
-        return value
-    if not value.strip() or has_ascii_control(value):
-        return None
-    return value
-
-
-def _phone_field(value: str | None) -> str | None:
-    """A phone or WhatsApp id as the projection stores it (at most 64 characters), else None."""
-    return _bounded(value, MAX_PHONE_FIELD)
-
-
-def _event_moment(timestamp: int | None, now: Callable[[], datetime]) -> datetime:
-    """The platform event time (Unix seconds), or the receipt time when it is missing or absurd."""
+def _event_ms(timestamp: int | None, now: Callable[[], datetime]) -> int:
+    """The platform event time (Unix seconds) as epoch ms, or the receipt time when it is
+    missing or absurd."""
     if timestamp is not None and 0 < timestamp < _LATEST_EVENT_SECONDS:
-        return datetime.fromtimestamp(timestamp, tz=UTC)
-    return now()
+        return timestamp * 1000
+    return to_ms(now(), field="now")
 
 
 def record_json(record: MessageRecord) -> dict[str, object]:

@@ -77,11 +77,13 @@ from ._projection import (
 from ._protocols import CryptoProvider
 from ._store_calls import (
     StoreCall,
+    checked_rows_store,
     completion_call,
     identities_call,
     identity_change_call,
     record_message_call,
     status_call,
+    takes_checked_rows,
 )
 from ._telemetry import Telemetry
 from ._update_rules import FOREIGN_NUMBER, updates_to_run, webhook_in_progress
@@ -193,6 +195,8 @@ class Service:
             callable(getattr(store, name, None))
             for name in ("record_webhook_updates", "mark_webhook_updates_handled")
         )
+        self._checked_rows = self._update_calls and takes_checked_rows(store)
+        """Whether the store takes the projection as ``CheckedRows`` (checked once, here)."""
         self.local_runs = LocalRuns()
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
@@ -388,6 +392,17 @@ class Service:
             return to_run, projection.changes
 
         async def record(store: PersistenceStore, project: bool) -> set[str]:
+            if self._checked_rows and project:
+                recorded = await checked_rows_store(store).record_webhook_updates(
+                    event_key=key,
+                    event_hash=digest,
+                    received_at=received_at,
+                    update_keys=keys,
+                    rows=projection.rows,
+                    claim_lease_ms=self.update_claim_lease_ms,
+                )
+                busy.update(recorded.in_progress)
+                return set(recorded.to_run)
             rows, events = (projection.messages, projection.statuses) if project else ((), ())
             users = projection.identities if project else ()
             if self._update_calls:
@@ -414,6 +429,8 @@ class Service:
             return set() if outcome == WebhookEventResult.DUPLICATE else set(keys)
 
         try:
+            if projection.refusal is not None:
+                raise projection.refusal
             to_run = await self.store_call(lambda s: record(s, True), validation_errors=True)
         except PersistenceValidationError as exc:
             # A record the store refuses must not turn the delivery into a poison pill

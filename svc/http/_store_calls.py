@@ -2,23 +2,67 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import Protocol, cast
 
-from svc.store import MessageRecord, PersistenceStore, StatusEvent, UserIdentityRecord
+from svc.store import (
+    CheckedRows,
+    MessageRecord,
+    PersistenceStore,
+    StatusEvent,
+    UpdatesRecorded,
+    UserIdentityRecord,
+)
 
 from ._projection import IdentityChange
 
 __all__ = [
+    "CheckedRowsStore",
     "StoreCall",
+    "checked_rows_store",
     "completion_call",
     "identities_call",
     "identity_change_call",
     "record_message_call",
     "status_call",
+    "takes_checked_rows",
 ]
 
 StoreCall = Callable[[PersistenceStore], Awaitable[object]]
+
+
+class CheckedRowsStore(Protocol):
+    """A store whose ``record_webhook_updates`` takes the projection as ``CheckedRows``."""
+
+    async def record_webhook_updates(
+        self,
+        *,
+        event_key: str,
+        event_hash: str,
+        received_at: datetime,
+        update_keys: Sequence[str] = (),
+        claim_lease_ms: int = 60_000,
+        rows: CheckedRows | None = None,
+    ) -> UpdatesRecorded: ...
+
+
+def takes_checked_rows(store: PersistenceStore | None) -> bool:
+    """Whether ``store.record_webhook_updates`` takes ``rows`` (both adapters' checked form)."""
+    method = getattr(store, "record_webhook_updates", None)
+    if store is None or not callable(method):
+        return False
+    try:
+        parameter = inspect.signature(method).parameters.get("rows")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def checked_rows_store(store: PersistenceStore) -> CheckedRowsStore:
+    """``store`` as ``CheckedRowsStore`` (the caller asked ``takes_checked_rows`` first)."""
+    return cast(CheckedRowsStore, store)
 
 
 def record_message_call(record: MessageRecord) -> StoreCall:

@@ -12,6 +12,10 @@ from ._broadcasts import BroadcastRecipientInput as BroadcastRecipientInput
 from ._broadcasts import BroadcastSend as BroadcastSend
 from ._broadcasts import BroadcastState as BroadcastState
 from ._broadcasts import BroadcastStatus as BroadcastStatus
+from ._checked import CheckedRows as CheckedRows
+from ._checked import CheckedRowsBuilder as CheckedRowsBuilder
+from ._checked import storable_phone as storable_phone
+from ._checked import storable_user_id as storable_user_id
 from ._contract import BroadcastStore as BroadcastStore
 from ._contract import PersistenceStore as PersistenceStore
 from ._errors import FAULT_CODES as FAULT_CODES
@@ -60,6 +64,8 @@ from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
 from ._status import status_rank as status_rank
 from ._time import format_timestamp as format_timestamp
+from ._time import from_ms as from_ms
+from ._time import to_ms as to_ms
 from ._time import utc_now as utc_now
 from ._window import DEFAULT_WINDOW_MS as DEFAULT_WINDOW_MS
 from ._window import MAX_WINDOW_MS as MAX_WINDOW_MS
@@ -84,6 +90,8 @@ __all__ = [
     "BroadcastState",
     "BroadcastStatus",
     "BroadcastStore",
+    "CheckedRows",
+    "CheckedRowsBuilder",
     "ClaimResult",
     "Claimed",
     "Conflict",
@@ -119,6 +127,7 @@ __all__ = [
     "apply_status",
     "conversation_window",
     "format_timestamp",
+    "from_ms",
     "new_row_id",
     "new_row_ids",
     "prune_once",
@@ -126,5 +135,8 @@ __all__ = [
     "run_outbox_worker_once",
     "run_retention",
     "status_rank",
+    "storable_phone",
+    "storable_user_id",
+    "to_ms",
     "utc_now",
 ]

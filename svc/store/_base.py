@@ -17,6 +17,7 @@ from . import _batch, _ops
 from . import _validate as check
 from ._batch import BatchHint
 from ._broadcast_methods import BroadcastMethods
+from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._migrations import current_version
 from ._records import (
@@ -56,6 +57,19 @@ def _outbox_status(value: object) -> str:
         raise PersistenceValidationError(
             "invalid_options", "status must be an outbox status."
         ) from None
+
+
+def _checked_rows(
+    rows: object, messages: object, statuses: object, identities: object
+) -> tuple[tuple[MessageArgs, ...], tuple[StatusArgs, ...], tuple[check.IdentityArgs, ...]]:
+    """The column tuples of a sealed ``CheckedRows``; records alongside it are refused."""
+    if type(rows) is not CheckedRows:
+        raise PersistenceValidationError("invalid_record", "rows must be CheckedRows.")
+    if messages or statuses or identities:
+        raise PersistenceValidationError(
+            "invalid_record", "Pass rows or messages, statuses and identities, not both."
+        )
+    return rows.messages, rows.statuses, rows.identities
 
 
 class StoreBase(BroadcastMethods, abc.ABC):
@@ -135,6 +149,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
+        rows: CheckedRows | None = None,
     ) -> WebhookEventResult:
         """Remember a delivery's event key and project its messages, statuses and users, atomically.
 
@@ -143,6 +158,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         ``record_message``, ``append_message_status`` and
         ``record_user_identities``, idempotent) runs for a ``duplicate`` too, so a
         repeated delivery retries it; the result says whether the key was new.
+        ``rows`` is the projection already checked (see ``record_webhook_updates``).
         """
         recorded = await self.record_webhook_updates(
             event_key=event_key,
@@ -151,6 +167,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
             messages=messages,
             statuses=statuses,
             identities=identities,
+            rows=rows,
         )
         return recorded.event
 
@@ -165,6 +182,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
         claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
+        rows: CheckedRows | None = None,
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
 
@@ -173,6 +191,9 @@ class StoreBase(BroadcastMethods, abc.ABC):
         key claimed more recently is in progress; a finished key is skipped
         (``mark_webhook_updates_handled``). So an update runs again only if it
         never finished, in whatever delivery it comes.
+
+        ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
+        projection ``CheckedRowsBuilder`` checked while building it: taken as is.
         """
         key = check.text(event_key, "event_key")
         digest = check.text(event_hash, "event_hash")
@@ -180,11 +201,14 @@ class StoreBase(BroadcastMethods, abc.ABC):
         keys = tuple(
             check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
         )
-        rows = tuple(check.message(r) for r in check.records(messages, "messages"))
-        events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
-        users = tuple(check.identity(i) for i in check.records(identities, "identities"))
+        if rows is None:
+            values = tuple(check.message(r) for r in check.records(messages, "messages"))
+            events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
+            users = tuple(check.identity(i) for i in check.records(identities, "identities"))
+        else:
+            values, events, users = _checked_rows(rows, messages, statuses, identities)
         lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
-        item: _batch.DeliveryArgs = (key, digest, at, rows, events, users, keys, at - lease)
+        item: _batch.DeliveryArgs = (key, digest, at, values, events, users, keys, at - lease)
         return await self._call(
             "outbox_failed",
             lambda s: _batch.record_webhook_delivery(s, item),
@@ -193,7 +217,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
                 kind="delivery",
                 key=key,
                 args=item,
-                locks=_batch.delivery_message_ids(rows, events, users)
+                locks=_batch.delivery_message_ids(values, events, users)
                 if self._locks_message_ids
                 else (),
             ),

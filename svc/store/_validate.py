@@ -16,25 +16,42 @@ PHONE_MAX: Final = 64
 USER_ID_MAX: Final = 160
 """A BSUID is a country code, a dot and up to 128 alphanumerics; a parent adds ``ENT.``."""
 USERNAME_MAX: Final = 128
-_DIRECTIONS: Final = frozenset({"inbound", "outbound"})
+DIRECTIONS: Final = frozenset({"inbound", "outbound"})
+
+
+def fit(value: object, max_len: int = KEY_MAX) -> str | None:
+    """``value`` when the store takes it as text (see :func:`text`), else None.
+
+    The storable-text rule in dropping form: the projection leaves out a field
+    that fails it where :func:`text` refuses the record.
+    """
+    # The common case in C: a printable, non-blank string holds no control character.
+    if type(value) is str and len(value) <= max_len and is_printable_label(value):
+        return value
+    if (
+        not isinstance(value, str)
+        or len(value) > max_len
+        or not value.strip()
+        or has_ascii_control(value)
+    ):
+        return None
+    return value
 
 
 def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
     """A non-blank string of at most ``max_len`` characters without control characters."""
-    # The common case in C: a printable, non-blank string holds no control character.
-    if type(value) is str and len(value) <= max_len and is_printable_label(value):
-        return value
+    checked = fit(value, max_len)
+    if checked is not None:
+        return checked
     if not isinstance(value, str) or not value.strip():
         raise PersistenceValidationError("invalid_record", f"{field} must be a non-empty string.")
     if len(value) > max_len:
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be at most {max_len} characters."
         )
-    if has_ascii_control(value):
-        raise PersistenceValidationError(
-            "invalid_record", f"{field} must not contain control characters."
-        )
-    return value
+    raise PersistenceValidationError(
+        "invalid_record", f"{field} must not contain control characters."
+    )
 
 
 def optional_text(value: object, field: str, *, max_len: int = KEY_MAX) -> str | None:
@@ -91,7 +108,7 @@ def message(record: object) -> tuple[object, ...]:
     """
     if not isinstance(record, MessageRecord):
         raise PersistenceValidationError("invalid_record", "record must be a MessageRecord.")
-    if record.direction not in _DIRECTIONS:
+    if record.direction not in DIRECTIONS:
         raise PersistenceValidationError(
             "invalid_record", "direction must be 'inbound' or 'outbound'."
         )
@@ -99,9 +116,8 @@ def message(record: object) -> tuple[object, ...]:
     to_phone = optional_text(record.to_phone, "to_phone", max_len=PHONE_MAX)
     user_id = optional_text(record.user_id, "user_id", max_len=USER_ID_MAX)
     parent_user_id = optional_text(record.parent_user_id, "parent_user_id", max_len=USER_ID_MAX)
-    inbound = record.direction == "inbound"
-    if (from_phone if inbound else to_phone) is None and user_id is None and parent_user_id is None:
-        phone = "from_phone" if inbound else "to_phone"
+    if not names_user(record.direction, from_phone, to_phone, user_id, parent_user_id):
+        phone = "from_phone" if record.direction == "inbound" else "to_phone"
         raise PersistenceValidationError(
             "invalid_record",
             f"An {record.direction} message needs {phone}, user_id or parent_user_id.",
@@ -123,6 +139,26 @@ def message(record: object) -> tuple[object, ...]:
             record.business_phone_number_id, "business_phone_number_id", max_len=PHONE_MAX
         ),
     )
+
+
+def names_user(
+    direction: str,
+    from_phone: str | None,
+    to_phone: str | None,
+    user_id: str | None,
+    parent_user_id: str | None,
+) -> bool:
+    """Whether a message row names its user: the sender of an inbound row, the recipient
+    of an outbound one, by a phone, a BSUID or a parent BSUID."""
+    phone = from_phone if direction == "inbound" else to_phone
+    return phone is not None or user_id is not None or parent_user_id is not None
+
+
+def epoch_ms(value: object, field: str) -> int:
+    """Epoch milliseconds given as an ``int`` (not a bool), as :func:`to_ms` makes them."""
+    if type(value) is not int:
+        raise PersistenceValidationError("invalid_record", f"{field} must be epoch milliseconds.")
+    return value
 
 
 def number_scope(value: object, include_unassigned: object) -> tuple[str, bool] | None:

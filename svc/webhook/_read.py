@@ -224,13 +224,14 @@ def read_user(
     item lacks (and gives ``profile.username``/``profile.name``). ``None``
     when no id is present at all.
     """
-    wa = read_id(wa_id)
-    user = read_id(user_id)
-    parent = read_id(parent_user_id)
-    handle = read_str(username)
-    name: str | None = None
+    # read_id inlined (once per item and per update's ``user``, the projection's hot path).
+    wa = wa_id if type(wa_id) is str and is_safe_id(wa_id) else None
+    user = user_id if type(user_id) is str and is_safe_id(user_id) else None
+    parent = parent_user_id if type(parent_user_id) is str and is_safe_id(parent_user_id) else None
     if wa is None and user is None and parent is None:
         return None
+    handle = username if type(username) is str else None
+    name: str | None = None
     for contact in read_list(value.get("contacts")):
         if type(contact) is not dict:
             continue
@@ -244,11 +245,14 @@ def read_user(
             or (parent is not None and type(raw_parent) is str and raw_parent == parent)
         ):
             continue
-        c_wa, c_user, c_parent = read_id(raw_wa), read_id(raw_user), read_id(raw_parent)
+        # The item's own ids win: a contact's id is read only where the item has none.
+        if wa is None:
+            wa = read_id(raw_wa)
+        if user is None:
+            user = read_id(raw_user)
+        if parent is None:
+            parent = read_id(raw_parent)
         profile = read_dict(contact.get("profile"))
-        wa = wa or c_wa
-        user = user or c_user
-        parent = parent or c_parent
         handle = handle or read_str(profile.get("username"))
         name = read_str(profile.get("name"))
         break

@@ -67,3 +67,20 @@ def test_a_send_to_a_bsuid_or_parent_records_it_by_user_id() -> None:
         assert projected is not None
         row = projected[0]
         assert (row.to_phone, row.user_id, row.parent_user_id) == expected
+
+
+def test_a_field_the_store_refuses_empties_the_rows_but_keeps_the_changes() -> None:
+    """A business number id over the store's 64 characters (the reader allows 256) is refused
+    while building, as the store would refuse the record: no rows, the identity changes stay."""
+    payload = fixture("bsuid_identity_changes.json")
+    text = fixture("message_text.json")["entry"][0]["changes"][0]["value"]["messages"][0]
+    value = payload["entry"][0]["changes"][0]["value"]
+    value["messages"].append(text)
+    kept = delivery_projection(normalize(payload).updates, _now)
+    assert kept.refusal is None and len(kept.messages) == 1 and len(kept.changes) == 3
+    value["metadata"]["phone_number_id"] = "1" * 65
+    projection = delivery_projection(normalize(payload).updates, _now)
+    assert projection.refusal is not None and projection.refusal.code == "invalid_record"
+    assert projection.messages == () and projection.statuses == ()
+    assert projection.identities == ()
+    assert projection.changes == kept.changes

@@ -1,0 +1,267 @@
+"""A delivery's rows checked once, while they are built: the store's trusted input form.
+
+``record_webhook_updates`` checks every record a caller passes. The service's
+own projection builds its rows from webhook data instead, and checking them
+there and again in the store was the same work twice. ``CheckedRowsBuilder``
+applies the store's rules (``_validate``) to each field as it builds the
+column tuples the adapters write; ``seal`` hands them over as ``CheckedRows``,
+which the store takes (``rows=``) without checking again. Only a builder can
+make ``CheckedRows``: its constructor refuses any caller without the module's
+private seal, so the trusted form cannot be made from unchecked values by
+accident (as pydantic's ``model_construct``, but closed to outside callers).
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+from . import _validate as check
+from ._errors import PersistenceValidationError
+from ._records import MessageRecord, StatusEvent, UserIdentityRecord
+from ._time import from_ms
+from ._validate import IdentityArgs
+
+__all__ = [
+    "CheckedRows",
+    "CheckedRowsBuilder",
+    "MessageArgs",
+    "StatusArgs",
+    "storable_phone",
+    "storable_user_id",
+]
+
+MessageArgs = tuple[
+    str,
+    str,
+    str,
+    str | None,
+    str | None,
+    str,
+    str,
+    str | None,
+    int,
+    int,
+    str | None,
+    str | None,
+    str | None,
+]
+"""A checked message row in ``_ops._MESSAGE_COLUMNS`` order, times as epoch ms."""
+StatusArgs = tuple[str, str, int]
+"""A checked status event: message id, status, epoch ms."""
+
+_SEAL: Final = object()
+
+
+@final
+class CheckedRows:
+    """A delivery's checked message rows, status events and identity sightings.
+
+    Made only by ``CheckedRowsBuilder.seal``; immutable (tuples of tuples).
+    """
+
+    __slots__ = ("_identities", "_messages", "_statuses")
+
+    _messages: tuple[MessageArgs, ...]
+    _statuses: tuple[StatusArgs, ...]
+    _identities: tuple[IdentityArgs, ...]
+
+    def __init__(
+        self,
+        seal: object,
+        messages: tuple[MessageArgs, ...],
+        statuses: tuple[StatusArgs, ...],
+        identities: tuple[IdentityArgs, ...],
+    ) -> None:
+        if seal is not _SEAL:
+            raise TypeError("CheckedRows are made by CheckedRowsBuilder.seal only.")
+        object.__setattr__(self, "_messages", messages)
+        object.__setattr__(self, "_statuses", statuses)
+        object.__setattr__(self, "_identities", identities)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("CheckedRows are immutable.")
+
+    def __repr__(self) -> str:
+        return (
+            f"CheckedRows(messages={len(self._messages)}, statuses={len(self._statuses)},"
+            f" identities={len(self._identities)})"
+        )
+
+    @property
+    def messages(self) -> tuple[MessageArgs, ...]:
+        return self._messages
+
+    @property
+    def statuses(self) -> tuple[StatusArgs, ...]:
+        return self._statuses
+
+    @property
+    def identities(self) -> tuple[IdentityArgs, ...]:
+        return self._identities
+
+    def message_records(self) -> tuple[MessageRecord, ...]:
+        """The rows as ``MessageRecord`` (for a store that takes records only)."""
+        return tuple(
+            MessageRecord(
+                row_id=row[0],
+                wa_message_id=row[1],
+                direction="inbound" if row[2] == "inbound" else "outbound",
+                from_phone=row[3],
+                to_phone=row[4],
+                type=row[5],
+                status=row[6],
+                graph_message_id=row[7],
+                created_at=from_ms(row[8]),
+                updated_at=from_ms(row[9]),
+                user_id=row[10],
+                parent_user_id=row[11],
+                business_phone_number_id=row[12],
+            )
+            for row in self._messages
+        )
+
+    def status_events(self) -> tuple[StatusEvent, ...]:
+        """The status events as ``StatusEvent``."""
+        return tuple(
+            StatusEvent(wa_message_id=message_id, status=status, timestamp=from_ms(ms))
+            for message_id, status, ms in self._statuses
+        )
+
+    def identity_records(self) -> tuple[UserIdentityRecord, ...]:
+        """The identity sightings as ``UserIdentityRecord``."""
+        return tuple(
+            UserIdentityRecord(
+                user_id=user_id,
+                parent_user_id=parent_user_id,
+                wa_id=wa_id,
+                username=username,
+                last_seen_at=from_ms(ms),
+            )
+            for user_id, parent_user_id, wa_id, username, ms in self._identities
+        )
+
+
+class CheckedRowsBuilder:
+    """Builds a delivery's ``CheckedRows``, checking each field once by the store's rules.
+
+    The fields that name a user (phones, BSUIDs, the username) are left out
+    when the store could not hold them, and a row or sighting left naming
+    nobody is not added (the method answers False); any other field the store
+    refuses raises ``PersistenceValidationError``, as ``record_webhook_updates``
+    would for the record. Sightings are kept once each, in first-seen order.
+    """
+
+    __slots__ = ("_identities", "_messages", "_seen", "_statuses")
+
+    def __init__(self) -> None:
+        self._messages: list[MessageArgs] = []
+        self._statuses: list[StatusArgs] = []
+        self._identities: dict[IdentityArgs, None] = {}
+        self._seen: dict[tuple[object, ...], bool] = {}
+        """Each sighting as given, and whether it was added (values are checked once)."""
+
+    def message(
+        self,
+        *,
+        row_id: str,
+        wa_message_id: str,
+        direction: str,
+        from_phone: str | None,
+        to_phone: str | None,
+        type: str,
+        status: str,
+        graph_message_id: str | None,
+        at_ms: int,
+        user_id: str | None,
+        parent_user_id: str | None,
+        business_phone_number_id: str | None,
+    ) -> bool:
+        """Add a message row created (and updated) at ``at_ms``; False if it names no user."""
+        fit = check.fit
+        from_phone = fit(from_phone, check.PHONE_MAX)
+        to_phone = fit(to_phone, check.PHONE_MAX)
+        user_id = fit(user_id, check.USER_ID_MAX)
+        parent_user_id = fit(parent_user_id, check.USER_ID_MAX)
+        if direction not in check.DIRECTIONS:
+            raise PersistenceValidationError(
+                "invalid_record", "direction must be 'inbound' or 'outbound'."
+            )
+        if not check.names_user(direction, from_phone, to_phone, user_id, parent_user_id):
+            return False
+        at = check.epoch_ms(at_ms, "created_at")
+        self._messages.append(
+            (
+                check.text(row_id, "row_id"),
+                check.text(wa_message_id, "wa_message_id"),
+                direction,
+                from_phone,
+                to_phone,
+                check.text(type, "type", max_len=64),
+                check.text(status, "status", max_len=64),
+                check.optional_text(graph_message_id, "graph_message_id"),
+                at,
+                at,
+                user_id,
+                parent_user_id,
+                check.optional_text(
+                    business_phone_number_id, "business_phone_number_id", max_len=check.PHONE_MAX
+                ),
+            )
+        )
+        return True
+
+    def status(self, *, wa_message_id: str, status: str, at_ms: int) -> bool:
+        """Add a status event; False (nothing added) for a status the store cannot hold."""
+        value = check.fit(status, 64)
+        if value is None:
+            return False
+        self._statuses.append(
+            (check.text(wa_message_id, "wa_message_id"), value, check.epoch_ms(at_ms, "timestamp"))
+        )
+        return True
+
+    def identity(
+        self,
+        *,
+        user_id: str | None,
+        parent_user_id: str | None,
+        wa_id: str | None,
+        username: str | None,
+        at_ms: int,
+    ) -> bool:
+        """Add a sighting seen at ``at_ms`` (once); False if it names no BSUID or wa_id."""
+        given = (user_id, parent_user_id, wa_id, username, at_ms)
+        known = self._seen.get(given)
+        if known is not None:  # a delivery names its users again and again: check each once
+            return known
+        fit = check.fit
+        user_id = fit(user_id, check.USER_ID_MAX)
+        wa_id = fit(wa_id, check.PHONE_MAX)
+        added = user_id is not None or wa_id is not None
+        if added:
+            sighting = (
+                user_id,
+                fit(parent_user_id, check.USER_ID_MAX),
+                wa_id,
+                fit(username, check.USERNAME_MAX),
+                check.epoch_ms(at_ms, "last_seen_at"),
+            )
+            self._identities.setdefault(sighting, None)
+        self._seen[given] = added
+        return added
+
+    def seal(self) -> CheckedRows:
+        """The rows built so far, as the store's trusted form."""
+        return CheckedRows(
+            _SEAL, tuple(self._messages), tuple(self._statuses), tuple(self._identities)
+        )
+
+
+def storable_phone(value: str | None) -> str | None:
+    """``value`` when the store takes it as a phone or WhatsApp id, else None."""
+    return check.fit(value, check.PHONE_MAX)
+
+
+def storable_user_id(value: str | None) -> str | None:
+    """``value`` when the store takes it as a BSUID or parent BSUID, else None."""
+    return check.fit(value, check.USER_ID_MAX)
