@@ -29,7 +29,6 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from functools import lru_cache
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
@@ -48,6 +47,7 @@ from ._errors import (
     PersistenceValidationError,
 )
 from ._migrations import run_migrations
+from ._pg_arrays import array_casts, packed, placeholders
 from ._session import Row, Session
 
 __all__ = ["PgEngine"]
@@ -102,23 +102,6 @@ class _RedactPoolLog(logging.Filter):
 
 
 logging.getLogger("psycopg.pool").addFilter(_RedactPoolLog())
-
-
-@lru_cache(maxsize=512)
-def _placeholders(sql: str, binary: tuple[bool, ...] = ()) -> str:
-    """``sql`` with psycopg placeholders: ``%b`` where ``binary`` says so, else ``%s``.
-
-    Lists (the arrays the set-based forms unnest) go binary: psycopg dumps a
-    text-format array element by element in Python, a binary one far faster.
-    """
-    if not any(binary):
-        return sql.replace("?", "%s")
-    parts = sql.split("?")
-    out = [parts[0]]
-    for flag, part in zip(binary, parts[1:], strict=True):
-        out.append("%b" if flag else "%s")
-        out.append(part)
-    return "".join(out)
 
 
 class _OperationCancelled(Exception):
@@ -301,8 +284,19 @@ class _PgSession:
 
     def _execute(self, sql: str, params: Sequence[object]) -> psycopg.Cursor[Any]:
         self._op.check()
-        binary = tuple(isinstance(param, list) for param in params)
-        return self._conn.execute(_placeholders(sql, binary), params or None)
+        if not any(isinstance(param, list) for param in params):
+            return self._conn.execute(placeholders(sql), params or None)
+        # Array columns go packed where that is exact (see _pg_arrays), else binary.
+        values = list(params)
+        forms = [0] * len(values)
+        for i, cast in enumerate(array_casts(sql)):
+            param = values[i]
+            if isinstance(param, list):
+                joined = packed(param, cast) if cast is not None else None
+                forms[i] = 1 if joined is None else 2
+                if joined is not None:
+                    values[i] = joined
+        return self._conn.execute(placeholders(sql, tuple(forms)), values)
 
     def run(self, sql: str, params: Sequence[object] = ()) -> int:
         return self._execute(sql, params).rowcount
