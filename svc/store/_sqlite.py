@@ -177,6 +177,10 @@ class SqliteStore(StoreBase):
             )
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+                # Each group-committed job runs under a savepoint, whose journal of the
+                # pages it changes otherwise spills to a temporary file past 64 KiB: in
+                # memory, as a rolled-back savepoint needs it only inside the transaction.
+                conn.execute("PRAGMA temp_store = MEMORY")
                 if not self._memory:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute(f"PRAGMA synchronous = {self._synchronous.upper()}")

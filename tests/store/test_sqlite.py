@@ -185,6 +185,18 @@ async def test_sqlite_synchronous_is_full_unless_asked(
         await store.close()
 
 
+async def test_sqlite_keeps_savepoint_journals_in_memory(tmp_path: Path) -> None:
+    """The group commit's savepoints journal the pages a job changes; kept in memory, not
+    written to a temporary file (issue 25: half the pages the writer wrote per delivery)."""
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        await store.migrate()
+        assert store._conn is not None
+        assert store._conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # MEMORY
+    finally:
+        await store.close()
+
+
 def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
     from svc.store import PersistenceValidationError
 
