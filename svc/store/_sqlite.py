@@ -50,9 +50,25 @@ _MESSAGES: Final[dict[str, str]] = {
 
 _MERGED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
     "delivery": _sqlite_delivery.record_webhook_deliveries,
+    "handled": _sqlite_delivery.mark_webhook_updates_handled,
 }
 """The write kinds whose consecutive calls in a batch run as one set-based call (answering
 every call: none is deferred)."""
+
+_ORDER: Final[dict[BatchKind, int]] = {"delivery": 0, "handled": 1}
+"""Where a batch runs each merged kind's calls: deliveries, then marks, then every other call,
+each in arrival order (PostgreSQL's batches run these kinds in the same order)."""
+
+
+def _in_batch_order(batch: list[_Job[Any]]) -> list[_Job[Any]]:
+    """The batch with each merged kind's calls together (a stable sort by ``_ORDER``).
+
+    The calls of one batch are concurrent: each caller waits for its call's batch to
+    commit before it can queue another, so no call of a batch follows from another and
+    any order of them is one they could have run in.
+    """
+    other = len(_ORDER)
+    return sorted(batch, key=lambda job: _ORDER.get(job.hint.kind, other) if job.hint else other)
 
 
 def _merged_kind(job: _Job[Any]) -> BatchKind | None:
@@ -206,10 +222,12 @@ class SqliteStore(StoreBase):
         """Group commit: one transaction, one savepoint per job (runs in the thread).
 
         Every job starts failed; a job succeeds only once COMMIT has. A failing
-        job rolls back to its savepoint and fails alone. Consecutive webhook
-        deliveries run together as one set-based call (``_MERGED``) under one
+        job rolls back to its savepoint and fails alone. The batch's webhook
+        deliveries, then its marks of handled updates, run together as one
+        set-based call each (``_MERGED``, ``_in_batch_order``) under one
         savepoint; if that fails, each of them runs alone.
         """
+        batch = _in_batch_order(batch)
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE" if any(j.write for j in batch) else "BEGIN")
         session = _SqliteSession(conn)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -296,3 +297,51 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
         assert sorted(m.row_id for m in page.items) == sorted(f"row-{i}" for i in outcome)
     finally:
         await store.close()
+
+
+async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(tmp_path: Path) -> None:
+    """Deliveries and marks of handled updates queued together, interleaved as callers
+    arrive, run as two set-based calls (deliveries first, as on PostgreSQL); each call keeps
+    its own answer."""
+    from svc.store import _ops, _sqlite
+
+    store = SqliteStore(tmp_path / "order.db")
+    await store.migrate()
+    statements: list[str] = []
+
+    def job(hint: BatchHint) -> _sqlite._Job[Any]:
+        fn: Any = (
+            (lambda s: _batch.record_webhook_delivery(s, hint.args))  # type: ignore[arg-type]
+            if hint.kind == "delivery"
+            else (lambda s: _ops.mark_webhook_updates_handled(s, *hint.args))  # type: ignore[arg-type]
+        )
+        return _sqlite._Job(fn=fn, write=True, code="outbox_failed", hint=hint)
+
+    def mark(keys: tuple[str, ...]) -> BatchHint:
+        return BatchHint(kind="handled", key=min(keys), args=(keys, 1_763_720_200_000))
+
+    try:
+        await store._call("outbox_failed", lambda s: None, write=True)  # opens the connection
+        assert store._conn is not None
+        store._run_batch([job(_delivery_hint(i, keys=(f"u{i}",))) for i in range(3)])
+        store._conn.set_trace_callback(statements.append)
+        batch = [
+            job(mark(("u0",))),
+            job(_delivery_hint(3, keys=("u3",))),
+            job(mark(("u1", "u2"))),
+            job(_delivery_hint(4, keys=("u0", "u4"))),  # a copy of u0, marked in this batch
+            job(mark(("u1", "u9"))),  # u1 is marked by the call before; u9 was never claimed
+        ]
+        store._run_batch(batch)
+    finally:
+        await store.close()
+    assert [j.error for j in batch] == [None] * 5
+    answers = [j.result for j in batch]
+    assert answers[0] == 1 and answers[2] == 2 and answers[4] == 0
+    assert isinstance(answers[1], UpdatesRecorded) and answers[1].to_run == ("u3",)
+    # The deliveries ran first: u0 was still unfinished (claimed a moment ago) for the copy.
+    assert isinstance(answers[3], UpdatesRecorded)
+    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ("u0",)
+    events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
+    marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
+    assert len(events) == 1 and len(marks) == 1 and events[0] < marks[0]
