@@ -55,9 +55,10 @@ _MERGED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], lis
 """The write kinds whose consecutive calls in a batch run as one set-based call (answering
 every call: none is deferred)."""
 
-_ORDER: Final[dict[BatchKind, int]] = {"delivery": 0, "handled": 1}
-"""Where a batch runs each merged kind's calls: deliveries, then marks, then every other call,
-each in arrival order (PostgreSQL's batches run these kinds in the same order)."""
+_ORDER: Final[dict[BatchKind, int]] = {"handled": 0, "delivery": 1}
+"""Where a batch runs each merged kind's calls: marks of handled updates, then deliveries, then
+every other call, each in arrival order. Marks first: a copy of a delivery queued in the same
+batch as the mark of its updates finds them finished (skipped), not in progress."""
 
 
 def _in_batch_order(batch: list[_Job[Any]]) -> list[_Job[Any]]:
@@ -230,8 +231,8 @@ class SqliteStore(StoreBase):
         """Group commit: one transaction, one savepoint per job (runs in the thread).
 
         Every job starts failed; a job succeeds only once COMMIT has. A failing
-        job rolls back to its savepoint and fails alone. The batch's webhook
-        deliveries, then its marks of handled updates, run together as one
+        job rolls back to its savepoint and fails alone. The batch's marks of
+        handled updates, then its webhook deliveries, run together as one
         set-based call each (``_MERGED``, ``_in_batch_order``) under one
         savepoint; if that fails, each of them runs alone.
         """

@@ -316,10 +316,10 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
         await store.close()
 
 
-async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(tmp_path: Path) -> None:
+async def test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call(tmp_path: Path) -> None:
     """Deliveries and marks of handled updates queued together, interleaved as callers
-    arrive, run as two set-based calls (deliveries first, as on PostgreSQL); each call keeps
-    its own answer."""
+    arrive, run as two set-based calls, marks first; each call keeps its own answer, and a
+    copy of a delivery finds the updates marked in its batch finished."""
     from svc.store import _ops, _sqlite
 
     store = SqliteStore(tmp_path / "order.db")
@@ -356,9 +356,9 @@ async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(tmp_p
     answers = [j.result for j in batch]
     assert answers[0] == 1 and answers[2] == 2 and answers[4] == 0
     assert isinstance(answers[1], UpdatesRecorded) and answers[1].to_run == ("u3",)
-    # The deliveries ran first: u0 was still unfinished (claimed a moment ago) for the copy.
+    # The marks ran first: the copy's u0 is finished (skipped), not in progress.
     assert isinstance(answers[3], UpdatesRecorded)
-    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ("u0",)
+    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ()
     events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
     marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
-    assert len(events) == 1 and len(marks) == 1 and events[0] < marks[0]
+    assert len(events) == 1 and len(marks) == 1 and marks[0] < events[0]
