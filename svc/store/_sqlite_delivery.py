@@ -10,7 +10,8 @@ another in the given order (tested with Hypothesis against ``_ops``): rows are
 inserted in order (a row that conflicts with an earlier one, stored or in the
 same insert, is skipped, as ``record_message`` skips it), inserted rows fold
 the status events logged before them, then the delivery's statuses apply in
-order to every row of their message id.
+order to every row of their message id. A batch's marks of handled updates
+are one statement run here too (``mark_webhook_updates_handled``).
 
 Plain placeholders, no JSON functions, so any SQLite with ``RETURNING`` (3.35,
 which the single-call form needs too) runs it; runs of rows are chunked under
