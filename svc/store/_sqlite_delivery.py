@@ -10,7 +10,8 @@ another in the given order (tested with Hypothesis against ``_ops``): rows are
 inserted in order (a row that conflicts with an earlier one, stored or in the
 same insert, is skipped, as ``record_message`` skips it), inserted rows fold
 the status events logged before them, then the delivery's statuses apply in
-order to every row of their message id.
+order to every row of their message id. A batch's marks of handled updates
+are one statement run here too (``mark_webhook_updates_handled``).
 
 Plain placeholders, no JSON functions, so any SQLite with ``RETURNING`` (3.35,
 which the single-call form needs too) runs it; runs of rows are chunked under
@@ -37,7 +38,7 @@ from ._session import Row, Session, chunks, in_list
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
-__all__ = ["record_webhook_deliveries", "record_webhook_delivery"]
+__all__ = ["mark_webhook_updates_handled", "record_webhook_deliveries", "record_webhook_delivery"]
 
 T = TypeVar("T")
 
@@ -47,6 +48,7 @@ _STATUS_WIDTH: Final = 3
 _UPDATE_WIDTH: Final = 4
 _RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
+_HANDLED_WIDTH: Final = 2
 
 
 def record_webhook_delivery(
@@ -173,6 +175,28 @@ def _update_claims(s: Session, rows: Sequence[tuple[str, int, int | None]], guar
             )
         )
     return done
+
+
+def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+    """``_ops.mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, as one
+    statement run: a key repeated across the items is marked by its first (a later item
+    finds it finished), so each item's count is the keys it marked first (tested with
+    Hypothesis against ``_ops``)."""
+    first: dict[str, tuple[int, int]] = {}
+    for index, (keys, at) in enumerate(cast(Sequence[tuple[tuple[str, ...], int]], items)):
+        for key in keys:
+            first.setdefault(key, (index, at))
+    counts = [0] * len(items)
+    rows = [(key, at) for key, (_, at) in first.items()]
+    for chunk in _chunks(rows, _HANDLED_WIDTH):
+        for (key,) in s.fetchall(
+            "UPDATE svc_webhook_updates SET handled_at = v.column2 FROM (VALUES "
+            + ",".join(["(?,?)"] * len(chunk))
+            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL RETURNING update_key",
+            [value for row in chunk for value in row],
+        ):
+            counts[first[str(key)][0]] += 1
+    return list[object](counts)
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:

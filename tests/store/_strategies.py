@@ -66,6 +66,13 @@ COMPLETES = st.tuples(
 )
 EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
 UPDATE_KEYS = st.sampled_from(["u1", "u2", "u3", "u4"])
+HANDLED_ITEMS = st.lists(
+    st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
+    min_size=1,
+    max_size=5,
+)
+"""Group-committed ``mark_webhook_updates_handled`` calls: ``(keys, at)``, keys repeating
+within and across calls (a key the seed never claimed is no row to mark)."""
 
 SINGLE: dict[str, Any] = {
     "message": lambda s, a: _ops.record_message(s, a),

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -185,6 +186,35 @@ async def test_sqlite_synchronous_is_full_unless_asked(
         await store.close()
 
 
+async def test_sqlite_keeps_savepoint_journals_in_memory(tmp_path: Path) -> None:
+    """The group commit's savepoints journal the pages a job changes; kept in memory, not
+    written to a temporary file (issue 25: half the pages the writer wrote per delivery)."""
+    store = SqliteStore(tmp_path / "s.db")
+    try:
+        await store.migrate()
+        assert store._conn is not None
+        assert store._conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # MEMORY
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize(("option", "pages"), [({}, 4000), ({"synchronous": "normal"}, 1000)])
+async def test_sqlite_checkpoints_the_wal_every_4000_pages_when_each_commit_syncs(
+    tmp_path: Path, option: dict[str, str], pages: int
+) -> None:
+    """A page many commits rewrite is copied back into the file once per 4,000 WAL pages
+    (SQLite's default is 1,000): fewer pages written and synced per delivery (issue 25).
+    Under ``synchronous="normal"`` only a checkpoint syncs the commits: SQLite's default
+    stays, so no more commits are at risk than before."""
+    store = SqliteStore(tmp_path / "s.db", **option)
+    try:
+        await store.migrate()
+        assert store._conn is not None
+        assert store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == pages
+    finally:
+        await store.close()
+
+
 def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
     from svc.store import PersistenceValidationError
 
@@ -284,3 +314,51 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
         assert sorted(m.row_id for m in page.items) == sorted(f"row-{i}" for i in outcome)
     finally:
         await store.close()
+
+
+async def test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call(tmp_path: Path) -> None:
+    """Deliveries and marks of handled updates queued together, interleaved as callers
+    arrive, run as two set-based calls, marks first; each call keeps its own answer, and a
+    copy of a delivery finds the updates marked in its batch finished."""
+    from svc.store import _ops, _sqlite
+
+    store = SqliteStore(tmp_path / "order.db")
+    await store.migrate()
+    statements: list[str] = []
+
+    def job(hint: BatchHint) -> _sqlite._Job[Any]:
+        fn: Any = (
+            (lambda s: _batch.record_webhook_delivery(s, hint.args))  # type: ignore[arg-type]
+            if hint.kind == "delivery"
+            else (lambda s: _ops.mark_webhook_updates_handled(s, *hint.args))  # type: ignore[arg-type]
+        )
+        return _sqlite._Job(fn=fn, write=True, code="outbox_failed", hint=hint)
+
+    def mark(keys: tuple[str, ...]) -> BatchHint:
+        return BatchHint(kind="handled", key=min(keys), args=(keys, 1_763_720_200_000))
+
+    try:
+        await store._call("outbox_failed", lambda s: None, write=True)  # opens the connection
+        assert store._conn is not None
+        store._run_batch([job(_delivery_hint(i, keys=(f"u{i}",))) for i in range(3)])
+        store._conn.set_trace_callback(statements.append)
+        batch = [
+            job(mark(("u0",))),
+            job(_delivery_hint(3, keys=("u3",))),
+            job(mark(("u1", "u2"))),
+            job(_delivery_hint(4, keys=("u0", "u4"))),  # a copy of u0, marked in this batch
+            job(mark(("u1", "u9"))),  # u1 is marked by the call before; u9 was never claimed
+        ]
+        store._run_batch(batch)
+    finally:
+        await store.close()
+    assert [j.error for j in batch] == [None] * 5
+    answers = [j.result for j in batch]
+    assert answers[0] == 1 and answers[2] == 2 and answers[4] == 0
+    assert isinstance(answers[1], UpdatesRecorded) and answers[1].to_run == ("u3",)
+    # The marks ran first: the copy's u0 is finished (skipped), not in progress.
+    assert isinstance(answers[3], UpdatesRecorded)
+    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ()
+    events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
+    marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
+    assert len(events) == 1 and len(marks) == 1 and marks[0] < events[0]

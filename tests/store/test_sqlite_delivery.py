@@ -15,7 +15,7 @@ from svc.store import SqliteStore, UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._batch_kinds import DEFER
 from svc.store._sqlite import _SqliteSession
 
-from ._strategies import DUMP, SEED, SINGLE, deliveries, fresh_row_ids
+from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, fresh_row_ids
 
 # Row ids may repeat across messages here: the set-based insert must skip a
 # conflicting row exactly where the call-by-call form does.
@@ -159,3 +159,44 @@ def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     )
     assert merged == one_by_one
     assert len(merged[0]) == len(deliveries)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=SEED, items=HANDLED_ITEMS)
+def test_marks_merged_into_one_call_equal_them_one_by_one(
+    conn: sqlite3.Connection, seed: list[Any], items: list[Any]
+) -> None:
+    """A batch's ``mark_webhook_updates_handled`` calls as one statement: each call's count
+    and the table equal running them in order (a key repeated in the batch counts for its
+    first call, which sets its time)."""
+    merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
+    one_by_one = _outcome_together(
+        conn,
+        seed,
+        items,
+        lambda s, marks: [_ops.mark_webhook_updates_handled(s, keys, at) for keys, at in marks],
+    )
+    assert merged == one_by_one
+
+
+def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
+    conn: sqlite3.Connection,
+) -> None:
+    """1,200 keys (several statements of up to 499 pairs), some claimed, some repeated."""
+    at = 1_763_720_130_000
+    seed = [("claimed", f"k{i}") for i in range(0, 1200, 2)]
+    items = [(tuple(f"k{i}" for i in range(j, 1200, 3)), at + j) for j in range(3)]
+    items.append((("k0", "k2", "k4"), at + 9))
+    merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
+    one_by_one = _outcome_together(
+        conn,
+        seed,
+        items,
+        lambda s, marks: [_ops.mark_webhook_updates_handled(s, keys, at) for keys, at in marks],
+    )
+    assert merged == one_by_one
+    assert merged[0] == [200, 200, 200, 0]
