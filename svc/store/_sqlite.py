@@ -1,7 +1,7 @@
 """``SqliteStore``: stdlib sqlite3 on one connection, driven from a worker thread.
 
-All calls go through one writer thread (``_writer.WriterThread``), so one
-connection serves every call in order, under trio or asyncio. Concurrent
+All calls go through ``anyio.to_thread.run_sync`` with a capacity limiter of 1,
+so one connection serves every call in order, under trio or asyncio. Concurrent
 callers are group-committed: calls queued while a batch runs go together into
 the next transaction, each under its own savepoint. Files use WAL; every
 read-modify-write runs in ``BEGIN IMMEDIATE`` so claims stay atomic across
@@ -16,6 +16,9 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
+import anyio
+import anyio.to_thread
+
 from svc._text import has_ascii_control
 
 from . import _sqlite_delivery
@@ -29,7 +32,6 @@ from ._errors import (
 )
 from ._migrations import run_migrations
 from ._session import Row, Session
-from ._writer import WriterJob, WriterThread
 
 __all__ = ["SQLITE_SYNCHRONOUS_MODES", "SqliteStore"]
 
@@ -66,34 +68,21 @@ _NOT_A_DATABASE: Final = "SQLite migration failed: the file is not an SQLite dat
 _MAX_BATCH: Final = 256
 
 
-class _Job(WriterJob, Generic[T]):
-    """One queued call of the group-commit loop; it starts failed (see ``_run_batch``)."""
+class _Job(Generic[T]):
+    """One queued call of the group-commit loop."""
 
-    __slots__ = ("code", "error", "fn", "hint", "result", "write")
+    __slots__ = ("code", "done", "error", "fn", "hint", "result", "write")
 
     def __init__(
         self, *, fn: Callable[[Session], T], write: bool, code: FaultCode, hint: BatchHint | None
     ) -> None:
-        super().__init__()
         self.fn = fn
         self.write = write
         self.hint = hint
         self.code: FaultCode = code
+        self.done = anyio.Event()
         self.result: T | None = None
         self.error: Exception | None = PersistenceError(code, _MESSAGES[code])
-
-
-class _Alone(WriterJob):
-    """A call run outside any batch in the writer thread: a migration, or closing."""
-
-    __slots__ = ("error", "fn", "result", "stop")
-
-    def __init__(self, fn: Callable[[], object], *, stop: bool = False) -> None:
-        super().__init__(alone=True)
-        self.fn = fn
-        self.stop = stop
-        self.result: object = None
-        self.error: BaseException | None = None
 
 
 class _SqliteSession:
@@ -134,14 +123,15 @@ class SqliteStore(StoreBase):
     _redacted_location = REDACTED_SQLITE_LOCATION
 
     __slots__ = (
-        "__weakref__",  # the writer thread holds the store weakly
         "_busy_timeout_ms",
         "_closed",
         "_conn",
+        "_draining",
+        "_limiter",
         "_memory",
         "_path",
+        "_queue",
         "_synchronous",
-        "_writer",
     )
 
     def __init__(
@@ -163,9 +153,9 @@ class SqliteStore(StoreBase):
         self._memory: Final = self._path == ":memory:"
         self._busy_timeout_ms: Final = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
-        self._writer: Final = WriterThread(
-            self._run_jobs, max_batch=_MAX_BATCH, name="svc-sqlite-writer"
-        )
+        self._limiter: Final = anyio.CapacityLimiter(1)
+        self._queue: list[_Job[Any]] = []
+        self._draining = False
         self._closed = False
 
     def __repr__(self) -> str:
@@ -177,7 +167,7 @@ class SqliteStore(StoreBase):
         return "sqlite"
 
     def _connection(self) -> sqlite3.Connection:
-        """Open on first use, in the writer thread."""
+        """Open on first use, in the worker thread (runs under the limiter)."""
         if self._conn is None:
             conn = sqlite3.connect(
                 self._path,
@@ -207,17 +197,6 @@ class SqliteStore(StoreBase):
             raise
         conn.execute("COMMIT")
         return result
-
-    def _run_jobs(self, jobs: list[Any]) -> None:
-        """The writer thread's step: one ``_Alone`` call, or a batch of ``_Job`` calls."""
-        first = jobs[0]
-        if isinstance(first, _Alone):
-            try:
-                first.result = first.fn()
-            except Exception as exc:  # noqa: BLE001 -- handed back to the caller
-                first.error = exc
-            return
-        self._run_batch(jobs)  # if it raises, every job keeps its pessimistic error
 
     def _run_batch(self, batch: list[_Job[Any]]) -> None:
         """Group commit: one transaction, one savepoint per job (runs in the thread).
@@ -300,12 +279,36 @@ class SqliteStore(StoreBase):
         write: bool,
         batch: BatchHint | None = None,
     ) -> T:
-        """Queue ``fn`` for the writer thread, which runs the calls queued together as one
-        batch (group commit); ``batch`` lets consecutive deliveries merge."""
+        """Queue ``fn``; the first waiting caller drains the queue in batches (group commit).
+
+        Every call is batched here; ``batch`` lets consecutive deliveries merge.
+        """
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
         job: _Job[T] = _Job(fn=fn, write=write, code=code, hint=batch)
-        await self._writer.call(job)
+        self._queue.append(job)
+        # Shielded: a job, once queued, runs to completion, as a thread call would;
+        # the caller's cancellation is delivered at its next checkpoint.
+        with anyio.CancelScope(shield=True):
+            if self._draining:
+                await job.done.wait()
+            else:
+                self._draining = True
+                try:
+                    while self._queue:
+                        jobs = self._queue[:_MAX_BATCH]
+                        del self._queue[:_MAX_BATCH]
+                        try:
+                            await anyio.to_thread.run_sync(
+                                self._run_batch, jobs, limiter=self._limiter
+                            )
+                        except sqlite3.Error:
+                            pass  # every job of the batch keeps its pessimistic error
+                        finally:
+                            for queued in jobs:
+                                queued.done.set()
+                finally:
+                    self._draining = False
         if job.error is not None:
             raise job.error
         return job.result  # type: ignore[return-value]
@@ -320,19 +323,17 @@ class SqliteStore(StoreBase):
                 lambda fn: self._transaction(fn, True), "sqlite", target_version=target_version
             )
 
-        job = _Alone(work)
-        await self._writer.call(job)
-        if job.error is None:
-            return job.result  # type: ignore[return-value]
-        exc = job.error
-        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
-            raise PersistenceError("migration_failed", _NOT_A_DATABASE) from None
-        if isinstance(exc, sqlite3.Error):
+        try:
+            return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                raise PersistenceError("migration_failed", _NOT_A_DATABASE) from None
             raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
-        raise exc
+        except sqlite3.Error:
+            raise PersistenceError("migration_failed", _MESSAGES["migration_failed"]) from None
 
     async def close(self) -> None:
-        """Close the connection after the calls already queued; idempotent."""
+        """Close the connection after the call in flight; idempotent."""
         self._closed = True
 
         def work() -> None:
@@ -340,4 +341,5 @@ class SqliteStore(StoreBase):
                 conn, self._conn = self._conn, None
                 conn.close()
 
-        await self._writer.call(_Alone(work, stop=True))
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(work, limiter=self._limiter)
