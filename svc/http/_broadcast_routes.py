@@ -111,10 +111,12 @@ def _numbers(service: Service) -> Sequence[str]:
 
 
 def template_pause_hook(service: Service) -> Any:
-    """An update hook that pauses the broadcasts of a template the platform paused or disabled."""
+    """An update hook that pauses the broadcasts of a template the platform paused or disabled;
+    it returns the template updates whose pause was not stored."""
 
-    async def hook(updates: Sequence[Update]) -> None:
+    async def hook(updates: Sequence[Update]) -> Sequence[Update]:
         store = service.store
+        failed: list[Update] = []
         for update in updates:
             if not isinstance(update, AccountUpdate):
                 continue
@@ -126,7 +128,7 @@ def template_pause_hook(service: Service) -> Any:
             # Checked here, not per delivery: isinstance against a runtime Protocol walks
             # its members, and most deliveries hold no template status change.
             if not isinstance(store, BroadcastStore):
-                return
+                return ()
             name, language = details.name, details.language
             try:
                 paused = await service.store_call(
@@ -136,9 +138,11 @@ def template_pause_hook(service: Service) -> Any:
                 )
             except HttpError:
                 service.logger.warning("broadcast pause for a template status failed")
+                failed.append(update)
                 continue
             if paused:
                 service.logger.warning("broadcasts paused by a template status count=%d", paused)
+        return failed
 
     return hook
 

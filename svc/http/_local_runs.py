@@ -8,7 +8,7 @@ only a run of another process (which cannot be awaited) makes it answer 503.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
 
 import anyio
@@ -58,13 +58,18 @@ class LocalRuns:
             self._running[key] = None
         self._notify()
 
-    def finish(self, keys: Iterable[str]) -> None:
-        """``keys`` ran (their handlers returned or raised): wake the copies waiting on them."""
+    def finish(self, keys: Iterable[str], *, unfinished: Collection[str] = ()) -> None:
+        """``keys`` ran (their handlers returned or raised): wake the copies waiting on them.
+
+        A key in ``unfinished`` (its run is to be repeated) is not kept as finished: a
+        copy waiting on it answers as for another process's run.
+        """
         for key in keys:
             event = self._running.pop(key)
             if event is not None:
                 event.set()
-            self._finished[key] = None
+            if key not in unfinished:
+                self._finished[key] = None
         while len(self._finished) > MAX_FINISHED_KEYS:
             del self._finished[next(iter(self._finished))]
         self._notify()

@@ -180,8 +180,9 @@ class Service:
         self.logger = logger
         self.enable_group_routes = enable_group_routes
         self.recent_errors = RecentErrors()
-        self.update_hooks: list[Callable[[Sequence[Update]], Awaitable[None]]] = []
-        """Awaited with every delivery's updates before dispatch (the broadcast template pause)."""
+        self.update_hooks: list[Callable[[Sequence[Update]], Awaitable[Sequence[Update]]]] = []
+        """Awaited before dispatch with the updates this delivery runs (the broadcast template
+        pause); each returns those whose hook work was not stored, left unmarked for a rerun."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
         self._matches = (
             crypto_provider.hmac_sha256_matches
@@ -276,9 +277,8 @@ class Service:
                 changes_stored = await self._apply_identity_changes(changes)
             if self.fault_hook is not None:
                 self.fault_hook("after_record")  # test-only: the crash between record and run
-            for hook in self.update_hooks:
-                await hook(delivery.updates)
             chosen, running = updates_to_run(updates, keys, to_run)
+            hooks_failed = await self._run_update_hooks(chosen, keys, updates)
             self.local_runs.start(running)
 
         def handler_failed(update: Update, exc: Exception) -> None:
@@ -296,15 +296,16 @@ class Service:
                 await dispatch_delivery(
                     self.facade, replace(delivery, result=result), on_error=handler_failed
                 )
-            if running:
+            handled = [key for key in running if key not in hooks_failed]
+            if handled:
                 # Handler exceptions are acknowledged too: a finished run is a finished update.
                 await self.store_try(
                     lambda s: s.mark_webhook_updates_handled(
-                        update_keys=running, handled_at=self.now()
+                        update_keys=handled, handled_at=self.now()
                     )
                 )
         finally:
-            self.local_runs.finish(running)
+            self.local_runs.finish(running, unfinished=hooks_failed)
         if busy and await self.local_runs.wait(busy):
             busy = set()
         self._count_outcomes(updates, {id(update) for update in chosen})
@@ -313,7 +314,7 @@ class Service:
             # Another delivery is running some of these updates: answer so the platform
             # redelivers later, when they are finished (skipped) or their claim has lapsed.
             return error_reply(webhook_in_progress())
-        if not changes_stored:
+        if not changes_stored or hooks_failed:
             # Handlers ran; the redelivery skips them and re-applies the changes.
             return error_reply(persistence_unavailable())
         reply = {
@@ -323,6 +324,23 @@ class Service:
             "skipped": delivery.skipped_count + len(updates) - dispatched + foreign,
         }
         return Reply(200, json_bytes(reply))
+
+    async def _run_update_hooks(
+        self, chosen: tuple[Update, ...], keys: list[str], updates: tuple[Update, ...]
+    ) -> set[str]:
+        """Await each update hook with the updates this delivery runs; the keys of those
+        whose hook work was not stored (an empty set without a store: nothing is marked).
+
+        A duplicate costs its hooks nothing: the run that marked it handled ran them.
+        A failed one stays unmarked, so the platform's redelivery (asked for with a 503)
+        runs it, and its hooks, again.
+        """
+        failed: set[int] = set()
+        for hook in self.update_hooks:
+            failed.update(id(update) for update in await hook(chosen))
+        if not failed or self.store is None:
+            return set()
+        return {key for update, key in zip(updates, keys, strict=True) if id(update) in failed}
 
     def _route_delivery(self, delivery: Delivery) -> tuple[Delivery, int]:
         """The delivery reduced to the served numbers' updates, and how many were set apart.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,9 +11,18 @@ import trio
 
 from svc.http import create_app
 from svc.http._broadcast_sender import BroadcastOptions
-from svc.store import MAX_BROADCAST_RECIPIENTS, SqliteStore
+from svc.store import MAX_BROADCAST_RECIPIENTS, UPDATE_CLAIM_LEASE_MS, SqliteStore
 
-from .conftest import AUTH, PHONE_ID, WABA_ID, AppFactory, post_webhook
+from .conftest import (
+    AUTH,
+    PHONE_ID,
+    WABA_ID,
+    AppFactory,
+    Clock,
+    FailingStore,
+    RecordingFacade,
+    post_webhook,
+)
 
 TEMPLATE = {"type": "template", "name": "promo", "languageCode": "en"}
 TEXT = {"type": "text", "text": "hi"}
@@ -132,6 +142,29 @@ async def test_own_phone_number_id_and_per_recipient_components(
     assert status.phone_number_id == PHONE_ID
 
 
+def template_status(event: str = "PAUSED", name: str = "promo") -> dict[str, Any]:
+    return {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": WABA_ID,
+                "changes": [
+                    {
+                        "field": "message_template_status_update",
+                        "value": {
+                            "event": event,
+                            "message_template_id": 1234,
+                            "message_template_name": name,
+                            "message_template_language": "en",
+                            "reason": "LOW_QUALITY",
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+
+
 async def test_template_paused_by_the_platform_pauses_its_broadcasts(
     app_client: Any, sqlite_store: SqliteStore
 ) -> None:
@@ -143,29 +176,67 @@ async def test_template_paused_by_the_platform_pauses_its_broadcasts(
         headers={**AUTH, "Idempotency-Key": "b-2"},
     )
     other_id = (await other.get_json())["broadcastId"]
-    update = {
-        "object": "whatsapp_business_account",
-        "entry": [
-            {
-                "id": WABA_ID,
-                "changes": [
-                    {
-                        "field": "message_template_status_update",
-                        "value": {
-                            "event": "PAUSED",
-                            "message_template_id": 1234,
-                            "message_template_name": "promo",
-                            "message_template_language": "en",
-                            "reason": "LOW_QUALITY",
-                        },
-                    }
-                ],
-            }
-        ],
-    }
-    assert (await post_webhook(app_client, update)).status_code == 200
+    assert (await post_webhook(app_client, template_status())).status_code == 200
     assert (await sqlite_store.get_broadcast(id=bid)).state == "paused"  # type: ignore[union-attr]
     assert (await sqlite_store.get_broadcast(id=other_id)).state == "queued"  # type: ignore[union-attr]
+
+
+class CountingStore(FailingStore):
+    """The failing-store seam that also counts the calls of each method."""
+
+    def __init__(self, inner: Any, failing: set[str]) -> None:
+        super().__init__(inner, failing)
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        attr = super().__getattr__(name)
+        if not callable(attr):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return await attr(*args, **kwargs)
+
+        return call
+
+
+async def test_a_duplicate_template_status_costs_no_pause_call(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    """The run that handled a template status paused its broadcasts; copies skip the hook."""
+    store = CountingStore(sqlite_store, set())
+    client = make_app(store=store, broadcast_options=QUIET).test_client()
+    for _ in range(3):
+        assert (await post_webhook(client, template_status())).status_code == 200
+    assert store.calls.get("pause_broadcasts_for_template") == 1
+
+
+async def test_a_failed_template_pause_is_retried_by_the_redelivery(
+    make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
+) -> None:
+    """A pause the store did not take leaves its update unhandled and asks for a redelivery
+    (503); the redelivery, once the claim has lapsed, runs the update and the pause again."""
+    store = CountingStore(sqlite_store, {"pause_broadcasts_for_template"})
+    facade = RecordingFacade()
+    client = make_app(store=store, facade=facade, broadcast_options=QUIET).test_client()
+    created = await client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
+    bid = (await created.get_json())["broadcastId"]
+    failed = await post_webhook(client, template_status())
+    assert failed.status_code == 503
+    assert (await failed.get_json())["error"]["code"] == "persistence_unavailable"
+    assert (await sqlite_store.get_broadcast(id=bid)).state == "queued"  # type: ignore[union-attr]
+    store.failing.clear()
+    early = await post_webhook(client, template_status())
+    assert early.status_code == 503  # the claim of the failed run has not lapsed yet
+    clock.value += timedelta(milliseconds=UPDATE_CLAIM_LEASE_MS)
+    again = await post_webhook(client, template_status())
+    assert again.status_code == 200
+    assert (await again.get_json())["dispatched"] == 1
+    assert (await sqlite_store.get_broadcast(id=bid)).state == "paused"  # type: ignore[union-attr]
+    assert len(facade.updates) == 2  # the handlers ran with the failed pause and again
+    done = await post_webhook(client, template_status())
+    assert (await done.get_json())["dispatched"] == 0
+    assert store.calls["pause_broadcasts_for_template"] == 2
 
 
 async def test_openapi_lists_the_broadcast_routes(app_client: Any) -> None:

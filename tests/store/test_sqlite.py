@@ -172,6 +172,56 @@ async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
         await store.close()
 
 
+async def test_a_cancelled_caller_still_gets_its_queued_call_run(tmp_path: Path) -> None:
+    """A queued call runs to completion; the cancellation arrives at the next checkpoint."""
+    store = SqliteStore(tmp_path / "cancel.db")
+    await store.migrate()
+    try:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            answer = await store.claim_service_request(
+                idempotency_key="k", request_hash="h", created_at=T0
+            )
+            assert answer == Claimed()
+            await trio.lowlevel.checkpoint()
+        assert scope.cancelled_caught
+        record = await store.get_service_request(idempotency_key="k")
+        assert record is not None and record.state == "pending"
+    finally:
+        await store.close()
+
+
+def test_concurrent_calls_group_commit_under_asyncio_too(tmp_path: Path) -> None:
+    async def main() -> dict[str, object]:
+        store = SqliteStore(tmp_path / "asyncio.db")
+        await store.migrate()
+        results: dict[str, object] = {}
+
+        async def good(i: int) -> None:
+            results[f"k{i}"] = await store.claim_service_request(
+                idempotency_key=f"k{i}", request_hash="h", created_at=T0
+            )
+
+        async def bad() -> None:
+            try:
+                await store._call("query_failed", lambda s: s.run("SELECT * FROM nope"), write=True)
+            except PersistenceError as exc:
+                results["bad"] = exc.code
+
+        try:
+            async with anyio.create_task_group() as group:
+                for i in range(10):
+                    group.start_soon(good, i)
+                group.start_soon(bad)
+        finally:
+            await store.close()
+        return results
+
+    results = anyio.run(main, backend="asyncio")
+    assert results.pop("bad") == "query_failed"
+    assert results == {f"k{i}": Claimed() for i in range(10)}
+
+
 @pytest.mark.parametrize(("option", "pragma"), [({}, 2), ({"synchronous": "normal"}, 1)])
 async def test_sqlite_synchronous_is_full_unless_asked(
     tmp_path: Path, option: dict[str, str], pragma: int
