@@ -60,9 +60,10 @@ from ._operator_routes import SERVICE_NAME as SERVICE_NAME
 from ._operator_routes import register_operator_routes
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
+from ._replies import error_reply
 from ._requests import BODY_GATE_KEY, configure_url_map, reply_response
 from ._routes import Route, route_inventory
-from ._service import Service, error_reply
+from ._service import Service
 from ._telemetry import Telemetry
 from ._webhook_routes import register_flows_route, register_webhook_routes
 

@@ -41,6 +41,7 @@ from ._errors import (
 )
 from ._models import ErrorBody, IdempotencyHeaders
 from ._openapi import BEARER
+from ._replies import Reply, json_bytes
 from ._requests import (
     check_path_id,
     json_response,
@@ -49,7 +50,7 @@ from ._requests import (
     request_body,
     require_bearer,
 )
-from ._service import Reply, Service, check_idempotency_key, json_bytes
+from ._service import Service, check_idempotency_key
 
 __all__ = [
     "PAUSING_TEMPLATE_EVENTS",

@@ -16,8 +16,9 @@ import trio
 
 from ._body import BodyGate, ClientDisconnected, ReceivedChunks, read_body
 from ._errors import HttpError
+from ._replies import Reply, error_reply
 from ._routes import Route, route_labeler
-from ._service import Reply, Service, error_reply
+from ._service import Service
 
 __all__ = ["ASGIApp", "front"]
 

@@ -25,7 +25,7 @@ from ._errors import (
     not_found,
     unauthorized,
 )
-from ._service import Reply, error_reply, json_bytes
+from ._replies import Reply, error_reply, json_bytes
 
 __all__ = [
     "BODY_GATE_KEY",

@@ -6,10 +6,9 @@ the Quart routes and the lean webhook path in front of Quart only move bytes.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -75,6 +74,7 @@ from ._projection import (
     send_projection,
 )
 from ._protocols import CryptoProvider
+from ._replies import Reply, error_reply, json_bytes
 from ._store_calls import (
     StoreCall,
     checked_rows_store,
@@ -95,32 +95,7 @@ MAX_IDEMPOTENCY_KEY: Final = 256
 
 MAX_RECENT_ERRORS: Final = 10
 MAX_ERROR_NAME: Final = 80
-JSON_TYPE: Final = "application/json"
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """A finished answer: status, body bytes, content type and extra headers."""
-
-    status: int
-    body: bytes
-    content_type: str = JSON_TYPE
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-# The encoder json.dumps(data, separators=(",", ":"), ensure_ascii=False) would build on
-# every call (non-default arguments skip its cached default encoder), built once: same output.
-_JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-
-
-def json_bytes(data: object) -> bytes:
-    """Compact UTF-8 JSON."""
-    return _JSON_ENCODER.encode(data).encode("utf-8")
-
-
-def error_reply(error: HttpError) -> Reply:
-    return Reply(error.status, json_bytes(error.body()), headers=error.headers)
 
 
 class RecentErrors:
