@@ -35,12 +35,12 @@ from ._strategies import (
     DELIVERY_ITEMS,
     DUMP,
     EVENTS,
+    HANDLED_ITEMS,
     MESSAGES,
     SEED,
     SINGLE,
     STATUS_EVENTS,
     TIMES,
-    UPDATE_KEYS,
 )
 from .conftest import T0, Backend, _backend
 
@@ -436,13 +436,6 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
             outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
     assert outcomes[0] == outcomes[1]
     assert all(isinstance(a, UpdatesRecorded) for a in outcomes[0][0])
-
-
-HANDLED_ITEMS = st.lists(
-    st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
-    min_size=1,
-    max_size=5,
-)
 
 
 @pytest.mark.slow
