@@ -27,6 +27,10 @@ class GraphLimits:
         self.tokens = rate
         self.last: float | None = None
         self.last_sent: dict[str, float] = {}
+        self.just_messaged: set[str] = set()
+        """Recipients messaged elsewhere a moment before their first send here: that send
+        is refused with the pair code whenever it comes (not relative to a start time that
+        a busy machine's clock jumps could carry past the window)."""
         self.accepted: Counter[str] = Counter()
         self.refused: Counter[int] = Counter()
         self.accepted_times: list[float] = []
@@ -46,6 +50,9 @@ class GraphLimits:
             if self.tokens < 1:
                 self.refused[THROUGHPUT_CODE] += 1
                 return THROUGHPUT_CODE
+            if who in self.just_messaged:
+                self.just_messaged.discard(who)
+                self.last_sent[who] = now
             previous = self.last_sent.get(who)
             if previous is not None and now - previous < self.pair_window:
                 self.refused[PAIR_CODE] += 1
