@@ -17,6 +17,7 @@ from typing import Final, final
 
 from . import _validate as check
 from ._errors import PersistenceValidationError
+from ._ops import message_record
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
 from ._time import from_ms
 from ._validate import IdentityArgs
@@ -101,24 +102,7 @@ class CheckedRows:
 
     def message_records(self) -> tuple[MessageRecord, ...]:
         """The rows as ``MessageRecord`` (for a store that takes records only)."""
-        return tuple(
-            MessageRecord(
-                row_id=row[0],
-                wa_message_id=row[1],
-                direction="inbound" if row[2] == "inbound" else "outbound",
-                from_phone=row[3],
-                to_phone=row[4],
-                type=row[5],
-                status=row[6],
-                graph_message_id=row[7],
-                created_at=from_ms(row[8]),
-                updated_at=from_ms(row[9]),
-                user_id=row[10],
-                parent_user_id=row[11],
-                business_phone_number_id=row[12],
-            )
-            for row in self._messages
-        )
+        return tuple(message_record(row) for row in self._messages)
 
     def status_events(self) -> tuple[StatusEvent, ...]:
         """The status events as ``StatusEvent``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from . import _identity
 from ._records import (
@@ -52,7 +52,8 @@ _ADVISORY_NAMESPACE: Final = 0x5C5C
 """First key of the PostgreSQL advisory locks that serialise work on one message id."""
 
 
-def _message(row: Row) -> MessageRecord:
+def message_record(row: Sequence[Any]) -> MessageRecord:
+    """A message row in ``_MESSAGE_COLUMNS`` order (times as epoch ms) as a ``MessageRecord``."""
     return MessageRecord(
         row_id=row[0],
         wa_message_id=row[1],
@@ -419,7 +420,7 @@ def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
             (values[2], wa_message_id),
         )
         assert existing is not None
-        return _message(existing)
+        return message_record(existing)
     events = s.fetchall(
         "SELECT status, occurred_at FROM svc_message_status_events"
         " WHERE wa_message_id = ? ORDER BY occurred_at, id",
@@ -430,13 +431,13 @@ def record_message(s: Session, values: tuple[object, ...]) -> MessageRecord:
 
 def reconcile_inserted(s: Session, row: Row, events: list[tuple[str, int]]) -> MessageRecord:
     """Fold the status events logged before a just-inserted message row into it."""
-    stored = _message(row)
+    stored = message_record(row)
     if not events:
         return stored
     status, new_ms = fold_inserted(s, str(row[0]), stored.status, int(row[9]), events)
     if (status, new_ms) == (stored.status, int(row[9])):
         return stored
-    return _message((*row[:6], status, row[7], row[8], new_ms, *row[10:]))
+    return message_record((*row[:6], status, row[7], row[8], new_ms, *row[10:]))
 
 
 def fold_inserted(
@@ -487,7 +488,7 @@ def get_message(s: Session, wa_message_id: str, direction: str | None) -> Messag
             " WHERE direction = ? AND wa_message_id = ?",
             (direction, wa_message_id),
         )
-    return None if row is None else _message(row)
+    return None if row is None else message_record(row)
 
 
 NumberScope = tuple[str, bool]
@@ -542,7 +543,7 @@ def list_messages(
         " ORDER BY created_at DESC, row_id DESC LIMIT ?",
         (*params, limit + 1),
     )
-    items = tuple(_message(r) for r in rows[:limit])
+    items = tuple(message_record(r) for r in rows[:limit])
     more = len(rows) > limit
     return MessagePage(items=items, next_cursor=items[-1].row_id if more else None)
 
