@@ -142,8 +142,12 @@ async def _read_line(stream: trio.abc.ReceiveStream) -> str:
     return data.decode().strip()
 
 
-async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "batch.db")
+async def _claims_around_a_failing_call(
+    path: Path, before: int, after: int
+) -> tuple[dict[str, object], int]:
+    """``before`` claims, a failing call, ``after`` claims, all concurrent on one store:
+    each claim's answer and the failing call's code (``"bad"``), and the pending outbox."""
+    store = SqliteStore(path)
     await store.migrate()
     results: dict[str, object] = {}
 
@@ -159,17 +163,22 @@ async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
             results["bad"] = exc.code
 
     try:
-        async with trio.open_nursery() as nursery:
-            for i in range(10):
-                nursery.start_soon(good, i)
-            nursery.start_soon(bad)
-            for i in range(10, 20):
-                nursery.start_soon(good, i)
-        assert results.pop("bad") == "query_failed"
-        assert set(results.values()) == {Claimed()} and len(results) == 20
-        assert await store.count_outbox_pending() == 0
+        async with anyio.create_task_group() as group:
+            for i in range(before):
+                group.start_soon(good, i)
+            group.start_soon(bad)
+            for i in range(before, before + after):
+                group.start_soon(good, i)
+        return results, await store.count_outbox_pending()
     finally:
         await store.close()
+
+
+async def test_group_commit_isolates_a_failing_call(tmp_path: Path) -> None:
+    results, pending = await _claims_around_a_failing_call(tmp_path / "batch.db", 10, 10)
+    assert results.pop("bad") == "query_failed"
+    assert set(results.values()) == {Claimed()} and len(results) == 20
+    assert pending == 0
 
 
 async def test_a_cancelled_caller_still_gets_its_queued_call_run(tmp_path: Path) -> None:
@@ -192,32 +201,9 @@ async def test_a_cancelled_caller_still_gets_its_queued_call_run(tmp_path: Path)
 
 
 def test_concurrent_calls_group_commit_under_asyncio_too(tmp_path: Path) -> None:
-    async def main() -> dict[str, object]:
-        store = SqliteStore(tmp_path / "asyncio.db")
-        await store.migrate()
-        results: dict[str, object] = {}
-
-        async def good(i: int) -> None:
-            results[f"k{i}"] = await store.claim_service_request(
-                idempotency_key=f"k{i}", request_hash="h", created_at=T0
-            )
-
-        async def bad() -> None:
-            try:
-                await store._call("query_failed", lambda s: s.run("SELECT * FROM nope"), write=True)
-            except PersistenceError as exc:
-                results["bad"] = exc.code
-
-        try:
-            async with anyio.create_task_group() as group:
-                for i in range(10):
-                    group.start_soon(good, i)
-                group.start_soon(bad)
-        finally:
-            await store.close()
-        return results
-
-    results = anyio.run(main, backend="asyncio")
+    results, _ = anyio.run(
+        _claims_around_a_failing_call, tmp_path / "asyncio.db", 10, 0, backend="asyncio"
+    )
     assert results.pop("bad") == "query_failed"
     assert results == {f"k{i}": Claimed() for i in range(10)}
 
