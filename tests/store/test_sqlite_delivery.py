@@ -52,17 +52,10 @@ def conn(database: Path) -> Iterator[sqlite3.Connection]:
 def _outcome(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any], form: Any
 ) -> tuple[list[Any], list[list[Any]]]:
-    """Seed, then each delivery in order through ``form``; answers and tables (rolled back)."""
-    session = _SqliteSession(conn)
-    conn.execute("BEGIN")
-    try:
-        for kind, args in seed:
-            SINGLE[kind](session, args)
-        answers = [form(session, *delivery) for delivery in deliveries]
-        tables = [conn.execute(sql).fetchall() for sql in DUMP]
-    finally:
-        conn.execute("ROLLBACK")
-    return answers, tables
+    """Seed, then each call in order through ``form``; answers and tables (rolled back)."""
+    return _outcome_together(
+        conn, seed, deliveries, lambda s, ds: [form(s, *delivery) for delivery in ds]
+    )
 
 
 @settings(
@@ -132,6 +125,7 @@ def _merged(session: _SqliteSession, deliveries: list[Any]) -> list[Any]:
 def _outcome_together(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any], form: Any
 ) -> tuple[list[Any], list[list[Any]]]:
+    """Seed, then all the calls through ``form`` at once; answers and tables (rolled back)."""
     session = _SqliteSession(conn)
     conn.execute("BEGIN")
     try:
@@ -154,9 +148,7 @@ def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
 ) -> None:
     merged = _outcome_together(conn, seed, deliveries, _merged)
-    one_by_one = _outcome_together(
-        conn, seed, deliveries, lambda s, ds: [_ops.record_webhook_delivery(s, *d) for d in ds]
-    )
+    one_by_one = _outcome(conn, seed, deliveries, _ops.record_webhook_delivery)
     assert merged == one_by_one
     assert len(merged[0]) == len(deliveries)
 
@@ -174,12 +166,7 @@ def test_marks_merged_into_one_call_equal_them_one_by_one(
     and the table equal running them in order (a key repeated in the batch counts for its
     first call, which sets its time)."""
     merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
-    one_by_one = _outcome_together(
-        conn,
-        seed,
-        items,
-        lambda s, marks: [_ops.mark_webhook_updates_handled(s, keys, at) for keys, at in marks],
-    )
+    one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
     assert merged == one_by_one
 
 
@@ -192,11 +179,6 @@ def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
     items = [(tuple(f"k{i}" for i in range(j, 1200, 3)), at + j) for j in range(3)]
     items.append((("k0", "k2", "k4"), at + 9))
     merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
-    one_by_one = _outcome_together(
-        conn,
-        seed,
-        items,
-        lambda s, marks: [_ops.mark_webhook_updates_handled(s, keys, at) for keys, at in marks],
-    )
+    one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
     assert merged == one_by_one
     assert merged[0] == [200, 200, 200, 0]
