@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -335,6 +335,22 @@ def _run(conn: Any, seed: list[Any], steps: list[tuple[str, Any, bool]]) -> tupl
     return results, tables
 
 
+def _seeded_outcomes(
+    conn: Any, seed: list[Any], *runs: Callable[[Any], list[object]]
+) -> list[tuple[list[object], list[Any]]]:
+    """Each run on the seeded tables in a transaction of its own (rolled back): its
+    answers and the tables it left."""
+    outcomes = []
+    for run in runs:
+        session = _PgSession(conn, _Operation())
+        with conn.transaction(force_rollback=True):
+            for kind, args in seed:
+                SINGLE[kind](session, args)
+            answers = run(session)
+            outcomes.append((answers, [conn.execute(sql).fetchall() for sql in DUMP]))
+    return outcomes
+
+
 @pytest.mark.slow
 @settings(
     max_examples=120,
@@ -426,14 +442,7 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
     def one_by_one(session: Any) -> list[object]:
         return [_ops.record_webhook_delivery(session, *d) for d in deliveries]
 
-    outcomes = []
-    for run in (batched, one_by_one):
-        session = _PgSession(migrated_conn, _Operation())
-        with migrated_conn.transaction(force_rollback=True):
-            for kind, args in seed:
-                SINGLE[kind](session, args)
-            answers = run(session)
-            outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    outcomes = _seeded_outcomes(migrated_conn, seed, batched, one_by_one)
     assert outcomes[0] == outcomes[1]
     assert all(isinstance(a, UpdatesRecorded) for a in outcomes[0][0])
 
@@ -457,14 +466,7 @@ def test_set_based_marks_equal_marks_one_by_one(
     def one_by_one(session: Any) -> list[object]:
         return [_ops.mark_webhook_updates_handled(session, keys, at) for keys, at in items]
 
-    outcomes = []
-    for run in (batched, one_by_one):
-        session = _PgSession(migrated_conn, _Operation())
-        with migrated_conn.transaction(force_rollback=True):
-            for kind, args in seed:
-                SINGLE[kind](session, args)
-            answers = run(session)
-            outcomes.append((answers, [migrated_conn.execute(sql).fetchall() for sql in DUMP]))
+    outcomes = _seeded_outcomes(migrated_conn, seed, batched, one_by_one)
     assert outcomes[0] == outcomes[1]
 
 
