@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import trio
 
 from svc.store import PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix
@@ -25,6 +26,20 @@ PERSISTENT_ADAPTERS = ["sqlite-file", "postgres"]
 
 _schema_numbers = itertools.count(1)
 AnyStore = SqliteStore | PostgresStore
+
+
+def migrated_sqlite_file(path: Path) -> Path:
+    """``path`` as a SQLite file migrated to the current schema (for tests that open it raw)."""
+
+    async def migrate() -> None:
+        store = SqliteStore(str(path))
+        try:
+            await store.migrate()
+        finally:
+            await store.close()
+
+    trio.run(migrate)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ from svc.store import (
     MessageRecord,
     PersistenceError,
     PersistenceValidationError,
-    SqliteStore,
     StatusEvent,
     UserIdentityRecord,
     WebhookEventResult,
@@ -27,7 +26,7 @@ from svc.store._identity import merge_identity
 from svc.store._sqlite import _SqliteSession
 
 from ._strategies import IDENTITIES
-from .conftest import T0, AnyStore, Backend
+from .conftest import T0, AnyStore, Backend, migrated_sqlite_file
 from .test_contract import _event_is_new, _install_status_fault
 
 PHONE = "15550001111"
@@ -516,17 +515,7 @@ _IDENTITY_DUMP = (
 
 @pytest.fixture(scope="module")
 def identity_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("identities") / "svc.sqlite3"
-
-    async def migrate() -> None:
-        store = SqliteStore(str(path))
-        try:
-            await store.migrate()
-        finally:
-            await store.close()
-
-    trio.run(migrate)
-    return path
+    return migrated_sqlite_file(tmp_path_factory.mktemp("identities") / "svc.sqlite3")
 
 
 def _identity_table(path: Path, seed: list[Any], items: list[Any], form: Any) -> list[Any]:
@@ -555,9 +544,7 @@ def test_sightings_merged_together_equal_them_one_by_one(
     identity_database: Path, seed: list[Any], items: list[Any]
 ) -> None:
     """Same rows, values and identity ids (the insert order) as one sighting at a time."""
-    together = _identity_table(
-        identity_database, seed, items, _identity.upsert_identities_together
-    )
+    together = _identity_table(identity_database, seed, items, _identity.upsert_identities_together)
     one_by_one = _identity_table(identity_database, seed, items, _identity.upsert_identities)
     assert together == one_by_one
 
@@ -568,9 +555,7 @@ def test_a_row_inserted_in_the_batch_is_the_newest_of_its_phone(identity_databas
     at = 1_763_720_130_000
     seed = [("US.2", None, "1555", None, at)]
     items = [("US.1", None, "1555", None, at), (None, None, "1555", "ann", at)]
-    together = _identity_table(
-        identity_database, seed, items, _identity.upsert_identities_together
-    )
+    together = _identity_table(identity_database, seed, items, _identity.upsert_identities_together)
     one_by_one = _identity_table(identity_database, seed, items, _identity.upsert_identities)
     assert together == one_by_one
     assert [row[1:5] for row in together] == [

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from hypothesis import HealthCheck, given, settings
 
-from svc.store import SqliteStore, UpdatesRecorded, _ops, _sqlite_delivery
+from svc.store import UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._batch_kinds import DEFER
 from svc.store._sqlite import _SqliteSession
 
 from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, fresh_row_ids
+from .conftest import migrated_sqlite_file
 
 # Row ids may repeat across messages here: the set-based insert must skip a
 # conflicting row exactly where the call-by-call form does.
@@ -27,17 +27,7 @@ QUEUED = deliveries(max_updates=4, max_deliveries=8).map(fresh_row_ids)
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("sqlite-delivery") / "svc.sqlite3"
-
-    async def migrate() -> None:
-        store = SqliteStore(str(path))
-        try:
-            await store.migrate()
-        finally:
-            await store.close()
-
-    trio.run(migrate)
-    return path
+    return migrated_sqlite_file(tmp_path_factory.mktemp("sqlite-delivery") / "svc.sqlite3")
 
 
 @pytest.fixture
