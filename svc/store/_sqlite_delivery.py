@@ -34,7 +34,7 @@ from ._batch_kinds import (
     updates_recorded,
 )
 from ._records import UpdatesRecorded, WebhookEventResult
-from ._session import Row, Session, chunks, in_list
+from ._session import Row, Session, in_list
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
@@ -220,8 +220,20 @@ def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
     """``items`` in runs that keep a statement of ``width`` values a row under SQLite's
-    variable limit."""
-    return chunks(items, _MAX_VARIABLES // width)
+    variable limit, each run's length a power of two (largest first).
+
+    A multi-row statement's text is one per row count, and preparing a long one costs
+    more than running it: with a few lengths only, each text recurs across batches and
+    sqlite3's statement cache prepares it once.
+    """
+    cap = 1 << ((_MAX_VARIABLES // width).bit_length() - 1)
+    runs: list[Sequence[T]] = []
+    start = 0
+    while start < len(items):
+        size = min(cap, 1 << ((len(items) - start).bit_length() - 1))
+        runs.append(items[start : start + size])
+        start += size
+    return runs
 
 
 def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:

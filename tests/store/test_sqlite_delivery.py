@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from svc.store import UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._batch_kinds import DEFER
@@ -172,6 +173,21 @@ def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
     one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
     assert merged == one_by_one
     assert merged[0] == [200, 200, 200, 0]
+
+
+@given(count=st.integers(min_value=0, max_value=3000), width=st.sampled_from([1, 2, 3, 4, 13]))
+def test_statement_runs_have_power_of_two_lengths_under_the_variable_limit(
+    count: int, width: int
+) -> None:
+    """The runs keep every row in order, each under SQLite's 999 variables, with lengths
+    from a few powers of two (largest first): the statement texts recur across batches,
+    so sqlite3's statement cache prepares each once."""
+    runs = _sqlite_delivery._chunks(list(range(count)), width)
+    assert [value for run in runs for value in run] == list(range(count))
+    lengths = [len(run) for run in runs]
+    assert all(n & (n - 1) == 0 and 0 < n * width <= 999 for n in lengths)
+    assert lengths == sorted(lengths, reverse=True)
+    assert len(set(lengths)) <= (999 // width).bit_length()
 
 
 class _RowsReturned:
