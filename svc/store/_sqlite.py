@@ -11,6 +11,7 @@ processes sharing the file.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -88,9 +89,9 @@ _CHECKPOINT_PAGES: Final = 4000
 
 
 class _Job(Generic[T]):
-    """One queued call of the group-commit loop."""
+    """One queued call of the group-commit loop: it fails unless its batch commits."""
 
-    __slots__ = ("code", "done", "error", "fn", "hint", "result", "write")
+    __slots__ = ("code", "done", "error", "finished", "fn", "hint", "ok", "result", "write")
 
     def __init__(
         self, *, fn: Callable[[Session], T], write: bool, code: FaultCode, hint: BatchHint | None
@@ -99,9 +100,39 @@ class _Job(Generic[T]):
         self.write = write
         self.hint = hint
         self.code: FaultCode = code
-        self.done = anyio.Event()
+        self.done: anyio.Event | None = None
+        """Set when its batch has run; shared by the waiting jobs of one batch, and made
+        only for a caller that waits (the draining caller runs its own job)."""
+        self.finished = False
+        self.ok = False
         self.result: T | None = None
-        self.error: Exception | None = PersistenceError(code, _MESSAGES[code])
+        self.error: Exception | None = None
+
+    def outcome(self) -> T:
+        """The call's answer once its batch has run: its result if the batch committed,
+        else its own error, else the pessimistic error of its kind."""
+        if self.ok:
+            return self.result  # type: ignore[return-value]
+        if self.error is not None:
+            raise self.error
+        raise PersistenceError(self.code, _MESSAGES[self.code])
+
+    async def wait(self) -> None:
+        """Wait until its batch has run. The job runs to completion whatever happens to the
+        caller: a cancellation is held until then and delivered at the caller's next
+        checkpoint, as after a thread call; one that no cancel scope repeats (asyncio's
+        ``Task.cancel``) is raised here, after the job has run."""
+        try:
+            while not self.finished:
+                assert self.done is not None
+                await self.done.wait()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                while not self.finished:
+                    assert self.done is not None
+                    await self.done.wait()
+            if anyio.current_effective_deadline() != -math.inf:
+                raise
 
 
 class _SqliteSession:
@@ -148,6 +179,7 @@ class SqliteStore(StoreBase):
         "_draining",
         "_limiter",
         "_memory",
+        "_next_done",
         "_path",
         "_queue",
         "_synchronous",
@@ -174,6 +206,7 @@ class SqliteStore(StoreBase):
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
         self._queue: list[_Job[Any]] = []
+        self._next_done: anyio.Event | None = None
         self._draining = False
         self._closed = False
 
@@ -261,7 +294,7 @@ class SqliteStore(StoreBase):
                     conn.execute("ROLLBACK")
             raise
         for job, result in results:
-            job.result, job.error = result, None
+            job.result, job.ok = result, True
 
     @staticmethod
     def _run_alone(
@@ -318,31 +351,41 @@ class SqliteStore(StoreBase):
             raise PersistenceError("store_closed", "The store is closed.")
         job: _Job[T] = _Job(fn=fn, write=write, code=code, hint=batch)
         self._queue.append(job)
-        # Shielded: a job, once queued, runs to completion, as a thread call would;
-        # the caller's cancellation is delivered at its next checkpoint.
-        with anyio.CancelScope(shield=True):
-            if self._draining:
-                await job.done.wait()
-            else:
-                self._draining = True
+        if self._draining:
+            if self._next_done is None:
+                self._next_done = anyio.Event()
+            job.done = self._next_done
+            await job.wait()
+        else:
+            # Shielded: a job, once queued, runs to completion, as a thread call would;
+            # the caller's cancellation is delivered at its next checkpoint.
+            with anyio.CancelScope(shield=True):
+                await self._drain()
+        return job.outcome()
+
+    async def _drain(self) -> None:
+        """Run the queue batch by batch until it is empty, waking each batch's waiters."""
+        self._draining = True
+        try:
+            while self._queue:
+                jobs = self._queue[:_MAX_BATCH]
+                del self._queue[:_MAX_BATCH]
+                done, self._next_done = self._next_done, None
+                if done is not None and self._queue:  # past _MAX_BATCH: the rest wait on
+                    self._next_done = anyio.Event()  # the next batch's event
+                    for job in self._queue:
+                        job.done = self._next_done
                 try:
-                    while self._queue:
-                        jobs = self._queue[:_MAX_BATCH]
-                        del self._queue[:_MAX_BATCH]
-                        try:
-                            await anyio.to_thread.run_sync(
-                                self._run_batch, jobs, limiter=self._limiter
-                            )
-                        except sqlite3.Error:
-                            pass  # every job of the batch keeps its pessimistic error
-                        finally:
-                            for queued in jobs:
-                                queued.done.set()
+                    await anyio.to_thread.run_sync(self._run_batch, jobs, limiter=self._limiter)
+                except sqlite3.Error:
+                    pass  # every job of the batch keeps its pessimistic error
                 finally:
-                    self._draining = False
-        if job.error is not None:
-            raise job.error
-        return job.result  # type: ignore[return-value]
+                    for queued in jobs:
+                        queued.finished = True
+                    if done is not None:
+                        done.set()
+        finally:
+            self._draining = False
 
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""

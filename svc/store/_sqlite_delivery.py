@@ -34,7 +34,7 @@ from ._batch_kinds import (
     updates_recorded,
 )
 from ._records import UpdatesRecorded, WebhookEventResult
-from ._session import Row, Session, chunks, in_list
+from ._session import Row, Session, in_list
 from ._status import apply_status_events
 from ._validate import IdentityArgs
 
@@ -181,45 +181,70 @@ def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]
     """``_ops.mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, as one
     statement run: a key repeated across the items is marked by its first (a later item
     finds it finished), so each item's count is the keys it marked first (tested with
-    Hypothesis against ``_ops``)."""
+    Hypothesis against ``_ops``).
+
+    The keys it cannot mark (finished or unknown: usually none) are read first, in the
+    same transaction, so the update returns no rows (each returned row is a step of its
+    own, on which the writer thread takes the GIL again).
+    """
     first: dict[str, tuple[int, int]] = {}
     for index, (keys, at) in enumerate(cast(Sequence[tuple[tuple[str, ...], int]], items)):
         for key in keys:
             first.setdefault(key, (index, at))
-    counts = [0] * len(items)
+    unmarkable: set[object] = set()
+    for part in _chunks(list(first), 1):
+        unmarkable.update(
+            key
+            for (key,) in s.fetchall(
+                "SELECT v.column1 FROM (VALUES "
+                + ",".join(["(?)"] * len(part))
+                + ") AS v WHERE NOT EXISTS (SELECT 1 FROM svc_webhook_updates"
+                " WHERE update_key = v.column1 AND handled_at IS NULL)",
+                part,
+            )
+        )
     rows = [(key, at) for key, (_, at) in first.items()]
     for chunk in _chunks(rows, _HANDLED_WIDTH):
-        for (key,) in s.fetchall(
+        s.run(
             "UPDATE svc_webhook_updates SET handled_at = v.column2 FROM (VALUES "
             + ",".join(["(?,?)"] * len(chunk))
-            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL RETURNING update_key",
+            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL",
             [value for row in chunk for value in row],
-        ):
-            counts[first[str(key)][0]] += 1
+        )
+    counts = [0] * len(items)
+    for key, (index, _) in first.items():
+        if key not in unmarkable:
+            counts[index] += 1
     return list[object](counts)
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
     """``items`` in runs that keep a statement of ``width`` values a row under SQLite's
-    variable limit."""
-    return chunks(items, _MAX_VARIABLES // width)
+    variable limit, each run's length a power of two (largest first).
+
+    A multi-row statement's text is one per row count, and preparing a long one costs
+    more than running it: with a few lengths only, each text recurs across batches and
+    sqlite3's statement cache prepares it once.
+    """
+    cap = 1 << ((_MAX_VARIABLES // width).bit_length() - 1)
+    runs: list[Sequence[T]] = []
+    start = 0
+    while start < len(items):
+        size = min(cap, 1 << ((len(items) - start).bit_length() - 1))
+        runs.append(items[start : start + size])
+        start += size
+    return runs
 
 
 def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:
     """Insert the rows (a conflicting one is skipped), then fold into each inserted row
-    the status events logged before it (``_ops.fold_inserted``)."""
-    inserted: list[Row] = []
-    row_marks = "(" + ",".join("?" * _MESSAGE_WIDTH) + ")"
-    for chunk in _chunks(messages, _MESSAGE_WIDTH):
-        inserted += s.fetchall(
-            f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS}) VALUES "
-            + ",".join([row_marks] * len(chunk))
-            + " ON CONFLICT DO NOTHING RETURNING row_id, wa_message_id, status, updated_at",
-            [value for values in chunk for value in values],
-        )
-    if not inserted:
-        return
-    ids = sorted({str(row[1]) for row in inserted})
+    the status events logged before it (``_ops.fold_inserted``).
+
+    The events are read first: when none is logged for any of the rows' message ids (the
+    usual case), there is nothing to fold and the insert returns no rows (each returned
+    row is a step of its own, on which the writer thread takes the GIL again).
+    """
+    ids = sorted({str(values[1]) for values in messages})
     events: dict[str, list[tuple[str, int]]] = {}
     for part in _chunks(ids, 1):
         for wa_message_id, status, occurred_at in s.fetchall(
@@ -228,6 +253,17 @@ def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None
             part,
         ):
             events.setdefault(str(wa_message_id), []).append((str(status), int(occurred_at)))
+    inserted: list[Row] = []
+    row_marks = "(" + ",".join("?" * _MESSAGE_WIDTH) + ")"
+    returning = " RETURNING row_id, wa_message_id, status, updated_at" if events else ""
+    for chunk in _chunks(messages, _MESSAGE_WIDTH):
+        inserted += s.fetchall(
+            f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS}) VALUES "
+            + ",".join([row_marks] * len(chunk))
+            + " ON CONFLICT DO NOTHING"
+            + returning,
+            [value for values in chunk for value in values],
+        )
     for row_id, wa_message_id, status, updated_ms in inserted:
         logged = events.get(str(wa_message_id))
         if logged:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from svc.store import (
     SqliteStore,
     UpdatesRecorded,
     _batch,
+    _sqlite,
 )
 from svc.store._batch_kinds import BatchHint
 
@@ -196,6 +199,113 @@ async def test_a_cancelled_caller_still_gets_its_queued_call_run(tmp_path: Path)
         assert scope.cancelled_caught
         record = await store.get_service_request(idempotency_key="k")
         assert record is not None and record.state == "pending"
+    finally:
+        await store.close()
+
+
+async def _held_first_call(store: SqliteStore, gate: threading.Event) -> str:
+    """A call whose batch runs until ``gate`` is set: calls queued meanwhile wait, not drain."""
+    return await store._call(
+        "query_failed", lambda s: "first" if gate.wait(10) else "", write=False
+    )
+
+
+async def _open_when_queued(store: SqliteStore, gate: threading.Event, count: int) -> None:
+    while len(store._queue) < count:
+        await anyio.lowlevel.checkpoint()
+    gate.set()
+
+
+async def _cancelled_waiting_claim(tmp_path: Path) -> tuple[object, bool, object]:
+    """A claim queued behind a running batch, its caller cancelled before it waits: its
+    answer, whether the cancellation came at the next checkpoint, and the stored record."""
+    store = SqliteStore(tmp_path / "wait.db")
+    await store.migrate()
+    gate = threading.Event()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_held_first_call, store, gate)
+            while not store._draining:
+                await anyio.lowlevel.checkpoint()
+            group.start_soon(_open_when_queued, store, gate, 1)
+            answer: object = None
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                answer = await store.claim_service_request(
+                    idempotency_key="k", request_hash="h", created_at=T0
+                )
+                await anyio.lowlevel.checkpoint()
+        record = await store.get_service_request(idempotency_key="k")
+        return answer, scope.cancelled_caught, record and record.state
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("backend", ["trio", "asyncio"])
+def test_a_cancelled_waiting_caller_still_gets_its_answer(tmp_path: Path, backend: str) -> None:
+    """A caller queued behind another's batch (it waits, the other drains) gets its call's
+    answer though cancelled; the cancellation arrives at its next checkpoint."""
+    answer, caught, state = anyio.run(_cancelled_waiting_claim, tmp_path, backend=backend)
+    assert answer == Claimed() and caught and state == "pending"
+
+
+def test_a_waiting_caller_cancelled_by_its_task_is_cancelled_after_its_call_ran(
+    tmp_path: Path,
+) -> None:
+    """asyncio's ``Task.cancel`` (no cancel scope repeats it) is raised to the waiting
+    caller, but only once its queued call has run and committed."""
+
+    async def main() -> tuple[bool, bool, object]:
+        store = SqliteStore(tmp_path / "task.db")
+        await store.migrate()
+        gate = threading.Event()
+        try:
+            first = asyncio.ensure_future(_held_first_call(store, gate))
+            while not store._draining:
+                await asyncio.sleep(0)
+            waiter = asyncio.ensure_future(
+                store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
+            )
+            while not store._queue:
+                await asyncio.sleep(0)
+            waiter.cancel()
+            for _ in range(10):
+                await asyncio.sleep(0)
+            early = waiter.done()
+            gate.set()
+            assert await first == "first"
+            with pytest.raises(asyncio.CancelledError):
+                await waiter
+            record = await store.get_service_request(idempotency_key="k")
+            return early, waiter.cancelled(), record and record.state
+        finally:
+            await store.close()
+
+    early, cancelled, state = asyncio.run(main())
+    assert not early and cancelled and state == "pending"
+
+
+async def test_calls_past_one_batch_each_get_their_own_answer(tmp_path: Path) -> None:
+    """More callers queued than one batch takes: the rest run in the next batches and each
+    caller is woken with its own call's answer."""
+    store = SqliteStore(tmp_path / "many.db")
+    await store.migrate()
+    gate = threading.Event()
+    count = _sqlite._MAX_BATCH * 2 + 3
+    answers: dict[int, object] = {}
+
+    async def call(i: int) -> None:
+        answers[i] = await store._call("query_failed", lambda s: i, write=False)
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_held_first_call, store, gate)
+            while not store._draining:
+                await anyio.lowlevel.checkpoint()
+            for i in range(count):
+                group.start_soon(call, i)
+            group.start_soon(_open_when_queued, store, gate, count)
+        assert answers == {i: i for i in range(count)}
     finally:
         await store.close()
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from svc.store import UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._batch_kinds import DEFER
@@ -172,3 +173,115 @@ def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
     one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
     assert merged == one_by_one
     assert merged[0] == [200, 200, 200, 0]
+
+
+@given(count=st.integers(min_value=0, max_value=3000), width=st.sampled_from([1, 2, 3, 4, 13]))
+def test_statement_runs_have_power_of_two_lengths_under_the_variable_limit(
+    count: int, width: int
+) -> None:
+    """The runs keep every row in order, each under SQLite's 999 variables, with lengths
+    from a few powers of two (largest first): the statement texts recur across batches,
+    so sqlite3's statement cache prepares each once."""
+    runs = _sqlite_delivery._chunks(list(range(count)), width)
+    assert [value for run in runs for value in run] == list(range(count))
+    lengths = [len(run) for run in runs]
+    assert all(n & (n - 1) == 0 and 0 < n * width <= 999 for n in lengths)
+    assert lengths == sorted(lengths, reverse=True)
+    assert len(set(lengths)) <= (999 // width).bit_length()
+
+
+class _RowsReturned:
+    """A session that counts the rows each statement returned, by the statement's start."""
+
+    dialect = "sqlite"
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.rows: dict[str, int] = {}
+
+    def _cursor(self, sql: str, params: Any) -> tuple[sqlite3.Cursor, list[Any]]:
+        cursor = self.conn.execute(sql, params)
+        rows = cursor.fetchall()
+        start = sql.split(" (", 1)[0].split(" SET ", 1)[0]
+        self.rows[start] = self.rows.get(start, 0) + len(rows)
+        return cursor, rows
+
+    def run(self, sql: str, params: Any = ()) -> int:
+        return self._cursor(sql, params)[0].rowcount
+
+    def fetchall(self, sql: str, params: Any = ()) -> list[Any]:
+        return self._cursor(sql, params)[1]
+
+    def fetchone(self, sql: str, params: Any = ()) -> Any:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+
+def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connection) -> None:
+    """A delivery's messages go in without returned rows when no status event is logged
+    for them, and a batch's marks without returned rows (the keys they cannot mark are
+    read first): each returned row is a step on which the writer thread retakes the GIL.
+    With an event logged for one of the messages, the insert returns the rows to fold."""
+    at = 1_763_720_130_000
+    messages = tuple(
+        (
+            f"row-{i}",
+            f"wamid.{i}",
+            "inbound",
+            "1555",
+            None,
+            "text",
+            "received",
+            None,
+            at,
+            at,
+            None,
+            None,
+            None,
+        )
+        for i in range(20)
+    )
+    keys = tuple(f"u{i}" for i in range(20))
+    delivery = ("ev-1", "h", at, messages, (), (), keys, at)
+    session = _SqliteSession(conn)
+    conn.execute("BEGIN")
+    try:
+        counting = _RowsReturned(conn)
+        _sqlite_delivery.record_webhook_deliveries(counting, [delivery])
+        marks = [(keys[:12], at + 1), ((*keys[8:], "unknown"), at + 2)]
+        counts = _sqlite_delivery.mark_webhook_updates_handled(counting, marks)
+        assert counts == [12, 8]
+        assert counting.rows["INSERT INTO svc_messages"] == 0
+        assert counting.rows["UPDATE svc_webhook_updates"] == 0
+        assert conn.execute(
+            "SELECT count(*) FROM svc_webhook_updates WHERE handled_at IS NOT NULL"
+        ).fetchone() == (20,)
+        _ops.append_message_status(session, "wamid.3", "read", at + 5)
+        later = tuple(
+            (
+                f"row-b{i}",
+                f"wamid.{i}",
+                "outbound",
+                None,
+                "1555",
+                "text",
+                "sent",
+                None,
+                at,
+                at,
+                None,
+                None,
+                None,
+            )
+            for i in range(3, 5)
+        )
+        counting = _RowsReturned(conn)
+        _sqlite_delivery.record_webhook_deliveries(
+            counting, [("ev-2", "h", at, later, (), (), (), at)]
+        )
+        assert counting.rows["INSERT INTO svc_messages"] == 2
+        assert conn.execute(
+            "SELECT status FROM svc_messages WHERE row_id = 'row-b3'"
+        ).fetchone() == ("read",)
+    finally:
+        conn.execute("ROLLBACK")
