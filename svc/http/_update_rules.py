@@ -51,12 +51,16 @@ def keys_without_work(
     if needs_run is None or not keys:
         return []
     wants = [needs_run, *(hook.wants for hook in hooks)]
-    work = {
-        key
-        for update, key in zip(updates, keys, strict=True)
-        if any(want(update) for want in wants)
-    }
-    return [key for key in keys if key not in work]
+    idle: list[str] = []
+    work: set[str] = set()
+    for update, key in zip(updates, keys, strict=True):
+        for want in wants:
+            if want(update):
+                work.add(key)
+                break
+        else:
+            idle.append(key)
+    return [key for key in idle if key not in work] if work else idle
 
 
 def updates_to_run(
