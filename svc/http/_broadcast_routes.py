@@ -51,6 +51,7 @@ from ._requests import (
     require_bearer,
 )
 from ._service import Service, check_idempotency_key
+from ._update_rules import UpdateHook
 
 __all__ = [
     "PAUSING_TEMPLATE_EVENTS",
@@ -111,20 +112,29 @@ def _numbers(service: Service) -> Sequence[str]:
     return tuple(sorted(service.numbers.ids))
 
 
-def template_pause_hook(service: Service) -> Any:
-    """An update hook that pauses the broadcasts of a template the platform paused or disabled;
-    it returns the template updates whose pause was not stored."""
+def pausing_template(update: Update) -> TemplateStatusChange | None:
+    """The named template status change of ``update`` that pauses its broadcasts, if any."""
+    if not isinstance(update, AccountUpdate):
+        return None
+    details = update.details
+    if not isinstance(details, TemplateStatusChange) or details.name is None:
+        return None
+    if (details.event or "").upper() not in PAUSING_TEMPLATE_EVENTS:
+        return None
+    return details
 
-    async def hook(updates: Sequence[Update]) -> Sequence[Update]:
+
+def template_pause_hook(service: Service) -> UpdateHook:
+    """An update hook that pauses the broadcasts of a template the platform paused or disabled;
+    it wants only those template status changes, and returns the ones whose pause was not
+    stored."""
+
+    async def run(updates: Sequence[Update]) -> Sequence[Update]:
         store = service.store
         failed: list[Update] = []
         for update in updates:
-            if not isinstance(update, AccountUpdate):
-                continue
-            details = update.details
-            if not isinstance(details, TemplateStatusChange) or details.name is None:
-                continue
-            if (details.event or "").upper() not in PAUSING_TEMPLATE_EVENTS:
+            details = pausing_template(update)
+            if details is None:
                 continue
             # Checked here, not per delivery: isinstance against a runtime Protocol walks
             # its members, and most deliveries hold no template status change.
@@ -145,7 +155,7 @@ def template_pause_hook(service: Service) -> Any:
                 service.logger.warning("broadcasts paused by a template status count=%d", paused)
         return failed
 
-    return hook
+    return UpdateHook(wants=lambda update: pausing_template(update) is not None, run=run)
 
 
 def _broadcast_store(service: Service) -> BroadcastStore:

@@ -52,27 +52,37 @@ class LocalRuns:
                     del self._recording[key]
             self._notify()
 
-    def start(self, keys: Iterable[str]) -> None:
-        """``keys`` run now, in this task."""
+    def start(self, keys: Iterable[str], *, finished: Iterable[str] = ()) -> None:
+        """``keys`` run now, in this task; ``finished`` (updates with no work) were recorded
+        finished with the delivery, so a copy waiting on one answers at once."""
         for key in keys:
             self._running[key] = None
+        if finished:
+            self._finished.update(dict.fromkeys(finished))
+            self._trim()
         self._notify()
 
-    def finish(self, keys: Iterable[str], *, unfinished: Collection[str] = ()) -> None:
+    def finish(self, keys: Collection[str], *, unfinished: Collection[str] = ()) -> None:
         """``keys`` ran (their handlers returned or raised): wake the copies waiting on them.
 
         A key in ``unfinished`` (its run is to be repeated) is not kept as finished: a
         copy waiting on it answers as for another process's run.
         """
+        if not keys:
+            return
         for key in keys:
             event = self._running.pop(key)
             if event is not None:
                 event.set()
             if key not in unfinished:
                 self._finished[key] = None
+        self._trim()
+        self._notify()
+
+    def _trim(self) -> None:
+        """Forget the oldest finished keys beyond ``MAX_FINISHED_KEYS``."""
         while len(self._finished) > MAX_FINISHED_KEYS:
             del self._finished[next(iter(self._finished))]
-        self._notify()
 
     def _notify(self) -> None:
         """Wake every copy waiting for a key's state to move."""

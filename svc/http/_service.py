@@ -7,15 +7,14 @@ the Quart routes and the lean webhook path in front of Quart only move bytes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
 from svc import crypto
-from svc._text import has_control
 from svc.graph import (
     GraphApiError,
     GraphClient,
@@ -54,7 +53,6 @@ from ._errors import (
     conversation_window_unavailable,
     idempotency_conflict,
     idempotency_pending,
-    invalid_idempotency_key,
     malformed_body,
     malformed_cursor,
     not_found,
@@ -75,52 +73,32 @@ from ._projection import (
 )
 from ._protocols import CryptoProvider
 from ._replies import Reply, error_reply, json_bytes
+from ._service_checks import MAX_ERROR_NAME, RecentErrors, check_idempotency_key
 from ._store_calls import (
     StoreCall,
     checked_rows_store,
     completion_call,
+    finished_keys_store,
     identities_call,
     identity_change_call,
     record_message_call,
     status_call,
     takes_checked_rows,
+    takes_finished_keys,
 )
 from ._telemetry import Telemetry
-from ._update_rules import FOREIGN_NUMBER, updates_to_run, webhook_in_progress
+from ._update_rules import (
+    FOREIGN_NUMBER,
+    UpdateHook,
+    keys_without_work,
+    updates_to_run,
+    webhook_in_progress,
+)
 from ._upstream import is_definitive_refusal, refusal_message, upstream_http_error
 
-__all__ = ["RecentErrors", "Reply", "Service"]
+__all__ = ["RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
-MAX_IDEMPOTENCY_KEY: Final = 256
-
-MAX_RECENT_ERRORS: Final = 10
-MAX_ERROR_NAME: Final = 80
 T = TypeVar("T")
-
-
-class RecentErrors:
-    """Error class names with counts: at most 10 distinct, oldest dropped, names cut to 80."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-
-    def add(self, error: BaseException | str) -> None:
-        name = (error if isinstance(error, str) else type(error).__name__)[:MAX_ERROR_NAME]
-        if name not in self._counts and len(self._counts) >= MAX_RECENT_ERRORS:
-            del self._counts[next(iter(self._counts))]
-        self._counts[name] = self._counts.get(name, 0) + 1
-
-    def snapshot(self) -> list[dict[str, object]]:
-        return [{"errorClass": name, "count": count} for name, count in self._counts.items()]
-
-
-def check_idempotency_key(value: str | None) -> str | None:
-    """The ``Idempotency-Key`` header, validated whenever present (400 otherwise)."""
-    if value is None:
-        return None
-    if not value.strip() or len(value) > MAX_IDEMPOTENCY_KEY or has_control(value):
-        raise invalid_idempotency_key()
-    return value
 
 
 class Service:
@@ -155,9 +133,9 @@ class Service:
         self.logger = logger
         self.enable_group_routes = enable_group_routes
         self.recent_errors = RecentErrors()
-        self.update_hooks: list[Callable[[Sequence[Update]], Awaitable[Sequence[Update]]]] = []
-        """Awaited before dispatch with the updates this delivery runs (the broadcast template
-        pause); each returns those whose hook work was not stored, left unmarked for a rerun."""
+        self.update_hooks: list[UpdateHook] = []
+        """Run before dispatch on the updates of this delivery each wants (the broadcast
+        template pause); each returns those whose hook work was not stored, left unmarked."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
         self._matches = (
             crypto_provider.hmac_sha256_matches
@@ -173,6 +151,8 @@ class Service:
         )
         self._checked_rows = self._update_calls and takes_checked_rows(store)
         """Whether the store takes the projection as ``CheckedRows`` (checked once, here)."""
+        self._finished_keys = self._checked_rows and takes_finished_keys(store)
+        """Whether the store records the updates with no work finished (one trip for them)."""
         self.local_runs = LocalRuns()
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
@@ -225,14 +205,20 @@ class Service:
     # --- webhook --------------------------------------------------------------------
 
     async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
-        """Receive (signature, JSON, envelope: decisions.md section 3), record, dispatch, reply."""
+        """Receive (signature, JSON, envelope: decisions.md section 3), record, dispatch, reply.
+
+        The updates with no work (``keys_without_work``) are recorded finished with the
+        delivery; only the ones that ran work are marked handled after dispatch, so a
+        delivery without work makes one store trip.
+        """
+        now = self.now()
         try:
             delivery = receive_delivery(
                 body,
                 signature,
                 self._app_secret,
                 matches=self._matches,
-                received_at=int(self.now().timestamp()),
+                received_at=int(now.timestamp()),
             )
         except WebhookError as exc:
             return error_reply(HttpError(exc.http_status, exc.code, exc.message))
@@ -240,13 +226,20 @@ class Service:
         delivery, foreign = self._route_delivery(delivery)
         updates = delivery.updates
         keys = [update_key(update) for update in updates] if self.store is not None else []
+        finished = (
+            keys_without_work(updates, keys, self.facade, self.update_hooks)
+            if self._finished_keys
+            else []
+        )
         to_run: set[str] | None = None  # None: no store, every update runs
         busy: set[str] = set()
         changes_stored = True
         with self.local_runs.recording(keys):  # until the won keys are started below
             if self.store is not None:
                 try:
-                    to_run, changes = await self._record_delivery(delivery, keys, busy)
+                    to_run, changes = await self._record_delivery(
+                        delivery, keys, busy, now, finished
+                    )
                 except HttpError as exc:
                     return error_reply(exc)
                 changes_stored = await self._apply_identity_changes(changes)
@@ -254,7 +247,12 @@ class Service:
                 self.fault_hook("after_record")  # test-only: the crash between record and run
             chosen, running = updates_to_run(updates, keys, to_run)
             hooks_failed = await self._run_update_hooks(chosen, keys, updates)
-            self.local_runs.start(running)
+            recorded_done: list[str] = []  # claimed and finished by the store with the record
+            if finished:
+                done = set(finished)
+                recorded_done = [key for key in running if key in done]
+                running = [key for key in running if key not in done]
+            self.local_runs.start(running, finished=recorded_done)
 
         def handler_failed(update: Update, exc: Exception) -> None:
             self.recent_errors.add(exc)
@@ -303,8 +301,9 @@ class Service:
     async def _run_update_hooks(
         self, chosen: tuple[Update, ...], keys: list[str], updates: tuple[Update, ...]
     ) -> set[str]:
-        """Await each update hook with the updates this delivery runs; the keys of those
-        whose hook work was not stored (an empty set without a store: nothing is marked).
+        """Await each update hook with the updates this delivery runs that it wants; the keys
+        of those whose hook work was not stored (an empty set without a store: nothing is
+        marked).
 
         A duplicate costs its hooks nothing: the run that marked it handled ran them.
         A failed one stays unmarked, so the platform's redelivery (asked for with a 503)
@@ -312,7 +311,9 @@ class Service:
         """
         failed: set[int] = set()
         for hook in self.update_hooks:
-            failed.update(id(update) for update in await hook(chosen))
+            wanted = [update for update in chosen if hook.wants(update)]
+            if wanted:
+                failed.update(id(update) for update in await hook.run(wanted))
         if not failed or self.store is None:
             return set()
         return {key for update, key in zip(updates, keys, strict=True) if id(update) in failed}
@@ -354,7 +355,12 @@ class Service:
             )
 
     async def _record_delivery(
-        self, delivery: Delivery, keys: list[str], busy: set[str]
+        self,
+        delivery: Delivery,
+        keys: list[str],
+        busy: set[str],
+        received_at: datetime,
+        finished: list[str],
     ) -> tuple[set[str], tuple[IdentityChange, ...]]:
         """Record the delivery, its update keys and its projection before handlers run;
         return the keys of the updates to run and the identity changes to apply, and
@@ -365,9 +371,10 @@ class Service:
         call: if it fails, nothing was recorded, the answer is 503 and the platform
         redelivers. An older store with ``record_webhook_delivery`` dedupes per
         delivery only; one without it gets the event record, then one write per
-        update (best effort, retried when the delivery comes again).
+        update (best effort, retried when the delivery comes again). ``finished``
+        are the keys to record finished (given only to a store that takes them).
         """
-        key, digest, received_at = delivery.event_key, delivery.body_hash, self.now()
+        key, digest = delivery.event_key, delivery.body_hash
         projection = delivery_projection(delivery.updates, self.now)
         if projection.unprojected:
             self.logger.warning(
@@ -385,6 +392,18 @@ class Service:
             return to_run, projection.changes
 
         async def record(store: PersistenceStore, project: bool) -> set[str]:
+            if self._finished_keys:
+                recorded = await finished_keys_store(store).record_webhook_updates(
+                    event_key=key,
+                    event_hash=digest,
+                    received_at=received_at,
+                    update_keys=keys,
+                    rows=projection.rows if project else None,
+                    claim_lease_ms=self.update_claim_lease_ms,
+                    finished_keys=finished,
+                )
+                busy.update(recorded.in_progress)
+                return set(recorded.to_run)
             if self._checked_rows and project:
                 recorded = await checked_rows_store(store).record_webhook_updates(
                     event_key=key,

@@ -8,6 +8,8 @@ earlier, by ``_numbers.route_delivery``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from svc.webhook import Update
@@ -16,12 +18,49 @@ from ._errors import HttpError
 
 __all__ = [
     "FOREIGN_NUMBER",
+    "UpdateHook",
+    "keys_without_work",
     "updates_to_run",
     "webhook_in_progress",
 ]
 
 FOREIGN_NUMBER: Final = "foreign_number"
 """The skip reason and metric outcome of an update for another business phone number."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateHook:
+    """Work the service runs before dispatch on the updates of a delivery that ``wants``.
+
+    ``run`` is awaited with those updates and returns the ones whose work was not
+    stored (left unfinished, for the redelivery to run again); an update no hook
+    wants and the facade does not need to run is recorded finished with the delivery.
+    """
+
+    wants: Callable[[Update], bool]
+    run: Callable[[Sequence[Update]], Awaitable[Sequence[Update]]]
+
+
+def keys_without_work(
+    updates: tuple[Update, ...], keys: list[str], facade: object, hooks: Sequence[UpdateHook]
+) -> list[str]:
+    """The keys of the updates neither the facade (``needs_run``) nor a hook wants: finished
+    once recorded. None when the facade does not say (every update needs a run); a key
+    repeated in the delivery has work if any of its updates has."""
+    needs_run: Callable[[Update], bool] | None = getattr(facade, "needs_run", None)
+    if needs_run is None or not keys:
+        return []
+    wants = [needs_run, *(hook.wants for hook in hooks)]
+    idle: list[str] = []
+    work: set[str] = set()
+    for update, key in zip(updates, keys, strict=True):
+        for want in wants:
+            if want(update):
+                work.add(key)
+                break
+        else:
+            idle.append(key)
+    return [key for key in idle if key not in work] if work else idle
 
 
 def updates_to_run(

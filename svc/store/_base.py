@@ -59,6 +59,19 @@ def _outbox_status(value: object) -> str:
         ) from None
 
 
+def _finished_keys(finished_keys: Sequence[str], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The finished keys among the delivery's checked update keys (only those can be claimed);
+    any other is checked as a key all the same, then left out."""
+    claimable = set(keys)
+    done: list[str] = []
+    for k in check.records(finished_keys, "finished_keys"):
+        if isinstance(k, str) and k in claimable:
+            done.append(k)
+        else:
+            check.text(k, "finished_keys")
+    return tuple(done)
+
+
 def _checked_rows(
     rows: object, messages: object, statuses: object, identities: object
 ) -> tuple[tuple[MessageArgs, ...], tuple[StatusArgs, ...], tuple[check.IdentityArgs, ...]]:
@@ -183,6 +196,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         identities: Sequence[UserIdentityRecord] = (),
         claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
         rows: CheckedRows | None = None,
+        finished_keys: Sequence[str] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
 
@@ -191,6 +205,11 @@ class StoreBase(BroadcastMethods, abc.ABC):
         key claimed more recently is in progress; a finished key is skipped
         (``mark_webhook_updates_handled``). So an update runs again only if it
         never finished, in whatever delivery it comes.
+
+        ``finished_keys`` are the updates with no work to run: the keys this call
+        claims among them are marked handled at ``received_at`` in the same
+        transaction (as ``mark_webhook_updates_handled`` right after), which saves
+        the caller its second store trip. The answer is the same with or without it.
 
         ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
         projection ``CheckedRowsBuilder`` checked while building it: taken as is.
@@ -207,8 +226,9 @@ class StoreBase(BroadcastMethods, abc.ABC):
             users = tuple(check.identity(i) for i in check.records(identities, "identities"))
         else:
             values, events, users = _checked_rows(rows, messages, statuses, identities)
+        done = _finished_keys(finished_keys, keys)
         lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
-        item: _batch.DeliveryArgs = (key, digest, at, values, events, users, keys, at - lease)
+        item: _batch.DeliveryArgs = (key, digest, at, values, events, users, keys, at - lease, done)
         return await self._call(
             "outbox_failed",
             lambda s: _batch.record_webhook_delivery(s, item),

@@ -21,6 +21,7 @@ from ._batch_kinds import (
     ClaimRow,
     DeliveryArgs,
     event_answers,
+    finished_claims,
     first_of_each_key,
     settle_claims,
     unwritten_claims_busy,
@@ -174,14 +175,19 @@ def _record_update_keys(
         first.setdefault(row[0], row)
     if not first:
         return {}
+    finished = finished_claims(deliveries)
     keys, event_keys, ats, _, _ = _columns(list(first.values()))
+    # A new key whose first claim is finished goes in handled at once.
+    handled = [row[2] if (row[4], row[0]) in finished else None for row in first.values()]
     new = {
         str(row[0])
         for row in s.fetchall(
-            "INSERT INTO svc_webhook_updates (update_key, event_key, received_at, claimed_at)"
-            " SELECT k, e, a, a FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, e, a)"
+            "INSERT INTO svc_webhook_updates"
+            " (update_key, event_key, received_at, claimed_at, handled_at)"
+            " SELECT k, e, a, a, h"
+            " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS t(k, e, a, h)"
             " ON CONFLICT DO NOTHING RETURNING update_key",
-            (keys, event_keys, ats),
+            (keys, event_keys, ats, handled),
         )
     }
     known = [row for row in first.values() if row[0] not in new]
@@ -211,7 +217,8 @@ def _record_update_keys(
             )
         )
     stored = dict(claimed)  # the claim times in the database now
-    answers, later = settle_claims(rows, first, new | reclaimed, claimed)
+    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished)
+    unwritten: set[str] = set()
     if later:
         # Only over the claim read above: a row another process changed meanwhile keeps
         # its state, and this batch's later claims of it count as in progress (retried).
@@ -225,7 +232,15 @@ def _record_update_keys(
                 (list(later), list(later.values()), [stored[k] for k in later]),
             )
         }
-        unwritten_claims_busy(answers, first, later.keys() - written)
+        unwritten = later.keys() - written
+        unwritten_claims_busy(answers, rows, first, unwritten)
+    marks = [
+        ((key,), at)
+        for key, at in done.items()
+        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
+    ]
+    if marks:
+        mark_webhook_updates_handled(s, marks)
     return answers
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._validate import IdentityArgs
@@ -19,6 +19,7 @@ __all__ = [
     "ClaimRow",
     "DeliveryArgs",
     "event_answers",
+    "finished_claims",
     "first_of_each_key",
     "settle_claims",
     "unwritten_claims_busy",
@@ -61,9 +62,11 @@ DeliveryArgs = tuple[
     tuple[IdentityArgs, ...],
     tuple[str, ...],
     int,
+    tuple[str, ...],
 ]
 """A checked delivery: event key, event hash, received-at ms, message values, status events,
-identity sightings, update keys, the claim cutoff ms (claims at or before it have lapsed)."""
+identity sightings, update keys, the claim cutoff ms (claims at or before it have lapsed), and
+the finished keys (updates with no work: a claim of one marks it handled at once)."""
 
 
 def first_of_each_key(items: Sequence[tuple[object, ...]]) -> dict[object, int]:
@@ -94,26 +97,44 @@ ClaimRow = tuple[str, str, int, int, int]
 index of its delivery."""
 
 
+def finished_claims(deliveries: Sequence[tuple[object, ...]]) -> set[tuple[int, str]]:
+    """``(delivery index, key)`` of each delivery's finished keys (its ninth value, if any)."""
+    return {
+        (index, key)
+        for index, item in enumerate(deliveries)
+        if len(item) > 8
+        for key in cast(tuple[str, ...], item[8])
+    }
+
+
 def settle_claims(
     rows: Sequence[ClaimRow],
     first: dict[str, ClaimRow],
     won: Collection[str],
     claimed: dict[str, int | None],
-) -> tuple[dict[tuple[int, str], str], dict[str, int]]:
+    finished: Collection[tuple[int, str]] = (),
+) -> tuple[dict[tuple[int, str], str], dict[str, int], dict[str, int]]:
     """``_ops.record_update_keys``'s answers for every claim of a batch, in order.
 
     Each key's first claim went to the database: ``won`` are the keys it inserted or
     reclaimed, ``claimed`` each key's claim time while unfinished (None: finished or
-    gone). A key's later claims are settled from the state the earlier ones left.
+    gone). A key's later claims are settled from the state the earlier ones left; a
+    claim that wins a key in ``finished`` (its delivery's updates with no work) marks it
+    handled at its received-at, so the key's later claims find it finished.
     Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY`` (no answer: finished),
-    and the later reclaims to write back (key -> new claim time); ``claimed`` is updated.
+    the later reclaims to write back (key -> new claim time) and the keys marked handled
+    (key -> handled-at ms, each at most once); ``claimed`` is updated.
     """
     answers: dict[tuple[int, str], str] = {}
     later: dict[str, int] = {}
+    done: dict[str, int] = {}
     for key, _, at, cutoff, index in rows:
         if first[key][4] == index:
             if key in won:
                 answers[(index, key)] = CLAIM_RUN
+                if (index, key) in finished:
+                    claimed[key] = None
+                    done[key] = at
             elif claimed.get(key) is not None:
                 answers[(index, key)] = CLAIM_BUSY
             continue
@@ -123,20 +144,25 @@ def settle_claims(
         if current <= cutoff:
             claimed[key] = later[key] = at
             answers[(index, key)] = CLAIM_RUN
+            if (index, key) in finished:
+                claimed[key] = None
+                done[key] = at
         else:
             answers[(index, key)] = CLAIM_BUSY
-    return answers, later
+    return answers, later, done
 
 
 def unwritten_claims_busy(
     answers: dict[tuple[int, str], str],
+    rows: Sequence[ClaimRow],
     first: dict[str, ClaimRow],
     unwritten: Collection[str],
 ) -> None:
     """A later reclaim whose write-back found the row changed by another process keeps
-    that state: this batch's later claims of it count as in progress (retried)."""
-    for index, key in [pair for pair in answers if pair[1] in unwritten]:
-        if first[key][4] != index:
+    that state: this batch's later claims of it count as in progress (retried), and so do
+    those after a reclaim that finished it (it was not written)."""
+    for key, _, _, _, index in rows:
+        if key in unwritten and first[key][4] != index:
             answers[(index, key)] = CLAIM_BUSY
 
 
@@ -156,4 +182,3 @@ def updates_recorded(
         )
         for i, (event, item) in enumerate(zip(events, deliveries, strict=True))
     ]
-

@@ -120,9 +120,13 @@ def record_webhook_delivery(
     identities: tuple[IdentityArgs, ...] = (),
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
+    finished_keys: tuple[str, ...] = (),
 ) -> UpdatesRecorded:
     """The event row, the update keys and the delivery's projection, call by call, in the
     caller's transaction.
+
+    The keys it claims that are in ``finished_keys`` (updates with no work to run)
+    are marked handled at ``at`` right after the claim (``mark_webhook_updates_handled``).
 
     The projection (messages, statuses, then the identity sightings) runs for a
     duplicate too (a repeated delivery retries it; every step is idempotent).
@@ -132,6 +136,8 @@ def record_webhook_delivery(
     """
     result = record_webhook_event(s, key, digest, at)
     to_run, busy = record_update_keys(s, key, at, update_keys, claim_cutoff)
+    if finished_keys:
+        mark_webhook_updates_handled(s, tuple(k for k in to_run if k in finished_keys), at)
     for values in messages:
         record_message(s, values)
     for wa_message_id, status, occurred_at in statuses:

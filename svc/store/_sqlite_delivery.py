@@ -28,6 +28,7 @@ from ._batch_kinds import (
     ClaimRow,
     DeliveryArgs,
     event_answers,
+    finished_claims,
     first_of_each_key,
     settle_claims,
     unwritten_claims_busy,
@@ -45,7 +46,7 @@ T = TypeVar("T")
 _MAX_VARIABLES: Final = 999
 _MESSAGE_WIDTH: Final = 13
 _STATUS_WIDTH: Final = 3
-_UPDATE_WIDTH: Final = 4
+_UPDATE_WIDTH: Final = 5
 _RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
 _HANDLED_WIDTH: Final = 2
@@ -61,9 +62,11 @@ def record_webhook_delivery(
     identities: tuple[IdentityArgs, ...] = (),
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
+    finished_keys: tuple[str, ...] = (),
 ) -> UpdatesRecorded:
     """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction."""
-    item = (key, digest, at, messages, statuses, identities, update_keys, claim_cutoff)
+    claims = (update_keys, claim_cutoff, finished_keys)
+    item = (key, digest, at, messages, statuses, identities, *claims)
     result = record_webhook_deliveries(s, [item])[0]
     assert isinstance(result, UpdatesRecorded)
     return result
@@ -125,6 +128,7 @@ def _record_update_keys(
     first: dict[str, ClaimRow] = {}
     for row in rows:
         first.setdefault(row[0], row)
+    finished = finished_claims(deliveries)
     new: set[str] = set()
     for chunk in _chunks(list(first.values()), _UPDATE_WIDTH):
         new.update(
@@ -132,9 +136,19 @@ def _record_update_keys(
             for row in s.fetchall(
                 "INSERT INTO svc_webhook_updates"
                 " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
-                + ",".join(["(?,?,?,?,NULL)"] * len(chunk))
+                + ",".join(["(?,?,?,?,?)"] * len(chunk))
                 + " ON CONFLICT DO NOTHING RETURNING update_key",
-                [value for row in chunk for value in (row[0], row[1], row[2], row[2])],
+                [
+                    value
+                    for row in chunk
+                    for value in (
+                        row[0],
+                        row[1],
+                        row[2],
+                        row[2],
+                        row[2] if (row[4], row[0]) in finished else None,
+                    )
+                ],
             )
         )
     known = [(row[0], row[2], row[3]) for row in first.values() if row[0] not in new]
@@ -151,11 +165,19 @@ def _record_update_keys(
             )
         )
     stored = dict(claimed)  # the claim times in the database now
-    answers, later = settle_claims(rows, first, new | reclaimed, claimed)
+    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished)
+    unwritten: set[str] = set()
     if later:
         back = [(key, at, stored[key]) for key, at in later.items()]
-        written = _update_claims(s, back, "claimed_at = v.column3")
-        unwritten_claims_busy(answers, first, later.keys() - written)
+        unwritten = later.keys() - _update_claims(s, back, "claimed_at = v.column3")
+        unwritten_claims_busy(answers, rows, first, unwritten)
+    marks = [
+        ((key,), at)
+        for key, at in done.items()
+        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
+    ]
+    if marks:
+        mark_webhook_updates_handled(s, marks)
     return answers
 
 

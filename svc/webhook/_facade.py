@@ -84,7 +84,13 @@ def _kind_of(cls: type[Any]) -> UpdateKind:
 
 @runtime_checkable
 class WebhookFacade(Protocol):
-    """What normalized updates are handed to; ``dispatch`` may be sync or async."""
+    """What normalized updates are handed to; ``dispatch`` may be sync or async.
+
+    A facade may also define ``needs_run(self, update: Update) -> bool``: False
+    says dispatching that update does no work that must finish, so the store
+    records it finished with the delivery (one store trip) and a crash before its
+    dispatch does not run it again. Without the method every update needs a run.
+    """
 
     def dispatch(self, update: Update) -> Awaitable[None] | None: ...
 
@@ -270,6 +276,17 @@ class DefaultFacade:
     def handlers(self, kind: UpdateKind) -> tuple[Handler[Any], ...]:
         """The handlers registered for ``kind``, in call order."""
         return tuple(self._handlers.get(kind, ()))
+
+    def needs_run(self, update: Update) -> bool:
+        """True when a handler is registered for the update's kind, or it is a message and
+        the echo reply is on: work a crash must not lose.
+
+        The event log is not such work: it is diagnostics, written at dispatch, and a
+        line lost to a crash is not re-run for (``docs/webhook-guarantees.md``).
+        """
+        if update.kind in self._handlers:
+            return True
+        return self._echo_client is not None and isinstance(update, MessageUpdate)
 
     def statistics(self) -> FacadeStatistics:
         """An immutable snapshot of the counters."""

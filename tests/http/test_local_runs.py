@@ -120,3 +120,28 @@ async def test_a_key_run_again_after_the_wait_began_still_ends_the_wait(
         await trio.testing.wait_all_tasks_blocked()
         assert results == [True]
         runs.finish(["k"])
+
+
+async def test_a_key_recorded_finished_is_true_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """An update with no work is finished by its record: a copy waiting on it answers at once,
+    while the keys that run still hold it."""
+    runs = LocalRuns()
+    with runs.recording(["idle", "work"]):
+        runs.start(["work"], finished=["idle"])
+    begin = trio.current_time()
+    assert await runs.wait({"idle"})
+    assert trio.current_time() == begin
+    results: list[bool] = []
+
+    async def copy() -> None:
+        results.append(await runs.wait({"idle", "work"}))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(copy)
+        await trio.sleep(1)
+        assert results == []
+        runs.finish(["work"])
+    assert results == [True]
+    assert trio.current_time() - begin == 1

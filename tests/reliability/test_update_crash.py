@@ -4,9 +4,11 @@ The first process records the delivery (its update keys, unfinished) and is
 killed before any handler runs (``SVC_TEST_FAULT=kill-after-record``, a
 test-only hook the CLI reads). The platform got no 200, so it redelivers: the
 restarted process (``SVC_TEST_FAULT=no-claim-lease``, so the dead process's
-claims lapse at once instead of after 60 s) runs those handlers then. Updates
-whose handlers finished are skipped in any later grouping. Handler runs are
-counted by the echo replies the default facade sends to the fake Graph.
+claims lapse at once instead of after 60 s) runs those handlers then. An update
+with no work (here a status: no handler, no echo) was recorded finished with the
+delivery and is not dispatched again. Updates whose handlers finished are skipped
+in any later grouping. Handler runs are counted by the echo replies the default
+facade sends to the fake Graph.
 SQLite and PostgreSQL.
 """
 
@@ -26,8 +28,9 @@ from .conftest import inbound_text, start_live
 pytestmark = pytest.mark.slow
 
 
-def _delivery(*message_ids: str) -> bytes:
-    """One envelope with an inbound text per id (text ``run <id>``), in the given order."""
+def _delivery(*message_ids: str, status_of: str | None = None) -> bytes:
+    """One envelope with an inbound text per id (text ``run <id>``), in the given order,
+    and a ``delivered`` status of the message ``status_of``."""
     envelope = json.loads(inbound_text(message_ids[0], f"run {message_ids[0]}"))
     value = envelope["entry"][0]["changes"][0]["value"]
     template = value["messages"][0]
@@ -35,6 +38,9 @@ def _delivery(*message_ids: str) -> bytes:
         {**template, "id": message_id, "text": {"body": f"run {message_id}"}}
         for message_id in message_ids
     ]
+    if status_of is not None:
+        status = {"id": status_of, "status": "delivered", "timestamp": "1749416390"}
+        value["statuses"] = [{**status, "recipient_id": template["from"]}]
     return json.dumps(envelope).encode()
 
 
@@ -65,7 +71,7 @@ def _crash_then_redeliver(
         captured, project, *db, env={**base, "SVC_TEST_FAULT": "kill-after-record"}
     )
     serving.append(crashing)
-    body = _delivery("wamid.K1", "wamid.K2")
+    body = _delivery("wamid.K1", "wamid.K2", status_of="wamid.OUT1")
     with pytest.raises(httpx.HTTPError):
         _post(crashing, secret, body)
     assert crashing.process.wait(timeout=30) == -9
@@ -76,7 +82,8 @@ def _crash_then_redeliver(
     serving.append(again)
     redelivered = _post(again, secret, body)
     assert redelivered.status_code == 200
-    assert redelivered.json() == {"status": "ok", "received": 2, "dispatched": 2, "skipped": 0}
+    # The messages' echo runs; the status, finished with the record, is not run again.
+    assert redelivered.json() == {"status": "ok", "received": 3, "dispatched": 2, "skipped": 1}
     regrouped = _post(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
     assert regrouped.json() == {"status": "ok", "received": 3, "dispatched": 1, "skipped": 2}
     repeated = _post(again, secret, body)

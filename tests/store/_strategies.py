@@ -121,7 +121,8 @@ def fresh_row_ids(deliveries: list[Any]) -> list[Any]:
 def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[Any]]:
     """Lists of checked deliveries (event key, hash, ms, message values, status events,
     identity sightings, update keys repeated within and across deliveries, the claim cutoff:
-    the time less a lease of 0, 1 or 5 s)."""
+    the time less a lease of 0, 1 or 5 s, and the finished keys: updates with no work, some
+    of them not in the delivery)."""
     return st.lists(
         st.tuples(
             KEYS,
@@ -131,7 +132,8 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
             st.lists(IDENTITIES, max_size=2).map(tuple),
             st.lists(UPDATE_KEYS, max_size=max_updates).map(tuple),
             st.sampled_from([0, 1000, 5000]),
-        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6])),
+            st.lists(UPDATE_KEYS, max_size=3).map(tuple),
+        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7])),
         min_size=1,
         max_size=max_deliveries,
     )

@@ -338,3 +338,24 @@ def test_status_update_type_narrowing_example() -> None:
     update = updates("status_batch.json")[0]
     if update.kind == "status":
         assert isinstance(update, StatusUpdate)
+
+
+class _NoSender:
+    async def send_text(self, **kwargs: Any) -> Any:
+        raise AssertionError("not sent")
+
+
+def test_needs_run_is_a_registered_handler_or_the_echo_of_a_message() -> None:
+    """The event log is diagnostics, not work: it never makes an update need a run."""
+    mixed = all_updates()
+    kinds = {update.kind for update in mixed}
+    assert {"message", "status"} <= kinds
+    logging_only = DefaultFacade(log_webhook_events=True)
+    assert not any(logging_only.needs_run(update) for update in mixed)
+    on_status = DefaultFacade()
+    on_status.on("status", lambda update: None)
+    assert [u for u in mixed if on_status.needs_run(u)] == [u for u in mixed if u.kind == "status"]
+    echo = DefaultFacade(echo_reply=True, echo_client=_NoSender())
+    assert [u for u in mixed if echo.needs_run(u)] == [
+        u for u in mixed if isinstance(u, MessageUpdate)
+    ]
