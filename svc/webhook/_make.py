@@ -11,8 +11,6 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["positional_maker"]
-
 _T = TypeVar("_T")
 
 
