@@ -36,6 +36,7 @@ from svc.webhook import (
     Update,
     UserIdentity,
     UserIdUpdate,
+    read_users,
 )
 
 from ._numbers import ServedNumber
@@ -109,7 +110,8 @@ def delivery_projection(
     A status the store cannot hold is not projected; a status event is keyed
     by message id alone, so one naming its user by ``recipient_user_id`` only
     advances the outbound row like any other. One pass: each update's time
-    (epoch ms) and user are read once, each field is checked once by the
+    (epoch ms) and user are read once (a user the change names again, once
+    for the change: ``read_users``), each field is checked once by the
     store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
     rows = CheckedRowsBuilder()
@@ -117,9 +119,8 @@ def delivery_projection(
     row_ids = iter(new_row_ids(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
     refusal: PersistenceValidationError | None = None
-    for update in updates:
+    for update, user in zip(updates, read_users(updates), strict=True):
         at = _event_ms(update.timestamp, now)
-        user: UserIdentity | None = getattr(update, "user", None)
         try:
             if isinstance(update, MessageUpdate):
                 if not _add_inbound(rows, update, user, at, next(row_ids)):

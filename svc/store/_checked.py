@@ -13,7 +13,7 @@ accident (as pydantic's ``model_construct``, but closed to outside callers).
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import Final, Literal, final
 
 from . import _validate as check
 from ._errors import PersistenceValidationError
@@ -135,10 +135,12 @@ class CheckedRowsBuilder:
     would for the record. Sightings are kept once each, in first-seen order.
     """
 
-    __slots__ = ("_identities", "_messages", "_seen", "_statuses")
+    __slots__ = ("_identities", "_messages", "_seen", "_shared", "_statuses")
 
     def __init__(self) -> None:
         self._messages: list[MessageArgs] = []
+        self._shared: dict[tuple[object, ...], _SharedFields | Literal[False]] = {}
+        """Each set of a row's shared fields as given, and what checking it gave (once each)."""
         self._statuses: list[StatusArgs] = []
         self._identities: dict[IdentityArgs, None] = {}
         self._seen: dict[tuple[object, ...], bool] = {}
@@ -160,7 +162,80 @@ class CheckedRowsBuilder:
         parent_user_id: str | None,
         business_phone_number_id: str | None,
     ) -> bool:
-        """Add a message row created (and updated) at ``at_ms``; False if it names no user."""
+        """Add a message row created (and updated) at ``at_ms``; False if it names no user.
+
+        A delivery's rows share most fields (the business number, the user, the
+        type, the status): each distinct set of them is checked once, and only
+        the fields of the row itself (its ids, its time) are checked per row.
+        """
+        given = (
+            direction,
+            from_phone,
+            to_phone,
+            type,
+            status,
+            user_id,
+            parent_user_id,
+            business_phone_number_id,
+        )
+        try:
+            shared = self._shared.get(given)
+        except TypeError:  # an unhashable value: the row is refused below, as the store would
+            shared = False
+        if shared is None:
+            shared = self._shared[given] = _shared_fields(*given)
+        if shared is False:  # names no user, or refused: the complete check says which
+            return self._message_checked(
+                row_id,
+                wa_message_id,
+                direction,
+                from_phone,
+                to_phone,
+                type,
+                status,
+                graph_message_id,
+                at_ms,
+                user_id,
+                parent_user_id,
+                business_phone_number_id,
+            )
+        at = check.epoch_ms(at_ms, "created_at")
+        from_phone, to_phone, type, status, user_id, parent_user_id, business = shared
+        self._messages.append(
+            (
+                check.text(row_id, "row_id"),
+                check.text(wa_message_id, "wa_message_id"),
+                direction,
+                from_phone,
+                to_phone,
+                type,
+                status,
+                check.optional_text(graph_message_id, "graph_message_id"),
+                at,
+                at,
+                user_id,
+                parent_user_id,
+                business,
+            )
+        )
+        return True
+
+    def _message_checked(
+        self,
+        row_id: str,
+        wa_message_id: str,
+        direction: str,
+        from_phone: str | None,
+        to_phone: str | None,
+        type: str,
+        status: str,
+        graph_message_id: str | None,
+        at_ms: int,
+        user_id: str | None,
+        parent_user_id: str | None,
+        business_phone_number_id: str | None,
+    ) -> bool:
+        """``message`` checking every field in the store's order (the first refusal is raised)."""
         fit = check.fit
         from_phone = fit(from_phone, check.PHONE_MAX)
         to_phone = fit(to_phone, check.PHONE_MAX)
@@ -239,6 +314,43 @@ class CheckedRowsBuilder:
         return CheckedRows(
             _SEAL, tuple(self._messages), tuple(self._statuses), tuple(self._identities)
         )
+
+
+_SharedFields = tuple[str | None, str | None, str, str, str | None, str | None, str | None]
+"""A row's checked shared fields: from and to phone, type, status, BSUIDs, business number."""
+
+
+def _shared_fields(
+    direction: str,
+    from_phone: str | None,
+    to_phone: str | None,
+    type: str,
+    status: str,
+    user_id: str | None,
+    parent_user_id: str | None,
+    business_phone_number_id: str | None,
+) -> _SharedFields | Literal[False]:
+    """A row's shared fields checked by the store's rules; False when the row names no user
+    or the store refuses one of them (``_message_checked`` then answers or raises)."""
+    fit = check.fit
+    from_phone = fit(from_phone, check.PHONE_MAX)
+    to_phone = fit(to_phone, check.PHONE_MAX)
+    user_id = fit(user_id, check.USER_ID_MAX)
+    parent_user_id = fit(parent_user_id, check.USER_ID_MAX)
+    if direction not in check.DIRECTIONS:
+        return False
+    if not check.names_user(direction, from_phone, to_phone, user_id, parent_user_id):
+        return False
+    checked_type = fit(type, 64)
+    checked_status = fit(status, 64)
+    business = fit(business_phone_number_id, check.PHONE_MAX)
+    if (
+        checked_type is None
+        or checked_status is None
+        or (business is None and business_phone_number_id is not None)
+    ):
+        return False
+    return (from_phone, to_phone, checked_type, checked_status, user_id, parent_user_id, business)
 
 
 def storable_phone(value: str | None) -> str | None:

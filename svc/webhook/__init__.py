@@ -124,6 +124,7 @@ from ._updates import UpdateKind as UpdateKind
 from ._updates import UpdateSource as UpdateSource
 from ._updates import UserIdUpdate as UserIdUpdate
 from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
+from ._updates import read_users as read_users
 
 # --- values inside updates
 from ._values import ButtonContent as ButtonContent
@@ -279,6 +280,7 @@ __all__ = [
     "normalize",
     "parse_envelope",
     "parse_signature_header",
+    "read_users",
     "receive_delivery",
     "safe_detail",
     "update_key",

@@ -64,30 +64,33 @@ def body_hash(body: bytes) -> str:
     return sha256_hex(body)
 
 
-def _identity(update: UpdateBase) -> tuple[str, ...] | None:
-    """The platform's identifying fields of an update, when its kind has them."""
-    kind = update.kind
-    raw = update.raw
-    if kind == "status":
-        return (str(raw.get("id")), str(raw.get("status")))
-    if kind in ("message", "system", "chatOpened"):
-        echo = "echo" if getattr(update, "is_echo", False) else "item"
-        return (echo, str(raw.get("id")))
-    if kind in ("callConnect", "callTerminate", "callStatus"):
-        return (str(raw.get("id")), str(raw.get("event", "")), str(raw.get("status", "")))
-    return None
+_CALL_KINDS: Final = frozenset({"callConnect", "callTerminate", "callStatus"})
 
 
 def update_key(update: UpdateBase) -> str:
     """A stable key of one update, equal however the platform regroups or repeats it.
 
     SHA-256 hex over the business number, the kind and the update's platform
-    ids: message id (echoes apart), status id + status, call id + event +
-    status; for kinds without ids (account, group events, preferences, user-id
-    changes, unknown) the canonical JSON of the item and its change field.
+    ids, joined by NUL: message id (echoes apart), status id + status, call id
+    + event + status; for kinds without ids (account, group events,
+    preferences, user-id changes, unknown) the canonical JSON of the item and
+    its change field. Keys are stored: a golden test pins their values.
     """
-    parts = _identity(update)
-    if parts is None:
-        parts = (update.field, canonical_json(update.raw).decode("utf-8", "surrogatepass"))
-    scope = (update.phone_number_id or "", update.waba_id or "", update.kind, *parts)
-    return sha256_hex("\x00".join(scope).encode("utf-8", "surrogatepass"))
+    kind = update.kind
+    raw = update.raw
+    source = update.source
+    scope = f"{source.phone_number_id or ''}\x00{source.waba_id or ''}\x00{kind}\x00"
+    if kind == "message":
+        echo = "echo" if update.is_echo else "item"  # type: ignore[attr-defined]
+        text = f"{scope}{echo}\x00{raw.get('id')}"
+    elif kind == "status":
+        text = f"{scope}{raw.get('id')}\x00{raw.get('status')}"
+    elif kind == "system" or kind == "chatOpened":
+        text = f"{scope}item\x00{raw.get('id')}"
+    elif kind in _CALL_KINDS:
+        text = f"{scope}{raw.get('id')}\x00{raw.get('event', '')}\x00{raw.get('status', '')}"
+    else:
+        json_text = canonical_json(raw).decode("utf-8", "surrogatepass")
+        text = f"{scope}{source.field}\x00{json_text}"
+    # "surrogatepass" keeps lone surrogates (valid JSON escapes) hashable.
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))

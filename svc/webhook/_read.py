@@ -12,8 +12,9 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
+from ._make import positional_maker
 from ._values import (
     ButtonContent,
     CallSession,
@@ -55,6 +56,8 @@ MAX_TIMESTAMP: Final = 253402300799  # 9999-12-31T23:59:59Z
 _ISO_CACHE: dict[int, str] = {}
 _ISO_CACHE_SIZE = 4096
 _EMPTY: Mapping[str, Any] = {}
+_identity = positional_maker(UserIdentity)
+"""``UserIdentity(wa_id=, user_id=, parent_user_id=, username=, name=)``, positionally."""
 
 
 def read_str(value: Any) -> str | None:
@@ -210,20 +213,36 @@ def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
 # --- user identities ---------------------------------------------------------------
 
 
+UserMemo: TypeAlias = dict[tuple[Any, ...], "UserIdentity | None"]
+"""Identities already read, by their change's ``value`` (its ``id``) and the raw ids given."""
+
+
 def read_user(
     value: Mapping[str, Any],
     wa_id: Any,
     user_id: Any,
     parent_user_id: Any,
     username: Any = None,
+    memo: UserMemo | None = None,
 ) -> UserIdentity | None:
     """The identity an item names, completed from its change's matching ``contacts[]`` entry.
 
     The item's own fields win; a ``contacts[]`` entry that shares one of its
     ids (``wa_id``, ``user_id``, ``parent_user_id``) fills the fields the
     item lacks (and gives ``profile.username``/``profile.name``). ``None``
-    when no id is present at all.
+    when no id is present at all. With a ``memo`` (kept while every ``value``
+    it names is alive) the same ids in the same change are read once.
     """
+    if memo is not None:
+        # Raw values equal as keys read alike: equal strings, or non-strings (all read as None).
+        try:
+            key = (id(value), wa_id, user_id, parent_user_id, username)
+            return memo[key]
+        except KeyError:
+            memo[key] = found = read_user(value, wa_id, user_id, parent_user_id, username)
+            return found
+        except TypeError:  # an unhashable raw value: read it without the memo
+            pass
     # read_id inlined (once per item and per update's ``user``, the projection's hot path).
     wa = wa_id if type(wa_id) is str and is_safe_id(wa_id) else None
     user = user_id if type(user_id) is str and is_safe_id(user_id) else None
@@ -256,17 +275,22 @@ def read_user(
         handle = handle or read_str(profile.get("username"))
         name = read_str(profile.get("name"))
         break
-    return UserIdentity(wa_id=wa, user_id=user, parent_user_id=parent, username=handle, name=name)
+    return _identity(wa, user, parent, handle, name)
 
 
-def contact_user(value: Mapping[str, Any]) -> UserIdentity | None:
+def contact_user(value: Mapping[str, Any], memo: UserMemo | None = None) -> UserIdentity | None:
     """The identity of the change's only ``contacts[]`` entry (``None`` unless exactly one)."""
     contacts = [c for c in read_list(value.get("contacts")) if type(c) is dict]
     if len(contacts) != 1:
         return None
     contact = contacts[0]
     return read_user(
-        value, contact.get("wa_id"), contact.get("user_id"), contact.get("parent_user_id")
+        value,
+        contact.get("wa_id"),
+        contact.get("user_id"),
+        contact.get("parent_user_id"),
+        None,
+        memo,
     )
 
 

@@ -8,7 +8,7 @@ it, so a new kind is added here and in the normalizer only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
@@ -27,6 +27,7 @@ from ._field_updates import (
     UserPreferencesUpdate,
 )
 from ._read import (
+    UserMemo,
     contact_user,
     profile_name,
     read_content,
@@ -80,6 +81,7 @@ __all__ = [
     "UpdateSource",
     "UserIdUpdate",
     "UserPreferencesUpdate",
+    "read_users",
 ]
 
 UpdateKind: TypeAlias = Literal[
@@ -136,21 +138,29 @@ class _MessageItem(UpdateBase):
         matching ``contacts[]`` entry; for an item that names nobody, the
         identity of the change's only ``contacts[]`` entry.
         """
+        return self._user(None)
+
+    def _user(self, memo: UserMemo | None) -> UserIdentity | None:
         raw = self.raw
+        value = self.source.value
         if self.source.field == ECHO_FIELD:
             return read_user(
-                self.source.value,
+                value,
                 raw.get("to"),
                 raw.get("to_user_id"),
                 raw.get("to_parent_user_id"),
+                None,
+                memo,
             )
         user = read_user(
-            self.source.value,
+            value,
             raw.get("from"),
             raw.get("from_user_id"),
             raw.get("from_parent_user_id"),
+            None,
+            memo,
         )
-        return user if user is not None else contact_user(self.source.value)
+        return user if user is not None else contact_user(value, memo)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -296,6 +306,9 @@ class StatusUpdate(UpdateBase):
         completed from the matching ``contacts[]`` entry (failed statuses
         come without ``contacts``).
         """
+        return self._user(None)
+
+    def _user(self, memo: UserMemo | None) -> UserIdentity | None:
         raw = self.raw
         if raw.get("recipient_type") == "group":
             return None
@@ -304,6 +317,8 @@ class StatusUpdate(UpdateBase):
             raw.get("recipient_id"),
             raw.get("recipient_user_id"),
             raw.get("recipient_parent_user_id"),
+            None,
+            memo,
         )
 
     @property
@@ -507,6 +522,22 @@ UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
     "unknown": UnknownUpdate,
 }
 """The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""
+
+
+def read_users(updates: Sequence[Update]) -> list[UserIdentity | None]:
+    """Each update's ``user`` (``None`` for a kind without one), in order.
+
+    Equal to reading ``update.user`` of each, but a user a change names again
+    and again (a batch from one sender, statuses to one recipient) is read
+    from the change once.
+    """
+    memo: UserMemo = {}
+    return [
+        update._user(memo)
+        if isinstance(update, (_MessageItem, StatusUpdate))
+        else getattr(update, "user", None)
+        for update in updates
+    ]
 
 
 # --- the result ------------------------------------------------------------------------

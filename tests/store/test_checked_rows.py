@@ -186,6 +186,67 @@ def test_the_builder_applies_the_stores_own_message_check(
         assert expected is None and builder.seal().messages == ()
 
 
+def _outcome(builder: CheckedRowsBuilder, fields: dict[str, Any]) -> tuple[object, ...]:
+    """What one ``message`` call does: its answer and row, or the refusal's message."""
+    before = len(builder.seal().messages)
+    try:
+        added = builder.message(**fields)
+    except PersistenceValidationError as exc:
+        return ("refused", str(exc))
+    return (added, builder.seal().messages[before:])
+
+
+_VARIANTS = {
+    "row_id": st.sampled_from(["row-2", "r\x00w"]),
+    "wa_message_id": st.sampled_from(["wamid.B", " "]),
+    "direction": st.sampled_from(["outbound", "sideways"]),
+    "type": st.sampled_from(["image", "t" * 65]),
+    "status": st.sampled_from(["sent", "re\nceived"]),
+    "graph_message_id": st.sampled_from(["wamid.A", ""]),
+    "at_ms": st.sampled_from([AT + 1, True]),
+    **{
+        name: st.sampled_from([None, "15550000000", "US.2", " ", "a\x00b", "1" * 65])
+        for name in (
+            "from_phone",
+            "to_phone",
+            "user_id",
+            "parent_user_id",
+            "business_phone_number_id",
+        )
+    },
+}
+"""Each field's other values: fitting, refused or left out; a row changes a few of them."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from(sorted(_VARIANTS)), max_size=3, unique=True).flatmap(
+            lambda names: st.fixed_dictionaries({name: _VARIANTS[name] for name in names})
+        ),
+        max_size=8,
+    )
+)
+def test_rows_sharing_fields_in_one_builder_are_checked_as_each_alone(
+    calls: list[dict[str, Any]],
+) -> None:
+    """A builder checks each set of shared fields once: every later row with the same set
+    gets the answer, the row and the refusal (the same first one) a fresh builder gives."""
+    shared = CheckedRowsBuilder()
+    for changed in calls:
+        fields = _message(**changed)
+        assert _outcome(shared, fields) == _outcome(CheckedRowsBuilder(), fields)
+
+
+def test_an_unhashable_field_is_refused_as_the_store_refuses_it() -> None:
+    builder = CheckedRowsBuilder()
+    with pytest.raises(PersistenceValidationError) as caught:
+        builder.message(**_message(type=["text"]))
+    assert "type" in str(caught.value)
+    assert not builder.message(**_message(from_phone=["1"], user_id=None))
+    assert builder.seal().messages == ()
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     user_id=_FIELD, parent=_FIELD, wa_id=_FIELD, username=_FIELD, status=_FIELD, message_id=_FIELD

@@ -81,8 +81,11 @@ class _Blocker:
         )
 
     def waiters(self) -> int:
+        # pg_locks is cluster-wide: count this database's waiters only (another database's
+        # suite on the same server would otherwise end the wait before this batch waits).
         row = self.conn.execute(
             "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
         ).fetchone()
         assert row is not None
         return int(row[0])
