@@ -279,6 +279,50 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
     assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 0
 
 
+async def test_a_batch_runs_its_marks_before_its_deliveries(pg: Backend) -> None:
+    """Marks and deliveries queued together, a copy arriving before the mark of its update:
+    the marks run first, so the copy finds its update finished (skipped), not in progress.
+    The same calls and answers as SQLite's
+    ``test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call``."""
+    store = await _open(pg)
+    assert pg.url is not None
+    at = T0 + timedelta(seconds=1)
+    answers: dict[str, object] = {}
+
+    async def deliver(name: str, keys: tuple[str, ...]) -> None:
+        answers[name] = await store.record_webhook_updates(
+            event_key=f"ev-{name}", event_hash="h", received_at=at, update_keys=keys
+        )
+
+    async def mark(name: str, keys: tuple[str, ...]) -> None:
+        answers[name] = await store.mark_webhook_updates_handled(update_keys=keys, handled_at=at)
+
+    for i in range(3):
+        await deliver(f"d{i}", (f"u{i}",))
+    async with trio.open_nursery() as nursery:
+        blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+        # Queued in this order behind the blocked batch, so they share the next one.
+        nursery.start_soon(deliver, "copy", ("u0", "u4"))  # a copy of u0, marked below
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m0", ("u0",))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(deliver, "d3", ("u3",))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m12", ("u1", "u2"))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m19", ("u1", "u9"))  # u1 marked before; u9 never claimed
+        await trio.testing.wait_all_tasks_blocked()
+        kinds = [job.hint.kind for job in store._engine._queue]
+        assert kinds == ["delivery", "handled", "delivery", "handled", "handled"]
+        blocker.release()
+    assert answers["m0"] == 1 and answers["m12"] == 2 and answers["m19"] == 0
+    assert answers["d3"] == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("u3",))
+    copy = answers["copy"]
+    assert isinstance(copy, UpdatesRecorded)
+    assert copy.to_run == ("u4",) and copy.in_progress == ()
+    await store.close()
+
+
 # --- the set-based forms equal the single-call operations run in order
 
 
