@@ -313,13 +313,29 @@ class _PgSession:
         return rows[0] if rows else None
 
 
-def _run_phase(
-    conn: psycopg.Connection[Any], session: _PgSession, batch: _Batch, phase: list[_Job[Any]]
-) -> list[tuple[_Job[Any], object]]:
-    """Blocking: one phase of a batch (jobs sorted by key) inside the open transaction.
+_BEGIN_BATCH: Final = (
+    # Every batch statement looks rows up by key: a table scan is never the right plan,
+    # though a young table's statistics (and a generic plan made while it was small) can
+    # make it look cheaper.
+    "BEGIN; SET LOCAL enable_seqscan = off; "
+)
+_NEXT_PHASE: Final = "RELEASE SAVEPOINT svc_group; "
 
-    The set-based forms run together under one savepoint; when that fails (or a
-    caller it serves is cancelled), it rolls back and every job runs alone.
+
+def _run_phase(
+    conn: psycopg.Connection[Any],
+    session: _PgSession,
+    batch: _Batch,
+    phase: list[_Job[Any]],
+    opening: str,
+) -> list[tuple[_Job[Any], object]]:
+    """Blocking: one phase of a batch (jobs sorted by key) inside the transaction.
+
+    ``opening`` (parameterless statements: the batch's BEGIN, or the release of the
+    previous phase's savepoint) goes in one round trip with this phase's savepoint.
+    The set-based forms run together under that savepoint; when that fails (or a
+    caller it serves is cancelled), it rolls back and every job runs alone. The
+    savepoint is left open: the next phase's opening or the COMMIT releases it.
     """
     outcomes: list[tuple[_Job[Any], object]] = []
     alone = [job for job in phase if job.hint.kind not in _SET_BASED]
@@ -328,7 +344,7 @@ def _run_phase(
         | {key for job in phase for key in job.hint.locks}
     )
     # Savepoints are set before jobs count as running: a cancel only ever hits their work.
-    conn.execute("SAVEPOINT svc_group")
+    conn.execute(opening + "SAVEPOINT svc_group")
     grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
     try:
         if locks:
@@ -341,14 +357,12 @@ def _run_phase(
     except (psycopg.Error, _OperationCancelled):
         batch.end(_State.TAKEN, grouped)
         conn.execute("ROLLBACK TO SAVEPOINT svc_group")
-        conn.execute("RELEASE SAVEPOINT svc_group")
         alone = phase
     else:
         done = [(job, result) for job, result in answers if result is not DEFER]
         deferred = [job for job, result in answers if result is DEFER]
         batch.end(_State.EXECUTED, [job for job, _ in done])
         batch.end(_State.TAKEN, deferred)
-        conn.execute("RELEASE SAVEPOINT svc_group")
         outcomes += done
         alone = sorted(alone + deferred, key=lambda job: job.hint.key)
     for job in alone:
@@ -721,24 +735,28 @@ class PgEngine:
         batch: _Batch,
         jobs: list[_Job[Any]],
     ) -> None:
-        """Blocking: one transaction for the whole batch; results count only after COMMIT."""
+        """Blocking: one transaction for the whole batch; results count only after COMMIT.
+
+        The transaction is opened and committed by hand (not ``conn.transaction()``), so
+        its BEGIN shares a round trip with the first phase's savepoint; on an exception the
+        pool's connection context rolls it back before the connection goes back.
+        """
         outcomes: list[tuple[_Job[Any], object]] = []
         with _pooled(pool, batch) as conn:
             batch.attach(conn)
             try:
                 session = _PgSession(conn, batch)
-                with conn.transaction():
-                    # Every batch statement looks rows up by key: a table scan is never the
-                    # right plan, though a young table's statistics (and a generic plan made
-                    # while it was small) can make it look cheaper.
-                    conn.execute("SET LOCAL enable_seqscan = off")
-                    for kinds in _PHASES:
-                        phase = sorted(
-                            (job for job in jobs if job.hint.kind in kinds),
-                            key=lambda job: job.hint.key,
-                        )
-                        if phase:
-                            outcomes += _run_phase(conn, session, batch, phase)
+                opening = _BEGIN_BATCH
+                for kinds in _PHASES:
+                    phase = sorted(
+                        (job for job in jobs if job.hint.kind in kinds),
+                        key=lambda job: job.hint.key,
+                    )
+                    if phase:
+                        outcomes += _run_phase(conn, session, batch, phase, opening)
+                        opening = _NEXT_PHASE
+                if opening is _NEXT_PHASE:
+                    conn.execute("COMMIT")
             finally:
                 batch.attach(None)
         for job, result in outcomes:

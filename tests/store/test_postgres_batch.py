@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -157,6 +158,45 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
     assert claims == {i: Claimed() for i in range(20)}
     assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 20
     assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 1
+
+
+async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
+    pg: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exception that is not the driver's, raised in the batch's last phase, rolls the
+    whole transaction back (the claims of the earlier phase are not stored) and the
+    connection goes back to the pool idle: the pool has nothing to roll back."""
+    store = await _open(pg)
+    assert pg.url is not None
+    outcomes: list[str] = []
+
+    async def call(hint: BatchHint) -> None:
+        try:
+            await store._call("claim_failed", lambda s: None, write=True, batch=hint)
+        except PersistenceError as exc:
+            outcomes.append(exc.code)
+        except TypeError:
+            outcomes.append("TypeError")
+
+    with caplog.at_level(logging.DEBUG, logger="psycopg.pool"):
+        async with trio.open_nursery() as nursery:
+            blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+            for i in range(3):
+                claim = BatchHint(kind="claim", key=f"k{i}", args=(f"k{i}", "h", 1))
+                nursery.start_soon(call, claim)
+            # A pause whose arguments are no row: its set-based form raises TypeError.
+            nursery.start_soon(call, BatchHint(kind="pause", key="t", args=5))  # type: ignore[arg-type]
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(store._engine._queue) == 4
+            await trio.to_thread.run_sync(blocker.release)
+    assert sorted(outcomes) == ["TypeError", "claim_failed", "claim_failed", "claim_failed"]
+    assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 0
+    assert not [r for r in caplog.records if "rolling back" in r.getMessage()]
+    assert (
+        await store.claim_service_request(idempotency_key="k9", request_hash="h", created_at=T0)
+        == Claimed()
+    )
+    await store.close()
 
 
 @pytest.mark.slow
