@@ -198,19 +198,32 @@ class _Job(Generic[T]):
         self.cancelled = False
         self.holds_slot = False
         self.batch: _Batch | None = None
-        self.done = anyio.Event()
-        self.wake = anyio.Event()  # done, or promoted to drain the queue
+        self.done = False  # settled: its batch ended (committed or not), or it never ran
+        # Made only by a caller that waits in the queue (not by a draining one): set once
+        # the job is done, or promoted to drain the queue.
+        self.wake: anyio.Event | None = None
         self.result: T | None = None
         self.ok = False  # set only once COMMIT has succeeded
         self.error: Exception | None = None  # the call's own non-driver exception
 
+    def settle(self) -> None:
+        """Mark the job done and wake its caller if it waits in the queue."""
+        self.state, self.done = _State.SETTLED, True
+        if self.wake is not None:
+            self.wake.set()
+
 
 class _Batch:
-    """The jobs of one transaction; the lock orders their state changes against cancels."""
+    """The jobs of one transaction; the lock orders their state changes against cancels.
 
-    __slots__ = ("_conn", "_current", "_lock", "lost")
+    ``finished`` is set once the batch has ended and every job of it is done: the
+    one event its callers wait on for the COMMIT.
+    """
+
+    __slots__ = ("_conn", "_current", "_lock", "finished", "lost")
 
     def __init__(self) -> None:
+        self.finished = anyio.Event()
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._current: list[_Job[Any]] = []
@@ -609,6 +622,7 @@ class PgEngine:
             self._drainers += 1
             job.holds_slot = True
         else:
+            job.wake = anyio.Event()
             try:
                 await job.wake.wait()
             except anyio.get_cancelled_exc_class():
@@ -633,7 +647,8 @@ class PgEngine:
             if not queued.holds_slot:
                 queued.holds_slot = True
                 self._drainers += 1
-                queued.wake.set()
+                if queued.wake is not None:
+                    queued.wake.set()
 
     async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: _Job[Any]) -> None:
         """Run batches from the head of the queue until ``own`` is in one, then wait for it."""
@@ -644,9 +659,8 @@ class PgEngine:
                 if self._unreachable:
                     # An earlier batch lost the server: the rest fail now, not one timeout each.
                     for job in jobs:
-                        job.state, job.error = _State.SETTLED, self._refuse(job.code)
-                        job.done.set()
-                        job.wake.set()
+                        job.error = self._refuse(job.code)
+                        job.settle()
                     continue
                 batch = _Batch()
                 for job in jobs:
@@ -655,9 +669,9 @@ class PgEngine:
                 await self._run_batch(current, batch, jobs, own)
         finally:
             self._release_slot(own)
-        if not own.done.is_set():
+        if not own.done and own.batch is not None:
             try:
-                await own.done.wait()
+                await own.batch.finished.wait()
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await self._abandon(own)
@@ -671,7 +685,7 @@ class PgEngine:
         own: _Job[Any],
     ) -> None:
         """Run one batch in a worker thread (shielded: the others depend on it)."""
-        finished = anyio.Event()
+        finished = batch.finished
         failure: list[Exception] = []
 
         async def run_thread() -> None:
@@ -687,9 +701,7 @@ class PgEngine:
                 finally:
                     self._note(batch)
                     for job in jobs:
-                        job.state = _State.SETTLED
-                        job.done.set()
-                        job.wake.set()
+                        job.settle()
                     finished.set()
 
         async with anyio.create_task_group() as tg:
@@ -719,15 +731,15 @@ class PgEngine:
                 self._release_slot(job)
             return
         batch = job.batch
-        while batch is not None and not job.done.is_set():
+        while batch is not None and not job.done:
             state = await anyio.to_thread.run_sync(batch.cancel, job)
             if state in (_State.TAKEN, _State.SETTLED):
                 return
             if state is _State.EXECUTED:
-                await job.done.wait()
+                await batch.finished.wait()
                 return
             with anyio.move_on_after(_CANCEL_RETRY_SECONDS):
-                await job.done.wait()
+                await batch.finished.wait()
 
     def _batch_in_thread(
         self,
