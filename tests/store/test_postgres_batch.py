@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ from svc.store import (
     _broadcasts,
     _ops,
 )
+from svc.store import _validate as check
 from svc.store._batch import DEFER, BatchHint
 from svc.store._pg_engine import _Operation, _PgSession
 
@@ -442,6 +444,18 @@ def _seeded_outcomes(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(seed=SEED, batch=BATCH)
+@example(  # two new rows share a message id whose status events were logged before them
+    seed=[("status", ("wamid.a", "delivered", 1000)), ("status", ("wamid.a", "read", 2000))],
+    batch=(
+        "message",
+        [
+            check.message(message(1, wa="wamid.a")),
+            check.message(
+                replace(message(2, wa="wamid.a"), direction="inbound", from_phone="15550001111")
+            ),
+        ],
+    ),
+)
 def test_set_based_forms_equal_single_calls_in_commit_order(
     migrated_conn: Any, seed: list[Any], batch: tuple[str, list[Any]]
 ) -> None:
