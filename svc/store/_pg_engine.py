@@ -12,10 +12,10 @@ connection goes back to the pool healthy before the cancellation propagates.
 The hot writes (messages, status events, webhook events, whole webhook
 deliveries, claims, completions) are group-committed: calls that queue up while
 a batch runs share the next transaction. Their locks are taken in one global
-order (marks of handled updates, advisory locks, claims, webhook events, each
-sorted by key), most calls of a kind run as one set-based statement, and
-everything else (and a set-based statement that fails) runs call by call, each
-under its own savepoint, so a failing call fails alone. A caller hears of success only after
+order (advisory locks, then claims, then webhook events, each sorted by key),
+most calls of a kind run as one set-based statement, and everything else (and a
+set-based statement that fails) runs call by call, each under its own
+savepoint, so a failing call fails alone. A caller hears of success only after
 COMMIT.
 
 While the server is out of reach, calls fail at once (see ``_ensure_pool``).
@@ -142,16 +142,18 @@ _MAX_BATCH: Final = 256
 _MAX_DRAINERS: Final = 1
 """How many group-commit batches of one store may run at once (each on its own connection)."""
 _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
-    ("handled",),
     ("message", "status", "delivery"),
     ("claim", "complete"),
     ("event",),
+    ("handled",),
     ("pause",),
 )
 """Batch order: every batch takes its locks in this order, so batches never deadlock.
 
-Marks of handled updates go first (as on SQLite): a copy of a delivery in the same batch
-as the mark of its updates finds them finished (skipped), not in progress."""
+Marks of handled updates go last (SQLite runs them first): a mark holds its update keys'
+rows until COMMIT, and a copy of that update in another instance's batch waits on it while
+holding its own batch's locks, so marks first made two instances deadlock on each other's
+copies. A copy in the same batch as the mark of its update is answered in progress."""
 _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
     "message": _batch.record_messages,
     "status": _batch.append_message_statuses,

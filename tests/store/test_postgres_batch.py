@@ -321,11 +321,11 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
     assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 0
 
 
-async def test_a_batch_runs_its_marks_before_its_deliveries(pg: Backend) -> None:
+async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None:
     """Marks and deliveries queued together, a copy arriving before the mark of its update:
-    the marks run first, so the copy finds its update finished (skipped), not in progress.
-    The same calls and answers as SQLite's
-    ``test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call``."""
+    unlike SQLite (``test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call``, the
+    same calls), the deliveries run first, so the copy finds its update in progress. Marks
+    first made two instances deadlock on each other's copies (see ``_PHASES``)."""
     store = await _open(pg)
     assert pg.url is not None
     at = T0 + timedelta(seconds=1)
@@ -361,7 +361,7 @@ async def test_a_batch_runs_its_marks_before_its_deliveries(pg: Backend) -> None
     assert answers["d3"] == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("u3",))
     copy = answers["copy"]
     assert isinstance(copy, UpdatesRecorded)
-    assert copy.to_run == ("u4",) and copy.in_progress == ()
+    assert copy.to_run == ("u4",) and copy.in_progress == ("u0",)
     await store.close()
 
 
