@@ -34,7 +34,7 @@ from ._records import (
     UpdatesRecorded,
     WebhookEventResult,
 )
-from ._session import Session
+from ._session import Row, Session
 from ._status import apply_status_events, fold_statuses
 from ._validate import IdentityArgs
 
@@ -328,24 +328,25 @@ def record_messages(
         chosen.append(i)
     columns = _columns([items[i] for i in chosen])
     returning = _ops._MESSAGE_COLUMNS if records else "row_id, wa_message_id, status, updated_at"
-    inserted = {
-        row[0]: row
-        for row in s.fetchall(
-            f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
-            " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
-            " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
-            f" ?::text[]) ON CONFLICT DO NOTHING RETURNING {returning}",
-            columns,
-        )
-    }
-    events: dict[str, list[tuple[str, int]]] = {}
-    if inserted:
-        for wa_message_id, status, at in s.fetchall(
-            "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events"
-            " WHERE wa_message_id = ANY(?::text[]) ORDER BY wa_message_id, occurred_at, id",
-            ([row[1] for row in inserted.values()],),
-        ):
-            events.setdefault(wa_message_id, []).append((status, int(at)))
+    width = len(returning.split(","))
+    inserted: dict[object, Row] = {}
+    events: dict[object, list[tuple[str, int]]] = {}  # by row id, in log order
+    # One statement inserts the rows and reads the status events logged before them: the
+    # join reads the statement's snapshot, which holds every such event (the caller holds
+    # the advisory locks of these message ids, so none can be logged meanwhile).
+    for joined in s.fetchall(
+        f"WITH i AS (INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})"
+        " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[],"
+        " ?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
+        f" ?::text[]) ON CONFLICT DO NOTHING RETURNING {returning})"
+        " SELECT i.*, e.status, e.occurred_at FROM i"
+        " LEFT JOIN svc_message_status_events AS e ON e.wa_message_id = i.wa_message_id"
+        " ORDER BY e.occurred_at, e.id",
+        columns,
+    ):
+        inserted.setdefault(joined[0], joined[:width])
+        if joined[width] is not None:
+            events.setdefault(joined[0], []).append((joined[width], int(joined[width + 1])))
     results: list[object] = [DEFER] * len(items)
     changed: list[tuple[object, str, int]] = []
     for i in chosen:
@@ -353,11 +354,11 @@ def record_messages(
         if row is None:
             continue
         if records:
-            results[i] = _ops.reconcile_inserted(s, row, events.get(row[1], []))
+            results[i] = _ops.reconcile_inserted(s, row, events.get(row[0], []))
             continue
         results[i] = True
-        if row[1] in events:
-            status, ms = fold_statuses(str(row[2]), int(row[3]), iter(events[row[1]]))
+        if row[0] in events:
+            status, ms = fold_statuses(str(row[2]), int(row[3]), iter(events[row[0]]))
             if (status, ms) != (row[2], int(row[3])):
                 changed.append((row[0], status, ms))
     if changed:

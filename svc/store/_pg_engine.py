@@ -148,7 +148,12 @@ _PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
     ("handled",),
     ("pause",),
 )
-"""Batch order: every batch takes its locks in this order, so batches never deadlock."""
+"""Batch order: every batch takes its locks in this order, so batches never deadlock.
+
+Marks of handled updates go last (SQLite runs them first): a mark holds its update keys'
+rows until COMMIT, and a copy of that update in another instance's batch waits on it while
+holding its own batch's locks, so marks first made two instances deadlock on each other's
+copies. A copy in the same batch as the mark of its update is answered in progress."""
 _SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
     "message": _batch.record_messages,
     "status": _batch.append_message_statuses,
@@ -195,19 +200,32 @@ class _Job(Generic[T]):
         self.cancelled = False
         self.holds_slot = False
         self.batch: _Batch | None = None
-        self.done = anyio.Event()
-        self.wake = anyio.Event()  # done, or promoted to drain the queue
+        self.done = False  # settled: its batch ended (committed or not), or it never ran
+        # Made only by a caller that waits in the queue (not by a draining one): set once
+        # the job is done, or promoted to drain the queue.
+        self.wake: anyio.Event | None = None
         self.result: T | None = None
         self.ok = False  # set only once COMMIT has succeeded
         self.error: Exception | None = None  # the call's own non-driver exception
 
+    def settle(self) -> None:
+        """Mark the job done and wake its caller if it waits in the queue."""
+        self.state, self.done = _State.SETTLED, True
+        if self.wake is not None:
+            self.wake.set()
+
 
 class _Batch:
-    """The jobs of one transaction; the lock orders their state changes against cancels."""
+    """The jobs of one transaction; the lock orders their state changes against cancels.
 
-    __slots__ = ("_conn", "_current", "_lock", "lost")
+    ``finished`` is set once the batch has ended and every job of it is done: the
+    one event its callers wait on for the COMMIT.
+    """
+
+    __slots__ = ("_conn", "_current", "_lock", "finished", "lost")
 
     def __init__(self) -> None:
+        self.finished = anyio.Event()
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._current: list[_Job[Any]] = []
@@ -310,13 +328,29 @@ class _PgSession:
         return rows[0] if rows else None
 
 
-def _run_phase(
-    conn: psycopg.Connection[Any], session: _PgSession, batch: _Batch, phase: list[_Job[Any]]
-) -> list[tuple[_Job[Any], object]]:
-    """Blocking: one phase of a batch (jobs sorted by key) inside the open transaction.
+_BEGIN_BATCH: Final = (
+    # Every batch statement looks rows up by key: a table scan is never the right plan,
+    # though a young table's statistics (and a generic plan made while it was small) can
+    # make it look cheaper.
+    "BEGIN; SET LOCAL enable_seqscan = off; "
+)
+_NEXT_PHASE: Final = "RELEASE SAVEPOINT svc_group; "
 
-    The set-based forms run together under one savepoint; when that fails (or a
-    caller it serves is cancelled), it rolls back and every job runs alone.
+
+def _run_phase(
+    conn: psycopg.Connection[Any],
+    session: _PgSession,
+    batch: _Batch,
+    phase: list[_Job[Any]],
+    opening: str,
+) -> list[tuple[_Job[Any], object]]:
+    """Blocking: one phase of a batch (jobs sorted by key) inside the transaction.
+
+    ``opening`` (parameterless statements: the batch's BEGIN, or the release of the
+    previous phase's savepoint) goes in one round trip with this phase's savepoint.
+    The set-based forms run together under that savepoint; when that fails (or a
+    caller it serves is cancelled), it rolls back and every job runs alone. The
+    savepoint is left open: the next phase's opening or the COMMIT releases it.
     """
     outcomes: list[tuple[_Job[Any], object]] = []
     alone = [job for job in phase if job.hint.kind not in _SET_BASED]
@@ -325,7 +359,7 @@ def _run_phase(
         | {key for job in phase for key in job.hint.locks}
     )
     # Savepoints are set before jobs count as running: a cancel only ever hits their work.
-    conn.execute("SAVEPOINT svc_group")
+    conn.execute(opening + "SAVEPOINT svc_group")
     grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
     try:
         if locks:
@@ -338,14 +372,12 @@ def _run_phase(
     except (psycopg.Error, _OperationCancelled):
         batch.end(_State.TAKEN, grouped)
         conn.execute("ROLLBACK TO SAVEPOINT svc_group")
-        conn.execute("RELEASE SAVEPOINT svc_group")
         alone = phase
     else:
         done = [(job, result) for job, result in answers if result is not DEFER]
         deferred = [job for job, result in answers if result is DEFER]
         batch.end(_State.EXECUTED, [job for job, _ in done])
         batch.end(_State.TAKEN, deferred)
-        conn.execute("RELEASE SAVEPOINT svc_group")
         outcomes += done
         alone = sorted(alone + deferred, key=lambda job: job.hint.key)
     for job in alone:
@@ -592,6 +624,7 @@ class PgEngine:
             self._drainers += 1
             job.holds_slot = True
         else:
+            job.wake = anyio.Event()
             try:
                 await job.wake.wait()
             except anyio.get_cancelled_exc_class():
@@ -616,7 +649,8 @@ class PgEngine:
             if not queued.holds_slot:
                 queued.holds_slot = True
                 self._drainers += 1
-                queued.wake.set()
+                if queued.wake is not None:
+                    queued.wake.set()
 
     async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: _Job[Any]) -> None:
         """Run batches from the head of the queue until ``own`` is in one, then wait for it."""
@@ -627,9 +661,8 @@ class PgEngine:
                 if self._unreachable:
                     # An earlier batch lost the server: the rest fail now, not one timeout each.
                     for job in jobs:
-                        job.state, job.error = _State.SETTLED, self._refuse(job.code)
-                        job.done.set()
-                        job.wake.set()
+                        job.error = self._refuse(job.code)
+                        job.settle()
                     continue
                 batch = _Batch()
                 for job in jobs:
@@ -638,9 +671,9 @@ class PgEngine:
                 await self._run_batch(current, batch, jobs, own)
         finally:
             self._release_slot(own)
-        if not own.done.is_set():
+        if not own.done and own.batch is not None:
             try:
-                await own.done.wait()
+                await own.batch.finished.wait()
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     await self._abandon(own)
@@ -654,7 +687,7 @@ class PgEngine:
         own: _Job[Any],
     ) -> None:
         """Run one batch in a worker thread (shielded: the others depend on it)."""
-        finished = anyio.Event()
+        finished = batch.finished
         failure: list[Exception] = []
 
         async def run_thread() -> None:
@@ -670,9 +703,7 @@ class PgEngine:
                 finally:
                     self._note(batch)
                     for job in jobs:
-                        job.state = _State.SETTLED
-                        job.done.set()
-                        job.wake.set()
+                        job.settle()
                     finished.set()
 
         async with anyio.create_task_group() as tg:
@@ -702,15 +733,15 @@ class PgEngine:
                 self._release_slot(job)
             return
         batch = job.batch
-        while batch is not None and not job.done.is_set():
+        while batch is not None and not job.done:
             state = await anyio.to_thread.run_sync(batch.cancel, job)
             if state in (_State.TAKEN, _State.SETTLED):
                 return
             if state is _State.EXECUTED:
-                await job.done.wait()
+                await batch.finished.wait()
                 return
             with anyio.move_on_after(_CANCEL_RETRY_SECONDS):
-                await job.done.wait()
+                await batch.finished.wait()
 
     def _batch_in_thread(
         self,
@@ -718,24 +749,28 @@ class PgEngine:
         batch: _Batch,
         jobs: list[_Job[Any]],
     ) -> None:
-        """Blocking: one transaction for the whole batch; results count only after COMMIT."""
+        """Blocking: one transaction for the whole batch; results count only after COMMIT.
+
+        The transaction is opened and committed by hand (not ``conn.transaction()``), so
+        its BEGIN shares a round trip with the first phase's savepoint; on an exception the
+        pool's connection context rolls it back before the connection goes back.
+        """
         outcomes: list[tuple[_Job[Any], object]] = []
         with _pooled(pool, batch) as conn:
             batch.attach(conn)
             try:
                 session = _PgSession(conn, batch)
-                with conn.transaction():
-                    # Every batch statement looks rows up by key: a table scan is never the
-                    # right plan, though a young table's statistics (and a generic plan made
-                    # while it was small) can make it look cheaper.
-                    conn.execute("SET LOCAL enable_seqscan = off")
-                    for kinds in _PHASES:
-                        phase = sorted(
-                            (job for job in jobs if job.hint.kind in kinds),
-                            key=lambda job: job.hint.key,
-                        )
-                        if phase:
-                            outcomes += _run_phase(conn, session, batch, phase)
+                opening = _BEGIN_BATCH
+                for kinds in _PHASES:
+                    phase = sorted(
+                        (job for job in jobs if job.hint.kind in kinds),
+                        key=lambda job: job.hint.key,
+                    )
+                    if phase:
+                        outcomes += _run_phase(conn, session, batch, phase, opening)
+                        opening = _NEXT_PHASE
+                if opening is _NEXT_PHASE:
+                    conn.execute("COMMIT")
             finally:
                 batch.attach(None)
         for job, result in outcomes:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +28,7 @@ from svc.store import (
     _broadcasts,
     _ops,
 )
+from svc.store import _validate as check
 from svc.store._batch import DEFER, BatchHint
 from svc.store._pg_engine import _Operation, _PgSession
 
@@ -162,6 +165,45 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
     assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 1
 
 
+async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
+    pg: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exception that is not the driver's, raised in the batch's last phase, rolls the
+    whole transaction back (the claims of the earlier phase are not stored) and the
+    connection goes back to the pool idle: the pool has nothing to roll back."""
+    store = await _open(pg)
+    assert pg.url is not None
+    outcomes: list[str] = []
+
+    async def call(hint: BatchHint) -> None:
+        try:
+            await store._call("claim_failed", lambda s: None, write=True, batch=hint)
+        except PersistenceError as exc:
+            outcomes.append(exc.code)
+        except TypeError:
+            outcomes.append("TypeError")
+
+    with caplog.at_level(logging.DEBUG, logger="psycopg.pool"):
+        async with trio.open_nursery() as nursery:
+            blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+            for i in range(3):
+                claim = BatchHint(kind="claim", key=f"k{i}", args=(f"k{i}", "h", 1))
+                nursery.start_soon(call, claim)
+            # A pause whose arguments are no row: its set-based form raises TypeError.
+            nursery.start_soon(call, BatchHint(kind="pause", key="t", args=5))  # type: ignore[arg-type]
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(store._engine._queue) == 4
+            await trio.to_thread.run_sync(blocker.release)
+    assert sorted(outcomes) == ["TypeError", "claim_failed", "claim_failed", "claim_failed"]
+    assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 0
+    assert not [r for r in caplog.records if "rolling back" in r.getMessage()]
+    assert (
+        await store.claim_service_request(idempotency_key="k9", request_hash="h", created_at=T0)
+        == Claimed()
+    )
+    await store.close()
+
+
 @pytest.mark.slow
 async def test_32_concurrent_writes_are_32_rows_visible_from_a_fresh_connection(
     pg: Backend,
@@ -282,6 +324,50 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
     assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 0
 
 
+async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None:
+    """Marks and deliveries queued together, a copy arriving before the mark of its update:
+    unlike SQLite (``test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call``, the
+    same calls), the deliveries run first, so the copy finds its update in progress. Marks
+    first made two instances deadlock on each other's copies (see ``_PHASES``)."""
+    store = await _open(pg)
+    assert pg.url is not None
+    at = T0 + timedelta(seconds=1)
+    answers: dict[str, object] = {}
+
+    async def deliver(name: str, keys: tuple[str, ...]) -> None:
+        answers[name] = await store.record_webhook_updates(
+            event_key=f"ev-{name}", event_hash="h", received_at=at, update_keys=keys
+        )
+
+    async def mark(name: str, keys: tuple[str, ...]) -> None:
+        answers[name] = await store.mark_webhook_updates_handled(update_keys=keys, handled_at=at)
+
+    for i in range(3):
+        await deliver(f"d{i}", (f"u{i}",))
+    async with trio.open_nursery() as nursery:
+        blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
+        # Queued in this order behind the blocked batch, so they share the next one.
+        nursery.start_soon(deliver, "copy", ("u0", "u4"))  # a copy of u0, marked below
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m0", ("u0",))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(deliver, "d3", ("u3",))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m12", ("u1", "u2"))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(mark, "m19", ("u1", "u9"))  # u1 marked before; u9 never claimed
+        await trio.testing.wait_all_tasks_blocked()
+        kinds = [job.hint.kind for job in store._engine._queue]
+        assert kinds == ["delivery", "handled", "delivery", "handled", "handled"]
+        blocker.release()
+    assert answers["m0"] == 1 and answers["m12"] == 2 and answers["m19"] == 0
+    assert answers["d3"] == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("u3",))
+    copy = answers["copy"]
+    assert isinstance(copy, UpdatesRecorded)
+    assert copy.to_run == ("u4",) and copy.in_progress == ("u0",)
+    await store.close()
+
+
 # --- the set-based forms equal the single-call operations run in order
 
 
@@ -361,6 +447,18 @@ def _seeded_outcomes(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(seed=SEED, batch=BATCH)
+@example(  # two new rows share a message id whose status events were logged before them
+    seed=[("status", ("wamid.a", "delivered", 1000)), ("status", ("wamid.a", "read", 2000))],
+    batch=(
+        "message",
+        [
+            check.message(message(1, wa="wamid.a")),
+            check.message(
+                replace(message(2, wa="wamid.a"), direction="inbound", from_phone="15550001111")
+            ),
+        ],
+    ),
+)
 def test_set_based_forms_equal_single_calls_in_commit_order(
     migrated_conn: Any, seed: list[Any], batch: tuple[str, list[Any]]
 ) -> None:
