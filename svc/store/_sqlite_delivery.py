@@ -50,6 +50,7 @@ _UPDATE_WIDTH: Final = 5
 _RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
 _HANDLED_WIDTH: Final = 2
+_MAX_IN: Final = 512
 
 
 def record_webhook_delivery(
@@ -119,7 +120,12 @@ def _record_update_keys(
     """``_ops.record_update_keys`` of every delivery, in order: each key's first claim goes
     to the database (insert the new keys, reclaim lapsed unfinished ones, read the rest),
     its later claims settle in memory (``settle_claims``) and a later reclaim is written
-    back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``."""
+    back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``.
+
+    The stored keys (usually the fewer) are read first, in the caller's transaction, so
+    the new keys' insert and the lapsed claims' update return no rows: each returned row
+    is a step on which the writer thread takes the GIL again.
+    """
     rows: list[ClaimRow] = [
         (update_key, item[0], item[2], item[7], index)
         for index, item in enumerate(deliveries)
@@ -129,41 +135,36 @@ def _record_update_keys(
     for row in rows:
         first.setdefault(row[0], row)
     finished = finished_claims(deliveries)
-    new: set[str] = set()
-    for chunk in _chunks(list(first.values()), _UPDATE_WIDTH):
-        new.update(
-            str(row[0])
-            for row in s.fetchall(
-                "INSERT INTO svc_webhook_updates"
-                " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
-                + ",".join(["(?,?,?,?,?)"] * len(chunk))
-                + " ON CONFLICT DO NOTHING RETURNING update_key",
-                [
-                    value
-                    for row in chunk
-                    for value in (
-                        row[0],
-                        row[1],
-                        row[2],
-                        row[2],
-                        row[2] if (row[4], row[0]) in finished else None,
-                    )
-                ],
-            )
+    known = _stored_claims(s, list(first))
+    fresh = [row for key, row in first.items() if key not in known]
+    for chunk in _chunks(fresh, _UPDATE_WIDTH):
+        s.run(
+            "INSERT INTO svc_webhook_updates"
+            " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
+            + ",".join(["(?,?,?,?,?)"] * len(chunk)),
+            [
+                value
+                for row in chunk
+                for value in (
+                    row[0],
+                    row[1],
+                    row[2],
+                    row[2],
+                    row[2] if (row[4], row[0]) in finished else None,
+                )
+            ],
         )
-    known = [(row[0], row[2], row[3]) for row in first.values() if row[0] not in new]
-    reclaimed = _update_claims(s, known, "claimed_at <= v.column3")
+    new = {row[0] for row in fresh}
+    lapsed = [
+        (key, first[key][2], first[key][3])
+        for key, at in known.items()
+        if at is not None and at <= first[key][3]
+    ]
+    reclaimed = {key for key, _, _ in lapsed}
+    if lapsed:
+        _reclaim(s, lapsed)
     claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
-    rest = [key for key, _, _ in known if key not in reclaimed]
-    for part in _chunks(rest, 1):
-        claimed.update(
-            (str(key), None if handled is not None else int(at))
-            for key, at, handled in s.fetchall(
-                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
-                f" WHERE update_key IN {in_list(part)}",
-                part,
-            )
-        )
+    claimed.update((key, at) for key, at in known.items() if key not in reclaimed)
     stored = dict(claimed)  # the claim times in the database now
     answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished)
     unwritten: set[str] = set()
@@ -181,9 +182,43 @@ def _record_update_keys(
     return answers
 
 
+def _stored_claims(s: Session, keys: Sequence[str]) -> dict[str, int | None]:
+    """The claim time of each of ``keys`` already stored, None where it is finished.
+
+    Each ``IN`` list is padded to a power of two by repeating its last key (membership
+    is unchanged), so one statement reads up to ``_MAX_IN`` keys with a handful of texts.
+    """
+    found: dict[str, int | None] = {}
+    for start in range(0, len(keys), _MAX_IN):
+        part = list(keys[start : start + _MAX_IN])
+        part += part[-1:] * ((1 << (len(part) - 1).bit_length()) - len(part))
+        found.update(
+            (str(key), None if handled is not None else int(at))
+            for key, at, handled in s.fetchall(
+                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
+                f" WHERE update_key IN {in_list(part)}",
+                part,
+            )
+        )
+    return found
+
+
+def _reclaim(s: Session, rows: Sequence[tuple[str, int, int]]) -> None:
+    """Set each ``(key, claim time, cutoff)`` row's claim time: the caller read in this
+    transaction that the key is unfinished and its claim lapsed (the guard repeats it)."""
+    for chunk in _chunks(rows, _RECLAIM_WIDTH):
+        s.run(
+            "UPDATE svc_webhook_updates SET claimed_at = v.column2 FROM (VALUES "
+            + ",".join(["(?,?,?)"] * len(chunk))
+            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL"
+            " AND claimed_at <= v.column3",
+            [value for row in chunk for value in row],
+        )
+
+
 def _update_claims(s: Session, rows: Sequence[tuple[str, int, int | None]], guard: str) -> set[str]:
     """Set each unfinished ``(key, claim time, v.column3)`` row's claim time where ``guard``
-    holds (a lapsed claim: ``claimed_at <= cutoff``; a write-back: the claim time read)."""
+    holds (a write-back: the claim time read); answers the keys set."""
     done: set[str] = set()
     for chunk in _chunks(rows, _RECLAIM_WIDTH):
         done.update(

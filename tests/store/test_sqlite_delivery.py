@@ -285,3 +285,80 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
         ).fetchone() == ("read",)
     finally:
         conn.execute("ROLLBACK")
+
+
+def test_update_keys_return_only_the_stored_keys(conn: sqlite3.Connection) -> None:
+    """A batch's update keys are claimed with one read of the keys already stored (their
+    rows the only ones returned) and an insert and a reclaim that return none: each
+    returned row is a step on which the writer thread retakes the GIL. The answers still
+    tell new, lapsed, busy and finished keys apart, and a key finished on arrival is
+    inserted handled."""
+    at = 1_763_720_130_000
+    conn.execute("BEGIN")
+    try:
+        session = _SqliteSession(conn)
+        early = tuple(f"u{i}" for i in range(6))
+        recent = tuple(f"u{i}" for i in range(6, 10))
+        _sqlite_delivery.record_webhook_deliveries(
+            session,
+            [
+                ("ev-1", "h", at, (), (), (), early, at),
+                ("ev-2", "h", at + 100, (), (), (), recent, at + 100),
+            ],
+        )
+        assert _sqlite_delivery.mark_webhook_updates_handled(session, [(early[:3], at + 1)]) == [3]
+        keys = tuple(f"u{i}" for i in range(20))
+        counting = _RowsReturned(conn)
+        result = _sqlite_delivery.record_webhook_deliveries(
+            counting, [("ev-3", "h", at + 200, (), (), (), keys, at + 50, ("u19",))]
+        )[0]
+        assert isinstance(result, UpdatesRecorded)
+        assert result.to_run == (*early[3:], *keys[10:])
+        assert result.in_progress == recent
+        read = (
+            "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates WHERE update_key IN"
+        )
+        assert counting.rows[read] == 10
+        assert counting.rows["INSERT INTO svc_webhook_updates"] == 0
+        assert counting.rows["UPDATE svc_webhook_updates"] == 0
+        stored = dict(
+            conn.execute("SELECT update_key, claimed_at FROM svc_webhook_updates").fetchall()
+        )
+        assert stored == {
+            **dict.fromkeys(early[:3], at),
+            **dict.fromkeys((*early[3:], *keys[10:]), at + 200),
+            **dict.fromkeys(recent, at + 100),
+        }
+        handled = conn.execute(
+            "SELECT update_key, handled_at FROM svc_webhook_updates WHERE handled_at IS NOT NULL"
+        ).fetchall()
+        assert sorted(handled) == sorted([*((key, at + 1) for key in early[:3]), ("u19", at + 200)])
+    finally:
+        conn.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 100, 512, 513, 1500])
+def test_stored_claims_reads_every_key_in_padded_runs(conn: sqlite3.Connection, count: int) -> None:
+    """The stored keys' read pads each ``IN`` list to a power of two and still finds each
+    stored key once, over the run cap too."""
+    at = 1_763_720_130_000
+    keys = [f"k{i}" for i in range(count)]
+    conn.execute("BEGIN")
+    try:
+        conn.executemany(
+            "INSERT INTO svc_webhook_updates"
+            " (update_key, event_key, received_at, claimed_at, handled_at) VALUES (?,?,?,?,?)",
+            [
+                (key, "ev", at, at + i, at if i % 3 == 0 else None)
+                for i, key in enumerate(keys[::2])
+            ],
+        )
+        texts: list[str] = []  # each statement as run, its values in place
+        conn.set_trace_callback(texts.append)
+        found = _sqlite_delivery._stored_claims(_SqliteSession(conn), keys)
+        conn.set_trace_callback(None)
+        assert found == {key: None if i % 3 == 0 else at + i for i, key in enumerate(keys[::2])}
+        assert len(texts) == -(-count // 512)
+        assert all(text.count("'k") in {1 << n for n in range(10)} for text in texts)
+    finally:
+        conn.execute("ROLLBACK")
