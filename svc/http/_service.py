@@ -78,13 +78,11 @@ from ._store_calls import (
     StoreCall,
     checked_rows_store,
     completion_call,
-    finished_keys_store,
     identities_call,
     identity_change_call,
     record_message_call,
     status_call,
     takes_checked_rows,
-    takes_finished_keys,
 )
 from ._telemetry import Telemetry
 from ._update_rules import (
@@ -150,9 +148,8 @@ class Service:
             for name in ("record_webhook_updates", "mark_webhook_updates_handled")
         )
         self._checked_rows = self._update_calls and takes_checked_rows(store)
-        """Whether the store takes the projection as ``CheckedRows`` (checked once, here)."""
-        self._finished_keys = self._checked_rows and takes_finished_keys(store)
-        """Whether the store records the updates with no work finished (one trip for them)."""
+        """Whether the store takes the projection as ``CheckedRows`` (checked once, here) and
+        records the updates with no work finished (one trip for them)."""
         self.local_runs = LocalRuns()
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
@@ -228,7 +225,7 @@ class Service:
         keys = [update_key(update) for update in updates] if self.store is not None else []
         finished = (
             keys_without_work(updates, keys, self.facade, self.update_hooks)
-            if self._finished_keys
+            if self._checked_rows
             else []
         )
         to_run: set[str] | None = None  # None: no store, every update runs
@@ -392,8 +389,8 @@ class Service:
             return to_run, projection.changes
 
         async def record(store: PersistenceStore, project: bool) -> set[str]:
-            if self._finished_keys:
-                recorded = await finished_keys_store(store).record_webhook_updates(
+            if self._checked_rows:
+                recorded = await checked_rows_store(store).record_webhook_updates(
                     event_key=key,
                     event_hash=digest,
                     received_at=received_at,
@@ -401,17 +398,6 @@ class Service:
                     rows=projection.rows if project else None,
                     claim_lease_ms=self.update_claim_lease_ms,
                     finished_keys=finished,
-                )
-                busy.update(recorded.in_progress)
-                return set(recorded.to_run)
-            if self._checked_rows and project:
-                recorded = await checked_rows_store(store).record_webhook_updates(
-                    event_key=key,
-                    event_hash=digest,
-                    received_at=received_at,
-                    update_keys=keys,
-                    rows=projection.rows,
-                    claim_lease_ms=self.update_claim_lease_ms,
                 )
                 busy.update(recorded.in_progress)
                 return set(recorded.to_run)

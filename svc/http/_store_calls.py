@@ -20,39 +20,22 @@ from ._projection import IdentityChange
 
 __all__ = [
     "CheckedRowsStore",
-    "FinishedKeysStore",
     "StoreCall",
     "checked_rows_store",
     "completion_call",
-    "finished_keys_store",
     "identities_call",
     "identity_change_call",
     "record_message_call",
     "status_call",
     "takes_checked_rows",
-    "takes_finished_keys",
 ]
 
 StoreCall = Callable[[PersistenceStore], Awaitable[object]]
 
 
 class CheckedRowsStore(Protocol):
-    """A store whose ``record_webhook_updates`` takes the projection as ``CheckedRows``."""
-
-    async def record_webhook_updates(
-        self,
-        *,
-        event_key: str,
-        event_hash: str,
-        received_at: datetime,
-        update_keys: Sequence[str] = (),
-        claim_lease_ms: int = 60_000,
-        rows: CheckedRows | None = None,
-    ) -> UpdatesRecorded: ...
-
-
-class FinishedKeysStore(Protocol):
-    """A ``CheckedRowsStore`` that also records the updates with no work finished."""
+    """A store whose ``record_webhook_updates`` takes the projection as ``CheckedRows`` and
+    records the updates with no work finished (``finished_keys``)."""
 
     async def record_webhook_updates(
         self,
@@ -80,23 +63,14 @@ def _takes_keyword(store: PersistenceStore | None, name: str) -> bool:
 
 
 def takes_checked_rows(store: PersistenceStore | None) -> bool:
-    """Whether ``store.record_webhook_updates`` takes ``rows`` (both adapters' checked form)."""
-    return _takes_keyword(store, "rows")
-
-
-def takes_finished_keys(store: PersistenceStore | None) -> bool:
-    """Whether ``store.record_webhook_updates`` takes ``finished_keys`` (both adapters do)."""
-    return _takes_keyword(store, "finished_keys")
+    """Whether ``store.record_webhook_updates`` takes ``rows`` and ``finished_keys`` (both
+    adapters' checked form: one trip for a delivery without work)."""
+    return _takes_keyword(store, "rows") and _takes_keyword(store, "finished_keys")
 
 
 def checked_rows_store(store: PersistenceStore) -> CheckedRowsStore:
     """``store`` as ``CheckedRowsStore`` (the caller asked ``takes_checked_rows`` first)."""
     return cast(CheckedRowsStore, store)
-
-
-def finished_keys_store(store: PersistenceStore) -> FinishedKeysStore:
-    """``store`` as ``FinishedKeysStore`` (the caller asked ``takes_finished_keys`` first)."""
-    return cast(FinishedKeysStore, store)
 
 
 def record_message_call(record: MessageRecord) -> StoreCall:

@@ -22,6 +22,7 @@ from ._batch_kinds import (
     DeliveryArgs,
     event_answers,
     finished_claims,
+    finished_marks,
     first_of_each_key,
     settle_claims,
     unwritten_claims_busy,
@@ -234,11 +235,7 @@ def _record_update_keys(
         }
         unwritten = later.keys() - written
         unwritten_claims_busy(answers, rows, first, unwritten)
-    marks = [
-        ((key,), at)
-        for key, at in done.items()
-        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
-    ]
+    marks = finished_marks(done, unwritten, new, first, finished)
     if marks:
         mark_webhook_updates_handled(s, marks)
     return answers

@@ -20,6 +20,7 @@ __all__ = [
     "DeliveryArgs",
     "event_answers",
     "finished_claims",
+    "finished_marks",
     "first_of_each_key",
     "settle_claims",
     "unwritten_claims_busy",
@@ -150,6 +151,22 @@ def settle_claims(
         else:
             answers[(index, key)] = CLAIM_BUSY
     return answers, later, done
+
+
+def finished_marks(
+    done: dict[str, int],
+    unwritten: Collection[str],
+    new: Collection[str],
+    first: dict[str, ClaimRow],
+    finished: Collection[tuple[int, str]],
+) -> list[tuple[tuple[str, ...], int]]:
+    """The ``(keys, at)`` marks the keys ``settle_claims`` marked handled still need: not a
+    new key inserted finished by its first claim, nor one whose write-back was not written."""
+    return [
+        ((key,), at)
+        for key, at in done.items()
+        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
+    ]
 
 
 def unwritten_claims_busy(
