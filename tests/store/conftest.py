@@ -28,6 +28,38 @@ _schema_numbers = itertools.count(1)
 AnyStore = SqliteStore | PostgresStore
 
 
+def message_row(
+    row_id: str,
+    wa_message_id: str,
+    *,
+    at: int,
+    direction: str = "inbound",
+    from_phone: str | None = None,
+    to_phone: str | None = None,
+    status: str = "received",
+    user_id: str | None = None,
+    parent_user_id: str | None = None,
+    business_phone_number_id: str | None = None,
+) -> tuple[object, ...]:
+    """A checked text message row in the store's column order, created and updated at ``at``
+    (epoch ms), as the set-based forms take it."""
+    return (
+        row_id,
+        wa_message_id,
+        direction,
+        from_phone,
+        to_phone,
+        "text",
+        status,
+        None,
+        at,
+        at,
+        user_id,
+        parent_user_id,
+        business_phone_number_id,
+    )
+
+
 def migrated_sqlite_file(path: Path) -> Path:
     """``path`` as a SQLite file migrated to the current schema (for tests that open it raw)."""
 

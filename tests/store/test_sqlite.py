@@ -27,7 +27,7 @@ from svc.store import (
 )
 from svc.store._batch_kinds import BatchHint
 
-from .conftest import T0
+from .conftest import T0, message_row
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -372,20 +372,8 @@ def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
 def _delivery_hint(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> BatchHint:
     """A checked delivery of one inbound message, as ``record_webhook_updates`` hands it over."""
     at = 1_763_720_130_000 + i
-    message = (
-        f"row-{i}",
-        f"wamid.{i}",
-        direction,
-        "15551234567",
-        None,
-        "text",
-        "received",
-        None,
-        at,
-        at,
-        None,
-        None,
-        None,
+    message = message_row(
+        f"row-{i}", f"wamid.{i}", at=at, direction=direction, from_phone="15551234567"
     )
     item = (f"ev-{i}", "h", at, (message,), (), (), keys, at - 60_000)
     return BatchHint(kind="delivery", key=f"ev-{i}", args=item)

@@ -16,7 +16,7 @@ from svc.store._batch_kinds import DEFER
 from svc.store._sqlite import _SqliteSession
 
 from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, fresh_row_ids
-from .conftest import migrated_sqlite_file
+from .conftest import message_row, migrated_sqlite_file
 
 # Row ids may repeat across messages here: the set-based insert must skip a
 # conflicting row exactly where the call-by-call form does.
@@ -24,6 +24,14 @@ DELIVERIES = deliveries(max_updates=12, max_deliveries=4)
 # Deliveries queued together, as the group commit merges them: fresh row ids per message,
 # as the HTTP layer makes them (the platform id pair is what repeats).
 QUEUED = deliveries(max_updates=4, max_deliveries=8).map(fresh_row_ids)
+
+
+_EQUIVALENCE = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+"""The equivalence tests' settings (function-scoped fixtures: each example rolls back)."""
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +57,7 @@ def _outcome(
     )
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@_EQUIVALENCE
 @given(seed=SEED, deliveries=DELIVERIES)
 def test_set_based_delivery_equals_the_call_by_call_form(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
@@ -71,20 +75,14 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     result."""
     at = 1_763_720_130_000
     messages = tuple(
-        (
+        message_row(
             f"row-{i}",
             f"wamid.{i % 200}",
-            "inbound",
-            "1555" if i % 3 else None,
-            None,
-            "text",
-            "received",
-            None,
-            at,
-            at,
-            f"US.{i}",
-            "US.ENT.1" if i % 2 else None,
-            "106540352242922" if i % 4 else None,
+            at=at,
+            from_phone="1555" if i % 3 else None,
+            user_id=f"US.{i}",
+            parent_user_id="US.ENT.1" if i % 2 else None,
+            business_phone_number_id="106540352242922" if i % 4 else None,
         )
         for i in range(250)
     )
@@ -129,11 +127,7 @@ def _outcome_together(
     return answers, tables
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(_EQUIVALENCE, max_examples=200)
 @given(seed=SEED, deliveries=QUEUED)
 def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
@@ -144,11 +138,7 @@ def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     assert len(merged[0]) == len(deliveries)
 
 
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@_EQUIVALENCE
 @given(seed=SEED, items=HANDLED_ITEMS)
 def test_marks_merged_into_one_call_equal_them_one_by_one(
     conn: sqlite3.Connection, seed: list[Any], items: list[Any]
@@ -224,22 +214,7 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
     With an event logged for one of the messages, the insert returns the rows to fold."""
     at = 1_763_720_130_000
     messages = tuple(
-        (
-            f"row-{i}",
-            f"wamid.{i}",
-            "inbound",
-            "1555",
-            None,
-            "text",
-            "received",
-            None,
-            at,
-            at,
-            None,
-            None,
-            None,
-        )
-        for i in range(20)
+        message_row(f"row-{i}", f"wamid.{i}", at=at, from_phone="1555") for i in range(20)
     )
     keys = tuple(f"u{i}" for i in range(20))
     delivery = ("ev-1", "h", at, messages, (), (), keys, at)
@@ -258,20 +233,13 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
         ).fetchone() == (20,)
         _ops.append_message_status(session, "wamid.3", "read", at + 5)
         later = tuple(
-            (
+            message_row(
                 f"row-b{i}",
                 f"wamid.{i}",
-                "outbound",
-                None,
-                "1555",
-                "text",
-                "sent",
-                None,
-                at,
-                at,
-                None,
-                None,
-                None,
+                at=at,
+                direction="outbound",
+                to_phone="1555",
+                status="sent",
             )
             for i in range(3, 5)
         )
