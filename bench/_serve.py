@@ -107,15 +107,22 @@ def pywa_app(*, secret: str) -> Any:
 
 
 def open_store(
-    kind: str, *, sqlite_path: str | None, pg_url: str | None, pg_schema: str | None
+    kind: str,
+    *,
+    sqlite_path: str | None,
+    pg_url: str | None,
+    pg_schema: str | None,
+    sqlite_writer: str = "process",
 ) -> Any:
+    """The store ``svc serve`` would open (a SQLite file's hot writes in the writer process,
+    as ``svc serve --sqlite-writer`` defaults to)."""
     from svc.store import PostgresStore, SqliteStore
 
     if kind == "none":
         return None
     if kind == "sqlite":
         assert sqlite_path is not None
-        return SqliteStore(sqlite_path)
+        return SqliteStore(sqlite_path, writer=sqlite_writer)
     assert pg_url is not None
     return PostgresStore(pg_url, schema=pg_schema)
 
@@ -218,6 +225,7 @@ def main() -> None:
     parser.add_argument("--sqlite-path")
     parser.add_argument("--pg-url")
     parser.add_argument("--pg-schema")
+    parser.add_argument("--sqlite-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--base-url", default="https://graph.facebook.com")
     args = parser.parse_args()
     if args.kind == "fakegraph":
@@ -226,7 +234,11 @@ def main() -> None:
         serve_trio(lambda _store: ceiling_app, args.port, None)
     elif args.kind == "svc":
         store = open_store(
-            args.store, sqlite_path=args.sqlite_path, pg_url=args.pg_url, pg_schema=args.pg_schema
+            args.store,
+            sqlite_path=args.sqlite_path,
+            pg_url=args.pg_url,
+            pg_schema=args.pg_schema,
+            sqlite_writer=args.sqlite_writer,
         )
         serve_trio(
             lambda s: svc_app(

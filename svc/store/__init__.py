@@ -59,6 +59,7 @@ from ._retention import run_retention as run_retention
 from ._row_ids import new_row_id as new_row_id
 from ._row_ids import new_row_ids as new_row_ids
 from ._sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
+from ._sqlite import SQLITE_WRITERS as SQLITE_WRITERS
 from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
@@ -81,6 +82,7 @@ __all__ = [
     "OUTBOX_LEASE_MS",
     "SCHEMA_VERSION",
     "SQLITE_SYNCHRONOUS_MODES",
+    "SQLITE_WRITERS",
     "STATUS_RANKS",
     "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",

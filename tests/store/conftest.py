@@ -1,4 +1,5 @@
-"""Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file`` and ``postgres``.
+"""Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file``,
+``sqlite-process`` (a file whose hot writes run in the writer process) and ``postgres``.
 
 PostgreSQL is real: ``SVC_TEST_POSTGRES_URL`` names the server. Unset -> the
 PostgreSQL cases skip with a reason; set but unreachable -> they fail. Each
@@ -21,8 +22,9 @@ from svc.store import PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix
 
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
-ADAPTERS = ["sqlite-memory", "sqlite-file", "postgres"]
-PERSISTENT_ADAPTERS = ["sqlite-file", "postgres"]
+ADAPTERS = ["sqlite-memory", "sqlite-file", "sqlite-process", "postgres"]
+PERSISTENT_ADAPTERS = ["sqlite-file", "sqlite-process", "postgres"]
+SQLITE_FILES = ("sqlite-file", "sqlite-process")
 
 _schema_numbers = itertools.count(1)
 AnyStore = SqliteStore | PostgresStore
@@ -96,9 +98,10 @@ class Backend:
         store: AnyStore
         if self.kind == "sqlite-memory":
             store = SqliteStore(":memory:")
-        elif self.kind == "sqlite-file":
+        elif self.kind in SQLITE_FILES:
             assert self.path is not None
-            store = SqliteStore(self.path)
+            writer = "process" if self.kind == "sqlite-process" else "thread"
+            store = SqliteStore(self.path, writer=writer)
         else:
             assert self.url is not None
             store = PostgresStore(self.url, schema=self.schema, min_size=1, max_size=10)
@@ -107,7 +110,7 @@ class Backend:
 
     def raw_sql(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Run SQL directly on the database (files and PostgreSQL only)."""
-        if self.kind == "sqlite-file":
+        if self.kind in SQLITE_FILES:
             import sqlite3
 
             assert self.path is not None
@@ -139,7 +142,7 @@ def _backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backe
         url = request.getfixturevalue("postgres_url")
         prefix = request.getfixturevalue("postgres_run_prefix")
         return Backend(kind, path=None, url=url, schema=f"{prefix}_{next(_schema_numbers)}")
-    path = tmp_path / "store.sqlite3" if kind == "sqlite-file" else None
+    path = tmp_path / "store.sqlite3" if kind in SQLITE_FILES else None
     return Backend(kind, path=path, url=None, schema=None)
 
 

@@ -23,7 +23,7 @@ from svc.store import (
     _identity,
 )
 from svc.store._identity import merge_identity
-from svc.store._sqlite import _SqliteSession
+from svc.store._sqlite_run import SqliteSession
 
 from ._strategies import IDENTITIES
 from .conftest import T0, AnyStore, Backend, migrated_sqlite_file
@@ -521,7 +521,7 @@ def identity_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _identity_table(path: Path, seed: list[Any], items: list[Any], form: Any) -> list[Any]:
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        session = _SqliteSession(conn)
+        session = SqliteSession(conn)
         conn.execute("BEGIN")
         try:
             for args in seed:

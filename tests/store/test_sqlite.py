@@ -454,19 +454,19 @@ async def test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call(tmp_p
     """Deliveries and marks of handled updates queued together, interleaved as callers
     arrive, run as two set-based calls, marks first; each call keeps its own answer, and a
     copy of a delivery finds the updates marked in its batch finished."""
-    from svc.store import _ops, _sqlite
+    from svc.store import _ops, _sqlite_run
 
     store = SqliteStore(tmp_path / "order.db")
     await store.migrate()
     statements: list[str] = []
 
-    def job(hint: BatchHint) -> _sqlite._Job[Any]:
+    def job(hint: BatchHint) -> _sqlite_run.Job[Any]:
         fn: Any = (
             (lambda s: _batch.record_webhook_delivery(s, hint.args))  # type: ignore[arg-type]
             if hint.kind == "delivery"
             else (lambda s: _ops.mark_webhook_updates_handled(s, *hint.args))  # type: ignore[arg-type]
         )
-        return _sqlite._Job(fn=fn, write=True, code="outbox_failed", hint=hint)
+        return _sqlite_run.Job(fn=fn, write=True, code="outbox_failed", hint=hint)
 
     def mark(keys: tuple[str, ...]) -> BatchHint:
         return BatchHint(kind="handled", key=min(keys), args=(keys, 1_763_720_200_000))

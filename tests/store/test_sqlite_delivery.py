@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from svc.store import UpdatesRecorded, _ops, _sqlite_delivery
 from svc.store._batch_kinds import DEFER
-from svc.store._sqlite import _SqliteSession
+from svc.store._sqlite_run import SqliteSession
 
 from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, fresh_row_ids
 from .conftest import message_row, migrated_sqlite_file
@@ -103,7 +103,7 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     assert len(set_based[0][0].to_run) == 400
 
 
-def _merged(session: _SqliteSession, deliveries: list[Any]) -> list[Any]:
+def _merged(session: SqliteSession, deliveries: list[Any]) -> list[Any]:
     """What ``SqliteStore`` does with consecutive deliveries of one batch: one set-based
     call, which answers every delivery (none is deferred to run alone)."""
     answers = _sqlite_delivery.record_webhook_deliveries(session, deliveries)
@@ -115,7 +115,7 @@ def _outcome_together(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any], form: Any
 ) -> tuple[list[Any], list[list[Any]]]:
     """Seed, then all the calls through ``form`` at once; answers and tables (rolled back)."""
-    session = _SqliteSession(conn)
+    session = SqliteSession(conn)
     conn.execute("BEGIN")
     try:
         for kind, args in seed:
@@ -218,7 +218,7 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
     )
     keys = tuple(f"u{i}" for i in range(20))
     delivery = ("ev-1", "h", at, messages, (), (), keys, at)
-    session = _SqliteSession(conn)
+    session = SqliteSession(conn)
     conn.execute("BEGIN")
     try:
         counting = _RowsReturned(conn)
@@ -264,7 +264,7 @@ def test_update_keys_return_only_the_stored_keys(conn: sqlite3.Connection) -> No
     at = 1_763_720_130_000
     conn.execute("BEGIN")
     try:
-        session = _SqliteSession(conn)
+        session = SqliteSession(conn)
         early = tuple(f"u{i}" for i in range(6))
         recent = tuple(f"u{i}" for i in range(6, 10))
         _sqlite_delivery.record_webhook_deliveries(
@@ -323,7 +323,7 @@ def test_stored_claims_reads_every_key_in_padded_runs(conn: sqlite3.Connection, 
         )
         texts: list[str] = []  # each statement as run, its values in place
         conn.set_trace_callback(texts.append)
-        found = _sqlite_delivery._stored_claims(_SqliteSession(conn), keys)
+        found = _sqlite_delivery._stored_claims(SqliteSession(conn), keys)
         conn.set_trace_callback(None)
         assert found == {key: None if i % 3 == 0 else at + i for i, key in enumerate(keys[::2])}
         assert len(texts) == -(-count // 512)
