@@ -75,6 +75,9 @@ class ServePlan:
     """Bodies one worker reads at once (``create_app(max_pending_bodies=...)``)."""
     sqlite_synchronous: str = "full"
     """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
+    sqlite_writer: str = "thread"
+    """``SqliteStore(writer=...)`` for a file (``svc serve`` passes ``process``); an in-memory
+    database keeps its writes on the thread."""
     access_log: bool = False
     retention_seconds: float | None = None
     """``--retention``: prune records older than this many seconds, at start and hourly."""
@@ -122,11 +125,16 @@ async def open_store(plan: ServePlan) -> PersistenceStore | None:
         sqlite_path=plan.sqlite_path,
         postgres_dsn=plan.postgres_dsn,
         sqlite_synchronous=plan.sqlite_synchronous,
+        sqlite_writer=plan.sqlite_writer,
     )
 
 
 async def open_store_at(
-    *, sqlite_path: str | None, postgres_dsn: str | None, sqlite_synchronous: str = "full"
+    *,
+    sqlite_path: str | None,
+    postgres_dsn: str | None,
+    sqlite_synchronous: str = "full",
+    sqlite_writer: str = "thread",
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
@@ -137,7 +145,8 @@ async def open_store_at(
     store: PersistenceStore
     try:
         if sqlite_path is not None:
-            store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous)
+            writer = "thread" if sqlite_path == ":memory:" else sqlite_writer
+            store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous, writer=writer)
         else:
             assert postgres_dsn is not None
             store = PostgresStore(postgres_dsn)

@@ -56,6 +56,13 @@ __all__ = ["serve"]
     help="SQLite sync at every commit (full, default) or at checkpoints (normal, faster).",
 )
 @click.option(
+    "--sqlite-writer",
+    type=click.Choice(["process", "thread"]),
+    default="process",
+    help="Where SQLite webhook writes run: a writer process beside the server (process, "
+    "default) or the server's own thread.",
+)
+@click.option(
     "--access-log", is_flag=True, help="One line per request: method, route, status, duration."
 )
 @click.option(
@@ -90,6 +97,7 @@ def serve(
     body_read_timeout: str,
     max_pending_bodies: str,
     sqlite_synchronous: str,
+    sqlite_writer: str,
     access_log: bool,
     retention: str | None,
     broadcast_rate: str | None,
@@ -218,6 +226,7 @@ def serve(
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
+        sqlite_writer=sqlite_writer,
         access_log=access_log,
         retention_seconds=retention_seconds,
         test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),

@@ -200,7 +200,10 @@ class WriterProcess:
             pumped.set()
 
     async def ready(self) -> None:
-        """Start the child unless it runs; ``WriterUnavailable`` if it cannot start."""
+        """Start the child unless it runs (again, if it has exited since);
+        ``WriterUnavailable`` if it cannot start."""
+        if self._ready and self._proc is not None and self._proc.returncode is not None:
+            await self.lose()
         while not self._ready:
             if self._starting is not None:
                 await self._starting.wait()
@@ -223,7 +226,7 @@ class WriterProcess:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=None,
+                stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
         except OSError:
@@ -341,19 +344,19 @@ def _alone(kind: BatchKind, args: tuple[object, ...]) -> Callable[[Session], obj
 
 
 def _outcomes(jobs: list[Job[Any]]) -> bytes:
-    """The batch's answer frame; an error that does not pickle becomes the pessimistic one."""
-    outcomes: list[Outcome] = [(job.ok, job.result, job.error) for job in jobs]
+    """The batch's answer frame; an error that does not survive pickling becomes the
+    pessimistic one (``None``), so the parent can always read the frame."""
+    return _frame([(job.ok, job.result, _portable(job.error)) for job in jobs])
+
+
+def _portable(error: Exception | None) -> Exception | None:
+    if error is None:
+        return None
     try:
-        return _frame(outcomes)
-    except Exception:  # noqa: BLE001 -- only the unpicklable errors are dropped
-        kept: list[Outcome] = []
-        for ok, result, error in outcomes:
-            try:
-                pickle.dumps(error, protocol=_PROTOCOL)
-            except Exception:  # noqa: BLE001
-                error = None
-            kept.append((ok, result, error))
-        return _frame(kept)
+        pickle.loads(pickle.dumps(error, protocol=_PROTOCOL))  # noqa: S301 -- our own bytes
+    except Exception:  # noqa: BLE001 -- any failure: the caller gets the pessimistic error
+        return None
+    return error
 
 
 def _batches(sock: socket.socket, inbox: _Inbox) -> Iterator[list[object]]:

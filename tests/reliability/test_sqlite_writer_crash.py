@@ -1,0 +1,83 @@
+"""``kill -9`` of ``svc serve`` on SQLite leaves no writer process behind, and a restart on
+the same file records and answers as before.
+
+``svc serve`` runs a SQLite file's webhook writes in a writer process
+(``--sqlite-writer process``, the default). The writer ends when the server's end of
+their socket closes, which the kernel does for a killed server too.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
+
+from .conftest import inbound_text, start_live
+
+pytestmark = pytest.mark.slow
+
+
+def _children(pid: int) -> list[int]:
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie its new parent has not reaped yet (it runs no code either way)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def _post(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
+    with served.client() as client:
+        return client.post(
+            "/webhooks/whatsapp",
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-Hub-Signature-256": sign(body=body, secret=secret),
+            },
+        )
+
+
+def test_kill9_of_the_server_ends_its_sqlite_writer(
+    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
+) -> None:
+    project = make_project(tmp_path, graph.url)
+    secret = project.secrets["SVC_APP_SECRET"]
+    served = start_live(captured, project, "--database", "svc.db")
+    serving.append(served)
+    first = inbound_text("wamid.W1", "before the crash")
+    assert _post(served, secret, first).status_code == 200
+    (writer,) = _children(served.process.pid)
+    served.process.send_signal(signal.SIGKILL)
+    assert served.process.wait(timeout=30) == -9
+    deadline = time.monotonic() + 10
+    while not _ended(writer):
+        assert time.monotonic() < deadline, "the writer process outlived its server by 10 s"
+        time.sleep(0.01)
+    served.close()
+
+    again = start_live(captured, project, "--database", "svc.db")
+    serving.append(again)
+    assert len(_children(again.process.pid)) == 1
+    second = inbound_text("wamid.W2", "after the restart")
+    assert _post(again, secret, second).status_code == 200
+    assert _post(again, secret, first).status_code == 200  # a redelivery: recorded once
+    with again.client() as client:
+        listed = client.get("/api/messages", headers={"Authorization": f"Bearer {project.bearer}"})
+    assert listed.status_code == 200
+    ids = sorted(m["waMessageId"] for m in json.loads(listed.text)["items"])
+    assert ids == ["wamid.W1", "wamid.W2"]
