@@ -113,11 +113,11 @@ class WriterProcess:
 
     __slots__ = (
         "_config",
+        "_idle",
         "_inbox",
         "_inflight",
         "_outbox",
         "_proc",
-        "_pumped",
         "_pumping",
         "_ready",
         "_sock",
@@ -136,7 +136,8 @@ class WriterProcess:
         self._inflight: collections.deque[Job[Any]] = collections.deque()
         """Jobs sent and not yet answered, in the order the child answers them."""
         self._pumping = False
-        self._pumped: anyio.Event | None = None
+        self._idle: anyio.Event | None = None
+        """Set once no job is in flight any more (``aclose`` waits for it)."""
 
     async def run(self, job: Job[Any]) -> None:
         """Send ``job`` (a merged kind's) and wait until the child has answered it or is lost.
@@ -168,15 +169,15 @@ class WriterProcess:
     async def _until_finished(self, job: Job[Any]) -> None:
         while not job.finished:
             if self._pumping:
-                if self._pumped is None:
-                    self._pumped = anyio.Event()
-                await self._pumped.wait()
+                job.done = anyio.Event()
+                await job.done.wait()
             else:
                 with anyio.CancelScope(shield=True):
                     await self._pump(job)
 
     async def _pump(self, own: Job[Any]) -> None:
-        """Read answers, finishing the jobs in order, until ``own`` is finished."""
+        """Read answers, finishing the jobs in order (and waking each), until ``own`` is
+        finished; then wake the oldest job still waiting, which reads on."""
         self._pumping = True
         try:
             while not own.finished:
@@ -186,18 +187,21 @@ class WriterProcess:
                     await self.lose()
                     break
                 for ok, result, error in outcomes:
-                    job = self._inflight.popleft()
-                    job.ok, job.result, job.error = ok, result, error
-                    job.finished = True
-                self._wake()
+                    self._finish(self._inflight.popleft(), ok, result, error)
         finally:
             self._pumping = False
-            self._wake()
+            if self._inflight and self._inflight[0].done is not None:
+                self._inflight[0].done.set()
+            elif not self._inflight and self._idle is not None:
+                self._idle.set()
+                self._idle = None
 
-    def _wake(self) -> None:
-        pumped, self._pumped = self._pumped, None
-        if pumped is not None:
-            pumped.set()
+    @staticmethod
+    def _finish(job: Job[Any], ok: bool, result: object, error: Exception | None) -> None:
+        job.ok, job.result, job.error = ok, result, error
+        job.finished = True
+        if job.done is not None:
+            job.done.set()
 
     async def ready(self) -> None:
         """Start the child unless it runs (again, if it has exited since);
@@ -296,10 +300,11 @@ class WriterProcess:
     async def lose(self) -> None:
         """Drop the connection and reap the child (killed if it still runs); every job
         sent and not answered finishes with its pessimistic error."""
-        for job in self._inflight:
-            job.finished = True
-        self._inflight.clear()
-        self._wake()
+        while self._inflight:
+            self._finish(self._inflight.popleft(), False, None, None)
+        if self._idle is not None:
+            self._idle.set()
+            self._idle = None
         await self._close(kill=True)
 
     async def aclose(self) -> None:
@@ -308,9 +313,8 @@ class WriterProcess:
         with anyio.CancelScope(shield=True):
             while self._inflight and self._sock is not None:
                 if self._pumping:
-                    if self._pumped is None:
-                        self._pumped = anyio.Event()
-                    await self._pumped.wait()
+                    self._idle = self._idle or anyio.Event()
+                    await self._idle.wait()
                 else:
                     await self._pump(self._inflight[-1])
         await self._close(kill=False)
