@@ -19,7 +19,6 @@ import collections
 import contextlib
 import math
 import pickle
-import select
 import signal
 import socket
 import sqlite3
@@ -51,8 +50,10 @@ _READ_SIZE: Final = 1 << 16
 _MAX_BATCH: Final = 256
 _LINGER_SECONDS: Final = 0.004
 _LINGER_FRAMES: Final = 16
+_LINGER_NAP: Final = 0.0005
 """While callers are concurrent (the last batch held more than one job), a batch waits up
-to ``_LINGER_SECONDS`` for up to ``_LINGER_FRAMES`` jobs (``_linger``)."""
+to ``_LINGER_SECONDS`` for up to ``_LINGER_FRAMES`` jobs, looking every ``_LINGER_NAP``
+seconds (``_linger``)."""
 _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
@@ -404,12 +405,17 @@ def _read_held(sock: socket.socket, inbox: _Inbox, closed: bool) -> bool:
 def _linger(sock: socket.socket, inbox: _Inbox, batch: list[object], closed: bool) -> bool:
     """Group-commit delay: add frames to ``batch`` until it holds ``_LINGER_FRAMES`` or
     ``_LINGER_SECONDS`` have passed. Each commit costs a fixed part (the transaction, the
-    WAL sync, each statement of the set-based forms) that a bigger batch shares."""
+    WAL sync, each statement of the set-based forms) that a bigger batch shares.
+
+    It naps rather than waits on the socket: a frame written to a child blocked on its
+    socket costs the writer a wake-up of the child, in the event loop's time.
+    """
     deadline = time.monotonic() + _LINGER_SECONDS
     while len(batch) < _LINGER_FRAMES and not closed:
         left = deadline - time.monotonic()
-        if left <= 0 or not select.select([sock], [], [], left)[0]:
+        if left <= 0:
             break
+        time.sleep(min(_LINGER_NAP, left))
         closed = _read_held(sock, inbox, closed)
         batch += inbox.take(_MAX_BATCH - len(batch))
     return closed
