@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -572,7 +572,8 @@ def _run_workers(plan: ServePlan) -> int:
 
 
 async def _migrate_only(plan: ServePlan) -> None:
-    store = await open_store(plan)
+    # On the thread: the workers' stores run the writer processes; this one only migrates.
+    store = await open_store(replace(plan, sqlite_writer="thread"))
     await close_store(store, plan.store_close_timeout)
 
 

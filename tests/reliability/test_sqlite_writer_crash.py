@@ -81,3 +81,14 @@ def test_kill9_of_the_server_ends_its_sqlite_writer(
     assert listed.status_code == 200
     ids = sorted(m["waMessageId"] for m in json.loads(listed.text)["items"])
     assert ids == ["wamid.W1", "wamid.W2"]
+
+
+def test_sqlite_writer_thread_keeps_the_writes_in_the_server(
+    tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
+) -> None:
+    project = make_project(tmp_path, graph.url)
+    secret = project.secrets["SVC_APP_SECRET"]
+    served = start_live(captured, project, "--database", "svc.db", "--sqlite-writer", "thread")
+    serving.append(served)
+    assert _post(served, secret, inbound_text("wamid.T1", "on the thread")).status_code == 200
+    assert _children(served.process.pid) == []
