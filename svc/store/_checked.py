@@ -143,8 +143,8 @@ class CheckedRowsBuilder:
         """Each set of a row's shared fields as given, and what checking it gave (once each)."""
         self._statuses: list[StatusArgs] = []
         self._identities: dict[IdentityArgs, None] = {}
-        self._seen: dict[tuple[object, ...], bool] = {}
-        """Each sighting as given, and whether it was added (values are checked once)."""
+        self._seen: dict[tuple[object, ...], _UserNames | Literal[False]] = {}
+        """Each user's names as given, and as checked (False: none the store could key by)."""
 
     def message(
         self,
@@ -289,25 +289,26 @@ class CheckedRowsBuilder:
         at_ms: int,
     ) -> bool:
         """Add a sighting seen at ``at_ms`` (once); False if it names no BSUID or wa_id."""
-        given = (user_id, parent_user_id, wa_id, username, at_ms)
-        known = self._seen.get(given)
-        if known is not None:  # a delivery names its users again and again: check each once
-            return known
-        fit = check.fit
-        user_id = fit(user_id, check.USER_ID_MAX)
-        wa_id = fit(wa_id, check.PHONE_MAX)
-        added = user_id is not None or wa_id is not None
-        if added:
-            sighting = (
+        given = (user_id, parent_user_id, wa_id, username)
+        names = self._seen.get(given)
+        if names is None:  # a delivery names its users again and again: check each once
+            fit = check.fit
+            user_id = fit(user_id, check.USER_ID_MAX)
+            wa_id = fit(wa_id, check.PHONE_MAX)
+            names = (user_id is not None or wa_id is not None) and (
                 user_id,
                 fit(parent_user_id, check.USER_ID_MAX),
                 wa_id,
                 fit(username, check.USERNAME_MAX),
-                check.epoch_ms(at_ms, "last_seen_at"),
             )
-            self._identities.setdefault(sighting, None)
-        self._seen[given] = added
-        return added
+            self._seen[given] = names
+        if names is False:
+            return False
+        user, parent, phone, name = names
+        self._identities.setdefault(
+            (user, parent, phone, name, check.epoch_ms(at_ms, "last_seen_at")), None
+        )
+        return True
 
     def seal(self) -> CheckedRows:
         """The rows built so far, as the store's trusted form."""
@@ -316,6 +317,8 @@ class CheckedRowsBuilder:
         )
 
 
+_UserNames = tuple[str | None, str | None, str | None, str | None]
+"""A sighting's checked user_id, parent_user_id, wa_id and username."""
 _SharedFields = tuple[str | None, str | None, str, str, str | None, str | None, str | None]
 """A row's checked shared fields: from and to phone, type, status, BSUIDs, business number."""
 
