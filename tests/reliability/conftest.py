@@ -34,6 +34,7 @@ from tests._support import (
     ServeProcess,
     drop_run_schemas,
     new_run_prefix,
+    sign,
     start_serve,
     with_search_path,
 )
@@ -74,6 +75,19 @@ def start_live(
         env={"SVC_LIVE_ENABLE": "1", "SVC_YES_LIVE": "1", **(env or {})},
         secrets_used=project.used(),
     )
+
+
+def post_webhook(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
+    """POST ``body`` to ``served``'s webhook route, signed with ``secret``."""
+    with served.client() as client:
+        return client.post(
+            "/webhooks/whatsapp",
+            content=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-Hub-Signature-256": sign(body=body, secret=secret),
+            },
+        )
 
 
 def inbound_text(message_id: str, text: str, sender: str = "16505551234") -> bytes:

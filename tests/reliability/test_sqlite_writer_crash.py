@@ -13,12 +13,11 @@ import signal
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
+from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from .conftest import inbound_text, start_live
+from .conftest import inbound_text, post_webhook, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -40,18 +39,6 @@ def _ended(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def _post(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
-    with served.client() as client:
-        return client.post(
-            "/webhooks/whatsapp",
-            content=body,
-            headers={
-                "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body=body, secret=secret),
-            },
-        )
-
-
 def test_kill9_of_the_server_ends_its_sqlite_writer(
     tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
@@ -60,7 +47,7 @@ def test_kill9_of_the_server_ends_its_sqlite_writer(
     served = start_live(captured, project, "--database", "svc.db")
     serving.append(served)
     first = inbound_text("wamid.W1", "before the crash")
-    assert _post(served, secret, first).status_code == 200
+    assert post_webhook(served, secret, first).status_code == 200
     (writer,) = _children(served.process.pid)
     served.process.send_signal(signal.SIGKILL)
     assert served.process.wait(timeout=30) == -9
@@ -74,8 +61,8 @@ def test_kill9_of_the_server_ends_its_sqlite_writer(
     serving.append(again)
     assert len(_children(again.process.pid)) == 1
     second = inbound_text("wamid.W2", "after the restart")
-    assert _post(again, secret, second).status_code == 200
-    assert _post(again, secret, first).status_code == 200  # a redelivery: recorded once
+    assert post_webhook(again, secret, second).status_code == 200
+    assert post_webhook(again, secret, first).status_code == 200  # a redelivery: recorded once
     with again.client() as client:
         listed = client.get("/api/messages", headers={"Authorization": f"Bearer {project.bearer}"})
     assert listed.status_code == 200
@@ -90,5 +77,7 @@ def test_sqlite_writer_thread_keeps_the_writes_in_the_server(
     secret = project.secrets["SVC_APP_SECRET"]
     served = start_live(captured, project, "--database", "svc.db", "--sqlite-writer", "thread")
     serving.append(served)
-    assert _post(served, secret, inbound_text("wamid.T1", "on the thread")).status_code == 200
+    assert (
+        post_webhook(served, secret, inbound_text("wamid.T1", "on the thread")).status_code == 200
+    )
     assert _children(served.process.pid) == []

@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
+from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from .conftest import inbound_text, start_live
+from .conftest import inbound_text, post_webhook, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -44,18 +44,6 @@ def _delivery(*message_ids: str, status_of: str | None = None) -> bytes:
     return json.dumps(envelope).encode()
 
 
-def _post(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
-    with served.client() as client:
-        return client.post(
-            "/webhooks/whatsapp",
-            content=body,
-            headers={
-                "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body=body, secret=secret),
-            },
-        )
-
-
 def _crash_then_redeliver(
     captured: Captured,
     serving: list[ServeProcess],
@@ -73,20 +61,20 @@ def _crash_then_redeliver(
     serving.append(crashing)
     body = _delivery("wamid.K1", "wamid.K2", status_of="wamid.OUT1")
     with pytest.raises(httpx.HTTPError):
-        _post(crashing, secret, body)
+        post_webhook(crashing, secret, body)
     assert crashing.process.wait(timeout=30) == -9
     crashing.close()
     assert graph.sends() == []  # recorded, never dispatched
 
     again = start_live(captured, project, *db, env={**base, "SVC_TEST_FAULT": "no-claim-lease"})
     serving.append(again)
-    redelivered = _post(again, secret, body)
+    redelivered = post_webhook(again, secret, body)
     assert redelivered.status_code == 200
     # The messages' echo runs; the status, finished with the record, is not run again.
     assert redelivered.json() == {"status": "ok", "received": 3, "dispatched": 2, "skipped": 1}
-    regrouped = _post(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
+    regrouped = post_webhook(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
     assert regrouped.json() == {"status": "ok", "received": 3, "dispatched": 1, "skipped": 2}
-    repeated = _post(again, secret, body)
+    repeated = post_webhook(again, secret, body)
     assert repeated.json()["dispatched"] == 0
     assert again.stop() == 0
 
