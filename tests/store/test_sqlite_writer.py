@@ -7,6 +7,7 @@ rules only a process has.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
 import signal
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 import trio
 import trio.testing
@@ -299,3 +301,17 @@ def test_the_writer_option_is_checked(tmp_path: Path, location: str, writer: str
     with pytest.raises(PersistenceValidationError) as caught:
         SqliteStore(target, writer=writer)
     assert caught.value.code == "invalid_options"
+
+
+def test_the_writer_process_runs_under_asyncio_too(path: Path) -> None:
+    async def main() -> tuple[UpdatesRecorded, ...]:
+        store = SqliteStore(path, writer="process")
+        await store.migrate()
+        try:
+            return tuple(await asyncio.gather(*(_deliver(store, i) for i in range(8))))
+        finally:
+            await store.close()
+
+    answers = anyio.run(main, backend="asyncio")
+    assert [a.to_run for a in answers] == [(f"u{i}",) for i in range(8)]
+    assert _stored(path, "SELECT count(*) FROM svc_webhook_events") == [(8,)]
