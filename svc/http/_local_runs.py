@@ -7,6 +7,7 @@ only a run of another process (which cannot be awaited) makes it answer 503.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
@@ -32,7 +33,9 @@ class LocalRuns:
     def __init__(self) -> None:
         self._recording: dict[str, int] = {}
         self._running: dict[str, anyio.Event | None] = {}
-        self._finished: dict[str, None] = {}
+        self._finished: collections.OrderedDict[str, None] = collections.OrderedDict()
+        """Oldest first; an ``OrderedDict`` so dropping the oldest is O(1) (a dict's first
+        key is found by skipping the slots of every key deleted before it)."""
         self._changed: anyio.Event | None = None
 
     @contextlib.contextmanager
@@ -82,7 +85,7 @@ class LocalRuns:
     def _trim(self) -> None:
         """Forget the oldest finished keys beyond ``MAX_FINISHED_KEYS``."""
         while len(self._finished) > MAX_FINISHED_KEYS:
-            del self._finished[next(iter(self._finished))]
+            self._finished.popitem(last=False)
 
     def _notify(self) -> None:
         """Wake every copy waiting for a key's state to move."""

@@ -9,7 +9,12 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from svc.http._local_runs import LOCAL_CLAIM_GRACE_SECONDS, LOCAL_RUN_WAIT_SECONDS, LocalRuns
+from svc.http._local_runs import (
+    LOCAL_CLAIM_GRACE_SECONDS,
+    LOCAL_RUN_WAIT_SECONDS,
+    MAX_FINISHED_KEYS,
+    LocalRuns,
+)
 
 
 async def test_a_finished_key_is_true_at_once(autojump_clock: trio.testing.MockClock) -> None:
@@ -145,3 +150,22 @@ async def test_a_key_recorded_finished_is_true_at_once(
         runs.finish(["work"])
     assert results == [True]
     assert trio.current_time() - begin == 1
+
+
+async def test_only_the_latest_finished_keys_are_remembered(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Beyond ``MAX_FINISHED_KEYS`` the oldest finished keys are forgotten, oldest first,
+    whether they were recorded finished or ran; a forgotten key is another process's."""
+    runs = LocalRuns()
+    runs.start([], finished=[f"r{i}" for i in range(3)])
+    for i in range(MAX_FINISHED_KEYS):
+        runs.start([f"k{i}"])
+        runs.finish([f"k{i}"])
+    assert await runs.wait({f"k{i}" for i in range(MAX_FINISHED_KEYS)})
+    runs.start(["x"])
+    runs.finish(["x"])
+    runs.start([], finished=["y"])
+    assert await runs.wait({"x", "y", "k2"})
+    for forgotten in ("r0", "r1", "r2", "k0", "k1"):
+        assert not await runs.wait({forgotten})
