@@ -149,7 +149,8 @@ class WriterProcess:
         the caller's next checkpoint, as ``Job.wait`` does. ``WriterUnavailable`` if the
         child cannot start (nothing was sent).
         """
-        await self.ready()
+        if not (self._ready and self._inflight):  # with jobs in flight, a lost child shows
+            await self.ready()  # in their answers: no wait(2) for every job
         hint = job.hint
         assert hint is not None
         try:
