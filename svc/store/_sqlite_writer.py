@@ -7,9 +7,9 @@ and handled marks (the writes whose group commit already runs set-based, from pl
 arguments) run there, the same jobs through the same ``run_batch``, while the loop goes
 on. Every other call stays on the store's thread.
 
-The wire is a socket pair, one length-prefixed pickle each way per batch: the parent sends
-each job's kind and arguments, the child answers each job's outcome once its batch has
-committed (or every job failed). The child exits when the parent's end closes, so a killed
+The wire is a socket pair of length-prefixed pickles: the parent sends one a job (its kind
+and arguments), the child one a batch (each job's outcome, in order, once the batch has
+committed or failed). The child exits when the parent's end closes, so a killed
 parent leaves no writer behind; it ignores the terminal's Ctrl+C, which the parent drains.
 """
 
@@ -104,7 +104,8 @@ class _Inbox:
 
 
 class WriterProcess:
-    """The parent's end of one writer process, started on first use and again after a loss.
+    """The parent's end of one writer process, started by ``ready`` (the store's ``migrate``,
+    or the first job) and again after a loss.
 
     ``send`` writes a job's frame at once, from the caller's task, without waiting: the
     child starts on the first jobs of a burst while the event loop still builds the rest
