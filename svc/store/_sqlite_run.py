@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
@@ -24,6 +24,7 @@ __all__ = [
     "MESSAGES",
     "Job",
     "SqliteSession",
+    "held_to_completion",
     "merged_kind",
     "open_connection",
     "run_batch",
@@ -107,21 +108,27 @@ class Job(Generic[T]):
         raise PersistenceError(self.code, MESSAGES[self.code])
 
     async def wait(self) -> None:
-        """Wait until its batch has run. The job runs to completion whatever happens to the
-        caller: a cancellation is held until then and delivered at the caller's next
-        checkpoint, as after a thread call; one that no cancel scope repeats (asyncio's
-        ``Task.cancel``) is raised here, after the job has run."""
-        try:
-            while not self.finished:
-                assert self.done is not None
-                await self.done.wait()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                while not self.finished:
-                    assert self.done is not None
-                    await self.done.wait()
-            if anyio.current_effective_deadline() != -math.inf:
-                raise
+        """Wait until its batch has run (``held_to_completion``)."""
+        await held_to_completion(self._until_finished)
+
+    async def _until_finished(self) -> None:
+        while not self.finished:
+            assert self.done is not None
+            await self.done.wait()
+
+
+async def held_to_completion(wait: Callable[[], Awaitable[None]]) -> None:
+    """Await ``wait()`` to its end whatever happens to the caller, as a thread call runs to
+    its end: a cancellation is held until then and delivered at the caller's next
+    checkpoint; one that no cancel scope repeats (asyncio's ``Task.cancel``) is raised
+    here, after ``wait()`` has returned."""
+    try:
+        await wait()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await wait()
+        if anyio.current_effective_deadline() != -math.inf:
+            raise
 
 
 class SqliteSession:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import math
+import functools
 import pickle
 import signal
 import socket
@@ -36,7 +36,7 @@ from anyio.abc import Process
 from . import _batch, _ops
 from ._batch_kinds import BatchHint, BatchKind, DeliveryArgs
 from ._session import Session
-from ._sqlite_run import Job, open_connection, run_batch
+from ._sqlite_run import Job, held_to_completion, open_connection, run_batch
 
 __all__ = ["WriterLost", "WriterProcess", "WriterUnavailable", "main"]
 
@@ -147,7 +147,7 @@ class WriterProcess:
         The first waiting caller reads the child's answers for every waiting job until its
         own is in; then the next one takes over. A job, once sent, runs to completion
         whatever happens to its caller: a cancellation is held until then and delivered at
-        the caller's next checkpoint, as ``Job.wait`` does. ``WriterUnavailable`` if the
+        the caller's next checkpoint (``held_to_completion``). ``WriterUnavailable`` if the
         child cannot start (nothing was sent).
         """
         if not (self._ready and self._inflight):  # with jobs in flight, a lost child shows
@@ -161,13 +161,7 @@ class WriterProcess:
             await self.lose()
             return
         self._inflight.append(job)
-        try:
-            await self._until_finished(job)
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._until_finished(job)
-            if anyio.current_effective_deadline() != -math.inf:
-                raise
+        await held_to_completion(functools.partial(self._until_finished, job))
 
     async def _until_finished(self, job: Job[Any]) -> None:
         while not job.finished:
@@ -193,11 +187,16 @@ class WriterProcess:
                     self._finish(self._inflight.popleft(), ok, result, error)
         finally:
             self._pumping = False
-            if self._inflight and self._inflight[0].done is not None:
+            if not self._inflight:
+                self._wake_idle()
+            elif self._inflight[0].done is not None:
                 self._inflight[0].done.set()
-            elif not self._inflight and self._idle is not None:
-                self._idle.set()
-                self._idle = None
+
+    def _wake_idle(self) -> None:
+        """Nothing is in flight: wake ``aclose`` if it waits for that."""
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.set()
 
     @staticmethod
     def _finish(job: Job[Any], ok: bool, result: object, error: Exception | None) -> None:
@@ -305,9 +304,7 @@ class WriterProcess:
         sent and not answered finishes with its pessimistic error."""
         while self._inflight:
             self._finish(self._inflight.popleft(), False, None, None)
-        if self._idle is not None:
-            self._idle.set()
-            self._idle = None
+        self._wake_idle()
         await self._close(kill=True)
 
     async def aclose(self) -> None:
