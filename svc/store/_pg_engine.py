@@ -24,12 +24,11 @@ While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 from __future__ import annotations
 
 import contextlib
-import enum
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, Generic, Literal, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -38,8 +37,7 @@ import psycopg
 import psycopg.conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from . import _batch
-from ._batch import DEFER, BatchHint, BatchKind
+from ._batch import BatchHint
 from ._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
@@ -47,8 +45,8 @@ from ._errors import (
     PersistenceValidationError,
 )
 from ._migrations import run_migrations
-from ._pg_arrays import array_casts, packed, placeholders
-from ._session import Row, Session
+from ._pg_batch import Batch, Job, OperationCancelled, PgSession, State, run_batch
+from ._session import Session
 
 __all__ = ["PgEngine"]
 
@@ -104,10 +102,6 @@ class _RedactPoolLog(logging.Filter):
 logging.getLogger("psycopg.pool").addFilter(_RedactPoolLog())
 
 
-class _OperationCancelled(Exception):
-    """Raised in the worker thread when the caller was cancelled before a statement."""
-
-
 class _Operation:
     """What a cancelled caller needs to stop the worker thread's current query."""
 
@@ -125,7 +119,7 @@ class _Operation:
 
     def check(self) -> None:
         if self.cancelled:
-            raise _OperationCancelled
+            raise OperationCancelled
 
     def cancel(self) -> None:
         """Blocking: ask the server to cancel the running statement (runs in a thread)."""
@@ -141,137 +135,11 @@ class _Operation:
 _MAX_BATCH: Final = 256
 _MAX_DRAINERS: Final = 1
 """How many group-commit batches of one store may run at once (each on its own connection)."""
-_PHASES: Final[tuple[tuple[BatchKind, ...], ...]] = (
-    ("message", "status", "delivery"),
-    ("claim", "complete"),
-    ("event",),
-    ("handled",),
-    ("pause",),
-)
-"""Batch order: every batch takes its locks in this order, so batches never deadlock.
-
-Marks of handled updates go last (SQLite runs them first): a mark holds its update keys'
-rows until COMMIT, and a copy of that update in another instance's batch waits on it while
-holding its own batch's locks, so marks first made two instances deadlock on each other's
-copies. A copy in the same batch as the mark of its update is answered in progress."""
-_SET_BASED: Final[dict[BatchKind, Callable[[Session, list[tuple[object, ...]]], list[object]]]] = {
-    "message": _batch.record_messages,
-    "status": _batch.append_message_statuses,
-    "claim": _batch.claim_service_requests,
-    "complete": _batch.complete_service_requests,
-    "event": _batch.record_webhook_events,
-    "delivery": _batch.record_webhook_deliveries,
-    "handled": _batch.mark_webhook_updates_handled,
-    "pause": _batch.pause_broadcasts_for_templates,
-}
-
-
-class _State(enum.Enum):
-    QUEUED = "queued"  # in the store's queue
-    TAKEN = "taken"  # in a batch, not started
-    RUNNING = "running"  # its statement is on the connection now
-    EXECUTED = "executed"  # done inside the open transaction, waiting for COMMIT
-    SETTLED = "settled"  # finished, failed or skipped
-
-
-class _Job(Generic[T]):
-    """One queued call of the group commit; it counts as failed until its batch has committed."""
-
-    __slots__ = (
-        "batch",
-        "cancelled",
-        "code",
-        "done",
-        "error",
-        "fn",
-        "hint",
-        "holds_slot",
-        "ok",
-        "result",
-        "state",
-        "wake",
-    )
-
-    def __init__(self, *, fn: Callable[[Session], T], hint: BatchHint, code: FaultCode) -> None:
-        self.fn = fn
-        self.hint = hint
-        self.code: FaultCode = code
-        self.state = _State.QUEUED
-        self.cancelled = False
-        self.holds_slot = False
-        self.batch: _Batch | None = None
-        self.done = False  # settled: its batch ended (committed or not), or it never ran
-        # Made only by a caller that waits in the queue (not by a draining one): set once
-        # the job is done, or promoted to drain the queue.
-        self.wake: anyio.Event | None = None
-        self.result: T | None = None
-        self.ok = False  # set only once COMMIT has succeeded
-        self.error: Exception | None = None  # the call's own non-driver exception
-
-    def settle(self) -> None:
-        """Mark the job done and wake its caller if it waits in the queue."""
-        self.state, self.done = _State.SETTLED, True
-        if self.wake is not None:
-            self.wake.set()
-
-
-class _Batch:
-    """The jobs of one transaction; the lock orders their state changes against cancels.
-
-    ``finished`` is set once the batch has ended and every job of it is done: the
-    one event its callers wait on for the COMMIT.
-    """
-
-    __slots__ = ("_conn", "_current", "_lock", "finished", "lost")
-
-    def __init__(self) -> None:
-        self.finished = anyio.Event()
-        self._lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
-        self._current: list[_Job[Any]] = []
-        self.lost = False  # the server could not be reached (see _pooled)
-
-    def attach(self, conn: psycopg.Connection[Any] | None) -> None:
-        with self._lock:
-            self._conn = conn
-
-    def begin(self, jobs: list[_Job[Any]]) -> list[_Job[Any]]:
-        """Mark the jobs not cancelled as running (and return them); skip the others."""
-        with self._lock:
-            live = []
-            for job in jobs:
-                if job.cancelled:
-                    job.state = _State.SETTLED
-                else:
-                    job.state = _State.RUNNING
-                    live.append(job)
-            self._current = live
-            return live
-
-    def end(self, state: _State, jobs: list[_Job[Any]]) -> None:
-        with self._lock:
-            for job in jobs:
-                job.state = _State.SETTLED if job.cancelled and state is _State.TAKEN else state
-            self._current = []
-
-    def check(self) -> None:
-        """Refuse the next statement when a caller it serves was cancelled."""
-        if any(job.cancelled for job in self._current):
-            raise _OperationCancelled
-
-    def cancel(self, job: _Job[Any]) -> _State:
-        """Blocking: flag ``job``; if its statement runs, cancel it server-side (lock held)."""
-        with self._lock:
-            job.cancelled = True
-            if job.state is _State.RUNNING and self._conn is not None:
-                with contextlib.suppress(psycopg.Error):
-                    self._conn.cancel_safe(timeout=2.0)
-            return job.state
 
 
 @contextlib.contextmanager
 def _pooled(
-    pool: ConnectionPool[psycopg.Connection[Any]], marker: _Operation | _Batch
+    pool: ConnectionPool[psycopg.Connection[Any]], marker: _Operation | Batch
 ) -> Iterator[psycopg.Connection[Any]]:
     """Blocking: a pooled connection; flags ``marker.lost`` when the server is out of reach.
 
@@ -290,118 +158,6 @@ def _pooled(
     except PoolTimeout:
         marker.lost = True
         raise
-
-
-class _PgSession:
-    __slots__ = ("_conn", "_op")
-    dialect: Final[Literal["postgres"]] = "postgres"
-
-    def __init__(self, conn: psycopg.Connection[Any], op: _Operation | _Batch) -> None:
-        self._conn = conn
-        self._op = op
-
-    def _execute(self, sql: str, params: Sequence[object]) -> psycopg.Cursor[Any]:
-        self._op.check()
-        if not any(isinstance(param, list) for param in params):
-            return self._conn.execute(placeholders(sql), params or None)
-        # Array columns go packed where that is exact (see _pg_arrays), else binary.
-        values = list(params)
-        forms = [0] * len(values)
-        for i, cast in enumerate(array_casts(sql)):
-            param = values[i]
-            if isinstance(param, list):
-                joined = packed(param, cast) if cast is not None else None
-                forms[i] = 1 if joined is None else 2
-                if joined is not None:
-                    values[i] = joined
-        return self._conn.execute(placeholders(sql, tuple(forms)), values)
-
-    def run(self, sql: str, params: Sequence[object] = ()) -> int:
-        return self._execute(sql, params).rowcount
-
-    def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
-        cursor = self._execute(sql, params)
-        return cursor.fetchall() if cursor.description is not None else []
-
-    def fetchone(self, sql: str, params: Sequence[object] = ()) -> Row | None:
-        rows = self.fetchall(sql, params)
-        return rows[0] if rows else None
-
-
-_BEGIN_BATCH: Final = (
-    # Every batch statement looks rows up by key: a table scan is never the right plan,
-    # though a young table's statistics (and a generic plan made while it was small) can
-    # make it look cheaper.
-    "BEGIN; SET LOCAL enable_seqscan = off; "
-)
-_NEXT_PHASE: Final = "RELEASE SAVEPOINT svc_group; "
-
-
-def _run_phase(
-    conn: psycopg.Connection[Any],
-    session: _PgSession,
-    batch: _Batch,
-    phase: list[_Job[Any]],
-    opening: str,
-) -> list[tuple[_Job[Any], object]]:
-    """Blocking: one phase of a batch (jobs sorted by key) inside the transaction.
-
-    ``opening`` (parameterless statements: the batch's BEGIN, or the release of the
-    previous phase's savepoint) goes in one round trip with this phase's savepoint.
-    The set-based forms run together under that savepoint; when that fails (or a
-    caller it serves is cancelled), it rolls back and every job runs alone. The
-    savepoint is left open: the next phase's opening or the COMMIT releases it.
-    """
-    outcomes: list[tuple[_Job[Any], object]] = []
-    alone = [job for job in phase if job.hint.kind not in _SET_BASED]
-    locks = sorted(
-        {job.hint.key for job in phase if job.hint.kind in ("message", "status")}
-        | {key for job in phase for key in job.hint.locks}
-    )
-    # Savepoints are set before jobs count as running: a cancel only ever hits their work.
-    conn.execute(opening + "SAVEPOINT svc_group")
-    grouped = batch.begin([job for job in phase if job.hint.kind in _SET_BASED])
-    try:
-        if locks:
-            _batch.lock_message_ids(session, locks)
-        answers: list[tuple[_Job[Any], object]] = []
-        for kind in dict.fromkeys(job.hint.kind for job in grouped):
-            of_kind = [job for job in grouped if job.hint.kind == kind]
-            results = _SET_BASED[kind](session, [job.hint.args for job in of_kind])
-            answers += zip(of_kind, results, strict=True)
-    except (psycopg.Error, _OperationCancelled):
-        batch.end(_State.TAKEN, grouped)
-        conn.execute("ROLLBACK TO SAVEPOINT svc_group")
-        alone = phase
-    else:
-        done = [(job, result) for job, result in answers if result is not DEFER]
-        deferred = [job for job, result in answers if result is DEFER]
-        batch.end(_State.EXECUTED, [job for job, _ in done])
-        batch.end(_State.TAKEN, deferred)
-        outcomes += done
-        alone = sorted(alone + deferred, key=lambda job: job.hint.key)
-    for job in alone:
-        if job.state is not _State.TAKEN or job.cancelled:
-            continue
-        conn.execute("SAVEPOINT svc_job")
-        if not batch.begin([job]):
-            conn.execute("RELEASE SAVEPOINT svc_job")
-            continue
-        try:
-            result = job.fn(session)
-        except (psycopg.Error, _OperationCancelled):
-            failed = True
-        except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller
-            job.error, failed = exc, True
-        else:
-            failed = False
-        batch.end(_State.SETTLED if failed else _State.EXECUTED, [job])
-        if failed:
-            conn.execute("ROLLBACK TO SAVEPOINT svc_job")
-        else:
-            outcomes.append((job, result))
-        conn.execute("RELEASE SAVEPOINT svc_job")
-    return outcomes
 
 
 class PgEngine:
@@ -460,7 +216,7 @@ class PgEngine:
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
-        self._queue: list[_Job[Any]] = []
+        self._queue: list[Job[Any]] = []
         self._drainers = 0
         self._closed = False
         self._unreachable = False  # a call found the server out of reach; probe before use
@@ -536,7 +292,7 @@ class PgEngine:
                     raise PersistenceError("store_closed", "The store is closed.")
             return fresh
 
-    def _note(self, marker: _Operation | _Batch) -> None:
+    def _note(self, marker: _Operation | Batch) -> None:
         """After a thread call: remember when it found the server out of reach."""
         if marker.lost and not self._unreachable:
             self._unreachable = True
@@ -589,7 +345,7 @@ class PgEngine:
             exc = failure[0]
             if isinstance(exc, PersistenceError):
                 raise exc
-            if isinstance(exc, psycopg.Error | _OperationCancelled):
+            if isinstance(exc, psycopg.Error | OperationCancelled):
                 raise PersistenceError(code, _MESSAGES[code]) from None
             raise exc
         return outcome[0]
@@ -607,7 +363,7 @@ class PgEngine:
 
         def work(conn: psycopg.Connection[Any], op: _Operation) -> T:
             with conn.transaction():
-                return fn(_PgSession(conn, op))
+                return fn(PgSession(conn, op))
 
         return await self._run_in_connection(code, work)
 
@@ -618,7 +374,7 @@ class PgEngine:
     ) -> T:
         """Queue the call; up to ``_MAX_DRAINERS`` waiting callers run the queue in batches."""
         pool = await self._ensure_pool(code)
-        job: _Job[T] = _Job(fn=fn, hint=hint, code=code)
+        job: Job[T] = Job(fn=fn, hint=hint, code=code)
         self._queue.append(job)
         if self._drainers < _MAX_DRAINERS:
             self._drainers += 1
@@ -637,7 +393,7 @@ class PgEngine:
             raise job.error or PersistenceError(code, _MESSAGES[code])
         return job.result  # type: ignore[return-value]
 
-    def _release_slot(self, job: _Job[Any]) -> None:
+    def _release_slot(self, job: Job[Any]) -> None:
         """Give back ``job``'s drainer slot and hand it to the first queued job."""
         if not job.holds_slot:
             return
@@ -652,10 +408,10 @@ class PgEngine:
                 if queued.wake is not None:
                     queued.wake.set()
 
-    async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: _Job[Any]) -> None:
+    async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: Job[Any]) -> None:
         """Run batches from the head of the queue until ``own`` is in one, then wait for it."""
         try:
-            while own.state is _State.QUEUED:
+            while own.state is State.QUEUED:
                 jobs = self._queue[:_MAX_BATCH]
                 del self._queue[:_MAX_BATCH]
                 if self._unreachable:
@@ -664,9 +420,9 @@ class PgEngine:
                         job.error = self._refuse(job.code)
                         job.settle()
                     continue
-                batch = _Batch()
+                batch = Batch(anyio.Event())
                 for job in jobs:
-                    job.state, job.batch = _State.TAKEN, batch
+                    job.state, job.batch = State.TAKEN, batch
                 current = self._pool if self._pool is not None else pool
                 await self._run_batch(current, batch, jobs, own)
         finally:
@@ -682,9 +438,9 @@ class PgEngine:
     async def _run_batch(
         self,
         pool: ConnectionPool[psycopg.Connection[Any]],
-        batch: _Batch,
-        jobs: list[_Job[Any]],
-        own: _Job[Any],
+        batch: Batch,
+        jobs: list[Job[Any]],
+        own: Job[Any],
     ) -> None:
         """Run one batch in a worker thread (shielded: the others depend on it)."""
         finished = batch.finished
@@ -718,7 +474,7 @@ class PgEngine:
         if failure:
             raise failure[0]
 
-    async def _abandon(self, job: _Job[Any], *, draining: bool = False) -> None:
+    async def _abandon(self, job: Job[Any], *, draining: bool = False) -> None:
         """The caller of ``job`` was cancelled: withdraw or cancel it, as far as still possible.
 
         Queued or not yet started: it never runs. Running: its statement is
@@ -726,18 +482,18 @@ class PgEngine:
         rolls back. Executed: it waits for the batch's COMMIT, like a thread call
         that already finished. A draining caller keeps its slot until its batch ends.
         """
-        if job.state is _State.QUEUED:
+        if job.state is State.QUEUED:
             self._queue.remove(job)
-            job.state = _State.SETTLED
+            job.state = State.SETTLED
             if not draining:
                 self._release_slot(job)
             return
         batch = job.batch
         while batch is not None and not job.done:
             state = await anyio.to_thread.run_sync(batch.cancel, job)
-            if state in (_State.TAKEN, _State.SETTLED):
+            if state in (State.TAKEN, State.SETTLED):
                 return
-            if state is _State.EXECUTED:
+            if state is State.EXECUTED:
                 await batch.finished.wait()
                 return
             with anyio.move_on_after(_CANCEL_RETRY_SECONDS):
@@ -746,35 +502,13 @@ class PgEngine:
     def _batch_in_thread(
         self,
         pool: ConnectionPool[psycopg.Connection[Any]],
-        batch: _Batch,
-        jobs: list[_Job[Any]],
+        batch: Batch,
+        jobs: list[Job[Any]],
     ) -> None:
-        """Blocking: one transaction for the whole batch; results count only after COMMIT.
-
-        The transaction is opened and committed by hand (not ``conn.transaction()``), so
-        its BEGIN shares a round trip with the first phase's savepoint; on an exception the
-        pool's connection context rolls it back before the connection goes back.
-        """
-        outcomes: list[tuple[_Job[Any], object]] = []
+        """Blocking: the batch on a pooled connection (``run_batch``); on an exception the
+        pool's connection context rolls its transaction back before the connection goes back."""
         with _pooled(pool, batch) as conn:
-            batch.attach(conn)
-            try:
-                session = _PgSession(conn, batch)
-                opening = _BEGIN_BATCH
-                for kinds in _PHASES:
-                    phase = sorted(
-                        (job for job in jobs if job.hint.kind in kinds),
-                        key=lambda job: job.hint.key,
-                    )
-                    if phase:
-                        outcomes += _run_phase(conn, session, batch, phase, opening)
-                        opening = _NEXT_PHASE
-                if opening is _NEXT_PHASE:
-                    conn.execute("COMMIT")
-            finally:
-                batch.attach(None)
-        for job, result in outcomes:
-            job.result, job.ok = result, True
+            run_batch(conn, batch, jobs)
 
     async def sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None
@@ -806,7 +540,7 @@ class PgEngine:
         def work(conn: psycopg.Connection[Any], op: _Operation) -> int:
             def transact(fn: Callable[[Session], T]) -> T:
                 with conn.transaction():
-                    return fn(_PgSession(conn, op))
+                    return fn(PgSession(conn, op))
 
             return run_migrations(
                 transact, "postgres", target_version=target_version, bootstrap=tuple(bootstrap)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -32,7 +32,8 @@ from ._errors import (
 from ._migrations import run_migrations
 from ._session import Session
 from ._sqlite_run import MESSAGES, Job, SqliteSession, merged_kind, open_connection, run_batch
-from ._sqlite_writer import WriterProcess, WriterUnavailable
+from ._sqlite_writer import sqlite_writer
+from ._writer import WriterProcess, WriterUnavailable
 
 __all__ = ["SQLITE_SYNCHRONOUS_MODES", "SQLITE_WRITERS", "SqliteStore"]
 
@@ -108,7 +109,7 @@ class SqliteStore(StoreBase):
             message = 'writer="process" needs a file: another process cannot see :memory:'
             raise PersistenceValidationError("invalid_options", message)
         self._writer: WriterProcess | None = (
-            WriterProcess(self._path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
+            sqlite_writer(self._path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
             if writer == "process"
             else None
         )
@@ -167,9 +168,10 @@ class SqliteStore(StoreBase):
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
         job: Job[T] = Job(fn=fn, write=write, code=code, hint=batch)
-        if self._writer is not None and merged_kind(job) is not None:
+        if self._writer is not None and batch is not None and merged_kind(job) is not None:
             try:
-                await self._writer.run(job)
+                job.ok, result, job.error = await self._writer.run(batch)
+                job.result = cast(T, result)
             except WriterUnavailable:
                 self._writer = None  # the thread runs them, now and from now on
             else:

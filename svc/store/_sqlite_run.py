@@ -1,15 +1,14 @@
 """The synchronous side of ``SqliteStore``: its connection, its jobs and the group commit.
 
 Everything here runs where the connection lives: the store's worker thread, or the writer
-process (``_sqlite_writer``), which runs the same batches of the same jobs.
+process (``_sqlite_writer``, through ``_writer``), which runs the same batches of the same jobs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, Literal, TypeVar
 
 import anyio
@@ -17,6 +16,7 @@ import anyio
 from . import _sqlite_delivery
 from ._batch_kinds import BatchHint, BatchKind
 from ._errors import FaultCode, PersistenceError
+from ._held import held_to_completion
 from ._session import Row, Session
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "MESSAGES",
     "Job",
     "SqliteSession",
-    "held_to_completion",
     "merged_kind",
     "open_connection",
     "run_batch",
@@ -115,20 +114,6 @@ class Job(Generic[T]):
         while not self.finished:
             assert self.done is not None
             await self.done.wait()
-
-
-async def held_to_completion(wait: Callable[[], Awaitable[None]]) -> None:
-    """Await ``wait()`` to its end whatever happens to the caller, as a thread call runs to
-    its end: a cancellation is held until then and delivered at the caller's next
-    checkpoint; one that no cancel scope repeats (asyncio's ``Task.cancel``) is raised
-    here, after ``wait()`` has returned."""
-    try:
-        await wait()
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await wait()
-        if anyio.current_effective_deadline() != -math.inf:
-            raise
 
 
 class SqliteSession:

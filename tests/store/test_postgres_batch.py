@@ -30,7 +30,8 @@ from svc.store import (
 )
 from svc.store import _validate as check
 from svc.store._batch import DEFER, BatchHint
-from svc.store._pg_engine import _Operation, _PgSession
+from svc.store._pg_batch import PgSession as _PgSession
+from svc.store._pg_engine import _Operation
 
 from ._strategies import (
     CLAIMS,

@@ -30,9 +30,9 @@ from svc.store import (
     SqliteStore,
     UpdatesRecorded,
 )
-from svc.store import _sqlite_writer as writer_module
-from svc.store._sqlite_run import Job
-from svc.store._sqlite_writer import WriterProcess, WriterUnavailable
+from svc.store import _writer as writer_module
+from svc.store._sqlite_writer import sqlite_writer
+from svc.store._writer import WriterProcess, WriterUnavailable, outcome
 
 from .conftest import T0
 
@@ -262,7 +262,7 @@ async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
 
 
 async def test_a_child_that_cannot_open_the_database_is_unavailable(tmp_path: Path) -> None:
-    writer = WriterProcess(
+    writer = sqlite_writer(
         str(tmp_path / "missing" / "dir" / "x.db"), busy_timeout_ms=100, synchronous="full"
     )
     with pytest.raises(WriterUnavailable):
@@ -275,14 +275,12 @@ def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -
         def __init__(self, a: str, b: str) -> None:
             super().__init__(a)
 
-    kept: Job[int] = Job(fn=lambda s: 1, write=True, code="outbox_failed", hint=None)
-    kept.error = PersistenceValidationError("invalid_record", "row_id must be text.")
-    dropped: Job[int] = Job(fn=lambda s: 1, write=True, code="outbox_failed", hint=None)
-    dropped.error = Unpicklable("a", "b")
-    frame = writer_module._outcomes([kept, dropped])
+    kept = outcome(False, None, PersistenceValidationError("invalid_record", "row_id must be text."))
+    dropped = outcome(False, None, Unpicklable("a", "b"))
+    frame = writer_module._frame((False, [kept, dropped]))
     (answer,) = _inbox_of(frame).take(2)
-    assert isinstance(answer, list)
-    (ok_a, _, error_a), (ok_b, _, error_b) = answer
+    assert isinstance(answer, tuple)
+    (ok_a, _, error_a), (ok_b, _, error_b) = answer[1]
     assert (ok_a, ok_b, error_b) == (False, False, None)
     assert isinstance(error_a, PersistenceValidationError) and error_a.code == "invalid_record"
 
