@@ -275,7 +275,8 @@ def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -
         def __init__(self, a: str, b: str) -> None:
             super().__init__(a)
 
-    kept = outcome(False, None, PersistenceValidationError("invalid_record", "row_id must be text."))
+    refusal = PersistenceValidationError("invalid_record", "row_id must be text.")
+    kept = outcome(False, None, refusal)
     dropped = outcome(False, None, Unpicklable("a", "b"))
     frame = writer_module._frame((False, [kept, dropped]))
     (answer,) = _inbox_of(frame).take(2)
