@@ -113,9 +113,10 @@ def open_store(
     pg_url: str | None,
     pg_schema: str | None,
     sqlite_writer: str = "process",
+    pg_writer: str = "process",
 ) -> Any:
-    """The store ``svc serve`` would open (a SQLite file's hot writes in the writer process,
-    as ``svc serve --sqlite-writer`` defaults to)."""
+    """The store ``svc serve`` would open (its webhook writes in the writer process, as
+    ``svc serve --sqlite-writer`` and ``--pg-writer`` default to)."""
     from svc.store import PostgresStore, SqliteStore
 
     if kind == "none":
@@ -124,7 +125,7 @@ def open_store(
         assert sqlite_path is not None
         return SqliteStore(sqlite_path, writer=sqlite_writer)
     assert pg_url is not None
-    return PostgresStore(pg_url, schema=pg_schema)
+    return PostgresStore(pg_url, schema=pg_schema, writer=pg_writer)
 
 
 def _hypercorn_config(port: int) -> Any:
@@ -226,6 +227,7 @@ def main() -> None:
     parser.add_argument("--pg-url")
     parser.add_argument("--pg-schema")
     parser.add_argument("--sqlite-writer", choices=("thread", "process"), default="process")
+    parser.add_argument("--pg-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--base-url", default="https://graph.facebook.com")
     args = parser.parse_args()
     if args.kind == "fakegraph":
@@ -239,6 +241,7 @@ def main() -> None:
             pg_url=args.pg_url,
             pg_schema=args.pg_schema,
             sqlite_writer=args.sqlite_writer,
+            pg_writer=args.pg_writer,
         )
         serve_trio(
             lambda s: svc_app(

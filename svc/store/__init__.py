@@ -32,6 +32,7 @@ from ._outbox import OutboxWorkerOptions as OutboxWorkerOptions
 from ._outbox import OutboxWorkerStatistics as OutboxWorkerStatistics
 from ._outbox import run_outbox_worker as run_outbox_worker
 from ._outbox import run_outbox_worker_once as run_outbox_worker_once
+from ._postgres import POSTGRES_WRITERS as POSTGRES_WRITERS
 from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
 from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
@@ -80,6 +81,7 @@ __all__ = [
     "MAX_BROADCAST_RECIPIENTS",
     "MAX_WINDOW_MS",
     "OUTBOX_LEASE_MS",
+    "POSTGRES_WRITERS",
     "SCHEMA_VERSION",
     "SQLITE_SYNCHRONOUS_MODES",
     "SQLITE_WRITERS",

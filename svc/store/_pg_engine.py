@@ -28,7 +28,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -46,7 +46,9 @@ from ._errors import (
 )
 from ._migrations import run_migrations
 from ._pg_batch import Batch, Job, OperationCancelled, PgSession, State, run_batch
+from ._pg_writer import pg_writer
 from ._session import Session
+from ._writer import WRITER_KINDS, WriterProcess, WriterUnavailable
 
 __all__ = ["PgEngine"]
 
@@ -183,6 +185,7 @@ class PgEngine:
         "_retry_at",
         "_schema",
         "_unreachable",
+        "_writer",
     )
 
     def __init__(
@@ -195,6 +198,7 @@ class PgEngine:
         connect_timeout: float = 10.0,
         pool_timeout: float = 2.0,
         reconnect_interval: float = 0.5,
+        writer: str = "thread",
     ) -> None:
         try:
             psycopg.conninfo.conninfo_to_dict(dsn)
@@ -213,6 +217,11 @@ class PgEngine:
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs: Final = kwargs
+        self._writer: WriterProcess | None = (
+            pg_writer(dsn, kwargs=kwargs, connect_timeout=self._connect_timeout)
+            if writer == "process"
+            else None
+        )
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
@@ -294,7 +303,10 @@ class PgEngine:
 
     def _note(self, marker: _Operation | Batch) -> None:
         """After a thread call: remember when it found the server out of reach."""
-        if marker.lost and not self._unreachable:
+        self._note_lost(marker.lost)
+
+    def _note_lost(self, lost: bool) -> None:
+        if lost and not self._unreachable:
             self._unreachable = True
             self._retry_at = anyio.current_time()  # the next call probes at once
 
@@ -372,8 +384,23 @@ class PgEngine:
     async def _call_batched(
         self, code: FaultCode, fn: Callable[[Session], T], hint: BatchHint
     ) -> T:
-        """Queue the call; up to ``_MAX_DRAINERS`` waiting callers run the queue in batches."""
+        """Queue the call; up to ``_MAX_DRAINERS`` waiting callers run the queue in batches.
+
+        With a writer process, deliveries and handled marks go to it instead (its batches
+        run on its own connection); while the server is out of reach they fail at once,
+        as every call does (``_ensure_pool``).
+        """
         pool = await self._ensure_pool(code)
+        if self._writer is not None and hint.kind in WRITER_KINDS:
+            try:
+                ok, result, error = await self._writer.run(hint)
+            except WriterUnavailable:
+                self._writer = None  # the thread runs them, now and from now on
+            else:
+                self._note_lost(self._writer.take_server_lost())
+                if not ok:
+                    raise error or PersistenceError(code, _MESSAGES[code])
+                return cast(T, result)
         job: Job[T] = Job(fn=fn, hint=hint, code=code)
         self._queue.append(job)
         if self._drainers < _MAX_DRAINERS:
@@ -546,11 +573,20 @@ class PgEngine:
                 transact, "postgres", target_version=target_version, bootstrap=tuple(bootstrap)
             )
 
-        return await self._run_in_connection("migration_failed", work)
+        version = await self._run_in_connection("migration_failed", work)
+        if self._writer is not None:
+            try:  # started now, not by the first delivery: the first ones wait for no start
+                await self._writer.ready()
+            except WriterUnavailable:
+                self._writer = None  # the thread runs them
+        return version
 
     async def close(self) -> None:
-        """Close the pool (waiting for connections in use); idempotent."""
+        """Close the writer process after the jobs in flight, then the pool (waiting for
+        connections in use); idempotent."""
         self._closed = True
+        if self._writer is not None:
+            await self._writer.aclose()
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True):

@@ -21,12 +21,14 @@ from ._session import Session
 if TYPE_CHECKING:
     from ._pg_engine import PgEngine
 
-__all__ = ["MISSING_EXTRA_MESSAGE", "PostgresStore"]
+__all__ = ["MISSING_EXTRA_MESSAGE", "POSTGRES_WRITERS", "PostgresStore"]
 
 T = TypeVar("T")
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )
+POSTGRES_WRITERS: Final = ("thread", "process")
+"""Where ``PostgresStore`` runs its webhook writes (``"thread"`` first: the default)."""
 _SCHEMA: Final = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _DRIVER_PACKAGES: Final = frozenset({"psycopg", "psycopg_pool", "psycopg_binary", "psycopg_c"})
 
@@ -58,6 +60,11 @@ class PostgresStore(StoreBase):
     once except one connection attempt per ``reconnect_interval`` seconds; the
     first that succeeds replaces the pool, so service resumes right after the
     server does.
+
+    ``writer="process"`` runs the group commit's webhook deliveries and handled marks on
+    a connection of their own in a child process, off this process's GIL (a delivery
+    sent there runs to its end even if its caller is cancelled); if the child cannot
+    start, they run on the worker thread as with ``"thread"``.
     """
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
@@ -75,6 +82,7 @@ class PostgresStore(StoreBase):
         connect_timeout: float = 10.0,
         pool_timeout: float = 2.0,
         reconnect_interval: float = 0.5,
+        writer: str = "thread",
     ) -> None:
         engine = _load_engine()
         if not isinstance(dsn, str) or not dsn.strip():
@@ -89,6 +97,9 @@ class PostgresStore(StoreBase):
             raise PersistenceValidationError(
                 "invalid_options", "max_size must be at least 1 and at least min_size."
             )
+        if writer not in POSTGRES_WRITERS:
+            message = f"writer must be one of {', '.join(POSTGRES_WRITERS)}"
+            raise PersistenceValidationError("invalid_options", message)
         self._engine: Final = engine(
             dsn,
             schema=schema,
@@ -97,6 +108,7 @@ class PostgresStore(StoreBase):
             connect_timeout=_positive(connect_timeout, "connect_timeout"),
             pool_timeout=_positive(pool_timeout, "pool_timeout"),
             reconnect_interval=_positive(reconnect_interval, "reconnect_interval"),
+            writer=writer,
         )
         self._schema: Final = schema
         self._closed = False
@@ -135,6 +147,6 @@ class PostgresStore(StoreBase):
         return await self._engine.migrate(target_version=target_version)
 
     async def close(self) -> None:
-        """Close the pool (waiting for connections in use); idempotent."""
+        """Close the writer process and the pool (waiting for calls in flight); idempotent."""
         self._closed = True
         await self._engine.close()

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
-from . import _batch, _ops
-from ._batch_kinds import BatchHint, BatchKind, DeliveryArgs
-from ._session import Session
+from ._batch_kinds import BatchHint
 from ._sqlite_run import Job, open_connection, run_batch
-from ._writer import Outcome, WriterProcess, outcome, serve
+from ._writer import Outcome, WriterProcess, alone, outcome, serve
 
 __all__ = ["main", "sqlite_writer"]
 
@@ -22,15 +19,6 @@ __all__ = ["main", "sqlite_writer"]
 def sqlite_writer(path: str, *, busy_timeout_ms: int, synchronous: str) -> WriterProcess:
     """The parent's end of a writer process on the SQLite file ``path`` (not started yet)."""
     return WriterProcess(__name__, (path, busy_timeout_ms, synchronous))
-
-
-def alone(kind: BatchKind, args: tuple[object, ...]) -> Callable[[Session], object]:
-    """The single call a job of ``kind`` runs when its merged run fails (as the parent's)."""
-    if kind == "delivery":
-        item = cast(DeliveryArgs, args)
-        return lambda s: _batch.record_webhook_delivery(s, item)
-    keys, at = cast(tuple[tuple[str, ...], int], args)
-    return lambda s: _ops.mark_webhook_updates_handled(s, keys, at)
 
 
 class _Runner:

@@ -33,15 +33,19 @@ from typing import Any, Final, Protocol, cast
 import anyio
 from anyio.abc import Process
 
-from ._batch_kinds import BatchHint, BatchKind
+from . import _batch, _ops
+from ._batch_kinds import BatchHint, BatchKind, DeliveryArgs
 from ._held import held_to_completion
+from ._session import Session
 
 __all__ = [
+    "WRITER_KINDS",
     "BatchRunner",
     "Outcome",
     "WriterLost",
     "WriterProcess",
     "WriterUnavailable",
+    "alone",
     "outcome",
     "serve",
 ]
@@ -63,6 +67,8 @@ seconds (``_linger``)."""
 _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
+WRITER_KINDS: Final[frozenset[BatchKind]] = frozenset({"delivery", "handled"})
+"""The writes a writer process runs: webhook deliveries and marks of handled updates."""
 Outcome = tuple[bool, object, Exception | None]
 """A job's answer: whether its batch committed it, its result, its own error (or ``None``
 for its kind's pessimistic error)."""
@@ -377,6 +383,16 @@ class BatchRunner(Protocol):
         """Run ``hints`` as one batch; whether it lost the server, and each job's outcome."""
 
     def close(self) -> None: ...
+
+
+def alone(kind: BatchKind, args: tuple[object, ...]) -> Callable[[Session], object]:
+    """The single call a job of ``kind`` (a delivery or a mark of handled updates) runs when
+    its set-based run fails: the one the store's own method runs."""
+    if kind == "delivery":
+        item = cast(DeliveryArgs, args)
+        return lambda s: _batch.record_webhook_delivery(s, item)
+    keys, at = cast(tuple[tuple[str, ...], int], args)
+    return lambda s: _ops.mark_webhook_updates_handled(s, keys, at)
 
 
 def outcome(ok: bool, result: object, error: Exception | None) -> Outcome:

@@ -1,5 +1,6 @@
 """Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file``,
-``sqlite-process`` (a file whose hot writes run in the writer process) and ``postgres``.
+``sqlite-process`` (a file whose hot writes run in the writer process), ``postgres`` and
+``postgres-process`` (its webhook writes in the writer process).
 
 PostgreSQL is real: ``SVC_TEST_POSTGRES_URL`` names the server. Unset -> the
 PostgreSQL cases skip with a reason; set but unreachable -> they fail. Each
@@ -22,9 +23,10 @@ from svc.store import PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix
 
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
-ADAPTERS = ["sqlite-memory", "sqlite-file", "sqlite-process", "postgres"]
-PERSISTENT_ADAPTERS = ["sqlite-file", "sqlite-process", "postgres"]
+ADAPTERS = ["sqlite-memory", "sqlite-file", "sqlite-process", "postgres", "postgres-process"]
+PERSISTENT_ADAPTERS = ["sqlite-file", "sqlite-process", "postgres", "postgres-process"]
 SQLITE_FILES = ("sqlite-file", "sqlite-process")
+POSTGRES_KINDS = ("postgres", "postgres-process")
 
 _schema_numbers = itertools.count(1)
 AnyStore = SqliteStore | PostgresStore
@@ -104,7 +106,10 @@ class Backend:
             store = SqliteStore(self.path, writer=writer)
         else:
             assert self.url is not None
-            store = PostgresStore(self.url, schema=self.schema, min_size=1, max_size=10)
+            writer = "process" if self.kind == "postgres-process" else "thread"
+            store = PostgresStore(
+                self.url, schema=self.schema, min_size=1, max_size=10, writer=writer
+            )
         self.opened.append(store)
         return store
 
@@ -119,7 +124,7 @@ class Backend:
                 return conn.execute(sql, params).fetchall()
             finally:
                 conn.close()
-        if self.kind == "postgres":
+        if self.kind in POSTGRES_KINDS:
             assert self.url is not None
             with psycopg.connect(
                 self.url, autocommit=True, options=f"-c search_path={self.schema}"
@@ -138,7 +143,7 @@ class Backend:
 
 
 def _backend(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    if kind == "postgres":
+    if kind in POSTGRES_KINDS:
         url = request.getfixturevalue("postgres_url")
         prefix = request.getfixturevalue("postgres_run_prefix")
         return Backend(kind, path=None, url=url, schema=f"{prefix}_{next(_schema_numbers)}")

@@ -27,7 +27,7 @@ from svc.webhook import Update, normalize
 from tests.http import _projection_reference as reference
 from tests.http.test_projection_equivalence import envelopes
 
-from .conftest import PERSISTENT_ADAPTERS, T0, AnyStore, _backend, _closing_opened
+from .conftest import PERSISTENT_ADAPTERS, POSTGRES_KINDS, T0, AnyStore, _backend, _closing_opened
 
 TABLES = [
     "SELECT wa_message_id, direction, from_phone, to_phone, type, status, graph_message_id,"
@@ -75,7 +75,7 @@ def test_checked_rows_store_what_the_checked_records_store(
     kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     @settings(
-        max_examples=25 if kind == "postgres" else 50,
+        max_examples=25 if kind in POSTGRES_KINDS else 50,
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
     )

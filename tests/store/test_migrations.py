@@ -13,7 +13,7 @@ from svc.store import SCHEMA_VERSION, PersistenceError, SqliteStore
 from svc.store._migrations import LOCK_STALE_MS, load_migrations, split_statements
 from svc.store._session import Dialect
 
-from .conftest import Backend
+from .conftest import POSTGRES_KINDS, Backend
 from .test_contract import message
 
 SPEC_NAMES = [
@@ -264,4 +264,4 @@ async def test_list_and_window_queries_use_their_indexes(tmp_path: object) -> No
 
 
 def _dialect(backend: Backend) -> Dialect:
-    return "postgres" if backend.kind == "postgres" else "sqlite"
+    return "postgres" if backend.kind in POSTGRES_KINDS else "sqlite"
