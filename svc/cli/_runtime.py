@@ -78,6 +78,8 @@ class ServePlan:
     sqlite_writer: str = "thread"
     """``SqliteStore(writer=...)`` for a file (``svc serve`` passes ``process``); an in-memory
     database keeps its writes on the thread."""
+    pg_writer: str = "thread"
+    """``PostgresStore(writer=...)`` (``svc serve`` passes ``process``)."""
     access_log: bool = False
     retention_seconds: float | None = None
     """``--retention``: prune records older than this many seconds, at start and hourly."""
@@ -126,6 +128,7 @@ async def open_store(plan: ServePlan) -> PersistenceStore | None:
         postgres_dsn=plan.postgres_dsn,
         sqlite_synchronous=plan.sqlite_synchronous,
         sqlite_writer=plan.sqlite_writer,
+        pg_writer=plan.pg_writer,
     )
 
 
@@ -135,6 +138,7 @@ async def open_store_at(
     postgres_dsn: str | None,
     sqlite_synchronous: str = "full",
     sqlite_writer: str = "thread",
+    pg_writer: str = "thread",
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
     from ..store import PersistenceError, PostgresStore, SqliteStore
@@ -149,7 +153,7 @@ async def open_store_at(
             store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous, writer=writer)
         else:
             assert postgres_dsn is not None
-            store = PostgresStore(postgres_dsn)
+            store = PostgresStore(postgres_dsn, writer=pg_writer)
         await store.migrate()
     except PersistenceError as exc:
         said = describe_store_failure(exc.code, exc.message, sqlite_path=sqlite_path)
@@ -573,7 +577,7 @@ def _run_workers(plan: ServePlan) -> int:
 
 async def _migrate_only(plan: ServePlan) -> None:
     # On the thread: the workers' stores run the writer processes; this one only migrates.
-    store = await open_store(replace(plan, sqlite_writer="thread"))
+    store = await open_store(replace(plan, sqlite_writer="thread", pg_writer="thread"))
     await close_store(store, plan.store_close_timeout)
 
 

@@ -63,6 +63,13 @@ __all__ = ["serve"]
     "default) or the server's own thread.",
 )
 @click.option(
+    "--pg-writer",
+    type=click.Choice(["process", "thread"]),
+    default="process",
+    help="Where PostgreSQL webhook writes run: a writer process with its own connection "
+    "(process, default) or the server's worker thread.",
+)
+@click.option(
     "--access-log", is_flag=True, help="One line per request: method, route, status, duration."
 )
 @click.option(
@@ -98,6 +105,7 @@ def serve(
     max_pending_bodies: str,
     sqlite_synchronous: str,
     sqlite_writer: str,
+    pg_writer: str,
     access_log: bool,
     retention: str | None,
     broadcast_rate: str | None,
@@ -227,6 +235,7 @@ def serve(
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
         sqlite_writer=sqlite_writer,
+        pg_writer=pg_writer,
         access_log=access_log,
         retention_seconds=retention_seconds,
         test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),

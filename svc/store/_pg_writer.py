@@ -10,21 +10,28 @@ connects again.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Final
 
 import psycopg
+import psycopg.conninfo
 from psycopg.pq import TransactionStatus
 
 from ._batch_kinds import BatchHint
 from ._pg_batch import Batch, Job, run_batch
 from ._writer import Outcome, WriterProcess, alone, outcome, serve
 
-__all__ = ["main", "pg_writer"]
+__all__ = ["APPLICATION_NAME", "main", "pg_writer"]
+
+APPLICATION_NAME: Final = "svc-writer"
+"""The writer's connection's ``application_name`` (in ``pg_stat_activity``), unless the
+connection string names one."""
 
 
 def pg_writer(dsn: str, *, kwargs: dict[str, Any], connect_timeout: float) -> WriterProcess:
     """The parent's end of a writer process on the server ``dsn`` names (not started yet);
     ``kwargs`` are the engine's connection options (autocommit, the schema's search path)."""
+    if "application_name" not in psycopg.conninfo.conninfo_to_dict(dsn):
+        kwargs = {**kwargs, "application_name": APPLICATION_NAME}
     return WriterProcess(__name__, (dsn, kwargs, connect_timeout))
 
 
