@@ -90,6 +90,24 @@ def post_webhook(served: ServeProcess, secret: str, body: bytes) -> httpx.Respon
         )
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that still run (its writer process, say)."""
+    return [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def ended(pid: int) -> bool:
+    """Gone, or a zombie its new parent has not reaped yet (it runs no code either way)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
 def inbound_text(message_id: str, text: str, sender: str = "16505551234") -> bytes:
     """A signed-ready webhook envelope with one inbound text message."""
     envelope = {

@@ -16,7 +16,7 @@ import pytest
 
 from tests._support import Captured, FakeGraph, PrivatePostgres, ServeProcess, make_project
 
-from .conftest import error_code, in_threads, start_live
+from .conftest import error_code, in_threads, inbound_text, post_webhook, start_live
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -43,12 +43,18 @@ def test_postgres_outage_is_503_persistence_unavailable_and_the_service_recovers
     env = {"SVC_REL_DB": private_postgres.url}
     served = start_live(captured, project, "--database-url-env", "SVC_REL_DB", env=env)
     serving.append(served)
+    secret = project.secrets["SVC_APP_SECRET"]
+    inbound = [inbound_text(f"wamid.OUT{i}", f"webhook {i}") for i in range(3)]
     with served.client(timeout=60) as client:
         before = client.post("/api/messages/text", json=BODY, headers={"Idempotency-Key": "o-1"})
         assert before.status_code == 200
         assert client.get("/readyz").status_code == 200
+        assert post_webhook(served, secret, inbound[0]).status_code == 200
 
         private_postgres.stop()
+        # Webhook deliveries go to the writer process: its batch finds the server gone, the
+        # delivery is refused (the platform redelivers) and the next one fails at once.
+        webhooks_during = [post_webhook(served, secret, inbound[i]) for i in (1, 2)]
         ready = client.get("/readyz")
         health = client.get("/healthz")
         # Each store call waits out the pool timeout (http_bugs.md #1): ask them concurrently.
@@ -75,7 +81,14 @@ def test_postgres_outage_is_503_persistence_unavailable_and_the_service_recovers
         after_list = client.get("/api/messages")
         after = client.post("/api/messages/text", json=BODY, headers={"Idempotency-Key": "o-3"})
         replay = client.post("/api/messages/text", json=BODY, headers={"Idempotency-Key": "o-1"})
+        redelivered = [post_webhook(served, secret, body).status_code for body in inbound]
+        listed = client.get("/api/messages").json()["items"]
+        inbound_ids = sorted(m["waMessageId"] for m in listed if m["direction"] == "inbound")
 
+    for response in webhooks_during:
+        assert (response.status_code, error_code(response)) == (503, "persistence_unavailable")
+    assert redelivered == [200, 200, 200]
+    assert inbound_ids == ["wamid.OUT0", "wamid.OUT1", "wamid.OUT2"]
     unkeyed, _ = outage.pop("unkeyed")
     for name, response in [("readyz", ready)] + [(n, r) for n, (r, _) in outage.items()]:
         assert (name, response.status_code, error_code(response)) == (

@@ -17,26 +17,9 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from .conftest import inbound_text, post_webhook, start_live
+from .conftest import children, ended, inbound_text, post_webhook, start_live
 
 pytestmark = pytest.mark.slow
-
-
-def _children(pid: int) -> list[int]:
-    return [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-    ]
-
-
-def _ended(pid: int) -> bool:
-    """Gone, or a zombie its new parent has not reaped yet (it runs no code either way)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
 
 
 def test_kill9_of_the_server_ends_its_sqlite_writer(
@@ -48,18 +31,18 @@ def test_kill9_of_the_server_ends_its_sqlite_writer(
     serving.append(served)
     first = inbound_text("wamid.W1", "before the crash")
     assert post_webhook(served, secret, first).status_code == 200
-    (writer,) = _children(served.process.pid)
+    (writer,) = children(served.process.pid)
     served.process.send_signal(signal.SIGKILL)
     assert served.process.wait(timeout=30) == -9
     deadline = time.monotonic() + 10
-    while not _ended(writer):
+    while not ended(writer):
         assert time.monotonic() < deadline, "the writer process outlived its server by 10 s"
         time.sleep(0.01)
     served.close()
 
     again = start_live(captured, project, "--database", "svc.db")
     serving.append(again)
-    assert len(_children(again.process.pid)) == 1
+    assert len(children(again.process.pid)) == 1
     second = inbound_text("wamid.W2", "after the restart")
     assert post_webhook(again, secret, second).status_code == 200
     assert post_webhook(again, secret, first).status_code == 200  # a redelivery: recorded once
@@ -80,4 +63,4 @@ def test_sqlite_writer_thread_keeps_the_writes_in_the_server(
     assert (
         post_webhook(served, secret, inbound_text("wamid.T1", "on the thread")).status_code == 200
     )
-    assert _children(served.process.pid) == []
+    assert children(served.process.pid) == []
