@@ -134,6 +134,7 @@ def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dic
     }
     if pg_url is not None:
         runs["postgres"] = []
+        runs["postgres_thread"] = []
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
         for round_index in range(args.rounds):
             for name in runs:
@@ -148,10 +149,12 @@ def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dic
                     writer = "thread" if name == "sqlite_thread" else "process"
                     path = f"{tmp}/r{round_index}-{writer}.sqlite3"
                     extra = ["--store", "sqlite", "--sqlite-path", path, "--sqlite-writer", writer]
-                elif name == "postgres":
+                elif name.startswith("postgres"):
                     assert pg_url is not None
+                    writer = "thread" if name == "postgres_thread" else "process"
                     schema = f"svc_bench_ingest_{secrets.token_hex(4)}"
                     extra = ["--store", "postgres", "--pg-url", pg_url, "--pg-schema", schema]
+                    extra += ["--pg-writer", writer]
                 try:
                     runs[name].append(_measure_server(argv + extra, port, args, "/healthz"))
                 finally:
@@ -166,7 +169,7 @@ def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dic
         result[name]["target"] = target
         result[name]["meets_target"] = result[name]["ratio_to_ceiling"] >= target
     stateless = float(result["stateless"]["rps"])
-    for name in ("sqlite", "sqlite_thread", "postgres"):
+    for name in ("sqlite", "sqlite_thread", "postgres", "postgres_thread"):
         if name in runs:
             ratio = float(result[name]["rps"]) / stateless
             result[name]["ratio_to_stateless"] = round(ratio, 3)
