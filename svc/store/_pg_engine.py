@@ -1,7 +1,8 @@
 """The PostgreSQL engine behind ``PostgresStore``: psycopg 3 (sync API) and a psycopg_pool pool.
 
-This is the only module that imports psycopg; ``PostgresStore`` loads it when it
-is constructed, so ``svc.store`` imports without the ``postgres`` extra.
+This module (with ``_pg_batch`` and ``_pg_writer``, which only it imports) is where psycopg
+is imported; ``PostgresStore`` loads it when it is constructed, so ``svc.store`` imports
+without the ``postgres`` extra.
 
 psycopg's async API is asyncio-only, so every call runs the sync API in an
 ``anyio`` worker thread; that works under trio and asyncio alike. When the
@@ -16,7 +17,8 @@ order (advisory locks, then claims, then webhook events, each sorted by key),
 most calls of a kind run as one set-based statement, and everything else (and a
 set-based statement that fails) runs call by call, each under its own
 savepoint, so a failing call fails alone. A caller hears of success only after
-COMMIT.
+COMMIT. The batches' synchronous side is ``_pg_batch``; with ``writer="process"`` the
+webhook deliveries and handled marks run in a writer process instead (``_pg_writer``).
 
 While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """
