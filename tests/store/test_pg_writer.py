@@ -1,9 +1,10 @@
 """``PostgresStore(writer="process")``: webhook deliveries and handled marks run in a writer
 process on a connection of its own; every other call stays on the engine's worker thread.
 
-The process, the wire and the batching are the same as SQLite's (``test_sqlite_writer``);
-these tests cover what is PostgreSQL's own: the child's connection, a server lost under
-a batch, and the engine's refusal until its probe reconnects.
+The process, the wire and the batching are the same as SQLite's (``test_sqlite_writer``,
+and ``test_writer_process`` for both); these tests cover what is PostgreSQL's own: the
+child's connection, a server lost under a batch, and the engine's refusal until its probe
+reconnects.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from datetime import timedelta
 
 import psycopg
 import pytest
@@ -19,42 +19,17 @@ import trio
 import trio.testing
 
 from svc.store import (
-    MessageRecord,
     PersistenceError,
     PersistenceValidationError,
     PostgresStore,
     UpdatesRecorded,
 )
 from svc.store._pg_writer import APPLICATION_NAME
-from svc.store._writer import WriterProcess
 
+from ._writer_calls import child_pid, deliver, writer_of
 from .conftest import T0, Backend
 
 pytestmark = pytest.mark.postgres
-
-
-def _inbound(i: int) -> MessageRecord:
-    at = T0 + timedelta(seconds=i)
-    return MessageRecord(
-        row_id=f"row-{i}",
-        wa_message_id=f"wamid.{i}",
-        direction="inbound",
-        type="text",
-        status="received",
-        created_at=at,
-        updated_at=at,
-        from_phone="16505551234",
-    )
-
-
-async def _deliver(store: PostgresStore, i: int) -> UpdatesRecorded:
-    return await store.record_webhook_updates(
-        event_key=f"ev-{i}",
-        event_hash="h",
-        received_at=T0 + timedelta(seconds=i),
-        update_keys=(f"u{i}",),
-        messages=[_inbound(i)],
-    )
 
 
 async def _open(pg: Backend) -> PostgresStore:
@@ -63,18 +38,6 @@ async def _open(pg: Backend) -> PostgresStore:
     pg.opened.append(store)
     await store.migrate()
     return store
-
-
-def _writer(store: PostgresStore) -> WriterProcess:
-    writer = store._engine._writer
-    assert writer is not None
-    return writer
-
-
-def _child_pid(store: PostgresStore) -> int:
-    proc = _writer(store)._proc
-    assert proc is not None
-    return proc.pid
 
 
 _COUNTS = {
@@ -105,27 +68,27 @@ async def test_deliveries_and_marks_go_to_the_child_and_reads_stay_on_the_thread
     pg: Backend,
 ) -> None:
     store = await _open(pg)
-    child = _child_pid(store)
+    child = child_pid(store)
     assert child != os.getpid()
     answers: list[UpdatesRecorded] = []
 
-    async def deliver() -> None:
-        answers.append(await _deliver(store, 1))
+    async def call() -> None:
+        answers.append(await deliver(store, 1))
 
     os.kill(child, signal.SIGSTOP)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(deliver)
+            nursery.start_soon(call)
             await trio.testing.wait_all_tasks_blocked()
             # The delivery waits on the stopped child; a read runs on the thread meanwhile.
-            assert len(_writer(store)._inflight) == 1 and answers == []
+            assert len(writer_of(store)._inflight) == 1 and answers == []
             assert await store.get_message(wa_message_id="wamid.1", direction="inbound") is None
             os.kill(child, signal.SIGCONT)
     finally:
         os.kill(child, signal.SIGCONT)
     assert [a.to_run for a in answers] == [("u1",)] and answers[0].event == "recorded"
     assert await store.mark_webhook_updates_handled(update_keys=["u1"], handled_at=T0) == 1
-    again = await _deliver(store, 1)
+    again = await deliver(store, 1)
     assert (again.event, again.to_run) == ("duplicate", ())
     stored = await store.get_message(wa_message_id="wamid.1", direction="inbound")
     assert stored is not None and stored.from_phone == "16505551234"
@@ -138,13 +101,13 @@ async def test_concurrent_deliveries_and_copies_are_all_answered_and_stored_once
     store = await _open(pg)
     answers: dict[tuple[int, int], UpdatesRecorded] = {}
 
-    async def deliver(i: int, copy: int) -> None:
-        answers[i, copy] = await _deliver(store, i)
+    async def call(i: int, copy: int) -> None:
+        answers[i, copy] = await deliver(store, i)
 
     async with trio.open_nursery() as nursery:
         for i in range(48):
             for copy in range(2 if i % 4 == 0 else 1):
-                nursery.start_soon(deliver, i, copy)
+                nursery.start_soon(call, i, copy)
     assert _count(pg, "svc_webhook_events") == 48
     assert _count(pg, "svc_messages") == 48
     for i in range(48):
@@ -164,95 +127,20 @@ async def test_a_server_lost_under_a_batch_fails_it_and_the_next_call_reconnects
     the server, and the next delivery runs on a new connection of the same child."""
     store = await _open(pg)
     assert pg.url is not None
-    assert (await _deliver(store, 1)).event == "recorded"
-    child = _child_pid(store)
+    assert (await deliver(store, 1)).event == "recorded"
+    child = child_pid(store)
     (backend,) = _writer_backends(pg.url)
     with psycopg.connect(pg.url, autocommit=True) as conn:
         conn.execute("SELECT pg_terminate_backend(%s)", (backend,))
     with pytest.raises(PersistenceError) as caught:
-        await _deliver(store, 2)
+        await deliver(store, 2)
     assert caught.value.code == "outbox_failed"
     assert store._engine._unreachable  # the next call probes before anything else runs
-    assert (await _deliver(store, 3)).event == "recorded"
-    assert (await _deliver(store, 2)).event == "recorded"  # the redelivery
-    assert _child_pid(store) == child
+    assert (await deliver(store, 3)).event == "recorded"
+    assert (await deliver(store, 2)).event == "recorded"  # the redelivery
+    assert child_pid(store) == child
     assert _writer_backends(pg.url) != [backend]
     assert _count(pg, "svc_webhook_events") == 3
-
-
-async def test_a_writer_killed_mid_call_fails_that_call_and_the_next_one_runs(
-    pg: Backend,
-) -> None:
-    store = await _open(pg)
-    child = _child_pid(store)
-    failed: list[PersistenceError] = []
-
-    async def deliver() -> None:
-        try:
-            await _deliver(store, 1)
-        except PersistenceError as exc:
-            failed.append(exc)
-
-    os.kill(child, signal.SIGSTOP)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(deliver)
-        await trio.testing.wait_all_tasks_blocked()
-        assert len(_writer(store)._inflight) == 1
-        os.kill(child, signal.SIGKILL)
-    assert [e.code for e in failed] == ["outbox_failed"]
-    assert _count(pg, "svc_webhook_events") == 0
-    assert (await _deliver(store, 2)).to_run == ("u2",)
-    assert _child_pid(store) != child
-
-
-async def test_a_cancelled_caller_still_gets_its_sent_delivery_committed(pg: Backend) -> None:
-    """Unlike a call on the thread (whose running statement is cancelled server-side), a
-    delivery sent to the writer runs to its end; the cancellation comes after."""
-    store = await _open(pg)
-    child = _child_pid(store)
-    outcome: list[object] = []
-
-    async def deliver(scope: trio.CancelScope) -> None:
-        with scope:
-            outcome.append(await _deliver(store, 1))
-            await trio.lowlevel.checkpoint()
-        outcome.append(scope.cancelled_caught)
-
-    os.kill(child, signal.SIGSTOP)
-    try:
-        scope = trio.CancelScope()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(deliver, scope)
-            await trio.testing.wait_all_tasks_blocked()
-            scope.cancel()
-            await trio.testing.wait_all_tasks_blocked()
-            assert outcome == []
-            os.kill(child, signal.SIGCONT)
-    finally:
-        os.kill(child, signal.SIGCONT)
-    assert isinstance(outcome[0], UpdatesRecorded) and outcome[1] is True
-    assert _count(pg, "svc_webhook_events") == 1
-
-
-async def test_close_answers_the_delivery_in_flight_then_ends_the_writer(pg: Backend) -> None:
-    store = await _open(pg)
-    proc = _writer(store)._proc
-    assert proc is not None
-    answers: list[UpdatesRecorded] = []
-
-    async def deliver() -> None:
-        answers.append(await _deliver(store, 1))
-
-    os.kill(proc.pid, signal.SIGSTOP)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(deliver)
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(store.close)
-        await trio.testing.wait_all_tasks_blocked()
-        os.kill(proc.pid, signal.SIGCONT)
-    assert [a.to_run for a in answers] == [("u1",)]
-    assert proc.returncode == 0
-    assert _count(pg, "svc_webhook_events") == 1
 
 
 @pytest.mark.parametrize("writer", ["child", "", "Process"])
@@ -268,7 +156,7 @@ def test_the_writer_runs_under_asyncio_too(postgres_url: str, postgres_run_prefi
         store = PostgresStore(postgres_url, schema=f"{postgres_run_prefix}_aio", writer="process")
         await store.migrate()
         try:
-            return await _deliver(store, 1)
+            return await deliver(store, 1)
         finally:
             await store.close()
 
