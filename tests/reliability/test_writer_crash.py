@@ -1,9 +1,10 @@
-"""``svc serve`` on PostgreSQL: its writer process ends with a ``kill -9`` of the server, a
-restart records and dedupes as before, and ``--pg-writer thread`` runs no child.
+"""``kill -9`` of ``svc serve`` leaves no writer process behind, on SQLite and on
+PostgreSQL, and a restart records and answers as before; ``--sqlite-writer thread`` and
+``--pg-writer thread`` run no child.
 
-``svc serve`` runs PostgreSQL's webhook writes in a writer process (``--pg-writer
-process``, the default) on a connection of its own. The writer ends when the server's
-end of their socket closes, which the kernel does for a killed server too.
+``svc serve`` runs each store's webhook writes in a writer process (``--sqlite-writer
+process`` and ``--pg-writer process``, the defaults). The writer ends when the server's end
+of their socket closes, which the kernel does for a killed server too.
 """
 
 from __future__ import annotations
@@ -19,24 +20,37 @@ from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
 from .conftest import children, ended, inbound_text, post_webhook, start_live
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+pytestmark = pytest.mark.slow
+
+STORES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
 
 
-def test_kill9_of_the_server_ends_its_postgres_writer(
+def _database(store: str, request: pytest.FixtureRequest) -> tuple[list[str], dict[str, str]]:
+    """``svc serve``'s database flags and environment for ``store``."""
+    if store == "sqlite":
+        return ["--database", "svc.db"], {}
+    dsn, _ = request.getfixturevalue("pg_schema")
+    return ["--database-url-env", "SVC_REL_DB"], {"SVC_REL_DB": dsn}
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_kill9_of_the_server_ends_its_writer(
+    store: str,
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
     serving: list[ServeProcess],
-    pg_schema: tuple[str, str],
+    request: pytest.FixtureRequest,
 ) -> None:
-    dsn, _ = pg_schema
-    database = ("--database-url-env", "SVC_REL_DB")
-    env = {"SVC_REL_DB": dsn}
+    database, env = _database(store, request)
     project = make_project(tmp_path, graph.url)
     secret = project.secrets["SVC_APP_SECRET"]
     served = start_live(captured, project, *database, env=env)
     serving.append(served)
-    first = inbound_text("wamid.P1", "before the crash")
+    first = inbound_text("wamid.W1", "before the crash")
     assert post_webhook(served, secret, first).status_code == 200
     (writer,) = children(served.process.pid)
     served.process.send_signal(signal.SIGKILL)
@@ -50,35 +64,30 @@ def test_kill9_of_the_server_ends_its_postgres_writer(
     again = start_live(captured, project, *database, env=env)
     serving.append(again)
     assert len(children(again.process.pid)) == 1
-    second = inbound_text("wamid.P2", "after the restart")
+    second = inbound_text("wamid.W2", "after the restart")
     assert post_webhook(again, secret, second).status_code == 200
     assert post_webhook(again, secret, first).status_code == 200  # a redelivery: recorded once
     with again.client() as client:
         listed = client.get("/api/messages", headers={"Authorization": f"Bearer {project.bearer}"})
     assert listed.status_code == 200
     ids = sorted(m["waMessageId"] for m in json.loads(listed.text)["items"])
-    assert ids == ["wamid.P1", "wamid.P2"]
+    assert ids == ["wamid.W1", "wamid.W2"]
 
 
-def test_pg_writer_thread_keeps_the_writes_in_the_server(
+@pytest.mark.parametrize("store", STORES)
+def test_writer_thread_keeps_the_writes_in_the_server(
+    store: str,
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
     serving: list[ServeProcess],
-    pg_schema: tuple[str, str],
+    request: pytest.FixtureRequest,
 ) -> None:
-    dsn, _ = pg_schema
+    database, env = _database(store, request)
+    writer_flag = "--sqlite-writer" if store == "sqlite" else "--pg-writer"
     project = make_project(tmp_path, graph.url)
     secret = project.secrets["SVC_APP_SECRET"]
-    served = start_live(
-        captured,
-        project,
-        "--database-url-env",
-        "SVC_REL_DB",
-        "--pg-writer",
-        "thread",
-        env={"SVC_REL_DB": dsn},
-    )
+    served = start_live(captured, project, *database, writer_flag, "thread", env=env)
     serving.append(served)
     body = inbound_text("wamid.T1", "on the thread")
     assert post_webhook(served, secret, body).status_code == 200
