@@ -50,7 +50,7 @@ from ._migrations import run_migrations
 from ._pg_batch import Batch, Job, OperationCancelled, PgSession, State, run_batch
 from ._pg_writer import pg_writer
 from ._session import Session
-from ._writer import WRITER_KINDS, WriterProcess, WriterUnavailable
+from ._writer import WRITER_KINDS, WriterProcess, WriterUnavailable, started
 
 __all__ = ["PgEngine"]
 
@@ -576,11 +576,8 @@ class PgEngine:
             )
 
         version = await self._run_in_connection("migration_failed", work)
-        if self._writer is not None:
-            try:  # started now, not by the first delivery: the first ones wait for no start
-                await self._writer.ready()
-            except WriterUnavailable:
-                self._writer = None  # the thread runs them
+        # Started now, not by the first delivery: the first ones wait for no start.
+        self._writer = await started(self._writer)
         return version
 
     async def close(self) -> None:

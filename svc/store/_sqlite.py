@@ -33,7 +33,7 @@ from ._migrations import run_migrations
 from ._session import Session
 from ._sqlite_run import MESSAGES, Job, SqliteSession, merged_kind, open_connection, run_batch
 from ._sqlite_writer import sqlite_writer
-from ._writer import WriterProcess, WriterUnavailable
+from ._writer import WriterProcess, WriterUnavailable, started
 
 __all__ = ["SQLITE_SYNCHRONOUS_MODES", "SQLITE_WRITERS", "SqliteStore"]
 
@@ -231,11 +231,8 @@ class SqliteStore(StoreBase):
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
         except sqlite3.Error:
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
-        if self._writer is not None:
-            try:  # started now, not by the first delivery: the first ones wait for no start
-                await self._writer.ready()
-            except WriterUnavailable:
-                self._writer = None  # the thread runs them
+        # Started now, not by the first delivery: the first ones wait for no start.
+        self._writer = await started(self._writer)
         return version
 
     async def close(self) -> None:

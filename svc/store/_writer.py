@@ -48,6 +48,7 @@ __all__ = [
     "alone",
     "outcome",
     "serve",
+    "started",
 ]
 
 _HEADER: Final = struct.Struct(">I")
@@ -371,6 +372,18 @@ class WriterProcess:
                 if kill and proc.returncode is None:
                     proc.kill()
                 await proc.wait()
+
+
+async def started(writer: WriterProcess | None) -> WriterProcess | None:
+    """``writer`` once its child runs, or ``None`` (the store's threads take its writes)
+    when there is none or it cannot start."""
+    if writer is None:
+        return None
+    try:
+        await writer.ready()
+    except WriterUnavailable:
+        return None
+    return writer
 
 
 # --- the child ---------------------------------------------------------------------------
