@@ -80,9 +80,11 @@ class _Runner:
             conn.close()
 
 
-def _open(config: tuple[str, dict[str, Any], float]) -> _Runner | None:
-    runner = _Runner(config)
-    return runner if runner.connect() is not None else None
+def _open(config: tuple[str, dict[str, Any], float]) -> _Runner:
+    """The child's runner; it connects at its first batch. A child that could not connect
+    yet (the server restarting) still starts: its batches answer "lost" until the server is
+    back, and the store goes on refusing calls until its own probe reconnects."""
+    return _Runner(config)
 
 
 def main(fd: int) -> None:

@@ -24,7 +24,8 @@ from svc.store import (
     PostgresStore,
     UpdatesRecorded,
 )
-from svc.store._pg_writer import APPLICATION_NAME
+from svc.store._batch_kinds import BatchHint
+from svc.store._pg_writer import APPLICATION_NAME, pg_writer
 
 from ._writer_calls import child_pid, deliver, writer_of
 from .conftest import T0, Backend
@@ -161,3 +162,20 @@ def test_the_writer_runs_under_asyncio_too(postgres_url: str, postgres_run_prefi
             await store.close()
 
     assert asyncio.run(main()).to_run == ("u1",)
+
+
+async def test_a_writer_started_while_the_server_is_out_of_reach_still_starts() -> None:
+    """The child connects at its first batch: one started during an outage answers "lost"
+    (the store then refuses calls until its probe reconnects) instead of leaving the store
+    on its thread for good."""
+    writer = pg_writer(
+        "postgresql://postgres@127.0.0.1:1/nothing", kwargs={"autocommit": True}, connect_timeout=1
+    )
+    await writer.ready()
+    try:
+        hint = BatchHint(kind="handled", key="u1", args=(("u1",), 0))
+        assert await writer.run(hint) == (False, None, None)
+        assert writer.take_server_lost() is True
+        assert writer.take_server_lost() is False
+    finally:
+        await writer.aclose()
