@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import pickle
 import signal
 import socket
@@ -65,6 +66,7 @@ _LINGER_NAP: Final = 0.0005
 """While callers are concurrent (the last batch held more than one job), a batch waits up
 to ``_LINGER_SECONDS`` for up to ``_LINGER_FRAMES`` jobs, looking every ``_LINGER_NAP``
 seconds (``_linger``)."""
+_log: Final = logging.getLogger("svc.store.writer")
 _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
@@ -190,7 +192,7 @@ class WriterProcess:
         try:
             self.send((hint.kind, hint.key, hint.args, hint.locks))
         except WriterLost:
-            await self.lose()
+            await self.lose(failing=1)
             return pending.answer
         self._inflight.append(pending)
 
@@ -248,6 +250,7 @@ class WriterProcess:
         """Start the child unless it runs (again, if it has exited since);
         ``WriterUnavailable`` if it cannot start."""
         if self._ready and self._proc is not None and self._proc.returncode is not None:
+            _log.warning("store writer process exited; starting a new one")
             await self.lose()
         while not self._ready:
             if self._starting is not None:
@@ -261,6 +264,10 @@ class WriterProcess:
                 self._starting.set()
                 self._starting = None
             if not self._ready:
+                _log.warning(
+                    "store writer process could not start; these writes run on the store's"
+                    " thread from now on"
+                )
                 raise WriterUnavailable
 
     async def _start(self) -> None:
@@ -338,9 +345,17 @@ class WriterProcess:
             raise WriterLost
         self._inbox.feed(data)
 
-    async def lose(self) -> None:
+    async def lose(self, *, failing: int = 0) -> None:
         """Drop the connection and reap the child (killed if it still runs); every job
-        sent and not answered finishes with its pessimistic error."""
+        sent and not answered (and ``failing`` more, not sent) finishes with its
+        pessimistic error."""
+        failed = len(self._inflight) + failing
+        if failed:
+            _log.warning(
+                "store writer process lost; %d call(s) in flight failed (a webhook is"
+                " answered 503 and redelivered); the next call starts a new one",
+                failed,
+            )
         while self._inflight:
             self._finish(self._inflight.popleft(), (False, None, None))
         self._wake_idle()

@@ -8,6 +8,7 @@ The contract suite runs over this writer too (the ``sqlite-process`` adapter), a
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import pickle
 import socket
@@ -102,8 +103,9 @@ def test_the_child_runs_every_frame_it_holds_as_one_batch() -> None:
 
 
 async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
-    path: Path, monkeypatch: pytest.MonkeyPatch
+    path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="svc.store.writer")
     monkeypatch.setattr(sys, "executable", str(path.parent / "no-such-python"))
     store = SqliteStore(path, writer="process")
     await store.migrate()
@@ -113,6 +115,11 @@ async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
     finally:
         await store.close()
     assert _stored(path, "SELECT event_key FROM svc_webhook_events") == [("ev-1",)]
+    said = [r.getMessage() for r in caplog.records if r.name == "svc.store.writer"]
+    assert said == [
+        "store writer process could not start; these writes run on the store's thread from"
+        " now on"
+    ]
 
 
 async def test_a_child_that_cannot_open_the_database_is_unavailable(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ cancelled (``sqlite-process`` and ``postgres-process``: the same ``_writer`` pro
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -41,9 +42,17 @@ def _events(backend: Backend) -> int:
     return value
 
 
+def _said(caplog: pytest.LogCaptureFixture, backend: Backend) -> list[str]:
+    """The writer's log lines; none may carry the database's location."""
+    lines = [r.getMessage() for r in caplog.records if r.name == "svc.store.writer"]
+    assert not [line for line in lines for secret in backend.secrets if secret in line]
+    return lines
+
+
 async def test_a_writer_that_exited_is_started_again_before_the_next_call(
-    writer_backend: Backend,
+    writer_backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="svc.store.writer")
     store = await _open(writer_backend)
     first = child_pid(store)
     os.kill(first, signal.SIGKILL)
@@ -53,13 +62,16 @@ async def test_a_writer_that_exited_is_started_again_before_the_next_call(
     assert (await deliver(store, 1)).to_run == ("u1",)
     assert child_pid(store) != first
     assert _events(writer_backend) == 1
+    assert _said(caplog, writer_backend) == ["store writer process exited; starting a new one"]
 
 
 async def test_a_writer_lost_mid_call_fails_that_call_and_the_next_one_runs(
-    writer_backend: Backend,
+    writer_backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The call in flight when the child dies gets the pessimistic error (the platform
-    redelivers); nothing is half-stored, and the next call starts a new child."""
+    redelivers); nothing is half-stored, the loss is logged, and the next call starts a
+    new child."""
+    caplog.set_level(logging.WARNING, logger="svc.store.writer")
     store = await _open(writer_backend)
     child = child_pid(store)
     failed: list[PersistenceError] = []
@@ -80,6 +92,10 @@ async def test_a_writer_lost_mid_call_fails_that_call_and_the_next_one_runs(
     assert _events(writer_backend) == 0
     assert (await deliver(store, 2)).to_run == ("u2",)
     assert child_pid(store) != child
+    assert _said(caplog, writer_backend) == [
+        "store writer process lost; 1 call(s) in flight failed (a webhook is answered 503"
+        " and redelivered); the next call starts a new one"
+    ]
 
 
 async def test_a_cancelled_caller_still_gets_its_sent_call_committed(
