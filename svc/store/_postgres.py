@@ -17,6 +17,7 @@ from ._base import StoreBase
 from ._batch import BatchHint
 from ._errors import REDACTED_POSTGRES_LOCATION, FaultCode, PersistenceValidationError
 from ._session import Session
+from ._writer import WRITERS, check_writer
 
 if TYPE_CHECKING:
     from ._pg_engine import PgEngine
@@ -27,7 +28,7 @@ T = TypeVar("T")
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )
-POSTGRES_WRITERS: Final = ("thread", "process")
+POSTGRES_WRITERS: Final = WRITERS
 """Where ``PostgresStore`` runs its webhook writes (``"thread"`` first: the default)."""
 _SCHEMA: Final = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _DRIVER_PACKAGES: Final = frozenset({"psycopg", "psycopg_pool", "psycopg_binary", "psycopg_c"})
@@ -97,9 +98,7 @@ class PostgresStore(StoreBase):
             raise PersistenceValidationError(
                 "invalid_options", "max_size must be at least 1 and at least min_size."
             )
-        if writer not in POSTGRES_WRITERS:
-            message = f"writer must be one of {', '.join(POSTGRES_WRITERS)}"
-            raise PersistenceValidationError("invalid_options", message)
+        check_writer(writer)
         self._engine: Final = engine(
             dsn,
             schema=schema,

@@ -31,15 +31,22 @@ from ._errors import (
 )
 from ._migrations import run_migrations
 from ._session import Session
-from ._sqlite_run import MESSAGES, Job, SqliteSession, merged_kind, open_connection, run_batch
+from ._sqlite_run import MESSAGES, Job, SqliteSession, open_connection, run_batch
 from ._sqlite_writer import sqlite_writer
-from ._writer import WriterProcess, WriterUnavailable, started
+from ._writer import (
+    WRITER_KINDS,
+    WRITERS,
+    WriterProcess,
+    WriterUnavailable,
+    check_writer,
+    started,
+)
 
 __all__ = ["SQLITE_SYNCHRONOUS_MODES", "SQLITE_WRITERS", "SqliteStore"]
 
 SQLITE_SYNCHRONOUS_MODES: Final = ("full", "normal")
 """The ``synchronous`` values of ``SqliteStore`` (``"full"`` first: the default)."""
-SQLITE_WRITERS: Final = ("thread", "process")
+SQLITE_WRITERS: Final = WRITERS
 """Where ``SqliteStore`` runs its hot writes (``"thread"`` first: the default)."""
 
 T = TypeVar("T")
@@ -99,9 +106,7 @@ class SqliteStore(StoreBase):
             modes = ", ".join(SQLITE_SYNCHRONOUS_MODES)
             message = f"synchronous must be one of {modes}"
             raise PersistenceValidationError("invalid_options", message)
-        if writer not in SQLITE_WRITERS:
-            message = f"writer must be one of {', '.join(SQLITE_WRITERS)}"
-            raise PersistenceValidationError("invalid_options", message)
+        check_writer(writer)
         self._synchronous: Final = synchronous
         self._path: Final = _check_filename(path)
         self._memory: Final = self._path == ":memory:"
@@ -168,7 +173,7 @@ class SqliteStore(StoreBase):
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
         job: Job[T] = Job(fn=fn, write=write, code=code, hint=batch)
-        if self._writer is not None and batch is not None and merged_kind(job) is not None:
+        if self._writer is not None and batch is not None and batch.kind in WRITER_KINDS:
             try:
                 job.ok, result, job.error = await self._writer.run(batch)
                 job.result = cast(T, result)

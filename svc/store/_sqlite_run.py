@@ -89,9 +89,8 @@ class Job(Generic[T]):
         self.hint = hint
         self.code: FaultCode = code
         self.done: anyio.Event | None = None
-        """Set when its batch has run; on the thread, shared by the waiting jobs of one batch
-        and made only for a caller that waits (the draining caller runs its own job); in the
-        writer process, each waiting job's own."""
+        """Set when its batch has run: shared by the waiting jobs of one batch and made only
+        for a caller that waits (the draining caller runs its own job)."""
         self.finished = False
         self.ok = False
         self.result: T | None = None

@@ -36,10 +36,12 @@ from anyio.abc import Process
 
 from . import _batch, _ops
 from ._batch_kinds import BatchHint, BatchKind, DeliveryArgs
+from ._errors import PersistenceValidationError
 from ._held import held_to_completion
 from ._session import Session
 
 __all__ = [
+    "WRITERS",
     "WRITER_KINDS",
     "BatchRunner",
     "Outcome",
@@ -47,6 +49,7 @@ __all__ = [
     "WriterProcess",
     "WriterUnavailable",
     "alone",
+    "check_writer",
     "outcome",
     "serve",
     "started",
@@ -70,6 +73,8 @@ _log: Final = logging.getLogger("svc.store.writer")
 _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
+WRITERS: Final = ("thread", "process")
+"""Where a store runs its webhook writes (``"thread"`` first: the stores' default)."""
 WRITER_KINDS: Final[frozenset[BatchKind]] = frozenset({"delivery", "handled"})
 """The writes a writer process runs: webhook deliveries and marks of handled updates."""
 Outcome = tuple[bool, object, Exception | None]
@@ -85,6 +90,14 @@ class WriterUnavailable(Exception):
 
 class WriterLost(Exception):
     """The writer process went away: every job sent and not answered keeps its error."""
+
+
+def check_writer(writer: object) -> str:
+    """``writer`` when it is one of ``WRITERS``; else ``invalid_options``."""
+    if writer not in WRITERS:
+        message = f"writer must be one of {', '.join(WRITERS)}"
+        raise PersistenceValidationError("invalid_options", message)
+    return str(writer)
 
 
 def _frame(value: object) -> bytes:
