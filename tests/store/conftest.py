@@ -102,16 +102,25 @@ class Backend:
             store = SqliteStore(":memory:")
         elif self.kind in SQLITE_FILES:
             assert self.path is not None
-            writer = "process" if self.kind == "sqlite-process" else "thread"
-            store = SqliteStore(self.path, writer=writer)
+            store = SqliteStore(self.path, writer=self._writer)
         else:
             assert self.url is not None
-            writer = "process" if self.kind == "postgres-process" else "thread"
             store = PostgresStore(
-                self.url, schema=self.schema, min_size=1, max_size=10, writer=writer
+                self.url, schema=self.schema, min_size=1, max_size=10, writer=self._writer
             )
         self.opened.append(store)
         return store
+
+    @property
+    def _writer(self) -> str:
+        """Where the store opened for this kind runs its webhook writes."""
+        return "process" if self.kind.endswith("-process") else "thread"
+
+    def count(self, sql: str) -> int:
+        """The one integer ``sql`` (a ``SELECT count(*) ...``) answers, read directly."""
+        ((value,),) = self.raw_sql(sql)
+        assert isinstance(value, int)
+        return value
 
     def raw_sql(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         """Run SQL directly on the database (files and PostgreSQL only)."""

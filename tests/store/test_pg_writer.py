@@ -41,19 +41,6 @@ async def _open(pg: Backend) -> PostgresStore:
     return store
 
 
-_COUNTS = {
-    "svc_webhook_events": "SELECT count(*) FROM svc_webhook_events",
-    "svc_messages": "SELECT count(*) FROM svc_messages",
-}
-
-
-def _count(pg: Backend, table: str) -> int:
-    (row,) = pg.raw_sql(_COUNTS[table])
-    value = row[0]
-    assert isinstance(value, int)
-    return value
-
-
 def _writer_backends(url: str) -> list[int]:
     """The server's backends of this database that the writer's connections run on."""
     with psycopg.connect(url, autocommit=True) as conn:
@@ -109,8 +96,8 @@ async def test_concurrent_deliveries_and_copies_are_all_answered_and_stored_once
         for i in range(48):
             for copy in range(2 if i % 4 == 0 else 1):
                 nursery.start_soon(call, i, copy)
-    assert _count(pg, "svc_webhook_events") == 48
-    assert _count(pg, "svc_messages") == 48
+    assert pg.count("SELECT count(*) FROM svc_webhook_events") == 48
+    assert pg.count("SELECT count(*) FROM svc_messages") == 48
     for i in range(48):
         copies = [answers[i, c] for c in range(2 if i % 4 == 0 else 1)]
         events = ["recorded", "duplicate"][: len(copies)]
@@ -141,7 +128,7 @@ async def test_a_server_lost_under_a_batch_fails_it_and_the_next_call_reconnects
     assert (await deliver(store, 2)).event == "recorded"  # the redelivery
     assert child_pid(store) == child
     assert _writer_backends(pg.url) != [backend]
-    assert _count(pg, "svc_webhook_events") == 3
+    assert pg.count("SELECT count(*) FROM svc_webhook_events") == 3
 
 
 @pytest.mark.parametrize("writer", ["child", "", "Process"])

@@ -121,11 +121,6 @@ async def _queue_behind_a_blocked_batch(
     return blocker
 
 
-def _count(pg: Backend, sql: str) -> int:
-    rows = pg.raw_sql(sql)
-    return int(rows[0][0])  # type: ignore[call-overload]
-
-
 @pytest.mark.slow
 async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> None:
     store = await _open(pg)
@@ -162,8 +157,8 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
         await trio.to_thread.run_sync(blocker.release)
     assert [exc.code for exc in failure] == ["claim_failed"]
     assert claims == {i: Claimed() for i in range(20)}
-    assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 20
-    assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 1
+    assert pg.count("SELECT COUNT(*) FROM svc_service_requests") == 20
+    assert pg.count("SELECT COUNT(*) FROM svc_message_status_events") == 1
 
 
 async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
@@ -196,7 +191,7 @@ async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
             assert len(store._engine._queue) == 4
             await trio.to_thread.run_sync(blocker.release)
     assert sorted(outcomes) == ["TypeError", "claim_failed", "claim_failed", "claim_failed"]
-    assert _count(pg, "SELECT COUNT(*) FROM svc_service_requests") == 0
+    assert pg.count("SELECT COUNT(*) FROM svc_service_requests") == 0
     assert not [r for r in caplog.records if "rolling back" in r.getMessage()]
     assert (
         await store.claim_service_request(idempotency_key="k9", request_hash="h", created_at=T0)
@@ -227,7 +222,7 @@ async def test_32_concurrent_writes_are_32_rows_visible_from_a_fresh_connection(
     # Every acknowledged write is committed: a new connection sees all of them.
     rows = pg.raw_sql("SELECT row_id, wa_message_id, status FROM svc_messages ORDER BY row_id")
     assert rows == [(f"r{i:04d}", f"wamid.{i}", "sent") for i in range(32)]
-    assert _count(pg, "SELECT COUNT(*) FROM svc_webhook_events") == 32
+    assert pg.count("SELECT COUNT(*) FROM svc_webhook_events") == 32
 
 
 @pytest.mark.slow
@@ -322,7 +317,7 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
     blocker.release()
     assert scope.cancelled_caught
     assert returned == {i: message(i) for i in range(5)}
-    assert _count(pg, "SELECT COUNT(*) FROM svc_message_status_events") == 0
+    assert pg.count("SELECT COUNT(*) FROM svc_message_status_events") == 0
 
 
 async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None:
@@ -499,7 +494,7 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
 
     results = anyio.run(main, backend="asyncio")
     assert sorted(results, key=lambda m: m.row_id) == [message(i) for i in range(32)]
-    assert _count(backend, "SELECT COUNT(*) FROM svc_messages") == 32
+    assert backend.count("SELECT COUNT(*) FROM svc_messages") == 32
 
 
 @pytest.mark.slow

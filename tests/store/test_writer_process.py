@@ -20,6 +20,8 @@ from svc.store import PersistenceError, UpdatesRecorded
 from ._writer_calls import child_pid, deliver, writer_of
 from .conftest import AnyStore, Backend, _backend, _closing_opened
 
+_EVENTS = "SELECT count(*) FROM svc_webhook_events"
+
 
 @pytest.fixture(params=["sqlite-process", "postgres-process"])
 async def writer_backend(
@@ -33,13 +35,6 @@ async def _open(backend: Backend) -> AnyStore:
     store = backend.open()
     await store.migrate()
     return store
-
-
-def _events(backend: Backend) -> int:
-    (row,) = backend.raw_sql("SELECT count(*) FROM svc_webhook_events")
-    value = row[0]
-    assert isinstance(value, int)
-    return value
 
 
 def _said(caplog: pytest.LogCaptureFixture, backend: Backend) -> list[str]:
@@ -61,7 +56,7 @@ async def test_a_writer_that_exited_is_started_again_before_the_next_call(
     await proc.wait()
     assert (await deliver(store, 1)).to_run == ("u1",)
     assert child_pid(store) != first
-    assert _events(writer_backend) == 1
+    assert writer_backend.count(_EVENTS) == 1
     assert _said(caplog, writer_backend) == ["store writer process exited; starting a new one"]
 
 
@@ -89,7 +84,7 @@ async def test_a_writer_lost_mid_call_fails_that_call_and_the_next_one_runs(
         assert len(writer_of(store)._inflight) == 1
         os.kill(child, signal.SIGKILL)
     assert [e.code for e in failed] == ["outbox_failed"]
-    assert _events(writer_backend) == 0
+    assert writer_backend.count(_EVENTS) == 0
     assert (await deliver(store, 2)).to_run == ("u2",)
     assert child_pid(store) != child
     assert _said(caplog, writer_backend) == [
@@ -126,7 +121,7 @@ async def test_a_cancelled_caller_still_gets_its_sent_call_committed(
     finally:
         os.kill(child, signal.SIGCONT)
     assert isinstance(outcome[0], UpdatesRecorded) and outcome[1] is True
-    assert _events(writer_backend) == 1
+    assert writer_backend.count(_EVENTS) == 1
 
 
 async def test_ctrl_c_at_the_terminal_does_not_stop_the_writer(writer_backend: Backend) -> None:
@@ -159,4 +154,4 @@ async def test_close_answers_the_calls_in_flight_then_ends_the_writer(
         os.kill(proc.pid, signal.SIGCONT)
     assert [a.to_run for a in answers] == [("u1",)]
     assert proc.returncode == 0
-    assert _events(writer_backend) == 1
+    assert writer_backend.count(_EVENTS) == 1
