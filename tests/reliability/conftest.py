@@ -77,6 +77,15 @@ def start_live(
     )
 
 
+def serve_database(store: str, request: pytest.FixtureRequest) -> tuple[list[str], dict[str, str]]:
+    """``svc serve``'s database flags and environment for ``store`` (``"sqlite"``: a file in
+    the project; ``"postgres"``: the test's own schema, ``pg_schema``)."""
+    if store == "sqlite":
+        return ["--database", "svc.db"], {}
+    dsn, _ = request.getfixturevalue("pg_schema")
+    return ["--database-url-env", "SVC_REL_DB"], {"SVC_REL_DB": dsn}
+
+
 def post_webhook(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:
     """POST ``body`` to ``served``'s webhook route, signed with ``secret``."""
     with served.client() as client:

@@ -15,7 +15,7 @@ import pytest
 
 from tests._support import Captured, FakeGraph, GraphLimits, ServeProcess, make_project
 
-from .conftest import start_live
+from .conftest import serve_database, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -46,12 +46,7 @@ def test_kill9_mid_broadcast_then_restart_sends_nobody_twice(
     serving: list[ServeProcess],
     request: pytest.FixtureRequest,
 ) -> None:
-    env: dict[str, str] = {}
-    db = ["--database", "svc.db"]
-    if backend == "postgres":
-        dsn, _ = request.getfixturevalue("pg_schema")
-        env = {"SVC_REL_DB": dsn}
-        db = ["--database-url-env", "SVC_REL_DB"]
+    db, env = serve_database(backend, request)
     limits = GraphLimits(rate=RATE)
     graph.limits = limits
     project = make_project(tmp_path, graph.url)

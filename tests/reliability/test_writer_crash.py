@@ -18,7 +18,7 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from .conftest import children, ended, inbound_text, post_webhook, start_live
+from .conftest import children, ended, inbound_text, post_webhook, serve_database, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -26,14 +26,6 @@ STORES = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 ]
-
-
-def _database(store: str, request: pytest.FixtureRequest) -> tuple[list[str], dict[str, str]]:
-    """``svc serve``'s database flags and environment for ``store``."""
-    if store == "sqlite":
-        return ["--database", "svc.db"], {}
-    dsn, _ = request.getfixturevalue("pg_schema")
-    return ["--database-url-env", "SVC_REL_DB"], {"SVC_REL_DB": dsn}
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -45,7 +37,7 @@ def test_kill9_of_the_server_ends_its_writer(
     serving: list[ServeProcess],
     request: pytest.FixtureRequest,
 ) -> None:
-    database, env = _database(store, request)
+    database, env = serve_database(store, request)
     project = make_project(tmp_path, graph.url)
     secret = project.secrets["SVC_APP_SECRET"]
     served = start_live(captured, project, *database, env=env)
@@ -83,7 +75,7 @@ def test_writer_thread_keeps_the_writes_in_the_server(
     serving: list[ServeProcess],
     request: pytest.FixtureRequest,
 ) -> None:
-    database, env = _database(store, request)
+    database, env = serve_database(store, request)
     writer_flag = "--sqlite-writer" if store == "sqlite" else "--pg-writer"
     project = make_project(tmp_path, graph.url)
     secret = project.secrets["SVC_APP_SECRET"]
