@@ -24,7 +24,6 @@ from svc.store import (
     format_timestamp,
     from_ms,
     new_row_id,
-    new_row_ids,
     storable_phone,
     storable_user_id,
     to_ms,
@@ -112,25 +111,34 @@ def delivery_projection(
     advances the outbound row like any other. One pass: each update's time
     (epoch ms) and user are read once (a user the change names again, once
     for the change: ``read_users``), each field is checked once by the
-    store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
+    store's rules (``CheckedRowsBuilder``), and one random draw gives every row id
+    (the builder's, as it seals the rows).
     """
     rows = CheckedRowsBuilder()
     changes: list[IdentityChange] = []
-    row_ids = iter(new_row_ids(sum(isinstance(u, MessageUpdate) for u in updates)))
     unprojected = 0
     refusal: PersistenceValidationError | None = None
+    seen: tuple[UserIdentity | None, int] = (None, 0)
+    """The last user sighting added (a batch names one user again and again, at one time)."""
     for update, user in zip(updates, read_users(updates), strict=True):
-        at = _event_ms(update.timestamp, now)
+        stamp = update.timestamp
+        # _event_ms's common case inlined: this runs for every update.
+        at = (
+            stamp * 1000
+            if stamp is not None and 0 < stamp < _LATEST_EVENT_SECONDS
+            else _event_ms(stamp, now)
+        )
         try:
             if isinstance(update, MessageUpdate):
-                if not _add_inbound(rows, update, user, at, next(row_ids)):
+                if not _add_inbound(rows, update, user, at):
                     unprojected += 1
             elif isinstance(update, StatusUpdate):
                 rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
         except PersistenceValidationError as exc:
             refusal = refusal or exc
-        if user is not None:
-            _add_identity(rows, user, at)
+        if user is not None and (user is not seen[0] or at != seen[1]):
+            _add_identity(rows, user, at)  # the same sighting again would add nothing
+            seen = (user, at)
         other: UserIdentity | None = None
         change: IdentityChange | None = None
         if isinstance(update, SystemUpdate):
@@ -164,7 +172,7 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     """
     rows = CheckedRowsBuilder()
     at = _event_ms(update.timestamp, now)
-    if not _add_inbound(rows, update, update.user, at, new_row_id()):
+    if not _add_inbound(rows, update, update.user, at):
         return None
     return rows.seal().message_records()[0]
 
@@ -174,14 +182,13 @@ def _add_inbound(
     update: MessageUpdate,
     user: UserIdentity | None,
     at: int,
-    row_id: str,
 ) -> bool:
-    """Add the row of a message update with its user, time and row id already read."""
+    """Add the row of a message update with its user and time already read (the builder
+    draws its row id)."""
     echo = update.is_echo
     message_id = update.message_id
     phone = update.to if echo else update.from_
     return rows.message(
-        row_id=row_id,
         wa_message_id=message_id,
         direction="outbound" if echo else "inbound",
         from_phone=None if echo else phone,

@@ -217,9 +217,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         key = check.text(event_key, "event_key")
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
-        keys = tuple(
-            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
-        )
+        keys = check.texts(update_keys, "update_keys")
         if rows is None:
             values = tuple(check.message(r) for r in check.records(messages, "messages"))
             events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
@@ -247,9 +245,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         self, *, update_keys: Sequence[str], handled_at: datetime
     ) -> int:
         """Record that these updates' handlers finished; how many were newly marked."""
-        keys = tuple(
-            check.text(k, "update_keys") for k in check.records(update_keys, "update_keys")
-        )
+        keys = check.texts(update_keys, "update_keys")
         at = to_ms(handled_at, field="handled_at")
         if not keys:
             return 0

@@ -19,6 +19,7 @@ from . import _validate as check
 from ._errors import PersistenceValidationError
 from ._ops import message_record
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
+from ._row_ids import new_row_ids
 from ._time import from_ms
 from ._validate import IdentityArgs
 
@@ -135,10 +136,12 @@ class CheckedRowsBuilder:
     would for the record. Sightings are kept once each, in first-seen order.
     """
 
-    __slots__ = ("_identities", "_messages", "_seen", "_shared", "_statuses")
+    __slots__ = ("_drawn", "_identities", "_messages", "_seen", "_shared", "_statuses")
 
     def __init__(self) -> None:
         self._messages: list[MessageArgs] = []
+        self._drawn: list[int] = []
+        """Where in ``_messages`` the rows are whose id ``seal`` draws (given none)."""
         self._shared: dict[tuple[object, ...], _SharedFields | Literal[False]] = {}
         """Each set of a row's shared fields as given, and what checking it gave (once each)."""
         self._statuses: list[StatusArgs] = []
@@ -149,7 +152,7 @@ class CheckedRowsBuilder:
     def message(
         self,
         *,
-        row_id: str,
+        row_id: str | None = None,
         wa_message_id: str,
         direction: str,
         from_phone: str | None,
@@ -167,6 +170,8 @@ class CheckedRowsBuilder:
         A delivery's rows share most fields (the business number, the user, the
         type, the status): each distinct set of them is checked once, and only
         the fields of the row itself (its ids, its time) are checked per row.
+        Without a ``row_id``, ``seal`` draws one (a fresh id: nothing to check),
+        one draw for every such row.
         """
         given = (
             direction,
@@ -199,30 +204,42 @@ class CheckedRowsBuilder:
                 parent_user_id,
                 business_phone_number_id,
             )
-        at = check.epoch_ms(at_ms, "created_at")
+        # The checks of epoch_ms and optional_text inlined for their common case: these
+        # run for every row of every delivery.
+        # (``type`` names the message type here: ``__class__`` is the builtin's test.)
+        at = at_ms if at_ms.__class__ is int else check.epoch_ms(at_ms, "created_at")
         from_phone, to_phone, type, status, user_id, parent_user_id, business = shared
-        self._messages.append(
+        self._add(
             (
-                check.text(row_id, "row_id"),
+                "" if row_id is None else check.text(row_id, "row_id"),
                 check.text(wa_message_id, "wa_message_id"),
                 direction,
                 from_phone,
                 to_phone,
                 type,
                 status,
-                check.optional_text(graph_message_id, "graph_message_id"),
+                None
+                if graph_message_id is None
+                else check.text(graph_message_id, "graph_message_id"),
                 at,
                 at,
                 user_id,
                 parent_user_id,
                 business,
-            )
+            ),
+            row_id is None,
         )
         return True
 
+    def _add(self, row: MessageArgs, drawn: bool) -> None:
+        """Add a checked row; ``drawn``: its id is a placeholder, drawn by ``seal``."""
+        if drawn:
+            self._drawn.append(len(self._messages))
+        self._messages.append(row)
+
     def _message_checked(
         self,
-        row_id: str,
+        row_id: str | None,
         wa_message_id: str,
         direction: str,
         from_phone: str | None,
@@ -248,9 +265,9 @@ class CheckedRowsBuilder:
         if not check.names_user(direction, from_phone, to_phone, user_id, parent_user_id):
             return False
         at = check.epoch_ms(at_ms, "created_at")
-        self._messages.append(
+        self._add(
             (
-                check.text(row_id, "row_id"),
+                "" if row_id is None else check.text(row_id, "row_id"),
                 check.text(wa_message_id, "wa_message_id"),
                 direction,
                 from_phone,
@@ -265,7 +282,8 @@ class CheckedRowsBuilder:
                 check.optional_text(
                     business_phone_number_id, "business_phone_number_id", max_len=check.PHONE_MAX
                 ),
-            )
+            ),
+            row_id is None,
         )
         return True
 
@@ -274,9 +292,8 @@ class CheckedRowsBuilder:
         value = check.fit(status, 64)
         if value is None:
             return False
-        self._statuses.append(
-            (check.text(wa_message_id, "wa_message_id"), value, check.epoch_ms(at_ms, "timestamp"))
-        )
+        at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "timestamp")
+        self._statuses.append((check.text(wa_message_id, "wa_message_id"), value, at))
         return True
 
     def identity(
@@ -305,13 +322,18 @@ class CheckedRowsBuilder:
         if names is False:
             return False
         user, parent, phone, name = names
-        self._identities.setdefault(
-            (user, parent, phone, name, check.epoch_ms(at_ms, "last_seen_at")), None
-        )
+        at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "last_seen_at")
+        self._identities.setdefault((user, parent, phone, name, at), None)
         return True
 
     def seal(self) -> CheckedRows:
-        """The rows built so far, as the store's trusted form."""
+        """The rows built so far, as the store's trusted form (the rows given no id get
+        theirs now, and keep them)."""
+        if self._drawn:
+            messages = self._messages
+            for at, row_id in zip(self._drawn, new_row_ids(len(self._drawn)), strict=True):
+                messages[at] = (row_id, *messages[at][1:])
+            self._drawn.clear()
         return CheckedRows(
             _SEAL, tuple(self._messages), tuple(self._statuses), tuple(self._identities)
         )

@@ -7,6 +7,7 @@ rows without checking them again; any other form is refused.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
@@ -238,6 +239,29 @@ def test_rows_sharing_fields_in_one_builder_are_checked_as_each_alone(
         assert _outcome(shared, fields) == _outcome(CheckedRowsBuilder(), fields)
 
 
+def test_rows_given_no_id_get_fresh_ones_as_the_rows_are_sealed() -> None:
+    builder = CheckedRowsBuilder()
+    no_id = {k: v for k, v in _message().items() if k != "row_id"}
+    assert builder.message(**no_id)
+    assert builder.message(**_message(row_id="row-given", wa_message_id="wamid.B"))
+    assert builder.message(**{**no_id, "wa_message_id": "wamid.C"})
+    with pytest.raises(PersistenceValidationError):  # a refused row leaves no id to draw
+        builder.message(**{**no_id, "wa_message_id": "a\x00b"})
+    first = builder.seal()
+    ids = [row[0] for row in first.messages]
+    assert [row[1] for row in first.messages] == ["wamid.A", "wamid.B", "wamid.C"]
+    assert ids[1] == "row-given"
+    for drawn in (ids[0], ids[2]):
+        parsed = uuid.UUID(drawn)
+        assert parsed.version == 7 and str(parsed) == drawn
+    assert ids[0] != ids[2]
+    # Sealing again keeps the ids drawn; a row added later draws its own.
+    assert builder.message(**{**no_id, "wa_message_id": "wamid.D"})
+    again = builder.seal().messages
+    assert [row[0] for row in again[:3]] == ids
+    assert uuid.UUID(again[3][0]).version == 7 and again[3][0] not in ids
+
+
 def test_an_unhashable_field_is_refused_as_the_store_refuses_it() -> None:
     builder = CheckedRowsBuilder()
     with pytest.raises(PersistenceValidationError) as caught:
@@ -305,13 +329,13 @@ async def test_the_store_takes_checked_rows_without_checking_them_again(
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             calls[name] += 1
-            if name == "text":
+            if name in ("text", "texts"):
                 checked_fields.append(args[1])
             return real(*args, **kwargs)
 
         return wrapper
 
-    for name in ("text", "optional_text", "fit", "message", "status_event", "identity"):
+    for name in ("text", "texts", "optional_text", "fit", "message", "status_event", "identity"):
         monkeypatch.setattr(check, name, counting(name))
     recorded = await store.record_webhook_updates(
         event_key="ev-1", event_hash="h", received_at=T0, update_keys=("u1",), rows=rows
