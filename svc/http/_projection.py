@@ -111,10 +111,9 @@ def delivery_projection(
     advances the outbound row like any other. One pass: each update's time
     (epoch ms) and user are read once (a user the change names again, once
     for the change: ``read_users``), each field is checked once by the
-    store's rules (``CheckedRowsBuilder``), and one random draw gives every row id
-    (the builder's, as it seals the rows).
+    store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
-    rows = CheckedRowsBuilder()
+    rows = CheckedRowsBuilder(row_ids=sum(isinstance(u, MessageUpdate) for u in updates))
     changes: list[IdentityChange] = []
     unprojected = 0
     refusal: PersistenceValidationError | None = None
@@ -170,7 +169,7 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     The row names the user by phone and BSUIDs as far as they fit the store's
     columns; None when none does (a row naming nobody is refused by the store).
     """
-    rows = CheckedRowsBuilder()
+    rows = CheckedRowsBuilder(row_ids=1)
     at = _event_ms(update.timestamp, now)
     if not _add_inbound(rows, update, update.user, at):
         return None

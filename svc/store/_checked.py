@@ -136,12 +136,13 @@ class CheckedRowsBuilder:
     would for the record. Sightings are kept once each, in first-seen order.
     """
 
-    __slots__ = ("_drawn", "_identities", "_messages", "_seen", "_shared", "_statuses")
+    __slots__ = ("_identities", "_ids", "_messages", "_seen", "_shared", "_statuses")
 
-    def __init__(self) -> None:
+    def __init__(self, *, row_ids: int = 0) -> None:
+        """``row_ids``: how many rows will be given no id (their ids are drawn at once)."""
         self._messages: list[MessageArgs] = []
-        self._drawn: list[int] = []
-        """Where in ``_messages`` the rows are whose id ``seal`` draws (given none)."""
+        self._ids: list[str] = new_row_ids(row_ids)
+        """Fresh row ids for the rows given none, drawn together, taken from the end."""
         self._shared: dict[tuple[object, ...], _SharedFields | Literal[False]] = {}
         """Each set of a row's shared fields as given, and what checking it gave (once each)."""
         self._statuses: list[StatusArgs] = []
@@ -170,8 +171,8 @@ class CheckedRowsBuilder:
         A delivery's rows share most fields (the business number, the user, the
         type, the status): each distinct set of them is checked once, and only
         the fields of the row itself (its ids, its time) are checked per row.
-        Without a ``row_id``, ``seal`` draws one (a fresh id: nothing to check),
-        one draw for every such row.
+        Without a ``row_id`` the row takes a fresh one the builder drew (nothing to
+        check): one random draw for the ``row_ids`` the builder was made for.
         """
         given = (
             direction,
@@ -209,9 +210,9 @@ class CheckedRowsBuilder:
         # (``type`` names the message type here: ``__class__`` is the builtin's test.)
         at = at_ms if at_ms.__class__ is int else check.epoch_ms(at_ms, "created_at")
         from_phone, to_phone, type, status, user_id, parent_user_id, business = shared
-        self._add(
+        self._messages.append(
             (
-                "" if row_id is None else check.text(row_id, "row_id"),
+                self._row_id() if row_id is None else check.text(row_id, "row_id"),
                 check.text(wa_message_id, "wa_message_id"),
                 direction,
                 from_phone,
@@ -226,16 +227,13 @@ class CheckedRowsBuilder:
                 user_id,
                 parent_user_id,
                 business,
-            ),
-            row_id is None,
+            )
         )
         return True
 
-    def _add(self, row: MessageArgs, drawn: bool) -> None:
-        """Add a checked row; ``drawn``: its id is a placeholder, drawn by ``seal``."""
-        if drawn:
-            self._drawn.append(len(self._messages))
-        self._messages.append(row)
+    def _row_id(self) -> str:
+        """A fresh row id (one more draw once those drawn together are used)."""
+        return self._ids.pop() if self._ids else new_row_ids(1)[0]
 
     def _message_checked(
         self,
@@ -265,9 +263,9 @@ class CheckedRowsBuilder:
         if not check.names_user(direction, from_phone, to_phone, user_id, parent_user_id):
             return False
         at = check.epoch_ms(at_ms, "created_at")
-        self._add(
+        self._messages.append(
             (
-                "" if row_id is None else check.text(row_id, "row_id"),
+                self._row_id() if row_id is None else check.text(row_id, "row_id"),
                 check.text(wa_message_id, "wa_message_id"),
                 direction,
                 from_phone,
@@ -282,8 +280,7 @@ class CheckedRowsBuilder:
                 check.optional_text(
                     business_phone_number_id, "business_phone_number_id", max_len=check.PHONE_MAX
                 ),
-            ),
-            row_id is None,
+            )
         )
         return True
 
@@ -327,13 +324,7 @@ class CheckedRowsBuilder:
         return True
 
     def seal(self) -> CheckedRows:
-        """The rows built so far, as the store's trusted form (the rows given no id get
-        theirs now, and keep them)."""
-        if self._drawn:
-            messages = self._messages
-            for at, row_id in zip(self._drawn, new_row_ids(len(self._drawn)), strict=True):
-                messages[at] = (row_id, *messages[at][1:])
-            self._drawn.clear()
+        """The rows built so far, as the store's trusted form."""
         return CheckedRows(
             _SEAL, tuple(self._messages), tuple(self._statuses), tuple(self._identities)
         )

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 __all__ = ["new_row_id", "new_row_ids"]
 
-_VARIANT: tuple[str, ...] = ("8", "9", "a", "b")
+_VARIANT: dict[str, str] = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+"""The variant digit (RFC 9562: binary 10xx) a random hex digit becomes: its low two bits."""
 
 
 def new_row_ids(
@@ -25,8 +26,9 @@ def new_row_ids(
     ms = ((time.time_ns() if now_ns is None else now_ns) // 1_000_000) & 0xFFFF_FFFF_FFFF
     prefix = f"{ms >> 16:08x}-{ms & 0xFFFF:04x}-7"
     text = random(10 * count).hex()
+    variant = _VARIANT
     return [
-        f"{prefix}{text[i : i + 3]}-{_VARIANT[int(text[i + 3], 16) & 3]}"
+        f"{prefix}{text[i : i + 3]}-{variant[text[i + 3]]}"
         f"{text[i + 4 : i + 7]}-{text[i + 7 : i + 19]}"
         for i in range(0, 20 * count, 20)
     ]

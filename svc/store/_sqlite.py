@@ -172,15 +172,16 @@ class SqliteStore(StoreBase):
         """
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
-        job: Job[T] = Job(fn=fn, write=write, code=code, hint=batch)
         if self._writer is not None and batch is not None and batch.kind in WRITER_KINDS:
             try:
-                job.ok, result, job.error = await self._writer.run(batch)
-                job.result = cast(T, result)
+                ok, result, error = await self._writer.run(batch)
             except WriterUnavailable:
                 self._writer = None  # the thread runs them, now and from now on
             else:
-                return job.outcome()
+                if not ok:
+                    raise error or PersistenceError(code, MESSAGES[code])
+                return cast(T, result)
+        job: Job[T] = Job(fn=fn, write=write, code=code, hint=batch)
         self._queue.append(job)
         if self._draining:
             if self._next_done is None:

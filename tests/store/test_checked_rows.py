@@ -239,27 +239,25 @@ def test_rows_sharing_fields_in_one_builder_are_checked_as_each_alone(
         assert _outcome(shared, fields) == _outcome(CheckedRowsBuilder(), fields)
 
 
-def test_rows_given_no_id_get_fresh_ones_as_the_rows_are_sealed() -> None:
-    builder = CheckedRowsBuilder()
+def test_rows_given_no_id_get_fresh_ones_drawn_by_the_builder() -> None:
+    builder = CheckedRowsBuilder(row_ids=2)
     no_id = {k: v for k, v in _message().items() if k != "row_id"}
     assert builder.message(**no_id)
     assert builder.message(**_message(row_id="row-given", wa_message_id="wamid.B"))
     assert builder.message(**{**no_id, "wa_message_id": "wamid.C"})
-    with pytest.raises(PersistenceValidationError):  # a refused row leaves no id to draw
+    with pytest.raises(PersistenceValidationError):
         builder.message(**{**no_id, "wa_message_id": "a\x00b"})
-    first = builder.seal()
-    ids = [row[0] for row in first.messages]
-    assert [row[1] for row in first.messages] == ["wamid.A", "wamid.B", "wamid.C"]
+    assert builder.message(**{**no_id, "wa_message_id": "wamid.D"})  # past the two drawn
+    rows = builder.seal().messages
+    assert [row[1] for row in rows] == ["wamid.A", "wamid.B", "wamid.C", "wamid.D"]
+    ids = [row[0] for row in rows]
     assert ids[1] == "row-given"
-    for drawn in (ids[0], ids[2]):
-        parsed = uuid.UUID(drawn)
-        assert parsed.version == 7 and str(parsed) == drawn
-    assert ids[0] != ids[2]
-    # Sealing again keeps the ids drawn; a row added later draws its own.
-    assert builder.message(**{**no_id, "wa_message_id": "wamid.D"})
-    again = builder.seal().messages
-    assert [row[0] for row in again[:3]] == ids
-    assert uuid.UUID(again[3][0]).version == 7 and again[3][0] not in ids
+    drawn = [ids[0], ids[2], ids[3]]
+    for row_id in drawn:
+        parsed = uuid.UUID(row_id)
+        assert parsed.version == 7 and parsed.variant == uuid.RFC_4122 and str(parsed) == row_id
+    assert len(set(drawn)) == 3
+    assert builder.seal().messages == rows  # sealing again changes nothing
 
 
 def test_an_unhashable_field_is_refused_as_the_store_refuses_it() -> None:
