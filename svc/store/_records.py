@@ -221,6 +221,17 @@ class UpdatesRecorded:
     to_run: tuple[str, ...] = ()
     in_progress: tuple[str, ...] = ()
 
+    def __reduce__(self) -> tuple[object, tuple[str, tuple[str, ...], tuple[str, ...]]]:
+        # A writer process answers one per delivery: pickled as its three values, not by
+        # the frozen dataclass's field-by-field state (which both ends spend Python on).
+        return (_updates_recorded, (self.event.value, self.to_run, self.in_progress))
+
+
+def _updates_recorded(
+    event: str, to_run: tuple[str, ...], in_progress: tuple[str, ...]
+) -> UpdatesRecorded:
+    return UpdatesRecorded(event=WebhookEventResult(event), to_run=to_run, in_progress=in_progress)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneReport:
