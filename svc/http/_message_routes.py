@@ -22,6 +22,7 @@ from quart_trio import QuartTrio
 
 from svc.graph import GraphRequestValidationError
 
+from . import _message_reads as reads
 from ._bodies import (
     MessageBody,
     SendAnswer,
@@ -130,7 +131,7 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise malformed_query("user")
         number = query_number()
         return reply_response(
-            await service.list_messages(limit=limit, cursor=cursor, user=key, number=number)
+            await reads.list_messages(service, limit=limit, cursor=cursor, user=key, number=number)
         )
 
     @app.route(f"{prefix}/messages/", methods=["GET"], endpoint="message_empty_id")
@@ -150,7 +151,7 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise method_not_allowed(("POST",))
         require_bearer(token)
         checked = check_path_id(message_id)
-        return reply_response(await service.get_message(checked, query_number()))
+        return reply_response(await reads.get_message(service, checked, query_number()))
 
     @app.route(f"{prefix}/conversations/<path:user>/window", methods=["GET"], endpoint="window")
     @security_scheme(BEARER)
@@ -171,4 +172,4 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise malformed_path(
                 "The user in the path must be a phone number (digits) or a business-scoped user id."
             )
-        return reply_response(await service.conversation_window(key, query_number()))
+        return reply_response(await reads.conversation_window(service, key, query_number()))

@@ -32,8 +32,6 @@ from svc.store import (
     PersistenceValidationError,
     Replay,
     WebhookEventResult,
-    conversation_window,
-    format_timestamp,
 )
 from svc.webhook import (
     Delivery,
@@ -50,12 +48,9 @@ from svc.webhook import (
 
 from ._errors import (
     HttpError,
-    conversation_window_unavailable,
     idempotency_conflict,
     idempotency_pending,
     malformed_body,
-    malformed_cursor,
-    not_found,
     persistence_not_atomic,
     persistence_not_configured,
     persistence_unavailable,
@@ -66,9 +61,7 @@ from ._profile import Profile, ServiceSecrets
 from ._projection import (
     DeliveryProjection,
     IdentityChange,
-    belongs_to_number,
     delivery_projection,
-    record_json,
     send_projection,
 )
 from ._protocols import CryptoProvider
@@ -612,74 +605,3 @@ class Service:
             raise error from None
         self.telemetry.graph_call(family=family, status=200, outcome="success")
         return result
-
-    # --- reads ----------------------------------------------------------------------
-
-    async def list_messages(
-        self,
-        *,
-        limit: int,
-        cursor: str | None,
-        user: str | None = None,
-        number: ServedNumber | None = None,
-    ) -> Reply:
-        """A page of one business number's projection, newest first; ``user`` keeps one user's.
-
-        Rows stored without a number (before the column existed) are the default number's.
-        """
-        self.require_store()
-        scope = number if number is not None else self.numbers.default
-        page = await self.store_call(
-            lambda s: s.list_messages(
-                limit=limit,
-                before_row_id=cursor,
-                user=user,
-                business_phone_number_id=scope.phone_number_id,
-                include_unassigned=scope.default,
-            )
-        )
-        if not page.cursor_found:
-            raise malformed_cursor()
-        body = {"items": [record_json(r) for r in page.items], "nextCursor": page.next_cursor}
-        return Reply(200, json_bytes(body))
-
-    async def get_message(self, message_id: str, number: ServedNumber | None = None) -> Reply:
-        """One projected message of a business number (default: the default number)."""
-        self.require_store()
-        scope = number if number is not None else self.numbers.default
-        record = await self.store_call(lambda s: s.get_message(wa_message_id=message_id))
-        if record is None or not belongs_to_number(record, scope):
-            raise not_found("No message with this id.")
-        return Reply(200, json_bytes(record_json(record)))
-
-    async def conversation_window(self, user: str, number: ServedNumber | None = None) -> Reply:
-        """The 24-hour window of ``user`` with one business number (default: the default).
-
-        ``user`` is a phone, BSUID or parent BSUID, as the store keeps it; only
-        inbound rows to that number open it.
-        """
-        self.require_store()
-        scope = number if number is not None else self.numbers.default
-        last = await self.store_call(
-            lambda s: s.get_latest_inbound_message_at(
-                user=user,
-                business_phone_number_id=scope.phone_number_id,
-                include_unassigned=scope.default,
-            )
-        )
-        try:
-            window = conversation_window(now=self.now(), last_inbound_at=last)
-        except Exception as exc:  # noqa: BLE001 - the spec's own 503 for a window failure
-            self.recent_errors.add(exc)
-            raise conversation_window_unavailable() from None
-        body = {
-            "open": window.open,
-            "lastInboundAt": _iso(window.last_inbound_at),
-            "expiresAt": _iso(window.expires_at),
-            "remainingMs": window.remaining_ms,
-        }
-        return Reply(200, json_bytes(body))
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else format_timestamp(moment)
