@@ -14,9 +14,17 @@ from typing import Final
 
 import anyio
 
-__all__ = ["LOCAL_RUN_WAIT_SECONDS", "MAX_FINISHED_KEYS", "LocalRuns"]
+__all__ = [
+    "LOCAL_RUN_WAIT_SECONDS",
+    "MAX_FINISHED_KEYS",
+    "MAX_LOCAL_COPIES",
+    "LocalCopies",
+    "LocalRuns",
+]
 
 MAX_FINISHED_KEYS: Final = 4096
+MAX_LOCAL_COPIES: Final = 4096
+"""How many deliveries ``LocalCopies`` remembers (a body hash each, the oldest dropped first)."""
 LOCAL_RUN_WAIT_SECONDS: Final = 10.0
 """How long a webhook copy waits for this process's own run of its updates before a 503."""
 LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
@@ -132,3 +140,28 @@ class LocalRuns:
                 await event.wait()
             return True
         return False
+
+
+class LocalCopies:
+    """The body hashes of the deliveries this process recorded and ran to the end.
+
+    Kept once a delivery was recorded with its projection, nothing of it was in progress
+    elsewhere, it asked for no identity change, and every update it ran had its hooks and
+    its handled mark stored: a copy of it, byte for byte (the platform's retry), has then
+    nothing left to record or run, as the store would answer (every update finished).
+    A finished update never becomes unfinished, so what is kept stays true; it is
+    forgotten oldest first, and a copy not found here goes to the store as any delivery.
+    """
+
+    def __init__(self, limit: int = MAX_LOCAL_COPIES) -> None:
+        self._limit = limit
+        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    def __contains__(self, digest: object) -> bool:
+        return digest in self._seen
+
+    def add(self, digest: str) -> None:
+        """Remember ``digest`` (forgetting the oldest beyond the limit)."""
+        self._seen[digest] = None
+        while len(self._seen) > self._limit:
+            self._seen.popitem(last=False)

@@ -55,7 +55,7 @@ from ._errors import (
     persistence_not_configured,
     persistence_unavailable,
 )
-from ._local_runs import LocalRuns
+from ._local_runs import LocalCopies, LocalRuns
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
 from ._projection import (
@@ -144,6 +144,8 @@ class Service:
         """Whether the store takes the projection as ``CheckedRows`` (checked once, here) and
         records the updates with no work finished (one trip for them)."""
         self.local_runs = LocalRuns()
+        self.local_copies = LocalCopies()
+        """The deliveries this process recorded and ran to the end, by body hash."""
         self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
         """How long an update claimed by one delivery is "in progress" for its copies."""
         self.fault_hook: Callable[[str], None] | None = None
@@ -199,7 +201,8 @@ class Service:
 
         The updates with no work (``keys_without_work``) are recorded finished with the
         delivery; only the ones that ran work are marked handled after dispatch, so a
-        delivery without work makes one store trip.
+        delivery without work makes one store trip. A byte-for-byte copy of a delivery
+        this process recorded and ran to the end (``local_copies``) makes none.
         """
         now = self.now()
         try:
@@ -215,6 +218,12 @@ class Service:
         self.webhook_metrics.observe(delivery.result)
         delivery, foreign = self._route_delivery(delivery)
         updates = delivery.updates
+        digest = delivery.body_hash if self._update_calls else ""
+        if digest in self.local_copies:
+            # Recorded and run to the end here already: the store would claim none of its
+            # updates, so it is answered as a copy without projecting or recording it again.
+            self._count_outcomes(updates, set())
+            return _ack(delivery, foreign, dispatched=0)
         keys = [update_key(update) for update in updates] if self.store is not None else []
         finished = (
             keys_without_work(updates, keys, self.facade, self.update_hooks)
@@ -224,15 +233,17 @@ class Service:
         to_run: set[str] | None = None  # None: no store, every update runs
         busy: set[str] = set()
         changes_stored = True
+        settled = bool(digest)  # whether a copy will find nothing left to record or run
         with self.local_runs.recording(keys):  # until the won keys are started below
             if self.store is not None:
                 try:
-                    to_run, changes = await self._record_delivery(
-                        delivery, keys, busy, now, finished
+                    to_run, changes, projected = await self._record_delivery(
+                        delivery, keys, busy, now, finished, digest
                     )
                 except HttpError as exc:
                     return error_reply(exc)
                 changes_stored = await self._apply_identity_changes(changes)
+                settled = settled and projected and not changes and not busy
             if self.fault_hook is not None:
                 self.fault_hook("after_record")  # test-only: the crash between record and run
             chosen, running = updates_to_run(updates, keys, to_run)
@@ -262,11 +273,12 @@ class Service:
             handled = [key for key in running if key not in hooks_failed]
             if handled:
                 # Handler exceptions are acknowledged too: a finished run is a finished update.
-                await self.store_try(
+                marked = await self.store_try(
                     lambda s: s.mark_webhook_updates_handled(
                         update_keys=handled, handled_at=self.now()
                     )
                 )
+                settled = settled and marked is not None
         finally:
             self.local_runs.finish(running, unfinished=hooks_failed)
         if busy and await self.local_runs.wait(busy):
@@ -280,13 +292,9 @@ class Service:
         if not changes_stored or hooks_failed:
             # Handlers ran; the redelivery skips them and re-applies the changes.
             return error_reply(persistence_unavailable())
-        reply = {
-            "status": "ok",
-            "received": len(updates) + foreign,
-            "dispatched": dispatched,
-            "skipped": delivery.skipped_count + len(updates) - dispatched + foreign,
-        }
-        return Reply(200, json_bytes(reply))
+        if settled:
+            self.local_copies.add(digest)
+        return _ack(delivery, foreign, dispatched=dispatched)
 
     async def _run_update_hooks(
         self, chosen: tuple[Update, ...], keys: list[str], updates: tuple[Update, ...]
@@ -351,10 +359,12 @@ class Service:
         busy: set[str],
         received_at: datetime,
         finished: list[str],
-    ) -> tuple[set[str], tuple[IdentityChange, ...]]:
+        digest: str,
+    ) -> tuple[set[str], tuple[IdentityChange, ...], bool]:
         """Record the delivery, its update keys and its projection before handlers run;
-        return the keys of the updates to run and the identity changes to apply, and
-        add to ``busy`` the keys another delivery is running right now.
+        return the keys of the updates to run, the identity changes to apply and whether
+        the projection was stored, and add to ``busy`` the keys another delivery is running
+        right now. ``digest`` is the body's hash, when already read (else read here).
 
         A store with ``record_webhook_updates`` records the event key, the update
         keys, the rows, the status events and the identity sightings in one atomic
@@ -364,7 +374,7 @@ class Service:
         update (best effort, retried when the delivery comes again). ``finished``
         are the keys to record finished (given only to a store that takes them).
         """
-        key, digest = delivery.event_key, delivery.body_hash
+        key, digest = delivery.event_key, digest or delivery.body_hash
         projection = delivery_projection(delivery.updates, self.now)
         if projection.unprojected:
             self.logger.warning(
@@ -379,7 +389,7 @@ class Service:
             )
             await self._project(projection)
             to_run = set() if event == WebhookEventResult.DUPLICATE else set(keys)
-            return to_run, projection.changes
+            return to_run, projection.changes, False
 
         async def record(store: PersistenceStore, project: bool) -> set[str]:
             if self._checked_rows:
@@ -429,7 +439,8 @@ class Service:
             self.recent_errors.add(exc)
             self.logger.warning("webhook projection refused by the store; delivery recorded")
             to_run = await self.store_call(lambda s: record(s, False))
-        return to_run, projection.changes
+            return to_run, projection.changes, False
+        return to_run, projection.changes, True
 
     async def _project(self, projection: DeliveryProjection) -> None:
         """One best-effort write per update, started together (one group-commit batch)."""
@@ -605,3 +616,16 @@ class Service:
             raise error from None
         self.telemetry.graph_call(family=family, status=200, outcome="success")
         return result
+
+
+def _ack(delivery: Delivery, foreign: int, *, dispatched: int) -> Reply:
+    """The 200 of a delivery: how many updates it had, ran and skipped (``foreign``: set
+    apart for numbers this service does not serve)."""
+    received = len(delivery.updates)
+    reply = {
+        "status": "ok",
+        "received": received + foreign,
+        "dispatched": dispatched,
+        "skipped": delivery.skipped_count + received - dispatched + foreign,
+    }
+    return Reply(200, json_bytes(reply))

@@ -6,9 +6,12 @@ for them in every response, header, log line and metric.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import io
 import json
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -167,6 +170,30 @@ async def post_webhook(
     elif signature is not None:
         headers["X-Hub-Signature-256"] = signature
     return await client.post(WEBHOOK, data=body, headers=headers)
+
+
+class CountingStore:
+    """A store's proxy counting every public store call by name, and the update keys each
+    mark was given (the signatures the service inspects are kept)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.names: Counter[str] = Counter()
+        self.marked: list[list[str]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._store, name)
+        if name.startswith("_") or not inspect.iscoroutinefunction(method):
+            return method
+
+        @functools.wraps(method)
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.names[name] += 1
+            if name == "mark_webhook_updates_handled":
+                self.marked.append(list(kwargs["update_keys"]))
+            return await method(*args, **kwargs)
+
+        return call
 
 
 class FailingStore:

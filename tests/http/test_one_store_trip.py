@@ -7,8 +7,6 @@ service marks handled after dispatch only the updates that ran work. Both adapte
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -17,31 +15,7 @@ from typing import Any
 from svc.http._update_rules import UpdateHook, keys_without_work
 from svc.webhook import DefaultFacade, Update, normalize, update_key
 
-from .conftest import AppFactory, RecordingFacade, fixture, post_webhook
-
-
-class _Calls:
-    """A store's proxy counting every public store call by name, and the update keys each
-    mark was given."""
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self.names: Counter[str] = Counter()
-        self.marked: list[list[str]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._store, name)
-        if name.startswith("_") or not inspect.iscoroutinefunction(method):
-            return method
-
-        @functools.wraps(method)  # keeps the signature the service inspects
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            self.names[name] += 1
-            if name == "mark_webhook_updates_handled":
-                self.marked.append(list(kwargs["update_keys"]))
-            return await method(*args, **kwargs)
-
-        return call
+from .conftest import AppFactory, CountingStore, RecordingFacade, fixture, post_webhook
 
 
 class _Keeping(DefaultFacade):
@@ -83,7 +57,7 @@ async def _unfinished(store: Any, updates: list[Update]) -> tuple[str, ...]:
 async def test_a_delivery_without_work_makes_exactly_one_store_call(
     make_app: AppFactory, store: Any
 ) -> None:
-    calls = _Calls(store)
+    calls = CountingStore(store)
     facade = _Keeping()
     client = make_app(facade=facade, store=calls).test_client()
     response = await post_webhook(client, _without_template_changes())
@@ -92,8 +66,10 @@ async def test_a_delivery_without_work_makes_exactly_one_store_call(
     assert body["dispatched"] == len(facade.updates) > 3  # the facade still gets every update
     assert calls.names == Counter({"record_webhook_updates": 1})
     assert await _unfinished(store, facade.updates) == ()  # recorded finished
-    # A copy is one call too, and dispatches nothing.
-    again = await post_webhook(client, _without_template_changes())
+    # A copy at another instance over the same store is one call too, and dispatches
+    # nothing (at this one it makes none: test_local_copies).
+    other = make_app(facade=_Keeping(), store=calls).test_client()
+    again = await post_webhook(other, _without_template_changes())
     assert (await again.get_json())["dispatched"] == 0
     assert calls.names == Counter({"record_webhook_updates": 2})  # (the probe is not counted)
 
@@ -101,7 +77,7 @@ async def test_a_delivery_without_work_makes_exactly_one_store_call(
 async def test_only_the_updates_with_work_are_marked_after_dispatch(
     make_app: AppFactory, store: Any
 ) -> None:
-    calls = _Calls(store)
+    calls = CountingStore(store)
     facade = _Keeping()
     ran: list[str] = []
     facade.on("message", lambda update: ran.append(update.message_id))
@@ -110,16 +86,14 @@ async def test_only_the_updates_with_work_are_marked_after_dispatch(
     assert response.status_code == 200
     messages = [update for update in facade.updates if update.kind == "message"]
     assert len(ran) == len(messages) == 2
-    assert calls.names == Counter(
-        {"record_webhook_updates": 1, "mark_webhook_updates_handled": 1}
-    )
+    assert calls.names == Counter({"record_webhook_updates": 1, "mark_webhook_updates_handled": 1})
     assert calls.marked == [[update_key(update) for update in messages]]
     assert await _unfinished(store, facade.updates) == ()
 
 
 async def test_a_hook_s_updates_are_work(make_app: AppFactory, store: Any) -> None:
     """The broadcast template pause wants the rejected template: it is marked after its run."""
-    calls = _Calls(store)
+    calls = CountingStore(store)
     facade = _Keeping()
     client = make_app(facade=facade, store=calls).test_client()
     response = await post_webhook(client, fixture("batch_mixed.json"))
@@ -133,14 +107,12 @@ async def test_a_hook_s_updates_are_work(make_app: AppFactory, store: Any) -> No
 async def test_a_facade_that_does_not_say_gets_every_update_marked(
     make_app: AppFactory, store: Any
 ) -> None:
-    calls = _Calls(store)
+    calls = CountingStore(store)
     facade = RecordingFacade()
     client = make_app(facade=facade, store=calls).test_client()
     response = await post_webhook(client, _without_template_changes())
     assert response.status_code == 200
-    assert calls.names == Counter(
-        {"record_webhook_updates": 1, "mark_webhook_updates_handled": 1}
-    )
+    assert calls.names == Counter({"record_webhook_updates": 1, "mark_webhook_updates_handled": 1})
     assert calls.marked == [[update_key(update) for update in facade.updates]]
 
 
