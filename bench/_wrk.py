@@ -69,8 +69,10 @@ def load_webhook(
     seconds: float,
     run: str,
     cpu: Callable[[], float] | None = None,
+    duplicates: float = _deliveries.DUPLICATE_SHARE,
 ) -> dict[str, object]:
-    """Warm up with ``warmup`` deliveries, then send for ``seconds`` from ``count`` fresh ones.
+    """Warm up with ``warmup`` deliveries, then send for ``seconds`` from ``count`` fresh ones
+    (``duplicates`` of them copies of earlier ones).
 
     Returns ``_loadgen``'s JSON shape plus ``"loadgen": "wrk"``; with ``cpu`` (the
     server's CPU seconds so far), also the server's CPU per request of the timed run.
@@ -79,8 +81,10 @@ def load_webhook(
     with tempfile.TemporaryDirectory(prefix="svc-bench-wrk-") as tmp:
         warm = Path(tmp) / "warmup.bin"
         timed = Path(tmp) / "timed.bin"
-        _write_requests(warm, _deliveries.deliveries(warmup, secret, run=f"{run}w"), host)
-        _write_requests(timed, _deliveries.deliveries(count, secret, run=run), host)
+        warm_found = _deliveries.deliveries(warmup, secret, run=f"{run}w", duplicates=duplicates)
+        found = _deliveries.deliveries(count, secret, run=run, duplicates=duplicates)
+        _write_requests(warm, warm_found, host)
+        _write_requests(timed, found, host)
         _wrk(port, warm, concurrency=concurrency, seconds=1)
         before = cpu() if cpu is not None else 0.0
         result = _wrk(port, timed, concurrency=concurrency, seconds=seconds)

@@ -1,6 +1,7 @@
 """Webhook ingestion over HTTP: svc under hypercorn against the server's own ceiling (and pywa).
 
-Signed ~3 KB deliveries (``_deliveries``), 30% duplicates, concurrency 32,
+Signed ~3 KB deliveries (``_deliveries``), 30% duplicates (byte-for-byte copies, as the
+platform retries; ``--duplicates 0`` for fresh deliveries only), concurrency 32,
 sent by a separate load-generator process to 127.0.0.1: wrk replaying them
 (``_wrk``, when wrk is installed) or else the asyncio client (``_loadgen``). In the
 same run and in alternating rounds: a bare ASGI app on the same server that
@@ -19,7 +20,7 @@ webhook app (FastAPI) driven directly through ASGI calls with 32 concurrent
 callers, in microseconds per delivery; (b) end to end: pywa under uvicorn, and
 ``svc serve --workers 2`` against ``--workers 1``.
 
-    .venv/bin/python bench/http_ingest.py [--quick] [--peer] [--rounds 3]
+    .venv/bin/python bench/http_ingest.py [--quick] [--peer] [--rounds 3] [--duplicates 0.3]
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ IN_PROCESS_SQLITE_TARGET = 2.5
 WORKERS_TARGET = 1.7
 
 
-def _load_args(count: int, warmup: int, run: str) -> list[str]:
+def _load_args(count: int, warmup: int, run: str, duplicates: float) -> list[str]:
     return [
+        "--duplicates",
+        str(duplicates),
         "--secret",
         SECRET,
         "--count",
@@ -84,9 +87,10 @@ def _timed(process: Any, port: int, secret: str, args: argparse.Namespace) -> di
             seconds=args.seconds,
             run=run,
             cpu=cpu,
+            duplicates=args.duplicates,
         )
-    load_args = _load_args(args.count, args.warmup, run)
-    load_args[1] = secret
+    load_args = _load_args(args.count, args.warmup, run, args.duplicates)
+    load_args[load_args.index("--secret") + 1] = secret
     before = cpu()
     result = _proc.load("webhook", port, *load_args)
     spent = cpu() - before
@@ -325,7 +329,9 @@ def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
         for _ in range(args.rounds):
             for name in seen:
-                found = _deliveries.deliveries(count, SECRET, run=secrets.token_hex(3))
+                found = _deliveries.deliveries(
+                    count, SECRET, run=secrets.token_hex(3), duplicates=args.duplicates
+                )
                 if name == "pywa":
                     seconds = pywa_in_process(found)
                 elif name == "svc_stateless":
@@ -494,6 +500,13 @@ def main() -> None:
         help="wrk when installed (auto), else the asyncio load generator",
     )
     parser.add_argument("--seconds", type=float, default=None, help="timed seconds per wrk run")
+    parser.add_argument(
+        "--duplicates",
+        type=float,
+        default=_deliveries.DUPLICATE_SHARE,
+        help="share of deliveries that copy an earlier one byte for byte (the platform's"
+        " retries; 0 for fresh deliveries only)",
+    )
     args = parser.parse_args()
     args.peer = args.peer or args.peer_only
     args.rounds = args.rounds or (1 if args.quick else 3)
@@ -512,7 +525,7 @@ def main() -> None:
         "quick": args.quick,
         "machine": _proc.machine(),
         "concurrency": CONCURRENCY,
-        "duplicates": _deliveries.DUPLICATE_SHARE,
+        "duplicates": args.duplicates,
         "body_bytes": sorted({len(d.body) for d in _deliveries.deliveries(8, SECRET)}),
         "loadgen": args.loadgen,
         "requests_per_round": args.count if args.loadgen == "asyncio" else None,
