@@ -22,7 +22,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.http import Profile, ServiceSecrets, create_app
-from svc.store import PostgresStore, SqliteStore
+from svc.store import PersistenceError, PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix, sign
 
 ACCESS_TOKEN = "EAAGaccessTOKENvalue1234"
@@ -174,10 +174,12 @@ async def post_webhook(
 
 class CountingStore:
     """A store's proxy counting every public store call by name, and the update keys each
-    mark was given (the signatures the service inspects are kept)."""
+    mark was given (the signatures the service inspects are kept); a call named in
+    ``failing`` is counted, then raises ``PersistenceError`` (a store outage)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, *, failing: frozenset[str] = frozenset()) -> None:
         self._store = store
+        self.failing = failing
         self.names: Counter[str] = Counter()
         self.marked: list[list[str]] = []
 
@@ -189,6 +191,8 @@ class CountingStore:
         @functools.wraps(method)
         async def call(*args: Any, **kwargs: Any) -> Any:
             self.names[name] += 1
+            if name in self.failing:
+                raise PersistenceError("query_failed", "simulated outage")
             if name == "mark_webhook_updates_handled":
                 self.marked.append(list(kwargs["update_keys"]))
             return await method(*args, **kwargs)

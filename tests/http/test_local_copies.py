@@ -19,7 +19,7 @@ import trio
 import trio.testing
 
 from svc.http._local_runs import LocalCopies
-from svc.store import PersistenceError, PersistenceValidationError
+from svc.store import PersistenceValidationError
 
 from .conftest import AUTH, AppFactory, CountingStore, RecordingFacade, fixture, post_webhook
 
@@ -102,12 +102,7 @@ async def test_a_delivery_whose_handled_mark_was_not_stored_is_not_kept(
     """``RecordingFacade`` does not say which updates need a run: each is marked after its
     dispatch, and here that mark fails (best effort: still a 200)."""
 
-    class MarksFail(CountingStore):
-        async def mark_webhook_updates_handled(self, **kwargs: Any) -> int:
-            self.names["mark_webhook_updates_handled"] += 1
-            raise PersistenceError("query_failed", "simulated outage")
-
-    calls = MarksFail(store)
+    calls = CountingStore(store, failing=frozenset({"mark_webhook_updates_handled"}))
     client = make_app(facade=RecordingFacade(), store=calls).test_client()
     body = _body("message_text.json")
     assert (await post_webhook(client, body)).status_code == 200
@@ -164,12 +159,7 @@ async def test_a_delivery_a_hook_failed_on_is_not_kept(make_app: AppFactory, sto
     """The broadcast template pause fails (its store call fails): 503, and the copy goes to
     the store."""
 
-    class PauseFails(CountingStore):
-        async def pause_broadcasts_for_template(self, **kwargs: Any) -> int:
-            self.names["pause_broadcasts_for_template"] += 1
-            raise PersistenceError("query_failed", "simulated outage")
-
-    calls = PauseFails(store)
+    calls = CountingStore(store, failing=frozenset({"pause_broadcasts_for_template"}))
     client = make_app(facade=RecordingFacade(), store=calls).test_client()
     body = _body("batch_mixed.json")
     assert (await post_webhook(client, body)).status_code == 503
@@ -211,11 +201,7 @@ async def test_a_copy_that_waited_for_the_run_of_another_here_is_not_kept(
             await release.wait()
             await super().dispatch(update)
 
-    class MarksFail(CountingStore):
-        async def mark_webhook_updates_handled(self, **kwargs: Any) -> int:
-            raise PersistenceError("query_failed", "simulated outage")
-
-    calls = MarksFail(store)
+    calls = CountingStore(store, failing=frozenset({"mark_webhook_updates_handled"}))
     client = make_app(facade=Held(), store=calls).test_client()
     body = _body("message_text.json")
     answers: list[int] = []
