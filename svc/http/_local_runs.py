@@ -20,6 +20,7 @@ __all__ = [
     "MAX_LOCAL_COPIES",
     "LocalCopies",
     "LocalRuns",
+    "RecentKeys",
 ]
 
 MAX_FINISHED_KEYS: Final = 4096
@@ -41,9 +42,7 @@ class LocalRuns:
     def __init__(self) -> None:
         self._recording: dict[str, int] = {}
         self._running: dict[str, anyio.Event | None] = {}
-        self._finished: collections.OrderedDict[str, None] = collections.OrderedDict()
-        """Oldest first; an ``OrderedDict`` so dropping the oldest is O(1) (a dict's first
-        key is found by skipping the slots of every key deleted before it)."""
+        self._finished = RecentKeys(MAX_FINISHED_KEYS)
         self._changed: anyio.Event | None = None
 
     @contextlib.contextmanager
@@ -69,8 +68,7 @@ class LocalRuns:
         for key in keys:
             self._running[key] = None
         if finished:
-            self._finished.update(dict.fromkeys(finished))
-            self._trim()
+            self._finished.add(finished)
         self._notify()
 
     def finish(self, keys: Collection[str], *, unfinished: Collection[str] = ()) -> None:
@@ -85,15 +83,8 @@ class LocalRuns:
             event = self._running.pop(key)
             if event is not None:
                 event.set()
-            if key not in unfinished:
-                self._finished[key] = None
-        self._trim()
+        self._finished.add([key for key in keys if key not in unfinished])
         self._notify()
-
-    def _trim(self) -> None:
-        """Forget the oldest finished keys beyond ``MAX_FINISHED_KEYS``."""
-        while len(self._finished) > MAX_FINISHED_KEYS:
-            self._finished.popitem(last=False)
 
     def _notify(self) -> None:
         """Wake every copy waiting for a key's state to move."""
@@ -142,7 +133,28 @@ class LocalRuns:
         return False
 
 
-class LocalCopies:
+class RecentKeys:
+    """The latest keys added, at most ``limit`` of them (the oldest forgotten first)."""
+
+    __slots__ = ("_keys", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._keys: collections.OrderedDict[str, None] = collections.OrderedDict()
+        """Oldest first; an ``OrderedDict`` so dropping the oldest is O(1) (a dict's first
+        key is found by skipping the slots of every key deleted before it)."""
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def add(self, keys: Iterable[str]) -> None:
+        """Remember ``keys`` (forgetting the oldest beyond the limit)."""
+        self._keys.update(dict.fromkeys(keys))
+        while len(self._keys) > self._limit:
+            self._keys.popitem(last=False)
+
+
+class LocalCopies(RecentKeys):
     """The body hashes of the deliveries this process recorded and ran to the end.
 
     Kept once a delivery was recorded with its projection, nothing of it was in progress
@@ -153,15 +165,7 @@ class LocalCopies:
     forgotten oldest first, and a copy not found here goes to the store as any delivery.
     """
 
+    __slots__ = ()
+
     def __init__(self, limit: int = MAX_LOCAL_COPIES) -> None:
-        self._limit = limit
-        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
-
-    def __contains__(self, digest: object) -> bool:
-        return digest in self._seen
-
-    def add(self, digest: str) -> None:
-        """Remember ``digest`` (forgetting the oldest beyond the limit)."""
-        self._seen[digest] = None
-        while len(self._seen) > self._limit:
-            self._seen.popitem(last=False)
+        super().__init__(limit)

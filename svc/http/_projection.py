@@ -120,13 +120,7 @@ def delivery_projection(
     seen: tuple[UserIdentity | None, int] = (None, 0)
     """The last user sighting added (a batch names one user again and again, at one time)."""
     for update, user in zip(updates, read_users(updates), strict=True):
-        stamp = update.timestamp
-        # _event_ms's common case inlined: this runs for every update.
-        at = (
-            stamp * 1000
-            if stamp is not None and 0 < stamp < _LATEST_EVENT_SECONDS
-            else _event_ms(stamp, now)
-        )
+        at = _event_ms(update.timestamp, now)
         try:
             if isinstance(update, MessageUpdate):
                 if not _add_inbound(rows, update, user, at):

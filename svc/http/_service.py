@@ -293,7 +293,7 @@ class Service:
             # Handlers ran; the redelivery skips them and re-applies the changes.
             return error_reply(persistence_unavailable())
         if settled:
-            self.local_copies.add(digest)
+            self.local_copies.add((digest,))
         return _ack(delivery, foreign, dispatched=dispatched)
 
     async def _run_update_hooks(

@@ -18,10 +18,10 @@ def utc_now() -> datetime:
 
 def to_ms(value: datetime, *, field: str = "timestamp") -> int:
     """Epoch milliseconds of an aware datetime (floored); naive datetimes are refused."""
-    if value.__class__ is datetime and value.tzinfo is UTC:  # the clock's own: aware, UTC
-        delta = value - _EPOCH
-        return (delta.days * 86_400_000) + (delta.seconds * 1000) + (delta.microseconds // 1000)
-    if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
+    clocks_own = value.__class__ is datetime and value.tzinfo is UTC  # aware: no more to ask
+    if not clocks_own and (
+        not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None
+    ):
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be a timezone-aware datetime."
         )

@@ -46,15 +46,9 @@ def fit(value: object, max_len: int = KEY_MAX) -> str | None:
 
 def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
     """A non-blank string of at most ``max_len`` characters without control characters."""
-    if (  # fit's common case, inlined: one call per field
-        type(value) is str
-        and 0 < len(value) <= max_len
-        and value.isprintable()
-        and not value.isspace()
-    ):
-        return value
-    if fit(value, max_len) is not None:
-        return cast(str, value)
+    checked = fit(value, max_len)
+    if checked is not None:
+        return checked
     if not isinstance(value, str) or not value.strip():
         raise PersistenceValidationError("invalid_record", f"{field} must be a non-empty string.")
     if len(value) > max_len:
@@ -100,13 +94,8 @@ def texts(values: object, field: str) -> tuple[str, ...]:
     """A sequence of :func:`text` values (a string is not one), as a tuple."""
     items = records(values, field)
     for item in items:
-        if not (  # text's common case, inlined: a delivery's update keys run through here
-            type(item) is str
-            and 0 < len(item) <= KEY_MAX
-            and item.isprintable()
-            and not item.isspace()
-        ):
-            text(item, field)  # refuses it, unless it is a str subclass text takes
+        if fit(item) is None:
+            text(item, field)  # refuses it with its reason
     return cast(tuple[str, ...], items)
 
 

@@ -179,11 +179,10 @@ async def test_no_copy_is_answered_from_memory_without_a_store(make_app: AppFact
 
 def test_local_copies_forget_the_oldest_beyond_their_limit() -> None:
     copies = LocalCopies(limit=2)
-    for digest in ("a", "b", "c"):
-        copies.add(digest)
+    copies.add(["a", "b", "c"])
     assert "a" not in copies
     assert "b" in copies and "c" in copies
-    copies.add("d")
+    copies.add(["d"])
     assert "b" not in copies
     assert "c" in copies and "d" in copies
 
