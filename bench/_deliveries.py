@@ -3,9 +3,11 @@
 Templates come from the test fixtures (``tests/webhook/fixtures``): a text
 message, a media batch, a status batch and a mixed batch, each padded to about
 3 KB with more messages or statuses of the same shape (as the platform batches
-them). Every delivery gets its own message ids, so a store sees a new event; a
-duplicate repeats an earlier delivery byte for byte (same body, same signature),
-as the platform does when it retries.
+them). Every delivery gets its own message ids, so a store sees a new event, and
+event times that advance with it (the platform stamps each message and status
+with the moment it happened, not a fixture's date); a duplicate repeats an
+earlier delivery byte for byte (same body, same signature), as the platform
+does when it retries.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,9 @@ TARGET_BYTES = 3072
 DUPLICATE_SHARE = 0.3
 WEBHOOK_PATH = "/webhooks/whatsapp"
 MARK = "@@N@@"
+TIME_MARK = re.compile(r'"timestamp":"@@T(\d+)@@"')
+DELIVERIES_PER_SECOND = 1000
+"""How many deliveries share a second of event time (about the served rate)."""
 _PHRASES = (
     "Hi! I ordered the blue jacket last week (order 48213) and it still says processing.",
     "Can you tell me whether it ships to Lisbon, and how long delivery usually takes?",
@@ -114,12 +121,20 @@ def _mark_ids(node: Any) -> Any:
     return node
 
 
+def _mark_times(text: str) -> str:
+    """Each event ``timestamp`` as a marker holding its offset from the envelope's first."""
+    found = [int(t) for t in re.findall(r'"timestamp":"(\d+)"', text)]
+    first = min(found, default=0)
+    return re.sub(r'"timestamp":"(\d+)"', lambda m: f'"timestamp":"@@T{int(m[1]) - first}@@"', text)
+
+
 def templates() -> list[str]:
-    """The padded fixture envelopes as compact JSON text with the id marker."""
+    """The padded fixture envelopes as compact JSON text with the id and time markers."""
     out = []
     for name in TEMPLATE_FILES:
         envelope = json.loads((FIXTURES / name).read_text())
-        out.append(json.dumps(_mark_ids(_pad(_with_user_ids(envelope))), separators=(",", ":")))
+        text = json.dumps(_mark_ids(_pad(_with_user_ids(envelope))), separators=(",", ":"))
+        out.append(_mark_times(text))
     return out
 
 
@@ -135,11 +150,15 @@ def deliveries(
     seed: int = 7,
     duplicates: float = DUPLICATE_SHARE,
     run: str = "",
+    start: int | None = None,
 ) -> list[Delivery]:
     """``count`` deliveries in sending order; about ``duplicates`` of them repeat an earlier one.
 
-    ``run`` goes into every id, so two runs against one database never collide.
+    ``run`` goes into every id, so two runs against one database never collide. Event
+    times start at ``start`` (Unix seconds, now by default) and advance a second every
+    ``DELIVERIES_PER_SECOND`` deliveries.
     """
+    base = int(time.time()) if start is None else start
     rng = random.Random(seed)
     texts = templates()
     unique: list[Delivery] = []
@@ -148,7 +167,10 @@ def deliveries(
         if unique and rng.random() < duplicates:
             out.append(unique[rng.randrange(max(0, len(unique) - 200), len(unique))])
             continue
-        body = texts[i % len(texts)].replace(MARK, f"{run}{i:08d}.").encode()
+        second = base + i // DELIVERIES_PER_SECOND
+        text = texts[i % len(texts)].replace(MARK, f"{run}{i:08d}.")
+        text = TIME_MARK.sub(lambda m, at=second: f'"timestamp":"{at + int(m[1])}"', text)
+        body = text.encode()
         delivery = Delivery(body=body, signature=sign(app_secret, body))
         unique.append(delivery)
         out.append(delivery)
