@@ -18,7 +18,7 @@ from quart_schema import document_headers, document_request, document_response, 
 from quart_trio import QuartTrio
 
 from svc import crypto
-from svc.store import BroadcastStatus, BroadcastStore
+from svc.store import BroadcastStatus, BroadcastStore, PersistenceStore
 from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
 
 from ._broadcast_sender import (
@@ -130,7 +130,11 @@ def template_pause_hook(service: Service) -> UpdateHook:
     stored."""
 
     async def run(updates: Sequence[Update]) -> Sequence[Update]:
-        store = service.store
+        store: PersistenceStore | None = service.store
+        if service.store is None:
+            # Nothing to pause; and isinstance against a runtime Protocol walks its
+            # members even for None. (The local stays unnarrowed for the lambda below.)
+            return ()
         failed: list[Update] = []
         for update in updates:
             details = pausing_template(update)
