@@ -7,7 +7,6 @@ only a run of another process (which cannot be awaited) makes it answer 503.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Final
@@ -25,14 +24,15 @@ __all__ = [
 
 MAX_FINISHED_KEYS: Final = 4096
 MAX_LOCAL_COPIES: Final = 4096
-"""How many deliveries ``LocalCopies`` remembers (a body hash each, the oldest dropped first)."""
+"""How many deliveries ``LocalCopies`` remembers at least (a body hash each; at most twice as
+many, ``RecentKeys``)."""
 LOCAL_RUN_WAIT_SECONDS: Final = 10.0
 """How long a webhook copy waits for this process's own run of its updates before a 503."""
 LOCAL_CLAIM_GRACE_SECONDS: Final = 0.2
 
 
 class LocalRuns:
-    """The keys this process is recording, running and lately finished (oldest dropped first).
+    """The keys this process is recording, running and lately finished (``RecentKeys``).
 
     A waiting copy sleeps on one shared "changed" event, set whenever a key's
     state moves (recording ends, a run starts or finishes); a run's own event is
@@ -134,24 +134,29 @@ class LocalRuns:
 
 
 class RecentKeys:
-    """The latest keys added, at most ``limit`` of them (the oldest forgotten first)."""
+    """The keys added lately: at least the latest ``limit`` of them, at most twice as many.
 
-    __slots__ = ("_keys", "_limit")
+    Two generations: keys go into the current one, and once it holds ``limit`` keys it
+    becomes the previous one and the one before is forgotten whole. Nothing is dropped
+    key by key, so adding a delivery's keys costs a set update (an ordered set that
+    dropped its oldest key one at a time cost a linked-list step per key).
+    """
+
+    __slots__ = ("_current", "_limit", "_previous")
 
     def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._keys: collections.OrderedDict[str, None] = collections.OrderedDict()
-        """Oldest first; an ``OrderedDict`` so dropping the oldest is O(1) (a dict's first
-        key is found by skipping the slots of every key deleted before it)."""
+        self._current: set[str] = set()
+        self._previous: set[str] = set()
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys
+        return key in self._current or key in self._previous
 
     def add(self, keys: Iterable[str]) -> None:
-        """Remember ``keys`` (forgetting the oldest beyond the limit)."""
-        self._keys.update(dict.fromkeys(keys))
-        while len(self._keys) > self._limit:
-            self._keys.popitem(last=False)
+        """Remember ``keys`` (forgetting the older generation once this one is full)."""
+        self._current.update(keys)
+        if len(self._current) >= self._limit:
+            self._previous, self._current = self._current, set()
 
 
 class LocalCopies(RecentKeys):
@@ -162,7 +167,8 @@ class LocalCopies(RecentKeys):
     its handled mark stored: a copy of it, byte for byte (the platform's retry), has then
     nothing left to record or run, as the store would answer (every update finished).
     A finished update never becomes unfinished, so what is kept stays true; it is
-    forgotten oldest first, and a copy not found here goes to the store as any delivery.
+    forgotten a generation at a time (``RecentKeys``), and a copy not found here goes to
+    the store as any delivery.
     """
 
     __slots__ = ()

@@ -177,14 +177,23 @@ async def test_no_copy_is_answered_from_memory_without_a_store(make_app: AppFact
     assert len(facade.updates) == 2  # without a store every copy is dispatched, as before
 
 
-def test_local_copies_forget_the_oldest_beyond_their_limit() -> None:
+def test_local_copies_keep_at_least_their_limit_and_at_most_twice_it() -> None:
+    """The latest ``limit`` hashes are always kept; older ones are forgotten a generation at
+    a time, so at most twice the limit are held."""
     copies = LocalCopies(limit=2)
-    copies.add(["a", "b", "c"])
-    assert "a" not in copies
-    assert "b" in copies and "c" in copies
-    copies.add(["d"])
-    assert "b" not in copies
+    copies.add(["a"])
+    assert "a" in copies
+    copies.add(["b"])  # the first generation is full: it becomes the older one
+    copies.add(["c"])
+    assert all(key in copies for key in "abc")
+    copies.add(["d"])  # the second fills: the first ("a", "b") is forgotten whole
+    assert "a" not in copies and "b" not in copies
     assert "c" in copies and "d" in copies
+    for i in range(50):
+        copies.add([f"k{i}"])
+        assert f"k{i}" in copies and (i == 0 or f"k{i - 1}" in copies)
+        held = sum(f"k{j}" in copies for j in range(i + 1))
+        assert held <= 4
 
 
 async def test_a_copy_that_waited_for_the_run_of_another_here_is_not_kept(

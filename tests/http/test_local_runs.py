@@ -155,17 +155,19 @@ async def test_a_key_recorded_finished_is_true_at_once(
 async def test_only_the_latest_finished_keys_are_remembered(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    """Beyond ``MAX_FINISHED_KEYS`` the oldest finished keys are forgotten, oldest first,
-    whether they were recorded finished or ran; a forgotten key is another process's."""
+    """The latest ``MAX_FINISHED_KEYS`` finished keys are remembered, whether they were
+    recorded finished or ran; older ones are forgotten a generation at a time (never more
+    than twice the limit held), and a forgotten key is another process's."""
     runs = LocalRuns()
     runs.start([], finished=[f"r{i}" for i in range(3)])
-    for i in range(MAX_FINISHED_KEYS):
+    for i in range(2 * MAX_FINISHED_KEYS):
         runs.start([f"k{i}"])
         runs.finish([f"k{i}"])
-    assert await runs.wait({f"k{i}" for i in range(MAX_FINISHED_KEYS)})
+    latest = {f"k{i}" for i in range(MAX_FINISHED_KEYS, 2 * MAX_FINISHED_KEYS)}
+    assert await runs.wait(latest)
     runs.start(["x"])
     runs.finish(["x"])
     runs.start([], finished=["y"])
-    assert await runs.wait({"x", "y", "k2"})
+    assert await runs.wait({"x", "y", f"k{2 * MAX_FINISHED_KEYS - 1}"})
     for forgotten in ("r0", "r1", "r2", "k0", "k1"):
         assert not await runs.wait({forgotten})
