@@ -134,7 +134,8 @@ class LocalRuns:
 
 
 class RecentKeys:
-    """The keys added lately: at least the latest ``limit`` of them, at most twice as many.
+    """The keys added lately: at least the latest ``limit`` of them, and at most about twice
+    as many (twice ``limit`` plus the keys of one ``add``).
 
     Two generations: keys go into the current one, and once it holds ``limit`` keys it
     becomes the previous one and the one before is forgotten whole. Nothing is dropped
