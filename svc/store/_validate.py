@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, cast
 
-from svc._text import has_ascii_control
+from svc._text import has_ascii_control, is_printable_label
 
 from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
@@ -26,13 +26,7 @@ def fit(value: object, max_len: int = KEY_MAX) -> str | None:
     that fails it where :func:`text` refuses the record.
     """
     # The common case in C: a printable, non-blank string holds no control character.
-    # (``is_printable_label`` inlined: this runs for every field of every projected row.)
-    if (
-        type(value) is str
-        and 0 < len(value) <= max_len
-        and value.isprintable()
-        and not value.isspace()
-    ):
+    if type(value) is str and len(value) <= max_len and is_printable_label(value):
         return value
     if (
         not isinstance(value, str)
