@@ -49,12 +49,12 @@ IN_PROCESS_SQLITE_TARGET = 2.5
 WORKERS_TARGET = 1.7
 
 
-def _load_args(count: int, warmup: int, run: str, duplicates: float) -> list[str]:
+def _load_args(count: int, warmup: int, run: str, duplicates: float, secret: str) -> list[str]:
     return [
         "--duplicates",
         str(duplicates),
         "--secret",
-        SECRET,
+        secret,
         "--count",
         str(count),
         "--warmup",
@@ -89,8 +89,7 @@ def _timed(process: Any, port: int, secret: str, args: argparse.Namespace) -> di
             cpu=cpu,
             duplicates=args.duplicates,
         )
-    load_args = _load_args(args.count, args.warmup, run, args.duplicates)
-    load_args[load_args.index("--secret") + 1] = secret
+    load_args = _load_args(args.count, args.warmup, run, args.duplicates, secret)
     before = cpu()
     result = _proc.load("webhook", port, *load_args)
     spent = cpu() - before
