@@ -34,6 +34,7 @@ TARGET_BYTES = 3072
 DUPLICATE_SHARE = 0.3
 WEBHOOK_PATH = "/webhooks/whatsapp"
 MARK = "@@N@@"
+TIMESTAMP = re.compile(r'"timestamp":"(\d+)"')
 TIME_MARK = re.compile(r'"timestamp":"@@T(\d+)@@"')
 DELIVERIES_PER_SECOND = 1000
 """How many deliveries share a second of event time (about the served rate)."""
@@ -123,9 +124,8 @@ def _mark_ids(node: Any) -> Any:
 
 def _mark_times(text: str) -> str:
     """Each event ``timestamp`` as a marker holding its offset from the envelope's first."""
-    found = [int(t) for t in re.findall(r'"timestamp":"(\d+)"', text)]
-    first = min(found, default=0)
-    return re.sub(r'"timestamp":"(\d+)"', lambda m: f'"timestamp":"@@T{int(m[1]) - first}@@"', text)
+    first = min((int(t) for t in TIMESTAMP.findall(text)), default=0)
+    return TIMESTAMP.sub(lambda m: f'"timestamp":"@@T{int(m[1]) - first}@@"', text)
 
 
 def templates() -> list[str]:
