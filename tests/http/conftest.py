@@ -12,7 +12,7 @@ import io
 import json
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -175,11 +175,12 @@ async def post_webhook(
 class CountingStore:
     """A store's proxy counting every public store call by name, and the update keys each
     mark was given (the signatures the service inspects are kept); a call named in
-    ``failing`` is counted, then raises ``PersistenceError`` (a store outage)."""
+    ``failing`` (a set the test may change) is counted, then raises ``PersistenceError``
+    (a store outage)."""
 
-    def __init__(self, store: Any, *, failing: frozenset[str] = frozenset()) -> None:
+    def __init__(self, store: Any, *, failing: Iterable[str] = ()) -> None:
         self._store = store
-        self.failing = failing
+        self.failing = set(failing)
         self.names: Counter[str] = Counter()
         self.marked: list[list[str]] = []
 

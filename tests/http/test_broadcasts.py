@@ -19,7 +19,7 @@ from .conftest import (
     WABA_ID,
     AppFactory,
     Clock,
-    FailingStore,
+    CountingStore,
     RecordingFacade,
     post_webhook,
 )
@@ -181,34 +181,15 @@ async def test_template_paused_by_the_platform_pauses_its_broadcasts(
     assert (await sqlite_store.get_broadcast(id=other_id)).state == "queued"  # type: ignore[union-attr]
 
 
-class CountingStore(FailingStore):
-    """The failing-store seam that also counts the calls of each method."""
-
-    def __init__(self, inner: Any, failing: set[str]) -> None:
-        super().__init__(inner, failing)
-        self.calls: dict[str, int] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        attr = super().__getattr__(name)
-        if not callable(attr):
-            return attr
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] = self.calls.get(name, 0) + 1
-            return await attr(*args, **kwargs)
-
-        return call
-
-
 async def test_a_duplicate_template_status_costs_no_pause_call(
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
     """The run that handled a template status paused its broadcasts; copies skip the hook."""
-    store = CountingStore(sqlite_store, set())
+    store = CountingStore(sqlite_store)
     client = make_app(store=store, broadcast_options=QUIET).test_client()
     for _ in range(3):
         assert (await post_webhook(client, template_status())).status_code == 200
-    assert store.calls.get("pause_broadcasts_for_template") == 1
+    assert store.names["pause_broadcasts_for_template"] == 1
 
 
 async def test_a_failed_template_pause_is_retried_by_the_redelivery(
@@ -216,7 +197,7 @@ async def test_a_failed_template_pause_is_retried_by_the_redelivery(
 ) -> None:
     """A pause the store did not take leaves its update unhandled and asks for a redelivery
     (503); the redelivery, once the claim has lapsed, runs the update and the pause again."""
-    store = CountingStore(sqlite_store, {"pause_broadcasts_for_template"})
+    store = CountingStore(sqlite_store, failing={"pause_broadcasts_for_template"})
     facade = RecordingFacade()
     client = make_app(store=store, facade=facade, broadcast_options=QUIET).test_client()
     created = await client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
@@ -236,7 +217,7 @@ async def test_a_failed_template_pause_is_retried_by_the_redelivery(
     assert len(facade.updates) == 2  # the handlers ran with the failed pause and again
     done = await post_webhook(client, template_status())
     assert (await done.get_json())["dispatched"] == 0
-    assert store.calls["pause_broadcasts_for_template"] == 2
+    assert store.names["pause_broadcasts_for_template"] == 2
 
 
 async def test_openapi_lists_the_broadcast_routes(app_client: Any) -> None:
