@@ -49,14 +49,17 @@ def float_free_canonical_json(value: Any) -> bytes:
         return canonical_json(value)
 
 
+def _canonical(value: Any, may_hold_floats: bool) -> bytes:
+    """``canonical_json(value)``, through the faster equal form when no float can be in it."""
+    return canonical_json(value) if may_hold_floats else float_free_canonical_json(value)
+
+
 def event_key(envelope: Any, *, may_hold_floats: bool = True) -> str:
     """SHA-256 hex of ``canonical_json(envelope)``: stable across key order and whitespace.
 
     ``may_hold_floats=False`` (the parse saw no float) takes the faster, equal form.
     """
-    if may_hold_floats:
-        return sha256_hex(canonical_json(envelope))
-    return sha256_hex(float_free_canonical_json(envelope))
+    return sha256_hex(_canonical(envelope, may_hold_floats))
 
 
 def body_hash(body: bytes) -> str:
@@ -92,8 +95,7 @@ def update_key(update: UpdateBase, *, may_hold_floats: bool = True) -> str:
     elif kind in _CALL_KINDS:
         text = f"{scope}{raw.get('id')}\x00{raw.get('event', '')}\x00{raw.get('status', '')}"
     else:
-        canonical = canonical_json(raw) if may_hold_floats else float_free_canonical_json(raw)
-        json_text = canonical.decode("utf-8", "surrogatepass")
+        json_text = _canonical(raw, may_hold_floats).decode("utf-8", "surrogatepass")
         text = f"{scope}{source.field}\x00{json_text}"
     # "surrogatepass" keeps lone surrogates (valid JSON escapes) hashable.
     return sha256_hex(text.encode("utf-8", "surrogatepass"))
