@@ -8,12 +8,18 @@ from typing import Any
 
 import httpx
 
-from svc.graph import GraphClient, GroupClient, PhoneNumberClient, WABAClient
+from svc.graph import (
+    DEFAULT_API_VERSION,
+    GraphClient,
+    GroupClient,
+    PhoneNumberClient,
+    WABAClient,
+)
 
 PHONE_ID = "106540352242922"
 WABA_ID = "102290129340398"
 GROUP_ID = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD"
-VERSION = "v25.0"
+VERSION = DEFAULT_API_VERSION
 
 
 class Upstream:
