@@ -10,15 +10,21 @@ import httpx
 
 from svc.graph import (
     DEFAULT_API_VERSION,
+    AppClient,
+    BusinessClient,
     GraphClient,
     GroupClient,
     PhoneNumberClient,
+    SolutionClient,
     WABAClient,
 )
 
 PHONE_ID = "106540352242922"
 WABA_ID = "102290129340398"
 GROUP_ID = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD"
+BUSINESS_ID = "506914307656634"
+APP_ID = "670843887433847"
+SOLUTION_ID = "1234567890123456"
 VERSION = DEFAULT_API_VERSION
 
 
@@ -46,6 +52,15 @@ class Upstream:
 
     def group(self, group_id: str = GROUP_ID) -> GroupClient:
         return GroupClient(self.client(), group_id=group_id)
+
+    def business(self) -> BusinessClient:
+        return BusinessClient(self.client(), business_id=BUSINESS_ID)
+
+    def app(self) -> AppClient:
+        return AppClient(self.client(), app_id=APP_ID)
+
+    def solution(self) -> SolutionClient:
+        return SolutionClient(self.client(), solution_id=SOLUTION_ID)
 
     @property
     def only(self) -> httpx.Request:
