@@ -297,6 +297,8 @@ from ._groups import GroupParticipant as GroupParticipant
 from ._groups import GroupSummary as GroupSummary
 from ._message_history import MessageHistoryEntry as MessageHistoryEntry
 from ._message_history import MessageHistoryEvent as MessageHistoryEvent
+from ._operations import PLATFORM_OPERATIONS as PLATFORM_OPERATIONS
+from ._operations import PlatformOperation as PlatformOperation
 from ._pagination import Paginator as Paginator
 from ._pagination import paginate as paginate
 from ._phone_admin import BUSINESS_PROFILE_FIELDS as BUSINESS_PROFILE_FIELDS
@@ -361,6 +363,7 @@ __all__ = [
     "MAX_BIZ_OPAQUE_CALLBACK_DATA",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "PLATFORM_OPERATIONS",
     "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
@@ -495,6 +498,7 @@ __all__ = [
     "PhoneNumberInfo",
     "PhoneNumberSettings",
     "PhoneOnlyRecipientError",
+    "PlatformOperation",
     "PreverifiedNumber",
     "QrCode",
     "RateLimitHitError",

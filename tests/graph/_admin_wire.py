@@ -87,3 +87,28 @@ def assert_wire(
         assert request.headers["content-type"] == "application/json"
         assert json.loads(request.content) == body
     assert request.headers["authorization"] == "Bearer test-token"
+
+
+MEDIA_URL = "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=1"
+JWE = "eyJhbGciOiJSU0EtT0FFUCJ9.a2V5.aXY.Y2lwaGVy.dGFn"
+DEFINITION = {"id": "1", "name": "order_update", "language": "en_US", "status": "APPROVED",
+              "category": "UTILITY", "components": [{"type": "BODY", "text": "Hi"}]}
+SAMPLE_ANSWER: dict[str, Any] = {
+    "id": "1", "success": True, "data": [], "messaging_product": "whatsapp",
+    "messages": [{"id": "wamid.SAMPLE"}], "contacts": [], "code": "QR1", "request_id": "1",
+    "solution_id": "1", "access_token": "token", "expires_at": 1,
+    "encrypted_contents": JWE, "url": MEDIA_URL, "sha256": "0" * 64, "mime_type": "image/png",
+    "file_size": 1, "h": "2:c2FtcGxl", "file_offset": 0, "invite_link": "https://chat.whatsapp.com/x",
+    "calls": [{"id": "wacid.1"}], "status": "APPROVED", "category": "UTILITY",
+}
+
+
+def answer_any(request: httpx.Request) -> httpx.Response:
+    """An answer every helper can parse (a media URL gets bytes, listings get their items)."""
+    if request.url.host == "lookaside.fbsbx.com":
+        return httpx.Response(200, content=b"media-bytes")
+    if "/join_requests" in request.url.path:
+        return httpx.Response(200, json={**SAMPLE_ANSWER, "approved_join_requests": []})
+    if request.url.path.endswith("/message_templates") and request.method == "GET":
+        return httpx.Response(200, json={"data": [DEFINITION]})
+    return httpx.Response(200, json=SAMPLE_ANSWER)
