@@ -18,6 +18,8 @@ from typing import Annotated, Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from svc.graph import DEFAULT_API_VERSION, DEFAULT_BASE_URL
+
 from ..http import MAX_PHONE_NUMBERS, BusinessNumber, Profile, ServiceError, ServiceSecrets
 from ._errors import CliConfigError, ConfigValidationError, SecretResolutionError
 
@@ -69,8 +71,8 @@ class PhoneNumberSection(_Model):
 
 
 class PlatformSection(_Model):
-    apiVersion: StrictStr = "v25.0"
-    baseUrl: StrictStr = "https://graph.facebook.com"
+    apiVersion: StrictStr = DEFAULT_API_VERSION
+    baseUrl: StrictStr = DEFAULT_BASE_URL
     wabaId: StrictStr | EnvRef | None = None
     phoneNumberId: StrictStr | EnvRef
     phoneNumbers: Annotated[list[PhoneNumberSection], Field(max_length=MAX_PHONE_NUMBERS - 1)] = []

@@ -9,6 +9,8 @@ from typing import Final
 
 import click
 
+from svc.graph import DEFAULT_API_VERSION, DEFAULT_BASE_URL
+
 from ._errors import CliUsageError, OutputError
 
 __all__ = ["ENV_EXAMPLE", "GITIGNORE", "init", "render_config"]
@@ -63,8 +65,8 @@ def config_data(
         "profiles": {
             profile: {
                 "platform": {
-                    "apiVersion": "v25.0",
-                    "baseUrl": "https://graph.facebook.com",
+                    "apiVersion": DEFAULT_API_VERSION,
+                    "baseUrl": DEFAULT_BASE_URL,
                     "wabaId": waba_id if waba_id is not None else {"env": "SVC_WABA_ID"},
                     "phoneNumberId": phone_number_id
                     if phone_number_id is not None

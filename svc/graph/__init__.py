@@ -143,8 +143,11 @@ from ._error_codes import register_error_code as register_error_code
 from ._error_codes import reset_error_registry as reset_error_registry
 from ._error_codes import resolve_error_class as resolve_error_class
 from ._paths import check_path_segment as check_path_segment
+from ._scoped import AppClient as AppClient
+from ._scoped import BusinessClient as BusinessClient
 from ._scoped import GroupClient as GroupClient
 from ._scoped import PhoneNumberClient as PhoneNumberClient
+from ._scoped import SolutionClient as SolutionClient
 from ._scoped import WABAClient as WABAClient
 
 # --- messages: builders and send helpers
@@ -256,10 +259,13 @@ from ._template_params import template_currency_parameter as template_currency_p
 from ._template_params import template_date_time_parameter as template_date_time_parameter
 from ._template_params import template_text_parameter as template_text_parameter
 
-# --- admin helpers: groups, business admin, calling, templates, flows, pagination
+# --- admin helpers: groups, business admin, portfolio, solutions, calling, templates, flows
 # isort: split
+from ._admin import AppAdmin as AppAdmin
+from ._admin import BusinessAdmin as BusinessAdmin
 from ._admin import GroupAdmin as GroupAdmin
 from ._admin import PhoneNumberAdmin as PhoneNumberAdmin
+from ._admin import SolutionAdmin as SolutionAdmin
 from ._admin import WABAAdmin as WABAAdmin
 from ._calling import CALL_ACTIONS as CALL_ACTIONS
 from ._calling import CallPermissionAction as CallPermissionAction
@@ -274,8 +280,10 @@ from ._flows import Flow as Flow
 from ._flows import FlowAsset as FlowAsset
 from ._flows import FlowAssetsUpdateResult as FlowAssetsUpdateResult
 from ._flows import FlowCreated as FlowCreated
+from ._flows import FlowMigration as FlowMigration
 from ._flows import FlowPreview as FlowPreview
 from ._flows import FlowValidationIssue as FlowValidationIssue
+from ._flows import MigratedFlow as MigratedFlow
 from ._groups import GROUP_DESCRIPTION_MAX_LENGTH as GROUP_DESCRIPTION_MAX_LENGTH
 from ._groups import GROUP_JOIN_APPROVAL_MODES as GROUP_JOIN_APPROVAL_MODES
 from ._groups import GROUP_MAX_REMOVED_PARTICIPANTS as GROUP_MAX_REMOVED_PARTICIPANTS
@@ -287,6 +295,10 @@ from ._groups import GroupJoinRequestsResult as GroupJoinRequestsResult
 from ._groups import GroupMutation as GroupMutation
 from ._groups import GroupParticipant as GroupParticipant
 from ._groups import GroupSummary as GroupSummary
+from ._message_history import MessageHistoryEntry as MessageHistoryEntry
+from ._message_history import MessageHistoryEvent as MessageHistoryEvent
+from ._operations import PLATFORM_OPERATIONS as PLATFORM_OPERATIONS
+from ._operations import PlatformOperation as PlatformOperation
 from ._pagination import Paginator as Paginator
 from ._pagination import paginate as paginate
 from ._phone_admin import BUSINESS_PROFILE_FIELDS as BUSINESS_PROFILE_FIELDS
@@ -301,22 +313,42 @@ from ._phone_admin import OfficialBusinessAccountStatus as OfficialBusinessAccou
 from ._phone_admin import PhoneNumberInfo as PhoneNumberInfo
 from ._phone_admin import PhoneNumberSettings as PhoneNumberSettings
 from ._phone_admin import QrCode as QrCode
+from ._phone_setup import COMPLIANCE_ENTITY_TYPES as COMPLIANCE_ENTITY_TYPES
+from ._phone_setup import BusinessComplianceInfo as BusinessComplianceInfo
+from ._phone_setup import CodeVerification as CodeVerification
+from ._phone_setup import ConversationalAutomation as ConversationalAutomation
+from ._phone_setup import EncryptedMessageResult as EncryptedMessageResult
+from ._portfolio import BusinessPortfolioInfo as BusinessPortfolioInfo
+from ._portfolio import CreditLine as CreditLine
+from ._portfolio import OnboardingRequest as OnboardingRequest
+from ._preverified import BusinessSummary as BusinessSummary
+from ._preverified import PreverifiedNumber as PreverifiedNumber
 from ._results import CreatedObject as CreatedObject
 from ._results import Page as Page
 from ._results import Success as Success
 from ._results import Template as Template
+from ._schedules import WabaSchedule as WabaSchedule
+from ._solutions import MigrationIntent as MigrationIntent
+from ._solutions import Solution as Solution
+from ._solutions import SolutionAccessToken as SolutionAccessToken
 from ._templates import TEMPLATE_CATEGORIES as TEMPLATE_CATEGORIES
 from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYPES
 from ._templates import TemplateCreated as TemplateCreated
 from ._templates import TemplateGroup as TemplateGroup
 from ._templates import TemplateGroupAnalytics as TemplateGroupAnalytics
+from ._username import BusinessUsername as BusinessUsername
+from ._username import UsernameSuggestions as UsernameSuggestions
 from ._waba import SubscribedApp as SubscribedApp
 from ._waba import WabaInfo as WabaInfo
+from ._waba_users import WABA_USER_TASKS as WABA_USER_TASKS
+from ._waba_users import AssignedUser as AssignedUser
+from ._waba_users import WabaActivity as WabaActivity
 
 __all__ = [
     "AUTHENTICATION_OTP_RULE",
     "BUSINESS_PROFILE_FIELDS",
     "CALL_ACTIONS",
+    "COMPLIANCE_ENTITY_TYPES",
     "DEFAULT_API_VERSION",
     "DEFAULT_BASE_URL",
     "FLOW_CATEGORIES",
@@ -331,15 +363,20 @@ __all__ = [
     "MAX_BIZ_OPAQUE_CALLBACK_DATA",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "PLATFORM_OPERATIONS",
     "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
+    "WABA_USER_TASKS",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",
     "AccountInMaintenanceModeError",
     "AccountLockedError",
     "AccountRestrictedFromCountryError",
+    "AppAdmin",
+    "AppClient",
+    "AssignedUser",
     "AuthExceptionError",
     "BadGroupError",
     "BlockListConcurrentUpdateError",
@@ -351,10 +388,16 @@ __all__ = [
     "BlockedUserOutcome",
     "BsuidRecipientNotSupportedError",
     "BulkBlockingFailedError",
+    "BusinessAdmin",
+    "BusinessClient",
+    "BusinessComplianceInfo",
     "BusinessEligibilityPaymentIssueError",
     "BusinessInitiatedCallsLimitHitError",
+    "BusinessPortfolioInfo",
     "BusinessProfile",
     "BusinessPublicKey",
+    "BusinessSummary",
+    "BusinessUsername",
     "CallConnectionError",
     "CallConnectionTimeoutError",
     "CallPermissionAction",
@@ -367,14 +410,18 @@ __all__ = [
     "CallingCannotBeEnabledError",
     "CallingError",
     "CallingNotEnabledError",
+    "CodeVerification",
     "CommerceSettings",
     "ConcurrentCallsLimitError",
+    "ConversationalAutomation",
     "CreatedObject",
+    "CreditLine",
     "DisplayNameApprovalRequiredError",
     "DryRunTransport",
     "DuplicateCallError",
     "DuplicateParticipantError",
     "EcosystemEngagementError",
+    "EncryptedMessageResult",
     "Endpoint",
     "ExpiredAccessTokenError",
     "FetchCallPermissionLimitHitError",
@@ -388,6 +435,7 @@ __all__ = [
     "FlowDeprecatingError",
     "FlowError",
     "FlowJsonValidationError",
+    "FlowMigration",
     "FlowPreview",
     "FlowPublishingError",
     "FlowThrottledError",
@@ -427,12 +475,17 @@ __all__ = [
     "MediaDownloadError",
     "MediaKind",
     "MediaUploadError",
+    "MessageHistoryEntry",
+    "MessageHistoryEvent",
     "MessageSendError",
     "MessageSender",
     "MessageUndeliverableError",
     "MethodNotAllowedError",
+    "MigratedFlow",
+    "MigrationIntent",
     "MissingRequiredParameterError",
     "OfficialBusinessAccountStatus",
+    "OnboardingRequest",
     "Page",
     "Paginator",
     "Param",
@@ -445,6 +498,8 @@ __all__ = [
     "PhoneNumberInfo",
     "PhoneNumberSettings",
     "PhoneOnlyRecipientError",
+    "PlatformOperation",
+    "PreverifiedNumber",
     "QrCode",
     "RateLimitHitError",
     "RateLimitIssuesError",
@@ -461,6 +516,10 @@ __all__ = [
     "SendResult",
     "ServiceUnavailableError",
     "SignupError",
+    "Solution",
+    "SolutionAccessToken",
+    "SolutionAdmin",
+    "SolutionClient",
     "SomethingWentWrongError",
     "SpamRateLimitHitError",
     "SubscribedApp",
@@ -493,10 +552,13 @@ __all__ = [
     "UsernameInstagramAccountRequiredError",
     "UsernameNotAvailableError",
     "UsernameNotEligibleError",
+    "UsernameSuggestions",
     "UsernameTransferRequiredError",
     "WABAAdmin",
     "WABAClient",
+    "WabaActivity",
     "WabaInfo",
+    "WabaSchedule",
     "build_audio_message",
     "build_call_permission_request_message",
     "build_contacts_message",

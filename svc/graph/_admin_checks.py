@@ -18,7 +18,7 @@ import httpx
 from svc._text import has_control
 
 from ._client import GraphClient
-from ._endpoint import Endpoint
+from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
@@ -29,21 +29,28 @@ from ._validate import check_text as _check_multiline_text
 __all__ = [
     "MAX_CURSOR_LENGTH",
     "MAX_PAGE_LIMIT",
+    "PAGING_PARAMS",
+    "AppScoped",
+    "BusinessScoped",
     "GroupScoped",
     "PhoneScoped",
+    "SolutionScoped",
     "WabaScoped",
     "check_bool",
     "check_choice",
     "check_cursor",
+    "check_email",
     "check_fields",
     "check_id",
     "check_id_list",
     "check_keys",
     "check_limit",
+    "check_numeric_id",
     "check_text",
     "check_url",
     "check_wa_id",
     "opt_text",
+    "paging_query",
 ]
 
 T = TypeVar("T")
@@ -52,8 +59,17 @@ MAX_CURSOR_LENGTH: Final = 4096
 MAX_PAGE_LIMIT: Final = 1000
 MAX_ID_LENGTH: Final = 256
 
+PAGING_PARAMS: Final = {
+    "limit": Param(in_="query"),
+    "after": Param(in_="query"),
+    "before": Param(in_="query"),
+}
+"""The cursor-paging query parameters of every paged list edge."""
+
 _FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
 _ID = re.compile(r"[A-Za-z0-9_.:=-]+")
+_NUMERIC_ID = re.compile(r"[0-9]{1,32}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
 class _Scoped(abc.ABC):
@@ -61,6 +77,19 @@ class _Scoped(abc.ABC):
     @abc.abstractmethod
     def client(self) -> GraphClient:
         """The wrapped ``GraphClient``."""
+
+    async def _on_node(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object],
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Call an endpoint on a node the bound object owns (template, flow, ...): no id is bound.
+
+        ``None`` query values are dropped; every id in ``params`` goes through the path check.
+        """
+        return await endpoint.call(self.client, params=params, body=body, headers=headers)
 
 
 class PhoneScoped(_Scoped):
@@ -80,7 +109,7 @@ class PhoneScoped(_Scoped):
     ) -> Any:
         """Call ``endpoint`` with ``phone_number_id`` bound (``None`` query values are dropped)."""
         bound = {"phone_number_id": self.phone_number_id, **(params or {})}
-        return await endpoint.call(self.client, params=bound, body=body, headers=headers)
+        return await self._on_node(endpoint, bound, body, headers)
 
 
 class WabaScoped(_Scoped):
@@ -100,17 +129,65 @@ class WabaScoped(_Scoped):
     ) -> Any:
         """Call ``endpoint`` with ``waba_id`` bound (``None`` query values are dropped)."""
         bound = {"waba_id": self.waba_id, **(params or {})}
-        return await endpoint.call(self.client, params=bound, body=body, headers=headers)
+        return await self._on_node(endpoint, bound, body, headers)
 
-    async def _on_node(
+
+class BusinessScoped(_Scoped):
+    """What a business-portfolio mixin needs: ``client`` and ``business_id``."""
+
+    @property
+    @abc.abstractmethod
+    def business_id(self) -> str:
+        """The bound business portfolio id."""
+
+    async def _on_business(
         self,
         endpoint: Endpoint,
-        params: Mapping[str, object],
+        params: Mapping[str, object] | None = None,
         body: object = None,
         headers: Mapping[str, str] | None = None,
     ) -> Any:
-        """Call an endpoint on a node owned by the WABA (template, flow, ...): no id is bound."""
-        return await endpoint.call(self.client, params=params, body=body, headers=headers)
+        """Call ``endpoint`` with ``business_id`` bound (``None`` query values are dropped)."""
+        bound = {"business_id": self.business_id, **(params or {})}
+        return await self._on_node(endpoint, bound, body, headers)
+
+
+class AppScoped(_Scoped):
+    """What an app mixin needs: ``client`` and ``app_id``."""
+
+    @property
+    @abc.abstractmethod
+    def app_id(self) -> str:
+        """The bound Meta app id."""
+
+    async def _on_app(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object] | None = None,
+        body: object = None,
+    ) -> Any:
+        """Call ``endpoint`` with ``app_id`` bound (``None`` query values are dropped)."""
+        return await self._on_node(endpoint, {"app_id": self.app_id, **(params or {})}, body)
+
+
+class SolutionScoped(_Scoped):
+    """What a Multi-Partner Solution mixin needs: ``client`` and ``solution_id``."""
+
+    @property
+    @abc.abstractmethod
+    def solution_id(self) -> str:
+        """The bound Multi-Partner Solution id."""
+
+    async def _on_solution(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object] | None = None,
+        body: object = None,
+    ) -> Any:
+        """Call ``endpoint`` with ``solution_id`` bound (``None`` query values are dropped)."""
+        return await self._on_node(
+            endpoint, {"solution_id": self.solution_id, **(params or {})}, body
+        )
 
 
 class GroupScoped(_Scoped):
@@ -143,6 +220,14 @@ def opt_text(
     return check_text(value, field=field, max_length=max_length, multiline=multiline)
 
 
+def check_email(value: object, *, field: str = "email", max_length: int = 128) -> str:
+    """An email address (``local@domain.tld``, no whitespace) of at most ``max_length``."""
+    text = check_text(value, field=field, max_length=max_length)
+    if not _EMAIL.fullmatch(text):
+        raise GraphRequestValidationError(f"{field} must be an email address", field=field)
+    return text
+
+
 def check_id(value: object, *, field: str) -> str:
     """An opaque platform id: letters, digits and ``_.:=-``, at most 256 characters.
 
@@ -154,6 +239,13 @@ def check_id(value: object, *, field: str) -> str:
             f"{field} must be an id of letters, digits and _.:=- (at most {MAX_ID_LENGTH})",
             field=field,
         )
+    return value
+
+
+def check_numeric_id(value: object, *, field: str) -> str:
+    """A platform object id (app, business, user, solution, ...) in a body or query: digits."""
+    if not isinstance(value, str) or not _NUMERIC_ID.fullmatch(value):
+        raise GraphRequestValidationError(f"{field} must be a numeric id", field=field)
     return value
 
 
@@ -186,6 +278,15 @@ def check_limit(value: object, *, field: str = "limit") -> int | None:
             f"{field} must be an integer 1..{MAX_PAGE_LIMIT}", field=field
         )
     return value
+
+
+def paging_query(limit: object, after: object, before: object) -> dict[str, object]:
+    """The checked ``limit``/``after``/``before`` of one page request (``None`` left out)."""
+    return {
+        "limit": check_limit(limit),
+        "after": check_cursor(after, field="after"),
+        "before": check_cursor(before, field="before"),
+    }
 
 
 def check_cursor(value: object, *, field: str) -> str | None:

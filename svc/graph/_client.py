@@ -29,7 +29,8 @@ from ._transports import DEFAULT_TIMEOUT, default_transport
 
 __all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphClient"]
 
-DEFAULT_API_VERSION = "v25.0"
+DEFAULT_API_VERSION = "v26.0"
+"""The Graph API version svc speaks unless told otherwise; the one place it is spelled."""
 DEFAULT_BASE_URL = "https://graph.facebook.com"
 MAX_ACCESS_TOKEN_LENGTH = 4096
 
@@ -61,7 +62,7 @@ class GraphClient:
         _check_access_token(access_token)
         if not isinstance(api_version, str) or not _API_VERSION.fullmatch(api_version):
             raise GraphRequestValidationError(
-                "api_version must look like v25.0", field="api_version"
+                f"api_version must look like {DEFAULT_API_VERSION}", field="api_version"
             )
         self._base_url = _check_base_url(base_url)
         if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):

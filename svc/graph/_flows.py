@@ -45,9 +45,11 @@ __all__ = [
     "FlowAsset",
     "FlowAssetsUpdateResult",
     "FlowCreated",
+    "FlowMigration",
     "FlowPreview",
     "FlowValidationIssue",
     "Flows",
+    "MigratedFlow",
 ]
 
 FLOW_CATEGORIES: Final = (
@@ -85,6 +87,8 @@ LIST_FLOW_ASSETS = Endpoint(
 UPDATE_FLOW_ASSETS = Endpoint(method="POST", path_template="/{flow_id}/assets", params=_FLOW)
 PUBLISH_FLOW = Endpoint(method="POST", path_template="/{flow_id}/publish", params=_FLOW)
 DEPRECATE_FLOW = Endpoint(method="POST", path_template="/{flow_id}/deprecate", params=_FLOW)
+MIGRATE_FLOWS = Endpoint(method="POST", path_template="/{waba_id}/migrate_flows", params=_WABA)
+MAX_MIGRATED_FLOWS: Final = 100
 
 
 # --- results ------------------------------------------------------------------
@@ -219,6 +223,49 @@ class FlowAssetsUpdateResult:
         obj = as_object(raw, what="flow assets")
         return cls(
             success=opt_bool(obj, "success") is True, validation_errors=_issues(obj), raw=obj
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MigratedFlow:
+    """One Flow of a migration: its name, its id in the source WABA and, when copied, the new
+    id (``migrated_id``); a failed one carries the platform's ``error_code`` and message.
+    """
+
+    source_name: str | None
+    source_id: str | None
+    migrated_id: str | None
+    error_code: str | None
+    error_message: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> MigratedFlow:
+        return cls(
+            source_name=opt_str(raw, "source_name"),
+            source_id=opt_str(raw, "source_id"),
+            migrated_id=opt_str(raw, "migrated_id"),
+            error_code=opt_str(raw, "error_code"),
+            error_message=opt_str(raw, "error_message"),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlowMigration:
+    """``POST /{waba_id}/migrate_flows``: the Flows copied and the ones that failed."""
+
+    migrated: tuple[MigratedFlow, ...]
+    failed: tuple[MigratedFlow, ...]
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> FlowMigration:
+        obj = as_object(raw, what="migrate flows")
+        return cls(
+            migrated=tuple(map(MigratedFlow.from_api, object_list(obj.get("migrated_flows")))),
+            failed=tuple(map(MigratedFlow.from_api, object_list(obj.get("failed_flows")))),
+            raw=obj,
         )
 
 
@@ -390,3 +437,22 @@ class Flows(WabaScoped):
     async def deprecate_flow(self, *, flow_id: str) -> Success:
         """``POST /{flow_id}/deprecate``."""
         return Success.from_api(await self._on_node(DEPRECATE_FLOW, {"flow_id": flow_id}))
+
+    async def migrate_flows(
+        self, *, source_waba_id: str, source_flow_names: list[str]
+    ) -> FlowMigration:
+        """``POST /{waba_id}/migrate_flows``: copy Flows, by name, from another WABA into this one.
+
+        Both accounts must belong to the same business portfolio; each copy keeps its name.
+        """
+        body = {
+            "source_waba_id": check_id(source_waba_id, field="source_waba_id"),
+            "source_flow_names": check_id_list(
+                source_flow_names,
+                field="source_flow_names",
+                min_items=1,
+                max_items=MAX_MIGRATED_FLOWS,
+                check_item=lambda item, field: check_text(item, field=field, max_length=200),
+            ),
+        }
+        return FlowMigration.from_api(await self._on_waba(MIGRATE_FLOWS, body=body))

@@ -15,26 +15,27 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    PAGING_PARAMS,
     GroupScoped,
     PhoneScoped,
     check_choice,
-    check_cursor,
     check_fields,
     check_id,
     check_id_list,
-    check_limit,
     check_text,
     opt_text,
+    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
 from ._recipient import check_user, user_entry
-from ._results import Page
+from ._results import Page, Success
 
 __all__ = [
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
+    "GROUP_MAX_ADDED_PARTICIPANTS",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
     "GROUP_SUBJECT_MAX_LENGTH",
     "Group",
@@ -51,21 +52,17 @@ __all__ = [
 GROUP_SUBJECT_MAX_LENGTH: Final = 128
 GROUP_DESCRIPTION_MAX_LENGTH: Final = 2048
 GROUP_MAX_REMOVED_PARTICIPANTS: Final = 8
+GROUP_MAX_ADDED_PARTICIPANTS: Final = 8
 GROUP_MAX_JOIN_REQUESTS: Final = 1000
 GROUP_JOIN_APPROVAL_MODES: Final = ("auto_approve", "approval_required")
 
 _PRODUCT: Final = {"messaging_product": "whatsapp"}
 _PHONE = {"phone_number_id": Param(in_="path")}
 _GROUP = {"group_id": Param(in_="path")}
-_PAGING = {
-    "limit": Param(in_="query"),
-    "after": Param(in_="query"),
-    "before": Param(in_="query"),
-}
 
 CREATE_GROUP = Endpoint(method="POST", path_template="/{phone_number_id}/groups", params=_PHONE)
 LIST_GROUPS = Endpoint(
-    method="GET", path_template="/{phone_number_id}/groups", params={**_PHONE, **_PAGING}
+    method="GET", path_template="/{phone_number_id}/groups", params={**_PHONE, **PAGING_PARAMS}
 )
 GET_GROUP = Endpoint(
     method="GET", path_template="/{group_id}", params={**_GROUP, "fields": Param(in_="query")}
@@ -74,11 +71,15 @@ UPDATE_GROUP = Endpoint(method="POST", path_template="/{group_id}", params=_GROU
 DELETE_GROUP = Endpoint(method="DELETE", path_template="/{group_id}", params=_GROUP)
 GET_INVITE_LINK = Endpoint(method="GET", path_template="/{group_id}/invite_link", params=_GROUP)
 RESET_INVITE_LINK = Endpoint(method="POST", path_template="/{group_id}/invite_link", params=_GROUP)
+REVOKE_INVITE_LINK = Endpoint(
+    method="DELETE", path_template="/{group_id}/invite_link", params=_GROUP
+)
+ADD_PARTICIPANTS = Endpoint(method="POST", path_template="/{group_id}/participants", params=_GROUP)
 REMOVE_PARTICIPANTS = Endpoint(
     method="DELETE", path_template="/{group_id}/participants", params=_GROUP
 )
 LIST_JOIN_REQUESTS = Endpoint(
-    method="GET", path_template="/{group_id}/join_requests", params={**_GROUP, **_PAGING}
+    method="GET", path_template="/{group_id}/join_requests", params={**_GROUP, **PAGING_PARAMS}
 )
 APPROVE_JOIN_REQUESTS = Endpoint(
     method="POST", path_template="/{group_id}/join_requests", params=_GROUP
@@ -237,14 +238,6 @@ def _description(value: object) -> str | None:
     )
 
 
-def _paging(limit: object, after: object, before: object) -> dict[str, object]:
-    return {
-        "limit": check_limit(limit),
-        "after": check_cursor(after, field="after"),
-        "before": check_cursor(before, field="before"),
-    }
-
-
 class PhoneGroups(PhoneScoped):
     """Group creation and listing for one business phone number (``PhoneNumberClient``)."""
 
@@ -273,7 +266,7 @@ class PhoneGroups(PhoneScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[GroupSummary]:
         """``GET /{phone_number_id}/groups``: one page of active groups."""
-        params = {"phone_number_id": self.phone_number_id, **_paging(limit, after, before)}
+        params = {"phone_number_id": self.phone_number_id, **paging_query(limit, after, before)}
         raw = await LIST_GROUPS.call(self.client, params=params)
         return Page.from_api(raw, GroupSummary.from_api, what="list groups", nested_key="groups")
 
@@ -321,11 +314,37 @@ class GroupAdmin(GroupScoped):
         return GroupInviteLink.from_api(raw)
 
     async def reset_invite_link(self) -> GroupInviteLink:
-        """``POST /{group_id}/invite_link`` (never DELETE): the previous link stops working."""
+        """``POST /{group_id}/invite_link``: a new link; the previous one stops working."""
         raw = await RESET_INVITE_LINK.call(
             self.client, params={"group_id": self.group_id}, body=dict(_PRODUCT)
         )
         return GroupInviteLink.from_api(raw)
+
+    async def revoke_invite_link(self) -> Success:
+        """``DELETE /{group_id}/invite_link``: the link stops working and no new one is made."""
+        raw = await REVOKE_INVITE_LINK.call(
+            self.client, params={"group_id": self.group_id}, body=dict(_PRODUCT)
+        )
+        return Success.from_api(raw, what="revoke invite link")
+
+    async def add_participants(self, *, users: list[str]) -> GroupMutation:
+        """``POST /{group_id}/participants`` for 1..8 users: ``participants: [{user}]``.
+
+        Each user is a phone number / wa_id (``{"user": ...}``) or a (parent) BSUID
+        (``{"recipient": ...}``).
+        """
+        ids = check_id_list(
+            users,
+            field="users",
+            min_items=1,
+            max_items=GROUP_MAX_ADDED_PARTICIPANTS,
+            check_item=check_user,
+        )
+        body = {**_PRODUCT, "participants": [user_entry(user, phone_key="user") for user in ids]}
+        raw = await ADD_PARTICIPANTS.call(
+            self.client, params={"group_id": self.group_id}, body=body
+        )
+        return GroupMutation.from_api(raw, what="add participants")
 
     async def remove_participants(self, *, wa_ids: list[str]) -> GroupMutation:
         """``DELETE /{group_id}/participants`` for 1..8 users: ``participants: [{wa_id}]``.
@@ -349,7 +368,7 @@ class GroupAdmin(GroupScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[GroupJoinRequest]:
         """``GET /{group_id}/join_requests``: one page of open join requests."""
-        params = {"group_id": self.group_id, **_paging(limit, after, before)}
+        params = {"group_id": self.group_id, **paging_query(limit, after, before)}
         raw = await LIST_JOIN_REQUESTS.call(self.client, params=params)
         return Page.from_api(raw, GroupJoinRequest.from_api, what="list join requests")
 

@@ -14,6 +14,7 @@ from ._admin_checks import (
     check_bool,
     check_choice,
     check_cursor,
+    check_email,
     check_fields,
     check_id_list,
     check_keys,
@@ -42,6 +43,7 @@ __all__ = [
     "PhoneNumberInfo",
     "PhoneNumberSettings",
     "QrCode",
+    "business_profile_body",
 ]
 
 BUSINESS_PROFILE_FIELDS: Final = (
@@ -66,7 +68,6 @@ _PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": P
 _PIN = re.compile(r"[0-9]{6}")
 _REGION = re.compile(r"[A-Z]{2}")
 _VERTICAL = re.compile(r"[A-Z_]{1,64}")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _QR_CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -362,6 +363,47 @@ def _block_body(users: object) -> dict[str, object]:
     return {**_PRODUCT, "block_users": [user_entry(user, phone_key="user") for user in checked]}
 
 
+def business_profile_body(
+    *,
+    about: object,
+    address: object,
+    description: object,
+    email: object,
+    vertical: object,
+    websites: object,
+    profile_picture_handle: object,
+) -> dict[str, object]:
+    """The checked body of a business-profile update (the phone edge and the profile node)."""
+    body: dict[str, object] = dict(_PRODUCT)
+    for name, value, limit, multiline in (
+        ("about", about, 139, False),
+        ("address", address, 256, False),
+        ("description", description, 512, True),
+        ("profile_picture_handle", profile_picture_handle, 4096, False),
+    ):
+        if (text := opt_text(value, field=name, max_length=limit, multiline=multiline)):
+            body[name] = text
+    if email is not None:
+        body["email"] = check_email(email)
+    if vertical is not None:
+        if not isinstance(vertical, str) or not _VERTICAL.fullmatch(vertical):
+            raise GraphRequestValidationError(
+                "vertical must be an upper-case category such as RETAIL", field="vertical"
+            )
+        body["vertical"] = vertical
+    if websites is not None:
+        body["websites"] = check_id_list(
+            websites,
+            field="websites",
+            min_items=1,
+            max_items=2,
+            check_item=lambda item, field: check_url(item, field=field, max_length=256),
+        )
+    if len(body) == 1:
+        raise GraphRequestValidationError("a business profile update needs at least one field")
+    return body
+
+
 class PhoneAdmin(PhoneScoped):
     """Administration of one business phone number (``PhoneNumberClient``)."""
 
@@ -443,36 +485,15 @@ class PhoneAdmin(PhoneScoped):
         profile_picture_handle: str | None = None,
     ) -> Success:
         """``POST /{phone_number_id}/whatsapp_business_profile`` with the fields given."""
-        body: dict[str, object] = dict(_PRODUCT)
-        for name, value, limit, multiline in (
-            ("about", about, 139, False),
-            ("address", address, 256, False),
-            ("description", description, 512, True),
-            ("profile_picture_handle", profile_picture_handle, 4096, False),
-        ):
-            if (text := opt_text(value, field=name, max_length=limit, multiline=multiline)):
-                body[name] = text
-        if email is not None:
-            text = check_text(email, field="email", max_length=128)
-            if not _EMAIL.fullmatch(text):
-                raise GraphRequestValidationError("email must be an email address", field="email")
-            body["email"] = text
-        if vertical is not None:
-            if not isinstance(vertical, str) or not _VERTICAL.fullmatch(vertical):
-                raise GraphRequestValidationError(
-                    "vertical must be an upper-case category such as RETAIL", field="vertical"
-                )
-            body["vertical"] = vertical
-        if websites is not None:
-            body["websites"] = check_id_list(
-                websites,
-                field="websites",
-                min_items=1,
-                max_items=2,
-                check_item=lambda item, field: check_url(item, field=field, max_length=256),
-            )
-        if len(body) == 1:
-            raise GraphRequestValidationError("update_business_profile needs at least one field")
+        body = business_profile_body(
+            about=about,
+            address=address,
+            description=description,
+            email=email,
+            vertical=vertical,
+            websites=websites,
+            profile_picture_handle=profile_picture_handle,
+        )
         return Success.from_api(await self._on_phone(UPDATE_BUSINESS_PROFILE, body=body))
 
     async def get_commerce_settings(self) -> CommerceSettings:

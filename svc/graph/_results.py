@@ -84,7 +84,7 @@ class Page(Generic[T]):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Success:
-    """An answer of the form ``{"success": true}``."""
+    """An answer of the form ``{"success": true}`` (some edges send the string ``"true"``)."""
 
     success: bool
     raw: Raw
@@ -92,7 +92,7 @@ class Success:
     @classmethod
     def from_api(cls, raw: Any, *, what: str = "answer") -> Success:
         obj = as_object(raw, what=what)
-        return cls(success=opt_bool(obj, "success") is True, raw=obj)
+        return cls(success=obj.get("success") in (True, "true"), raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,8 +107,6 @@ class CreatedObject:
     def from_api(cls, raw: Any, *, what: str = "answer") -> CreatedObject:
         obj = as_object(raw, what=what)
         return cls(id=req_str(obj, "id", what=what), success=opt_bool(obj, "success"), raw=obj)
-
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,4 +1,5 @@
-"""Scoped clients: a ``GraphClient`` bound to one phone number, WhatsApp Business Account or group.
+"""Scoped clients: a ``GraphClient`` bound to one phone number, WABA, group, business, app or
+Multi-Partner Solution.
 
 Each binds its id once (checked with ``check_path_segment``) and exposes
 ``request(method, edge, ...)`` for the helpers layered on top of it: message
@@ -11,13 +12,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._admin import GroupAdmin, PhoneNumberAdmin, WABAAdmin
+from ._admin import (
+    AppAdmin,
+    BusinessAdmin,
+    GroupAdmin,
+    PhoneNumberAdmin,
+    SolutionAdmin,
+    WABAAdmin,
+)
 from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
 from ._send_interactive import InteractiveSender
 
-__all__ = ["GroupClient", "PhoneNumberClient", "WABAClient"]
+__all__ = [
+    "AppClient",
+    "BusinessClient",
+    "GroupClient",
+    "PhoneNumberClient",
+    "SolutionClient",
+    "WABAClient",
+]
 
 
 class _ScopedClient:
@@ -109,4 +124,46 @@ class GroupClient(_ScopedClient, GroupAdmin):
     @property
     def group_id(self) -> str:
         """The bound group id, as given."""
+        return self._scope_id
+
+
+class BusinessClient(_ScopedClient, BusinessAdmin):
+    """One business portfolio: the ``/{business_id}/...`` edges."""
+
+    _ID_FIELD = "business_id"
+
+    def __init__(self, client: GraphClient, *, business_id: str) -> None:
+        super().__init__(client, business_id)
+
+    @property
+    def business_id(self) -> str:
+        """The bound business portfolio id, as given."""
+        return self._scope_id
+
+
+class AppClient(_ScopedClient, AppAdmin):
+    """One Meta app: the ``/{app_id}/...`` edges (solutions, connected clients)."""
+
+    _ID_FIELD = "app_id"
+
+    def __init__(self, client: GraphClient, *, app_id: str) -> None:
+        super().__init__(client, app_id)
+
+    @property
+    def app_id(self) -> str:
+        """The bound app id, as given."""
+        return self._scope_id
+
+
+class SolutionClient(_ScopedClient, SolutionAdmin):
+    """One Multi-Partner Solution: the ``/{solution_id}/...`` edges."""
+
+    _ID_FIELD = "solution_id"
+
+    def __init__(self, client: GraphClient, *, solution_id: str) -> None:
+        super().__init__(client, solution_id)
+
+    @property
+    def solution_id(self) -> str:
+        """The bound solution id, as given."""
         return self._scope_id

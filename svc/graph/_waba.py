@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from ._admin_checks import (
     WabaScoped,
+    check_bool,
     check_cursor,
     check_fields,
     check_limit,
@@ -34,6 +35,15 @@ LIST_SUBSCRIBED_APPS = Endpoint(
     method="GET", path_template="/{waba_id}/subscribed_apps", params=_WABA
 )
 SUBSCRIBE_APP = Endpoint(method="POST", path_template="/{waba_id}/subscribed_apps", params=_WABA)
+UNSUBSCRIBE_APP = Endpoint(
+    method="DELETE", path_template="/{waba_id}/subscribed_apps", params=_WABA
+)
+UPDATE_WABA = Endpoint(method="POST", path_template="/{waba_id}", params=_WABA)
+GET_ACCOUNT_NUMBER = Endpoint(
+    method="GET",
+    path_template="/{account_number_id}",
+    params={"account_number_id": Param(in_="path"), "fields": Param(in_="query")},
+)
 LIST_PHONE_NUMBERS = Endpoint(
     method="GET",
     path_template="/{waba_id}/phone_numbers",
@@ -42,6 +52,7 @@ LIST_PHONE_NUMBERS = Endpoint(
 ADD_PHONE_NUMBER = Endpoint(method="POST", path_template="/{waba_id}/phone_numbers", params=_WABA)
 
 MAX_VERIFY_TOKEN_LENGTH: Final = 4096
+_TIMEZONE_ID = re.compile(r"[0-9]{1,4}")
 
 
 # --- results ------------------------------------------------------------------
@@ -128,6 +139,47 @@ class WabaAccount(WabaScoped):
                 verify_token, field="verify_token", max_length=MAX_VERIFY_TOKEN_LENGTH
             )
         return Success.from_api(await self._on_waba(SUBSCRIBE_APP, body=body))
+
+    async def unsubscribe_app(self) -> Success:
+        """``DELETE /{waba_id}/subscribed_apps``: the calling app stops getting its webhooks."""
+        return Success.from_api(await self._on_waba(UNSUBSCRIBE_APP))
+
+    async def update_waba(
+        self,
+        *,
+        name: str | None = None,
+        timezone_id: str | None = None,
+        is_enabled_for_insights: bool | None = None,
+        template_auto_archival_enabled: bool | None = None,
+        disable_marketing_messages_on_cloud_api: bool | None = None,
+    ) -> Success:
+        """``POST /{waba_id}`` with at least one setting."""
+        body: dict[str, object] = {}
+        if name is not None:
+            body["name"] = check_text(name, field="name", max_length=100)
+        if timezone_id is not None:
+            if not isinstance(timezone_id, str) or not _TIMEZONE_ID.fullmatch(timezone_id):
+                raise GraphRequestValidationError(
+                    "timezone_id must be the platform's numeric timezone id", field="timezone_id"
+                )
+            body["timezone_id"] = timezone_id
+        for key, flag in (
+            ("is_enabled_for_insights", is_enabled_for_insights),
+            ("template_auto_archival_enabled", template_auto_archival_enabled),
+            ("disable_marketing_messages_on_cloud_api", disable_marketing_messages_on_cloud_api),
+        ):
+            if flag is not None:
+                body[key] = check_bool(flag, field=key)
+        if not body:
+            raise GraphRequestValidationError("update_waba needs at least one setting")
+        return Success.from_api(await self._on_waba(UPDATE_WABA, body=body))
+
+    async def get_account_number(
+        self, *, account_number_id: str, fields: str | list[str] | None = None
+    ) -> PhoneNumberInfo:
+        """``GET /{account_number_id}``: a WhatsApp account number read by its own id."""
+        params = {"account_number_id": account_number_id, "fields": check_fields(fields)}
+        return PhoneNumberInfo.from_api(await self._on_node(GET_ACCOUNT_NUMBER, params))
 
     async def list_phone_numbers(
         self,

@@ -16,6 +16,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from svc._text import is_visible_ascii
+from svc.graph import DEFAULT_API_VERSION, DEFAULT_BASE_URL
 
 from ._errors import ServiceError
 
@@ -125,8 +126,8 @@ class Profile:
 
     phone_number_id: str
     waba_id: str | None = None
-    api_version: str = "v25.0"
-    base_url: str = "https://graph.facebook.com"
+    api_version: str = DEFAULT_API_VERSION
+    base_url: str = DEFAULT_BASE_URL
     webhook_path: str = DEFAULT_WEBHOOK_PATH
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     api_prefix: str = DEFAULT_API_PREFIX
@@ -197,7 +198,7 @@ def _profile_checks(profile: Profile) -> None:
     ):
         raise bad("waba_id", "waba_id must be a digit string.")
     if not isinstance(profile.api_version, str) or not _API_VERSION.fullmatch(profile.api_version):
-        raise bad("api_version", "api_version must look like v25.0.")
+        raise bad("api_version", f"api_version must look like {DEFAULT_API_VERSION}.")
     _check_base_url(profile.base_url)
     size = profile.max_body_bytes
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_BODY_BYTES_LIMIT:

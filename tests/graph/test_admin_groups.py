@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     GraphRequestValidationError,
     Group,
     GroupClient,
@@ -83,7 +84,7 @@ async def test_list_groups_query_and_page() -> None:
         },
         "paging": {
             "cursors": {"before": "QVFIUmxB", "after": "QVFIUkZA"},
-            "next": "https://graph.facebook.com/v25.0/106540352242922/groups?after=QVFIUkZA",
+            "next": f"https://graph.facebook.com/{DEFAULT_API_VERSION}/106540352242922/groups?after=QVFIUkZA",
         },
     }
     up = Upstream(answer)

@@ -101,8 +101,8 @@ def test_invalid_api_versions(version: Any) -> None:
 
 
 def test_default_api_version() -> None:
-    assert DEFAULT_API_VERSION == "v25.0"
-    assert GraphClient(access_token=TOKEN).api_version == "v25.0"
+    assert DEFAULT_API_VERSION == "v26.0"
+    assert GraphClient(access_token=TOKEN).api_version == "v26.0"
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_default_api_version() -> None:
 )
 def test_http_and_https_base_urls(base_url: str) -> None:
     client = Recorder().client(base_url=base_url)
-    assert str(client.url_for("/me")) == f"{base_url.rstrip('/')}/v25.0/me"
+    assert str(client.url_for("/me")) == f"{base_url.rstrip('/')}/{DEFAULT_API_VERSION}/me"
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_token_never_in_repr_or_str() -> None:
     assert TOKEN not in repr(client)
     assert TOKEN not in str(client)
     assert repr(client) == (
-        "GraphClient(api_version='v25.0', base_url='https://graph.facebook.com')"
+        f"GraphClient(api_version='{DEFAULT_API_VERSION}', base_url='https://graph.facebook.com')"
     )
 
 
@@ -163,7 +163,7 @@ async def test_request_adds_authorization_and_sends_json() -> None:
     assert answer == {"id": "1"}
     (request,) = recorder.requests
     assert request.method == "POST"
-    assert str(request.url) == "https://graph.facebook.com/v25.0/106540352242922/messages"
+    assert str(request.url) == f"https://graph.facebook.com/{DEFAULT_API_VERSION}/106540352242922/messages"
     assert request.headers.get_list("authorization") == [f"Bearer {TOKEN}"]
     assert request.headers["content-type"] == "application/json"
     assert request.headers["x-request-id"] == "r1"
@@ -195,7 +195,7 @@ async def test_query_none_is_omitted_and_values_are_encoded() -> None:
         },
     )
     assert str(recorder.requests[0].url) == (
-        "https://graph.facebook.com/v25.0/1/groups"
+        f"https://graph.facebook.com/{DEFAULT_API_VERSION}/1/groups"
         "?fields=id%2Csubject&limit=10&ratio=0.5&include=false&q=a+b%26c%3Dd%2F%C3%A9"
     )
 
@@ -394,7 +394,7 @@ async def test_dry_run_answers_with_unique_ids_and_no_network() -> None:
     kept = first.requests + second.requests
     assert len(kept) == 3
     assert all("authorization" not in r.headers for r in kept)
-    assert str(kept[0].url) == "https://graph.facebook.com/v25.0/106540352242922/messages"
+    assert str(kept[0].url) == f"https://graph.facebook.com/{DEFAULT_API_VERSION}/106540352242922/messages"
 
 
 async def test_dry_run_non_send_answers_carry_id_and_success() -> None:
@@ -410,7 +410,10 @@ async def test_dry_run_keeps_a_bounded_history() -> None:
         async with GraphClient(access_token=TOKEN, transport=transport) as client:
             for n in range(4):
                 await client.request("GET", f"/{n}")
-    assert [r.url.path for r in bounded.requests] == ["/v25.0/2", "/v25.0/3"]
+    assert [r.url.path for r in bounded.requests] == [
+        f"/{DEFAULT_API_VERSION}/2",
+        f"/{DEFAULT_API_VERSION}/3",
+    ]
     assert none.requests == []
 
 
@@ -440,7 +443,7 @@ def test_runs_under_asyncio() -> None:
             return await client.request("GET", "/me", query={"fields": "id"})
 
     assert asyncio.run(main()) == {"id": "1"}
-    assert str(recorder.requests[0].url) == "https://graph.facebook.com/v25.0/me?fields=id"
+    assert str(recorder.requests[0].url) == f"https://graph.facebook.com/{DEFAULT_API_VERSION}/me?fields=id"
 
 
 async def test_absolute_url_keeps_its_own_query_string() -> None:

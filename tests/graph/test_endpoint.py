@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     Endpoint,
     GraphClient,
     GraphRequestValidationError,
@@ -210,7 +211,7 @@ async def test_json_body_path_and_query_on_the_wire() -> None:
     (request,) = recorder.requests
     assert request.method == "POST"
     assert str(request.url) == (
-        "https://graph.facebook.com/v25.0/106540352242922/settings"
+        f"https://graph.facebook.com/{DEFAULT_API_VERSION}/106540352242922/settings"
         "?fields=calling%2Cstorage+configuration%26x%3D1&include_sip_credentials=true&limit=25"
     )
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
@@ -278,7 +279,7 @@ async def test_no_body_sends_no_content() -> None:
     await endpoint.call(recorder.client(), params={"id": "media-1"})
     assert recorder.bodies[0] == b""
     assert "content-type" not in recorder.requests[0].headers
-    assert recorder.requests[0].url.raw_path == b"/v25.0/media-1"
+    assert recorder.requests[0].url.raw_path == f"/{DEFAULT_API_VERSION}/media-1".encode()
 
 
 async def test_build_body_maps_the_call_body_to_the_wire() -> None:
@@ -302,7 +303,8 @@ async def test_path_value_is_percent_encoded() -> None:
         method="GET", path_template="/{upload_id}", params={"upload_id": Param(in_="path")}
     )
     await endpoint.call(recorder.client(), params={"upload_id": "upload:MTph dA=="})
-    assert recorder.requests[0].url.raw_path == b"/v25.0/upload%3AMTph%20dA%3D%3D"
+    expected = f"/{DEFAULT_API_VERSION}/upload%3AMTph%20dA%3D%3D".encode()
+    assert recorder.requests[0].url.raw_path == expected
 
 
 async def test_upstream_error_is_typed() -> None:
@@ -410,7 +412,7 @@ def test_no_path_param_can_leave_its_segment(value: str) -> None:
         assert request.url.query == b""
         raw_path = request.url.raw_path.decode("ascii")
         segments = raw_path.split("/")
-        assert segments[:3] == ["", "v25.0", "prefix"]
+        assert segments[:3] == ["", DEFAULT_API_VERSION, "prefix"]
         assert segments[4:] == ["suffix"]
         assert unquote(segments[3], errors="strict") == value
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     GraphRequestValidationError,
     build_interactive_buttons_message,
     build_interactive_carousel_message,
@@ -48,7 +49,7 @@ async def test_send_interactive_flow_navigate_exact_wire() -> None:
         biz_opaque_callback_data="campaign=spring",
     )
     [request] = recorder.requests
-    assert request.url.path == f"/v25.0/{PHONE_ID}/messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/messages"
     expected = flow_wire(
         {
             "flow_message_version": "3",
@@ -360,7 +361,7 @@ async def test_marketing_template_carries_biz_opaque_callback_data() -> None:
         to=TO, name="spring_sale", language_code="en_US", biz_opaque_callback_data="c1"
     )
     [request] = recorder.requests
-    assert request.url.path == f"/v25.0/{PHONE_ID}/marketing_messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/marketing_messages"
     assert json.loads(request.content)["biz_opaque_callback_data"] == "c1"
 
 

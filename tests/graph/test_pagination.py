@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svc.graph import GraphRequestValidationError, Page, Paginator, paginate
+from svc.graph import DEFAULT_API_VERSION, GraphRequestValidationError, Page, Paginator, paginate
 
 from ._admin_wire import GROUP_ID, PHONE_ID, Upstream, assert_wire
 
@@ -18,7 +18,7 @@ def page(ids: list[str], after: str | None, *, next_link: bool = True) -> dict[s
     if after is not None:
         paging["cursors"]["after"] = after
         if next_link:
-            paging["next"] = f"https://graph.facebook.com/v25.0/x?after={after}"
+            paging["next"] = f"https://graph.facebook.com/{DEFAULT_API_VERSION}/x?after={after}"
     return {"data": {"groups": [{"id": i, "subject": i} for i in ids]}, "paging": paging}
 
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     DryRunTransport,
     GraphClient,
     GraphRequestValidationError,
@@ -63,7 +64,7 @@ async def test_mark_as_read_posts_exactly_the_receipt(typing: bool, wire: dict[s
     result = await phone(recorder).mark_as_read(message_id=WAMID, typing_indicator=typing)
     [request] = recorder.requests
     assert request.method == "POST"
-    assert request.url.path == f"/v25.0/{PHONE_ID}/messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/messages"
     assert request.headers["content-type"] == "application/json"
     assert json.loads(request.content) == wire
     assert result == ReadReceiptResult(success=True, raw={"success": True})

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     GraphClient,
     GraphRequestValidationError,
     GroupClient,
@@ -88,10 +89,11 @@ async def test_request_targets_edges_below_the_id(cls: type[Any], field: str) ->
     first, second, third = recorder.requests
     assert (first.method, str(first.url)) == (
         "GET",
-        "https://graph.facebook.com/v25.0/120363/invite_link?fields=link",
+        f"https://graph.facebook.com/{DEFAULT_API_VERSION}/120363/invite_link?fields=link",
     )
-    assert (second.method, second.url.raw_path) == ("DELETE", b"/v25.0/120363")
-    assert (third.method, third.url.raw_path) == ("POST", b"/v25.0/120363/join_requests")
+    prefix = f"/{DEFAULT_API_VERSION}/120363"
+    assert (second.method, second.url.raw_path) == ("DELETE", prefix.encode())
+    assert (third.method, third.url.raw_path) == ("POST", f"{prefix}/join_requests".encode())
     assert json.loads(third.content) == {"join_requests": ["a"]}
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in recorder.requests)
 
@@ -100,7 +102,7 @@ async def test_id_with_reserved_characters_is_encoded_on_the_wire() -> None:
     recorder = Recorder()
     group = GroupClient(recorder.client(), group_id="group:abc=")
     await group.request("GET")
-    assert recorder.requests[0].url.raw_path == b"/v25.0/group%3Aabc%3D"
+    assert recorder.requests[0].url.raw_path == f"/{DEFAULT_API_VERSION}/group%3Aabc%3D".encode()
 
 
 @pytest.mark.parametrize("edge", ["..", "a/../b", "a//b", "a?b", "a#b", "/a", "a/", 3, None])
@@ -120,7 +122,7 @@ async def test_phone_number_client_posts_phone_edges_as_json() -> None:
     assert await phone._post_phone_edge("messages", payload) == {"success": True}
     (request,) = recorder.requests
     assert request.method == "POST"
-    assert str(request.url) == "https://graph.facebook.com/v25.0/106540352242922/messages"
+    assert str(request.url) == f"https://graph.facebook.com/{DEFAULT_API_VERSION}/106540352242922/messages"
     assert request.headers["content-type"] == "application/json"
     assert json.loads(request.content) == payload
 

@@ -9,7 +9,12 @@ from typing import Any
 import httpx
 import pytest
 
-from svc.graph import GraphClient, GraphRequestValidationError, GraphSerializationError
+from svc.graph import (
+    DEFAULT_API_VERSION,
+    GraphClient,
+    GraphRequestValidationError,
+    GraphSerializationError,
+)
 from svc.graph._scoped import PhoneNumberClient
 from svc.graph._send import SendResult
 from svc.graph._send_interactive import InteractiveSender
@@ -442,7 +447,7 @@ async def test_send_helper_wire_request(
     result = await getattr(make_sender(recorder), helper)(*args, **kwargs)
     [request] = recorder.requests
     assert request.method == "POST"
-    assert request.url.path == f"/v25.0/{PHONE_ID}/messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/messages"
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
     assert request.headers["content-type"] == "application/json"
     assert json.loads(request.content) == wire
@@ -483,7 +488,7 @@ async def test_send_marketing_template(kwargs: dict[str, Any], routing: dict[str
     )
     [request] = recorder.requests
     assert request.method == "POST"
-    assert request.url.path == f"/v25.0/{PHONE_ID}/marketing_messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/marketing_messages"
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
     assert json.loads(request.content) == {
         "messaging_product": "whatsapp",

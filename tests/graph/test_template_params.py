@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from svc.graph import (
+    DEFAULT_API_VERSION,
     GraphClient,
     GraphRequestValidationError,
     PhoneNumberClient,
@@ -520,7 +521,7 @@ async def test_send_template_with_definition_sends_once_and_exactly() -> None:
         definition=definition,
     )
     [request] = recorder.requests
-    assert request.url.path == "/v25.0/1065/messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/1065/messages"
     assert json.loads(request.content) == {
         "messaging_product": "whatsapp",
         "recipient_type": "individual",

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http import BusinessNumber, Profile, ServiceError, ServiceSecrets
 from svc.store import MessageRecord
 
@@ -122,7 +123,7 @@ async def test_a_send_with_phone_number_id_uses_that_numbers_path_and_token(
     assert (await client.post("/api/messages", json=composer, headers=AUTH)).status_code == 200
 
     paths = [r.url.path for r in graph.requests]
-    assert paths == [f"/v25.0/{OTHER_ID}/messages", f"/v25.0/{PHONE_ID}/messages"]
+    assert paths == [f"/{VERSION}/{OTHER_ID}/messages", f"/{VERSION}/{PHONE_ID}/messages"]
     tokens = [r.headers["Authorization"] for r in graph.requests]
     assert tokens == [f"Bearer {OTHER_TOKEN}", f"Bearer {ACCESS_TOKEN}"]
     # The field chooses the number; it never reaches the platform payload.
@@ -146,8 +147,8 @@ async def test_one_key_on_two_numbers_is_two_sends(
         body = {"type": "text", "to": USER, "text": "hi", "phoneNumberId": number}
         assert (await client.post("/api/messages", json=body, headers=headers)).status_code == 200
     assert [r.url.path for r in graph.requests] == [
-        f"/v25.0/{PHONE_ID}/messages",
-        f"/v25.0/{OTHER_ID}/messages",
+        f"/{VERSION}/{PHONE_ID}/messages",
+        f"/{VERSION}/{OTHER_ID}/messages",
     ]
 
 
@@ -272,7 +273,7 @@ async def test_one_number_profile_reads_older_rows_as_its_own(
     assert (await client.get("/api/messages/wamid.OLD", headers=AUTH)).status_code == 200
     sent = await client.post("/api/messages/text", json={"to": USER, "text": "x"}, headers=AUTH)
     assert sent.status_code == 200
-    assert [r.url.path for r in graph.requests] == [f"/v25.0/{PHONE_ID}/messages"]
+    assert [r.url.path for r in graph.requests] == [f"/{VERSION}/{PHONE_ID}/messages"]
     unknown = await client.get(f"/api/messages?phoneNumberId={OTHER_ID}", headers=AUTH)
     assert unknown.status_code == 400
 

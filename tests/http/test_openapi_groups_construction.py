@@ -10,6 +10,7 @@ import pytest
 import trio
 from openapi_spec_validator import validate
 
+from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http import CONSTRUCTION_CODES, Profile, ServiceError, create_app
 from svc.store import SqliteStore
 
@@ -79,7 +80,7 @@ GROUP_CASES = [
         "/api/groups?limit=5&after=CUR",
         None,
         "GET",
-        "/v25.0/106540352242922/groups",
+        f"/{VERSION}/106540352242922/groups",
         {"limit": "5", "after": "CUR"},
         None,
     ),
@@ -88,7 +89,7 @@ GROUP_CASES = [
         "/api/groups",
         {"subject": "Team", "description": "d", "joinApprovalMode": "approval_required"},
         "POST",
-        "/v25.0/106540352242922/groups",
+        f"/{VERSION}/106540352242922/groups",
         {},
         {
             "messaging_product": "whatsapp",
@@ -97,24 +98,32 @@ GROUP_CASES = [
             "join_approval_mode": "approval_required",
         },
     ),
-    ("GET", "/api/groups/G1?fields=subject", None, "GET", "/v25.0/G1", {"fields": "subject"}, None),
+    (
+        "GET",
+        "/api/groups/G1?fields=subject",
+        None,
+        "GET",
+        f"/{VERSION}/G1",
+        {"fields": "subject"},
+        None,
+    ),
     (
         "POST",
         "/api/groups/G1",
         {"subject": "New"},
         "POST",
-        "/v25.0/G1",
+        f"/{VERSION}/G1",
         {},
         {"messaging_product": "whatsapp", "subject": "New"},
     ),
-    ("DELETE", "/api/groups/G1", None, "DELETE", "/v25.0/G1", {}, None),
-    ("GET", "/api/groups/G1/invite-link", None, "GET", "/v25.0/G1/invite_link", {}, None),
+    ("DELETE", "/api/groups/G1", None, "DELETE", f"/{VERSION}/G1", {}, None),
+    ("GET", "/api/groups/G1/invite-link", None, "GET", f"/{VERSION}/G1/invite_link", {}, None),
     (
         "POST",
         "/api/groups/G1/invite-link",
         None,
         "POST",
-        "/v25.0/G1/invite_link",
+        f"/{VERSION}/G1/invite_link",
         {},
         {"messaging_product": "whatsapp"},
     ),
@@ -123,17 +132,17 @@ GROUP_CASES = [
         "/api/groups/G1/participants",
         {"waIds": ["15551234567"]},
         "DELETE",
-        "/v25.0/G1/participants",
+        f"/{VERSION}/G1/participants",
         {},
         {"messaging_product": "whatsapp", "participants": [{"wa_id": "15551234567"}]},
     ),
-    ("GET", "/api/groups/G1/join-requests", None, "GET", "/v25.0/G1/join_requests", {}, None),
+    ("GET", "/api/groups/G1/join-requests", None, "GET", f"/{VERSION}/G1/join_requests", {}, None),
     (
         "POST",
         "/api/groups/G1/join-requests",
         {"joinRequestIds": ["J1"]},
         "POST",
-        "/v25.0/G1/join_requests",
+        f"/{VERSION}/G1/join_requests",
         {},
         {"messaging_product": "whatsapp", "join_requests": ["J1"]},
     ),
@@ -142,7 +151,7 @@ GROUP_CASES = [
         "/api/groups/G1/join-requests",
         {"joinRequestIds": ["J1"]},
         "DELETE",
-        "/v25.0/G1/join_requests",
+        f"/{VERSION}/G1/join_requests",
         {},
         {"messaging_product": "whatsapp", "join_requests": ["J1"]},
     ),

@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from svc.graph import DEFAULT_API_VERSION
+
 from .conftest import ACCESS_TOKEN, AUTH, BEARER, PHONE_ID, AppFactory, FakeGraph
 
 TO = "15551234567"
@@ -41,7 +43,7 @@ async def test_text_route_sends_with_the_access_token_never_the_bearer(
     }
     [request] = graph.requests
     assert request.method == "POST"
-    assert request.url.path == f"/v25.0/{PHONE_ID}/messages"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/messages"
     assert request.headers["authorization"] == f"Bearer {ACCESS_TOKEN}"
     assert BEARER not in request.content.decode() + str(request.headers)
     assert json.loads(request.content) == {

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from svc.graph import DEFAULT_API_VERSION
 from svc.store import SCHEMA_VERSION, SqliteStore
 
 from .conftest import AUTH, AppFactory, FailingStore, fixture, post_webhook
@@ -177,7 +178,7 @@ async def test_status_snapshot(make_app: AppFactory, sqlite_store: SqliteStore) 
         "persistence",
     }
     assert body["serviceMode"] == "webhook+persistence+groups"
-    assert body["graphApiVersion"] == "v25.0"
+    assert body["graphApiVersion"] == f"{DEFAULT_API_VERSION}"
     assert "GET /api/messages/:id" in body["routes"]
     assert "GET /api/groups/:groupId" in body["routes"]
     assert body["featureFlags"] == {"groupRoutes": True, "persistence": True}

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from svc.graph import GraphRequestValidationError
+from svc.graph import DEFAULT_API_VERSION, GraphRequestValidationError
 from svc.media import (
     MediaValidationError,
     upload_and_send_audio,
@@ -66,11 +66,11 @@ async def test_two_requests_upload_then_send(
     assert result.media_id == "4490709327384033"
     assert result.send.message_id == "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI"
     upload, send = upstream.requests
-    assert upload[0].url.path == f"/v25.0/{PHONE}/media"
+    assert upload[0].url.path == f"/{DEFAULT_API_VERSION}/{PHONE}/media"
     assert f"Content-Type: {mime}".encode() in upload[1]
     assert b"\x01\x02media" * 50 in upload[1]
     assert str(tmp_path).encode() not in upload[1]  # the wire never carries the local path
-    assert send[0].url.path == f"/v25.0/{PHONE}/messages"
+    assert send[0].url.path == f"/{DEFAULT_API_VERSION}/{PHONE}/messages"
     payload = json.loads(send[1])
     assert payload["type"] == kind
     assert payload[kind]["id"] == "4490709327384033"

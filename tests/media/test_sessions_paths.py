@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import svc.media
+from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.media import (
     MAX_SESSION_BYTES,
     MediaValidationError,
@@ -38,7 +39,7 @@ async def test_create_session_wire() -> None:
         )
     assert session.id == SESSION
     [(request, _)] = upstream.requests
-    assert (request.method, request.url.path) == ("POST", "/v25.0/123456/uploads")
+    assert (request.method, request.url.path) == ("POST", f"/{VERSION}/123456/uploads")
     assert dict(request.url.params) == {
         "file_name": "menu.pdf",
         "file_length": "1000",
@@ -81,7 +82,7 @@ async def test_upload_to_session_wire_encodes_the_colon() -> None:
         )
     assert handle.handle == "2:c2FtcGxl"
     [(request, body)] = upstream.requests
-    assert request.url.raw_path == b"/v25.0/upload%3AMTphdHRhY2htZW50OjA5YjY"
+    assert request.url.raw_path == f"/{VERSION}/upload%3AMTphdHRhY2htZW50OjA5YjY".encode()
     assert request.headers["file_offset"] == "10"
     assert request.headers["content-length"] == "6"
     assert body == b"abcdef"
@@ -94,7 +95,7 @@ async def test_session_status() -> None:
     assert (status.id, status.file_offset) == (SESSION, 42)
     [(request, _)] = upstream.requests
     assert request.method == "GET"
-    assert request.url.raw_path == b"/v25.0/upload%3AMTphdHRhY2htZW50OjA5YjY"
+    assert request.url.raw_path == f"/{VERSION}/upload%3AMTphdHRhY2htZW50OjA5YjY".encode()
 
 
 async def test_session_stream_is_counted() -> None:
@@ -246,7 +247,7 @@ async def test_media_id_accepts_exactly_its_alphabet(value: str) -> None:
         if expected_ok:
             assert await delete_media(client, media_id=value) is True
             [(request, _)] = upstream.requests
-            assert request.url.raw_path == f"/v25.0/{value}".encode()
+            assert request.url.raw_path == f"/{VERSION}/{value}".encode()
         else:
             with pytest.raises(MediaValidationError):
                 await delete_media(client, media_id=value)
@@ -262,7 +263,8 @@ async def test_session_id_segment_encodes_only_the_colon(value: str) -> None:
         if safe:
             await get_upload_session(client, upload_session_id=value)
             [(request, _)] = upstream.requests
-            assert request.url.raw_path == b"/v25.0/" + value.replace(":", "%3A").encode()
+            segment = value.replace(":", "%3A")
+            assert request.url.raw_path == f"/{VERSION}/{segment}".encode()
         else:
             with pytest.raises(MediaValidationError):
                 await get_upload_session(client, upload_session_id=value)

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from svc.graph import GraphApiError
+from svc.graph import DEFAULT_API_VERSION, GraphApiError
 from svc.media import (
     MAX_DOWNLOAD_BYTES,
     MAX_UPLOAD_BYTES,
@@ -72,7 +72,7 @@ async def test_upload_wire(make_file: object) -> None:
     assert result.id == "1234567890"
     [(request, body)] = upstream.requests
     assert request.method == "POST"
-    assert request.url == f"https://graph.test/v25.0/{PHONE}/media"
+    assert request.url == f"https://graph.test/{DEFAULT_API_VERSION}/{PHONE}/media"
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
     assert int(request.headers["content-length"]) == len(body)
     assert "transfer-encoding" not in request.headers
@@ -358,7 +358,7 @@ async def test_download_media_metadata() -> None:
     assert (info.mime_type, info.sha256, info.file_size) == ("image/jpeg", "a" * 64, 303833)
     [(request, _)] = upstream.requests
     assert request.method == "GET"
-    assert request.url.path == "/v25.0/1037543291543636"
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/1037543291543636"
     assert "url" not in repr(info).split("(", 1)[1].split("=")[0]
 
 
@@ -510,7 +510,8 @@ async def test_delete_media() -> None:
     async with upstream.client() as client:
         assert await delete_media(client, media_id="1037543291543636") is True
     [(request, _)] = upstream.requests
-    assert (request.method, request.url.path) == ("DELETE", "/v25.0/1037543291543636")
+    expected = ("DELETE", f"/{DEFAULT_API_VERSION}/1037543291543636")
+    assert (request.method, request.url.path) == expected
 
 
 @pytest.mark.parametrize("answer", [{}, {"success": "true"}, {"success": 1}])

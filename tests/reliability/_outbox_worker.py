@@ -43,7 +43,7 @@ async def main(args: argparse.Namespace) -> int:
 
         async def deliver(item: OutboxItem) -> None:
             print(f"handling {item.id} {item.lease_id}", flush=True)
-            response = await client.post("/v25.0/outbox", json={"id": item.id})
+            response = await client.post("/outbox", json={"id": item.id})
             response.raise_for_status()
 
         async with trio.open_nursery() as nursery:

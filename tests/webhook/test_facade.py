@@ -10,7 +10,7 @@ import httpx
 import pytest
 import trio
 
-from svc.graph import GraphClient, PhoneNumberClient
+from svc.graph import DEFAULT_API_VERSION, GraphClient, PhoneNumberClient
 from svc.webhook import (
     DefaultFacade,
     FacadeFlags,
@@ -263,7 +263,7 @@ async def test_echo_reply_sends_exactly_one_text_reply(caplog: pytest.LogCapture
                 await facade.dispatch(update)
     [request] = sent  # only the 1:1 text; media, group texts, statuses and echoes are not echoed
     assert request.method == "POST"
-    assert str(request.url) == f"https://graph.facebook.com/v25.0/{PNID}/messages"
+    assert str(request.url) == f"https://graph.facebook.com/{DEFAULT_API_VERSION}/{PNID}/messages"
     assert request.headers["Authorization"] == "Bearer EAAG-test-token"
     assert json.loads(request.content) == {
         "messaging_product": "whatsapp",

@@ -1,0 +1,179 @@
+"""A business portfolio (``BusinessClient``): its WhatsApp Business Accounts, credit lines,
+its users' assigned accounts and Marketing Messages onboarding of its clients.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._admin_checks import (
+    PAGING_PARAMS,
+    BusinessScoped,
+    check_fields,
+    check_numeric_id,
+    paging_query,
+)
+from ._endpoint import Endpoint, Param
+from ._parse import Raw, as_object, opt_str, req_str
+from ._results import Page
+from ._waba import WabaInfo
+
+__all__ = ["BusinessPortfolio", "BusinessPortfolioInfo", "CreditLine", "OnboardingRequest"]
+
+_BUSINESS = {"business_id": Param(in_="path")}
+_LISTED = {"fields": Param(in_="query"), **PAGING_PARAMS}
+
+GET_BUSINESS = Endpoint(
+    method="GET", path_template="/{business_id}", params={**_BUSINESS, "fields": Param(in_="query")}
+)
+LIST_OWNED_WABAS = Endpoint(
+    method="GET",
+    path_template="/{business_id}/owned_whatsapp_business_accounts",
+    params={**_BUSINESS, **_LISTED},
+)
+LIST_CLIENT_WABAS = Endpoint(
+    method="GET",
+    path_template="/{business_id}/client_whatsapp_business_accounts",
+    params={**_BUSINESS, **_LISTED},
+)
+LIST_CREDIT_LINES = Endpoint(
+    method="GET",
+    path_template="/{business_id}/extendedcredits",
+    params={**_BUSINESS, **_LISTED},
+)
+ONBOARD_TO_MARKETING_MESSAGES = Endpoint(
+    method="POST",
+    path_template="/{business_id}/onboard_partners_to_mm_lite",
+    params={**_BUSINESS, "solution_id": Param(in_="query")},
+)
+LIST_USER_ASSIGNED_WABAS = Endpoint(
+    method="GET",
+    path_template="/{user_id}/assigned_whatsapp_business_accounts",
+    params={"user_id": Param(in_="path"), **_LISTED},
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessPortfolioInfo:
+    """``GET /{business_id}``."""
+
+    id: str
+    name: str | None
+    timezone_id: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> BusinessPortfolioInfo:
+        obj = as_object(raw, what="business portfolio")
+        return cls(
+            id=req_str(obj, "id", what="business portfolio"),
+            name=opt_str(obj, "name"),
+            timezone_id=opt_str(obj, "timezone_id"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreditLine:
+    """A credit line of the portfolio (shared with clients in partner-initiated WABA creation)."""
+
+    id: str | None
+    legal_entity_name: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> CreditLine:
+        return cls(
+            id=opt_str(raw, "id"), legal_entity_name=opt_str(raw, "legal_entity_name"), raw=raw
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OnboardingRequest:
+    """An onboarding request the client business reviews and accepts (``request_id``)."""
+
+    request_id: str
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> OnboardingRequest:
+        obj = as_object(raw, what="onboarding request")
+        return cls(request_id=req_str(obj, "request_id", what="onboarding request"), raw=obj)
+
+
+def _listing(fields: object, limit: object, after: object, before: object) -> dict[str, object]:
+    return {"fields": check_fields(fields), **paging_query(limit, after, before)}
+
+
+class BusinessPortfolio(BusinessScoped):
+    """Accounts, credit lines and client onboarding of one business portfolio."""
+
+    async def get_business(self, *, fields: str | list[str] | None = None) -> BusinessPortfolioInfo:
+        """``GET /{business_id}`` with optional ``fields``."""
+        raw = await self._on_business(GET_BUSINESS, {"fields": check_fields(fields)})
+        return BusinessPortfolioInfo.from_api(raw)
+
+    async def list_owned_wabas(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[WabaInfo]:
+        """``GET /{business_id}/owned_whatsapp_business_accounts``."""
+        raw = await self._on_business(LIST_OWNED_WABAS, _listing(fields, limit, after, before))
+        return Page.from_api(raw, WabaInfo.from_api, what="owned WABAs")
+
+    async def list_client_wabas(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[WabaInfo]:
+        """``GET /{business_id}/client_whatsapp_business_accounts``: WABAs clients shared."""
+        raw = await self._on_business(LIST_CLIENT_WABAS, _listing(fields, limit, after, before))
+        return Page.from_api(raw, WabaInfo.from_api, what="client WABAs")
+
+    async def list_credit_lines(
+        self,
+        *,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[CreditLine]:
+        """``GET /{business_id}/extendedcredits``."""
+        raw = await self._on_business(LIST_CREDIT_LINES, _listing(fields, limit, after, before))
+        return Page.from_api(raw, CreditLine.from_api, what="credit lines")
+
+    async def list_user_assigned_wabas(
+        self,
+        *,
+        user_id: str,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[WabaInfo]:
+        """``GET /{user_id}/assigned_whatsapp_business_accounts`` for a user of the portfolio."""
+        params = {"user_id": user_id, **_listing(fields, limit, after, before)}
+        raw = await self._on_node(LIST_USER_ASSIGNED_WABAS, params)
+        return Page.from_api(raw, WabaInfo.from_api, what="assigned WABAs")
+
+    async def onboard_to_marketing_messages(
+        self, *, solution_id: str | None = None
+    ) -> OnboardingRequest:
+        """``POST /{business_id}/onboard_partners_to_mm_lite``: ask this (client) business to
+        accept the Marketing Messages API terms; ``solution_id`` links a Multi-Partner Solution.
+        """
+        params = {
+            "solution_id": None
+            if solution_id is None
+            else check_numeric_id(solution_id, field="solution_id")
+        }
+        raw = await self._on_business(ONBOARD_TO_MARKETING_MESSAGES, params)
+        return OnboardingRequest.from_api(raw)

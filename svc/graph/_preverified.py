@@ -1,0 +1,245 @@
+"""Pre-verified phone numbers: numbers a partner verifies ahead of time and offers to clients.
+
+The pool belongs to a business portfolio (``BusinessClient``); each number is also a
+node of its own (``preverified_id``) with its verification codes and the partners it
+is shared with.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._admin_checks import (
+    PAGING_PARAMS,
+    BusinessScoped,
+    check_choice,
+    check_fields,
+    check_numeric_id,
+    paging_query,
+)
+from ._endpoint import Endpoint, Param
+from ._errors import GraphRequestValidationError
+from ._parse import Raw, as_object, opt_bool, opt_str
+from ._phone_setup import CodeVerification, check_code, code_request_body
+from ._results import CreatedObject, Page, Success
+
+__all__ = [
+    "PREVERIFIED_CODE_STATUSES",
+    "BusinessSummary",
+    "PreverifiedNumber",
+    "PreverifiedNumbers",
+]
+
+PREVERIFIED_CODE_STATUSES: Final = ("VERIFIED", "NOT_VERIFIED", "EXPIRED")
+_E164 = re.compile(r"\+?[1-9][0-9]{6,14}")
+
+_BUSINESS = {"business_id": Param(in_="path")}
+_NUMBER = {"preverified_id": Param(in_="path")}
+_FIELDS = {"fields": Param(in_="query")}
+
+LIST_PREVERIFIED = Endpoint(
+    method="GET",
+    path_template="/{business_id}/preverified_numbers",
+    params={
+        **_BUSINESS,
+        **_FIELDS,
+        "code_verification_status": Param(in_="query"),
+        "phone_number": Param(in_="query"),
+        **PAGING_PARAMS,
+    },
+)
+ADD_PREVERIFIED = Endpoint(
+    method="POST", path_template="/{business_id}/add_phone_numbers", params=_BUSINESS
+)
+SHARE_PREVERIFIED = Endpoint(
+    method="POST", path_template="/{business_id}/share_preverified_numbers", params=_BUSINESS
+)
+UNSHARE_PREVERIFIED = Endpoint(
+    method="DELETE",
+    path_template="/{business_id}/share_preverified_numbers",
+    params={
+        **_BUSINESS,
+        "preverified_id": Param(in_="query", required=True),
+        "partner_business_id": Param(in_="query", required=True),
+    },
+)
+GET_PREVERIFIED = Endpoint(
+    method="GET", path_template="/{preverified_id}", params={**_NUMBER, **_FIELDS}
+)
+DELETE_PREVERIFIED = Endpoint(method="DELETE", path_template="/{preverified_id}", params=_NUMBER)
+LIST_PREVERIFIED_PARTNERS = Endpoint(
+    method="GET",
+    path_template="/{preverified_id}/partners",
+    params={**_NUMBER, **_FIELDS, **PAGING_PARAMS},
+)
+PREVERIFIED_REQUEST_CODE = Endpoint(
+    method="POST", path_template="/{preverified_id}/request_code", params=_NUMBER
+)
+PREVERIFIED_VERIFY_CODE = Endpoint(
+    method="POST", path_template="/{preverified_id}/verify_code", params=_NUMBER
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreverifiedNumber:
+    """A pre-verified number: its id, the number and whether its code was verified."""
+
+    id: str | None
+    phone_number: str | None
+    code_verification_status: str | None
+    verification_expiry_time: str | None
+    is_input_id_valid: bool | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Any) -> PreverifiedNumber:
+        obj = as_object(raw, what="pre-verified number")
+        return cls(
+            id=opt_str(obj, "id"),
+            phone_number=opt_str(obj, "phone_number") or opt_str(obj, "display_phone_number"),
+            code_verification_status=opt_str(obj, "code_verification_status")
+            or opt_str(obj, "verification_status"),
+            verification_expiry_time=opt_str(obj, "verification_expiry_time"),
+            is_input_id_valid=opt_bool(obj, "is_input_id_valid"),
+            raw=obj,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessSummary:
+    """A business as other edges list it (a partner, a connected client)."""
+
+    id: str | None
+    name: str | None
+    verification_status: str | None
+    raw: Raw
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> BusinessSummary:
+        return cls(
+            id=opt_str(raw, "id"),
+            name=opt_str(raw, "name"),
+            verification_status=opt_str(raw, "verification_status"),
+            raw=raw,
+        )
+
+
+def _phone_number(value: object) -> str:
+    if not isinstance(value, str) or not _E164.fullmatch(value):
+        raise GraphRequestValidationError(
+            "phone_number must be an international number such as +16505551234",
+            field="phone_number",
+        )
+    return value
+
+
+def _sharing(preverified_id: object, partner_business_id: object) -> dict[str, object]:
+    return {
+        "preverified_id": check_numeric_id(preverified_id, field="preverified_id"),
+        "partner_business_id": check_numeric_id(
+            partner_business_id, field="partner_business_id"
+        ),
+    }
+
+
+class PreverifiedNumbers(BusinessScoped):
+    """The pre-verified numbers of one business portfolio (``BusinessClient``)."""
+
+    async def list_preverified_numbers(
+        self,
+        *,
+        code_verification_status: str | None = None,
+        phone_number: str | None = None,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[PreverifiedNumber]:
+        """``GET /{business_id}/preverified_numbers``, optionally narrowed by status or number."""
+        params = {
+            "code_verification_status": None
+            if code_verification_status is None
+            else check_choice(
+                code_verification_status,
+                field="code_verification_status",
+                choices=PREVERIFIED_CODE_STATUSES,
+            ),
+            "phone_number": None if phone_number is None else _phone_number(phone_number),
+            "fields": check_fields(fields),
+            **paging_query(limit, after, before),
+        }
+        raw = await self._on_business(LIST_PREVERIFIED, params)
+        return Page.from_api(raw, PreverifiedNumber.from_api, what="pre-verified numbers")
+
+    async def add_preverified_number(self, *, phone_number: str) -> CreatedObject:
+        """``POST /{business_id}/add_phone_numbers``: add a number to the pre-verified pool."""
+        body = {"phone_number": _phone_number(phone_number)}
+        raw = await self._on_business(ADD_PREVERIFIED, body=body)
+        return CreatedObject.from_api(raw, what="add pre-verified number")
+
+    async def share_preverified_number(
+        self, *, preverified_id: str, partner_business_id: str
+    ) -> Success:
+        """``POST /{business_id}/share_preverified_numbers`` with another business."""
+        body = _sharing(preverified_id, partner_business_id)
+        return Success.from_api(await self._on_business(SHARE_PREVERIFIED, body=body))
+
+    async def unshare_preverified_number(
+        self, *, preverified_id: str, partner_business_id: str
+    ) -> Success:
+        """``DELETE /{business_id}/share_preverified_numbers``: stop sharing with a business."""
+        params = _sharing(preverified_id, partner_business_id)
+        return Success.from_api(await self._on_business(UNSHARE_PREVERIFIED, params))
+
+    async def get_preverified_number(
+        self, *, preverified_id: str, fields: str | list[str] | None = None
+    ) -> PreverifiedNumber:
+        """``GET /{preverified_id}``."""
+        params = {"preverified_id": preverified_id, "fields": check_fields(fields)}
+        return PreverifiedNumber.from_api(await self._on_node(GET_PREVERIFIED, params))
+
+    async def delete_preverified_number(self, *, preverified_id: str) -> Success:
+        """``DELETE /{preverified_id}``: remove the number from the pool (cannot be undone)."""
+        raw = await self._on_node(DELETE_PREVERIFIED, {"preverified_id": preverified_id})
+        return Success.from_api(raw)
+
+    async def list_preverified_number_partners(
+        self,
+        *,
+        preverified_id: str,
+        fields: str | list[str] | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        before: str | None = None,
+    ) -> Page[BusinessSummary]:
+        """``GET /{preverified_id}/partners``: the businesses the number is shared with."""
+        params = {
+            "preverified_id": preverified_id,
+            "fields": check_fields(fields),
+            **paging_query(limit, after, before),
+        }
+        raw = await self._on_node(LIST_PREVERIFIED_PARTNERS, params)
+        return Page.from_api(raw, BusinessSummary.from_api, what="pre-verified number partners")
+
+    async def request_preverified_code(
+        self, *, preverified_id: str, code_method: str, language: str
+    ) -> Success:
+        """``POST /{preverified_id}/request_code`` (``code_method`` SMS or VOICE)."""
+        raw = await self._on_node(
+            PREVERIFIED_REQUEST_CODE,
+            {"preverified_id": preverified_id},
+            body=code_request_body(code_method, language),
+        )
+        return Success.from_api(raw)
+
+    async def verify_preverified_code(
+        self, *, preverified_id: str, code: str
+    ) -> CodeVerification:
+        """``POST /{preverified_id}/verify_code`` with the six-digit code received."""
+        body = {"code": check_code(code)}
+        raw = await self._on_node(
+            PREVERIFIED_VERIFY_CODE, {"preverified_id": preverified_id}, body=body
+        )
+        return CodeVerification.from_api(raw)
