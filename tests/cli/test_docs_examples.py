@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._support import ServeProcess, child_env, start_serve
+from tests._support import ServeProcess, child_env, sign, start_serve
 
 pytestmark = pytest.mark.slow
 
@@ -243,3 +243,35 @@ def test_the_readme_bot_replies_to_the_signed_curl_delivery_as_written(
     assert '"dispatched":0' in again.stdout
     assert served.stop() == 0
     assert "Hello bot" not in "\n".join(served.lines)
+
+
+# --- docs/handlers.md: the --app serve block ------------------------------------------------------
+
+
+def test_the_handlers_md_serve_block_serves_the_factory_with_two_workers(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    page = (DOCS / "handlers.md").read_text()
+    factory = re.search(r"<!-- handlers-example: factory -->\n```python\n(.*?)```", page, re.S)
+    assert factory is not None
+    (tmp_path / "bot.py").write_text(factory.group(1))
+    assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
+    [block] = [b for b in _blocks("handlers.md", "sh") if "--app" in b]
+    export, serve = block.strip().splitlines()
+    key = _bash(f"{export}\nprintf %s \"$SVC_INBOX_KEY\"", cwd=tmp_path, env={}).stdout
+    assert len(key) == 44
+    served = _start(tmp_path, *shlex.split(serve)[2:], env={"SVC_INBOX_KEY": key})
+    serving.append(served)
+    assert "dry-run inbox keys from the environment: SVC_INBOX_KEY" in served.lines
+    assert ", 2 workers, app bot:make_bot)" in served.lines[-1]
+    body = (Path(__file__).parents[1] / "webhook" / "fixtures" / "message_text.json").read_bytes()
+    answer = httpx.post(
+        served.url + "/webhooks/whatsapp",
+        content=body,
+        headers={"X-Hub-Signature-256": sign(body=body, secret=served.app_secret)},
+        timeout=10,
+    )
+    assert answer.json()["dispatched"] == 1
+    served.wait_for_line(re.compile(r"^handler reply sent type=text message_id=wamid\.DRYRUN\."))
+    assert served.stop() == 0
+    assert key not in "\n".join(served.lines)
