@@ -208,9 +208,7 @@ def main() -> None:
     parser.add_argument("--keyed", action="store_true")
     parser.add_argument("--run", default=secrets.token_hex(3))
     parser.add_argument("--rate", type=float, help="open loop: requests per second")
-    parser.add_argument(
-        "--single-text", action="store_true", help="one text message per delivery"
-    )
+    parser.add_argument("--single-text", action="store_true", help="one text message per delivery")
     args = parser.parse_args()
     host = f"127.0.0.1:{args.port}"
     if args.mode == "webhook":

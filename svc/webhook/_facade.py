@@ -121,7 +121,7 @@ ContextHandler = Callable[[HandlerContext], object]
 C = TypeVar("C", bound=Callable[[HandlerContext], object])
 
 
-class _NoHandlerContext(Exception):
+class NoHandlerContext(Exception):
     """Counted when a context handler's update is dispatched without a context."""
 
 
@@ -402,7 +402,7 @@ class DefaultFacade:
         """Log (when enabled), run the kind's handlers, then echo (when enabled).
 
         A handler registered with ``context=True`` has no context here: it is
-        counted as a handler error (``_NoHandlerContext``) and not called.
+        counted as a handler error (``NoHandlerContext``) and not called.
         """
         await self._run(update, None)
 
@@ -423,7 +423,7 @@ class DefaultFacade:
                 elif context is not None:
                     result = handler(context)
                 else:
-                    raise _NoHandlerContext
+                    raise NoHandlerContext
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:  # noqa: BLE001 - isolated, counted and logged by class
@@ -460,7 +460,7 @@ class DefaultFacade:
                     to=sender, text=reply, reply_to_message_id=update.message_id
                 )
             else:
-                raise _NoHandlerContext
+                raise NoHandlerContext
         except Exception as exc:  # noqa: BLE001 - a failed demo reply never fails the webhook
             self._echo_errors += 1
             self._logger.warning("webhook echo reply failed error=%s", type(exc).__name__[:80])

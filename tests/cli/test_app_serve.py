@@ -28,7 +28,7 @@ from tests._support import (
 
 pytestmark = pytest.mark.slow
 
-BOT = '''\
+BOT = """\
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
 
 bot = DefaultFacade()
@@ -38,7 +38,7 @@ bot = DefaultFacade()
 async def reply(ctx: HandlerContext) -> None:
     if isinstance(ctx.update, MessageUpdate) and ctx.update.text is not None:
         await ctx.reply_text(f"You said: {ctx.update.text}", quote=True)
-'''
+"""
 PHONE_ID = "106540352242922"
 USER = "16505551234"
 TEXT = "where is my parcel?"

@@ -258,7 +258,7 @@ def test_the_handlers_md_serve_block_serves_the_factory_with_two_workers(
     assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
     [block] = [b for b in _blocks("handlers.md", "sh") if "--app" in b]
     export, serve = block.strip().splitlines()
-    key = _bash(f"{export}\nprintf %s \"$SVC_INBOX_KEY\"", cwd=tmp_path, env={}).stdout
+    key = _bash(f'{export}\nprintf %s "$SVC_INBOX_KEY"', cwd=tmp_path, env={}).stdout
     assert len(key) == 44
     served = _start(tmp_path, *shlex.split(serve)[2:], env={"SVC_INBOX_KEY": key})
     serving.append(served)

@@ -86,7 +86,6 @@ def test_the_console_script_imports_handlers_from_the_working_folder(
     assert "svc: serving" not in result.stderr
 
 
-
 # --- --app: the user's facade ---------------------------------------------------------------
 
 APPS = {

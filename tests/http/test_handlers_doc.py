@@ -16,6 +16,7 @@ from svc.cli._config import parse_document
 from svc.cli._inbox_keys import resolve_inbox_keys
 from svc.cli._init import config_data
 from svc.crypto import InboxKeyring, KeyUnavailableError
+from tests._support import doc_example
 
 from .conftest import AppFactory, FakeGraph, fixture, post_webhook
 
@@ -25,14 +26,7 @@ USER = "16505551234"
 
 
 def example(name: str) -> dict[str, Any]:
-    """Execute the python block that follows ``<!-- handlers-example: name -->``."""
-    match = re.search(
-        rf"<!-- handlers-example: {name} -->\n```python\n(.*?)```", DOC.read_text(), re.S
-    )
-    assert match, name
-    namespace: dict[str, Any] = {"__name__": f"handlers_doc_{name}"}
-    exec(compile(match.group(1), f"docs/handlers.md:{name}", "exec"), namespace)  # noqa: S102 - our own docs
-    return namespace
+    return doc_example("handlers.md", "handlers", name)
 
 
 def blocks(kind: str) -> list[str]:
