@@ -138,6 +138,17 @@ def templates() -> list[str]:
     return out
 
 
+SINGLE_TEXT_USER = "16505551234"
+"""The sender of ``message_text.json``, replaced per delivery in ``single_text`` mode."""
+
+
+def single_text_template() -> str:
+    """One inbound text message (``message_text.json``, not padded) with the markers."""
+    envelope = json.loads((FIXTURES / "message_text.json").read_text())
+    text = json.dumps(_mark_ids(_with_user_ids(envelope)), separators=(",", ":"))
+    return _mark_times(text.replace(SINGLE_TEXT_USER, "@@U@@"))
+
+
 def sign(app_secret: str, body: bytes) -> str:
     """The platform's signature header value for ``body``."""
     return "sha256=" + hmac_sha256(app_secret.encode(), body).hex()
@@ -151,16 +162,18 @@ def deliveries(
     duplicates: float = DUPLICATE_SHARE,
     run: str = "",
     start: int | None = None,
+    single_text: bool = False,
 ) -> list[Delivery]:
     """``count`` deliveries in sending order; about ``duplicates`` of them repeat an earlier one.
 
     ``run`` goes into every id, so two runs against one database never collide. Event
     times start at ``start`` (Unix seconds, now by default) and advance a second every
-    ``DELIVERIES_PER_SECOND`` deliveries.
+    ``DELIVERIES_PER_SECOND`` deliveries. ``single_text``: each delivery is one inbound
+    text message (about 0.5 KB) from a user of its own, as a bot mostly receives them.
     """
     base = int(time.time()) if start is None else start
     rng = random.Random(seed)
-    texts = templates()
+    texts = [single_text_template()] if single_text else templates()
     unique: list[Delivery] = []
     out: list[Delivery] = []
     for i in range(count):
@@ -169,6 +182,7 @@ def deliveries(
             continue
         second = base + i // DELIVERIES_PER_SECOND
         text = texts[i % len(texts)].replace(MARK, f"{run}{i:08d}.")
+        text = text.replace("@@U@@", f"1555{i % 10_000_000:07d}")
         text = TIME_MARK.sub(lambda m, at=second: f'"timestamp":"{at + int(m[1])}"', text)
         body = text.encode()
         delivery = Delivery(body=body, signature=sign(app_secret, body))

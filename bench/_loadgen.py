@@ -2,10 +2,13 @@
 
 It pre-builds every request (so building and signing never compete with the
 timed phase), opens ``--concurrency`` keep-alive connections and has each send
-its next request as soon as the previous answer is read. Prints one JSON line:
-requests, seconds, req/s, p50/p99 latency in ms and the count of each status.
+its next request as soon as the previous answer is read (closed loop); with ``--rate``
+it sends at that fixed rate whatever the answers instead (open loop). Prints one JSON
+line: requests, seconds, req/s (or the rate), p50/p99 latency in ms and the count of
+each status.
 
     python bench/_loadgen.py webhook --port 8000 --secret S --count 20000
+    python bench/_loadgen.py webhook --port 8000 --secret S --count 3000 --rate 300 --single-text
     python bench/_loadgen.py send --port 8000 --token T --count 5000 [--keyed]
 """
 
@@ -32,7 +35,11 @@ def _percentile(values: list[float], share: float) -> float:
 
 def webhook_requests(args: argparse.Namespace, host: str) -> list[bytes]:
     found = _deliveries.deliveries(
-        args.count + args.warmup, args.secret, duplicates=args.duplicates, run=args.run
+        args.count + args.warmup,
+        args.secret,
+        duplicates=args.duplicates,
+        run=args.run,
+        single_text=args.single_text,
     )
     return [_deliveries.http_request(d, host=host, path=args.path) for d in found]
 
@@ -117,6 +124,76 @@ async def drive(
     }
 
 
+async def drive_open_loop(
+    requests: list[bytes], *, port: int, rate: float, warmup: int
+) -> dict[str, object]:
+    """Send request ``i`` at ``start + i / rate`` whatever the answers (open loop).
+
+    Each request takes an idle keep-alive connection or opens one, so a slow answer
+    never delays the next send. Latency is measured from the scheduled time (a late
+    send counts against the server, not hidden); ``max_send_lag_ms`` says how late the
+    client itself was. A reused connection the server closed meanwhile is retried once
+    on a fresh one (``reconnects``).
+    """
+    loop = asyncio.get_running_loop()
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    latencies: list[float] = []
+    lags: list[float] = []
+    statuses: Counter[int] = Counter()
+    counts = Counter[str]()
+    begin = loop.time() + 0.2
+
+    async def exchange(request: bytes) -> int:
+        for attempt in (0, 1):
+            fresh = not idle or attempt == 1
+            if fresh:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                counts["opened"] += 1
+            else:
+                reader, writer = idle.pop()
+            try:
+                writer.write(request)
+                status = await _read_response(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                writer.close()
+                if fresh:
+                    return 0
+                counts["reconnects"] += 1
+                continue
+            idle.append((reader, writer))
+            return status
+        return 0
+
+    async def one(index: int, request: bytes) -> None:
+        scheduled = begin + index / rate
+        wait = scheduled - loop.time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        lag = loop.time() - scheduled
+        status = await exchange(request)
+        if index >= warmup:
+            latencies.append(loop.time() - scheduled)
+            lags.append(lag)
+            statuses[status] += 1
+
+    await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
+    for _, writer in idle:
+        writer.close()
+    done = len(latencies)
+    return {
+        "requests": done,
+        "rate": rate,
+        "seconds": round(len(requests) / rate, 3),
+        "p50_ms": round(_percentile(latencies, 0.5) * 1000, 2),
+        "p99_ms": round(_percentile(latencies, 0.99) * 1000, 2),
+        "max_ms": round(max(latencies) * 1000, 2) if latencies else 0.0,
+        "max_send_lag_ms": round(max(lags) * 1000, 2) if lags else 0.0,
+        "connections_opened": counts["opened"],
+        "reconnects": counts["reconnects"],
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("mode", choices=("webhook", "send"))
@@ -130,6 +207,8 @@ def main() -> None:
     parser.add_argument("--duplicates", type=float, default=_deliveries.DUPLICATE_SHARE)
     parser.add_argument("--keyed", action="store_true")
     parser.add_argument("--run", default=secrets.token_hex(3))
+    parser.add_argument("--rate", type=float, help="open loop: requests per second")
+    parser.add_argument("--single-text", action="store_true", help="one text message per delivery")
     args = parser.parse_args()
     host = f"127.0.0.1:{args.port}"
     if args.mode == "webhook":
@@ -138,9 +217,14 @@ def main() -> None:
     else:
         args.path = args.path or "/api/messages/text"
         requests = send_requests(args, host)
-    result = asyncio.run(
-        drive(requests, port=args.port, concurrency=args.concurrency, warmup=args.warmup)
-    )
+    if args.rate is not None:
+        result = asyncio.run(
+            drive_open_loop(requests, port=args.port, rate=args.rate, warmup=args.warmup)
+        )
+    else:
+        result = asyncio.run(
+            drive(requests, port=args.port, concurrency=args.concurrency, warmup=args.warmup)
+        )
     print(json.dumps(result), flush=True)
     sys.exit(0)
 

@@ -61,13 +61,39 @@ async def ceiling_app(scope: Scope, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def handler_facade(delay: float | None) -> Any:
+    """``None``: no facade (the default one, no handler); else a facade whose message handler
+    awaits ``delay`` seconds (0: returns at once), as a bot that calls another service does."""
+    if delay is None:
+        return None
+    import trio
+
+    from svc.webhook import DefaultFacade, MessageUpdate
+
+    facade = DefaultFacade()
+
+    @facade.on("message")
+    async def handle(update: MessageUpdate) -> None:
+        if delay:
+            await trio.sleep(delay)
+
+    return facade
+
+
 def svc_app(
-    *, secret: str, token: str, store: Any = None, base_url: str = "https://graph.facebook.com"
+    *,
+    secret: str,
+    token: str,
+    store: Any = None,
+    base_url: str = "https://graph.facebook.com",
+    handler_delay: float | None = None,
 ) -> Any:
-    """The service app as ``svc serve`` builds it, with fixed secrets and an optional store."""
+    """The service app as ``svc serve`` builds it, with fixed secrets and an optional store;
+    ``handler_delay`` adds a message handler that takes that many seconds."""
     from svc.http import Profile, ServiceSecrets, create_app
 
     return create_app(
+        facade=handler_facade(handler_delay),
         profile=Profile(phone_number_id=PHONE_NUMBER_ID, waba_id=WABA_ID, base_url=base_url),
         secrets=ServiceSecrets(
             access_token=ACCESS_TOKEN,
@@ -229,6 +255,7 @@ def main() -> None:
     parser.add_argument("--sqlite-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--pg-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--base-url", default="https://graph.facebook.com")
+    parser.add_argument("--handler-delay", type=float, help="a message handler of N seconds")
     args = parser.parse_args()
     if args.kind == "fakegraph":
         serve_fake_graph(args.port)
@@ -245,7 +272,11 @@ def main() -> None:
         )
         serve_trio(
             lambda s: svc_app(
-                secret=args.secret, token=args.token, store=s, base_url=args.base_url
+                secret=args.secret,
+                token=args.token,
+                store=s,
+                base_url=args.base_url,
+                handler_delay=args.handler_delay,
             ),
             args.port,
             store,

@@ -9,7 +9,10 @@ live rules of decisions.md section 2, without any command-line flag:
 - the four secrets and env-referenced ids come from the names the config references;
 - ``SVC_DATABASE`` (a SQLite file) or ``SVC_DATABASE_URL_ENV`` (the env name of a
   PostgreSQL DSN) adds a store, migrated before the app is returned;
-- ``SVC_ENABLE_GROUPS=1`` turns the Groups routes on.
+- ``SVC_ENABLE_GROUPS=1`` turns the Groups routes on;
+- ``SVC_APP``: your webhook handlers as ``module:attribute`` (a facade, or a zero-argument
+  factory of one), imported with the working folder first, as ``svc serve --app``; with a
+  store it needs the profile's inbox keys (``inbox.keys``), and refuses to start without them.
 
 ``SVC_LOG_WEBHOOK_EVENTS``/``SVC_ECHO_REPLY`` pass to the default facade as under ``svc serve``.
 """
@@ -40,7 +43,13 @@ def _store(env: Mapping[str, str]) -> Any:
 
 def create(environ: Mapping[str, str] | None = None) -> Any:
     """Build the live service app from the environment (``os.environ`` unless given)."""
-    from .cli import CliConfigError, live_environment_from, load_live_service
+    from .cli import (
+        CliConfigError,
+        live_environment_from,
+        load_app,
+        load_live_inbox_keys,
+        load_live_service,
+    )
     from .http import create_app
     from .webhook import facade_flags_from_env
 
@@ -49,11 +58,18 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
     if not config_path:
         raise CliConfigError("SVC_CONFIG must name the config file.")
     env = live_environment_from(source)
-    profile, secrets = load_live_service(config_path, source.get("SVC_PROFILE") or None, env)
+    profile_name = source.get("SVC_PROFILE") or None
+    profile, secrets = load_live_service(config_path, profile_name, env)
+    app_target = source.get("SVC_APP") or None
+    facade = load_app(app_target) if app_target is not None else None
+    if facade is not None and (source.get("SVC_DATABASE") or source.get("SVC_DATABASE_URL_ENV")):
+        # Refused here, before the store is opened, when a key is missing or malformed.
+        load_live_inbox_keys(config_path, profile_name, env)
     return create_app(
         profile=profile,
         secrets=secrets,
         store=_store(source),
+        facade=facade,
         enable_group_routes=source.get("SVC_ENABLE_GROUPS") == "1",
         facade_flags=facade_flags_from_env(source),
     )

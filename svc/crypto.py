@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac as _stdlib_hmac
+from collections.abc import Sequence
 
 from cryptography.exceptions import InvalidTag as _InvalidTag
 from cryptography.exceptions import UnsupportedAlgorithm as _UnsupportedAlgorithm
@@ -335,3 +336,190 @@ def _aes_gcm(key: Buffer, iv: Buffer) -> _AESGCM:
     if not 8 <= len(iv) <= 128:
         raise ValueError("AES-GCM needs an IV of 8 to 128 bytes")
     return _AESGCM(bytes(key))
+
+
+# --- the inbox keyring: XChaCha20-Poly1305 (libsodium, through pynacl) under rotating keys
+
+__all__ += [
+    "INBOX_KEY_SIZE",
+    "InboxKeyring",
+    "InvalidCiphertextError",
+    "KeyUnavailableError",
+    "KeyringError",
+    "generate_inbox_key",
+    "parse_inbox_key",
+    "sealed_key_id",
+]
+
+INBOX_KEY_SIZE = 32
+"""An inbox key's size in bytes (written as standard or URL-safe base64: 44 characters)."""
+_SEAL_VERSION = 1
+_KEY_ID_SIZE = 4
+_XCHACHA_NONCE_SIZE = 24
+_POLY1305_TAG_SIZE = 16
+_SEAL_HEADER_SIZE = 1 + _KEY_ID_SIZE
+_SEAL_OVERHEAD = _SEAL_HEADER_SIZE + _XCHACHA_NONCE_SIZE + _POLY1305_TAG_SIZE
+_KEY_ID_LABEL = b"svc inbox key id"
+
+
+class KeyringError(ValueError):
+    """A sealed item that this keyring cannot open. Messages name key ids, never key bytes.
+
+    ``KeyringError``
+    ├── ``KeyUnavailableError``: sealed under a key the keyring does not hold
+    └── ``InvalidCiphertextError``: malformed, tampered with, or other associated data
+    """
+
+
+class KeyUnavailableError(KeyringError):
+    """The item was sealed under a key this keyring does not hold (``key_id``: its hex id).
+
+    Retrying cannot help: the handler runtime makes it a dead letter (``key_unavailable``).
+    """
+
+    def __init__(self, key_id: str) -> None:
+        super().__init__(f"sealed under key {key_id}, which the keyring does not hold")
+        self.key_id = key_id
+
+
+class InvalidCiphertextError(KeyringError):
+    """The item is not a sealed item of this format, or its tag does not verify."""
+
+
+def generate_inbox_key() -> str:
+    """A new inbox key: 32 random bytes as standard base64 (what ``parse_inbox_key`` reads)."""
+    import base64
+    import secrets
+
+    return base64.b64encode(secrets.token_bytes(INBOX_KEY_SIZE)).decode("ascii")
+
+
+def parse_inbox_key(text: str) -> bytes:
+    """The 32 bytes of an inbox key written as base64 (standard or URL-safe, padding optional).
+
+    Raises ``ValueError`` with a fixed message, never the text.
+    """
+    import base64
+    import binascii
+
+    value = text.strip()
+    if not value.isascii() or len(value) > 64:
+        raise ValueError("an inbox key is 32 bytes written as base64 (44 characters)")
+    value = value.replace("-", "+").replace("_", "/")
+    value += "=" * (-len(value) % 4)
+    try:
+        key = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("an inbox key is 32 bytes written as base64 (44 characters)") from None
+    if len(key) != INBOX_KEY_SIZE:
+        raise ValueError("an inbox key is 32 bytes written as base64 (44 characters)")
+    return key
+
+
+def _key_id(key: bytes) -> bytes:
+    """A short public name of a key: the first 4 bytes of HMAC-SHA256(key, label)."""
+    return hmac_sha256(key, _KEY_ID_LABEL)[:_KEY_ID_SIZE]
+
+
+def sealed_key_id(sealed: Buffer) -> str:
+    """The hex id of the key a sealed item was written under, read without decrypting.
+
+    Raises ``InvalidCiphertextError`` when ``sealed`` is not a sealed item of this format.
+    """
+    if len(sealed) < _SEAL_OVERHEAD or sealed[0] != _SEAL_VERSION:
+        raise InvalidCiphertextError("not a sealed item of this format")
+    return bytes(sealed[1:_SEAL_HEADER_SIZE]).hex()
+
+
+class InboxKeyring:
+    """Seals and opens inbox items and per-user state: the first key writes, every key reads.
+
+    The cipher is XChaCha20-Poly1305 (IETF, libsodium through pynacl) with a
+    random 192-bit nonce per item, so a key has no practical message budget
+    (``docs/decisions.md`` says why, with the figure). A sealed item is
+    ``version (1) || key id (4) || nonce (24) || ciphertext || tag (16)``; the
+    header and the caller's ``associated_data`` (the row the item belongs to)
+    are authenticated, so an item copied to another row does not open. Keys
+    rotate by putting a new key first and keeping the old ones until the items
+    they sealed are gone. The repr shows key ids only; a keyring is not picklable.
+    """
+
+    __slots__ = ("_crypto_error", "_keys", "_nonce", "_open", "_seal", "_write_id", "_write_key")
+
+    def __init__(self, keys: Sequence[Buffer]) -> None:
+        # pynacl is imported here, not with the module: most users of svc.crypto never
+        # seal an item, and libsodium's bindings take tens of milliseconds to load.
+        from nacl.bindings import (
+            crypto_aead_xchacha20poly1305_ietf_decrypt,
+            crypto_aead_xchacha20poly1305_ietf_encrypt,
+        )
+        from nacl.exceptions import CryptoError
+        from nacl.utils import random
+
+        self._seal = crypto_aead_xchacha20poly1305_ietf_encrypt
+        self._open = crypto_aead_xchacha20poly1305_ietf_decrypt
+        self._nonce = random
+        self._crypto_error = CryptoError
+        if not keys:
+            raise ValueError("an inbox keyring needs at least one key")
+        by_id: dict[bytes, bytes] = {}
+        for key in keys:
+            if len(key) != INBOX_KEY_SIZE:
+                raise ValueError("an inbox key is 32 bytes")
+            key_bytes = bytes(key)
+            key_id = _key_id(key_bytes)
+            if key_id in by_id:
+                raise ValueError("the same inbox key is listed twice")
+            by_id[key_id] = key_bytes
+        self._keys = by_id
+        self._write_id = next(iter(by_id))
+        self._write_key = by_id[self._write_id]
+
+    @property
+    def write_key_id(self) -> str:
+        """The hex id of the key new items are sealed under (the first key)."""
+        return self._write_id.hex()
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        """The hex ids of every key the keyring reads, the writing key first."""
+        return tuple(key_id.hex() for key_id in self._keys)
+
+    def encrypt(self, plaintext: Buffer, associated_data: Buffer = b"") -> bytes:
+        """Seal ``plaintext`` under the writing key, bound to ``associated_data``."""
+        header = bytes((_SEAL_VERSION,)) + self._write_id
+        nonce = self._nonce(_XCHACHA_NONCE_SIZE)
+        sealed = self._seal(
+            bytes(plaintext), header + bytes(associated_data), nonce, self._write_key
+        )
+        return header + nonce + sealed
+
+    def decrypt(self, sealed: Buffer, associated_data: Buffer = b"") -> bytes:
+        """Open an item sealed by ``encrypt`` under any key of the keyring.
+
+        Raises ``KeyUnavailableError`` when its key is not held, and
+        ``InvalidCiphertextError`` when it is malformed, was changed, or was
+        sealed with other associated data.
+        """
+        sealed_key_id(sealed)  # the format check
+        data = bytes(sealed)
+        header = data[:_SEAL_HEADER_SIZE]
+        key = self._keys.get(header[1:])
+        if key is None:
+            raise KeyUnavailableError(header[1:].hex())
+        nonce = data[_SEAL_HEADER_SIZE : _SEAL_HEADER_SIZE + _XCHACHA_NONCE_SIZE]
+        try:
+            return self._open(
+                data[_SEAL_HEADER_SIZE + _XCHACHA_NONCE_SIZE :],
+                header + bytes(associated_data),
+                nonce,
+                key,
+            )
+        except self._crypto_error:
+            raise InvalidCiphertextError("the sealed item does not verify") from None
+
+    def __repr__(self) -> str:
+        return f"InboxKeyring(key_ids={self.key_ids!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise TypeError("an InboxKeyring is not picklable")

@@ -53,6 +53,8 @@ def _peer_missing() -> list[str]:
         ["bench/store.py", "--rows", "20000", "--adapters", "sqlite"],
         ["bench/retention.py", "--quick"],
         ["bench/broadcast.py", "--quick", "--no-postgres"],
+        ["bench/inbox_cipher.py", "--rounds", "1", "--items", "200"],
+        ["bench/handlers.py", "--quick"],
     ],
     ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )

@@ -90,7 +90,7 @@ def test_crypto_primitives_are_touched_only_by_the_crypto_module() -> None:
                 modules = [alias.name for alias in node.names]
             else:
                 continue
-            if any(m.split(".")[0] in {"cryptography", "hashlib", "hmac"} for m in modules):
+            if any(m.split(".")[0] in {"cryptography", "hashlib", "hmac", "nacl"} for m in modules):
                 offenders.append(str(path.relative_to(ROOT.parent)))
     assert offenders == []
 

@@ -19,6 +19,8 @@ from ._errors import SecretResolutionError as SecretResolutionError
 from ._errors import ServeError as ServeError
 from ._errors import SetupInputError as SetupInputError
 from ._live import live_environment_from as live_environment_from
+from ._live import load_app as load_app
+from ._live import load_live_inbox_keys as load_live_inbox_keys
 from ._live import load_live_service as load_live_service
 from ._live import open_migrated_store as open_migrated_store
 from ._live import resolve_dsn as resolve_dsn
@@ -44,6 +46,8 @@ __all__ = [
     "generate_service_token",
     "generate_verify_token",
     "live_environment_from",
+    "load_app",
+    "load_live_inbox_keys",
     "load_live_service",
     "main",
     "open_migrated_store",

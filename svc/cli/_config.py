@@ -42,9 +42,10 @@ __all__ = [
 
 MAX_CONFIG_BYTES: Final = 1_048_576
 ENV_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*")
-PLACEHOLDER_PHONE_NUMBER_ID: Final = "100000000000001"
-"""What a dry run uses for an env-referenced phone number id the environment does not set."""
-PLACEHOLDER_WABA_ID: Final = "100000000000002"
+PLACEHOLDER_PHONE_NUMBER_ID: Final = "106540352242922"
+"""What a dry run uses for an env-referenced phone number id the environment does not set: the
+id of the documentation's example deliveries, so they reach a dry-run service as written."""
+PLACEHOLDER_WABA_ID: Final = "102290129340398"
 """What a dry run uses for an env-referenced WABA id the environment does not set."""
 
 _SAFE_LOC = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -102,6 +103,15 @@ class FlowsSection(_Model):
     passphrase: EnvRef | None = None
 
 
+MAX_INBOX_KEYS: Final = 8
+
+
+class InboxSection(_Model):
+    """The keys updates waiting for a handler are encrypted under: the first writes, all read."""
+
+    keys: Annotated[list[EnvRef], Field(min_length=1, max_length=MAX_INBOX_KEYS)]
+
+
 class ProfileSection(_Model):
     """One profile of the file."""
 
@@ -110,6 +120,7 @@ class ProfileSection(_Model):
     service: ServiceSection = ServiceSection()
     secrets: SecretsSection
     flows: FlowsSection | None = None
+    inbox: InboxSection | None = None
 
 
 class ConfigDocument(_Model):
@@ -160,6 +171,8 @@ class LoadedConfig:
                 refs += [number.phoneNumberId, number.wabaId, number.accessToken]
             if section.flows is not None:
                 refs += [section.flows.privateKey, section.flows.passphrase]
+            if section.inbox is not None:
+                refs += section.inbox.keys
             for ref in refs:
                 if isinstance(ref, EnvRef) and ref.env not in names:
                     names.append(ref.env)
@@ -215,9 +228,11 @@ _LITERAL_REFUSED: Final = (
 
 
 def _is_secret_place(loc: tuple[int | str, ...]) -> bool:
-    """``profiles.<name>.secrets.<key>`` or ``profiles.<name>.flows.privateKey|passphrase``."""
+    """``profiles.<name>.secrets.<key>``, ``profiles.<name>.flows.privateKey|passphrase`` or
+    ``profiles.<name>.inbox.keys.<n>``."""
     return len(loc) >= 4 and (
-        loc[2] == "secrets" or (loc[2] == "flows" and loc[3] in ("privateKey", "passphrase"))
+        loc[2] in ("secrets", "inbox")
+        or (loc[2] == "flows" and loc[3] in ("privateKey", "passphrase"))
     )
 
 

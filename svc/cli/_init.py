@@ -22,6 +22,7 @@ SECRET_ENV_NAMES: Final = {
     "webhookAppSecret": "SVC_APP_SECRET",
     "serviceBearerToken": "SVC_SERVICE_TOKEN",
 }
+INBOX_KEY_ENV_NAME: Final = "SVC_INBOX_KEY"
 
 ENV_EXAMPLE: Final = """\
 # svc environment: copy to .env.local (mode 0600), fill in, never commit real values.
@@ -30,6 +31,8 @@ SVC_ACCESS_TOKEN=
 SVC_VERIFY_TOKEN=
 SVC_APP_SECRET=
 SVC_SERVICE_TOKEN=
+# Updates waiting for your handlers are stored encrypted under this key: openssl rand -base64 32
+SVC_INBOX_KEY=
 SVC_WABA_ID=
 SVC_PHONE_NUMBER_ID=
 # Both gates must be 1 before `svc serve --live --yes-live --env-file FILE` starts.
@@ -75,6 +78,7 @@ def config_data(
                 "webhook": {"path": webhook_path, "maxBodyBytes": 1048576},
                 "service": {"host": "127.0.0.1", "port": 8787, "apiPrefix": api_prefix},
                 "secrets": {key: {"env": name} for key, name in SECRET_ENV_NAMES.items()},
+                "inbox": {"keys": [{"env": INBOX_KEY_ENV_NAME}]},
             }
         },
     }
@@ -132,7 +136,7 @@ def init(directory: str, dry_run: bool, fmt: str, profile: str) -> None:
     if not (ignore.exists() or ignore.is_symlink()):
         names.append(".gitignore")
     files = f"{len(names)} files ({', '.join(names)})"
-    counts = "1 profile, 4 secret references, 2 id references."
+    counts = "1 profile, 5 secret references, 2 id references."
     text = render_config(config_data(profile), fmt)
     if dry_run:
         click.echo(f"svc init (dry run): would write {files}; {counts}")

@@ -21,6 +21,7 @@ __all__ = [
     "check_env_name",
     "check_out_path",
     "dotenv_line",
+    "import_attribute",
     "import_callable",
     "live_environment",
     "parse_int",
@@ -151,7 +152,15 @@ def _import_failure(option: str, exc: BaseException) -> str:
 
 
 def import_callable(target: str, option: str) -> Any:
-    """The callable a ``module:attribute`` option names, the working folder searched first.
+    """The callable a ``module:attribute`` option names (``import_attribute``'s rules)."""
+    found = import_attribute(target, option)
+    if not callable(found):
+        raise ServeError(f"the {option} target is not callable.")
+    return found
+
+
+def import_attribute(target: str, option: str, *, shape: str = "module:callable") -> Any:
+    """The object a ``module:attribute`` option names, the working folder searched first.
 
     As ``python -m``, uvicorn and hypercorn do: the installed ``svc`` script
     has its own folder, not the working one, first on ``sys.path``. A module
@@ -160,7 +169,7 @@ def import_callable(target: str, option: str) -> Any:
     """
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
-        raise ServeError(f"{option} must look like module:callable.")
+        raise ServeError(f"{option} must look like {shape}.")
     working = os.getcwd()
     if working not in sys.path:
         sys.path.insert(0, working)
@@ -176,7 +185,5 @@ def import_callable(target: str, option: str) -> Any:
     for part in attribute.split("."):
         found = getattr(found, part, None)
         if found is None:
-            raise ServeError(f"the {option} module has no such callable.")
-    if not callable(found):
-        raise ServeError(f"the {option} target is not callable.")
+            raise ServeError(f"the {option} module has no such {shape.partition(':')[2]}.")
     return found

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
+    from ..webhook import WebhookFacade
 
-__all__ = ["live_environment_from", "load_live_service", "open_migrated_store", "resolve_dsn"]
+__all__ = [
+    "live_environment_from",
+    "load_app",
+    "load_live_inbox_keys",
+    "load_live_service",
+    "open_migrated_store",
+    "resolve_dsn",
+]
 
 
 def live_environment_from(environ: Mapping[str, str]) -> dict[str, str]:
@@ -49,6 +57,25 @@ def load_live_service(
     profile = resolve_profile(loaded, profile_name, env, placeholders=False)
     _, section = loaded.section(profile_name)
     return profile, resolve_secrets(section, env)
+
+
+def load_live_inbox_keys(
+    config_path: str, profile_name: str | None, env: Mapping[str, str]
+) -> tuple[bytes, ...]:
+    """The profile's inbox keys from ``env`` (writing key first); an error names the env name."""
+    from ._config import load_config
+    from ._inbox_keys import resolve_inbox_keys
+
+    _, section = load_config(config_path).section(profile_name)
+    return resolve_inbox_keys(section, env)
+
+
+def load_app(target: str, option: str = "SVC_APP") -> WebhookFacade:
+    """The user's facade ``module:attribute`` names (an object with ``dispatch``, or a factory)."""
+    from ._user_code import load_app as load
+
+    facade: WebhookFacade = load(target, option)
+    return facade
 
 
 def resolve_dsn(env: Mapping[str, str], name: str, option: str) -> str:

@@ -214,7 +214,8 @@ def _exclusive(path: Path, data: bytes, mode: int) -> None:
 @click.option("--profile", metavar="NAME", help="Profile name (skips its prompt).")
 def setup(directory: str, profile: str | None) -> None:
     """Prompt for the account values; write svc.config.yaml and .env.local (mode 0600)."""
-    from ._init import config_data, render_config
+    from ..crypto import generate_inbox_key
+    from ._init import INBOX_KEY_ENV_NAME, config_data, render_config
     from ._inputs import dotenv_line
     from ._tokens import generate_service_token, generate_verify_token
 
@@ -256,6 +257,7 @@ def setup(directory: str, profile: str | None) -> None:
         + dotenv_line("SVC_VERIFY_TOKEN", verify)
         + dotenv_line("SVC_APP_SECRET", answers["app_secret"])
         + dotenv_line("SVC_SERVICE_TOKEN", service)
+        + dotenv_line(INBOX_KEY_ENV_NAME, generate_inbox_key())
         + "# Set both to 1 when you are ready to serve live.\n"
         "SVC_LIVE_ENABLE=0\n"
         "SVC_YES_LIVE=0\n"
@@ -274,7 +276,7 @@ def setup(directory: str, profile: str | None) -> None:
     generated = int(not answers["verify"]) + int(not answers["service"])
     click.echo(
         f"svc setup: wrote 2 files (svc.config.yaml, .env.local mode 0600); "
-        f"1 profile, 4 secret references, {generated} token(s) generated."
+        f"1 profile, 5 secret references, {generated} token(s) and the inbox key generated."
     )
 
 
@@ -515,6 +517,10 @@ def _env_check(loaded: Any, profile: str | None, env_file: str | None) -> _Check
             return _Check("env", False, f"not set: {', '.join(missing)}.", fix)
         resolve_secrets(section, environ)
         resolve_profile(loaded, profile, environ, placeholders=False)
+        if section.inbox is not None:
+            from ._inbox_keys import resolve_inbox_keys
+
+            resolve_inbox_keys(section, environ)
         return _Check("env", True, "every referenced variable is set and resolves")
     except CliError as exc:
         return _Check("env", False, exc.format_message(), fix)

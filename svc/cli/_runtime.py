@@ -16,6 +16,7 @@ reads once at import time.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -69,6 +70,10 @@ class ServePlan:
     flows_passphrase: bytes | None = field(default=None, repr=False)
     outbox_handler: str | None = None
     """``module:callable`` of the outbox handler, imported in the serving process."""
+    app: str | None = None
+    """``module:attribute`` of the user's facade (``--app``), imported in the serving process."""
+    inbox_keys: tuple[bytes, ...] = field(default=(), repr=False)
+    """The inbox keys (the writing key first) when the user's handlers run over a store."""
     body_read_timeout: float = 15.0
     """Seconds a request body may take (``create_app(body_read_timeout=...)``)."""
     max_pending_bodies: int = 64
@@ -184,20 +189,6 @@ def _metrics_exposition(directory: str) -> Callable[[], bytes]:
     return exposition
 
 
-def load_outbox_handler(target: str) -> Any:
-    """The async outbox handler ``target`` names; ``ServeError`` when it cannot serve as one."""
-    import inspect
-
-    from ._errors import ServeError
-    from ._inputs import import_callable
-
-    handler = import_callable(target, "--outbox-handler")
-    call = getattr(handler, "__call__", None)  # noqa: B004 - an async __call__ counts too
-    if not (inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)):
-        raise ServeError("the --outbox-handler target must be an async function of one item.")
-    return handler
-
-
 def load_flow_options(plan: ServePlan) -> dict[str, Any]:
     """``create_app`` keyword arguments for the plan's flow handler and private key."""
     import inspect
@@ -228,6 +219,7 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
     from ..graph import DryRunTransport
     from ..http import create_app
     from ..webhook import FacadeFlags
+    from ._user_code import load_app, load_outbox_handler
 
     kwargs: dict[str, Any] = {}
     if plan.multiproc_dir is not None:
@@ -236,6 +228,8 @@ def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
         kwargs.update(load_flow_options(plan))
     if plan.outbox_handler is not None:
         kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
+    if plan.app is not None:
+        kwargs["facade"] = load_app(plan.app)
     if plan.access_log:
         kwargs["access_log"] = True
     if plan.broadcast_options:
@@ -453,7 +447,28 @@ def _mode(plan: ServePlan) -> str:
     mode = "dry run" if plan.dry_run else "live"
     workers = f", {plan.workers} workers" if plan.workers > 1 else ""
     outbox = ", outbox worker" if plan.outbox_handler is not None else ""
-    return f"{mode}, store {_store_kind(plan)}{workers}{outbox}"
+    app = f", app {plan.app}" if plan.app is not None else ""
+    return f"{mode}, store {_store_kind(plan)}{workers}{outbox}{app}"
+
+
+class _ServeLines(logging.StreamHandler):  # type: ignore[type-arg]
+    """The serving process's handler of the ``svc`` loggers (one per process)."""
+
+
+def show_svc_log_lines() -> None:
+    """Write the ``svc`` loggers' lines from INFO up to stderr, as bare messages.
+
+    Without a handler Python prints warnings only, so the event log
+    (``SVC_LOG_WEBHOOK_EVENTS``) and the handlers' reply lines would not show.
+    Every svc log line is privacy-safe (no text, phone number or user id).
+    """
+    logger = logging.getLogger("svc")
+    if any(isinstance(handler, _ServeLines) for handler in logger.handlers):
+        return
+    handler = _ServeLines(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 def run_serve(plan: ServePlan) -> int:
@@ -464,6 +479,7 @@ def run_serve(plan: ServePlan) -> int:
     """
     import trio
 
+    show_svc_log_lines()
     try:
         if plan.workers <= 1:
             return trio.run(_serve_single, plan)
@@ -514,6 +530,8 @@ def _worker_main(plan: ServePlan, sockets: Any, shutdown_event: MpEvent, ready: 
     if plan.multiproc_dir is not None:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = plan.multiproc_dir
     import trio
+
+    show_svc_log_lines()
 
     for sock in sockets.insecure_sockets:
         sock.listen(100)

@@ -5,11 +5,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import click
 
 from ._errors import CliUsageError, LiveGuardError, ServeError
 from ._inputs import check_env_file_name, check_env_name, parse_int
+
+if TYPE_CHECKING:
+    from ._inbox_keys import DryRunInboxKeys
 
 __all__ = ["serve"]
 
@@ -36,6 +40,12 @@ __all__ = ["serve"]
     "--outbox-handler",
     metavar="MODULE:CALLABLE",
     help="Run the outbox worker with this async handler (needs a store, one worker).",
+)
+@click.option(
+    "--app",
+    "app_target",
+    metavar="MODULE:ATTR",
+    help="Your webhook handlers: a facade (e.g. bot:facade) or a zero-argument factory of one.",
 )
 @click.option(
     "--body-read-timeout",
@@ -101,6 +111,7 @@ def serve(
     workers: str,
     flow_handler: str | None,
     outbox_handler: str | None,
+    app_target: str | None,
     body_read_timeout: str,
     max_pending_bodies: str,
     sqlite_synchronous: str,
@@ -204,6 +215,19 @@ def serve(
         resolved_secrets = resolve_secrets(section, environ)
         secrets = resolved_secrets.values()
         number_tokens = tuple(resolved_secrets.phone_number_tokens.items())
+    from ._inbox_keys import dry_run_inbox_keys, inbox_keys_needed, resolve_inbox_keys
+
+    inbox = None
+    inbox_keys: tuple[bytes, ...] = ()
+    if inbox_keys_needed(
+        handlers=app_target is not None,
+        store=database is not None or database_url_env is not None,
+    ):
+        if dry_run:
+            inbox = dry_run_inbox_keys(section, environ)
+            inbox_keys = inbox.keys
+        else:
+            inbox_keys = resolve_inbox_keys(section, environ)
     dsn = None
     if database_url_env is not None:
         dsn = environ.get(database_url_env)
@@ -231,6 +255,8 @@ def serve(
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
+        app=app_target,
+        inbox_keys=inbox_keys,
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
@@ -246,9 +272,13 @@ def serve(
 
         load_flow_options(plan)  # fail before binding when the handler cannot be imported
     if outbox_handler is not None:
-        from ._runtime import load_outbox_handler
+        from ._user_code import load_outbox_handler
 
         load_outbox_handler(outbox_handler)
+    if app_target is not None:
+        from ._user_code import load_app
+
+        load_app(app_target)  # fail before binding when the app cannot be imported
     if dry_run:
         for name, value in (
             ("serviceBearerToken", bearer),
@@ -260,9 +290,27 @@ def serve(
         if tokens.from_env:
             taken = ", ".join(tokens.from_env)
             print(f"dry-run tokens from the environment: {taken}", file=sys.stderr, flush=True)
+        if inbox is not None:
+            _say_inbox_keys(inbox)
     code = run_serve(plan)
     if code:
         raise SystemExit(code)
+
+
+def _say_inbox_keys(inbox: DryRunInboxKeys) -> None:
+    """Print a generated inbox key once, and what its loss at a restart means."""
+    if inbox.generated is not None:
+        print(f"dry-run inboxKey={inbox.generated}", file=sys.stderr, flush=True)
+        print(
+            f"dry-run: the inbox key is new at each start; updates still waiting for a handler "
+            f"at a restart become key_unavailable dead letters. Set {inbox.writing_env} to "
+            "this value (environment or --env-file) to keep them readable.",
+            file=sys.stderr,
+            flush=True,
+        )
+    if inbox.from_env:
+        taken = ", ".join(inbox.from_env)
+        print(f"dry-run inbox keys from the environment: {taken}", file=sys.stderr, flush=True)
 
 
 def _profile_fields(profile: object) -> dict[str, object]:

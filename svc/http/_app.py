@@ -155,10 +155,9 @@ def create_app(
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
     flags = facade_flags if facade_flags is not None else FacadeFlags()
+    # The echo reply goes out through the handler context the service gives every dispatch.
     service_facade: WebhookFacade = (
-        facade
-        if facade is not None
-        else DefaultFacade(log_webhook_events=flags.log_webhook_events, logger=log)
+        facade if facade is not None else DefaultFacade.from_flags(flags, logger=log)
     )
     service = Service(
         profile=checked_profile,
@@ -179,9 +178,6 @@ def create_app(
             lambda token: _number_client(token, checked_profile, transport),
         ),
     )
-    if facade is None and flags.echo_reply:
-        # The echo reply needs the service's own phone client, built with the service.
-        service.facade = DefaultFacade.from_flags(flags, echo_client=service.phone, logger=log)
     outbox = None
     if outbox_handler is not None and checked_store is not None:
         try:

@@ -46,6 +46,7 @@ from svc.webhook import (
     update_key,
 )
 
+from ._context import ServiceContext
 from ._errors import (
     HttpError,
     idempotency_conflict,
@@ -66,7 +67,7 @@ from ._projection import (
 )
 from ._protocols import CryptoProvider
 from ._replies import Reply, error_reply, json_bytes
-from ._service_checks import MAX_ERROR_NAME, RecentErrors, check_idempotency_key
+from ._service_checks import MAX_ERROR_NAME, ForeignNumbers, RecentErrors, check_idempotency_key
 from ._store_calls import (
     StoreCall,
     checked_rows_store,
@@ -124,6 +125,7 @@ class Service:
         self.logger = logger
         self.enable_group_routes = enable_group_routes
         self.recent_errors = RecentErrors()
+        self.foreign_numbers = ForeignNumbers()
         self.update_hooks: list[UpdateHook] = []
         """Run before dispatch on the updates of this delivery each wants (the broadcast
         template pause); each returns those whose hook work was not stored, left unmarked."""
@@ -273,7 +275,10 @@ class Service:
             if chosen:
                 result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
                 await dispatch_delivery(
-                    self.facade, replace(delivery, result=result), on_error=handler_failed
+                    self.facade,
+                    replace(delivery, result=result),
+                    on_error=handler_failed,
+                    context=self.handler_context,
                 )
             handled = [key for key in running if key not in hooks_failed]
             if handled:
@@ -301,6 +306,15 @@ class Service:
             self.local_copies.add((digest,))
         return _ack(delivery, foreign, dispatched=dispatched)
 
+    def handler_context(self, update: Update) -> ServiceContext:
+        """The context a handler of ``update`` runs in: its sends go out from the number the
+        update came to (the default number for WABA-level updates), through ``send``."""
+        number = self.numbers.get(update.phone_number_id) or self.numbers.default
+        return ServiceContext(update, number=number, send=self._send_from, logger=self.logger)
+
+    async def _send_from(self, payload: Mapping[str, Any], number: ServedNumber) -> Reply:
+        return await self.send(payload, idempotency_key=None, number=number)
+
     async def _run_update_hooks(
         self, chosen: tuple[Update, ...], keys: list[str], updates: tuple[Update, ...]
     ) -> set[str]:
@@ -325,8 +339,9 @@ class Service:
         """The delivery reduced to the served numbers' updates, and how many were set apart.
 
         An update for a number this service does not serve (``metadata.phone_number_id``)
-        is skipped with the reason ``foreign_number``: counted, logged by count, never
-        projected or dispatched. Updates without a number (WABA-level changes) stay.
+        is skipped with the reason ``foreign_number``: counted, logged once per number id
+        (the business's, not user data), never projected or dispatched. Updates without a
+        number (WABA-level changes) stay.
         """
         routed = route_delivery(delivery, self.numbers.ids)
         for update in routed.foreign:
@@ -335,9 +350,14 @@ class Service:
             self.telemetry.webhook_updates(
                 phone_number_id=None, outcome="foreign_number", count=len(routed.foreign)
             )
-            self.logger.warning(
-                "webhook updates skipped reason=foreign_number count=%d", len(routed.foreign)
-            )
+            numbers = {update.phone_number_id for update in routed.foreign}
+            for number in self.foreign_numbers.first_sightings(numbers):
+                self.logger.warning(
+                    "webhook updates skipped reason=foreign_number phone_number_id=%s: "
+                    "not a number this service serves (%s); logged once per id",
+                    number,
+                    ", ".join(sorted(self.numbers.ids)),
+                )
         return routed.delivery, len(routed.foreign)
 
     def _count_outcomes(self, updates: tuple[Update, ...], ran: set[int]) -> None:

@@ -43,10 +43,13 @@ from ._facade import ECHO_PREFIX as ECHO_PREFIX
 from ._facade import MAX_ERROR_CLASSES as MAX_ERROR_CLASSES
 
 # --- facade
+from ._facade import ContextHandler as ContextHandler
 from ._facade import DefaultFacade as DefaultFacade
 from ._facade import FacadeFlags as FacadeFlags
 from ._facade import FacadeStatistics as FacadeStatistics
 from ._facade import Handler as Handler
+from ._facade import HandlerContext as HandlerContext
+from ._facade import SentMessage as SentMessage
 from ._facade import TextSender as TextSender
 from ._facade import WebhookFacade as WebhookFacade
 from ._facade import dispatch_delivery as dispatch_delivery
@@ -196,6 +199,7 @@ __all__ = [
     "ContactPhone",
     "ContactUrl",
     "ContactsContent",
+    "ContextHandler",
     "ConversationInfo",
     "DefaultFacade",
     "Delivery",
@@ -209,6 +213,7 @@ __all__ = [
     "GroupSettingsUpdate",
     "GroupStatusUpdate",
     "Handler",
+    "HandlerContext",
     "HistoryMessage",
     "HistoryThread",
     "HistoryUpdate",
@@ -236,6 +241,7 @@ __all__ = [
     "ReactionContent",
     "Referral",
     "RevokeContent",
+    "SentMessage",
     "SharedContact",
     "SignatureError",
     "SignatureMismatchError",

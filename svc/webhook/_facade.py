@@ -6,6 +6,11 @@ register handlers per kind (``facade.on("message", handler)`` or
 ``@facade.on("status")``), and the two diagnostics flags turn on a
 privacy-safe event log and a demo echo reply. Handler failures are caught,
 counted by exception class and logged without payload data.
+
+A handler registered with ``context=True`` receives a ``HandlerContext``
+instead of the bare update: the update, the business number, and replies
+sent through the service that runs it (this layer defines the protocol; the
+HTTP layer implements it).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, runtime_checkable
 
 from ._updates import (
     UPDATE_CLASSES,
@@ -44,10 +49,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ECHO_PREFIX",
     "MAX_ERROR_CLASSES",
+    "ContextHandler",
     "DefaultFacade",
     "FacadeFlags",
     "FacadeStatistics",
     "Handler",
+    "HandlerContext",
+    "SentMessage",
     "TextSender",
     "WebhookFacade",
     "dispatch_delivery",
@@ -68,10 +76,65 @@ Decorator = Callable[[Handler[U]], Handler[U]]
 H = TypeVar("H", bound=Callable[..., object])
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SentMessage:
+    """What a send from a handler's context returns: the platform's id of the new message."""
+
+    message_id: str | None
+    """None when the platform's answer named no (safe) id."""
+
+
+class HandlerContext(Protocol):
+    """What a handler registered with ``context=True`` receives (one per update it runs for).
+
+    Its sends go through the service that runs the handler: they are checked
+    like the service's send routes, counted in its Graph metrics, recorded as
+    outbound rows when it has a store, and logged by message id (never text).
+    A refused send raises the service's error.
+    """
+
+    @property
+    def update(self) -> Update:
+        """The update the handler runs for."""
+        ...
+
+    @property
+    def phone_number_id(self) -> str:
+        """The business number the update came to, which the context's sends come from."""
+        ...
+
+    async def reply_text(
+        self, text: str, *, preview_url: bool | None = None, quote: bool = False
+    ) -> SentMessage:
+        """Send ``text`` to where the update came from: the user, or the group of a group
+        message; ``quote=True`` shows it as a reply to the update's message."""
+        ...
+
+    async def send(self, message: Mapping[str, Any]) -> SentMessage:
+        """Send a message payload built by ``svc.graph``'s builders (``build_image_message``,
+        ``build_interactive_buttons_message``, ...), from the context's business number."""
+        ...
+
+
+ContextHandler = Callable[[HandlerContext], object]
+"""A sync or async callable taking the ``HandlerContext`` of one update (``context=True``)."""
+C = TypeVar("C", bound=Callable[[HandlerContext], object])
+
+
+class NoHandlerContext(Exception):
+    """Counted when a context handler's update is dispatched without a context."""
+
+
 class _Register(Protocol):
     """The decorator ``on(kind)`` returns: registers a handler and gives it back unchanged."""
 
     def __call__(self, handler: H, /) -> H: ...
+
+
+class _RegisterContext(Protocol):
+    """The decorator ``on(kind, context=True)`` returns, for handlers of a ``HandlerContext``."""
+
+    def __call__(self, handler: C, /) -> C: ...
 
 
 def _kind_of(cls: type[Any]) -> UpdateKind:
@@ -90,9 +153,17 @@ class WebhookFacade(Protocol):
     says dispatching that update does no work that must finish, so the store
     records it finished with the delivery (one store trip) and a crash before its
     dispatch does not run it again. Without the method every update needs a run.
+    A facade may also define ``dispatch_with_context(self, context: HandlerContext)``:
+    a service that can give a context calls it instead of ``dispatch``.
     """
 
     def dispatch(self, update: Update) -> Awaitable[None] | None: ...
+
+
+def _context_dispatch(facade: WebhookFacade) -> Callable[[HandlerContext], object] | None:
+    """The facade's ``dispatch_with_context`` when it defines one (``DefaultFacade`` does)."""
+    found = getattr(facade, "dispatch_with_context", None)
+    return found if callable(found) else None
 
 
 class TextSender(Protocol):
@@ -113,18 +184,25 @@ async def dispatch_delivery(
     delivery: Delivery,
     *,
     on_error: Callable[[Update, Exception], object],
+    context: Callable[[Update], HandlerContext] | None = None,
 ) -> None:
     """Hand every update of ``delivery`` to ``facade``, in payload order.
 
-    A synchronous ``dispatch`` result is not awaited (no coroutine per update
-    for sync facades); an ``Exception`` from a handler goes to ``on_error``
-    with its update and the next update still runs. Cancellation
+    With ``context`` (a factory of one ``HandlerContext`` per update) and a
+    facade that defines ``dispatch_with_context``, each update is handed over
+    in its context. A synchronous result is not awaited (no coroutine per
+    update for sync facades); an ``Exception`` from a handler goes to
+    ``on_error`` with its update and the next update still runs. Cancellation
     (``BaseException``) is not caught.
     """
     dispatch = facade.dispatch
+    in_context = _context_dispatch(facade) if context is not None else None
     for update in delivery.updates:
         try:
-            handled = dispatch(update)
+            if in_context is not None and context is not None:
+                handled = in_context(context(update))
+            else:
+                handled = dispatch(update)
             if inspect.isawaitable(handled):
                 await handled
         except Exception as exc:  # noqa: BLE001 - handler failures are reported, never raised
@@ -201,7 +279,9 @@ class DefaultFacade:
     ``dispatch`` runs every handler registered for the update's kind, in
     registration order; an exception is caught, counted by class and logged
     (class name only), and never reaches the caller. Cancellation
-    (``BaseException``) is not caught.
+    (``BaseException``) is not caught. ``dispatch_with_context`` does the same
+    with a ``HandlerContext``, which the handlers registered with ``context=True``
+    receive (the others still receive the update).
     """
 
     def __init__(
@@ -212,12 +292,11 @@ class DefaultFacade:
         echo_client: TextSender | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
-        if echo_reply and echo_client is None:
-            raise ValueError("echo_reply needs an echo_client (a PhoneNumberClient)")
         self._log_events = log_webhook_events
+        self._echo_reply = echo_reply
         self._echo_client = echo_client if echo_reply else None
         self._logger = logger if logger is not None else logging.getLogger("svc.webhook")
-        self._handlers: dict[str, list[Handler[Any]]] = {}
+        self._handlers: dict[str, list[tuple[Callable[[Any], object], bool]]] = {}
         self._dispatched = 0
         self._handler_errors: dict[str, int] = {}
         self._echo_sent = 0
@@ -240,42 +319,64 @@ class DefaultFacade:
         )
 
     @overload
-    def on(self, kind: type[U], handler: Handler[U]) -> Handler[U]: ...
+    def on(
+        self, kind: type[U], handler: Handler[U], *, context: Literal[False] = False
+    ) -> Handler[U]: ...
     @overload
-    def on(self, kind: type[U], handler: None = None) -> Decorator[U]: ...
+    def on(
+        self, kind: type[U], handler: None = None, *, context: Literal[False] = False
+    ) -> Decorator[U]: ...
     @overload
-    def on(self, kind: UpdateKind, handler: H) -> H: ...
+    def on(self, kind: UpdateKind, handler: H, *, context: Literal[False] = False) -> H: ...
     @overload
-    def on(self, kind: UpdateKind, handler: None = None) -> _Register: ...
-    def on(self, kind: UpdateKind | type[Any], handler: Handler[Any] | None = None) -> Any:
+    def on(
+        self, kind: UpdateKind, handler: None = None, *, context: Literal[False] = False
+    ) -> _Register: ...
+    @overload
+    def on(self, kind: UpdateKind | type[Any], handler: C, *, context: Literal[True]) -> C: ...
+    @overload
+    def on(
+        self, kind: UpdateKind | type[Any], handler: None = None, *, context: Literal[True]
+    ) -> _RegisterContext: ...
+    def on(
+        self,
+        kind: UpdateKind | type[Any],
+        handler: Callable[[Any], object] | None = None,
+        *,
+        context: bool = False,
+    ) -> Any:
         """Register ``handler`` for ``kind``; without ``handler``, return a decorator that does.
 
         ``kind`` is a kind name (``"message"``) or an update class
         (``MessageUpdate``); with the class, mypy checks the handler's
-        parameter against it.
+        parameter against it. With ``context=True`` the handler receives a
+        ``HandlerContext`` (``ctx.update``, ``ctx.reply_text(...)``) instead of
+        the update: the choice is made here, never read from the handler's signature.
         """
         if isinstance(kind, type):
             kind = _kind_of(kind)
         elif kind not in UPDATE_KINDS:
             raise ValueError(f"unknown update kind; expected one of {', '.join(UPDATE_KINDS)}")
+        if not isinstance(context, bool):
+            raise TypeError("context must be True or False")
         if handler is None:
 
-            def register(func: Handler[Any]) -> Handler[Any]:
-                self._add(kind, func)
+            def register(func: Callable[[Any], object]) -> Callable[[Any], object]:
+                self._add(kind, func, context)
                 return func
 
             return register
-        self._add(kind, handler)
+        self._add(kind, handler, context)
         return handler
 
-    def _add(self, kind: str, handler: Handler[Any]) -> None:
+    def _add(self, kind: str, handler: Callable[[Any], object], context: bool) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
-        self._handlers.setdefault(kind, []).append(handler)
+        self._handlers.setdefault(kind, []).append((handler, context))
 
-    def handlers(self, kind: UpdateKind) -> tuple[Handler[Any], ...]:
-        """The handlers registered for ``kind``, in call order."""
-        return tuple(self._handlers.get(kind, ()))
+    def handlers(self, kind: UpdateKind) -> tuple[Callable[[Any], object], ...]:
+        """The handlers registered for ``kind``, in call order (both forms)."""
+        return tuple(handler for handler, _ in self._handlers.get(kind, ()))
 
     def needs_run(self, update: Update) -> bool:
         """True when a handler is registered for the update's kind, or it is a message and
@@ -286,7 +387,7 @@ class DefaultFacade:
         """
         if update.kind in self._handlers:
             return True
-        return self._echo_client is not None and isinstance(update, MessageUpdate)
+        return self._echo_reply and isinstance(update, MessageUpdate)
 
     def statistics(self) -> FacadeStatistics:
         """An immutable snapshot of the counters."""
@@ -298,20 +399,37 @@ class DefaultFacade:
         )
 
     async def dispatch(self, update: Update) -> None:
-        """Log (when enabled), run the kind's handlers, then echo (when enabled)."""
+        """Log (when enabled), run the kind's handlers, then echo (when enabled).
+
+        A handler registered with ``context=True`` has no context here: it is
+        counted as a handler error (``NoHandlerContext``) and not called.
+        """
+        await self._run(update, None)
+
+    async def dispatch_with_context(self, context: HandlerContext) -> None:
+        """As ``dispatch`` for ``context.update``; context handlers receive ``context``, and the
+        echo reply goes through it."""
+        await self._run(context.update, context)
+
+    async def _run(self, update: Update, context: HandlerContext | None) -> None:
         self._dispatched += 1
         kind = update.kind
         if self._log_events:
             self._logger.info("webhook update kind=%s detail=%s", kind, safe_detail(update))
-        for handler in self._handlers.get(kind, ()):
+        for handler, wants_context in self._handlers.get(kind, ()):
             try:
-                result = handler(update)
+                if not wants_context:
+                    result = handler(update)
+                elif context is not None:
+                    result = handler(context)
+                else:
+                    raise NoHandlerContext
                 if inspect.isawaitable(result):
                     await result
             except Exception as exc:  # noqa: BLE001 - isolated, counted and logged by class
                 self._count_error(kind, exc)
-        if self._echo_client is not None and isinstance(update, MessageUpdate):
-            await self._echo(update)
+        if self._echo_reply and isinstance(update, MessageUpdate):
+            await self._echo(update, context)
 
     def _count_error(self, kind: str, exc: Exception) -> None:
         name = type(exc).__name__[:MAX_ERROR_CLASS_NAME]
@@ -322,8 +440,9 @@ class DefaultFacade:
         # The class name only: a message or traceback could carry payload data.
         self._logger.warning("webhook handler failed kind=%s error=%s", kind, name)
 
-    async def _echo(self, update: MessageUpdate) -> None:
-        """Reply to an inbound 1:1 text with ``Echo: <text>``.
+    async def _echo(self, update: MessageUpdate, context: HandlerContext | None) -> None:
+        """Reply to an inbound 1:1 text with ``Echo: <text>``, through the context when there
+        is one (the service's send: counted, recorded, logged by id), else the echo client.
 
         Group messages are not echoed, and neither are echoes of the business's
         own messages (``is_echo``): answering those would message the business.
@@ -332,12 +451,16 @@ class DefaultFacade:
         sender = update.from_
         if text is None or sender is None or update.group_id is not None or update.is_echo:
             return
-        assert self._echo_client is not None
         reply = (ECHO_PREFIX + text)[:MAX_TEXT_LENGTH]
         try:
-            await self._echo_client.send_text(
-                to=sender, text=reply, reply_to_message_id=update.message_id
-            )
+            if context is not None:
+                await context.reply_text(reply, quote=True)
+            elif self._echo_client is not None:
+                await self._echo_client.send_text(
+                    to=sender, text=reply, reply_to_message_id=update.message_id
+                )
+            else:
+                raise NoHandlerContext
         except Exception as exc:  # noqa: BLE001 - a failed demo reply never fails the webhook
             self._echo_errors += 1
             self._logger.warning("webhook echo reply failed error=%s", type(exc).__name__[:80])

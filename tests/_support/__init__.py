@@ -2,6 +2,7 @@
 
 - ``signing``: ``sign(body=..., secret=...)``, the webhook signature header value.
 - ``capture``: ``Captured``, the texts a test saw, scanned for secret values.
+- ``doc_examples``: ``doc_example(page, prefix, name)``, a marked python block of a docs page, run.
 - ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
@@ -11,6 +12,7 @@
 """
 
 from .capture import Captured as Captured
+from .doc_examples import doc_example as doc_example
 from .graph_limits import GraphLimits as GraphLimits
 from .graph_server import FakeGraph as FakeGraph
 from .graph_server import GraphRequest as GraphRequest
@@ -46,6 +48,7 @@ __all__ = [
     "Project",
     "ServeProcess",
     "child_env",
+    "doc_example",
     "drop_run_schemas",
     "free_port",
     "make_project",

@@ -26,7 +26,7 @@ from .capture import Captured
 
 SERVING = re.compile(r"^svc: serving (http://\S+?)[, ]")
 DRY_RUN_LINE = re.compile(
-    r"^dry-run (serviceBearerToken|webhookVerifyToken|webhookAppSecret)=(\S+)$"
+    r"^dry-run (serviceBearerToken|webhookVerifyToken|webhookAppSecret|inboxKey)=(\S+)$"
 )
 START_TIMEOUT = 60.0
 

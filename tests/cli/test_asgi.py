@@ -15,7 +15,8 @@ import pytest
 
 import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
-from svc.cli import LiveGuardError, SecretResolutionError
+from svc.cli import LiveGuardError, SecretResolutionError, ServeError
+from svc.crypto import generate_inbox_key
 from tests._support import child_env
 
 RUNNING = re.compile(r"Running on (http://\S+)")
@@ -122,3 +123,34 @@ def test_create_names_a_missing_secret_without_any_value(project: Path) -> None:
 def test_create_builds_the_app_from_the_environment(project: Path) -> None:
     app = svc.asgi.create(_env(project))
     assert callable(app)
+
+
+BOT = """\
+from svc.webhook import DefaultFacade
+
+bot = DefaultFacade()
+bot.on("message", lambda update: None)
+"""
+
+
+def test_svc_app_names_the_facade_and_with_a_store_needs_the_inbox_key(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "asgibot.py").write_text(BOT)
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the working folder is put first
+    monkeypatch.delitem(sys.modules, "asgibot", raising=False)
+    app = svc.asgi.create(_env(project, SVC_APP="asgibot:bot"))
+    assert app.extensions["svc"].facade is sys.modules["asgibot"].bot
+    with pytest.raises(SecretResolutionError) as caught:
+        svc.asgi.create(_env(project, SVC_APP="asgibot:bot", SVC_DATABASE="svc.db"))
+    assert caught.value.format_message() == "SVC_INBOX_KEY is not set (an inbox key)."
+    assert not (project / "svc.db").exists()
+    key = generate_inbox_key()
+    stored = svc.asgi.create(
+        _env(project, SVC_APP="asgibot:bot", SVC_DATABASE="svc.db", SVC_INBOX_KEY=key)
+    )
+    assert stored.extensions["svc"].store is not None
+    with pytest.raises(ServeError, match="the SVC_APP module cannot be imported"):
+        svc.asgi.create(_env(project, SVC_APP="no_such_bot_xyz:bot"))
+    monkeypatch.delitem(sys.modules, "asgibot")

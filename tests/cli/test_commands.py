@@ -29,7 +29,7 @@ def test_init_writes_config_and_env_example_and_reports_counts_only(tmp_path: Pa
     assert result.returncode == 0
     assert result.stdout.splitlines()[0] == (
         "svc init: wrote 3 files (svc.config.yaml, .env.example, .gitignore); "
-        "1 profile, 4 secret references, 2 id references."
+        "1 profile, 5 secret references, 2 id references."
     )
     assert result.stdout.splitlines()[1] == (
         "Next (DIR = the folder you gave): "
@@ -38,11 +38,12 @@ def test_init_writes_config_and_env_example_and_reports_counts_only(tmp_path: Pa
     assert "secret-folder-name" not in result.stdout + result.stderr
     env_example = (target / ".env.example").read_text()
     assert "SVC_ACCESS_TOKEN=\n" in env_example
+    assert "SVC_INBOX_KEY=\n" in env_example
     assert "SVC_LIVE_ENABLE=0\n" in env_example
     assert "SVC_YES_LIVE=0\n" in env_example
     validated = CliRunner().invoke(cli, ["config", "validate", str(target / "svc.config.yaml")])
     assert validated.exit_code == 0
-    assert validated.stdout == "config valid: 1 profile(s), 6 env reference(s), 0 with flows.\n"
+    assert validated.stdout == "config valid: 1 profile(s), 7 env reference(s), 0 with flows.\n"
 
 
 def test_init_refuses_to_overwrite_and_leaves_the_files_alone(project: Path) -> None:
@@ -241,7 +242,7 @@ def test_doctor_fails_with_a_fix_for_each_failed_check(project: Path) -> None:
     assert [check["name"] for check in failed] == ["env"]
     assert failed[0]["detail"] == (
         "not set: SVC_WABA_ID, SVC_PHONE_NUMBER_ID, SVC_VERIFY_TOKEN, SVC_APP_SECRET, "
-        "SVC_SERVICE_TOKEN."
+        "SVC_SERVICE_TOKEN, SVC_INBOX_KEY."
     )
     assert failed[0]["fix"]
     assert "EAAGdoctorSecret" not in env_check.stdout + env_check.stderr

@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests._support import ServeProcess, child_env, start_serve
+from tests._support import ServeProcess, child_env, sign, start_serve
 
 pytestmark = pytest.mark.slow
 
@@ -189,3 +189,89 @@ def test_every_command_of_cli_md_runs_as_documented(
             assert result.stdout.splitlines() == output, command
     assert served is not None
     assert served.stop() == 0
+
+
+# --- README.md: the first command, run twice, and the first bot ---------------------------------
+
+README = DOCS.parent / "README.md"
+
+
+def _readme_blocks(kind: str) -> list[str]:
+    return [body for lang, body in _FENCE.findall(README.read_text()) if lang == kind]
+
+
+def test_the_readme_first_command_can_be_run_twice(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    first = _readme_blocks("sh")[0].strip()
+    steps = first.split(" && ")
+    # The set-up steps (venv, install) are the test's own environment; the rest runs as written.
+    assert steps[:3] == ["python3 -m venv .venv", ". .venv/bin/activate", "pip install -e ."]
+    *prepare, serve = steps[3:]
+    assert serve.startswith("svc serve ")
+    for _ in range(2):
+        result = _bash(" && ".join(prepare), cwd=tmp_path, env={})
+        assert result.returncode == 0, result.stderr
+        served = _start(tmp_path, *shlex.split(serve)[2:])
+        serving.append(served)
+        assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
+        assert served.stop() == 0
+
+
+def test_the_readme_bot_replies_to_the_signed_curl_delivery_as_written(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
+    [bot] = [block for block in _readme_blocks("python") if block.startswith("# bot.py\n")]
+    (tmp_path / "bot.py").write_text(bot)
+    [serve] = [block.strip() for block in _readme_blocks("sh") if "--app bot:bot" in block]
+    served = _start(tmp_path, *shlex.split(serve)[2:])
+    serving.append(served)
+    [curl] = [block for block in _readme_blocks("sh") if "openssl dgst" in block]
+    assert re.search(r"^APP_SECRET=svc_as_\.\.\. ", curl, re.M)
+    script = re.sub(r"^APP_SECRET=.*$", f"APP_SECRET={served.app_secret}", curl, flags=re.M)
+    script = script.replace("http://127.0.0.1:8787", served.url)
+    result = _bash(script, cwd=tmp_path, env={})
+    assert result.returncode == 0, result.stderr
+    readme = README.read_text()
+    answer = '{"status":"ok","received":1,"dispatched":1,"skipped":0}'
+    assert result.stdout == answer and f"It answers `{answer}`" in readme
+    [log] = [block.strip() for block in _readme_blocks("text") if "message_id=" in block]
+    documented = re.escape(log).replace(re.escape("<id>"), r"[0-9a-f]+")
+    served.wait_for_line(re.compile(f"^{documented}$"))
+    again = _bash(script, cwd=tmp_path, env={})
+    assert '"dispatched":0' in again.stdout
+    assert served.stop() == 0
+    assert "Hello bot" not in "\n".join(served.lines)
+
+
+# --- docs/handlers.md: the --app serve block ------------------------------------------------------
+
+
+def test_the_handlers_md_serve_block_serves_the_factory_with_two_workers(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    page = (DOCS / "handlers.md").read_text()
+    factory = re.search(r"<!-- handlers-example: factory -->\n```python\n(.*?)```", page, re.S)
+    assert factory is not None
+    (tmp_path / "bot.py").write_text(factory.group(1))
+    assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
+    [block] = [b for b in _blocks("handlers.md", "sh") if "--app" in b]
+    export, serve = block.strip().splitlines()
+    key = _bash(f'{export}\nprintf %s "$SVC_INBOX_KEY"', cwd=tmp_path, env={}).stdout
+    assert len(key) == 44
+    served = _start(tmp_path, *shlex.split(serve)[2:], env={"SVC_INBOX_KEY": key})
+    serving.append(served)
+    assert "dry-run inbox keys from the environment: SVC_INBOX_KEY" in served.lines
+    assert ", 2 workers, app bot:make_bot)" in served.lines[-1]
+    body = (Path(__file__).parents[1] / "webhook" / "fixtures" / "message_text.json").read_bytes()
+    answer = httpx.post(
+        served.url + "/webhooks/whatsapp",
+        content=body,
+        headers={"X-Hub-Signature-256": sign(body=body, secret=served.app_secret)},
+        timeout=10,
+    )
+    assert answer.json()["dispatched"] == 1
+    served.wait_for_line(re.compile(r"^handler reply sent type=text message_id=wamid\.DRYRUN\."))
+    assert served.stop() == 0
+    assert key not in "\n".join(served.lines)

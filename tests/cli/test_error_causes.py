@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from svc.crypto import generate_inbox_key
 from tests._support import ServeProcess, child_env, run_svc, start_serve
 
 pytestmark = pytest.mark.slow
@@ -252,12 +253,21 @@ def test_doctor_check_env_names_every_missing_variable_at_once(project: Path) ->
     )
     assert result.returncode == 1
     assert "FAIL env: not set: SVC_WABA_ID, SVC_PHONE_NUMBER_ID, SVC_VERIFY_TOKEN, " \
-        "SVC_SERVICE_TOKEN." in result.stdout.splitlines()  # fmt: skip
+        "SVC_SERVICE_TOKEN, SVC_INBOX_KEY." in result.stdout.splitlines()  # fmt: skip
     assert "EAAGdoctorSecret" not in result.stdout + result.stderr
-    (project / ".env.doc").write_text(
+    complete = (
         "SVC_ACCESS_TOKEN=EAAGdoctorSecret\nSVC_APP_SECRET=app-s\nSVC_VERIFY_TOKEN=v\n"
         "SVC_SERVICE_TOKEN=s\nSVC_WABA_ID=102290129340398\nSVC_PHONE_NUMBER_ID=106540352242922\n"
     )
+    (project / ".env.doc").write_text(complete + "SVC_INBOX_KEY=not-a-key\n")
+    malformed = run_svc(
+        "doctor", "--config", config, "--check-env", "--env-file", ".env.doc", cwd=project
+    )
+    assert malformed.returncode == 1
+    assert "FAIL env: SVC_INBOX_KEY must be 32 bytes written as base64 " \
+        "(openssl rand -base64 32)." in malformed.stdout.splitlines()  # fmt: skip
+    assert "not-a-key" not in malformed.stdout + malformed.stderr
+    (project / ".env.doc").write_text(complete + f"SVC_INBOX_KEY={generate_inbox_key()}\n")
     good = run_svc(
         "doctor", "--config", config, "--check-env", "--env-file", ".env.doc", cwd=project
     )

@@ -1,4 +1,4 @@
-"""``--outbox-handler`` / ``--flow-handler`` imports with the installed ``svc`` console script.
+"""``--app`` / ``--outbox-handler`` / ``--flow-handler`` imports with the installed ``svc`` script.
 
 The script's own folder (the virtualenv's ``bin``) is first on its ``sys.path``,
 not the working folder: the handler module beside the config must still be
@@ -85,3 +85,74 @@ def test_the_console_script_imports_handlers_from_the_working_folder(
     assert "Traceback" not in result.stderr
     assert "svc: serving" not in result.stderr
 
+
+# --- --app: the user's facade ---------------------------------------------------------------
+
+APPS = {
+    "myapp.py": (
+        "from svc.webhook import DefaultFacade\n"
+        "facade = DefaultFacade()\n"
+        "def make():\n    return DefaultFacade()\n"
+        "def make_nothing():\n    return 42\n"
+        "def make_badly():\n    raise RuntimeError('BOT_TOKEN is missing')\n"
+        "def needs_an_argument(settings):\n    return DefaultFacade()\n"
+        "number = 7\n"
+    ),
+    "brokenapp.py": "raise KeyError('OPENAI_API_KEY')\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("myapp", "--app must look like module:attribute."),
+        ("myapp:missing", "the --app module has no such attribute."),
+        ("nomodule_xyz:facade", "the --app module cannot be imported."),
+        ("brokenapp:facade", "the --app module failed on import (KeyError: 'OPENAI_API_KEY')."),
+        (
+            "myapp:number",
+            "the --app target is neither a facade (an object with dispatch(update)) "
+            "nor a factory of one.",
+        ),
+        (
+            "myapp:make_nothing",
+            "the --app factory did not return a facade (an object with dispatch(update)).",
+        ),
+        (
+            "myapp:make_badly",
+            "the --app factory failed when called (RuntimeError: BOT_TOKEN is missing).",
+        ),
+        ("myapp:needs_an_argument", "the --app factory failed when called (TypeError: "),
+    ],
+)
+def test_app_import_errors_are_named_before_binding(
+    folder: Path, target: str, message: str
+) -> None:
+    for name, text in APPS.items():
+        (folder / name).write_text(text)
+    config = str(folder / "bot" / "svc.config.yaml")
+    result = _svc(folder, "serve", "--config", config, "--dry-run", "--port", "0", "--app", target)
+    assert result.returncode == 1
+    assert f"Error: {message}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "svc: serving" not in result.stderr
+
+
+def test_app_takes_a_facade_a_factory_or_a_facade_class_from_the_working_folder(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from svc.cli._user_code import load_app
+    from svc.webhook import DefaultFacade
+
+    (folder / "myapp_inproc.py").write_text(APPS["myapp.py"])
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # import_attribute adds the working folder
+    monkeypatch.delitem(sys.modules, "myapp_inproc", raising=False)
+    facade = load_app("myapp_inproc:facade")
+    module = sys.modules["myapp_inproc"]
+    assert facade is module.facade
+    made = load_app("myapp_inproc:make")
+    assert isinstance(made, DefaultFacade) and made is not module.facade
+    # A class is a factory: --app svc.webhook:DefaultFacade serves an empty facade.
+    assert isinstance(load_app("svc.webhook:DefaultFacade"), DefaultFacade)
+    monkeypatch.delitem(sys.modules, "myapp_inproc")

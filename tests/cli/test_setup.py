@@ -15,6 +15,7 @@ from svc.cli import SetupInputError, cli
 from svc.cli._config import load_config, resolve_profile
 from svc.cli._inputs import dotenv_line, live_environment
 from svc.cli._operator import write_setup_files
+from svc.crypto import parse_inbox_key
 
 ANSWERS = [
     "shop",  # profile
@@ -34,7 +35,7 @@ def test_setup_writes_config_and_a_private_env_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["setup", str(target)], input="\n".join(ANSWERS) + "\n")
     assert result.exit_code == 0, result.output
     assert "wrote 2 files" in result.stdout
-    assert "1 token(s) generated" in result.stdout
+    assert "5 secret references, 1 token(s) and the inbox key generated" in result.stdout
     # Hidden answers are never echoed.
     assert "EAAGsetupAccessToken" not in result.output
     assert "setup-app-secret" not in result.output
@@ -44,6 +45,7 @@ def test_setup_writes_config_and_a_private_env_file(tmp_path: Path) -> None:
     assert env["SVC_ACCESS_TOKEN"] == "EAAGsetupAccessToken"
     assert env["SVC_SERVICE_TOKEN"] == "my-own-service-token"
     assert env["SVC_VERIFY_TOKEN"].startswith("svc_vt_")
+    assert len(parse_inbox_key(env["SVC_INBOX_KEY"])) == 32
     assert (env["SVC_LIVE_ENABLE"], env["SVC_YES_LIVE"]) == ("0", "0")
     config_text = (target / "svc.config.yaml").read_text()
     assert "EAAGsetupAccessToken" not in config_text

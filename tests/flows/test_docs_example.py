@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 from svc.flows import MAX_FLOW_BYTES, FlowPrivateKey
-from tests._support import sign
+from tests._support import doc_example, sign
 
 from ._platform import APP_SECRET, seal_request
 from .conftest import call
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "flows.md"
-
 
 def example(name: str) -> dict[str, Any]:
-    """Execute the python block that follows ``<!-- flows-example: name -->``."""
-    match = re.search(
-        rf"<!-- flows-example: {name} -->\n```python\n(.*?)```", DOC.read_text(), re.S
-    )
-    assert match, name
-    namespace: dict[str, Any] = {"__name__": f"flows_doc_{name}"}
-    exec(compile(match.group(1), f"docs/flows.md:{name}", "exec"), namespace)  # noqa: S102 - our own docs
-    return namespace
+    return doc_example("flows.md", "flows", name)
 
 
 async def test_the_handler_example_behaves_as_documented(private_key: FlowPrivateKey) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from svc.http._update_rules import UpdateHook, keys_without_work
-from svc.webhook import DefaultFacade, Update, normalize, update_key
+from svc.webhook import DefaultFacade, HandlerContext, Update, normalize, update_key
 
 from .conftest import AppFactory, CountingStore, RecordingFacade, fixture, post_webhook
 
@@ -28,6 +28,10 @@ class _Keeping(DefaultFacade):
     async def dispatch(self, update: Update) -> None:
         self.updates.append(update)
         await super().dispatch(update)
+
+    async def dispatch_with_context(self, context: HandlerContext) -> None:
+        self.updates.append(context.update)  # the service dispatches with a context
+        await super().dispatch_with_context(context)
 
 
 def _without_template_changes() -> dict[str, Any]:

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
+from tests._support import doc_example
 
 
 def example(name: str) -> dict[str, Any]:
-    """Execute the python block that follows ``<!-- webhooks-example: name -->``."""
-    match = re.search(
-        rf"<!-- webhooks-example: {name} -->\n```python\n(.*?)```", DOC.read_text(), re.S
-    )
-    assert match, name
-    namespace: dict[str, Any] = {"__name__": f"webhooks_doc_{name}"}
-    exec(compile(match.group(1), f"docs/webhooks.md:{name}", "exec"), namespace)  # noqa: S102 - our own docs
-    return namespace
+    return doc_example("webhooks.md", "webhooks", name)
 
 
 @pytest.mark.parametrize("name", ["message-extras", "account-details", "coexistence"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -14,7 +15,9 @@ from svc.graph import DEFAULT_API_VERSION, GraphClient, PhoneNumberClient
 from svc.webhook import (
     DefaultFacade,
     FacadeFlags,
+    HandlerContext,
     MessageUpdate,
+    SentMessage,
     StatusUpdate,
     Update,
     WebhookFacade,
@@ -221,9 +224,116 @@ def test_flags_from_env_mapping() -> None:
     )
 
 
-def test_echo_needs_a_client() -> None:
-    with pytest.raises(ValueError, match="echo_client"):
-        DefaultFacade(echo_reply=True)
+async def test_echo_without_a_client_or_context_is_counted_as_an_echo_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    facade = DefaultFacade(echo_reply=True)
+    caplog.set_level(logging.DEBUG, logger="svc.webhook")
+    [update] = updates("message_text.json")
+    assert facade.needs_run(update)
+    await facade.dispatch(update)
+    stats = facade.statistics()
+    assert (stats.echo_sent, stats.echo_errors) == (0, 1)
+    assert "webhook echo reply failed error=NoHandlerContext" in caplog.text
+
+
+class RecordingContext:
+    """A ``HandlerContext`` that records what its handler sent."""
+
+    def __init__(self, update: Update) -> None:
+        self.update = update
+        self.phone_number_id = PNID
+        self.texts: list[tuple[str, bool]] = []
+        self.sent: list[dict[str, Any]] = []
+
+    async def reply_text(
+        self, text: str, *, preview_url: bool | None = None, quote: bool = False
+    ) -> SentMessage:
+        self.texts.append((text, quote))
+        return SentMessage(message_id="wamid.REPLY")
+
+    async def send(self, message: Mapping[str, Any]) -> SentMessage:
+        self.sent.append(dict(message))
+        return SentMessage(message_id="wamid.SENT")
+
+
+async def test_context_handlers_are_chosen_at_registration_and_get_the_context() -> None:
+    facade = DefaultFacade()
+    seen: list[str] = []
+
+    @facade.on("message", context=True)
+    async def answer(ctx: HandlerContext) -> None:
+        sent = await ctx.reply_text(f"got {ctx.update.kind}", quote=True)
+        seen.append(f"context:{ctx.phone_number_id}:{sent.message_id}")
+
+    def plain(update: MessageUpdate) -> None:  # one argument: the update, as before
+        seen.append(f"plain:{update.message_id}")
+
+    # A handler that takes any argument is still called with what its registration chose.
+    facade.on("message", lambda anything: seen.append(type(anything).__name__), context=True)
+    facade.on(MessageUpdate, plain)
+    [update] = updates("message_text.json")
+    context = RecordingContext(update)
+    await facade.dispatch_with_context(context)
+    assert seen == [f"context:{PNID}:wamid.REPLY", "RecordingContext", f"plain:{TEXT_ID}"]
+    assert context.texts == [("got message", True)]
+    assert facade.handlers("message") == (answer, facade.handlers("message")[1], plain)
+    with pytest.raises(TypeError, match="context"):
+        facade.on("message", plain, context=1)  # type: ignore[call-overload]
+
+
+async def test_a_context_handler_dispatched_without_a_context_is_an_error_not_a_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    facade = DefaultFacade()
+    called: list[object] = []
+    facade.on("message", called.append, context=True)
+    facade.on("message", called.append)
+    caplog.set_level(logging.DEBUG, logger="svc.webhook")
+    [update] = updates("message_text.json")
+    await facade.dispatch(update)
+    assert called == [update]  # only the plain handler ran
+    assert facade.statistics().handler_errors == {"NoHandlerContext": 1}
+    assert "webhook handler failed kind=message error=NoHandlerContext" in caplog.text
+
+
+async def test_the_echo_goes_through_the_context_when_there_is_one() -> None:
+    facade = DefaultFacade(echo_reply=True)
+    [update] = updates("message_text.json")
+    context = RecordingContext(update)
+    await facade.dispatch_with_context(context)
+    assert context.texts == [(f"Echo: {TEXT}", True)]
+    assert facade.statistics().echo_sent == 1
+
+
+async def test_dispatch_delivery_gives_each_update_its_context_in_payload_order() -> None:
+    facade = DefaultFacade()
+    made: list[RecordingContext] = []
+    order: list[str] = []
+
+    def context(update: Update) -> RecordingContext:
+        made.append(RecordingContext(update))
+        return made[-1]
+
+    facade.on("message", lambda ctx: order.append(ctx.update.message_id), context=True)
+    facade.on("status", lambda update: order.append(update.status))
+    body = json.dumps(load("batch_mixed.json")).encode()
+    delivery = receive_delivery(body, sign(body=body, secret=SECRET), SECRET)
+    await dispatch_delivery(facade, delivery, on_error=lambda u, e: None, context=context)
+    assert [item.update for item in made] == list(delivery.updates)
+    assert order == ["wamid.B1", "wamid.B2", "delivered", "read"]
+
+    class PlainFacade:
+        def __init__(self) -> None:
+            self.seen: list[Update] = []
+
+        def dispatch(self, update: Update) -> None:
+            self.seen.append(update)
+
+    plain = PlainFacade()  # no dispatch_with_context: the context factory is not used
+    made.clear()
+    await dispatch_delivery(plain, delivery, on_error=lambda u, e: None, context=context)
+    assert plain.seen == list(delivery.updates) and made == []
 
 
 def graph(handler: Any) -> tuple[GraphClient, PhoneNumberClient]:

@@ -1,0 +1,162 @@
+"""Handlers in the served service: the webhook answer's latency with handlers of 0, 1 and 5 s.
+
+svc under hypercorn's trio worker with a SQLite file (its writer process, as ``svc
+serve`` runs it), fed signed deliveries of one text message each, every one from a
+user of its own, no duplicates, by a separate load-generator process on 127.0.0.1.
+In one run:
+
+1. the ingestion rate with no handler (closed loop, 32 connections): ``ingestion_rps``;
+   the same with a no-op message handler: ``share_kept_with_handlers`` is its rate over
+   the first (target: at least 0.8); ``--rounds`` alternated rounds of each, the median
+   round reported with every round's figure;
+2. at a fixed open-loop rate, half of that no-handler rate, sent by the generator's own
+   pacing whatever the answers (latency from each request's scheduled time): the
+   answer's p50/p99 with no handler and with a message handler that takes 0 s, 1 s
+   and 5 s (``await trio.sleep``). Targets: with the 5 s handler, p99 within 1.2x of the
+   no-handler p99 and under 50 ms.
+3. ``inbox_runs_per_s``: handler runs per second through a durable inbox with a no-op
+   handler; ``null`` while handlers run inside the webhook request (there is no inbox).
+
+Prints one JSON line, with the machine it ran on and how busy the machine was.
+
+    .venv/bin/python bench/handlers.py [--quick] [--seconds 8] [--delays 0,1,5] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import tempfile
+from typing import Any
+
+import _proc
+
+SECRET = "bench-app-secret"
+CONCURRENCY = 32
+P99_RATIO_TARGET = 1.2
+P99_MS_TARGET = 50.0
+SHARE_KEPT_TARGET = 0.8
+
+
+def _server(port: int, sqlite_path: str, delay: float | None) -> list[str]:
+    extra = ["--secret", SECRET, "--store", "sqlite", "--sqlite-path", sqlite_path]
+    if delay is not None:
+        extra += ["--handler-delay", str(delay)]
+    return _proc.bench_server("svc", port, *extra)
+
+
+def _closed_loop(argv: list[str], port: int, count: int, warmup: int) -> dict[str, Any]:
+    """The server's ingestion rate: 32 connections, each sends on the previous answer."""
+    with _proc.server(argv, port=port) as process:
+        before = _proc.tree_cpu_seconds(process.pid)
+        result = _proc.load(
+            "webhook",
+            port,
+            *("--secret", SECRET, "--count", str(count), "--warmup", str(warmup)),
+            *("--concurrency", str(CONCURRENCY), "--duplicates", "0", "--single-text"),
+            *("--run", secrets.token_hex(3)),
+        )
+        spent = _proc.tree_cpu_seconds(process.pid) - before
+    result["server_cpu_us_per_request"] = round(spent / (count + warmup) * 1e6, 1)
+    return result
+
+
+def _open_loop(argv: list[str], port: int, rate: float, seconds: float) -> dict[str, Any]:
+    """The answers' latency when deliveries arrive at ``rate`` per second, whatever happens."""
+    count = max(1, int(rate * seconds))
+    warmup = max(1, count // 20)
+    with _proc.server(argv, port=port):
+        return _proc.load(
+            "webhook",
+            port,
+            *("--secret", SECRET, "--count", str(count), "--warmup", str(warmup)),
+            *("--rate", str(rate), "--duplicates", "0", "--single-text"),
+            *("--run", secrets.token_hex(3)),
+        )
+
+
+def _short(result: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: result[key] for key in keys if key in result}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short phases, 0 s and 1 s only")
+    parser.add_argument("--seconds", type=float, default=8.0, help="open-loop sending time")
+    parser.add_argument("--count", type=int, default=4000, help="closed-loop deliveries")
+    parser.add_argument("--delays", default="0,1,5", help="handler seconds, comma-separated")
+    parser.add_argument("--rounds", type=int, default=3, help="closed-loop rounds of each")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.count, args.delays, args.rounds = 2.0, 600, "0,1", 1
+    delays = [float(part) for part in args.delays.split(",") if part.strip()]
+    busy_since = _proc.machine_busy_ticks()
+    with tempfile.TemporaryDirectory(prefix="svc-bench-handlers-") as tmp:
+
+        def argv(name: str, delay: float | None) -> tuple[list[str], int]:
+            port = _proc.free_port()
+            return _server(port, f"{tmp}/{name}.sqlite3", delay), port
+
+        warmup = max(50, args.count // 10)
+        bare_rounds: list[dict[str, Any]] = []
+        noop_rounds: list[dict[str, Any]] = []
+        for index in range(args.rounds):
+            # Alternated, the first of a round changing each round, so drift hits both alike.
+            order = [(bare_rounds, None), (noop_rounds, 0.0)]
+            for rounds, delay in order if index % 2 == 0 else order[::-1]:
+                name = f"{'none' if delay is None else 'noop'}{index}"
+                rounds.append(_closed_loop(*argv(name, delay), args.count, warmup))
+        bare, noop = _proc.median_run(bare_rounds), _proc.median_run(noop_rounds)
+        rate = round(float(bare["rps"]) / 2, 1)
+        answers: dict[str, Any] = {}
+        answers["no_handler"] = _open_loop(*argv("open-none", None), rate, args.seconds)
+        for delay in delays:
+            name = f"handler_{delay:g}s"
+            answers[name] = _open_loop(*argv(f"open-{delay:g}", delay), rate, args.seconds)
+    keys = ("p50_ms", "p99_ms", "max_ms", "requests", "statuses", "max_send_lag_ms")
+    line: dict[str, Any] = {
+        "bench": "handlers",
+        "machine": _proc.machine(),
+        "machine_busy_share": _proc.machine_busy_share(busy_since),
+        "store": "sqlite (writer process)",
+        "deliveries": "one text message each, a user each, signed, no duplicates",
+        "loadgen": "asyncio (bench/_loadgen.py); closed loop 32 connections, open loop paced",
+        "ingestion_rps": bare["rps"],
+        "ingestion_rps_rounds": bare["rps_rounds"],
+        "ingestion_rps_noop_handler": noop["rps"],
+        "ingestion_rps_noop_handler_rounds": noop["rps_rounds"],
+        "server_cpu_us_per_request": {
+            "no_handler": bare["server_cpu_us_per_request"],
+            "noop_handler": noop["server_cpu_us_per_request"],
+        },
+        "share_kept_with_handlers": round(float(noop["rps"]) / float(bare["rps"]), 3),
+        "share_kept_rounds": [
+            round(float(mine["rps"]) / float(base["rps"]), 3)
+            for mine, base in zip(noop_rounds, bare_rounds, strict=True)
+        ],
+        "target_share_kept": SHARE_KEPT_TARGET,
+        "open_loop_rate": rate,
+        "open_loop_seconds": args.seconds,
+        "answer": {name: _short(result, *keys) for name, result in answers.items()},
+        "inbox_runs_per_s": None,
+        "inbox": "none: handlers run inside the webhook request, before the answer",
+    }
+    base_p99 = float(answers["no_handler"]["p99_ms"])
+    slowest = f"handler_{max(delays):g}s" if delays else None
+    if slowest is not None:
+        p99 = float(answers[slowest]["p99_ms"])
+        line["slowest_handler"] = slowest
+        line["p99_slowest_over_no_handler"] = round(p99 / base_p99, 2) if base_p99 else None
+        line["target_p99_ratio"] = P99_RATIO_TARGET
+        line["target_p99_ms"] = P99_MS_TARGET
+        line["meets_target"] = (
+            p99 <= P99_RATIO_TARGET * base_p99
+            and p99 <= P99_MS_TARGET
+            and line["share_kept_with_handlers"] >= SHARE_KEPT_TARGET
+        )
+    print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The ``HandlerContext`` the service gives a context handler: its update and sends through it.
+
+A send from a context goes through ``Service.send`` like a send route's: the
+payload is checked by ``svc.graph``'s rules, the Graph call is counted, the
+outbound message is recorded when there is a store, and one log line names
+its message id (never its text or recipient). Sends are not keyed yet: a
+handler run twice sends twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from svc.graph import build_group_text_message, build_text_message, check_message_payload
+from svc.webhook import MessageUpdate, SentMessage, Update, is_safe_id
+
+from ._numbers import ServedNumber
+from ._replies import Reply
+
+__all__ = ["SendFromNumber", "ServiceContext", "reply_address"]
+
+SendFromNumber = Callable[[Mapping[str, Any], ServedNumber], Awaitable[Reply]]
+"""The service's send of one checked payload from one business number (unkeyed)."""
+_MAX_LOGGED_ID = 256
+
+
+def reply_address(update: Update) -> tuple[str, bool]:
+    """Where a reply to ``update`` goes: ``(group id, True)`` for a group message, else
+    ``(user key, False)`` (BSUID, parent BSUID or phone). ``ValueError`` when it names no one."""
+    if isinstance(update, MessageUpdate) and update.group_id is not None:
+        return update.group_id, True
+    user = getattr(update, "user", None)  # message, status and user-id updates name a user
+    key = user.key if user is not None else None
+    if not key:
+        raise ValueError(f"a {update.kind} update names no user to reply to")
+    return key, False
+
+
+def _message_id(reply: Reply) -> str | None:
+    """The new message's id from the platform's answer, when it names a safe one."""
+    try:
+        answer = json.loads(reply.body)
+        found = answer["messages"][0]["id"]
+    except (ValueError, TypeError, KeyError, IndexError):
+        return None
+    if isinstance(found, str) and len(found) <= _MAX_LOGGED_ID and is_safe_id(found):
+        return found
+    return None
+
+
+class ServiceContext:
+    """One update's context: ``update``, the business number, and sends from that number."""
+
+    __slots__ = ("_logger", "_number", "_send", "update")
+
+    def __init__(
+        self,
+        update: Update,
+        *,
+        number: ServedNumber,
+        send: SendFromNumber,
+        logger: logging.Logger,
+    ) -> None:
+        self.update = update
+        self._number = number
+        self._send = send
+        self._logger = logger
+
+    @property
+    def phone_number_id(self) -> str:
+        """The business number the update came to (the default one for WABA-level updates)."""
+        return self._number.phone_number_id
+
+    async def reply_text(
+        self, text: str, *, preview_url: bool | None = None, quote: bool = False
+    ) -> SentMessage:
+        """Send ``text`` to the update's user (or group); ``quote`` replies to its message."""
+        to, group = reply_address(self.update)
+        quoted = (
+            self.update.message_id if quote and isinstance(self.update, MessageUpdate) else None
+        )
+        build = build_group_text_message if group else build_text_message
+        return await self.send(
+            build(to=to, text=text, preview_url=preview_url, reply_to_message_id=quoted)
+        )
+
+    async def send(self, message: Mapping[str, Any]) -> SentMessage:
+        """Send a ``svc.graph`` message payload from the context's business number.
+
+        Raises ``svc.graph.GraphRequestValidationError`` for a payload the
+        builders' rules refuse, and ``svc.http.HttpError`` when the platform
+        refuses the send or cannot be reached (the send routes' answer).
+        """
+        payload = check_message_payload(message)
+        reply = await self._send(payload, self._number)
+        message_id = _message_id(reply)
+        kind = payload.get("type")
+        self._logger.info(
+            "handler reply sent type=%s message_id=%s",
+            kind if isinstance(kind, str) and kind.isidentifier() else "other",
+            message_id or "unknown",
+        )
+        return SentMessage(message_id=message_id)
