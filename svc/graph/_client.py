@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from svc._json import loads_strict
 from svc._text import (
     breaks_url_path,
     has_ascii_control,
@@ -223,8 +224,8 @@ class GraphClient:
         if not response.content:
             return {}
         try:
-            parsed = _json.loads(response.content)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            parsed = loads_strict(response.content)
+        except ValueError:  # UnicodeDecodeError and JsonTooDeepError among them
             raise GraphSerializationError(
                 f"Graph answered HTTP {response.status_code} with a body that is not JSON"
             ) from None
@@ -334,7 +335,7 @@ def _query_text(value: QueryValue, key: str) -> str:
 
 def _json_or_none(body: bytes) -> Mapping[str, Any] | None:
     try:
-        parsed = _json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+        parsed = loads_strict(body) if body else None
+    except ValueError:
         return None
     return parsed if isinstance(parsed, Mapping) else None

@@ -16,7 +16,6 @@ the pure ``decide`` below.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.abc
 
+from svc._json import loads_strict
 from svc.graph import (
     GraphApiError,
     GraphError,
@@ -310,7 +310,7 @@ class _Sender:
         error: GraphError | None = None
         answer: Mapping[str, Any] = {}
         try:
-            answer = await self.post(number, json.loads(item.payload_json))
+            answer = await self.post(number, loads_strict(item.payload_json))
         except GraphError as exc:
             error = exc
         # Shielded: once posted, the outcome must be written even while the sender stops.

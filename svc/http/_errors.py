@@ -108,9 +108,14 @@ class HttpError(Exception):
 # --- named refusals: one constructor per error code -----------------------------------
 
 
-def malformed_json(*, empty: bool = False) -> HttpError:
-    """400: the body is empty, or not strict JSON."""
-    message = "The request body is empty." if empty else "The request body is not valid JSON."
+def malformed_json(*, empty: bool = False, too_deep: int | None = None) -> HttpError:
+    """400: the body is empty, not strict JSON, or nests deeper than ``too_deep`` levels."""
+    if empty:
+        message = "The request body is empty."
+    elif too_deep is not None:
+        message = f"The request body nests deeper than {too_deep} levels."
+    else:
+        message = "The request body is not valid JSON."
     return HttpError(400, "malformed_json", message)
 
 
