@@ -188,7 +188,10 @@ class GraphClient:
         try:
             response = await self._http.send(request, stream=stream)
         except (httpx.HTTPError, OSError) as exc:
-            raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
+            raise GraphNetworkError(
+                f"Graph transport failed: {type(exc).__name__}",
+                request_sent=not isinstance(exc, _NOT_SENT),
+            ) from None
         if response.is_success:
             return response
         try:
@@ -234,6 +237,16 @@ class GraphClient:
                 f"Graph answered HTTP {response.status_code} with JSON that is not an object"
             )
         return parsed
+
+
+_NOT_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+    httpx.UnsupportedProtocol,
+)
+"""Transport failures raised before any byte of the request left: no connection was made."""
 
 
 def _check_access_token(token: object) -> None:
