@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 import trio
 import trio.testing
 
-from svc.graph import GraphNetworkError
+from svc.graph import GraphClient, GraphNetworkError
 from svc.graph._error_codes import api_error_from_response
 from svc.http._broadcast_sender import (
     BroadcastOptions,
@@ -47,6 +49,32 @@ def test_decisions() -> None:
     # A network error may have reached the platform: never retried.
     network = decide(GraphNetworkError("down"), attempts=1, options=OPTIONS)
     assert (network.action, network.code) == ("failed", "network")
+
+
+@pytest.mark.parametrize(
+    ("failure", "expected"),
+    [
+        # retry_later: the whole number waits the longer of the backoff and the hint's wait
+        (error(131057), ("retry", "131057", 60.0, True)),  # a throughput upgrade
+        (error(2494100), ("retry", "2494100", 60.0, True)),
+        (error(131057, retry_after="90"), ("retry", "131057", 90.0, True)),
+        (error(80007), ("retry", "80007", 1.0, True)),
+        (error(131000), ("retry", "131000", 1.0, True)),
+        (GraphNetworkError("refused", request_sent=False), ("retry", "network", 1.0, True)),
+        # every other hint fails the recipient at once
+        (error(190, 401), ("failed", "190", 0.0, False)),  # refresh_credentials
+        (error(131009), ("failed", "131009", 0.0, False)),  # fix_request
+        (error(131049), ("failed", "131049", 0.0, False)),  # do_not_retry
+        (error(130429, 503), ("failed", "130429", 0.0, False)),  # unknown: a 5xx
+        (error(131057, 500), ("failed", "131057", 0.0, False)),  # unknown: a 5xx
+        (GraphNetworkError("lost"), ("failed", "network", 0.0, False)),  # unknown: maybe sent
+    ],
+)
+def test_the_retry_hint_decides(failure: Any, expected: tuple[Any, ...]) -> None:
+    decision = decide(failure, attempts=1, options=OPTIONS)
+    assert (decision.action, decision.code, decision.delay, decision.number_wide) == expected
+    spent = decide(failure, attempts=OPTIONS.max_attempts, options=OPTIONS)
+    assert spent.action == "failed"
 
 
 def test_backoff_is_capped_and_jittered() -> None:
@@ -185,4 +213,68 @@ async def test_an_unexpected_error_leaves_the_row_to_its_lease_and_the_sender_ru
     assert (status.sent, status.failed) == (1, 1)
     assert dict(status.failed_by_code) == {"interrupted": 1}
     assert handle.statistics().errors == 1
+    await store.close()
+
+
+async def test_a_throughput_upgrade_holds_the_broadcast_and_fails_no_recipient(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Sends through the real Graph client to a fake Graph that answers 131057 for 45 s (the
+    number is being upgraded): the sender pauses the number about a minute, then sends
+    every recipient; none fails for the upgrade, and nothing is posted during the pause."""
+    store = SqliteStore(":memory:")
+    await store.migrate()
+    now = lambda: T0 + timedelta(seconds=trio.current_time())  # noqa: E731
+    recipients = [str(15550000000 + n) for n in range(40)]
+    await store.create_broadcast(
+        id="b",
+        request_key="k",
+        request_hash="h",
+        phone_number_id=NUMBER,
+        recipients=[
+            BroadcastRecipientInput(recipient=p, payload_json=json.dumps({"to": p}))
+            for p in recipients
+        ],
+        created_at=now(),
+    )
+    upgrade_ends = 45.0
+    answered: list[tuple[float, str, int]] = []
+
+    def graph(request: httpx.Request) -> httpx.Response:
+        at, to = trio.current_time(), json.loads(request.content)["to"]
+        assert request.url.path.endswith(f"/{NUMBER}/messages")
+        if at < upgrade_ends:
+            answered.append((at, to, 131057))
+            return httpx.Response(
+                400,
+                json={"error": {"message": "(#131057) Account in maintenance mode", "code": 131057}},
+            )
+        answered.append((at, to, 200))
+        return httpx.Response(200, json={"messages": [{"id": f"wamid.{to}"}]})
+
+    client = GraphClient(access_token="EAAG-token", transport=httpx.MockTransport(graph))
+
+    async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        answer: Mapping[str, Any] = await client.request(
+            "POST", f"/{number}/messages", json=dict(payload)
+        )
+        return answer
+
+    options = BroadcastOptions(rate_per_second=20, now=now, random=lambda: 1.0)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(run_broadcast_sender, store, post, (NUMBER,), options)
+        while (status := await store.get_broadcast(id="b")) is None or status.state != "done":
+            await trio.sleep(1)
+        await handle.stop()
+    await client.aclose()
+    assert (status.sent, status.failed) == (40, 0)
+    assert dict(status.failed_by_code) == {}
+    refused = [(at, to) for at, to, code in answered if code == 131057]
+    sent = [(at, to) for at, to, code in answered if code == 200]
+    assert {to for _, to in sent} == set(recipients)
+    assert 1 <= len(refused) <= 20  # only the sends in flight when the upgrade began
+    # After the first 131057 nothing was posted for the hint's minute: the number was paused.
+    first = refused[0][0]
+    assert all(at - first >= 60.0 or math.isclose(at, first) for at, _, _ in answered)
+    assert handle.statistics().retried == len(refused)
     await store.close()
