@@ -275,7 +275,9 @@ def _check_base_url(base_url: object) -> str:
         raise GraphRequestValidationError(
             "base_url must be an http(s) URL", field="base_url"
         ) from None
-    if url.scheme not in ("http", "https") or not url.host:
+    # raw_host: the ASCII (IDNA-encoded) host as written; .host decodes it and raises
+    # idna's own error for a malformed "xn--" label.
+    if url.scheme not in ("http", "https") or not url.raw_host:
         raise GraphRequestValidationError("base_url must be an http(s) URL", field="base_url")
     if url.query or url.fragment or url.userinfo:
         raise GraphRequestValidationError(

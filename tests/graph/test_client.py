@@ -106,7 +106,13 @@ def test_default_api_version() -> None:
 
 
 @pytest.mark.parametrize(
-    "base_url", ["http://127.0.0.1:8080", "https://graph.facebook.com/", "https://h.test/proxy"]
+    "base_url",
+    [
+        "http://127.0.0.1:8080",
+        "https://graph.facebook.com/",
+        "https://h.test/proxy",
+        "https://xn--zz.test/proxy",  # a malformed IDNA label: the host is taken as written
+    ],
 )
 def test_http_and_https_base_urls(base_url: str) -> None:
     client = Recorder().client(base_url=base_url)

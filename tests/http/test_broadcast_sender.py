@@ -247,7 +247,7 @@ async def test_a_throughput_upgrade_holds_the_broadcast_and_fails_no_recipient(
             answered.append((at, to, 131057))
             return httpx.Response(
                 400,
-                json={"error": {"message": "(#131057) Account in maintenance mode", "code": 131057}},
+                json={"error": {"message": "(#131057) Maintenance mode", "code": 131057}},
             )
         answered.append((at, to, 200))
         return httpx.Response(200, json={"messages": [{"id": f"wamid.{to}"}]})
