@@ -64,7 +64,6 @@ def test_the_named_non_finite_forms_are_refused(constant: str) -> None:
         loads_strict(f"[{constant}]")
 
 
-
 def test_the_depth_scan_runs_only_on_text_that_parsed() -> None:
     """Escaped quotes without an end and enough brackets to need the scan: refused by the
     parse, so the string scan (quadratic on such text) never runs; the test would take

@@ -191,9 +191,9 @@ async def test_a_media_link_on_an_idna_host_is_sent_as_written_never_a_500(
 ) -> None:
     """A malformed ``xn--`` label is the platform's to refuse (decoding it raised idna's error)."""
     link = f"https://{host}/cat.jpg"
-    response = await make_app().test_client().post(
-        "/api/messages", json={"type": "image", "to": "15551234567", "link": link}, headers=AUTH
-    )
+    client = make_app().test_client()
+    body = {"type": "image", "to": "15551234567", "link": link}
+    response = await client.post("/api/messages", json=body, headers=AUTH)
     assert response.status_code == 200
     [sent] = graph.bodies()
     assert sent["image"] == {"link": link}
