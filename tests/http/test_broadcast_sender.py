@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -99,9 +99,11 @@ def test_invalid_options(fields: dict[str, Any]) -> None:
         BroadcastOptions(**fields)
 
 
-async def test_rate_limit_pushes_the_number_back_and_retries(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
+async def _one_broadcast(
+    recipients: Sequence[str],
+) -> tuple[SqliteStore, Callable[[], datetime]]:
+    """A migrated SQLite store holding broadcast ``b`` to ``recipients`` (each payload names
+    its recipient), and the clock of trio's current time."""
     store = SqliteStore(":memory:")
     await store.migrate()
     now = lambda: T0 + timedelta(seconds=trio.current_time())  # noqa: E731
@@ -112,10 +114,17 @@ async def test_rate_limit_pushes_the_number_back_and_retries(
         phone_number_id=NUMBER,
         recipients=[
             BroadcastRecipientInput(recipient=p, payload_json=json.dumps({"to": p}))
-            for p in ("1", "2")
+            for p in recipients
         ],
         created_at=now(),
     )
+    return store, now
+
+
+async def test_rate_limit_pushes_the_number_back_and_retries(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    store, now = await _one_broadcast(("1", "2"))
     posted: list[tuple[float, str]] = []
 
     async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -147,20 +156,7 @@ async def test_rate_limit_pushes_the_number_back_and_retries(
 async def test_stop_releases_claimed_sends_that_were_not_posted(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    store = SqliteStore(":memory:")
-    await store.migrate()
-    now = lambda: T0 + timedelta(seconds=trio.current_time())  # noqa: E731
-    await store.create_broadcast(
-        id="b",
-        request_key="k",
-        request_hash="h",
-        phone_number_id=NUMBER,
-        recipients=[
-            BroadcastRecipientInput(recipient=str(n), payload_json=json.dumps({"to": str(n)}))
-            for n in range(20)
-        ],
-        created_at=now(),
-    )
+    store, now = await _one_broadcast([str(n) for n in range(20)])
     posted: list[str] = []
 
     async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -184,20 +180,7 @@ async def test_stop_releases_claimed_sends_that_were_not_posted(
 async def test_an_unexpected_error_leaves_the_row_to_its_lease_and_the_sender_runs_on(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    store = SqliteStore(":memory:")
-    await store.migrate()
-    now = lambda: T0 + timedelta(seconds=trio.current_time())  # noqa: E731
-    await store.create_broadcast(
-        id="b",
-        request_key="k",
-        request_hash="h",
-        phone_number_id=NUMBER,
-        recipients=[
-            BroadcastRecipientInput(recipient=p, payload_json=json.dumps({"to": p}))
-            for p in ("1", "2")
-        ],
-        created_at=now(),
-    )
+    store, now = await _one_broadcast(("1", "2"))
 
     async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
         if payload["to"] == "1":
@@ -222,21 +205,8 @@ async def test_a_throughput_upgrade_holds_the_broadcast_and_fails_no_recipient(
     """Sends through the real Graph client to a fake Graph that answers 131057 for 45 s (the
     number is being upgraded): the sender pauses the number about a minute, then sends
     every recipient; none fails for the upgrade, and nothing is posted during the pause."""
-    store = SqliteStore(":memory:")
-    await store.migrate()
-    now = lambda: T0 + timedelta(seconds=trio.current_time())  # noqa: E731
     recipients = [str(15550000000 + n) for n in range(40)]
-    await store.create_broadcast(
-        id="b",
-        request_key="k",
-        request_hash="h",
-        phone_number_id=NUMBER,
-        recipients=[
-            BroadcastRecipientInput(recipient=p, payload_json=json.dumps({"to": p}))
-            for p in recipients
-        ],
-        created_at=now(),
-    )
+    store, now = await _one_broadcast(recipients)
     upgrade_ends = 45.0
     answered: list[tuple[float, str, int]] = []
 

@@ -9,7 +9,9 @@ The expected answer comes from the document's depth as this file counts it
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -72,6 +74,20 @@ def place(document: Any, kind: str, depth: int) -> str:
     return text.replace(HOLE, nest(kind, depth))
 
 
+@contextlib.asynccontextmanager
+async def _maybe_store(with_store: bool) -> AsyncIterator[SqliteStore | None]:
+    """A migrated in-memory SQLite store, closed after; None for the stateless runs."""
+    if not with_store:
+        yield None
+        return
+    store = SqliteStore(":memory:")
+    await store.migrate()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 def webhook_body(position: str, kind: str, depth: int) -> str:
     envelope = fixture("message_text.json")
     value = envelope["entry"][0]["changes"][0]["value"]
@@ -102,11 +118,7 @@ def webhook_body(position: str, kind: str, depth: int) -> str:
 async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
     make_app: AppFactory, with_store: bool, position: str, kind: str, depth: int
 ) -> None:
-    store = None
-    if with_store:
-        store = SqliteStore(":memory:")
-        await store.migrate()
-    try:
+    async with _maybe_store(with_store) as store:
         recording: list[Any] = []
 
         class Facade:
@@ -130,9 +142,6 @@ async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
             assert response.status_code == 400
             assert (await response.get_json())["error"]["code"] == "invalid_json"
             assert recording == []
-    finally:
-        if store is not None:
-            await store.close()
 
 
 @pytest.mark.slow
@@ -144,11 +153,7 @@ async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
 async def test_an_interactive_flow_send_at_any_depth_is_200_or_malformed_json(
     make_app: AppFactory, graph: FakeGraph, with_store: bool, kind: str, depth: int, keyed: bool
 ) -> None:
-    store = None
-    if with_store:
-        store = SqliteStore(":memory:")
-        await store.migrate()
-    try:
+    async with _maybe_store(with_store) as store:
         client = make_app(store=store).test_client()
         body = {
             "type": "interactiveFlow",
@@ -182,9 +187,6 @@ async def test_an_interactive_flow_send_at_any_depth_is_200_or_malformed_json(
                 f"The request body nests deeper than {MAX_JSON_DEPTH} levels."
             )
             assert len(graph.requests) == sent_before
-    finally:
-        if store is not None:
-            await store.close()
 
 
 @pytest.fixture(scope="module")
