@@ -17,11 +17,13 @@ from svc.graph import GraphClient, GraphNetworkError
 from svc.graph._error_codes import api_error_from_response
 from svc.http._broadcast_sender import (
     BroadcastOptions,
+    BroadcastPost,
+    BroadcastSenderHandle,
     backoff_seconds,
     decide,
     run_broadcast_sender,
 )
-from svc.store import BroadcastRecipientInput, SqliteStore
+from svc.store import BroadcastRecipientInput, BroadcastStatus, SqliteStore
 
 from .conftest import T0
 
@@ -121,6 +123,18 @@ async def _one_broadcast(
     return store, now
 
 
+async def _send_until_done(
+    store: SqliteStore, post: BroadcastPost, options: BroadcastOptions
+) -> tuple[BroadcastStatus, BroadcastSenderHandle]:
+    """Run the sender on broadcast ``b`` until it is done; its last status and the handle."""
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(run_broadcast_sender, store, post, (NUMBER,), options)
+        while (status := await store.get_broadcast(id="b")) is None or status.state != "done":
+            await trio.sleep(0.5)
+        await handle.stop()
+    return status, handle
+
+
 async def test_rate_limit_pushes_the_number_back_and_retries(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -135,11 +149,7 @@ async def test_rate_limit_pushes_the_number_back_and_retries(
         return {"messages": [{"id": f"wamid.{len(posted)}"}]}
 
     options = BroadcastOptions(rate_per_second=10, now=now, random=lambda: 0.0)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(run_broadcast_sender, store, post, (NUMBER,), options)
-        while (status := await store.get_broadcast(id="b")) is None or status.state != "done":
-            await trio.sleep(0.5)
-        await handle.stop()
+    status, handle = await _send_until_done(store, post, options)
     assert status.sent == 2
     # The refused send pushed the number back five seconds: nothing went out before then,
     # and the other claimed send went back to the queue instead of being posted meanwhile.
@@ -188,11 +198,7 @@ async def test_an_unexpected_error_leaves_the_row_to_its_lease_and_the_sender_ru
         return {"messages": [{"id": "wamid.2"}]}
 
     options = BroadcastOptions(rate_per_second=10, lease=5, now=now)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(run_broadcast_sender, store, post, (NUMBER,), options)
-        while (status := await store.get_broadcast(id="b")) is None or status.state != "done":
-            await trio.sleep(0.5)
-        await handle.stop()
+    status, handle = await _send_until_done(store, post, options)
     assert (status.sent, status.failed) == (1, 1)
     assert dict(status.failed_by_code) == {"interrupted": 1}
     assert handle.statistics().errors == 1
@@ -231,11 +237,7 @@ async def test_a_throughput_upgrade_holds_the_broadcast_and_fails_no_recipient(
         return answer
 
     options = BroadcastOptions(rate_per_second=20, now=now, random=lambda: 1.0)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(run_broadcast_sender, store, post, (NUMBER,), options)
-        while (status := await store.get_broadcast(id="b")) is None or status.state != "done":
-            await trio.sleep(1)
-        await handle.stop()
+    status, handle = await _send_until_done(store, post, options)
     await client.aclose()
     assert (status.sent, status.failed) == (40, 0)
     assert dict(status.failed_by_code) == {}
