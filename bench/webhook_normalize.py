@@ -2,6 +2,9 @@
 
 Prints one JSON line. ``overhead_share`` is (pipeline time - baseline time) /
 baseline time for the same ~3 KB signed body; the target is <= 0.5.
+``depth_check_share`` is the time of the pipeline's nesting-depth check
+(``json_depth_exceeds`` on the same text) over the pipeline's, measured in the
+same rounds.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from svc._json import json_depth_exceeds
 from svc.crypto import hmac_sha256, hmac_sha256_matches
 from svc.webhook import normalize, receive_delivery
 
@@ -149,8 +153,14 @@ def main() -> None:
     def pipeline() -> object:
         return receive_delivery(body, header, APP_SECRET, max_body_bytes=1_048_576)
 
-    _best_seconds((baseline, pipeline), loops=200, rounds=2)  # warm-up
-    t_base, t_pipe = _best_seconds((baseline, pipeline), loops=500, rounds=60)
+    text = body.decode("utf-8")
+
+    def depth_check() -> object:
+        return json_depth_exceeds(text)
+
+    functions = (baseline, pipeline, depth_check)
+    _best_seconds(functions, loops=200, rounds=2)  # warm-up
+    t_base, t_pipe, t_depth = _best_seconds(functions, loops=500, rounds=60)
     share = (t_pipe - t_base) / t_base
     print(
         json.dumps(
@@ -161,6 +171,8 @@ def main() -> None:
                 "pipeline_updates_per_s": round(n_updates / t_pipe),
                 "baseline_updates_per_s": round(n_updates / t_base),
                 "overhead_share": round(share, 3),
+                "depth_check_us": round(t_depth * 1e6, 2),
+                "depth_check_share": round(t_depth / t_pipe, 3),
                 "target_overhead_share": TARGET,
                 "meets_target": share <= TARGET,
             }

@@ -63,3 +63,16 @@ def test_the_named_non_finite_forms_are_refused(constant: str) -> None:
     with pytest.raises(ValueError):
         loads_strict(f"[{constant}]")
 
+
+def test_the_depth_scan_runs_only_on_text_that_parsed() -> None:
+    """Escaped quotes without an end and enough brackets to need the scan: refused by the
+    parse, so the string scan (quadratic on such text) never runs; the test would take
+    minutes, not milliseconds, if it did."""
+    from svc._json import MAX_JSON_DEPTH
+
+    text = "[" * (MAX_JSON_DEPTH + 1) + '"\\' * 40_000
+    with pytest.raises(ValueError) as caught:
+        loads_strict(text)
+    assert type(caught.value) is json.JSONDecodeError
+    with pytest.raises(InvalidJsonError):
+        parse_envelope(text.encode())

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from svc._json import MAX_JSON_DEPTH, JsonTooDeepError, loads_strict
 from svc.graph import DEFAULT_API_VERSION, DEFAULT_BASE_URL
 
 from ..http import MAX_PHONE_NUMBERS, BusinessNumber, Profile, ServiceError, ServiceSecrets
@@ -269,13 +270,21 @@ def _read(path: Path) -> tuple[object, Literal["yaml", "json"]]:
         raise CliConfigError("the config file is not UTF-8 text.") from None
     if suffix == ".json":
         try:
-            return json.loads(text), "json"
+            return loads_strict(text), "json"
         except json.JSONDecodeError as exc:
             raise CliConfigError(
                 f"the config file is not valid JSON (line {exc.lineno})."
             ) from None
+        except JsonTooDeepError:
+            raise CliConfigError(
+                f"the config file nests deeper than {MAX_JSON_DEPTH} levels."
+            ) from None
+        except ValueError:
+            raise CliConfigError("the config file holds a number JSON cannot read.") from None
     try:
         return yaml.safe_load(text), "yaml"
+    except RecursionError:
+        raise CliConfigError("the config file nests too deeply.") from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark is not None else 0
         raise CliConfigError(f"the config file is not valid YAML (line {line}).") from None

@@ -103,7 +103,7 @@ def service_endpoint(
         parsed = httpx.URL(base)
     except httpx.InvalidURL:
         raise CliUsageError("--url must be an http(s) URL.") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host or parsed.userinfo:
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.userinfo:
         raise CliUsageError("--url must be an http(s) URL without credentials.")
     return base.rstrip("/") + resolved.api_prefix, token
 

@@ -30,11 +30,23 @@ MAX_DURATION_DAYS: Final = 3650
 
 
 def parse_duration(value: str, option: str) -> timedelta:
-    """``30d``, ``12h``, ``90m`` or ``45s`` (positive, at most ten years)."""
+    """``30d``, ``12h``, ``90m`` or ``45s``: more than zero, at most ten years.
+
+    Zero is a duration, refused on purpose and said so: a horizon of zero keeps
+    nothing, not even the records still in use.
+    """
     found = _DURATION.fullmatch(value.strip())
-    seconds = int(found.group(1)) * _UNITS[found.group(2)] if found else 0
-    if not 0 < seconds <= MAX_DURATION_DAYS * 86_400:
+    if found is None:
         raise CliUsageError(f"{option} must be a duration such as 30d, 12h, 90m or 45s.")
+    seconds = int(found.group(1)) * _UNITS[found.group(2)]
+    if seconds == 0:
+        raise CliUsageError(
+            f"{option} must be more than zero: a zero horizon keeps nothing, not even records"
+            " still in use (the dedupe keys of deliveries the platform still redelivers, for"
+            " up to 7 days); use a duration such as 30d."
+        )
+    if seconds > MAX_DURATION_DAYS * 86_400:
+        raise CliUsageError(f"{option} must be at most {MAX_DURATION_DAYS}d (ten years).")
     return timedelta(seconds=seconds)
 
 

@@ -144,9 +144,9 @@ def _b64(value: str) -> bytes:
 
 def _json(raw: bytes, *, code: str) -> object:
     try:
-        return loads_strict(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
+        return loads_strict(raw)
+    except ValueError:
+        # JSONDecodeError, UnicodeDecodeError, int-size limits and nesting past MAX_JSON_DEPTH.
         raise FlowDecryptionError(code) from None
 
 

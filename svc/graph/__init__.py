@@ -15,6 +15,8 @@ from ._errors import GraphRateLimitError as GraphRateLimitError
 from ._errors import GraphRequestValidationError as GraphRequestValidationError
 from ._errors import GraphSerializationError as GraphSerializationError
 from ._errors import PhoneOnlyRecipientError as PhoneOnlyRecipientError
+from ._errors import RetryAction as RetryAction
+from ._errors import RetryHint as RetryHint
 from ._errors import TemplateCheckError as TemplateCheckError
 from ._transports import DryRunTransport as DryRunTransport
 
@@ -142,6 +144,7 @@ from ._error_classes import UserStoppedMarketingMessagesError as UserStoppedMark
 from ._error_codes import register_error_code as register_error_code
 from ._error_codes import reset_error_registry as reset_error_registry
 from ._error_codes import resolve_error_class as resolve_error_class
+from ._error_codes import resolve_retry_hint as resolve_retry_hint
 from ._paths import check_path_segment as check_path_segment
 from ._scoped import AppClient as AppClient
 from ._scoped import BusinessClient as BusinessClient
@@ -513,6 +516,8 @@ __all__ = [
     "RecipientNotInAllowedListError",
     "RegisterDeregisterRateLimitExceededError",
     "RequestPartiallySucceededError",
+    "RetryAction",
+    "RetryHint",
     "SendResult",
     "ServiceUnavailableError",
     "SignupError",
@@ -637,6 +642,7 @@ __all__ = [
     "reset_error_registry",
     "resolve_error_class",
     "resolve_recipient",
+    "resolve_retry_hint",
     "send_result_from_answer",
     "template_currency_parameter",
     "template_date_time_parameter",

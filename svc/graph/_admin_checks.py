@@ -340,7 +340,8 @@ def check_url(value: object, *, field: str, max_length: int = 2048) -> str:
         url = httpx.URL(text)
     except httpx.InvalidURL:
         raise GraphRequestValidationError(f"{field} must be an http(s) URL", field=field) from None
-    if url.scheme not in ("http", "https") or not url.host or url.userinfo or " " in text:
+    # raw_host, never .host: decoding a malformed "xn--" label raises idna's own error.
+    if url.scheme not in ("http", "https") or not url.raw_host or url.userinfo or " " in text:
         raise GraphRequestValidationError(f"{field} must be an http(s) URL", field=field)
     return text
 

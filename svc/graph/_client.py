@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from svc._json import loads_strict
 from svc._text import (
     breaks_url_path,
     has_ascii_control,
@@ -188,7 +189,10 @@ class GraphClient:
         try:
             response = await self._http.send(request, stream=stream)
         except (httpx.HTTPError, OSError) as exc:
-            raise GraphNetworkError(f"Graph transport failed: {type(exc).__name__}") from None
+            raise GraphNetworkError(
+                f"Graph transport failed: {type(exc).__name__}",
+                request_sent=not isinstance(exc, _NOT_SENT),
+            ) from None
         if response.is_success:
             return response
         try:
@@ -224,8 +228,8 @@ class GraphClient:
         if not response.content:
             return {}
         try:
-            parsed = _json.loads(response.content)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            parsed = loads_strict(response.content)
+        except ValueError:  # UnicodeDecodeError and JsonTooDeepError among them
             raise GraphSerializationError(
                 f"Graph answered HTTP {response.status_code} with a body that is not JSON"
             ) from None
@@ -234,6 +238,16 @@ class GraphClient:
                 f"Graph answered HTTP {response.status_code} with JSON that is not an object"
             )
         return parsed
+
+
+_NOT_SENT = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.PoolTimeout,
+    httpx.ProxyError,
+    httpx.UnsupportedProtocol,
+)
+"""Transport failures raised before any byte of the request left: no connection was made."""
 
 
 def _check_access_token(token: object) -> None:
@@ -262,7 +276,9 @@ def _check_base_url(base_url: object) -> str:
         raise GraphRequestValidationError(
             "base_url must be an http(s) URL", field="base_url"
         ) from None
-    if url.scheme not in ("http", "https") or not url.host:
+    # raw_host: the ASCII (IDNA-encoded) host as written; .host decodes it and raises
+    # idna's own error for a malformed "xn--" label.
+    if url.scheme not in ("http", "https") or not url.raw_host:
         raise GraphRequestValidationError("base_url must be an http(s) URL", field="base_url")
     if url.query or url.fragment or url.userinfo:
         raise GraphRequestValidationError(
@@ -335,7 +351,7 @@ def _query_text(value: QueryValue, key: str) -> str:
 
 def _json_or_none(body: bytes) -> Mapping[str, Any] | None:
     try:
-        parsed = _json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+        parsed = loads_strict(body) if body else None
+    except ValueError:
         return None
     return parsed if isinstance(parsed, Mapping) else None

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, Final
+
+from svc._json import json_depth_exceeds
 
 from ._errors import GraphRequestValidationError
 
@@ -42,8 +43,6 @@ FLOW_JSON_LIMITS: Final[Mapping[str, int]] = {
 _MAX_TEXT_BYTES: Final = MAX_BYTES * 8
 # Keys under which a component holds further components.
 _COMPONENT_LIST_KEYS: Final = ("children", "then", "else")
-_STRING_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
 
 
 class FlowJsonValidationError(GraphRequestValidationError):
@@ -95,25 +94,18 @@ def _parse(text: str | bytes) -> Any:
         raise FlowJsonValidationError(
             "Flow JSON text is not valid UTF-8", limit="structure"
         ) from None
-    _check_text_depth(decoded)
     try:
-        return json.loads(decoded)
+        document = json.loads(decoded)
+    except RecursionError:
+        raise _depth_error() from None
     except ValueError:
         raise FlowJsonValidationError(
             "Flow JSON text is not valid JSON", limit="structure"
         ) from None
-
-
-def _check_text_depth(text: str) -> None:
-    """Refuse over-deep text before the (recursive) JSON parser sees it."""
-    depth = 0
-    for bracket in _BRACKET.findall(_STRING_TOKEN.sub('""', text)):
-        if bracket in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _depth_error()
-        else:
-            depth -= 1
+    # After the parse: the bracket scan is linear on valid JSON only.
+    if json_depth_exceeds(decoded, MAX_DEPTH):
+        raise _depth_error()
+    return document
 
 
 def _depth_error() -> FlowJsonValidationError:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import json
 import secrets
 
 import httpx
+
+from svc._json import loads_strict
 
 from ._builders import is_read_receipt_payload
 from ._errors import GraphRequestValidationError
@@ -84,8 +85,8 @@ class DryRunTransport(httpx.AsyncBaseTransport):
 
 def _json_object(body: bytes) -> dict[str, object] | None:
     try:
-        payload = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+        payload = loads_strict(body) if body else None
+    except ValueError:
         return None
     return payload if isinstance(payload, dict) else None
 

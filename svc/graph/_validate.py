@@ -143,7 +143,8 @@ def check_link(value: object, field: str = "link") -> str:
         url = httpx.URL(value)
     except (httpx.InvalidURL, ValueError):
         raise _fail("must be a valid http or https URL", field) from None
-    if url.scheme not in ("http", "https") or not url.host:
+    # raw_host, never .host: decoding a malformed "xn--" label raises idna's own error.
+    if url.scheme not in ("http", "https") or not url.raw_host:
         raise _fail("must be an http or https URL with a host", field)
     return value
 

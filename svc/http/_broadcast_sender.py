@@ -16,7 +16,6 @@ the pure ``decide`` below.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -27,11 +26,12 @@ from typing import Any, Final, Literal
 import anyio
 import anyio.abc
 
+from svc._json import loads_strict
 from svc.graph import (
     GraphApiError,
     GraphError,
     GraphNetworkError,
-    GraphRateLimitError,
+    RetryAction,
     TooManyMessagesError,
 )
 from svc.store import BroadcastSend, BroadcastStore, PersistenceError, utc_now
@@ -147,33 +147,30 @@ def backoff_seconds(attempt: int, *, base: float, cap: float, jitter: float) -> 
     return raw * (0.5 + 0.5 * min(1.0, max(0.0, jitter)))
 
 
-def _retry_after(value: str | None) -> float | None:
-    if value is None or not value.strip().isdigit() or len(value.strip()) > 6:
-        return None
-    return float(value.strip())
-
-
 def decide(error: GraphError | None, *, attempts: int, options: BroadcastOptions) -> Decision:
     """The outcome of one attempt (``error`` None means the platform accepted it).
 
-    The pair limit (``TooManyMessagesError``, 131056) backs off that recipient;
-    another rate limit backs off the whole number (``Retry-After`` when given);
-    after ``max_attempts`` a rate limit fails with its code. Any other error
-    fails at once: a network error may have reached the platform, so it is
-    never retried (at most once).
+    The error's retry hint decides (``svc.graph`` "Retry hints"): ``retry_later``
+    (a rate limit, a throughput upgrade's 131057, a connection never made)
+    retries after the exponential backoff or the hint's wait, whichever is
+    longer (capped at ``max_backoff``); the pair limit (``TooManyMessagesError``,
+    131056) backs off that recipient, any other the whole number. After
+    ``max_attempts`` it fails with its code. Every other hint fails at once:
+    an ``unknown`` outcome (a 5xx, a connection lost after sending) may have
+    reached the platform, so it is never retried (at most once).
     """
     if error is None:
         return Decision(action="sent")
     code = _code(error)
-    if isinstance(error, GraphRateLimitError) and attempts < options.max_attempts:
+    hint = error.retry_hint
+    if hint.action is RetryAction.RETRY_LATER and attempts < options.max_attempts:
         pair = isinstance(error, TooManyMessagesError)
         base = options.pair_backoff if pair else options.rate_backoff
         delay = backoff_seconds(
             attempts, base=base, cap=options.max_backoff, jitter=options.random()
         )
-        hinted = _retry_after(error.retry_after)
-        if hinted is not None:
-            delay = max(delay, min(hinted, options.max_backoff))
+        if hint.after is not None:
+            delay = max(delay, min(hint.after, options.max_backoff))
         return Decision(action="retry", code=code, delay=delay, number_wide=not pair)
     return Decision(action="failed", code=code)
 
@@ -310,7 +307,7 @@ class _Sender:
         error: GraphError | None = None
         answer: Mapping[str, Any] = {}
         try:
-            answer = await self.post(number, json.loads(item.payload_json))
+            answer = await self.post(number, loads_strict(item.payload_json))
         except GraphError as exc:
             error = exc
         # Shielded: once posted, the outcome must be written even while the sender stops.

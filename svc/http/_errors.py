@@ -108,9 +108,14 @@ class HttpError(Exception):
 # --- named refusals: one constructor per error code -----------------------------------
 
 
-def malformed_json(*, empty: bool = False) -> HttpError:
-    """400: the body is empty, or not strict JSON."""
-    message = "The request body is empty." if empty else "The request body is not valid JSON."
+def malformed_json(*, empty: bool = False, too_deep: int | None = None) -> HttpError:
+    """400: the body is empty, not strict JSON, or nests deeper than ``too_deep`` levels."""
+    if empty:
+        message = "The request body is empty."
+    elif too_deep is not None:
+        message = f"The request body nests deeper than {too_deep} levels."
+    else:
+        message = "The request body is not valid JSON."
     return HttpError(400, "malformed_json", message)
 
 
@@ -180,9 +185,15 @@ def method_not_allowed(allow: Iterable[str]) -> HttpError:
 
 
 def idempotency_pending() -> HttpError:
-    """409: the key is claimed and its request has not completed."""
+    """409: the key is claimed and its request has not completed (in flight, or its outcome
+    unknown); the key stays pending for good, so the message says what to do instead."""
     return HttpError(
-        409, "idempotency_pending", "A request with this Idempotency-Key is in flight."
+        409,
+        "idempotency_pending",
+        "A request with this Idempotency-Key is in flight, or its outcome is unknown (the"
+        " connection was lost after sending, or the platform answered 5xx: it may have sent"
+        " the message). The key stays pending and is never resent; check the message's"
+        " status, then use a new key.",
     )
 
 
@@ -221,13 +232,12 @@ def internal_error() -> HttpError:
 def graph_request_failed(
     *, rate_limited: bool, extra: Mapping[str, object], retry_after: str | None = None
 ) -> HttpError:
-    """502 for an upstream failure, 503 for a rate limit (with ``Retry-After`` when given)."""
-    if rate_limited:
-        headers = {"Retry-After": retry_after} if retry_after is not None else {}
-        return HttpError(
-            503, "graph_request_failed", "Graph request failed.", headers=headers, extra=extra
-        )
-    return HttpError(502, "graph_request_failed", "Graph request failed.", extra=extra)
+    """502 for an upstream failure, 503 for a rate limit; ``Retry-After`` when given."""
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    status = 503 if rate_limited else 502
+    return HttpError(
+        status, "graph_request_failed", "Graph request failed.", headers=headers, extra=extra
+    )
 
 
 def persistence_unavailable() -> HttpError:

@@ -12,7 +12,7 @@ from quart import Response, current_app, request
 from werkzeug.routing import Map, PathConverter
 
 from svc import crypto
-from svc._json import loads_strict
+from svc._json import JsonTooDeepError, loads_strict
 from svc._text import has_ascii_control, has_control
 from svc.graph import is_phone_number, is_user_id
 
@@ -101,8 +101,11 @@ def parse_json(body: bytes) -> object:
     if not body:
         raise malformed_json(empty=True)
     try:
-        return loads_strict(body.decode("utf-8"))
-    except (ValueError, RecursionError):
+        return loads_strict(body)
+    except JsonTooDeepError as exc:
+        raise malformed_json(too_deep=exc.limit) from None
+    except ValueError:
+        # Not UTF-8, not JSON, a non-finite number or nesting past MAX_JSON_DEPTH.
         raise malformed_json() from None
 
 

@@ -75,6 +75,7 @@ from ._store_calls import (
     identities_call,
     identity_change_call,
     record_message_call,
+    release_call,
     status_call,
     takes_checked_rows,
 )
@@ -86,7 +87,7 @@ from ._update_rules import (
     updates_to_run,
     webhook_in_progress,
 )
-from ._upstream import is_definitive_refusal, refusal_message, upstream_http_error
+from ._upstream import refusal_message, upstream_http_error
 
 __all__ = ["RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
@@ -550,27 +551,31 @@ class Service:
             assert isinstance(claim, Claimed)
             claimed_key = scoped
 
-        async def refused(error: HttpError) -> None:
-            # Nothing was sent: the claim completes with the refusal, replayed on retry.
-            if claimed_key is not None:
-                await self._write_together(
-                    [
-                        completion_call(
-                            idempotency_key=claimed_key,
-                            request_hash=request_hash,
-                            response_json=json_bytes(error.body()).decode("utf-8"),
-                            completed_at=self.now(),
-                            response_status=error.status,
-                        )
-                    ]
+        async def failed(error: HttpError, cause: GraphError) -> None:
+            # The rule per outcome (docs/http.md): a refusal retrying cannot change is the
+            # key's answer, replayed; a transient one frees the key, so a retry goes through;
+            # an unknown outcome (the platform may have sent it) leaves the key pending.
+            if claimed_key is None or not cause.retry_hint.outcome_known:
+                return
+            if cause.retry_hint.retry_may_succeed:
+                call = release_call(idempotency_key=claimed_key, request_hash=request_hash)
+            else:
+                call = completion_call(
+                    idempotency_key=claimed_key,
+                    request_hash=request_hash,
+                    response_json=json_bytes(error.body()).decode("utf-8"),
+                    completed_at=self.now(),
+                    response_status=error.status,
                 )
+            if not await self._write_together([call]):
+                self.logger.warning("keyed send outcome not stored; the key stays pending")
 
         answer = await self.graph_call(
             "messages",
             lambda: sender.client.request(
                 "POST", f"/{sender.phone_number_id}/messages", json=dict(payload)
             ),
-            on_refused=refused,
+            on_failed=failed,
         )
         body = json_bytes(answer)
         writes: list[StoreCall] = []
@@ -619,25 +624,28 @@ class Service:
         family: str,
         call: Callable[[], Awaitable[T]],
         *,
-        on_refused: Callable[[HttpError], Awaitable[None]] | None = None,
+        on_failed: Callable[[HttpError, GraphError], Awaitable[None]] | None = None,
     ) -> T:
         """One upstream call, counted; a Graph failure becomes 400, 502 or 503.
 
-        ``on_refused`` is awaited with the answer before it is raised when the
-        failure is a definitive refusal (``is_definitive_refusal``).
+        ``on_failed`` is awaited with the answer and the Graph error (its
+        ``retry_hint`` says what the failure means) before the answer is raised.
         """
         try:
             result = await call()
         except GraphRequestValidationError as exc:
-            raise malformed_body(refusal_message(exc)) from None
+            error = malformed_body(refusal_message(exc))
+            if on_failed is not None:
+                await on_failed(error, exc)
+            raise error from None
         except GraphError as exc:
             status = exc.status if isinstance(exc, GraphApiError) else None
             self.telemetry.graph_call(family=family, status=status, outcome="error")
             self.telemetry.graph_failure(exc, at=self.now())
             self.recent_errors.add(exc)
             error = upstream_http_error(exc)
-            if on_refused is not None and is_definitive_refusal(exc):
-                await on_refused(error)
+            if on_failed is not None:
+                await on_failed(error, exc)
             raise error from None
         self.telemetry.graph_call(family=family, status=200, outcome="success")
         return result

@@ -26,6 +26,7 @@ __all__ = [
     "identities_call",
     "identity_change_call",
     "record_message_call",
+    "release_call",
     "status_call",
     "takes_checked_rows",
 ]
@@ -127,6 +128,18 @@ def completion_call(
                 response_status=response_status,
             )
         return True if stored else None
+
+    return call
+
+
+def release_call(*, idempotency_key: str, request_hash: str) -> StoreCall:
+    """Free a claimed key whose send never started; None when the store did not (not pending)."""
+
+    async def call(store: PersistenceStore) -> object:
+        released = await store.release_service_request(
+            idempotency_key=idempotency_key, request_hash=request_hash
+        )
+        return True if released else None
 
     return call
 

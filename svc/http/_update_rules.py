@@ -71,8 +71,10 @@ def updates_to_run(
         return updates, []
     chosen: list[Update] = []
     running: list[str] = []
+    taken: set[str] = set()  # a set: the list's own `in` made this quadratic in the items
     for update, key in zip(updates, keys, strict=True):
-        if key in to_run and key not in running:
+        if key in to_run and key not in taken:
+            taken.add(key)
             running.append(key)
             chosen.append(update)
     return tuple(chosen), running

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final
 
 from svc._text import is_printable_ascii
 from svc.graph import (
     GraphApiError,
-    GraphAuthError,
     GraphError,
     GraphRateLimitError,
     GraphRequestValidationError,
     PhoneOnlyRecipientError,
+    RetryAction,
 )
 
 from ._errors import HttpError, graph_request_failed
 from ._telemetry import upstream_fields
 
-__all__ = ["is_definitive_refusal", "refusal_message", "upstream_http_error"]
+__all__ = ["refusal_message", "upstream_http_error"]
 
 _LIMIT: Final = re.compile(r"(?:at most|at least|between) [0-9]+(?:\.\.[0-9]+)? [a-z]+")
 """A limit a graph-layer refusal states ("at most 4096 characters"): fixed text, shown."""
@@ -46,32 +47,28 @@ def _retry_after(value: str | None) -> str | None:
     return value if is_printable_ascii(value) else None
 
 
-def is_definitive_refusal(error: GraphError) -> bool:
-    """Whether the platform said, with a 4xx and an error code, that nothing was sent.
-
-    Rate limits (the request may be sent later) and auth refusals (about our
-    credentials, not the request) are excluded, as are 5xx answers and
-    transport failures, which leave the outcome unknown.
-    """
-    return (
-        isinstance(error, GraphApiError)
-        and not isinstance(error, GraphRateLimitError | GraphAuthError)
-        and 400 <= error.status < 500
-        and error.status != 429
-        and error.code is not None
-    )
+def _wait(error: GraphError) -> str | None:
+    """``Retry-After`` for an answer whose retry hint is ``retry_later``: the platform's own
+    header when it is printable, else the hint's wait in whole seconds (rounded up)."""
+    hint = error.retry_hint
+    if hint.action is not RetryAction.RETRY_LATER:
+        return None
+    upstream = _retry_after(error.retry_after) if isinstance(error, GraphApiError) else None
+    if upstream is not None or hint.after is None:
+        return upstream
+    return str(math.ceil(hint.after))
 
 
 def upstream_http_error(error: GraphError) -> HttpError:
-    """502 ``graph_request_failed``, or 503 for a rate limit (``Retry-After`` echoed).
+    """502 ``graph_request_failed``, or 503 for a rate limit.
 
     What counts as a rate limit is the Graph layer's error tree alone
     (``GraphRateLimitError``), including its rule that an HTTP 5xx is an outage.
+    An answer whose retry hint is ``retry_later`` carries ``Retry-After``: the
+    platform's, or the hint's wait (131057, a throughput upgrade: 60).
     """
-    if isinstance(error, GraphRateLimitError):
-        return graph_request_failed(
-            rate_limited=True,
-            extra=upstream_fields(error),
-            retry_after=_retry_after(error.retry_after),
-        )
-    return graph_request_failed(rate_limited=False, extra=upstream_fields(error))
+    return graph_request_failed(
+        rate_limited=isinstance(error, GraphRateLimitError),
+        extra=upstream_fields(error),
+        retry_after=_wait(error),
+    )

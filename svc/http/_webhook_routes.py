@@ -38,7 +38,13 @@ def register_webhook_routes(app: QuartTrio, service: Service) -> None:
             )
         except WebhookError as exc:
             raise webhook_refused(exc) from None
-        return Response(challenge, status=200, content_type="text/plain; charset=utf-8")
+        # The echoed text is the caller's: nosniff keeps a browser from reading it as HTML.
+        return Response(
+            challenge,
+            status=200,
+            content_type="text/plain; charset=utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
 
     @app.route(webhook_path, methods=["POST"], endpoint="webhook_ingest")
     @document_headers(SignatureHeaders)

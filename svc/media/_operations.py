@@ -185,7 +185,10 @@ async def download_media_bytes(
     it. ``expected_sha256`` is 64 hex digits or base64 of the 32-byte digest.
     """
     target = _check_download_url(url, code="invalid_url")
-    if target.scheme != "https" or target.host.lower() not in _host_set(media_hosts):
+    # The host as written on the wire (ASCII, IDNA-encoded), compared with the allowed names:
+    # .host would decode it, and a malformed "xn--" label raises idna's own error there.
+    host = target.raw_host.decode("ascii").lower()
+    if target.scheme != "https" or host not in _host_set(media_hosts):
         raise MediaHostError(
             "untrusted_media_url", "the media URL is not https on an allowed media host"
         )
@@ -351,7 +354,7 @@ def _check_download_url(url: object, *, code: str) -> httpx.URL:
         parsed = httpx.URL(url)
     except httpx.InvalidURL:
         raise MediaValidationError(code, "url must be an http or https URL") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
+    if parsed.scheme not in ("http", "https") or not parsed.raw_host:
         raise MediaValidationError(code, "url must be an http or https URL")
     if parsed.userinfo:
         raise MediaValidationError(code, "url must not carry credentials")

@@ -321,6 +321,16 @@ class StoreBase(BroadcastMethods, abc.ABC):
             batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at, status)),
         )
 
+    async def release_service_request(self, *, idempotency_key: str, request_hash: str) -> bool:
+        """Delete a pending reservation with the same hash; True if one was deleted."""
+        key = check.text(idempotency_key, "idempotency_key")
+        digest = check.text(request_hash, "request_hash")
+        return await self._call(
+            "completion_failed",
+            lambda s: _ops.release_service_request(s, key, digest),
+            write=True,
+        )
+
     async def enqueue_outbox_item(
         self, *, id: str, payload_hash: str, created_at: datetime
     ) -> OutboxItem:

@@ -131,6 +131,14 @@ class PersistenceStore(Protocol):
         """
         ...
 
+    async def release_service_request(self, *, idempotency_key: str, request_hash: str) -> bool:
+        """Forget a pending reservation with the same hash (the send never started: a
+        transient refusal), so the next claim of the key is ``Claimed``; True if one was.
+
+        A completed key is never released, nor a pending one of another hash.
+        """
+        ...
+
     async def enqueue_outbox_item(
         self, *, id: str, payload_hash: str, created_at: datetime
     ) -> OutboxItem:

@@ -5,7 +5,9 @@
 
 Fault codes: ``migration_failed``, ``migration_checksum_mismatch``,
 ``migration_lock_failed``, ``claim_failed``, ``completion_failed``,
-``outbox_failed``, ``query_failed``, ``store_closed``. A raw driver error never
+``outbox_failed``, ``query_failed``, ``store_closed``, ``driver_missing`` (the
+adapter's database driver is not installed: an install fault, not the
+caller's options). A raw driver error never
 escapes: adapters raise one of these ``from None``, and messages never carry a
 database path, a connection string or a stored value.
 """
@@ -35,6 +37,7 @@ FaultCode = Literal[
     "outbox_failed",
     "query_failed",
     "store_closed",
+    "driver_missing",
 ]
 ValidationCode = Literal["invalid_record", "invalid_options", "invalid_filename"]
 PersistenceErrorCode = FaultCode | ValidationCode

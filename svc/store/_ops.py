@@ -268,6 +268,17 @@ def complete_service_request(
     )
 
 
+def release_service_request(s: Session, key: str, digest: str) -> bool:
+    return (
+        s.run(
+            "DELETE FROM svc_service_requests WHERE idempotency_key = ?"
+            " AND request_hash = ? AND state = 'pending'",
+            (key, digest),
+        )
+        == 1
+    )
+
+
 # --- outbox
 
 

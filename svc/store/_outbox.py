@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,7 +42,8 @@ __all__ = [
 ]
 
 OutboxHandler = Callable[[OutboxItem], Awaitable[None]]
-"""Delivers one item; returning means success, raising ``Exception`` means retry later."""
+"""Delivers one item; returning means success, raising ``Exception`` means retry later (a
+``GraphError``'s retry hint may say sooner never, or not before a wait)."""
 
 _log: Final = logging.getLogger("svc.store.outbox")
 TIMEOUT: Final = "timeout"
@@ -86,8 +88,39 @@ def retry_delay_for(
     return max(0, min(delay, MAX_RETRY_DELAY_MS))
 
 
-async def _attempt(handler: OutboxHandler, item: OutboxItem, timeout: float | None) -> str | None:
-    """Run the handler once; None on success, else ``"timeout"`` or the exception's class name."""
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """One failed attempt: what ``last_error`` keeps; from a ``GraphError``'s retry hint,
+    whether no retry can change it (``final``) and the least wait before one (``wait``)."""
+
+    error: str
+    final: bool = False
+    wait: float | None = None
+
+
+def _failure(exc: Exception) -> _Failure:
+    """The failure of ``exc``, read through the Graph layer's retry hint when it has one.
+
+    ``svc.graph`` is imported here, and only once it is loaded: no ``GraphError``
+    exists before, and the store's import stays free of the HTTP client.
+    """
+    error = type(exc).__name__[:80]
+    if "svc.graph" not in sys.modules:
+        return _Failure(error)
+    from svc.graph import GraphError, RetryAction
+
+    if not isinstance(exc, GraphError):
+        return _Failure(error)
+    hint = exc.retry_hint
+    final = hint.action in (RetryAction.FIX_REQUEST, RetryAction.DO_NOT_RETRY)
+    return _Failure(error, final, hint.after if hint.action is RetryAction.RETRY_LATER else None)
+
+
+async def _attempt(
+    handler: OutboxHandler, item: OutboxItem, timeout: float | None
+) -> _Failure | None:
+    """Run the handler once; None on success, else ``"timeout"`` or the exception's class name
+    (read through its retry hint when the handler raised a ``GraphError``)."""
     try:
         if timeout is None:
             await handler(item)
@@ -95,10 +128,17 @@ async def _attempt(handler: OutboxHandler, item: OutboxItem, timeout: float | No
             with anyio.fail_after(timeout):
                 await handler(item)
     except TimeoutError:
-        return TIMEOUT
+        return _Failure(TIMEOUT)
     except Exception as exc:  # noqa: BLE001 -- any handler failure means retry later
-        return type(exc).__name__[:80]
+        return _failure(exc)
     return None
+
+
+def _delay_ms(failure: _Failure, backoff_ms: int) -> int:
+    """The backoff, or the retry hint's wait when that is longer (a rate limit, an upgrade)."""
+    if failure.wait is None:
+        return backoff_ms
+    return max(backoff_ms, min(round(failure.wait * 1000), MAX_RETRY_DELAY_MS))
 
 
 async def run_outbox_worker_once(
@@ -120,8 +160,11 @@ async def run_outbox_worker_once(
     reschedules the item with exponential backoff from ``retry_delay_ms``
     (capped at ``max_retry_delay_ms``, jittered by ``jitter``); the failure of
     attempt ``max_attempts`` marks it ``dead``, as does claiming an item whose
-    attempts already exceed it (a crash loop). A completion refused because the
-    lease moved on counts as failed.
+    attempts already exceed it (a crash loop). A ``GraphError`` raised by the
+    handler is read by its retry hint: ``fix_request`` and ``do_not_retry``
+    bury the item at once (no retry can change them), ``retry_later`` waits at
+    least the hint's wait; any other failure retries as above. A completion
+    refused because the lease moved on counts as failed.
     """
     items = await store.claim_outbox_items(now=now, limit=limit)
     tally = {"succeeded": 0, "failed": 0, "timed_out": 0, "dead": 0}
@@ -131,23 +174,26 @@ async def run_outbox_worker_once(
         # Each item is marked as soon as its handler ends, whatever the others do.
         assert item.lease_id is not None
         exhausted = max_attempts is not None and item.attempts > max_attempts
-        error = EXHAUSTED if exhausted else await _attempt(handler, item, handler_timeout)
+        failure = (
+            _Failure(EXHAUSTED) if exhausted else await _attempt(handler, item, handler_timeout)
+        )
         try:
-            if error is None:
+            if failure is None:
                 ok = await store.mark_outbox_item_succeeded(
                     id=item.id, lease_id=item.lease_id, now=now
                 )
                 tally["succeeded" if ok else "failed"] += 1
                 return
+            error = failure.error
             tally["failed"] += 1
             tally["timed_out"] += error == TIMEOUT
-            if max_attempts is not None and item.attempts >= max_attempts:
+            if failure.final or (max_attempts is not None and item.attempts >= max_attempts):
                 buried = await store.mark_outbox_item_dead(
                     id=item.id, lease_id=item.lease_id, now=now, error=error
                 )
                 tally["dead"] += buried  # after the await: tasks share the tally
                 return
-            delay = retry_delay_for(
+            backoff = retry_delay_for(
                 item.attempts,
                 retry_delay_ms=retry_delay_ms,
                 max_retry_delay_ms=(
@@ -156,7 +202,11 @@ async def run_outbox_worker_once(
                 jitter=jitter,
             )
             await store.mark_outbox_item_failed(
-                id=item.id, lease_id=item.lease_id, now=now, retry_delay_ms=delay, error=error
+                id=item.id,
+                lease_id=item.lease_id,
+                now=now,
+                retry_delay_ms=_delay_ms(failure, backoff),
+                error=error,
             )
         except Exception as exc:  # noqa: BLE001 -- re-raised once every item has settled
             faults.append(exc)

@@ -3,7 +3,7 @@
 psycopg and psycopg_pool come with the ``postgres`` extra only, so this module
 never imports them: constructing a ``PostgresStore`` loads the engine
 (``_pg_engine``, the one module that imports psycopg) and refuses with a clear
-``invalid_options`` error when the extra is missing. ``svc.store``, the HTTP
+``driver_missing`` error when the extra is missing. ``svc.store``, the HTTP
 layer and ``SqliteStore`` therefore work on a plain install.
 """
 
@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 from ._base import StoreBase
 from ._batch import BatchHint
-from ._errors import REDACTED_POSTGRES_LOCATION, FaultCode, PersistenceValidationError
+from ._errors import (
+    REDACTED_POSTGRES_LOCATION,
+    FaultCode,
+    PersistenceError,
+    PersistenceValidationError,
+)
 from ._session import Session
 from ._writer import WRITERS, check_writer
 
@@ -35,13 +40,14 @@ _DRIVER_PACKAGES: Final = frozenset({"psycopg", "psycopg_pool", "psycopg_binary"
 
 
 def _load_engine() -> type[PgEngine]:
-    """Import the psycopg engine; a missing driver becomes ``invalid_options``."""
+    """Import the psycopg engine; a missing driver is the fault ``driver_missing`` (the
+    install lacks the extra: nothing the caller passed is wrong)."""
     try:
         from ._pg_engine import PgEngine
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in _DRIVER_PACKAGES:
             raise
-        raise PersistenceValidationError("invalid_options", MISSING_EXTRA_MESSAGE) from None
+        raise PersistenceError("driver_missing", MISSING_EXTRA_MESSAGE) from None
     return PgEngine
 
 

@@ -72,8 +72,6 @@ from ._metrics import clamp_update_kind as clamp_update_kind
 # --- normalizer
 from ._normalize import ACCOUNT_FIELDS as ACCOUNT_FIELDS
 from ._normalize import GROUP_FIELDS as GROUP_FIELDS
-from ._normalize import MAX_CONTAINERS as MAX_CONTAINERS
-from ._normalize import MAX_ITEMS as MAX_ITEMS
 from ._normalize import SKIP_REASONS as SKIP_REASONS
 from ._normalize import normalize as normalize
 
@@ -166,10 +164,8 @@ __all__ = [
     "ECHO_FIELD",
     "ECHO_PREFIX",
     "GROUP_FIELDS",
-    "MAX_CONTAINERS",
     "MAX_ERROR_CLASSES",
     "MAX_ID_LENGTH",
-    "MAX_ITEMS",
     "MAX_NESTED",
     "MAX_TYPE_LENGTH",
     "METRIC_NAME",

@@ -50,7 +50,7 @@ class Delivery:
 
     @property
     def skipped_count(self) -> int:
-        """How many items the normalizer skipped (a ``too_many_items`` skip counts its items)."""
+        """How many items the normalizer skipped."""
         return sum(skip.count for skip in self.result.skipped)
 
     @property

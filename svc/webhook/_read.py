@@ -8,11 +8,12 @@ and no id with a line break or control character reaches a log, store or URL.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
+
+from svc._json import loads_strict
 
 from ._make import positional_maker
 from ._values import (
@@ -411,21 +412,18 @@ def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
     )
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
 def read_json_object(value: Any) -> Mapping[str, Any] | None:
     """A JSON text holding an object, parsed; ``None`` for anything else.
 
-    ``NaN`` and the infinities are refused (as in the envelope) and so is
-    nesting too deep to parse; the text is part of a body already bounded in size.
+    Parsed as strictly as the envelope (``loads_strict``: no ``NaN`` or
+    infinities, no nesting past ``MAX_JSON_DEPTH``); the text is part of a body
+    already bounded in size.
     """
     if type(value) is not str:
         return None
     try:
-        parsed = json.loads(value, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
+        parsed = loads_strict(value)
+    except ValueError:
         return None
     return parsed if type(parsed) is dict else None
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from svc._json import STRICT_DECODER, finite_float
+from svc._json import STRICT_DECODER, decode_bounded, finite_float
 from svc.crypto import hmac_sha256_matches
 
 from ._errors import (
@@ -214,7 +214,7 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
     """Parse signed bytes into an envelope: ``invalid_json``, then ``invalid_envelope``.
 
     Strict JSON: ``NaN``/``Infinity`` and invalid UTF-8 are refused, and so is
-    nesting too deep for the parser.
+    nesting deeper than ``MAX_JSON_DEPTH``.
     """
     return parse_envelope_floats(body)[0]
 
@@ -234,9 +234,10 @@ def parse_envelope_floats(body: bytes) -> tuple[dict[str, Any], bool]:
             text = body.decode("utf-8", "surrogatepass")
         else:
             text = body.decode(json.detect_encoding(body), "surrogatepass")
-        data = _decode(text)
-    except (ValueError, RecursionError):
-        # ValueError covers JSONDecodeError, UnicodeDecodeError and int-size limits.
+        data = decode_bounded(_decode, text)
+    except ValueError:
+        # ValueError covers JSONDecodeError, UnicodeDecodeError, int-size limits and
+        # JsonTooDeepError (nesting past MAX_JSON_DEPTH).
         raise InvalidJsonError from None
     if (
         not isinstance(data, dict)

@@ -550,7 +550,7 @@ class Skip:
     ``location`` is a structural path (``entry[0].changes[1].value.messages[2]``)
     that never holds a value from the payload; ``kind`` is the update kind the
     part would have produced, when known; ``count`` is how many items the skip
-    stands for (a lower bound for ``too_many_items``).
+    stands for.
     """
 
     reason: str

@@ -237,7 +237,7 @@ def test_a_missing_postgres_extra_prints_the_install_command(project: Path) -> N
     )
     assert result.returncode == 1
     assert result.stderr.splitlines()[-1] == (
-        f"{_STORE} (invalid_options): PostgreSQL support needs the postgres extra: "
+        f"{_STORE} (driver_missing): PostgreSQL support needs the postgres extra: "
         "pip install 'svc[postgres]'"
     )
 

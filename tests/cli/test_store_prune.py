@@ -98,13 +98,27 @@ def test_prune_on_postgres_through_an_env_named_dsn(pg_dsn: str) -> None:
         assert conn.execute("SELECT event_key FROM svc_webhook_events").fetchall() == [("new",)]
 
 
-@pytest.mark.parametrize("value", ["0d", "14", "2w", "-1d", "99999999d"])
-def test_prune_durations_are_checked(tmp_path: Path, value: str) -> None:
-    result = CliRunner().invoke(
-        cli, ["store", "prune", "--older-than", value, "--database", str(tmp_path / "x.db")]
-    )
-    assert result.exit_code == 1
-    assert "--older-than must be a duration" in result.output
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("14", "must be a duration such as 30d, 12h, 90m or 45s."),
+        ("2w", "must be a duration such as 30d, 12h, 90m or 45s."),
+        ("-1d", "must be a duration such as 30d, 12h, 90m or 45s."),
+        ("9999999d", "must be a duration such as 30d, 12h, 90m or 45s."),
+        ("999999d", "must be at most 3650d (ten years)."),
+        ("0s", "must be more than zero: a zero horizon keeps nothing"),
+        ("0d", "must be more than zero: a zero horizon keeps nothing"),
+    ],
+)
+def test_prune_durations_are_checked(tmp_path: Path, value: str, said: str) -> None:
+    """Zero is a duration: refused on purpose, and the refusal says why (not 'not a duration')."""
+    for option in ("--older-than", "--messages-older-than"):
+        args = ["store", "prune", "--database", str(tmp_path / "x.db"), "--older-than", "30d"]
+        args += [option, value]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 1
+        assert f"{option} {said}" in " ".join(result.output.split())
+    assert not (tmp_path / "x.db").exists()  # refused before the store was opened
 
 
 def _event_keys(backend: str, where: str) -> list[tuple[str]]:

@@ -106,7 +106,13 @@ def test_default_api_version() -> None:
 
 
 @pytest.mark.parametrize(
-    "base_url", ["http://127.0.0.1:8080", "https://graph.facebook.com/", "https://h.test/proxy"]
+    "base_url",
+    [
+        "http://127.0.0.1:8080",
+        "https://graph.facebook.com/",
+        "https://h.test/proxy",
+        "https://xn--zz.test/proxy",  # a malformed IDNA label: the host is taken as written
+    ],
 )
 def test_http_and_https_base_urls(base_url: str) -> None:
     client = Recorder().client(base_url=base_url)
@@ -319,6 +325,18 @@ async def test_2xx_that_is_not_a_json_object_is_a_serialization_error(content: b
     with pytest.raises(GraphSerializationError) as caught:
         await client.request("GET", "/me")
     assert not isinstance(caught.value, GraphApiError)
+
+
+@pytest.mark.parametrize("depth", [65, 970, 5000])
+async def test_answers_nested_past_the_json_limit_never_raise_recursion_errors(depth: int) -> None:
+    """A 2xx past ``MAX_JSON_DEPTH`` is a serialization error; an error answer that deep is
+    still typed from its status (its body unread, as for any body that is not JSON)."""
+    deep = b'{"a":' + b"[" * depth + b"]" * depth + b"}"
+    with pytest.raises(GraphSerializationError):
+        await Recorder(httpx.Response(200, content=deep)).client().request("GET", "/me")
+    with pytest.raises(GraphRateLimitError) as caught:
+        await Recorder(httpx.Response(429, content=deep)).client().request("GET", "/me")
+    assert (caught.value.status, caught.value.code, caught.value.payload) == (429, None, None)
 
 
 async def test_empty_2xx_body_is_an_empty_object() -> None:

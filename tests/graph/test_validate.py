@@ -176,7 +176,15 @@ def test_id_rejects_blank_and_non_strings() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["https://cdn.test/a.png", "http://cdn.test:8080/x?y=1", "https://cdn.test/" + "a" * 2000],
+    [
+        "https://cdn.test/a.png",
+        "http://cdn.test:8080/x?y=1",
+        "https://cdn.test/" + "a" * 2000,
+        # IDNA labels are the platform's to resolve; a malformed one never raises idna's error
+        "https://xn--zz/a.png",
+        "https://xn--abc.example/a.png",
+        "https://xn--mller-kva.example/a.png",
+    ],
 )
 def test_link_accepts_http_and_https(value: str) -> None:
     assert check_link(value) == value
@@ -269,3 +277,11 @@ def test_sequence_bounds_and_type() -> None:
     for value in ([], [1, 2, 3], "ab", {"a": 1}, None):
         with pytest.raises(GraphRequestValidationError):
             check_sequence(value, "s", minimum=1, maximum=2)
+
+
+@pytest.mark.parametrize("host", ["xn--zz", "xn--.example", "xn--abc.example", "xn--ls8h.la"])
+def test_admin_urls_take_idna_hosts_as_written(host: str) -> None:
+    """A malformed ``xn--`` label is the platform's to refuse, never idna's error here."""
+    from svc.graph._admin_checks import check_url
+
+    assert check_url(f"https://{host}/cb", field="endpoint_uri") == f"https://{host}/cb"

@@ -55,16 +55,24 @@ class Clock:
 
 @dataclass
 class FakeGraph:
-    """A transport-level fake of the Graph API that records every request it gets."""
+    """A transport-level fake of the Graph API that records every request it gets.
+
+    ``answers`` are used first, in order: a response is answered, an exception
+    raised (``httpx.ConnectError``: no connection; ``httpx.ReadTimeout``: sent,
+    never answered).
+    """
 
     requests: list[httpx.Request] = field(default_factory=list)
-    answers: list[httpx.Response] = field(default_factory=list)
+    answers: list[httpx.Response | Exception] = field(default_factory=list)
     counter: int = 0
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
         if self.answers:
-            return self.answers.pop(0)
+            answer = self.answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
         self.counter += 1
         body = json.loads(request.content) if request.content else {}
         if request.url.path.endswith("/messages"):

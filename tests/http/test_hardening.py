@@ -183,3 +183,17 @@ async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_read
     assert response.headers["Retry-After"] == "7"
     assert await _error_code(response) == "server_busy"
     assert graph.requests == []
+
+
+@pytest.mark.parametrize("host", ["xn--zz", "xn--.example", "xn--abc.example"])
+async def test_a_media_link_on_an_idna_host_is_sent_as_written_never_a_500(
+    make_app: AppFactory, graph: FakeGraph, host: str
+) -> None:
+    """A malformed ``xn--`` label is the platform's to refuse (decoding it raised idna's error)."""
+    link = f"https://{host}/cat.jpg"
+    client = make_app().test_client()
+    body = {"type": "image", "to": "15551234567", "link": link}
+    response = await client.post("/api/messages", json=body, headers=AUTH)
+    assert response.status_code == 200
+    [sent] = graph.bodies()
+    assert sent["image"] == {"link": link}

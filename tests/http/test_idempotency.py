@@ -1,4 +1,5 @@
-"""Keyed sends: atomic claim, replay byte for byte, conflict, pending, degraded completion."""
+"""Keyed sends: atomic claim, replay byte for byte, conflict, pending, degraded completion,
+and the rule per upstream outcome (stored refusal, released key, pending for good)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import httpx
 import pytest
 import trio
 
-from svc.store import SqliteStore
+from svc.store import ServiceRequestState, SqliteStore
 
 from .conftest import AUTH, AppFactory, FailingStore, FakeGraph
 
@@ -47,26 +48,69 @@ async def test_changed_payload_conflicts(
     assert len(graph.requests) == 1
 
 
-async def test_unresolved_claim_is_pending_and_sends_nothing(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+PENDING_MESSAGE = (
+    "A request with this Idempotency-Key is in flight, or its outcome is unknown (the"
+    " connection was lost after sending, or the platform answered 5xx: it may have sent"
+    " the message). The key stays pending and is never resent; check the message's"
+    " status, then use a new key."
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        httpx.Response(500, json={"error": {"code": 1, "message": "x"}}),
+        httpx.Response(503, json={"error": {"code": 131016, "message": "unavailable"}}),
+        httpx.Response(500, json={"error": {"code": 130429, "message": "rate at 5xx"}}),
+        httpx.Response(502, text="bad gateway"),
+        httpx.ReadTimeout("sent, never answered"),
+        httpx.RemoteProtocolError("peer closed after the request"),
+        httpx.WriteError("broken pipe while sending"),
+    ],
+    ids=["500", "503-131016", "500-130429", "502-no-json", "read-timeout", "closed", "write"],
+)
+async def test_an_unknown_outcome_stays_pending_and_is_never_resent(
+    make_app: AppFactory,
+    graph: FakeGraph,
+    sqlite_store: SqliteStore,
+    answer: httpx.Response | Exception,
 ) -> None:
-    graph.answers.append(httpx.Response(500, json={"error": {"code": 1, "message": "x"}}))
+    """The platform may have sent it (a 5xx, a connection lost after sending): 409 for good."""
+    graph.answers.append(answer)
     client = make_app(store=sqlite_store).test_client()
-    failed = await _send(client, TEXT, "key-3")
-    assert failed.status_code == 502
-    retry = await _send(client, TEXT, "key-3")
-    assert retry.status_code == 409
-    assert (await retry.get_json())["error"]["code"] == "idempotency_pending"
-    assert len(graph.requests) == 1  # the claim is never released automatically
-
-
-async def test_a_definitive_refusal_completes_the_claim_and_replays(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
-) -> None:
-    """A 4xx with an error code (nothing was sent) is the key's answer: replayed, one call."""
-    graph.answers.append(
-        httpx.Response(400, json={"error": {"code": 131026, "message": "undeliverable"}})
+    failed = await _send(client, TEXT, "key-unknown")
+    assert failed.status_code in (502, 503)
+    for _ in range(2):
+        retry = await _send(client, TEXT, "key-unknown")
+        assert retry.status_code == 409
+        error = (await retry.get_json())["error"]
+        assert (error["code"], error["message"]) == ("idempotency_pending", PENDING_MESSAGE)
+    assert len(graph.requests) == 1  # never resent
+    stored = await sqlite_store.get_service_request(
+        idempotency_key=next(iter(await _keys(sqlite_store)))
     )
+    assert stored is not None and stored.state is ServiceRequestState.PENDING
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        httpx.Response(400, json={"error": {"code": 131026, "message": "undeliverable"}}),
+        httpx.Response(400, json={"error": {"code": 131009, "message": "bad parameter"}}),
+        httpx.Response(400, json={"error": {"code": 132001, "message": "no template"}}),
+        httpx.Response(400, json={"unexpected": True}),
+        httpx.Response(404, text="not found"),
+    ],
+    ids=["131026", "131009", "132001", "400-no-code", "404"],
+)
+async def test_a_refusal_retrying_cannot_change_is_stored_and_replayed(
+    make_app: AppFactory,
+    graph: FakeGraph,
+    sqlite_store: SqliteStore,
+    answer: httpx.Response,
+) -> None:
+    """``fix_request`` and ``do_not_retry``: the key's answer, replayed byte for byte."""
+    graph.answers.append(answer)
     client = make_app(store=sqlite_store).test_client()
     refused = await _send(client, TEXT, "key-refused")
     assert refused.status_code == 502
@@ -80,26 +124,72 @@ async def test_a_definitive_refusal_completes_the_claim_and_replays(
         idempotency_key=next(iter(await _keys(sqlite_store)))
     )
     assert stored is not None and stored.response_status == 502
+    assert stored.state is ServiceRequestState.COMPLETED
 
 
 @pytest.mark.parametrize(
-    "answer",
+    ("answer", "status", "retry_after"),
     [
-        httpx.Response(429, json={"error": {"code": 130429, "message": "rate"}}),
-        httpx.Response(401, json={"error": {"code": 190, "message": "token"}}),
-        httpx.Response(400, json={"unexpected": True}),
+        (httpx.Response(429, json={"error": {"code": 130429}}), 503, "1"),
+        (httpx.Response(429, headers={"Retry-After": "7"}, json={}), 503, "7"),
+        (httpx.Response(400, json={"error": {"code": 130429, "message": "mps"}}), 503, "1"),
+        (httpx.Response(400, json={"error": {"code": 131056, "message": "pair"}}), 503, "6"),
+        (httpx.Response(400, json={"error": {"code": 131057, "message": "upgrade"}}), 502, "60"),
+        (httpx.Response(401, json={"error": {"code": 190, "message": "token"}}), 502, None),
+        (httpx.Response(403, json={"error": {"code": 10, "message": "permission"}}), 502, None),
+        (httpx.ConnectError("connection refused"), 502, None),
+        (httpx.ConnectTimeout("no connection"), 502, None),
     ],
+    ids=["429", "429-retry-after", "130429", "131056", "131057", "190", "10", "refused", "connect"],
 )
-async def test_rate_limits_auth_and_codeless_refusals_stay_pending(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, answer: httpx.Response
+async def test_a_transient_refusal_releases_the_key_and_the_retry_goes_through(
+    make_app: AppFactory,
+    graph: FakeGraph,
+    sqlite_store: SqliteStore,
+    answer: httpx.Response | Exception,
+    status: int,
+    retry_after: str | None,
 ) -> None:
+    """``retry_later`` and ``refresh_credentials``: nothing was carried out, so nothing is kept."""
     graph.answers.append(answer)
     client = make_app(store=sqlite_store).test_client()
-    await _send(client, TEXT, "key-ambiguous")
-    retry = await _send(client, TEXT, "key-ambiguous")
+    refused = await _send(client, TEXT, "key-transient")
+    assert refused.status_code == status
+    assert refused.headers.get("Retry-After") == retry_after
+    assert await _keys(sqlite_store) == set()
+    retry = await _send(client, TEXT, "key-transient")
+    assert retry.status_code == 200
+    assert "Idempotent-Replayed" not in retry.headers
+    again = await _send(client, TEXT, "key-transient")
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert await again.get_data() == await retry.get_data()
+    assert len(graph.requests) == 2  # the refused attempt and the one that went through
+
+
+async def test_a_release_the_store_fails_leaves_the_key_pending(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    """The safe side of a store fault: the retry is 409, never a second send."""
+    graph.answers.append(httpx.Response(429, json={"error": {"code": 130429}}))
+    store = FailingStore(sqlite_store, {"release_service_request"})
+    client = make_app(store=store).test_client()
+    assert (await _send(client, TEXT, "key-stuck")).status_code == 503
+    retry = await _send(client, TEXT, "key-stuck")
     assert retry.status_code == 409
     assert (await retry.get_json())["error"]["code"] == "idempotency_pending"
     assert len(graph.requests) == 1
+
+
+async def test_a_released_key_is_free_for_another_payload(
+    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+) -> None:
+    """Nothing is kept of a request that never started (Stripe's rule): not even its hash."""
+    graph.answers.append(httpx.Response(401, json={"error": {"code": 190}}))
+    client = make_app(store=sqlite_store).test_client()
+    assert (await _send(client, TEXT, "key-free")).status_code == 502
+    other = await _send(client, {**TEXT, "text": "changed"}, "key-free")
+    assert other.status_code == 200
+    assert [json.loads(r.content)["text"]["body"] for r in graph.requests] == ["hello", "changed"]
 
 
 async def _keys(store: SqliteStore) -> set[str]:

@@ -207,3 +207,39 @@ async def test_a_concurrent_copy_in_the_same_process_waits_for_the_run_and_skips
     assert answers["first"] == (200, {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0})
     assert answers["copy"] == (200, {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1})
     assert seen == ["wamid.w1"]
+
+
+async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    """10,000 tiny statuses (about 0.67 MB, inside the 1 MiB cap): each dispatched and recorded,
+    none answered 200 and dropped."""
+    statuses = [
+        {"id": f"wamid.S{n}", "status": "delivered", "timestamp": "1749416385"}
+        for n in range(10_000)
+    ]
+    envelope = delivery()
+    envelope["entry"][0]["changes"][0]["value"] = {
+        "messaging_product": "whatsapp",
+        "metadata": {"display_phone_number": "15550783881", "phone_number_id": PHONE_ID},
+        "statuses": statuses,
+    }
+    body = json.dumps(envelope, separators=(",", ":")).encode()
+    assert 600_000 < len(body) < 1_048_576
+    facade = RecordingFacade()
+    client = make_app(store=sqlite_store, facade=facade).test_client()
+    response = await post_webhook(client, body)
+    assert response.status_code == 200
+    assert await response.get_json() == {
+        "status": "ok",
+        "received": 10_000,
+        "dispatched": 10_000,
+        "skipped": 0,
+    }
+    assert [u.message_id for u in facade.updates] == [s["id"] for s in statuses]
+    rows = await sqlite_store._call(
+        "query_failed",
+        lambda s: s.fetchall("SELECT COUNT(*), COUNT(handled_at) FROM svc_webhook_updates"),
+        write=False,
+    )
+    assert tuple(rows[0]) == (10_000, 10_000)

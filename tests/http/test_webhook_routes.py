@@ -42,6 +42,8 @@ async def test_challenge_echoes_the_challenge_as_plain_text(make_app: AppFactory
     )
     assert response.status_code == 200
     assert response.content_type.startswith("text/plain")
+    # The echoed text is the caller's: a browser must not sniff it into HTML.
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert await response.get_data() == b"1158201444"
 
 

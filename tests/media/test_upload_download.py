@@ -535,6 +535,13 @@ MEDIA_URL = "https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=7"
         ("https://sub.lookaside.fbsbx.com/x", MEDIA_HOSTS),
         ("https://127.0.0.1/x", MEDIA_HOSTS),
         (MEDIA_URL, ("cdn.example",)),
+        # IDNA labels, malformed or not, never raise idna's own error
+        ("https://xn--zz/x", MEDIA_HOSTS),
+        ("https://xn--.example/x", MEDIA_HOSTS),
+        ("https://xn--abc.example/x", MEDIA_HOSTS),
+        ("https://xn--ls8h.la/x", MEDIA_HOSTS),
+        ("https://lookaside.xn--fbsbx-abc.com/x", MEDIA_HOSTS),
+        ("https://lookasidé.fbsbx.com/x", MEDIA_HOSTS),
     ],
 )
 async def test_download_sends_the_token_only_over_https_to_media_hosts(

@@ -141,6 +141,29 @@ async def test_a_refusal_completes_the_claim_and_replays_its_status(store: AnySt
     assert stored.state is ServiceRequestState.COMPLETED
 
 
+async def test_release_forgets_only_a_pending_claim_of_the_same_hash(store: AnyStore) -> None:
+    """A released key claims anew; a completed key, another hash or no claim is never released."""
+    claim = store.claim_service_request
+    assert await claim(idempotency_key="t", request_hash="h", created_at=T0) == Claimed()
+    assert not await store.release_service_request(idempotency_key="t", request_hash="x")
+    assert await claim(idempotency_key="t", request_hash="h", created_at=T0) == Pending()
+    assert await store.release_service_request(idempotency_key="t", request_hash="h")
+    assert await store.get_service_request(idempotency_key="t") is None
+    assert not await store.release_service_request(idempotency_key="t", request_hash="h")
+    # The key is free: the next claim owns it, with whatever payload it carries.
+    assert await claim(idempotency_key="t", request_hash="h2", created_at=T0 + ms(1)) == Claimed()
+    assert await store.complete_service_request(
+        idempotency_key="t", request_hash="h2", response_json='{"ok":1}', created_at=T0
+    )
+    assert not await store.release_service_request(idempotency_key="t", request_hash="h2")
+    replay = await claim(idempotency_key="t", request_hash="h2", created_at=T0)
+    assert replay == Replay(response_json='{"ok":1}')
+    stored = await store.get_service_request(idempotency_key="t")
+    assert stored is not None and stored.state is ServiceRequestState.COMPLETED
+    with pytest.raises(PersistenceValidationError):
+        await store.release_service_request(idempotency_key="", request_hash="h")
+
+
 async def test_claim_persists_without_timeout(store: AnyStore) -> None:
     await store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
     later = T0 + timedelta(days=365)

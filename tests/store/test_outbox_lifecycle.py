@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
+import httpx
 import pytest
 import trio
 from prometheus_client import CollectorRegistry
 
+from svc.graph import GraphClient
 from svc.store import (
     OutboxItem,
     OutboxReport,
@@ -98,6 +100,65 @@ async def test_a_failing_item_backs_off_then_dies_and_is_never_claimed_again() -
         max_attempts=3,
     )
     assert later.processed == 0 and calls == [1, 2, 3]
+
+
+OUTCOMES: dict[str, httpx.Response | Exception] = {
+    "undeliverable": httpx.Response(400, json={"error": {"code": 131026}}),
+    "bad-parameter": httpx.Response(400, json={"error": {"code": 131009}}),
+    "no-code": httpx.Response(400, text="bad request"),
+    "upgrade": httpx.Response(400, json={"error": {"code": 131057}}),
+    "rate": httpx.Response(429, headers={"Retry-After": "120"}, json={"error": {"code": 4}}),
+    "token": httpx.Response(401, json={"error": {"code": 190}}),
+    "outage": httpx.Response(500, json={"error": {"code": 131000}}),
+    "refused": httpx.ConnectError("connection refused"),
+    "lost": httpx.ReadTimeout("sent, no answer"),
+}
+
+
+async def test_a_graph_error_is_read_by_its_retry_hint() -> None:
+    """Through the real Graph client and a fake Graph: fix_request and do_not_retry bury the
+    item at once, retry_later waits at least the hint's wait, the rest back off as any failure."""
+    store = FakeOutboxStore()
+    store.enqueue(*OUTCOMES, at=T0)
+
+    def graph(request: httpx.Request) -> httpx.Response:
+        answer = OUTCOMES[request.url.params["item"]]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    client = GraphClient(access_token="EAAG-token", transport=httpx.MockTransport(graph))
+
+    async def handler(item: OutboxItem) -> None:
+        await client.request("POST", "/1/messages", query={"item": item.id}, json={})
+
+    report = await run_outbox_worker_once(
+        store,
+        now=T0,
+        limit=20,
+        retry_delay_ms=1000,
+        handler=handler,
+        max_attempts=10,
+        jitter=None,
+    )
+    await client.aclose()
+    assert (report.processed, report.failed, report.dead) == (9, 9, 3)
+    seen = {
+        item.id: (item.status, item.last_error, item.next_attempt_at - T0)
+        for item in store.items.values()
+    }
+    second = timedelta(seconds=1)
+    assert seen == {
+        "undeliverable": (OutboxStatus.DEAD, "MessageUndeliverableError", timedelta(0)),
+        "bad-parameter": (OutboxStatus.DEAD, "InvalidParameterError", timedelta(0)),
+        "no-code": (OutboxStatus.DEAD, "GraphApiError", timedelta(0)),
+        "upgrade": (OutboxStatus.PENDING, "AccountInMaintenanceModeError", 60 * second),
+        "rate": (OutboxStatus.PENDING, "ToManyAPICallsError", 120 * second),
+        "token": (OutboxStatus.PENDING, "ExpiredAccessTokenError", second),
+        "outage": (OutboxStatus.PENDING, "SomethingWentWrongError", second),
+        "refused": (OutboxStatus.PENDING, "GraphNetworkError", second),
+        "lost": (OutboxStatus.PENDING, "GraphNetworkError", second),
+    }
 
 
 async def test_an_item_claimed_past_its_attempts_is_buried_without_running() -> None:

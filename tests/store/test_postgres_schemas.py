@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 import pytest
 
@@ -11,6 +13,8 @@ from tests._support import drop_run_schemas, new_run_prefix, with_search_path
 from .conftest import Backend
 
 pytestmark = pytest.mark.postgres
+
+_OWN_TABLES = ("svc_messages", "svc_webhook_events", "svc_service_requests", "svc_outbox")
 
 
 def _tables(url: str, schema: str) -> set[str]:
@@ -24,12 +28,27 @@ def _tables(url: str, schema: str) -> set[str]:
 async def test_a_test_store_migrates_into_its_run_schema_not_public(
     pg: Backend, postgres_url: str, postgres_run_prefix: str
 ) -> None:
+    """What this test's own store did, whatever else lives in the database (another
+    deployment may have migrated into ``public``): its connections see only its run
+    schema, and every table it reads and writes resolves there."""
     assert pg.schema is not None
     assert pg.schema.startswith(postgres_run_prefix + "_")
     store = pg.open()
     await store.migrate()
     assert "svc_messages" in _tables(postgres_url, pg.schema)
-    assert not {t for t in _tables(postgres_url, "public") if t.startswith("svc_")}
+
+    def seen_by_the_store(session: Any) -> tuple[list[str], dict[str, str]]:
+        [(schemas,)] = session.fetchall("SELECT current_schemas(false)")
+        rows = session.fetchall(
+            "SELECT c.relname, n.nspname FROM pg_class c JOIN pg_namespace n"
+            " ON n.oid = c.relnamespace WHERE c.oid = ANY(?::regclass[])",
+            (list(_OWN_TABLES),),
+        )
+        return list(schemas), {str(name): str(schema) for name, schema in rows}
+
+    schemas, homes = await store._call("query_failed", seen_by_the_store, write=False)
+    assert schemas == [pg.schema]  # public is not on its search path: nothing lands there
+    assert homes == dict.fromkeys(_OWN_TABLES, pg.schema)
 
 
 async def test_a_dsn_pinned_schema_and_the_run_sweep_leave_nothing_behind(

@@ -38,6 +38,7 @@ def test_protocol_method_set_is_the_specs() -> None:
         "record_service_request",
         "claim_service_request",
         "complete_service_request",
+        "release_service_request",
         "enqueue_outbox_item",
         "claim_outbox_items",
         "mark_outbox_item_failed",
