@@ -193,6 +193,10 @@ from ._interactive import FLOW_MESSAGE_VERSION as FLOW_MESSAGE_VERSION
 from ._interactive import build_interactive_carousel_message as build_interactive_carousel_message
 from ._interactive import build_interactive_flow_message as build_interactive_flow_message
 from ._interactive_header import interactive_media_header as interactive_media_header
+from ._orders import GOODS_TYPES as GOODS_TYPES
+from ._orders import ORDER_STATUSES as ORDER_STATUSES
+from ._orders import build_order_details_message as build_order_details_message
+from ._orders import build_order_status_message as build_order_status_message
 from ._recipient import AUTHENTICATION_OTP_RULE as AUTHENTICATION_OTP_RULE
 from ._recipient import Recipient as Recipient
 from ._recipient import RecipientField as RecipientField
@@ -322,6 +326,7 @@ __all__ = [
     "FLOW_CATEGORIES",
     "FLOW_JSON_LIMITS",
     "FLOW_MESSAGE_VERSION",
+    "GOODS_TYPES",
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
@@ -331,6 +336,7 @@ __all__ = [
     "MAX_BIZ_OPAQUE_CALLBACK_DATA",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "ORDER_STATUSES",
     "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
@@ -534,6 +540,8 @@ __all__ = [
     "build_location_message",
     "build_marketing_template_message",
     "build_media_message",
+    "build_order_details_message",
+    "build_order_status_message",
     "build_otp_button",
     "build_reaction_message",
     "build_read_receipt",
