@@ -314,6 +314,8 @@ from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYP
 from ._templates import TemplateCreated as TemplateCreated
 from ._templates import TemplateGroup as TemplateGroup
 from ._templates import TemplateGroupAnalytics as TemplateGroupAnalytics
+from ._thread_control import THREAD_CONTROL_ACTIONS as THREAD_CONTROL_ACTIONS
+from ._thread_control import ThreadControlResult as ThreadControlResult
 from ._waba import SubscribedApp as SubscribedApp
 from ._waba import WabaInfo as WabaInfo
 
@@ -340,6 +342,7 @@ __all__ = [
     "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
+    "THREAD_CONTROL_ACTIONS",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",
@@ -489,6 +492,7 @@ __all__ = [
     "TemplateParameterFormatMismatchError",
     "TemplatePausedError",
     "TemporarilyBlockedError",
+    "ThreadControlResult",
     "ToManyAPICallsError",
     "TooManyMessagesError",
     "UnsupportedMessageTypeError",

@@ -14,13 +14,14 @@ from ._groups import GroupAdmin as _GroupAdmin
 from ._groups import PhoneGroups
 from ._phone_admin import PhoneAdmin
 from ._templates import Templates
+from ._thread_control import ThreadControl
 from ._waba import WabaAccount
 
 __all__ = ["GroupAdmin", "PhoneNumberAdmin", "WABAAdmin"]
 
 
-class PhoneNumberAdmin(PhoneGroups, PhoneAdmin, Calling):
-    """Admin helpers bound to one business phone number: groups, settings, calling, ..."""
+class PhoneNumberAdmin(PhoneGroups, PhoneAdmin, Calling, ThreadControl):
+    """Admin helpers bound to one business phone number: groups, settings, calling, threads..."""
 
 
 class WABAAdmin(WabaAccount, Templates, Flows):
