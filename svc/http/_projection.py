@@ -30,6 +30,7 @@ from svc.store import (
 )
 from svc.webhook import (
     MessageUpdate,
+    StandbyUpdate,
     StatusUpdate,
     SystemUpdate,
     Update,
@@ -113,7 +114,9 @@ def delivery_projection(
     for the change: ``read_users``), each field is checked once by the
     store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
-    rows = CheckedRowsBuilder(row_ids=sum(isinstance(u, MessageUpdate) for u in updates))
+    rows = CheckedRowsBuilder(
+        row_ids=sum(isinstance(u, MessageUpdate | StandbyUpdate) for u in updates)
+    )
     changes: list[IdentityChange] = []
     unprojected = 0
     refusal: PersistenceValidationError | None = None
@@ -127,6 +130,12 @@ def delivery_projection(
                     unprojected += 1
             elif isinstance(update, StatusUpdate):
                 rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+            elif isinstance(update, StandbyUpdate):
+                # A thread another responder holds: its messages and statuses, as metadata.
+                if update.status is not None:
+                    rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+                elif not _add_inbound(rows, update, user, at):
+                    unprojected += 1
         except PersistenceValidationError as exc:
             refusal = refusal or exc
         if user is not None and (user is not seen[0] or at != seen[1]):
@@ -172,12 +181,12 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
 
 def _add_inbound(
     rows: CheckedRowsBuilder,
-    update: MessageUpdate,
+    update: MessageUpdate | StandbyUpdate,
     user: UserIdentity | None,
     at: int,
 ) -> bool:
-    """Add the row of a message update with its user and time already read (the builder
-    draws its row id)."""
+    """Add the row of a message update (or a standby message or echo) with its user and time
+    already read (the builder draws its row id)."""
     echo = update.is_echo
     message_id = update.message_id
     phone = update.to if echo else update.from_

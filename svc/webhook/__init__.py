@@ -16,6 +16,11 @@ from ._account_values import AccountEvent as AccountEvent
 from ._account_values import AccountRestriction as AccountRestriction
 from ._account_values import AccountReview as AccountReview
 from ._account_values import WabaInfo as WabaInfo
+
+# --- threads another responder holds (Meta's business agent)
+from ._agent_updates import HANDOVER_FIELD as HANDOVER_FIELD
+from ._agent_updates import STANDBY_FIELD as STANDBY_FIELD
+from ._agent_updates import StandbyItem as StandbyItem
 from ._challenge import verify_challenge as verify_challenge
 
 # --- coexistence updates
@@ -113,9 +118,11 @@ from ._updates import GroupSettingsUpdate as GroupSettingsUpdate
 from ._updates import GroupStatusUpdate as GroupStatusUpdate
 from ._updates import HistoryUpdate as HistoryUpdate
 from ._updates import MessageUpdate as MessageUpdate
+from ._updates import MessagingHandoverUpdate as MessagingHandoverUpdate
 from ._updates import NormalizationResult as NormalizationResult
 from ._updates import Skip as Skip
 from ._updates import SmbAppStateSyncUpdate as SmbAppStateSyncUpdate
+from ._updates import StandbyUpdate as StandbyUpdate
 from ._updates import StatusUpdate as StatusUpdate
 from ._updates import SystemUpdate as SystemUpdate
 from ._updates import UnknownUpdate as UnknownUpdate
@@ -163,6 +170,7 @@ __all__ = [
     "ECHO_FIELD",
     "ECHO_PREFIX",
     "GROUP_FIELDS",
+    "HANDOVER_FIELD",
     "MAX_CONTAINERS",
     "MAX_ERROR_CLASSES",
     "MAX_ID_LENGTH",
@@ -174,6 +182,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "SIGNATURE_PREFIX",
     "SKIP_REASONS",
+    "STANDBY_FIELD",
     "UPDATE_CLASSES",
     "UPDATE_KINDS",
     "AccountAlert",
@@ -225,6 +234,7 @@ __all__ = [
     "MessageContent",
     "MessageContext",
     "MessageUpdate",
+    "MessagingHandoverUpdate",
     "MissingChallengeError",
     "MissingSignatureError",
     "NormalizationResult",
@@ -241,6 +251,8 @@ __all__ = [
     "SignatureMismatchError",
     "Skip",
     "SmbAppStateSyncUpdate",
+    "StandbyItem",
+    "StandbyUpdate",
     "StatusUpdate",
     "SyncedContact",
     "SystemUpdate",

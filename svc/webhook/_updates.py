@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
+from ._agent_updates import MessagingHandoverUpdate, StandbyUpdate
 from ._base import ECHO_FIELD, UpdateBase, UpdateSource, required
 from ._coexistence_updates import HistoryUpdate, SmbAppStateSyncUpdate
 from ._field_updates import (
@@ -70,9 +71,11 @@ __all__ = [
     "GroupStatusUpdate",
     "HistoryUpdate",
     "MessageUpdate",
+    "MessagingHandoverUpdate",
     "NormalizationResult",
     "Skip",
     "SmbAppStateSyncUpdate",
+    "StandbyUpdate",
     "StatusUpdate",
     "SystemUpdate",
     "UnknownUpdate",
@@ -101,6 +104,8 @@ UpdateKind: TypeAlias = Literal[
     "userIdUpdate",
     "history",
     "smbAppStateSync",
+    "standby",
+    "messagingHandover",
     "unknown",
 ]
 
@@ -499,6 +504,8 @@ Update: TypeAlias = (
     | UserIdUpdate
     | HistoryUpdate
     | SmbAppStateSyncUpdate
+    | StandbyUpdate
+    | MessagingHandoverUpdate
     | UnknownUpdate
 )
 
@@ -519,6 +526,8 @@ UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
     "userIdUpdate": UserIdUpdate,
     "history": HistoryUpdate,
     "smbAppStateSync": SmbAppStateSyncUpdate,
+    "standby": StandbyUpdate,
+    "messagingHandover": MessagingHandoverUpdate,
     "unknown": UnknownUpdate,
 }
 """The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""
