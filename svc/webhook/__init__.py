@@ -10,11 +10,14 @@ calls ``receive_delivery(body, signature, app_secret)`` and answers a
 # --- errors
 # --- challenge (GET)
 # --- typed account and template changes (AccountUpdate.details)
+from ._account_values import THROUGHPUT_UPGRADE as THROUGHPUT_UPGRADE
 from ._account_values import AccountAlert as AccountAlert
 from ._account_values import AccountDetails as AccountDetails
 from ._account_values import AccountEvent as AccountEvent
 from ._account_values import AccountRestriction as AccountRestriction
 from ._account_values import AccountReview as AccountReview
+from ._account_values import BusinessCapabilities as BusinessCapabilities
+from ._account_values import PhoneNumberQualityChange as PhoneNumberQualityChange
 from ._account_values import WabaInfo as WabaInfo
 
 # --- threads another responder holds (Meta's business agent)
@@ -183,6 +186,7 @@ __all__ = [
     "SIGNATURE_PREFIX",
     "SKIP_REASONS",
     "STANDBY_FIELD",
+    "THROUGHPUT_UPGRADE",
     "UPDATE_CLASSES",
     "UPDATE_KINDS",
     "AccountAlert",
@@ -192,6 +196,7 @@ __all__ = [
     "AccountReview",
     "AccountUpdate",
     "BoundedBody",
+    "BusinessCapabilities",
     "ButtonContent",
     "CallConnectUpdate",
     "CallSession",
@@ -241,6 +246,7 @@ __all__ = [
     "OrderContent",
     "OrderItem",
     "PayloadTooLargeError",
+    "PhoneNumberQualityChange",
     "PlatformError",
     "PricingInfo",
     "ReactionContent",

@@ -73,7 +73,8 @@ class AccountUpdate(UpdateBase):
     @property
     def details(self) -> AccountDetails | None:
         """The typed change: a template status, category, quality or components change,
-        an ``account_update`` event, an account alert or review; ``None`` for other fields.
+        an ``account_update`` event, an account alert or review, a number's quality or
+        throughput change, the account's capabilities; ``None`` for other fields.
 
         Read from the raw value on each access (``value`` stays as it is).
         """

@@ -14,9 +14,13 @@ from typing import Any
 import pytest
 
 from svc.webhook import (
+    THROUGHPUT_UPGRADE,
+    AccountUpdate,
+    BusinessCapabilities,
     DefaultFacade,
     MessageUpdate,
     MessagingHandoverUpdate,
+    PhoneNumberQualityChange,
     PricingInfo,
     StandbyUpdate,
     TextContent,
@@ -190,3 +194,62 @@ def test_the_event_log_label_holds_no_data(caplog: pytest.LogCaptureFixture) -> 
     with caplog.at_level(logging.INFO):
         logging.getLogger("x").info("%s", rendered)
     assert "StandbyUpdate(kind='standby', field='standby', item='echo')" in rendered
+
+
+# --- throughput upgrades and account limits -------------------------------------------------
+
+
+def test_a_throughput_upgrade_is_a_typed_account_event() -> None:
+    envelope = {
+        "object": "whatsapp_business_account",
+        "entry": [
+            {
+                "id": "102290129340398",
+                "time": 1762600300,
+                "changes": [
+                    {
+                        "field": "phone_number_quality_update",
+                        "value": {
+                            "display_phone_number": "15550783881",
+                            "event": THROUGHPUT_UPGRADE,
+                            "max_daily_conversations_per_business": "TIER_UNLIMITED",
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    [update] = normalize(envelope).updates
+    assert isinstance(update, AccountUpdate)
+    assert (update.event, update.timestamp, safe_detail(update)) == (
+        THROUGHPUT_UPGRADE,
+        1762600300,
+        "phone_number_quality_update:THROUGHPUT_UPGRADE",
+    )
+    assert update.details == PhoneNumberQualityChange(
+        event=THROUGHPUT_UPGRADE,
+        display_phone_number="15550783881",
+        max_daily_conversations_per_business="TIER_UNLIMITED",
+    )
+    assert isinstance(update.details, PhoneNumberQualityChange)
+    assert update.details.throughput_upgraded
+
+
+def test_quality_and_capability_changes_are_typed() -> None:
+    updates = normalize(load("account_multi_entry.json")).updates
+    details = {u.field: u.details for u in updates if isinstance(u, AccountUpdate)}
+    flagged = details["phone_number_quality_update"]
+    assert flagged == PhoneNumberQualityChange(
+        event="FLAGGED", display_phone_number="15550783881", current_limit="TIER_10K"
+    )
+    assert isinstance(flagged, PhoneNumberQualityChange) and not flagged.throughput_upgraded
+    assert details["business_capability_update"] == BusinessCapabilities(
+        max_daily_conversation_per_phone=1000, max_phone_numbers_per_business=2
+    )
+    value = {"max_daily_conversations_per_business": -1, "max_phone_numbers_per_waba": "25"}
+    envelope = {"entry": [{"changes": [{"field": "business_capability_update", "value": value}]}]}
+    [update] = normalize(envelope).updates
+    assert isinstance(update, AccountUpdate)
+    assert update.details == BusinessCapabilities(
+        max_daily_conversations_per_business=-1, max_phone_numbers_per_waba=25
+    )
