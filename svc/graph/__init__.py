@@ -291,6 +291,8 @@ from ._groups import GroupJoinRequestsResult as GroupJoinRequestsResult
 from ._groups import GroupMutation as GroupMutation
 from ._groups import GroupParticipant as GroupParticipant
 from ._groups import GroupSummary as GroupSummary
+from ._optimization import BID_STRATEGIES as BID_STRATEGIES
+from ._optimization import OptimizationSpec as OptimizationSpec
 from ._pagination import Paginator as Paginator
 from ._pagination import paginate as paginate
 from ._phone_admin import BUSINESS_PROFILE_FIELDS as BUSINESS_PROFILE_FIELDS
@@ -321,6 +323,7 @@ from ._waba import WabaInfo as WabaInfo
 
 __all__ = [
     "AUTHENTICATION_OTP_RULE",
+    "BID_STRATEGIES",
     "BUSINESS_PROFILE_FIELDS",
     "CALL_ACTIONS",
     "DEFAULT_API_VERSION",
@@ -442,6 +445,7 @@ __all__ = [
     "MethodNotAllowedError",
     "MissingRequiredParameterError",
     "OfficialBusinessAccountStatus",
+    "OptimizationSpec",
     "Page",
     "Paginator",
     "Param",
