@@ -107,7 +107,8 @@ def delivery_projection(
 ) -> DeliveryProjection:
     """The rows, events, sightings and changes of a delivery's updates.
 
-    A status the store cannot hold is not projected; a status event is keyed
+    A status event keeps the category the status says its message is priced in
+    (billing metadata). A status the store cannot hold is not projected; a status event is keyed
     by message id alone, so one naming its user by ``recipient_user_id`` only
     advances the outbound row like any other. One pass: each update's time
     (epoch ms) and user are read once (a user the change names again, once
@@ -129,11 +130,21 @@ def delivery_projection(
                 if not _add_inbound(rows, update, user, at):
                     unprojected += 1
             elif isinstance(update, StatusUpdate):
-                rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+                rows.status(
+                    wa_message_id=update.message_id,
+                    status=update.status,
+                    at_ms=at,
+                    pricing_category=_pricing_category(update.raw),
+                )
             elif isinstance(update, StandbyUpdate):
                 # A thread another responder holds: its messages and statuses, as metadata.
                 if update.status is not None:
-                    rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+                    rows.status(
+                        wa_message_id=update.message_id,
+                        status=update.status,
+                        at_ms=at,
+                        pricing_category=_pricing_category(update.raw),
+                    )
                 elif not _add_inbound(rows, update, user, at):
                     unprojected += 1
         except PersistenceValidationError as exc:
@@ -164,6 +175,13 @@ def delivery_projection(
         unprojected=unprojected,
         refusal=refusal,
     )
+
+
+def _pricing_category(status: Mapping[str, Any]) -> str | None:
+    """The category a status says its message is priced in (``pricing.category``), if any."""
+    pricing = status.get("pricing")
+    category = pricing.get("category") if type(pricing) is dict else None
+    return category if type(category) is str else None
 
 
 def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> MessageRecord | None:

@@ -135,6 +135,9 @@ from ._updates import UpdateSource as UpdateSource
 from ._updates import UserIdUpdate as UserIdUpdate
 from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
 from ._updates import read_users as read_users
+from ._values import PRICING_CATEGORIES as PRICING_CATEGORIES
+from ._values import PRICING_MODELS as PRICING_MODELS
+from ._values import PRICING_TYPES as PRICING_TYPES
 
 # --- values inside updates
 from ._values import ButtonContent as ButtonContent
@@ -158,7 +161,10 @@ from ._values import MessageContext as MessageContext
 from ._values import OrderContent as OrderContent
 from ._values import OrderItem as OrderItem
 from ._values import PlatformError as PlatformError
+from ._values import PricingCategory as PricingCategory
 from ._values import PricingInfo as PricingInfo
+from ._values import PricingModel as PricingModel
+from ._values import PricingType as PricingType
 from ._values import ReactionContent as ReactionContent
 from ._values import Referral as Referral
 from ._values import RevokeContent as RevokeContent
@@ -182,6 +188,9 @@ __all__ = [
     "MAX_TYPE_LENGTH",
     "METRIC_NAME",
     "OUTCOMES",
+    "PRICING_CATEGORIES",
+    "PRICING_MODELS",
+    "PRICING_TYPES",
     "SIGNATURE_HEADER",
     "SIGNATURE_PREFIX",
     "SKIP_REASONS",
@@ -248,7 +257,10 @@ __all__ = [
     "PayloadTooLargeError",
     "PhoneNumberQualityChange",
     "PlatformError",
+    "PricingCategory",
     "PricingInfo",
+    "PricingModel",
+    "PricingType",
     "ReactionContent",
     "Referral",
     "RevokeContent",

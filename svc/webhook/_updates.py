@@ -341,6 +341,7 @@ class StatusUpdate(UpdateBase):
 
     @property
     def pricing(self) -> PricingInfo | None:
+        """How the platform prices the message (``PMP``, its category and type), when sent."""
         return read_pricing(self.raw.get("pricing"))
 
     @property
