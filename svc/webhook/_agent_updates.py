@@ -18,28 +18,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
 
-from ._base import UpdateBase, required
+from ._base import StatusReads, UpdateBase, required
 from ._read import (
     contact_user,
     profile_name,
     read_content,
     read_context,
-    read_conversation,
     read_dict,
-    read_errors,
     read_id,
-    read_pricing,
     read_str,
     read_timestamp,
     read_type,
     read_user,
 )
 from ._values import (
-    ConversationInfo,
     MessageContent,
     MessageContext,
-    PlatformError,
-    PricingInfo,
     UserIdentity,
 )
 
@@ -77,7 +71,7 @@ def standby_item(raw: Mapping[str, Any]) -> StandbyItem:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class StandbyUpdate(UpdateBase):
+class StandbyUpdate(StatusReads, UpdateBase):
     """One item of a ``standby`` change: a thread another responder (Meta's agent) holds.
 
     ``item`` says what it is: the user's ``message``, an ``echo`` of a
@@ -188,22 +182,6 @@ class StandbyUpdate(UpdateBase):
         """``sent``, ``delivered``, ``read``, ... of a status; ``None`` otherwise."""
         return read_str(self.raw.get("status"))
 
-    @property
-    def recipient_id(self) -> str | None:
-        return read_id(self.raw.get("recipient_id"))
-
-    @property
-    def conversation(self) -> ConversationInfo | None:
-        return read_conversation(self.raw.get("conversation"))
-
-    @property
-    def pricing(self) -> PricingInfo | None:
-        """The ``pricing`` of a status (see ``StatusUpdate.pricing``)."""
-        return read_pricing(self.raw.get("pricing"))
-
-    @property
-    def errors(self) -> tuple[PlatformError, ...]:
-        return read_errors(self.raw.get("errors"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
