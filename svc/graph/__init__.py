@@ -199,6 +199,10 @@ from ._interactive import FLOW_MESSAGE_VERSION as FLOW_MESSAGE_VERSION
 from ._interactive import build_interactive_carousel_message as build_interactive_carousel_message
 from ._interactive import build_interactive_flow_message as build_interactive_flow_message
 from ._interactive_header import interactive_media_header as interactive_media_header
+from ._orders import GOODS_TYPES as GOODS_TYPES
+from ._orders import ORDER_STATUSES as ORDER_STATUSES
+from ._orders import build_order_details_message as build_order_details_message
+from ._orders import build_order_status_message as build_order_status_message
 from ._recipient import AUTHENTICATION_OTP_RULE as AUTHENTICATION_OTP_RULE
 from ._recipient import Recipient as Recipient
 from ._recipient import RecipientField as RecipientField
@@ -302,6 +306,8 @@ from ._message_history import MessageHistoryEntry as MessageHistoryEntry
 from ._message_history import MessageHistoryEvent as MessageHistoryEvent
 from ._operations import PLATFORM_OPERATIONS as PLATFORM_OPERATIONS
 from ._operations import PlatformOperation as PlatformOperation
+from ._optimization import BID_STRATEGIES as BID_STRATEGIES
+from ._optimization import OptimizationSpec as OptimizationSpec
 from ._pagination import Paginator as Paginator
 from ._pagination import paginate as paginate
 from ._phone_admin import BUSINESS_PROFILE_FIELDS as BUSINESS_PROFILE_FIELDS
@@ -341,6 +347,8 @@ from ._templates import TemplateGroup as TemplateGroup
 from ._templates import TemplateGroupAnalytics as TemplateGroupAnalytics
 from ._username import BusinessUsername as BusinessUsername
 from ._username import UsernameSuggestions as UsernameSuggestions
+from ._thread_control import THREAD_CONTROL_ACTIONS as THREAD_CONTROL_ACTIONS
+from ._thread_control import ThreadControlResult as ThreadControlResult
 from ._waba import SubscribedApp as SubscribedApp
 from ._waba import WabaInfo as WabaInfo
 from ._waba_users import WABA_USER_TASKS as WABA_USER_TASKS
@@ -349,6 +357,7 @@ from ._waba_users import WabaActivity as WabaActivity
 
 __all__ = [
     "AUTHENTICATION_OTP_RULE",
+    "BID_STRATEGIES",
     "BUSINESS_PROFILE_FIELDS",
     "CALL_ACTIONS",
     "COMPLIANCE_ENTITY_TYPES",
@@ -357,6 +366,7 @@ __all__ = [
     "FLOW_CATEGORIES",
     "FLOW_JSON_LIMITS",
     "FLOW_MESSAGE_VERSION",
+    "GOODS_TYPES",
     "GROUP_DESCRIPTION_MAX_LENGTH",
     "GROUP_JOIN_APPROVAL_MODES",
     "GROUP_MAX_REMOVED_PARTICIPANTS",
@@ -371,6 +381,8 @@ __all__ = [
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
     "WABA_USER_TASKS",
+    "ORDER_STATUSES",
+    "THREAD_CONTROL_ACTIONS",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",
@@ -489,6 +501,7 @@ __all__ = [
     "MissingRequiredParameterError",
     "OfficialBusinessAccountStatus",
     "OnboardingRequest",
+    "OptimizationSpec",
     "Page",
     "Paginator",
     "Param",
@@ -547,6 +560,7 @@ __all__ = [
     "TemplateParameterFormatMismatchError",
     "TemplatePausedError",
     "TemporarilyBlockedError",
+    "ThreadControlResult",
     "ToManyAPICallsError",
     "TooManyMessagesError",
     "UnsupportedMessageTypeError",
@@ -601,6 +615,8 @@ __all__ = [
     "build_location_message",
     "build_marketing_template_message",
     "build_media_message",
+    "build_order_details_message",
+    "build_order_status_message",
     "build_otp_button",
     "build_reaction_message",
     "build_read_receipt",

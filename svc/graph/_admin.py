@@ -22,6 +22,7 @@ from ._preverified import PreverifiedNumbers
 from ._schedules import Schedules
 from ._solutions import AppSolutions, SolutionLifecycle, WabaSolutions
 from ._templates import Templates
+from ._thread_control import ThreadControl
 from ._username import BusinessUsernames
 from ._waba import WabaAccount
 from ._waba_users import WabaUsers
@@ -37,9 +38,9 @@ __all__ = [
 
 
 class PhoneNumberAdmin(
-    PhoneGroups, PhoneAdmin, PhoneSetup, BusinessUsernames, MessageHistory, Calling
+    PhoneGroups, PhoneAdmin, PhoneSetup, BusinessUsernames, MessageHistory, Calling, ThreadControl
 ):
-    """Admin helpers bound to one business phone number: groups, settings, calling, ..."""
+    """Admin helpers bound to one business phone number: groups, settings, calling, threads..."""
 
 
 class WABAAdmin(WabaAccount, WabaUsers, Schedules, WabaSolutions, Templates, Flows):

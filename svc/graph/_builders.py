@@ -911,7 +911,12 @@ def _has_otp_button(template: Mapping[str, Any]) -> bool:
     return False
 
 
-def _template_object(name: object, language_code: object, components: object) -> Payload:
+_LANGUAGE_POLICIES = frozenset({"deterministic"})
+
+
+def _template_object(
+    name: object, language_code: object, components: object, language_policy: object = None
+) -> Payload:
     if (
         not isinstance(name, str)
         or len(name) > MAX_TEMPLATE_NAME
@@ -925,7 +930,10 @@ def _template_object(name: object, language_code: object, components: object) ->
         raise GraphRequestValidationError(
             "language_code must look like en or en_US", field="language_code"
         )
-    template: Payload = {"name": name, "language": {"code": language_code}}
+    language: Payload = {"code": language_code}
+    if language_policy is not None:
+        language["policy"] = check_choice(language_policy, "language_policy", _LANGUAGE_POLICIES)
+    template: Payload = {"name": name, "language": language}
     if components is not None:
         template["components"] = _components(components)
     return template
@@ -938,10 +946,15 @@ def build_template_message(
     language_code: str,
     components: Sequence[Mapping[str, Any]] | None = None,
     reply_to_message_id: str | None = None,
+    language_policy: Literal["deterministic"] | None = None,
 ) -> Payload:
-    """A template message; ``components`` use the platform's structure."""
+    """A template message; ``components`` use the platform's structure.
+
+    ``language_policy`` (``deterministic``, the one policy the platform keeps)
+    is sent as ``language.policy`` when given.
+    """
     addressee = _address(to)
-    template = _template_object(name, language_code, components)
+    template = _template_object(name, language_code, components, language_policy)
     if _has_otp_button(template):
         require_phone_number(addressee, rule=AUTHENTICATION_OTP_RULE)
     return _envelope(addressee, "template", template, reply_to_message_id=reply_to_message_id)

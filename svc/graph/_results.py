@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ._errors import GraphSerializationError
+from ._optimization import OptimizationSpec
 from ._parse import (
     Raw,
     as_object,
@@ -122,6 +123,7 @@ class Template:
     rejected_reason: str | None
     quality_score: str | None
     raw: Raw
+    optimization_spec: OptimizationSpec | None = None
 
     @classmethod
     def from_api(cls, raw: Any) -> Template:
@@ -137,4 +139,5 @@ class Template:
             rejected_reason=opt_str(obj, "rejected_reason"),
             quality_score=opt_str(quality, "score"),
             raw=obj,
+            optimization_spec=OptimizationSpec.from_api(obj.get("optimization_spec")),
         )

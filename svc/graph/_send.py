@@ -354,12 +354,14 @@ class MessageSender(abc.ABC):
         reply_to_message_id: str | None = None,
         definition: Template | Mapping[str, Any] | None = None,
         biz_opaque_callback_data: str | None = None,
+        language_policy: Literal["deterministic"] | None = None,
     ) -> SendResult:
         """Send an approved template.
 
         With ``definition`` (a ``Template`` the caller already fetched), ``name``,
         ``language_code`` and ``components`` are first checked against it by
-        ``check_template_send``; no extra request is ever made.
+        ``check_template_send``; no extra request is ever made. ``language_policy``
+        is sent as ``language.policy`` when given.
         """
         if definition is not None:
             _check_definition_name(definition, name)
@@ -371,6 +373,7 @@ class MessageSender(abc.ABC):
                 language_code=language_code,
                 components=components,
                 reply_to_message_id=reply_to_message_id,
+                language_policy=language_policy,
             ),
             biz_opaque_callback_data=biz_opaque_callback_data,
         )

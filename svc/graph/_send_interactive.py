@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from . import _builders as b
 from ._interactive import build_interactive_carousel_message, build_interactive_flow_message
+from ._orders import GoodsType, build_order_details_message, build_order_status_message
 from ._send import MessageSender, SendResult
 
 __all__ = ["InteractiveSender"]
@@ -288,6 +289,72 @@ class InteractiveSender(MessageSender):
         return await self._send(
             build_interactive_carousel_message(
                 to=to, body_text=body_text, cards=cards, reply_to_message_id=reply_to_message_id
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
+        )
+
+    # --- payments
+
+    async def send_order_details(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        reference_id: str,
+        goods_type: GoodsType,
+        currency: str,
+        total_amount: Mapping[str, int],
+        order: Mapping[str, Any] | None = None,
+        payment_type: str | None = None,
+        payment_configuration: str | None = None,
+        payment_settings: Sequence[Mapping[str, Any]] | None = None,
+        header: Mapping[str, Any] | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
+    ) -> SendResult:
+        """Send a bill to review and pay (see ``build_order_details_message``)."""
+        return await self._send(
+            build_order_details_message(
+                to=to,
+                body_text=body_text,
+                reference_id=reference_id,
+                goods_type=goods_type,
+                currency=currency,
+                total_amount=total_amount,
+                order=order,
+                payment_type=payment_type,
+                payment_configuration=payment_configuration,
+                payment_settings=payment_settings,
+                header=header,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
+            ),
+            biz_opaque_callback_data=biz_opaque_callback_data,
+        )
+
+    async def send_order_status(
+        self,
+        *,
+        to: str,
+        body_text: str,
+        reference_id: str,
+        status: str,
+        description: str | None = None,
+        footer_text: str | None = None,
+        reply_to_message_id: str | None = None,
+        biz_opaque_callback_data: str | None = None,
+    ) -> SendResult:
+        """Tell the user what became of an order (see ``build_order_status_message``)."""
+        return await self._send(
+            build_order_status_message(
+                to=to,
+                body_text=body_text,
+                reference_id=reference_id,
+                status=status,
+                description=description,
+                footer_text=footer_text,
+                reply_to_message_id=reply_to_message_id,
             ),
             biz_opaque_callback_data=biz_opaque_callback_data,
         )

@@ -41,6 +41,8 @@ _PARAMETER_TYPES: Final[Mapping[str, str]] = {
     "catalog": "action",
     "mpm": "action",
 }
+_ALSO_TYPES: Final[Mapping[str, str]] = {"quick_reply": "text"}
+"""A second parameter type a sub-type takes: Meta's sample templates send quick replies as text."""
 _NEVER_SENT: Final = frozenset({"footer", "buttons"})
 
 
@@ -335,7 +337,8 @@ def _check_button(
     if len(parameters) > 1 or (button.required and not parameters):
         raise _fail(f"{field}.parameters", f"button {index} takes one {kind} parameter")
     for parameter in parameters:
-        if parameter["type"].lower() != kind or parameter.get(kind) is None:
+        given = parameter["type"].lower()
+        if given not in (kind, _ALSO_TYPES.get(button.sub_type)) or parameter.get(given) is None:
             raise _fail(f"{field}.parameters[0].type", f"button {index} takes a {kind} parameter")
     return index
 

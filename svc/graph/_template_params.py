@@ -118,19 +118,62 @@ def template_currency_parameter(
     return _named(parameter, parameter_name)
 
 
+_CALENDARS = frozenset({"GREGORIAN", "SOLAR_HIJRI"})
+# date_time part -> (minimum, maximum), in the wire's order after ``calendar``.
+_DATE_TIME_PARTS: Final = {
+    "day_of_week": (1, 7),
+    "year": (1, 9999),
+    "month": (1, 12),
+    "day_of_month": (1, 31),
+    "hour": (0, 23),
+    "minute": (0, 59),
+}
+
+
 def template_date_time_parameter(
-    *, fallback_value: str, parameter_name: str | None = None
+    *,
+    fallback_value: str,
+    calendar: Literal["GREGORIAN", "SOLAR_HIJRI"] | None = None,
+    day_of_week: int | None = None,
+    year: int | None = None,
+    month: int | None = None,
+    day_of_month: int | None = None,
+    hour: int | None = None,
+    minute: int | None = None,
+    parameter_name: str | None = None,
 ) -> Component:
-    """A date-time parameter, shown as ``fallback_value`` (the platform no longer localizes it)."""
-    parameter: Component = {
-        "type": "date_time",
-        "date_time": {
-            "fallback_value": check_label(
-                fallback_value, "fallback_value", max_length=MAX_FALLBACK_VALUE
-            )
-        },
+    """A date-time parameter: ``fallback_value`` and the date's parts, each sent when given.
+
+    The platform shows ``fallback_value`` (it no longer localizes the parts),
+    but the parts are the documented object and Meta's own examples send
+    them: ``calendar`` (``GREGORIAN`` or ``SOLAR_HIJRI``), ``day_of_week``
+    1..7 (Monday 1), ``year``, ``month`` 1..12, ``day_of_month`` 1..31,
+    ``hour`` 0..23 and ``minute`` 0..59.
+    """
+    date_time: Component = {
+        "fallback_value": check_label(
+            fallback_value, "fallback_value", max_length=MAX_FALLBACK_VALUE
+        )
     }
-    return _named(parameter, parameter_name)
+    if calendar is not None:
+        if not isinstance(calendar, str) or calendar not in _CALENDARS:
+            raise GraphRequestValidationError(
+                "calendar must be GREGORIAN or SOLAR_HIJRI", field="calendar"
+            )
+        date_time["calendar"] = calendar
+    given = {
+        "day_of_week": day_of_week,
+        "year": year,
+        "month": month,
+        "day_of_month": day_of_month,
+        "hour": hour,
+        "minute": minute,
+    }
+    for part, (low, high) in _DATE_TIME_PARTS.items():
+        value = given[part]
+        if value is not None:
+            date_time[part] = check_int(value, part, minimum=low, maximum=high)
+    return _named({"type": "date_time", "date_time": date_time}, parameter_name)
 
 
 # --- header ----------------------------------------------------------------------------
@@ -233,8 +276,19 @@ def build_template_url_button(*, index: int, text: str) -> Component:
     return _button("url", index, {"type": "text", "text": value})
 
 
-def build_template_quick_reply_button(*, index: int, payload: str) -> Component:
-    """The payload a quick-reply button returns in the reply webhook."""
+def build_template_quick_reply_button(
+    *, index: int, payload: str | None = None, text: str | None = None
+) -> Component:
+    """The payload a quick-reply button returns in the reply webhook.
+
+    ``text`` instead of ``payload`` sends the parameter as ``{"type": "text"}``,
+    the form Meta's own example of the ``sample_issue_resolution`` template uses.
+    """
+    if (payload is None) == (text is None):
+        raise GraphRequestValidationError("give exactly one of payload or text", field="payload")
+    if text is not None:
+        value = check_label(text, "text", max_length=MAX_QUICK_REPLY_PAYLOAD)
+        return _button("quick_reply", index, {"type": "text", "text": value})
     value = check_label(payload, "payload", max_length=MAX_QUICK_REPLY_PAYLOAD)
     return _button("quick_reply", index, {"type": "payload", "payload": value})
 
@@ -267,23 +321,30 @@ def build_template_flow_button(
 
 
 def build_template_catalog_button(
-    *, index: int, thumbnail_product_retailer_id: str | None = None
+    *, index: int = 0, thumbnail_product_retailer_id: str | None = None
 ) -> Component:
     """A catalog button, optionally choosing the product shown as thumbnail.
 
+    Written as the platform's catalog-template reference writes it:
+    ``"sub_type": "CATALOG"`` and a numeric ``index`` (the platform reads the
+    sub-type in any case and the index as a number or a digit string).
     Without a thumbnail the button carries no ``parameters`` (the platform then
     shows the catalog's first item), never an empty ``action``.
     """
+    button: Component = {
+        "type": "button",
+        "sub_type": "CATALOG",
+        "index": check_int(index, "index", minimum=0, maximum=MAX_BUTTON_INDEX),
+    }
     if thumbnail_product_retailer_id is None:
-        button = _button("catalog", index, {})
-        del button["parameters"]
         return button
     thumbnail = check_label(
         thumbnail_product_retailer_id, "thumbnail_product_retailer_id", max_length=256
     )
-    return _button(
-        "catalog", index, {"type": "action", "action": {"thumbnail_product_retailer_id": thumbnail}}
-    )
+    button["parameters"] = [
+        {"type": "action", "action": {"thumbnail_product_retailer_id": thumbnail}}
+    ]
+    return button
 
 
 def build_template_otp_button(*, code: str, index: int = 0) -> Component:

@@ -26,6 +26,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._optimization import OptimizationSpec, refuse_bid_spec
 from ._parse import Raw, as_object, object_list, opt_object, opt_str, req_str, str_tuple
 from ._results import CreatedObject, Page, Success, Template
 
@@ -219,6 +220,14 @@ def _components(value: object) -> list[dict[str, Any]]:
     return out
 
 
+def _optimization_spec(value: object) -> dict[str, object]:
+    if not isinstance(value, OptimizationSpec):
+        raise GraphRequestValidationError(
+            "optimization_spec must be an OptimizationSpec", field="optimization_spec"
+        )
+    return value.wire()
+
+
 def _id_array(values: Sequence[str]) -> str:
     """A list query value as the JSON array the Graph API reads (``["a","b"]``)."""
     return json.dumps(list(values), separators=(",", ":"))
@@ -276,8 +285,15 @@ class Templates(WabaScoped):
         components: list[dict[str, Any]],
         allow_category_change: bool | None = None,
         parameter_format: str | None = None,
+        optimization_spec: OptimizationSpec | None = None,
+        bid_spec: object = None,
     ) -> TemplateCreated:
-        """``POST /{waba_id}/message_templates``: submit a template for review."""
+        """``POST /{waba_id}/message_templates``: submit a template for review.
+
+        ``optimization_spec`` sets a marketing template's max price (Marketing
+        Messages API); a ``bid_spec`` is refused (the platform dropped it).
+        """
+        refuse_bid_spec(bid_spec)
         body: dict[str, object] = {
             "name": _template_name(name),
             "language": _language(language),
@@ -292,6 +308,13 @@ class Templates(WabaScoped):
             body["parameter_format"] = check_choice(
                 parameter_format, field="parameter_format", choices=TEMPLATE_PARAMETER_FORMATS
             )
+        if optimization_spec is not None:
+            if body["category"] != "MARKETING":
+                raise GraphRequestValidationError(
+                    "optimization_spec (a max price) is for MARKETING templates",
+                    field="optimization_spec",
+                )
+            body["optimization_spec"] = _optimization_spec(optimization_spec)
         return TemplateCreated.from_api(await self._on_waba(CREATE_TEMPLATE, body=body))
 
     async def get_template(
@@ -308,8 +331,15 @@ class Templates(WabaScoped):
         components: list[dict[str, Any]] | None = None,
         category: str | None = None,
         message_send_ttl_seconds: int | None = None,
+        optimization_spec: OptimizationSpec | None = None,
+        bid_spec: object = None,
     ) -> Success:
-        """``POST /{template_id}``: edit components, category or message TTL."""
+        """``POST /{template_id}``: edit components, category, message TTL or max price.
+
+        ``optimization_spec`` changes a marketing template's max price; a
+        ``bid_spec`` is refused (the platform dropped it).
+        """
+        refuse_bid_spec(bid_spec)
         body: dict[str, object] = {}
         if components is not None:
             body["components"] = _components(components)
@@ -323,9 +353,12 @@ class Templates(WabaScoped):
                     field="message_send_ttl_seconds",
                 )
             body["message_send_ttl_seconds"] = ttl
+        if optimization_spec is not None:
+            body["optimization_spec"] = _optimization_spec(optimization_spec)
         if not body:
             raise GraphRequestValidationError(
-                "update_template needs components, category or message_send_ttl_seconds"
+                "update_template needs components, category, message_send_ttl_seconds "
+                "or optimization_spec"
             )
         raw = await self._on_node(UPDATE_TEMPLATE, {"template_id": template_id}, body=body)
         return Success.from_api(raw)

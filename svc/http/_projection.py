@@ -30,6 +30,7 @@ from svc.store import (
 )
 from svc.webhook import (
     MessageUpdate,
+    StandbyUpdate,
     StatusUpdate,
     SystemUpdate,
     Update,
@@ -106,14 +107,17 @@ def delivery_projection(
 ) -> DeliveryProjection:
     """The rows, events, sightings and changes of a delivery's updates.
 
-    A status the store cannot hold is not projected; a status event is keyed
+    A status event keeps the category the status says its message is priced in
+    (billing metadata). A status the store cannot hold is not projected; a status event is keyed
     by message id alone, so one naming its user by ``recipient_user_id`` only
     advances the outbound row like any other. One pass: each update's time
     (epoch ms) and user are read once (a user the change names again, once
     for the change: ``read_users``), each field is checked once by the
     store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
-    rows = CheckedRowsBuilder(row_ids=sum(isinstance(u, MessageUpdate) for u in updates))
+    rows = CheckedRowsBuilder(
+        row_ids=sum(isinstance(u, MessageUpdate | StandbyUpdate) for u in updates)
+    )
     changes: list[IdentityChange] = []
     unprojected = 0
     refusal: PersistenceValidationError | None = None
@@ -126,7 +130,23 @@ def delivery_projection(
                 if not _add_inbound(rows, update, user, at):
                     unprojected += 1
             elif isinstance(update, StatusUpdate):
-                rows.status(wa_message_id=update.message_id, status=update.status, at_ms=at)
+                rows.status(
+                    wa_message_id=update.message_id,
+                    status=update.status,
+                    at_ms=at,
+                    pricing_category=_pricing_category(update.raw),
+                )
+            elif isinstance(update, StandbyUpdate):
+                # A thread another responder holds: its messages and statuses, as metadata.
+                if update.status is not None:
+                    rows.status(
+                        wa_message_id=update.message_id,
+                        status=update.status,
+                        at_ms=at,
+                        pricing_category=_pricing_category(update.raw),
+                    )
+                elif not _add_inbound(rows, update, user, at):
+                    unprojected += 1
         except PersistenceValidationError as exc:
             refusal = refusal or exc
         if user is not None and (user is not seen[0] or at != seen[1]):
@@ -157,6 +177,13 @@ def delivery_projection(
     )
 
 
+def _pricing_category(status: Mapping[str, Any]) -> str | None:
+    """The category a status says its message is priced in (``pricing.category``), if any."""
+    pricing = status.get("pricing")
+    category = pricing.get("category") if type(pricing) is dict else None
+    return category if type(category) is str else None
+
+
 def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> MessageRecord | None:
     """The projected row of a message update (a Business-app echo is outbound).
 
@@ -172,12 +199,12 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
 
 def _add_inbound(
     rows: CheckedRowsBuilder,
-    update: MessageUpdate,
+    update: MessageUpdate | StandbyUpdate,
     user: UserIdentity | None,
     at: int,
 ) -> bool:
-    """Add the row of a message update with its user and time already read (the builder
-    draws its row id)."""
+    """Add the row of a message update (or a standby message or echo) with its user and time
+    already read (the builder draws its row id)."""
     echo = update.is_echo
     message_id = update.message_id
     phone = update.to if echo else update.from_

@@ -73,14 +73,14 @@ SQLITE_SET_BASED_FROM: Final = 5
 
 def delivery_message_ids(
     messages: Sequence[tuple[object, ...]],
-    statuses: Sequence[tuple[str, str, int]],
+    statuses: Sequence[tuple[object, ...]],
     identities: Sequence[IdentityArgs] = (),
 ) -> tuple[str, ...]:
     """The sorted keys a delivery locks: its messages' and statuses' ids, its identities' keys."""
     return tuple(
         sorted(
             {str(values[1]) for values in messages}
-            | {e[0] for e in statuses}
+            | {str(e[0]) for e in statuses}
             | set(_identity.lock_keys(identities))
         )
     )
@@ -388,11 +388,17 @@ def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -
 
 
 def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
-    """``append_message_status`` for each item, in order; the caller holds the advisory locks."""
+    """``append_message_status`` for each item, in order; the caller holds the advisory locks.
+
+    A delivery's events carry their pricing category; a single call's none.
+    """
+    events = [item if len(item) == 4 else (*item, None) for item in items]
     s.run(
-        "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
-        " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) ON CONFLICT DO NOTHING",
-        _columns(items),
+        "INSERT INTO svc_message_status_events"
+        " (wa_message_id, status, occurred_at, pricing_category)"
+        " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[])"
+        " ON CONFLICT DO NOTHING",
+        _columns(events),
     )
     matched, changed = apply_status_events(
         s.fetchall(
@@ -400,7 +406,7 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
             " WHERE wa_message_id = ANY(?::text[])",
             (list({item[0] for item in items}),),
         ),
-        cast(Sequence[tuple[object, object, object]], items),
+        items,
     )
     if changed:
         s.run(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, cast
 
 from ._records import UpdatesRecorded, WebhookEventResult
-from ._validate import IdentityArgs
+from ._validate import IdentityArgs, StatusArgs
 
 __all__ = [
     "CLAIM_BUSY",
@@ -59,7 +59,7 @@ DeliveryArgs = tuple[
     str,
     int,
     tuple[tuple[object, ...], ...],
-    tuple[tuple[str, str, int], ...],
+    tuple[StatusArgs, ...],
     tuple[IdentityArgs, ...],
     tuple[str, ...],
     int,

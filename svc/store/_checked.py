@@ -21,7 +21,7 @@ from ._ops import message_record
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
 from ._row_ids import new_row_ids
 from ._time import from_ms
-from ._validate import IdentityArgs
+from ._validate import IdentityArgs, StatusArgs
 
 __all__ = [
     "CheckedRows",
@@ -48,8 +48,6 @@ MessageArgs = tuple[
     str | None,
 ]
 """A checked message row in ``_ops._MESSAGE_COLUMNS`` order, times as epoch ms."""
-StatusArgs = tuple[str, str, int]
-"""A checked status event: message id, status, epoch ms."""
 
 _SEAL: Final = object()
 
@@ -108,8 +106,13 @@ class CheckedRows:
     def status_events(self) -> tuple[StatusEvent, ...]:
         """The status events as ``StatusEvent``."""
         return tuple(
-            StatusEvent(wa_message_id=message_id, status=status, timestamp=from_ms(ms))
-            for message_id, status, ms in self._statuses
+            StatusEvent(
+                wa_message_id=message_id,
+                status=status,
+                timestamp=from_ms(ms),
+                pricing_category=category,
+            )
+            for message_id, status, ms, category in self._statuses
         )
 
     def identity_records(self) -> tuple[UserIdentityRecord, ...]:
@@ -284,13 +287,20 @@ class CheckedRowsBuilder:
         )
         return True
 
-    def status(self, *, wa_message_id: str, status: str, at_ms: int) -> bool:
-        """Add a status event; False (nothing added) for a status the store cannot hold."""
+    def status(
+        self, *, wa_message_id: str, status: str, at_ms: int, pricing_category: str | None = None
+    ) -> bool:
+        """Add a status event; False (nothing added) for a status the store cannot hold.
+
+        A ``pricing_category`` the store cannot hold is left out (billing metadata
+        never costs the event).
+        """
         value = check.fit(status, 64)
         if value is None:
             return False
         at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "timestamp")
-        self._statuses.append((check.text(wa_message_id, "wa_message_id"), value, at))
+        category = check.fit(pricing_category, check.PRICING_CATEGORY_MAX)
+        self._statuses.append((check.text(wa_message_id, "wa_message_id"), value, at, category))
         return True
 
     def identity(

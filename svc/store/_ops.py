@@ -33,7 +33,7 @@ from ._records import (
 from ._session import Row, Session, chunks, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
-from ._validate import IdentityArgs
+from ._validate import IdentityArgs, StatusArgs
 
 _MESSAGE_COLUMNS: Final = (
     "row_id, wa_message_id, direction, from_phone, to_phone, type, status,"
@@ -116,7 +116,7 @@ def record_webhook_delivery(
     digest: str,
     at: int,
     messages: tuple[tuple[object, ...], ...],
-    statuses: tuple[tuple[str, str, int], ...],
+    statuses: tuple[StatusArgs, ...],
     identities: tuple[IdentityArgs, ...] = (),
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
@@ -140,8 +140,8 @@ def record_webhook_delivery(
         mark_webhook_updates_handled(s, tuple(k for k in to_run if k in finished_keys), at)
     for values in messages:
         record_message(s, values)
-    for wa_message_id, status, occurred_at in statuses:
-        append_message_status(s, wa_message_id, status, occurred_at)
+    for wa_message_id, status, occurred_at, category in statuses:
+        append_message_status(s, wa_message_id, status, occurred_at, category)
     _identity.upsert_identities(s, identities)
     return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
 
@@ -471,12 +471,15 @@ def fold_inserted(
     return folded, new_ms
 
 
-def append_message_status(s: Session, wa_message_id: str, status: str, at: int) -> bool:
+def append_message_status(
+    s: Session, wa_message_id: str, status: str, at: int, pricing_category: str | None = None
+) -> bool:
     _lock_message_id(s, wa_message_id)
     s.run(
-        "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
-        " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-        (wa_message_id, status, at),
+        "INSERT INTO svc_message_status_events"
+        " (wa_message_id, status, occurred_at, pricing_category)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (wa_message_id, status, at, pricing_category),
     )
     rows = s.fetchall(
         "SELECT row_id, status, updated_at FROM svc_messages WHERE wa_message_id = ?",

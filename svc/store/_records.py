@@ -118,11 +118,17 @@ class UserIdentityRecord:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StatusEvent:
-    """A status update of a webhook delivery, as ``append_message_status`` takes it."""
+    """A status update of a webhook delivery, as ``append_message_status`` takes it.
+
+    ``pricing_category`` is the category the platform prices the message in
+    (``marketing``, ``utility``, ``service``, ``marketing_lite``, ...), when the
+    status says: billing metadata, kept with the event in a delivery's projection.
+    """
 
     wa_message_id: str
     status: str
     timestamp: datetime
+    pricing_category: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,7 +38,7 @@ from ._batch_kinds import (
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Row, Session, in_list
 from ._status import apply_status_events
-from ._validate import IdentityArgs
+from ._validate import IdentityArgs, StatusArgs
 
 __all__ = ["mark_webhook_updates_handled", "record_webhook_deliveries", "record_webhook_delivery"]
 
@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 _MAX_VARIABLES: Final = 999
 _MESSAGE_WIDTH: Final = 13
-_STATUS_WIDTH: Final = 3
+_STATUS_WIDTH: Final = 4
 _UPDATE_WIDTH: Final = 5
 _RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
@@ -60,7 +60,7 @@ def record_webhook_delivery(
     digest: str,
     at: int,
     messages: tuple[tuple[object, ...], ...],
-    statuses: tuple[tuple[str, str, int], ...],
+    statuses: tuple[StatusArgs, ...],
     identities: tuple[IdentityArgs, ...] = (),
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
@@ -324,11 +324,12 @@ def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None
             _ops.fold_inserted(s, str(row_id), str(status), int(updated_ms), logged)
 
 
-def _append_statuses(s: Session, statuses: Sequence[tuple[str, str, int]]) -> None:
+def _append_statuses(s: Session, statuses: Sequence[StatusArgs]) -> None:
     for chunk in _chunks(statuses, _STATUS_WIDTH):
         s.run(
-            "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at) VALUES "
-            + ",".join(["(?,?,?)"] * len(chunk))
+            "INSERT INTO svc_message_status_events"
+            " (wa_message_id, status, occurred_at, pricing_category) VALUES "
+            + ",".join(["(?,?,?,?)"] * len(chunk))
             + " ON CONFLICT DO NOTHING",
             [value for event in chunk for value in event],
         )

@@ -57,13 +57,13 @@ def fold_statuses(
 
 def apply_status_events(
     rows: Iterable[tuple[object, object, object, object]],
-    events: Iterable[tuple[object, object, object]],
+    events: Iterable[tuple[object, ...]],
 ) -> tuple[list[bool], list[tuple[str, str, int]]]:
     """Status events applied in order to every stored row of their message id.
 
     ``rows`` are ``(row_id, wa_message_id, status, updated_ms)`` as read,
-    ``events`` ``(wa_message_id, status, event_ms)``. Returns whether each
-    event matched a row, and the rows that changed as ``(row_id, status,
+    ``events`` ``(wa_message_id, status, event_ms, ...)`` (the rest is not read).
+    Returns whether each event matched a row, and the rows that changed as ``(row_id, status,
     updated_ms)``, in the order they were read: what ``append_message_status``
     does one event at a time, for a set-based form to write back at once.
     """
@@ -74,7 +74,7 @@ def apply_status_events(
         by_message.setdefault(str(wa_message_id), []).append(str(row_id))
     before = dict(current)
     matched: list[bool] = []
-    for wa_message_id, status, event_ms in events:
+    for wa_message_id, status, event_ms, *_ in events:
         ids = by_message.get(str(wa_message_id), [])
         for row_id in ids:
             current[row_id] = apply_status(*current[row_id], str(status), int(str(event_ms)))

@@ -93,14 +93,15 @@ def texts(values: object, field: str) -> tuple[str, ...]:
     return cast(tuple[str, ...], items)
 
 
-def status_event(event: object) -> tuple[str, str, int]:
-    """The checked ``(wa_message_id, status, epoch ms)`` of a status event."""
+def status_event(event: object) -> StatusArgs:
+    """The checked ``(wa_message_id, status, epoch ms, pricing category)`` of a status event."""
     if not isinstance(event, StatusEvent):
         raise PersistenceValidationError("invalid_record", "statuses must be StatusEvent records.")
     return (
         text(event.wa_message_id, "wa_message_id"),
         text(event.status, "status", max_len=64),
         to_ms(event.timestamp, field="timestamp"),
+        optional_text(event.pricing_category, "pricing_category", max_len=PRICING_CATEGORY_MAX),
     )
 
 
@@ -183,6 +184,9 @@ def number_scope(value: object, include_unassigned: object) -> tuple[str, bool] 
     return text(value, "business_phone_number_id", max_len=PHONE_MAX), include_unassigned
 
 
+StatusArgs = tuple[str, str, int, str | None]
+"""A checked status event: message id, status, epoch ms, pricing category."""
+PRICING_CATEGORY_MAX = 64
 IdentityArgs = tuple[str | None, str | None, str | None, str | None, int]
 """A checked identity: user_id, parent_user_id, wa_id, username, last-seen ms."""
 

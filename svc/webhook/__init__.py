@@ -10,12 +10,20 @@ calls ``receive_delivery(body, signature, app_secret)`` and answers a
 # --- errors
 # --- challenge (GET)
 # --- typed account and template changes (AccountUpdate.details)
+from ._account_values import THROUGHPUT_UPGRADE as THROUGHPUT_UPGRADE
 from ._account_values import AccountAlert as AccountAlert
 from ._account_values import AccountDetails as AccountDetails
 from ._account_values import AccountEvent as AccountEvent
 from ._account_values import AccountRestriction as AccountRestriction
 from ._account_values import AccountReview as AccountReview
+from ._account_values import BusinessCapabilities as BusinessCapabilities
+from ._account_values import PhoneNumberQualityChange as PhoneNumberQualityChange
 from ._account_values import WabaInfo as WabaInfo
+
+# --- threads another responder holds (Meta's business agent)
+from ._agent_updates import HANDOVER_FIELD as HANDOVER_FIELD
+from ._agent_updates import STANDBY_FIELD as STANDBY_FIELD
+from ._agent_updates import StandbyItem as StandbyItem
 from ._challenge import verify_challenge as verify_challenge
 
 # --- coexistence updates
@@ -114,9 +122,11 @@ from ._updates import GroupSettingsUpdate as GroupSettingsUpdate
 from ._updates import GroupStatusUpdate as GroupStatusUpdate
 from ._updates import HistoryUpdate as HistoryUpdate
 from ._updates import MessageUpdate as MessageUpdate
+from ._updates import MessagingHandoverUpdate as MessagingHandoverUpdate
 from ._updates import NormalizationResult as NormalizationResult
 from ._updates import Skip as Skip
 from ._updates import SmbAppStateSyncUpdate as SmbAppStateSyncUpdate
+from ._updates import StandbyUpdate as StandbyUpdate
 from ._updates import StatusUpdate as StatusUpdate
 from ._updates import SystemUpdate as SystemUpdate
 from ._updates import UnknownUpdate as UnknownUpdate
@@ -126,6 +136,9 @@ from ._updates import UpdateSource as UpdateSource
 from ._updates import UserIdUpdate as UserIdUpdate
 from ._updates import UserPreferencesUpdate as UserPreferencesUpdate
 from ._updates import read_users as read_users
+from ._values import PRICING_CATEGORIES as PRICING_CATEGORIES
+from ._values import PRICING_MODELS as PRICING_MODELS
+from ._values import PRICING_TYPES as PRICING_TYPES
 
 # --- values inside updates
 from ._values import ButtonContent as ButtonContent
@@ -149,7 +162,10 @@ from ._values import MessageContext as MessageContext
 from ._values import OrderContent as OrderContent
 from ._values import OrderItem as OrderItem
 from ._values import PlatformError as PlatformError
+from ._values import PricingCategory as PricingCategory
 from ._values import PricingInfo as PricingInfo
+from ._values import PricingModel as PricingModel
+from ._values import PricingType as PricingType
 from ._values import ReactionContent as ReactionContent
 from ._values import Referral as Referral
 from ._values import RevokeContent as RevokeContent
@@ -164,15 +180,21 @@ __all__ = [
     "ECHO_FIELD",
     "ECHO_PREFIX",
     "GROUP_FIELDS",
+    "HANDOVER_FIELD",
     "MAX_ERROR_CLASSES",
     "MAX_ID_LENGTH",
     "MAX_NESTED",
     "MAX_TYPE_LENGTH",
     "METRIC_NAME",
     "OUTCOMES",
+    "PRICING_CATEGORIES",
+    "PRICING_MODELS",
+    "PRICING_TYPES",
     "SIGNATURE_HEADER",
     "SIGNATURE_PREFIX",
     "SKIP_REASONS",
+    "STANDBY_FIELD",
+    "THROUGHPUT_UPGRADE",
     "UPDATE_CLASSES",
     "UPDATE_KINDS",
     "AccountAlert",
@@ -182,6 +204,7 @@ __all__ = [
     "AccountReview",
     "AccountUpdate",
     "BoundedBody",
+    "BusinessCapabilities",
     "ButtonContent",
     "CallConnectUpdate",
     "CallSession",
@@ -226,14 +249,19 @@ __all__ = [
     "MessageContent",
     "MessageContext",
     "MessageUpdate",
+    "MessagingHandoverUpdate",
     "MissingChallengeError",
     "MissingSignatureError",
     "NormalizationResult",
     "OrderContent",
     "OrderItem",
     "PayloadTooLargeError",
+    "PhoneNumberQualityChange",
     "PlatformError",
+    "PricingCategory",
     "PricingInfo",
+    "PricingModel",
+    "PricingType",
     "ReactionContent",
     "Referral",
     "RevokeContent",
@@ -243,6 +271,8 @@ __all__ = [
     "SignatureMismatchError",
     "Skip",
     "SmbAppStateSyncUpdate",
+    "StandbyItem",
+    "StandbyUpdate",
     "StatusUpdate",
     "SyncedContact",
     "SystemUpdate",

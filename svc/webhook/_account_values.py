@@ -1,4 +1,4 @@
-"""Typed account changes: ``account_update`` events, account alerts and account reviews.
+"""Typed account changes: ``account_update`` events, alerts, reviews, limits and throughput.
 
 ``read_account_details(field, value)`` gives the typed view of an account
 change value (``AccountUpdate.details``), template changes included; every
@@ -10,19 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from ._read import read_dict, read_graph_id, read_list, read_str
 from ._template_values import TEMPLATE_READERS, TemplateChange
 
 __all__ = [
+    "THROUGHPUT_UPGRADE",
     "AccountAlert",
     "AccountDetails",
     "AccountEvent",
     "AccountRestriction",
     "AccountReview",
+    "BusinessCapabilities",
+    "PhoneNumberQualityChange",
     "WabaInfo",
 ]
+
+THROUGHPUT_UPGRADE: Final = "THROUGHPUT_UPGRADE"
+"""The ``phone_number_quality_update`` event of a number upgraded to higher throughput."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +99,48 @@ class AccountReview:
     decision: str | None = None
 
 
-AccountDetails: TypeAlias = TemplateChange | AccountEvent | AccountAlert | AccountReview
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhoneNumberQualityChange:
+    """``phone_number_quality_update``: a number's messaging limit or throughput changed.
+
+    ``event`` is the platform word (``THROUGHPUT_UPGRADE``, ``UPGRADE``,
+    ``DOWNGRADE``, ``FLAGGED``, ``UNFLAGGED``, ``ONBOARDING``, ...); the limits
+    are as sent (``TIER_2K``, ``TIER_UNLIMITED``). A number upgraded to higher
+    throughput (80 to 1,000 messages per second, automatic) sends
+    ``THROUGHPUT_UPGRADE``: during the upgrade, up to about a minute, the
+    number answers sends with error 131057; after it, ``throughput_upgraded``.
+    """
+
+    event: str | None = None
+    display_phone_number: str | None = None
+    old_limit: str | None = None
+    current_limit: str | None = None
+    max_daily_conversations_per_business: str | None = None
+
+    @property
+    def throughput_upgraded(self) -> bool:
+        """True for the event announcing the number's upgrade to higher throughput."""
+        return self.event == THROUGHPUT_UPGRADE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BusinessCapabilities:
+    """``business_capability_update``: the account's or portfolio's limits (``-1``: unlimited)."""
+
+    max_daily_conversation_per_phone: int | None = None
+    max_daily_conversations_per_business: int | None = None
+    max_phone_numbers_per_business: int | None = None
+    max_phone_numbers_per_waba: int | None = None
+
+
+AccountDetails: TypeAlias = (
+    TemplateChange
+    | AccountEvent
+    | AccountAlert
+    | AccountReview
+    | PhoneNumberQualityChange
+    | BusinessCapabilities
+)
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -162,11 +209,52 @@ def _account_review(value: Mapping[str, Any]) -> AccountDetails:
     return AccountReview(decision=read_str(value.get("decision")))
 
 
+def _limit_text(value: Any) -> str | None:
+    """A limit sent as a word (``TIER_2K``) or a number, as text."""
+    if type(value) is int:
+        return str(value)
+    return read_str(value)
+
+
+def _limit(value: Any) -> int | None:
+    """A limit sent as a number (``2000``, ``-1`` for unlimited) or its decimal text."""
+    if type(value) is int:
+        return value
+    if type(value) is str and 0 < len(value) <= 15 and value.lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _quality_change(value: Mapping[str, Any]) -> AccountDetails:
+    return PhoneNumberQualityChange(
+        event=read_str(value.get("event")),
+        display_phone_number=read_str(value.get("display_phone_number")),
+        old_limit=_limit_text(value.get("old_limit")),
+        current_limit=_limit_text(value.get("current_limit")),
+        max_daily_conversations_per_business=_limit_text(
+            value.get("max_daily_conversations_per_business")
+        ),
+    )
+
+
+def _capabilities(value: Mapping[str, Any]) -> AccountDetails:
+    return BusinessCapabilities(
+        max_daily_conversation_per_phone=_limit(value.get("max_daily_conversation_per_phone")),
+        max_daily_conversations_per_business=_limit(
+            value.get("max_daily_conversations_per_business")
+        ),
+        max_phone_numbers_per_business=_limit(value.get("max_phone_numbers_per_business")),
+        max_phone_numbers_per_waba=_limit(value.get("max_phone_numbers_per_waba")),
+    )
+
+
 _READERS = {
     **TEMPLATE_READERS,
     "account_update": _account_event,
     "account_alerts": _account_alert,
     "account_review_update": _account_review,
+    "phone_number_quality_update": _quality_change,
+    "business_capability_update": _capabilities,
 }
 
 

@@ -15,8 +15,15 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any, ClassVar, Final
 
-from ._read import format_event_time, read_errors, read_timestamp
-from ._values import PlatformError
+from ._read import (
+    format_event_time,
+    read_conversation,
+    read_errors,
+    read_id,
+    read_pricing,
+    read_timestamp,
+)
+from ._values import ConversationInfo, PlatformError, PricingInfo
 
 __all__ = ["ECHO_FIELD", "UpdateSource"]
 
@@ -102,3 +109,31 @@ def required(raw: Mapping[str, Any], key: str) -> str:
     """A string the normalizer validated before building the update."""
     value = raw.get(key)
     return value if type(value) is str else ""
+
+
+class StatusReads:
+    """What a status of an outbound message says besides its status, read from ``raw``.
+
+    Shared by ``StatusUpdate`` and a ``standby`` status (``StandbyUpdate``).
+    """
+
+    __slots__ = ()
+    raw: Mapping[str, Any]
+
+    @property
+    def recipient_id(self) -> str | None:
+        """The user (or, for group messages, the group) the message went to."""
+        return read_id(self.raw.get("recipient_id"))
+
+    @property
+    def conversation(self) -> ConversationInfo | None:
+        return read_conversation(self.raw.get("conversation"))
+
+    @property
+    def pricing(self) -> PricingInfo | None:
+        """How the platform prices the message (``PMP``, its category and type), when sent."""
+        return read_pricing(self.raw.get("pricing"))
+
+    @property
+    def errors(self) -> tuple[PlatformError, ...]:
+        return read_errors(self.raw.get("errors"))

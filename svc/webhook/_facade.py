@@ -36,6 +36,8 @@ from ._updates import (
     GroupSettingsUpdate,
     GroupStatusUpdate,
     MessageUpdate,
+    MessagingHandoverUpdate,
+    StandbyUpdate,
     StatusUpdate,
     SystemUpdate,
     Update,
@@ -247,7 +249,8 @@ def safe_detail(update: Update) -> str:
     """A coarse label of an update that is safe to log: a platform enum word, never data.
 
     Message type, status name, account field and event, call direction or
-    status, group event type, preference value, system type or unknown field;
+    status, group event type, preference value, system type, standby item and
+    its type or status, handover event, or unknown field;
     anything that is not 1-64 ASCII letters or underscores reads ``other``, so
     no digits (phone numbers, ids) and no free text can pass.
     """
@@ -270,6 +273,10 @@ def safe_detail(update: Update) -> str:
         return _token(update.system_type)
     if isinstance(update, ChatOpenedUpdate):
         return "request_welcome"
+    if isinstance(update, StandbyUpdate):
+        return f"{update.item}:{_token(update.status or update.type)}"
+    if isinstance(update, MessagingHandoverUpdate):
+        return _token(update.event)
     return _token(update.field)
 
 

@@ -12,6 +12,7 @@ from ._read import (
     profile_name,
     read_dict,
     read_errors,
+    read_graph_id,
     read_id,
     read_int,
     read_participants,
@@ -72,7 +73,8 @@ class AccountUpdate(UpdateBase):
     @property
     def details(self) -> AccountDetails | None:
         """The typed change: a template status, category, quality or components change,
-        an ``account_update`` event, an account alert or review; ``None`` for other fields.
+        an ``account_update`` event, an account alert or review, a number's quality or
+        throughput change, the account's capabilities; ``None`` for other fields.
 
         Read from the raw value on each access (``value`` stays as it is).
         """
@@ -263,6 +265,11 @@ class GroupLifecycleUpdate(_GroupUpdate):
     def join_approval_mode(self) -> str | None:
         return read_str(self.raw.get("join_approval_mode"))
 
+    @property
+    def added_participants(self) -> tuple[GroupParticipant, ...]:
+        """The participants a ``group_create`` added (ids sent as numbers read as digits)."""
+        return read_participants(self.raw.get("added_participants"))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class GroupParticipantsUpdate(_GroupUpdate):
@@ -297,8 +304,8 @@ class GroupParticipantsUpdate(_GroupUpdate):
 
     @property
     def wa_id(self) -> str | None:
-        """The user of a join request."""
-        return read_id(self.raw.get("wa_id"))
+        """The user of a join request (a JSON number reads as its digits)."""
+        return read_graph_id(self.raw.get("wa_id"))
 
     @property
     def user(self) -> UserIdentity | None:
@@ -306,7 +313,7 @@ class GroupParticipantsUpdate(_GroupUpdate):
         raw = self.raw
         return read_user(
             self.source.value,
-            raw.get("wa_id"),
+            read_graph_id(raw.get("wa_id")),
             raw.get("user_id"),
             raw.get("parent_user_id"),
             raw.get("username"),

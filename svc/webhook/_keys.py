@@ -75,9 +75,10 @@ def update_key(update: UpdateBase, *, may_hold_floats: bool = True) -> str:
 
     SHA-256 hex over the business number, the kind and the update's platform
     ids, joined by NUL: message id (echoes apart), status id + status, call id
-    + event + status; for kinds without ids (account, group events,
-    preferences, user-id changes, unknown) the canonical JSON of the item and
-    its change field. Keys are stored: a golden test pins their values.
+    + event + status, a standby item's kind + id + status; for kinds without
+    ids (account, group events, preferences, user-id changes, handovers,
+    unknown) the canonical JSON of the item and its change field. Keys are
+    stored: a golden test pins their values.
     ``may_hold_floats=False`` (the delivery's parse saw no float) writes that JSON
     through the faster, byte-identical ``float_free_canonical_json``.
     """
@@ -92,6 +93,9 @@ def update_key(update: UpdateBase, *, may_hold_floats: bool = True) -> str:
         text = f"{scope}{raw.get('id')}\x00{raw.get('status')}"
     elif kind == "system" or kind == "chatOpened":
         text = f"{scope}item\x00{raw.get('id')}"
+    elif kind == "standby":
+        item = update.item  # type: ignore[attr-defined]
+        text = f"{scope}{item}\x00{raw.get('id')}\x00{raw.get('status', '')}"
     elif kind in _CALL_KINDS:
         text = f"{scope}{raw.get('id')}\x00{raw.get('event', '')}\x00{raw.get('status', '')}"
     else:

@@ -22,6 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from ._agent_updates import (
+    HANDOVER_FIELD,
+    STANDBY_FIELD,
+    MessagingHandoverUpdate,
+    StandbyUpdate,
+    standby_container,
+    standby_item,
+)
 from ._make import positional_maker as _maker
 from ._read import MAX_ID_LENGTH, MAX_TYPE_LENGTH, read_timestamp
 from ._updates import (
@@ -127,6 +135,8 @@ _preferences = _maker(UserPreferencesUpdate)
 _user_id_update = _maker(UserIdUpdate)
 _history = _maker(HistoryUpdate)
 _state_sync = _maker(SmbAppStateSyncUpdate)
+_standby = _maker(StandbyUpdate)
+_handover = _maker(MessagingHandoverUpdate)
 _GROUP_MAKERS: dict[str, Callable[..., Update]] = {
     "group_lifecycle_update": _maker(GroupLifecycleUpdate),
     "group_participants_update": _maker(GroupParticipantsUpdate),
@@ -180,6 +190,8 @@ def _change_source(
     if type(field) is not str or not 0 < len(field) <= MAX_ID_LENGTH or type(value) is not dict:
         return "malformed_change"
     metadata = value.get("metadata")
+    if metadata is None and field == HANDOVER_FIELD:
+        metadata = value.get("recipient")  # a handover names the business number there
     phone_number_id = display = None
     if type(metadata) is dict:
         phone_number_id = metadata.get("phone_number_id")
@@ -351,6 +363,37 @@ def _build_state_sync(s: Any, source: UpdateSource, _seen: set[str]) -> Update |
     return _state_sync(source, s) if type(s) is dict else "malformed_state_sync"
 
 
+def _build_standby_message(m: Any, source: UpdateSource, seen: set[str]) -> Update | str:
+    """A user's message in a ``standby`` thread: checked like a message (its own duplicates)."""
+    if type(m) is not dict or standby_item(m) != "message":
+        return "malformed_message"
+    message_id = m.get("id")
+    problem = _id_problem(message_id, "malformed_message") or _user_problem(
+        m, _SENDER_KEYS, standby_container(source.value)
+    )
+    if problem is not None:
+        return problem
+    key = f"{STANDBY_FIELD}\x00{message_id}"
+    if key in seen:
+        return "duplicate_item"
+    seen.add(key)
+    return _standby(source, m)
+
+
+def _build_standby_echo(m: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
+    """A message the holder of a ``standby`` thread sent: an id and its ``message`` (or ``to``)."""
+    if type(m) is not dict or standby_item(m) != "echo":
+        return "malformed_message"
+    problem = _id_problem(m.get("id"), "malformed_message")
+    return problem if problem is not None else _standby(source, m)
+
+
+def _build_standby_status(s: Any, source: UpdateSource, seen: set[str]) -> Update | str:
+    """A status of a message the holder sent: checked like any status."""
+    update = _build_status(s, source, seen)
+    return update if type(update) is str else _standby(source, s)
+
+
 # --- list builders: the hot lists get an inline fast path --------------------------------------
 
 
@@ -498,6 +541,12 @@ _ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] 
     "user_id_update": (("user_id_update", "userIdUpdate", _each(_build_user_id_update)),),
     "history": (("history", "history", _each(_build_history)),),
     "smb_app_state_sync": (("state_sync", "smbAppStateSync", _each(_build_state_sync)),),
+    # In ``value.standby`` (``standby_container``): the items of threads another responder holds.
+    STANDBY_FIELD: (
+        ("messages", "standby", _each(_build_standby_message)),
+        ("message_echoes", "standby", _each(_build_standby_echo)),
+        ("statuses", "standby", _each(_build_standby_status)),
+    ),
 }
 
 
@@ -546,23 +595,28 @@ def normalize(envelope: Any, *, received_at: int | None = None) -> Normalization
             value: Any = change["value"]
             lists = _ITEM_LISTS.get(field)
             if lists is None:
-                append((_account if field in ACCOUNT_FIELDS else _unknown)(source, value))
+                if field in ACCOUNT_FIELDS:
+                    append(_account(source, value))
+                else:
+                    append((_handover if field == HANDOVER_FIELD else _unknown)(source, value))
                 continue
             found = False
+            holder, at = value, ""
+            if field == STANDBY_FIELD and type(value.get(STANDBY_FIELD)) is dict:
+                holder, at = value[STANDBY_FIELD], f"{STANDBY_FIELD}."
             for key, kind, build in lists:
-                listed = value.get(key)
+                listed = holder.get(key)
                 if listed is None:
                     continue
                 found = True
                 if type(listed) is not list:
-                    skipped.append(
-                        Skip(reason="malformed_change", location=_location(i, j, key), kind=kind)
-                    )
+                    location = _location(i, j, at + key)
+                    skipped.append(Skip(reason="malformed_change", location=location, kind=kind))
                     continue
                 build(listed, source, seen, updates, bad)
                 if bad:
                     for k, reason in bad:
-                        location = _location(i, j, key, k)
+                        location = _location(i, j, at + key, k)
                         skipped.append(Skip(reason=reason, location=location, kind=kind))
                     bad.clear()
             if not found:

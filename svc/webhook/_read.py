@@ -610,25 +610,33 @@ def read_session(value: Any) -> CallSession | None:
 
 
 def read_participants(value: Any) -> tuple[GroupParticipant, ...]:
+    """A group event's participants: objects, or bare ids (strings or JSON numbers).
+
+    A ``wa_id`` or ``input`` the platform sends as a JSON number (Meta's own
+    group examples do) reads as its digit string, never as ``None``.
+    """
     out = []
     for p in read_list(value):
-        if type(p) is str:
-            out.append(GroupParticipant(wa_id=read_id(p), user=read_user(_EMPTY, p, None, None)))
-        elif type(p) is dict:
+        if type(p) is dict:
+            wa_id = read_graph_id(p.get("wa_id"))
+            raw_input = p.get("input")
             out.append(
                 GroupParticipant(
-                    wa_id=read_id(p.get("wa_id")),
+                    wa_id=wa_id,
                     user=read_user(
                         _EMPTY,
-                        p.get("wa_id"),
+                        wa_id,
                         p.get("user_id"),
                         p.get("parent_user_id"),
                         p.get("username"),
                     ),
-                    input=read_str(p.get("input")),
+                    input=str(raw_input) if type(raw_input) is int else read_str(raw_input),
                     errors=read_errors(p.get("errors")),
                 )
             )
+        elif type(p) is str or type(p) is int:
+            wa_id = read_graph_id(p)
+            out.append(GroupParticipant(wa_id=wa_id, user=read_user(_EMPTY, wa_id, None, None)))
     return tuple(out)
 
 

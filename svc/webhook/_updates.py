@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
-from ._base import ECHO_FIELD, UpdateBase, UpdateSource, required
+from ._agent_updates import MessagingHandoverUpdate, StandbyUpdate
+from ._base import ECHO_FIELD, StatusReads, UpdateBase, UpdateSource, required
 from ._coexistence_updates import HistoryUpdate, SmbAppStateSyncUpdate
 from ._field_updates import (
     AccountUpdate,
@@ -32,12 +33,9 @@ from ._read import (
     profile_name,
     read_content,
     read_context,
-    read_conversation,
     read_dict,
-    read_errors,
     read_id,
     read_identity,
-    read_pricing,
     read_referral,
     read_str,
     read_timestamp,
@@ -45,12 +43,9 @@ from ._read import (
     read_user,
 )
 from ._values import (
-    ConversationInfo,
     IdentityInfo,
     MessageContent,
     MessageContext,
-    PlatformError,
-    PricingInfo,
     Referral,
     UserIdentity,
 )
@@ -70,9 +65,11 @@ __all__ = [
     "GroupStatusUpdate",
     "HistoryUpdate",
     "MessageUpdate",
+    "MessagingHandoverUpdate",
     "NormalizationResult",
     "Skip",
     "SmbAppStateSyncUpdate",
+    "StandbyUpdate",
     "StatusUpdate",
     "SystemUpdate",
     "UnknownUpdate",
@@ -101,6 +98,8 @@ UpdateKind: TypeAlias = Literal[
     "userIdUpdate",
     "history",
     "smbAppStateSync",
+    "standby",
+    "messagingHandover",
     "unknown",
 ]
 
@@ -267,7 +266,7 @@ def _origin(value: Any) -> str | None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class StatusUpdate(UpdateBase):
+class StatusUpdate(StatusReads, UpdateBase):
     """A status of an outbound message (``statuses[]``): sent, delivered, read, failed, ..."""
 
     kind: ClassVar[Literal["status"]] = "status"
@@ -282,11 +281,6 @@ class StatusUpdate(UpdateBase):
     def status(self) -> str:
         """``sent``, ``delivered``, ``read``, ``failed``, ..."""
         return required(self.raw, "status")
-
-    @property
-    def recipient_id(self) -> str | None:
-        """The user (or, for group messages, the group) the message went to."""
-        return read_id(self.raw.get("recipient_id"))
 
     @property
     def recipient_type(self) -> str | None:
@@ -329,18 +323,6 @@ class StatusUpdate(UpdateBase):
         if value is None:
             value = raw.get("recipient_participant_user_id")
         return read_id(value)
-
-    @property
-    def conversation(self) -> ConversationInfo | None:
-        return read_conversation(self.raw.get("conversation"))
-
-    @property
-    def pricing(self) -> PricingInfo | None:
-        return read_pricing(self.raw.get("pricing"))
-
-    @property
-    def errors(self) -> tuple[PlatformError, ...]:
-        return read_errors(self.raw.get("errors"))
 
     @property
     def biz_opaque_callback_data(self) -> str | None:
@@ -499,6 +481,8 @@ Update: TypeAlias = (
     | UserIdUpdate
     | HistoryUpdate
     | SmbAppStateSyncUpdate
+    | StandbyUpdate
+    | MessagingHandoverUpdate
     | UnknownUpdate
 )
 
@@ -519,6 +503,8 @@ UPDATE_CLASSES: Final[Mapping[UpdateKind, type[Update]]] = {
     "userIdUpdate": UserIdUpdate,
     "history": HistoryUpdate,
     "smbAppStateSync": SmbAppStateSyncUpdate,
+    "standby": StandbyUpdate,
+    "messagingHandover": MessagingHandoverUpdate,
     "unknown": UnknownUpdate,
 }
 """The class of each kind, in ``UPDATE_KINDS`` order (``UPDATE_CLASSES[k].kind == k``)."""

@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, get_args
 
 UnsupportedReason: TypeAlias = Literal["unsupported", "unknown_type", "incomplete"]
 
 __all__ = [
+    "PRICING_CATEGORIES",
+    "PRICING_MODELS",
+    "PRICING_TYPES",
     "ButtonContent",
     "CallSession",
     "ContactAddress",
@@ -36,7 +39,10 @@ __all__ = [
     "OrderContent",
     "OrderItem",
     "PlatformError",
+    "PricingCategory",
     "PricingInfo",
+    "PricingModel",
+    "PricingType",
     "ReactionContent",
     "Referral",
     "RevokeContent",
@@ -384,14 +390,49 @@ class ConversationInfo:
     expiration_timestamp: int | None = None
 
 
+PricingModel: TypeAlias = Literal["PMP", "CBP"]
+"""``PMP``: per-message pricing (since July 2025); ``CBP``: the conversation-based model."""
+PricingType: TypeAlias = Literal["regular", "free_customer_service", "free_entry_point"]
+"""Whether a message is charged (``regular``) or free: a non-template message or a utility
+template inside the customer service window, or any message inside a free entry point window."""
+PricingCategory: TypeAlias = Literal[
+    "marketing",
+    "marketing_lite",
+    "utility",
+    "authentication",
+    "authentication_international",
+    "service",
+    "referral_conversion",
+]
+"""The category a message is priced in: the template categories, ``marketing_lite``
+(marketing sent through the Marketing Messages API), ``authentication_international``
+(the international authentication rate) and ``service`` (non-template messages)."""
+PRICING_MODELS: Final = frozenset(get_args(PricingModel))
+PRICING_TYPES: Final = frozenset(get_args(PricingType))
+PRICING_CATEGORIES: Final = frozenset(get_args(PricingCategory))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PricingInfo:
-    """The ``pricing`` object of a status."""
+    """The ``pricing`` object of a status: how the platform prices the message.
+
+    Every field is as sent, so a word this version does not list is kept:
+    ``pricing_model`` (``PricingModel``), ``category`` (``PricingCategory``)
+    and ``type`` (``PricingType``). ``billable`` is the older flag the
+    platform still sends beside ``type``; ``free`` reads either.
+    """
 
     billable: bool | None = None
     pricing_model: str | None = None
     category: str | None = None
     type: str | None = None
+
+    @property
+    def free(self) -> bool | None:
+        """True for a free message (a ``free_*`` type, else ``billable: false``); None if unsaid."""
+        if self.type is not None:
+            return self.type.startswith("free_")
+        return None if self.billable is None else not self.billable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

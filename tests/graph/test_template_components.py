@@ -32,8 +32,8 @@ from svc.graph import (
 def test_catalog_button_without_thumbnail_sends_no_parameters() -> None:
     assert build_template_catalog_button(index=0) == {
         "type": "button",
-        "sub_type": "catalog",
-        "index": "0",
+        "sub_type": "CATALOG",
+        "index": 0,
     }
     assert build_template_catalog_button(index=0, thumbnail_product_retailer_id="2lc20305pt")[
         "parameters"

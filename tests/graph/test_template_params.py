@@ -205,8 +205,8 @@ WIRE: list[tuple[Any, dict[str, Any]]] = [
         build_template_catalog_button(index=0, thumbnail_product_retailer_id="SKU-1"),
         {
             "type": "button",
-            "sub_type": "catalog",
-            "index": "0",
+            "sub_type": "CATALOG",
+            "index": 0,
             "parameters": [
                 {"type": "action", "action": {"thumbnail_product_retailer_id": "SKU-1"}}
             ],

@@ -59,7 +59,13 @@ IDENTITIES = st.builds(
     TIMES,
 )
 """Identity sightings: a BSUID or a wa_id (or both), maybe a parent BSUID and a username."""
-STATUS_EVENTS = st.tuples(KEYS.map(lambda k: f"wamid.{k}"), STATUSES, TIMES)
+STATUS_EVENTS = st.tuples(
+    KEYS.map(lambda k: f"wamid.{k}"),
+    STATUSES,
+    TIMES,
+    st.sampled_from([None, "marketing", "service"]),
+)
+"""Checked status events: message id, status, ms and the pricing category (or none)."""
 CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
 COMPLETES = st.tuples(
     KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES, st.sampled_from([None, 502])
@@ -89,7 +95,8 @@ SINGLE: dict[str, Any] = {
 }
 DUMP = [
     "SELECT * FROM svc_messages ORDER BY row_id",
-    "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
+    "SELECT wa_message_id, status, occurred_at, pricing_category FROM svc_message_status_events"
+    " ORDER BY 1, 2, 3",
     "SELECT * FROM svc_service_requests ORDER BY idempotency_key",
     "SELECT * FROM svc_webhook_events ORDER BY event_key",
     "SELECT * FROM svc_webhook_updates ORDER BY update_key",

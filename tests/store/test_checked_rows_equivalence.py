@@ -33,7 +33,8 @@ TABLES = [
     "SELECT wa_message_id, direction, from_phone, to_phone, type, status, graph_message_id,"
     " created_at, updated_at, user_id, parent_user_id, business_phone_number_id"
     " FROM svc_messages ORDER BY wa_message_id, direction",
-    "SELECT wa_message_id, status, occurred_at FROM svc_message_status_events ORDER BY 1, 2, 3",
+    "SELECT wa_message_id, status, occurred_at, pricing_category FROM svc_message_status_events"
+    " ORDER BY 1, 2, 3",
     "SELECT user_id, parent_user_id, wa_id, username, last_seen_at FROM svc_user_identities"
     " ORDER BY 1, 2, 3, 4, 5",
     "SELECT event_key, event_hash, received_at FROM svc_webhook_events ORDER BY 1",

@@ -87,7 +87,7 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
         for i in range(250)
     )
     ranks = ("sent", "delivered", "read")
-    statuses = tuple((f"wamid.{i % 300}", ranks[i % 3], at + i) for i in range(700))
+    statuses = tuple((f"wamid.{i % 300}", ranks[i % 3], at + i, None) for i in range(700))
     identities = (("US.1", None, "1555", "ann", at), (None, None, "1556", None, at))
     update_keys = tuple(f"u{i % 400}" for i in range(700))
     delivery = ("ev-big", "h", at, messages, statuses, identities, update_keys)

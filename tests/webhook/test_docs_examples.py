@@ -13,7 +13,9 @@ def example(name: str) -> dict[str, Any]:
     return doc_example("webhooks.md", "webhooks", name)
 
 
-@pytest.mark.parametrize("name", ["message-extras", "account-details", "coexistence"])
+@pytest.mark.parametrize(
+    "name", ["message-extras", "account-details", "coexistence", "business-agent"]
+)
 def test_the_example_runs_and_its_assertions_hold(name: str) -> None:
     namespace = example(name)
     assert "normalize" in namespace  # the block ran to its end, assertions included

@@ -58,7 +58,7 @@ def only(result: NormalizationResult) -> list[Any]:
 def test_every_kind_has_a_fixture() -> None:
     kinds = {u.kind for name in fixture_names() for u in run(name).updates}
     assert kinds == set(UPDATE_KINDS)
-    assert len(UPDATE_KINDS) == 17
+    assert len(UPDATE_KINDS) == 19
 
 
 def test_text_message() -> None:
