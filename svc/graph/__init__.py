@@ -345,10 +345,10 @@ from ._templates import TEMPLATE_GROUP_METRIC_TYPES as TEMPLATE_GROUP_METRIC_TYP
 from ._templates import TemplateCreated as TemplateCreated
 from ._templates import TemplateGroup as TemplateGroup
 from ._templates import TemplateGroupAnalytics as TemplateGroupAnalytics
-from ._username import BusinessUsername as BusinessUsername
-from ._username import UsernameSuggestions as UsernameSuggestions
 from ._thread_control import THREAD_CONTROL_ACTIONS as THREAD_CONTROL_ACTIONS
 from ._thread_control import ThreadControlResult as ThreadControlResult
+from ._username import BusinessUsername as BusinessUsername
+from ._username import UsernameSuggestions as UsernameSuggestions
 from ._waba import SubscribedApp as SubscribedApp
 from ._waba import WabaInfo as WabaInfo
 from ._waba_users import WABA_USER_TASKS as WABA_USER_TASKS
@@ -376,13 +376,13 @@ __all__ = [
     "MAX_BIZ_OPAQUE_CALLBACK_DATA",
     "MAX_BLOCK_USERS",
     "MEDIA_KINDS",
+    "ORDER_STATUSES",
     "PLATFORM_OPERATIONS",
     "TEMPLATE_BUTTON_SUB_TYPES",
     "TEMPLATE_CATEGORIES",
     "TEMPLATE_GROUP_METRIC_TYPES",
-    "WABA_USER_TASKS",
-    "ORDER_STATUSES",
     "THREAD_CONTROL_ACTIONS",
+    "WABA_USER_TASKS",
     "APIMethodError",
     "APIPermissionError",
     "AccessDeniedError",
