@@ -104,6 +104,9 @@ PLATFORM_OPERATIONS: Final[tuple[PlatformOperation, ...]] = (
         "PhoneNumberClient.send_*"),
     _op("POST /{Phone-Number-ID}/messages_encrypted", "sendEncryptedMessage", MESSAGES,
         "PhoneNumberClient.send_encrypted_message"),
+    _op("POST /{Phone-Number-ID}/thread_control", "threadControl", MESSAGES,
+        "PhoneNumberClient.pass_thread_control", "PhoneNumberClient.take_thread_control",
+        "PhoneNumberClient.release_thread_control", described=False),
     # Media
     _op("POST /{Application-ID}/uploads", "createUploadSession", MEDIA,
         "svc.media.create_upload_session", described=False),
