@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
+from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.graph import build_image_message
 from svc.webhook import DefaultFacade, FacadeFlags, HandlerContext, MessageUpdate, SentMessage
 
@@ -46,7 +47,7 @@ async def test_a_context_handler_replies_from_the_number_the_update_came_to(
     assert await ack.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
 
     [request] = graph.requests
-    assert request.url.path == f"/v25.0/{OTHER_ID}/messages"
+    assert request.url.path == f"/{VERSION}/{OTHER_ID}/messages"
     assert request.headers["Authorization"] == f"Bearer {OTHER_TOKEN}"
     assert graph.bodies() == [
         {
@@ -96,7 +97,7 @@ async def test_a_group_message_is_answered_in_the_group_and_send_takes_builder_p
         USER,
         {"link": "https://example.com/a.jpg"},
     )
-    assert [r.url.path for r in graph.requests] == [f"/v25.0/{PHONE_ID}/messages"] * 2
+    assert [r.url.path for r in graph.requests] == [f"/{VERSION}/{PHONE_ID}/messages"] * 2
 
 
 async def test_a_refused_payload_is_a_handler_error_and_nothing_is_sent(
