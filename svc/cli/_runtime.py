@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from multiprocessing.synchronize import Event as MpEvent
 
     import trio
+    from prometheus_client import CollectorRegistry
 
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
@@ -223,13 +224,14 @@ def load_flow_options(plan: ServePlan) -> dict[str, Any]:
     return {"flow_handler": handler, "flows_private_key": key}
 
 
-def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
-    """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked."""
+def build_app(plan: ServePlan, store: PersistenceStore | None, registry: CollectorRegistry) -> Any:
+    """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked;
+    its metrics go to ``registry``."""
     from ..graph import DryRunTransport
     from ..http import create_app
     from ..webhook import FacadeFlags
 
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"metrics_registry": registry}
     if plan.multiproc_dir is not None:
         kwargs["metrics_exposition"] = _metrics_exposition(plan.multiproc_dir)
     if plan.flow_handler is not None:
@@ -352,26 +354,31 @@ async def serve_once(
     Returns whether the store closed within its timeout.
     """
     import trio
-    from hypercorn.trio.run import worker_serve
     from hypercorn.utils import wrap_app
+    from prometheus_client import CollectorRegistry
+
+    from ._serving import ConnectionGuard, serve_guarded
 
     store = await open_store(plan)
     draining = trio.Event()
+    registry = CollectorRegistry()
 
     async def trigger() -> None:
         await shutdown_trigger()
         draining.set()
 
     try:
-        app = _close_when_draining(build_app(plan, store), draining)
+        app = _close_when_draining(build_app(plan, store, registry), draining)
+        guard = ConnectionGuard(registry, log_stream=sys.stderr)
         config = _hypercorn_config(plan)
         async with trio.open_nursery() as background:
             if plan.retention_seconds is not None and store is not None:
                 await background.start(_retention(plan.retention_seconds, store))
             try:
-                await worker_serve(
+                await serve_guarded(
                     wrap_app(app, config.wsgi_max_body_size, "asgi"),
                     config,
+                    guard,
                     sockets=sockets,
                     shutdown_trigger=trigger,
                     task_status=task_status
