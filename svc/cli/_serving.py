@@ -105,12 +105,36 @@ def _protocol_of(server: Any) -> str:
 
 
 def guarded_server_class(guard: ConnectionGuard) -> Callable[..., Any]:
-    """Hypercorn's trio ``TCPServer`` whose ``run`` goes through ``guard``."""
+    """Hypercorn's trio ``TCPServer`` whose ``run`` goes through ``guard``, and whose
+    tasks all end once its connection is closed."""
+    import trio
+    from hypercorn.events import Closed, RawData
     from hypercorn.trio.tcp_server import TCPServer
 
     class GuardedTCPServer(TCPServer):
+        _ended: trio.CancelScope
+
         async def run(self) -> None:
-            await guard.run(super().run, self.stream, partial(_protocol_of, self))
+            with trio.CancelScope() as self._ended:
+                await guard.run(super().run, self.stream, partial(_protocol_of, self))
+
+        async def protocol_send(self, event: Any) -> None:
+            # Hypercorn tells the protocol the connection is closed (a failed write, or its
+            # own close) but leaves its reader running; an HTTP/1.1 reader parked on a
+            # pipelined request (h11's PAUSED) then waits for ever, holding the socket, when
+            # the app was cancelled mid-answer (Quart does on a disconnect). End them all.
+            if isinstance(event, RawData):
+                async with self.send_lock:
+                    try:
+                        with trio.CancelScope(shield=True):
+                            await self.stream.send_all(event.data)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        await self.protocol.handle(Closed())
+                        self._ended.cancel()
+                return
+            await super().protocol_send(event)
+            if isinstance(event, Closed):
+                self._ended.cancel()
 
     return GuardedTCPServer
 

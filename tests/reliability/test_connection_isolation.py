@@ -14,8 +14,10 @@ connection is counted in ``svc_connection_errors_total`` by class.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
+import struct
 import time
 from collections.abc import Iterator
 
@@ -214,6 +216,40 @@ def test_the_errors_that_ended_connections_are_counted_by_class(served: ServePro
         re.compile(r'"event":"svc.connection.error","errorClass":"KeyError","protocol":"h2"'),
         timeout=5,
     )
+
+
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def test_a_pipelined_request_whose_client_resets_mid_answer_releases_its_socket(
+    served: ServeProcess,
+) -> None:
+    """The second request waits (h11 pauses it) while the first is answered; the client
+    resets the connection meanwhile, the write fails and Quart cancels the answer. Every
+    such connection must be closed, not left waiting for a cycle that never ends."""
+    pid = served.process.pid
+    with served.client(timeout=10) as client:
+        assert client.get("/healthz").status_code == 200
+    baseline = _fds(pid)
+    body = b'{"to":"15551234567","text":"x"}'
+    first = (
+        b"POST /api/messages/text HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Authorization: Bearer " + served.bearer.encode() + b"\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    for attempt in range(100):
+        sock = socket.create_connection(_address(served), timeout=10)
+        sock.sendall(first + b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        # Reset at a spread of moments, so some land while the first answer is written.
+        time.sleep(0.0005 * (attempt % 20))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    deadline = time.monotonic() + 15
+    while (open_now := _fds(pid)) > baseline:
+        assert time.monotonic() < deadline, f"{open_now - baseline} sockets still held"
+        time.sleep(0.1)
+    assert_serving(served)
 
 
 def test_metrics_name_no_peer(served: ServeProcess) -> None:
