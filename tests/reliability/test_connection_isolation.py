@@ -20,6 +20,7 @@ import socket
 import struct
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,8 @@ from tests._support import (
     sign,
     start_serve,
 )
+
+from .conftest import children
 
 pytestmark = pytest.mark.slow
 
@@ -256,3 +259,36 @@ def test_metrics_name_no_peer(served: ServeProcess) -> None:
     """The counter's only label is the error class: no address, port or path in it."""
     errors = connection_errors(served)
     assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) for name in errors)
+
+
+def test_with_workers_the_attacks_end_no_worker_and_are_counted_across_them(
+    tmp_path: Path, captured: Captured
+) -> None:
+    """The same attack used to end one worker per request (never replaced), so the second
+    ended the service. Now both workers live on, and ``/metrics`` sums their counts."""
+    project = make_project(tmp_path)
+    served = start_serve(
+        *project.dry_args(), *("--workers", "2", "--port", "0"), capture=captured, cwd=tmp_path
+    )
+    try:
+        captured.secret(*served.secrets.values())
+        workers = sorted(children(served.process.pid))
+        for _ in range(4):
+            client = H2Client(*_address(served))
+            try:
+                stream = client.request("POST", "/nope", [(b"content-length", b"100")])
+                client.data(stream, b"x" * 10)
+                assert client.wait_status(stream) == 404
+                client.wait_ended(stream)
+                client.data(stream, b"x" * 10)
+                client.pump(2.0)
+                assert client.closed
+            finally:
+                client.close()
+        assert_serving(served)
+        assert sorted(children(served.process.pid)) == workers
+        assert connection_errors(served) == {"KeyError": 4.0}
+        assert served.stop() == 0
+        assert not any("ended by" in line for line in served.lines), served.lines
+    finally:
+        served.close()
