@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ._runtime import (
-    STORE_CLOSE_SECONDS,
     ServePlan,
     _hypercorn_config,
     _mode,
@@ -39,6 +38,9 @@ if TYPE_CHECKING:
     import trio
 
 __all__ = ["run_serve"]
+
+_STOP_MARGIN_SECONDS: Final = 5.0
+"""A worker still running this long after its drain window and store close is killed."""
 
 
 def run_serve(plan: ServePlan) -> int:
@@ -200,7 +202,7 @@ async def _supervise(plan: ServePlan, sockets: Any) -> int:
         plan.workers,
         RestartPolicy(limit=plan.max_worker_restarts),
         _say,
-        stop_timeout=plan.graceful_timeout + plan.store_close_timeout + STORE_CLOSE_SECONDS,
+        stop_timeout=plan.graceful_timeout + plan.store_close_timeout + _STOP_MARGIN_SECONDS,
     )
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
