@@ -34,6 +34,7 @@ from .serve import start_serve as start_serve
 from .signing import sign as sign
 from .wire import WEBSOCKET_HEAD as WEBSOCKET_HEAD
 from .wire import H2Client as H2Client
+from .wire import data_after_answer as data_after_answer
 from .wire import frame as frame
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "Project",
     "ServeProcess",
     "child_env",
+    "data_after_answer",
     "drop_run_schemas",
     "frame",
     "free_port",

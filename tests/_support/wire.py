@@ -191,3 +191,29 @@ class H2Client:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def data_after_answer(
+    host: str,
+    port: int,
+    path: str = "/nope",
+    headers: HeaderList = (),
+    *,
+    length: int = 100,
+    upgrade: bool = False,
+) -> tuple[int, bool]:
+    """A POST declaring a ``length`` body, one DATA frame, the answer and its stream's end,
+    then three more DATA frames on the answered stream: (the answer's status, whether the
+    server then closed the connection)."""
+    client = H2Client(host, port, upgrade=upgrade)
+    try:
+        stream = client.request("POST", path, [(b"content-length", b"%d" % length), *headers])
+        client.data(stream, b"{" * 10)
+        status = client.wait_status(stream)
+        client.wait_ended(stream)
+        for _ in range(3):
+            client.data(stream, b"{" * 10)
+        client.pump(2.0)
+        return status, client.closed
+    finally:
+        client.close()

@@ -18,7 +18,7 @@ import pytest
 import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
 from svc.cli import LiveGuardError, SecretResolutionError
-from tests._support import WEBSOCKET_HEAD, H2Client, child_env
+from tests._support import WEBSOCKET_HEAD, child_env, data_after_answer
 
 RUNNING = re.compile(r"Running on (http://\S+)")
 
@@ -123,17 +123,7 @@ def test_one_connection_cannot_stop_plain_hypercorn(project: Path) -> None:
     auth = {"Authorization": f"Bearer {SECRETS['SVC_SERVICE_TOKEN']}"}
     with _hypercorn(project, _env(project)) as (base, lines):
         host, port = base.removeprefix("http://").rsplit(":", 1)
-        h2 = H2Client(host, int(port))
-        try:
-            stream = h2.request("POST", "/nope", [(b"content-length", b"100")])
-            h2.data(stream, b"x" * 10)
-            assert h2.wait_status(stream) == 404
-            h2.wait_ended(stream)
-            h2.data(stream, b"x" * 10)
-            h2.pump(2.0)
-            assert h2.closed
-        finally:
-            h2.close()
+        assert data_after_answer(host, int(port)) == (404, True)
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             sock.sendall(WEBSOCKET_HEAD % b"/healthz" + b"x")
             with contextlib.suppress(TimeoutError, ConnectionResetError):

@@ -35,12 +35,11 @@ from tests._support import (
     Captured,
     ServeProcess,
     make_project,
-    sign,
     start_serve,
 )
 
 from ._fuzz import FRAME_TYPES, STATES, Outcome, attack
-from .conftest import LONG, inbound_text
+from .conftest import LONG, inbound_text, post_webhook
 
 pytestmark = pytest.mark.slow
 
@@ -87,16 +86,9 @@ def _steady(measure: Callable[[], int]) -> int:
 def _serves(served: ServeProcess, number: int) -> None:
     """Health, a signed webhook with one new message (then stored), and a send: all answered."""
     body = inbound_text(f"wamid.FUZZ{number}", "after the fuzz")
+    hook = post_webhook(served, served.app_secret, body)
     with served.client(timeout=10) as client:
         health = client.get("/healthz")
-        hook = client.post(
-            "/webhooks/whatsapp",
-            content=body,
-            headers={
-                "Content-Type": "application/json",
-                "X-Hub-Signature-256": sign(body=body, secret=served.app_secret),
-            },
-        )
         sent = client.post("/api/messages/text", json={"to": "15551234567", "text": "x"})
         listed = client.get("/api/messages", params={"limit": "100"})
     assert health.status_code == 200
