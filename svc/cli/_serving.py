@@ -9,6 +9,9 @@ WebSocket upgrade request followed by a stray byte (h11's
 socket is closed, the error's class is written as one ``svc.connection.error``
 line and counted in ``svc_connection_errors_total{error_class}``, and every
 other connection goes on. Cancellation and ``KeyboardInterrupt`` pass through.
+The guarded connection also ends all its tasks once it is closed (a failed
+write included), which hypercorn leaves to its reader: an HTTP/1.1 reader
+parked on a pipelined request would otherwise hold its socket for ever.
 
 ``serve_guarded`` is hypercorn's ``worker_serve`` (lifespan, listeners,
 shutdown trigger, graceful timeout) with the guarded connection task
