@@ -15,11 +15,17 @@ live rules of decisions.md section 2, without any command-line flag:
   store it needs the profile's inbox keys (``inbox.keys``), and refuses to start without them.
 
 ``SVC_LOG_WEBHOOK_EVENTS``/``SVC_ECHO_REPLY`` pass to the default facade as under ``svc serve``.
+
+Each connection is guarded as under ``svc serve``: hypercorn's trio worker has no hook
+for it, so ``create()`` replaces the worker's connection class with the guarded one
+(``svc.cli._serving``); an error one connection raises ends that connection only, and
+``svc_connection_errors_total`` counts it on ``/metrics``.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,8 +49,12 @@ def _store(env: Mapping[str, str]) -> Any:
 
 def create(environ: Mapping[str, str] | None = None) -> Any:
     """Build the live service app from the environment (``os.environ`` unless given)."""
+    from prometheus_client import CollectorRegistry
+
     from .cli import (
         CliConfigError,
+        ConnectionGuard,
+        install_hypercorn_guard,
         live_environment_from,
         load_app,
         load_live_inbox_keys,
@@ -65,11 +75,21 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
     if facade is not None and (source.get("SVC_DATABASE") or source.get("SVC_DATABASE_URL_ENV")):
         # Refused here, before the store is opened, when a key is missing or malformed.
         load_live_inbox_keys(config_path, profile_name, env)
-    return create_app(
+    registry = CollectorRegistry()
+    app = create_app(
         profile=profile,
         secrets=secrets,
         store=_store(source),
         facade=facade,
         enable_group_routes=source.get("SVC_ENABLE_GROUPS") == "1",
         facade_flags=facade_flags_from_env(source),
+        metrics_registry=registry,
     )
+    if not install_hypercorn_guard(ConnectionGuard(registry, log_stream=sys.stderr)):
+        print(
+            "svc: this hypercorn has no trio connection class to guard; a protocol error "
+            "on one connection may stop the server.",
+            file=sys.stderr,
+            flush=True,
+        )
+    return app

@@ -26,6 +26,8 @@ from ._live import open_migrated_store as open_migrated_store
 from ._live import resolve_dsn as resolve_dsn
 from ._main import cli as cli
 from ._main import main as main
+from ._serving import ConnectionGuard as ConnectionGuard
+from ._serving import install_hypercorn_guard as install_hypercorn_guard
 from ._tokens import generate_service_token as generate_service_token
 from ._tokens import generate_verify_token as generate_verify_token
 
@@ -34,6 +36,7 @@ __all__ = [
     "CliError",
     "CliUsageError",
     "ConfigValidationError",
+    "ConnectionGuard",
     "DoctorError",
     "LiveGuardError",
     "MessagesError",
@@ -45,6 +48,7 @@ __all__ = [
     "cli",
     "generate_service_token",
     "generate_verify_token",
+    "install_hypercorn_guard",
     "live_environment_from",
     "load_app",
     "load_live_inbox_keys",

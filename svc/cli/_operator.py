@@ -46,10 +46,10 @@ def token() -> None:
     click.echo(generate_verify_token())
 
 
-
 def _visible_secret(value: str) -> bool:
     """A pasted token or secret: 1..4096 visible ASCII characters."""
     return len(value) <= _MAX_SECRET_LENGTH and is_visible_ascii(value)
+
 
 def _check_public_url(value: str) -> str:
     import httpx

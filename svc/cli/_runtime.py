@@ -5,9 +5,8 @@ SIGINT or SIGTERM, stops accepting, lets in-flight requests finish for up to
 ``plan.graceful_timeout`` seconds (hypercorn's graceful timeout), closes the
 store within ``plan.store_close_timeout`` seconds and returns. A second signal
 during shutdown only sets the same event again: it joins the shutdown already
-under way. With ``workers > 1`` the parent binds the sockets, spawns the
-workers (each runs the same serving code on the shared sockets), forwards the
-shutdown through a multiprocessing event and waits for them.
+under way. ``_workers`` runs it in one process or in N supervised workers
+(each runs the same serving code on the parent's sockets).
 
 This module's top level imports only the standard library: spawned workers
 import it before they set ``PROMETHEUS_MULTIPROC_DIR``, which prometheus-client
@@ -21,14 +20,12 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from multiprocessing.queues import Queue
-    from multiprocessing.synchronize import Event as MpEvent
-
     import trio
+    from prometheus_client import CollectorRegistry
 
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
@@ -38,7 +35,7 @@ __all__ = [
     "STORE_CLOSE_SECONDS",
     "ServePlan",
     "load_flow_options",
-    "run_serve",
+    "serve_once",
 ]
 
 DRAIN_SECONDS: Final = 10.0
@@ -93,6 +90,8 @@ class ServePlan:
     graceful_timeout: float = DRAIN_SECONDS
     store_close_timeout: float = STORE_CLOSE_SECONDS
     multiproc_dir: str | None = None
+    max_worker_restarts: int = 10
+    """``--max-worker-restarts``: worker replacements allowed within any 60 s."""
     broadcast_options: dict[str, float] = field(default_factory=dict)
     """``create_app(broadcast_options=...)``: the sender's rate and lease."""
 
@@ -214,14 +213,15 @@ def load_flow_options(plan: ServePlan) -> dict[str, Any]:
     return {"flow_handler": handler, "flows_private_key": key}
 
 
-def build_app(plan: ServePlan, store: PersistenceStore | None) -> Any:
-    """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked."""
+def build_app(plan: ServePlan, store: PersistenceStore | None, registry: CollectorRegistry) -> Any:
+    """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked;
+    its metrics go to ``registry``."""
     from ..graph import DryRunTransport
     from ..http import create_app
     from ..webhook import FacadeFlags
     from ._user_code import load_app, load_outbox_handler
 
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {"metrics_registry": registry}
     if plan.multiproc_dir is not None:
         kwargs["metrics_exposition"] = _metrics_exposition(plan.multiproc_dir)
     if plan.flow_handler is not None:
@@ -340,32 +340,43 @@ async def serve_once(
     shutdown_trigger: Callable[[], Awaitable[None]],
     sockets: Any = None,
     task_status: trio.TaskStatus[list[str]] | None = None,
+    replacement: bool = False,
 ) -> bool:
     """Open the store, serve the app until ``shutdown_trigger`` returns, close the store.
 
-    Returns whether the store closed within its timeout.
+    Returns whether the store closed within its timeout. A worker (``plan.multiproc_dir``
+    set) registers ``svc_worker_restarts_total``, counting itself when it is a
+    ``replacement`` for one that exited.
     """
     import trio
-    from hypercorn.trio.run import worker_serve
     from hypercorn.utils import wrap_app
+    from prometheus_client import CollectorRegistry
+
+    from ._serving import ConnectionGuard, serve_guarded
+    from ._supervisor import count_restart
 
     store = await open_store(plan)
     draining = trio.Event()
+    registry = CollectorRegistry()
+    if plan.multiproc_dir is not None:
+        count_restart(registry, replacement=replacement)
 
     async def trigger() -> None:
         await shutdown_trigger()
         draining.set()
 
     try:
-        app = _close_when_draining(build_app(plan, store), draining)
+        app = _close_when_draining(build_app(plan, store, registry), draining)
+        guard = ConnectionGuard(registry, log_stream=sys.stderr)
         config = _hypercorn_config(plan)
         async with trio.open_nursery() as background:
             if plan.retention_seconds is not None and store is not None:
                 await background.start(_retention(plan.retention_seconds, store))
             try:
-                await worker_serve(
+                await serve_guarded(
                     wrap_app(app, config.wsgi_max_body_size, "asgi"),
                     config,
+                    guard,
                     sockets=sockets,
                     shutdown_trigger=trigger,
                     task_status=task_status
@@ -469,180 +480,3 @@ def show_svc_log_lines() -> None:
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-
-
-def run_serve(plan: ServePlan) -> int:
-    """Serve ``plan`` until a signal; returns the process exit code (0 after a clean shutdown).
-
-    Raises ``ServeError`` when the store cannot be opened, the address cannot
-    be bound or the app refuses to start.
-    """
-    import trio
-
-    show_svc_log_lines()
-    try:
-        if plan.workers <= 1:
-            return trio.run(_serve_single, plan)
-        return _run_workers(plan)
-    except BaseExceptionGroup as group:
-        raise _one_error(group) from None
-    except OSError:
-        raise _bind_error() from None
-
-
-def _bind_error() -> Exception:
-    from ._errors import ServeError
-
-    return ServeError("the address cannot be bound (in use, or not an address of this host).")
-
-
-def _one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first meaningful error of a trio exception group, as the CLI reports it."""
-    from ._errors import CliError, ServeError
-
-    leaves: list[BaseException] = []
-
-    def walk(error: BaseException) -> None:
-        if isinstance(error, BaseExceptionGroup):
-            for inner in error.exceptions:
-                walk(inner)
-        else:
-            leaves.append(error)
-
-    walk(group)
-    for leaf in leaves:
-        if isinstance(leaf, CliError | KeyboardInterrupt):
-            return leaf
-    for leaf in leaves:
-        if isinstance(leaf, OSError):
-            return _bind_error()
-    name = type(leaves[0]).__name__ if leaves else "unknown"
-    return ServeError(f"the service stopped on an unexpected {name}.")
-
-
-# --- several workers -----------------------------------------------------------------------
-
-
-def _worker_main(plan: ServePlan, sockets: Any, shutdown_event: MpEvent, ready: Queue[str]) -> None:
-    """One spawned worker: serve on the parent's sockets until the parent's event is set."""
-    # The parent owns shutdown: Ctrl+C reaches the whole process group, workers ignore it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if plan.multiproc_dir is not None:
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = plan.multiproc_dir
-    import trio
-
-    show_svc_log_lines()
-
-    for sock in sockets.insecure_sockets:
-        sock.listen(100)
-
-    parent = os.getppid()
-
-    async def wait_for_parent() -> None:
-        # Shut down when the parent asks, or when it is gone (killed without a signal).
-        while not shutdown_event.is_set() and os.getppid() == parent:
-            await trio.sleep(0.1)
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(partial_serve(plan, wait_for_parent, sockets))
-            ready.put("ready")
-
-    try:
-        trio.run(main)
-    except BaseException:
-        ready.put("failed")
-        raise
-
-
-def partial_serve(
-    plan: ServePlan, trigger: Callable[[], Awaitable[None]], sockets: Any
-) -> Callable[..., Awaitable[None]]:
-    async def run(*, task_status: trio.TaskStatus[list[str]]) -> None:
-        await serve_once(plan, shutdown_trigger=trigger, sockets=sockets, task_status=task_status)
-
-    return run
-
-
-def _run_workers(plan: ServePlan) -> int:
-    import multiprocessing
-    import shutil
-    import tempfile
-
-    import trio
-
-    directory = tempfile.mkdtemp(prefix="svc-metrics-")
-    plan = _replace(plan, multiproc_dir=directory)
-    try:
-        # Open and migrate once before binding, so workers never race on migrations.
-        trio.run(_migrate_only, plan)
-        sockets = _hypercorn_config(plan).create_sockets()
-        ctx = multiprocessing.get_context("spawn")
-        shutdown_event = ctx.Event()
-        ready: Queue[str] = ctx.Queue()
-        processes = [
-            ctx.Process(
-                target=_worker_main,
-                args=(plan, sockets, shutdown_event, ready),
-                name=f"svc-worker-{index}",
-            )
-            for index in range(plan.workers)
-        ]
-        return trio.run(_supervise, plan, processes, sockets, shutdown_event, ready)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-async def _migrate_only(plan: ServePlan) -> None:
-    # On the thread: the workers' stores run the writer processes; this one only migrates.
-    store = await open_store(replace(plan, sqlite_writer="thread", pg_writer="thread"))
-    await close_store(store, plan.store_close_timeout)
-
-
-async def _supervise(
-    plan: ServePlan, processes: list[Any], sockets: Any, shutdown_event: MpEvent, ready: Any
-) -> int:
-    import trio
-
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(partial_watch(stop, shutdown_event.set))
-        for process in processes:
-            process.start()
-        started = 0
-        for _ in processes:
-            answer = await trio.to_thread.run_sync(
-                lambda: ready.get(timeout=_WORKER_START_SECONDS), abandon_on_cancel=True
-            )
-            if answer != "ready":
-                break
-            started += 1
-        # The workers hold the sockets now; closing the parent's copies lets the
-        # kernel refuse connections as soon as the workers stop accepting.
-        binds = [_bind_url(sock) for sock in sockets.insecure_sockets]
-        for sock in [*sockets.insecure_sockets, *sockets.secure_sockets]:
-            sock.close()
-        if started == len(processes):
-            _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
-        else:
-            _say("a worker failed to start; stopping the others.")
-            stop.set()
-            shutdown_event.set()
-        for process in processes:
-            await trio.to_thread.run_sync(process.join, abandon_on_cancel=True)
-        nursery.cancel_scope.cancel()
-    codes = [process.exitcode for process in processes]
-    _say("stopped.")
-    return 0 if started == len(processes) and all(code == 0 for code in codes) else 1
-
-
-def _bind_url(sock: Any) -> str:
-    from hypercorn.utils import repr_socket_addr
-
-    return f"http://{repr_socket_addr(sock.family, sock.getsockname())}"
-
-
-def _replace(plan: ServePlan, **changes: Any) -> ServePlan:
-    import dataclasses
-
-    return dataclasses.replace(plan, **changes)

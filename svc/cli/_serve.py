@@ -35,6 +35,13 @@ __all__ = ["serve"]
 @click.option("--database-url-env", metavar="ENV_NAME", help="Env name holding a PostgreSQL DSN.")
 @click.option("--enable-groups", is_flag=True, help="Turn the Groups routes on.")
 @click.option("--workers", default="1", metavar="N", help="Worker processes (default 1).")
+@click.option(
+    "--max-worker-restarts",
+    default="10",
+    metavar="N",
+    help="With --workers: replacements of exited workers allowed within any 60 s; one more "
+    "stops the service (default 10).",
+)
 @click.option("--flow-handler", metavar="MODULE:CALLABLE", help="Flows data-exchange handler.")
 @click.option(
     "--outbox-handler",
@@ -109,6 +116,7 @@ def serve(
     database_url_env: str | None,
     enable_groups: bool,
     workers: str,
+    max_worker_restarts: str,
     flow_handler: str | None,
     outbox_handler: str | None,
     app_target: str | None,
@@ -136,6 +144,7 @@ def serve(
     if database_url_env is not None:
         check_env_name(database_url_env, "--database-url-env")
     worker_count = parse_int(workers, "--workers", low=1, high=64)
+    restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
     body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
     pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
     if outbox_handler is not None and database is None and database_url_env is None:
@@ -164,7 +173,8 @@ def serve(
     env_path = check_env_file_name(env_file) if env_file is not None else None
 
     from ._config import load_config, resolve_profile, resolve_secrets
-    from ._runtime import ServePlan, run_serve, test_faults_from
+    from ._runtime import ServePlan, test_faults_from
+    from ._workers import run_serve
 
     config = load_config(config_path)
     environ: Mapping[str, str] = os.environ
@@ -251,6 +261,7 @@ def serve(
         host=bind_host,
         port=bind_port,
         workers=worker_count,
+        max_worker_restarts=restart_limit,
         flow_handler=flow_handler,
         flows_private_key_pem=keys.get("flows_private_key_pem"),
         flows_passphrase=keys.get("flows_passphrase"),

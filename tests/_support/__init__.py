@@ -7,6 +7,7 @@
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
 - ``graph_limits``: ``GraphLimits``, the platform's throughput and pair limits for a fake Graph.
+- ``wire``: ``H2Client`` and raw frames, for HTTP/2 and HTTP/1.1 a polite client never sends.
 - ``postgres``: ``PrivatePostgres``, a server a test may stop, ``free_port``, and the schemas
   of a run on the shared server (``new_run_prefix``, ``with_search_path``, ``drop_run_schemas``).
 """
@@ -33,6 +34,10 @@ from .serve import child_env as child_env
 from .serve import run_svc as run_svc
 from .serve import start_serve as start_serve
 from .signing import sign as sign
+from .wire import WEBSOCKET_HEAD as WEBSOCKET_HEAD
+from .wire import H2Client as H2Client
+from .wire import data_after_answer as data_after_answer
+from .wire import frame as frame
 
 __all__ = [
     "DRY_RUN_LINE",
@@ -40,16 +45,20 @@ __all__ = [
     "SERVING",
     "START_TIMEOUT",
     "WABA_ID",
+    "WEBSOCKET_HEAD",
     "Captured",
     "FakeGraph",
     "GraphLimits",
     "GraphRequest",
+    "H2Client",
     "PrivatePostgres",
     "Project",
     "ServeProcess",
     "child_env",
+    "data_after_answer",
     "doc_example",
     "drop_run_schemas",
+    "frame",
     "free_port",
     "make_project",
     "new_run_prefix",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -17,7 +19,7 @@ import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
 from svc.cli import LiveGuardError, SecretResolutionError, ServeError
 from svc.crypto import generate_inbox_key
-from tests._support import child_env
+from tests._support import WEBSOCKET_HEAD, child_env, data_after_answer
 
 RUNNING = re.compile(r"Running on (http://\S+)")
 
@@ -41,8 +43,9 @@ def _env(project: Path, **extra: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.slow
-def test_hypercorn_serves_the_factory_app(project: Path) -> None:
+@contextlib.contextmanager
+def _hypercorn(project: Path, env: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+    """A real ``hypercorn --worker-class trio 'svc.asgi:create()'``: its base URL and lines."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
@@ -62,7 +65,7 @@ def test_hypercorn_serves_the_factory_app(project: Path) -> None:
             stderr=subprocess.STDOUT,
             text=True,
             pass_fds=[listener.fileno()],
-            env=child_env(_env(project, SVC_DATABASE=str(project / "svc.db"))),
+            env=child_env(env),
             cwd=project,
         )
     lines: list[str] = []
@@ -81,7 +84,19 @@ def test_hypercorn_serves_the_factory_app(project: Path) -> None:
     try:
         assert started.wait(timeout=60)
         assert process.poll() is None, "".join(lines)
-        base = f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", lines
+        assert process.poll() is None, "".join(lines)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        reader.join(timeout=30)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+@pytest.mark.slow
+def test_hypercorn_serves_the_factory_app(project: Path) -> None:
+    with _hypercorn(project, _env(project, SVC_DATABASE=str(project / "svc.db"))) as (base, lines):
         health = httpx.get(base + "/healthz", timeout=10)
         ready = httpx.get(base + "/readyz", timeout=10)
         status = httpx.get(
@@ -89,12 +104,6 @@ def test_hypercorn_serves_the_factory_app(project: Path) -> None:
             headers={"Authorization": f"Bearer {SECRETS['SVC_SERVICE_TOKEN']}"},
             timeout=10,
         )
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        reader.join(timeout=30)
-        assert process.stdout is not None
-        process.stdout.close()
     assert health.status_code == 200
     assert health.json()["ok"] is True
     assert ready.status_code == 200
@@ -105,6 +114,28 @@ def test_hypercorn_serves_the_factory_app(project: Path) -> None:
     output = "".join(lines) + json.dumps(status.json())
     for value in SECRETS.values():
         assert value not in output
+
+
+@pytest.mark.slow
+def test_one_connection_cannot_stop_plain_hypercorn(project: Path) -> None:
+    """The connection guard holds under hypercorn's own trio worker too: DATA on an
+    answered HTTP/2 stream and a WebSocket upgrade with a stray byte end only their
+    connections, counted on ``/metrics``."""
+    auth = {"Authorization": f"Bearer {SECRETS['SVC_SERVICE_TOKEN']}"}
+    with _hypercorn(project, _env(project)) as (base, lines):
+        host, port = base.removeprefix("http://").rsplit(":", 1)
+        assert data_after_answer(host, int(port)) == (404, True)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(WEBSOCKET_HEAD % b"/healthz" + b"x")
+            with contextlib.suppress(TimeoutError, ConnectionResetError):
+                while sock.recv(65536):
+                    pass
+        health = httpx.get(base + "/healthz", timeout=10)
+        metrics = httpx.get(base + "/metrics", headers=auth, timeout=10).text
+    assert health.status_code == 200
+    assert 'svc_connection_errors_total{error_class="KeyError"} 1.0' in metrics
+    assert 'svc_connection_errors_total{error_class="h11.LocalProtocolError"} 1.0' in metrics
+    assert any('"event":"svc.connection.error","errorClass":"KeyError"' in line for line in lines)
 
 
 def test_create_refuses_without_the_live_gates(project: Path) -> None:
