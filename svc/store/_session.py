@@ -26,6 +26,11 @@ class Session(Protocol):
         """Execute a statement; return the affected row count."""
         ...
 
+    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        """Execute a statement whose answer the caller does not need: in a PostgreSQL
+        pipeline it goes on without waiting (an error raises at the next answer read)."""
+        ...
+
     def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]: ...
 
     def fetchone(self, sql: str, params: Sequence[object] = ()) -> Row | None: ...
@@ -45,4 +50,3 @@ def in_list(values: Sequence[object]) -> str:
 def chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
     """``items`` in runs of at most ``size``: one statement each, under a variable limit."""
     return [items[i : i + size] for i in range(0, len(items), size)]
-
