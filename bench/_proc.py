@@ -71,9 +71,17 @@ def stop(process: subprocess.Popen[bytes], *, seconds: float = 10.0) -> None:
 def server(
     argv: Sequence[str], *, port: int, ready_path: str = "/healthz", cwd: Path = ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Run ``argv`` in its own process group until the block ends; yields it once it answers."""
+    """Run ``argv`` in its own process group until the block ends; yields it once it answers.
+
+    ``svc`` is imported from the checkout at ``cwd`` (``PYTHONPATH``), whatever the calling
+    process's own path says.
+    """
     process = subprocess.Popen(
-        list(argv), cwd=cwd, stdout=subprocess.DEVNULL, start_new_session=True
+        list(argv),
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(cwd)},
     )
     try:
         wait_until_up(port, process, path=ready_path, seconds=60.0)
