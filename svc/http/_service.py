@@ -200,7 +200,12 @@ class Service:
             # updates, so it is answered as a copy without projecting or recording it again.
             self._count_outcomes(updates, set())
             return _ack(delivery, foreign, dispatched=0)
-        keys = [update_key(update) for update in updates] if self.store is not None else []
+        floats = delivery.may_hold_floats
+        keys = (
+            [update_key(update, may_hold_floats=floats) for update in updates]
+            if self.store is not None
+            else []
+        )
         finished = keys_without_work(updates, keys, self.facade, self.update_hooks)
         to_run: set[str] | None = None  # None: no store, every update runs
         busy: set[str] = set()

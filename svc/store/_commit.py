@@ -1,8 +1,8 @@
 """The group commit both adapters share: one queue, one drain, one ``Job``, one batch runner.
 
 Concurrent writes share a transaction. A caller queues its job (``GroupCommit.run``); one
-caller at a time drains the queue, batch by batch (at most ``MAX_BATCH`` jobs), until its
-own job has run, then hands the queue on to the first caller still waiting. A batch runs
+caller at a time drains the queue, batch by batch (at most ``MAX_BATCH`` jobs), until it is
+empty, and the others sleep until their batch has ended. A batch runs
 where its ``Runner`` puts it: on the adapter's connection in a worker thread
 (``sqlite/_store.py``, ``postgres/_engine.py``) or in a child process (``_child.py``).
 There, ``run_batch`` runs it as one transaction, phase by phase (``_kinds.PHASES``), each
@@ -78,7 +78,6 @@ class Job(Generic[T]):
         "ok",
         "result",
         "state",
-        "wake",
         "write",
     )
 
@@ -99,8 +98,6 @@ class Job(Generic[T]):
         self.batch: Batch | None = None
         self.done = False
         """Settled: its batch ended (committed or not), or it was withdrawn."""
-        self.wake: anyio.Event | None = None
-        """Set when the job is settled or its caller is to drain (made by a waiting caller)."""
         self.ok = False
         """Set only once COMMIT has succeeded."""
         self.result: T | None = None
@@ -108,10 +105,8 @@ class Job(Generic[T]):
         """The call's own exception (not a driver fault), handed to its caller."""
 
     def settle(self) -> None:
-        """Mark the job done and wake its caller."""
+        """Mark the job done (its caller wakes with its batch's event, or withdrew it)."""
         self.state, self.done = State.SETTLED, True
-        if self.wake is not None:
-            self.wake.set()
 
     def outcome(self, messages: dict[str, str]) -> T:
         """Its result if its batch committed, else its own error, else the pessimistic error
@@ -316,15 +311,23 @@ class Runner(Protocol):
 
 
 class GroupCommit:
-    """One queue of jobs and its drain, over one ``Runner``."""
+    """One queue of jobs and its drain, over one ``Runner``.
 
-    __slots__ = ("_draining", "_messages", "_queue", "runner")
+    The caller that finds nobody draining drains the queue, batch by batch, until it is
+    empty, so the next batch starts the moment the last one ends (its own answer waits
+    for that). The other callers sleep on one event per batch: the one their batch sets
+    when it ends (``_waiting`` until a batch takes them).
+    """
+
+    __slots__ = ("_draining", "_messages", "_queue", "_waiting", "runner")
 
     def __init__(self, runner: Runner, *, messages: dict[str, str]) -> None:
         self.runner = runner
         self._messages = messages
         self._queue: list[Job[Any]] = []
         self._draining = False
+        self._waiting: anyio.Event | None = None
+        """What the queued callers sleep on: set when the batch that takes them ends."""
 
     @property
     def queued(self) -> int:
@@ -333,7 +336,7 @@ class GroupCommit:
 
     async def run(self, job: Job[T]) -> T:
         """Queue ``job`` and return its answer once its batch has committed (else raise its
-        error). The first caller drains the queue; the others wait for their batch."""
+        error)."""
         self._queue.append(job)
         if not self._draining:
             self._draining = job.drains = True
@@ -349,33 +352,43 @@ class GroupCommit:
         return job.outcome(self._messages)
 
     async def _settled(self, job: Job[Any]) -> None:
-        """Until ``job`` is settled: drain while it holds the queue, else sleep until woken."""
+        """Until ``job`` is settled: drain while it holds the queue, else sleep on its batch's
+        event (the queued callers' one while it is still queued)."""
         while not job.done:
             if job.drains:
                 await self._drain(job)
+            elif job.batch is not None and job.batch.finished is not None:
+                await job.batch.finished.wait()
             else:
-                job.wake = anyio.Event()
-                await job.wake.wait()
+                if self._waiting is None:
+                    self._waiting = anyio.Event()
+                await self._waiting.wait()
 
     async def _drain(self, own: Job[Any]) -> None:
-        """Run batches from the head of the queue until ``own`` has run; then hand on."""
+        """Run batches from the head of the queue until it is empty; a drain that ends early
+        (its caller cancelled) hands the queue on."""
         try:
-            while own.state is State.QUEUED:
+            while self._queue:
                 batch = Batch(self._queue[:MAX_BATCH])
-                batch.finished = anyio.Event()
                 del self._queue[:MAX_BATCH]
-                await self._run(batch, own, batch.finished)
+                # The callers taken sleep on the queued callers' event: it becomes the
+                # batch's; the ones left (past MAX_BATCH) wake with it and sleep again.
+                finished = self._waiting or anyio.Event()
+                self._waiting = None
+                batch.finished = finished
+                await self._run(batch, own, finished)
         finally:
             own.drains = False
             self._hand_on()
 
     def _hand_on(self) -> None:
-        """The first job still queued drains next (its caller is woken); none: nobody drains."""
+        """The first job still queued drains next (the queued callers are woken: it goes
+        on, the others sleep again); none: nobody drains."""
         if self._queue:
-            first = self._queue[0]
-            first.drains = True
-            if first.wake is not None:
-                first.wake.set()
+            self._queue[0].drains = True
+            waiting, self._waiting = self._waiting, None
+            if waiting is not None:
+                waiting.set()
         else:
             self._draining = False
 

@@ -18,7 +18,7 @@ from svc.crypto import hmac_sha256_matches
 from ._errors import PayloadTooLargeError, SignatureMismatchError
 from ._keys import body_hash, event_key
 from ._normalize import normalize
-from ._signature import check_content_length, parse_envelope, parse_signature_header
+from ._signature import check_content_length, parse_envelope_floats, parse_signature_header
 from ._updates import NormalizationResult, SystemUpdate, Update, UserIdUpdate
 from ._values import UserIdentity
 
@@ -40,6 +40,8 @@ class Delivery:
     envelope: Mapping[str, Any] = _field(repr=False)
     body: bytes = _field(repr=False)
     result: NormalizationResult
+    may_hold_floats: bool = _field(default=True, repr=False)
+    """False when the parse read no float: the event key then takes its faster, equal form."""
 
     @property
     def updates(self) -> tuple[Update, ...]:
@@ -73,7 +75,7 @@ class Delivery:
     @property
     def event_key(self) -> str:
         """SHA-256 hex of the canonical JSON of the envelope (stable across key order)."""
-        return event_key(self.envelope)
+        return event_key(self.envelope, may_hold_floats=self.may_hold_floats)
 
     @property
     def body_hash(self) -> str:
@@ -108,7 +110,10 @@ def receive_delivery(
     tag = parse_signature_header(signature)
     if not matches(key, body, tag):
         raise SignatureMismatchError
-    envelope = parse_envelope(body)
+    envelope, floats = parse_envelope_floats(body)
     return Delivery(
-        envelope=envelope, body=body, result=normalize(envelope, received_at=received_at)
+        envelope=envelope,
+        body=body,
+        result=normalize(envelope, received_at=received_at),
+        may_hold_floats=floats,
     )

@@ -7,11 +7,12 @@ signature passed, so unsigned input never reaches the JSON parser.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
 
-from svc._json import STRICT_DECODER
+from svc._json import STRICT_DECODER, finite_float
 from svc.crypto import hmac_sha256_matches
 
 from ._errors import (
@@ -168,12 +169,28 @@ def _verify(
         raise SignatureMismatchError
 
 
-# STRICT_DECODER's own scanner (C when available), set by JSONDecoder.__init__; not in the stubs.
-_SCAN: Callable[[str, int], tuple[Any, int]] = STRICT_DECODER.scan_once  # type: ignore[attr-defined]
+_FLOATS_READ = itertools.count()
+"""Ticks once per float literal any parse reads; ``next`` on it is atomic under the GIL."""
+
+
+def _counted_float(text: str) -> float:
+    next(_FLOATS_READ)
+    return finite_float(text)
+
+
+# STRICT_DECODER's rules, with every float literal counted (the event key's fast form
+# needs an envelope without floats): the C scanner calls parse_float for floats only.
+_DECODER = json.JSONDecoder(
+    parse_constant=STRICT_DECODER.parse_constant, parse_float=_counted_float
+)
+
+
+# The decoder's own scanner (C when available), set by JSONDecoder.__init__; not in the stubs.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def _decode(text: str) -> Any:
-    """``STRICT_DECODER.decode(text)``, scanning a bare ``{...}`` document directly.
+    """``_DECODER.decode(text)``, scanning a bare ``{...}`` document directly.
 
     ``JSONDecoder.decode`` skips whitespace around the value and then calls
     the scanner; a text that opens with ``{`` and ends with ``}`` has none
@@ -190,7 +207,7 @@ def _decode(text: str) -> Any:
         else:
             if end == len(text):
                 return value
-    return STRICT_DECODER.decode(text)
+    return _DECODER.decode(text)
 
 
 def parse_envelope(body: bytes) -> dict[str, Any]:
@@ -199,6 +216,16 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
     Strict JSON: ``NaN``/``Infinity`` and invalid UTF-8 are refused, and so is
     nesting too deep for the parser.
     """
+    return parse_envelope_floats(body)[0]
+
+
+def parse_envelope_floats(body: bytes) -> tuple[dict[str, Any], bool]:
+    """``parse_envelope(body)``, and whether the envelope may hold a float (False: it holds none).
+
+    True as well when another thread read a float during this parse (never a
+    false False).
+    """
+    before = next(_FLOATS_READ)
     try:
         # The same encoding detection as json.loads(bytes): UTF-8, UTF-16 or UTF-32. A body
         # opening with "{" and a non-NUL byte has no BOM and is not UTF-16/32: UTF-8, as
@@ -217,7 +244,7 @@ def parse_envelope(body: bytes) -> dict[str, Any]:
         or not isinstance(data.get("entry"), list)
     ):
         raise InvalidEnvelopeError
-    return data
+    return data, next(_FLOATS_READ) != before + 1
 
 
 def _secret_bytes(app_secret: str | bytes) -> bytes:

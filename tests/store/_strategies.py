@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -140,7 +139,7 @@ def delivery(
 def fresh_row_ids(deliveries: list[DeliveryWrite]) -> list[DeliveryWrite]:
     """Give every message its own row id, as the HTTP layer does (a new_row_id per message)."""
     return [
-        replace(d, messages=tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d.messages)))
+        d._replace(messages=tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d.messages)))
         for i, d in enumerate(deliveries)
     ]
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from svc.webhook import body_hash, canonical_json, event_key, receive_delivery
+from svc.webhook._keys import float_free_canonical_json
+from svc.webhook._signature import parse_envelope_floats
 from tests._support import sign
 
 SECRET = "keys-test-secret"
@@ -96,13 +99,17 @@ def _envelope(value: object) -> dict[str, object]:
 
 @settings(max_examples=1500, deadline=None)
 @given(_json_values(_SCALARS))
-def test_the_canonical_json_is_byte_identical_to_the_stored_form(value: object) -> None:
+def test_the_float_free_canonical_json_is_byte_identical_for_any_json_value_without_floats(
+    value: object,
+) -> None:
     expected = _reference_canonical(value)
+    assert float_free_canonical_json(value) == expected
     assert canonical_json(value) == expected
     reparsed = json.loads(expected.decode("utf-8", "surrogatepass"))
-    assert canonical_json(reparsed) == expected
+    assert float_free_canonical_json(reparsed) == expected
     envelope = _envelope(value)
     key = hashlib.sha256(_reference_canonical(envelope)).hexdigest()
+    assert event_key(envelope, may_hold_floats=False) == key
     assert event_key(envelope) == key
 
 
@@ -114,3 +121,33 @@ def test_a_received_delivery_keeps_the_event_key_of_its_canonical_json(value: ob
     delivery = receive_delivery(body, sign(body=body, secret=SECRET), SECRET)
     expected = hashlib.sha256(_reference_canonical(json.loads(body))).hexdigest()
     assert delivery.event_key == expected
+    assert delivery.may_hold_floats == _has_float(value)
+
+
+def _has_float(value: object) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, list):
+        return any(_has_float(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_float(item) for item in value.values())
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values(_FLOATS))
+def test_a_parse_that_reads_a_float_says_so(value: object) -> None:
+    body = json.dumps(_envelope([value, 1.5])).encode()
+    _, floats = parse_envelope_floats(body)
+    assert floats
+
+
+def test_a_parse_without_floats_says_so() -> None:
+    body = json.dumps(_envelope({"a": [1, "1.5", None, True, 2**70]})).encode()
+    _, floats = parse_envelope_floats(body)
+    assert not floats
+
+
+@pytest.mark.parametrize("value", [{1: "x"}, {"a": (1, 2)}, 2**64, -(2**63) - 1, "\udfff"])
+def test_values_orjson_refuses_take_the_json_dumps_path(value: object) -> None:
+    assert float_free_canonical_json(value) == _reference_canonical(value)
