@@ -73,8 +73,9 @@ def open_migrated_store(
 
     The instance returned is a fresh one that has never been opened: a store's
     connections belong to the trio run that opened them, and the app runs in
-    another. Exactly one of the two locations must be given; a failed migration
-    raises ``ServeError``.
+    another. A PostgreSQL store runs its webhook writes in the writer process, as
+    ``svc serve`` does. Exactly one of the two locations must be given; a failed
+    migration raises ``ServeError``.
     """
     import trio
 
@@ -93,4 +94,6 @@ def open_migrated_store(
     if sqlite_path is not None:
         return SqliteStore(sqlite_path)
     assert postgres_dsn is not None
-    return PostgresStore(postgres_dsn)
+    # As under ``svc serve``: webhook writes in the writer process, started by the first
+    # batch in the serving run.
+    return PostgresStore(postgres_dsn, writer="process")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from ._make import positional_maker as _maker
 from ._read import MAX_ID_LENGTH, MAX_TYPE_LENGTH, read_timestamp
 from ._updates import (
     ECHO_FIELD,
@@ -117,11 +118,26 @@ _Builder = Callable[[Any, UpdateSource, set[str]], "Update | str"]
 _ListBuilder = Callable[[list[Any], UpdateSource, set[str], list[Any], list[tuple[int, str]]], None]
 
 
-_GROUP_CLASSES: dict[str, type[Update]] = {
-    "group_lifecycle_update": GroupLifecycleUpdate,
-    "group_participants_update": GroupParticipantsUpdate,
-    "group_settings_update": GroupSettingsUpdate,
-    "group_status_update": GroupStatusUpdate,
+_source = _maker(UpdateSource)
+_result = _maker(NormalizationResult)
+_message = _maker(MessageUpdate)
+_system = _maker(SystemUpdate)
+_chat_opened = _maker(ChatOpenedUpdate)
+_status = _maker(StatusUpdate)
+_account = _maker(AccountUpdate)
+_unknown = _maker(UnknownUpdate)
+_call_connect = _maker(CallConnectUpdate)
+_call_terminate = _maker(CallTerminateUpdate)
+_call_status = _maker(CallStatusUpdate)
+_preferences = _maker(UserPreferencesUpdate)
+_user_id_update = _maker(UserIdUpdate)
+_history = _maker(HistoryUpdate)
+_state_sync = _maker(SmbAppStateSyncUpdate)
+_GROUP_MAKERS: dict[str, Callable[..., Update]] = {
+    "group_lifecycle_update": _maker(GroupLifecycleUpdate),
+    "group_participants_update": _maker(GroupParticipantsUpdate),
+    "group_settings_update": _maker(GroupSettingsUpdate),
+    "group_status_update": _maker(GroupStatusUpdate),
 }
 
 
@@ -187,19 +203,14 @@ def _change_source(
             problem := _id_problem(display, "unsafe_id")
         ):
             return problem
-    return UpdateSource(
-        waba_id=waba_id,
-        phone_number_id=phone_number_id,
-        display_phone_number=display,
-        field=field,
-        entry_time=entry_time,
-        received_at=received_at,
-        value=value,
-    )
+    # UpdateSource: waba_id, phone_number_id, display_phone_number, field, entry_time,
+    # received_at, value.
+    return _source(waba_id, phone_number_id, display, field, entry_time, received_at, value)
 
 
 # --- item builders: an update, or the reason the item is skipped ----------------------------
-# ``seen`` holds the message ids already delivered from this envelope.
+# Makers take the init fields in declaration order: (source, raw). ``seen`` holds the message
+# ids already delivered from this envelope.
 
 
 _SENDER_KEYS: Final = ("from", "from_user_id", "from_parent_user_id")
@@ -254,10 +265,10 @@ def _build_message(m: Any, source: UpdateSource, seen: set[str]) -> Update | str
     seen.add(message_id)
     mtype = m.get("type")
     if mtype == "system":
-        return SystemUpdate(source=source, raw=m)
+        return _system(source, m)
     if mtype == "request_welcome":
-        return ChatOpenedUpdate(source=source, raw=m)
-    return MessageUpdate(source=source, raw=m)
+        return _chat_opened(source, m)
+    return _message(source, m)
 
 
 def _build_echo(m: Any, source: UpdateSource, seen: set[str]) -> Update | str:
@@ -265,8 +276,7 @@ def _build_echo(m: Any, source: UpdateSource, seen: set[str]) -> Update | str:
     update = _build_message(m, source, seen)
     if type(update) is str or type(update) is MessageUpdate:
         return update
-    # An echoed system or request_welcome item stays a message.
-    return MessageUpdate(source=source, raw=m)
+    return _message(source, m)  # an echoed system or request_welcome item stays a message
 
 
 def _build_status(s: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
@@ -282,7 +292,7 @@ def _build_status(s: Any, source: UpdateSource, _seen: set[str]) -> Update | str
         return "unsafe_id"
     if len(status) > MAX_TYPE_LENGTH or not status.isprintable() or status.isspace():
         return "malformed_status"
-    return StatusUpdate(source=source, raw=s)
+    return _status(source, s)
 
 
 def _build_call(c: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
@@ -295,9 +305,9 @@ def _build_call(c: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     if problem is not None:
         return problem
     if event == "connect":
-        return CallConnectUpdate(source=source, raw=c)
+        return _call_connect(source, c)
     if event == "terminate":
-        return CallTerminateUpdate(source=source, raw=c)
+        return _call_terminate(source, c)
     return "unsupported_event"
 
 
@@ -307,7 +317,7 @@ def _build_call_status(s: Any, source: UpdateSource, _seen: set[str]) -> Update 
     problem = _id_problem(s.get("id"), "malformed_call")
     if problem is not None:
         return problem
-    return CallStatusUpdate(source=source, raw=s)
+    return _call_status(source, s)
 
 
 def _build_group(g: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
@@ -316,7 +326,7 @@ def _build_group(g: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     problem = _optional_id_problem(g.get("group_id"))
     if problem is not None:
         return problem
-    return _GROUP_CLASSES[source.field](source=source, raw=g)
+    return _GROUP_MAKERS[source.field](source, g)
 
 
 def _build_preference(p: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
@@ -325,7 +335,7 @@ def _build_preference(p: Any, source: UpdateSource, _seen: set[str]) -> Update |
     problem = _optional_id_problem(p.get("wa_id"))
     if problem is not None:
         return problem
-    return UserPreferencesUpdate(source=source, raw=p)
+    return _preferences(source, p)
 
 
 def _build_user_id_update(u: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
@@ -334,19 +344,17 @@ def _build_user_id_update(u: Any, source: UpdateSource, _seen: set[str]) -> Upda
     problem = _optional_id_problem(u.get("wa_id"))
     if problem is not None:
         return problem
-    return UserIdUpdate(source=source, raw=u)
+    return _user_id_update(source, u)
 
 
 def _build_history(h: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     """A ``history[]`` chunk: any object (a declined share is one holding ``errors``)."""
-    return HistoryUpdate(source=source, raw=h) if type(h) is dict else "malformed_history"
+    return _history(source, h) if type(h) is dict else "malformed_history"
 
 
 def _build_state_sync(s: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     """A ``state_sync[]`` item: any object (an unknown ``type`` or ``action`` is delivered)."""
-    if type(s) is not dict:
-        return "malformed_state_sync"
-    return SmbAppStateSyncUpdate(source=source, raw=s)
+    return _state_sync(source, s) if type(s) is dict else "malformed_state_sync"
 
 
 # --- list builders: the hot lists get an inline fast path --------------------------------------
@@ -435,10 +443,9 @@ def _message_list(
             seen.add(message_id)
             mtype = m.get("type")
             if mtype != "system" and mtype != "request_welcome":
-                append(MessageUpdate(source=source, raw=m))
+                append(_message(source, m))
             else:
-                item = SystemUpdate if mtype == "system" else ChatOpenedUpdate
-                append(item(source=source, raw=m))
+                append(_system(source, m) if mtype == "system" else _chat_opened(source, m))
         else:
             return
     except KeyError:
@@ -474,7 +481,7 @@ def _status_list(
                 and message_id[0] != " "
             ):
                 break
-            append(StatusUpdate(source=source, raw=s))
+            append(_status(source, s))
         else:
             return
     except KeyError:  # a missing key
@@ -559,8 +566,7 @@ def normalize(envelope: Any, *, received_at: int | None = None) -> Normalization
             lists = _ITEM_LISTS.get(field)
             if lists is None:
                 items += 1
-                whole = AccountUpdate if field in ACCOUNT_FIELDS else UnknownUpdate
-                append(whole(source=source, raw=value))
+                append((_account if field in ACCOUNT_FIELDS else _unknown)(source, value))
                 continue
             found = False
             for key, kind, build in lists:
@@ -603,4 +609,4 @@ def normalize(envelope: Any, *, received_at: int | None = None) -> Normalization
         else:
             continue
         break  # the budget ran out inside this entry
-    return NormalizationResult(updates=tuple(updates), skipped=tuple(skipped))
+    return _result(tuple(updates), tuple(skipped))

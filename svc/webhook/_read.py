@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
+from ._make import positional_maker
 from ._values import (
     ButtonContent,
     CallSession,
@@ -55,6 +56,8 @@ MAX_TIMESTAMP: Final = 253402300799  # 9999-12-31T23:59:59Z
 _ISO_CACHE: dict[int, str] = {}
 _ISO_CACHE_SIZE = 4096
 _EMPTY: Mapping[str, Any] = {}
+_identity = positional_maker(UserIdentity)
+"""``UserIdentity(wa_id=, user_id=, parent_user_id=, username=, name=)``, positionally."""
 
 
 def read_str(value: Any) -> str | None:
@@ -272,7 +275,7 @@ def read_user(
         handle = handle or read_str(profile.get("username"))
         name = read_str(profile.get("name"))
         break
-    return UserIdentity(wa_id=wa, user_id=user, parent_user_id=parent, username=handle, name=name)
+    return _identity(wa, user, parent, handle, name)
 
 
 def contact_user(value: Mapping[str, Any], memo: UserMemo | None = None) -> UserIdentity | None:
