@@ -112,17 +112,18 @@ def open_store(
     sqlite_path: str | None,
     pg_url: str | None,
     pg_schema: str | None,
+    sqlite_writer: str = "process",
     pg_writer: str = "process",
 ) -> Any:
-    """The store ``svc serve`` would open (PostgreSQL's webhook writes where ``--pg-writer``
-    puts them: the writer process by default)."""
+    """The store ``svc serve`` would open (its webhook writes where ``--sqlite-writer`` and
+    ``--pg-writer`` put them: the writer process by default)."""
     from svc.store import PostgresStore, SqliteStore
 
     if kind == "none":
         return None
     if kind == "sqlite":
         assert sqlite_path is not None
-        return SqliteStore(sqlite_path)
+        return SqliteStore(sqlite_path, writer=sqlite_writer)
     assert pg_url is not None
     return PostgresStore(pg_url, schema=pg_schema, writer=pg_writer)
 
@@ -225,6 +226,7 @@ def main() -> None:
     parser.add_argument("--sqlite-path")
     parser.add_argument("--pg-url")
     parser.add_argument("--pg-schema")
+    parser.add_argument("--sqlite-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--pg-writer", choices=("thread", "process"), default="process")
     parser.add_argument("--base-url", default="https://graph.facebook.com")
     args = parser.parse_args()
@@ -238,6 +240,7 @@ def main() -> None:
             sqlite_path=args.sqlite_path,
             pg_url=args.pg_url,
             pg_schema=args.pg_schema,
+            sqlite_writer=args.sqlite_writer,
             pg_writer=args.pg_writer,
         )
         serve_trio(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal, TypeVar
 
@@ -21,6 +20,7 @@ import anyio.to_thread
 
 from svc._text import has_ascii_control
 
+from .. import _child
 from .._base import StoreBase
 from .._commit import Batch, GroupCommit, Job, run_batch
 from .._errors import (
@@ -47,8 +47,7 @@ __all__ = [
 SQLITE_SYNCHRONOUS_MODES: Final = ("full", "normal")
 """The ``synchronous`` values of ``SqliteStore`` (``"full"`` first: the default)."""
 SQLITE_WRITERS: Final = ("thread", "process")
-"""The ``writer`` values ``SqliteStore`` accepts: ``"thread"``; ``"process"`` is accepted for one
-release and runs on the thread (the writer process did not pay on SQLite)."""
+"""Where ``SqliteStore`` runs its webhook writes (``"thread"`` first: the default)."""
 
 T = TypeVar("T")
 MESSAGES: Final[dict[str, str]] = {
@@ -204,6 +203,8 @@ class SqliteStore(StoreBase):
 
     __slots__ = (
         "_busy_timeout_ms",
+        "_child",
+        "_child_commit",
         "_closed",
         "_commit",
         "_conn",
@@ -224,25 +225,30 @@ class SqliteStore(StoreBase):
         default) syncs the WAL at every commit, so an acknowledged write survives a power
         loss; ``"normal"`` syncs only at checkpoints and may lose the last commits.
 
-        ``writer``: ``"thread"``; ``"process"`` is still accepted for one release and runs
-        on the thread too."""
+        ``writer="process"`` (files only) runs the webhook deliveries and the marks of handled
+        updates on a second connection in a child process (``_child``), off this process's
+        GIL; if the child cannot start, they run on the thread as with ``"thread"``."""
         if synchronous not in SQLITE_SYNCHRONOUS_MODES:
             modes = ", ".join(SQLITE_SYNCHRONOUS_MODES)
             message = f"synchronous must be one of {modes}"
             raise PersistenceValidationError("invalid_options", message)
-        if check_writer(writer) == "process":
-            warnings.warn(
-                "SqliteStore(writer='process') is deprecated and runs on the store's thread;"
-                " the option goes in the next release",
-                DeprecationWarning,
-                stacklevel=2,
-            )
+        check_writer(writer)
         self._synchronous: Final = synchronous
         self._path: Final = _check_filename(path)
+        if writer == "process" and self._path == ":memory:":
+            message = 'writer="process" needs a file: another process cannot see :memory:'
+            raise PersistenceValidationError("invalid_options", message)
         self._busy_timeout_ms: Final = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
-        self._commit: Final = GroupCommit(_Thread(self), messages=MESSAGES)
+        thread = _Thread(self)
+        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
+        self._child: _child.Child | None = None
+        self._child_commit: GroupCommit | None = None
+        if writer == "process":
+            config = (self._path, busy_timeout_ms, synchronous)
+            self._child = _child.Child(__name__, config, fallback=thread)
+            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -285,10 +291,19 @@ class SqliteStore(StoreBase):
     async def _write(
         self, kind: Kind, args: Any, *, code: FaultCode, key: str = "", write: bool = True
     ) -> Any:
-        """A job of ``kind`` through the group commit."""
+        """A job of ``kind`` through the group commit: the writer process's for its kinds
+        (``_child.CHILD_KINDS``), else the thread's."""
         if self._closed:
             raise PersistenceError("store_closed", "The store is closed.")
-        return await self._commit.run(Job(kind, args, code=code, key=key, write=write))
+        commit = self._commit
+        if (
+            self._child_commit is not None
+            and self._child is not None
+            and not self._child.unavailable
+            and kind in _child.CHILD_KINDS
+        ):
+            commit = self._child_commit
+        return await commit.run(Job(kind, args, code=code, key=key, write=write))
 
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""
@@ -301,17 +316,24 @@ class SqliteStore(StoreBase):
             )
 
         try:
-            return await anyio.to_thread.run_sync(work, limiter=self._limiter)
+            version = await anyio.to_thread.run_sync(work, limiter=self._limiter)
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc):
                 raise PersistenceError("migration_failed", _NOT_A_DATABASE) from None
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
         except sqlite3.Error:
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
+        if self._child is not None:
+            # Started now, not by the first delivery: the first ones wait for no start.
+            await self._child.start()
+        return version
 
     async def close(self) -> None:
-        """Close the connection after the call in flight; idempotent."""
+        """Close the writer process after the batch in flight, then the connection after the
+        call in flight; idempotent."""
         self._closed = True
+        if self._child is not None:
+            await self._child.aclose()
 
         def work() -> None:
             if self._conn is not None:
@@ -320,3 +342,38 @@ class SqliteStore(StoreBase):
 
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(work, limiter=self._limiter)
+
+
+# --- the writer process's side (``_child``) ------------------------------------------------
+
+
+class _ChildConnection:
+    """The writer process's connection to the file and its batches."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def run(self, batch: Batch) -> bool:
+        # A failed batch (its COMMIT): every job of it keeps its pessimistic error.
+        with contextlib.suppress(sqlite3.Error):
+            run_on(self._conn, batch)
+        return False
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _open_child(config: tuple[str, int, str]) -> _ChildConnection | None:
+    path, busy_timeout_ms, synchronous = config
+    try:
+        conn = open_connection(path, busy_timeout_ms=busy_timeout_ms, synchronous=synchronous)
+    except sqlite3.Error:
+        return None
+    return _ChildConnection(conn)
+
+
+def main(fd: int) -> None:
+    """The writer process: open the file, then run batches until the parent's end closes."""
+    _child.serve(fd, _open_child)
