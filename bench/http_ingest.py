@@ -8,7 +8,7 @@ same run and in alternating rounds: a bare ASGI app on the same server that
 only reads the body and answers 200 (the ceiling), then svc with no store,
 with SQLite and with PostgreSQL (a schema of its own on the shared server): ``sqlite`` and
 ``postgres`` as ``svc serve`` runs them, and each store's writers (``*_thread``: the worker
-thread, PostgreSQL's batches pipelined; ``*_process``: the writer process).
+thread; ``*_process``: the writer process).
 
 ``--baseline DIR`` serves an earlier commit in the same rounds: DIR is a checkout of it
 with its own virtualenv in ``DIR/.venv`` (``git worktree add DIR COMMIT``, then
@@ -354,7 +354,9 @@ class _Callers:
             raise RuntimeError(f"{name} answered {sorted(set(self.statuses))}")
 
 
-def svc_in_process(found: list[_deliveries.Delivery], store_kind: str, tmp: str) -> float:
+def svc_in_process(
+    found: list[_deliveries.Delivery], store_kind: str, tmp: str, sqlite_writer: str = "process"
+) -> float:
     """Seconds per delivery through svc's ASGI app under trio, 32 concurrent callers."""
     import _serve
     import trio
@@ -364,6 +366,7 @@ def svc_in_process(found: list[_deliveries.Delivery], store_kind: str, tmp: str)
         sqlite_path=f"{tmp}/inproc-{secrets.token_hex(3)}.sqlite3",
         pg_url=None,
         pg_schema=None,
+        sqlite_writer=sqlite_writer,
     )
     callers = _Callers(found)
 
@@ -406,7 +409,12 @@ def pywa_in_process(found: list[_deliveries.Delivery]) -> float:
 
 def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
     count = 400 if args.quick else 3_000
-    seen: dict[str, list[float]] = {"svc_stateless": [], "svc_sqlite": [], "pywa": []}
+    seen: dict[str, list[float]] = {
+        "svc_stateless": [],
+        "svc_sqlite": [],
+        "svc_sqlite_thread": [],
+        "pywa": [],
+    }
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
         for _ in range(args.rounds):
             for name in seen:
@@ -418,7 +426,8 @@ def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
                 elif name == "svc_stateless":
                     seconds = svc_in_process(found, "none", tmp)
                 else:
-                    seconds = svc_in_process(found, "sqlite", tmp)
+                    writer = "thread" if name == "svc_sqlite_thread" else "process"
+                    seconds = svc_in_process(found, "sqlite", tmp, sqlite_writer=writer)
                 seen[name].append(seconds * 1e6)
     out: dict[str, Any] = {f"{k}_us": round(_proc.med(v), 1) for k, v in seen.items()}
     out["rounds_us"] = {k: [round(x, 1) for x in v] for k, v in seen.items()}
@@ -431,6 +440,9 @@ def measure_in_process(args: argparse.Namespace) -> dict[str, Any]:
         round(mine / base, 3)
         for mine, base in zip(seen["svc_sqlite"], seen["svc_stateless"], strict=True)
     ]
+    out["svc_sqlite_thread_to_stateless"] = round(
+        out["svc_sqlite_thread_us"] / out["svc_stateless_us"], 3
+    )
     out["sqlite_target"] = IN_PROCESS_SQLITE_TARGET
     out["sqlite_meets_target"] = sqlite_cost <= IN_PROCESS_SQLITE_TARGET
     return out

@@ -75,6 +75,9 @@ class ServePlan:
     """Bodies one worker reads at once (``create_app(max_pending_bodies=...)``)."""
     sqlite_synchronous: str = "full"
     """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
+    sqlite_writer: str = "thread"
+    """``SqliteStore(writer=...)`` for a file (``svc serve`` passes ``process``); an in-memory
+    database keeps its writes on the thread."""
     pg_writer: str = "thread"
     """``PostgresStore(writer=...)`` (``svc serve`` passes ``process``)."""
     access_log: bool = False
@@ -124,6 +127,7 @@ async def open_store(plan: ServePlan) -> PersistenceStore | None:
         sqlite_path=plan.sqlite_path,
         postgres_dsn=plan.postgres_dsn,
         sqlite_synchronous=plan.sqlite_synchronous,
+        sqlite_writer=plan.sqlite_writer,
         pg_writer=plan.pg_writer,
     )
 
@@ -133,6 +137,7 @@ async def open_store_at(
     sqlite_path: str | None,
     postgres_dsn: str | None,
     sqlite_synchronous: str = "full",
+    sqlite_writer: str = "thread",
     pg_writer: str = "thread",
 ) -> PersistenceStore | None:
     """Open and migrate the store at a SQLite path (first) or a PostgreSQL DSN, else ``None``."""
@@ -144,7 +149,8 @@ async def open_store_at(
     store: PersistenceStore
     try:
         if sqlite_path is not None:
-            store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous)
+            writer = "thread" if sqlite_path == ":memory:" else sqlite_writer
+            store = SqliteStore(sqlite_path, synchronous=sqlite_synchronous, writer=writer)
         else:
             assert postgres_dsn is not None
             store = PostgresStore(postgres_dsn, writer=pg_writer)
@@ -571,7 +577,7 @@ def _run_workers(plan: ServePlan) -> int:
 
 async def _migrate_only(plan: ServePlan) -> None:
     # On the thread: the workers' stores run the writer processes; this one only migrates.
-    store = await open_store(replace(plan, pg_writer="thread"))
+    store = await open_store(replace(plan, sqlite_writer="thread", pg_writer="thread"))
     await close_store(store, plan.store_close_timeout)
 
 

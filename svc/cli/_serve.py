@@ -58,9 +58,9 @@ __all__ = ["serve"]
 @click.option(
     "--sqlite-writer",
     type=click.Choice(["process", "thread"]),
-    default=None,
-    hidden=True,
-    help="Deprecated and ignored: SQLite's webhook writes run on the store's thread.",
+    default="process",
+    help="Where SQLite webhook writes run: a writer process beside the server (process, "
+    "default) or the server's own thread.",
 )
 @click.option(
     "--pg-writer",
@@ -104,7 +104,7 @@ def serve(
     body_read_timeout: str,
     max_pending_bodies: str,
     sqlite_synchronous: str,
-    sqlite_writer: str | None,
+    sqlite_writer: str,
     pg_writer: str,
     access_log: bool,
     retention: str | None,
@@ -151,12 +151,6 @@ def serve(
             broadcast_lease, "--broadcast-lease", low=2, high=3600
         )
     env_path = check_env_file_name(env_file) if env_file is not None else None
-    if sqlite_writer is not None:
-        click.echo(
-            "svc: warning: --sqlite-writer is deprecated and ignored: SQLite's webhook writes"
-            " run on the store's thread (the option goes in the next release).",
-            err=True,
-        )
 
     from ._config import load_config, resolve_profile, resolve_secrets
     from ._runtime import ServePlan, run_serve, test_faults_from
@@ -240,6 +234,7 @@ def serve(
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,
+        sqlite_writer=sqlite_writer,
         pg_writer=pg_writer,
         access_log=access_log,
         retention_seconds=retention_seconds,

@@ -203,11 +203,6 @@ class BatchConnection(Protocol):
 
     def lock(self, keys: Sequence[str]) -> None: ...
 
-    def flush(self) -> None:
-        """Wait for the statements sent so far (PostgreSQL's pipeline: a sync); an error of
-        one of them raises here."""
-        ...
-
     def commit(self) -> None: ...
 
 
@@ -252,7 +247,6 @@ def _run_phase(
                 of_kind = [job for job in live if job.kind is kind]
                 results = set_based(conn.forms, conn.session, kind, [job.args for job in of_kind])
                 answers += zip(of_kind, results, strict=True)
-            conn.flush()
         except Exception:  # noqa: BLE001 -- every job gets its own run and its own error
             batch.end(State.TAKEN, live)
             conn.rollback_to("svc_group")
@@ -276,7 +270,6 @@ def _run_phase(
         failed = True
         try:
             result = run_alone(conn.forms, conn.session, job.kind, job.args)
-            conn.flush()
         except conn.faults:
             pass
         except Exception as exc:  # noqa: BLE001 -- handed back to the job's caller

@@ -282,26 +282,6 @@ def test_print_routes_prints_the_inventory_without_binding(project: Path) -> Non
     assert "dry-run" not in result.stderr
 
 
-@pytest.mark.parametrize("writer", ["process", "thread"])
-def test_the_sqlite_writer_option_is_still_taken_with_a_warning(
-    project: Path, writer: str
-) -> None:
-    """``--sqlite-writer`` (the writer process did not pay on SQLite) is accepted for one
-    release: it warns on stderr and changes nothing."""
-    result = run_svc(
-        "serve",
-        "--config",
-        str(project / "svc.config.yaml"),
-        "--dry-run",
-        "--print-routes",
-        "--sqlite-writer",
-        writer,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "POST /webhooks/whatsapp" in result.stdout.splitlines()
-    assert "--sqlite-writer is deprecated and ignored" in result.stderr
-
-
 def test_a_store_that_cannot_be_opened_stops_serve_before_binding(project: Path) -> None:
     result = run_svc(
         "serve",

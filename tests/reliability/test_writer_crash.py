@@ -1,9 +1,10 @@
-"""``kill -9`` of ``svc serve`` leaves no writer process behind on PostgreSQL, and a restart
-records and answers as before; SQLite, and ``--pg-writer thread``, run no child.
+"""``kill -9`` of ``svc serve`` leaves no writer process behind, on SQLite and on
+PostgreSQL, and a restart records and answers as before; ``--sqlite-writer thread`` and
+``--pg-writer thread`` run no child.
 
-``svc serve`` runs PostgreSQL's webhook writes in a writer process (``--pg-writer process``,
-the default). The writer ends when the server's end of their socket closes, which the kernel
-does for a killed server too.
+``svc serve`` runs each store's webhook writes in a writer process (``--sqlite-writer
+process`` and ``--pg-writer process``, the defaults). The writer ends when the server's end
+of their socket closes, which the kernel does for a killed server too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ STORES = [
 ]
 
 
-@pytest.mark.parametrize("store", STORES[1:])
+@pytest.mark.parametrize("store", STORES)
 def test_kill9_of_the_server_ends_its_writer(
     store: str,
     tmp_path: Path,
@@ -75,10 +76,10 @@ def test_writer_thread_keeps_the_writes_in_the_server(
     request: pytest.FixtureRequest,
 ) -> None:
     database, env = serve_database(store, request)
-    writer_flags = [] if store == "sqlite" else ["--pg-writer", "thread"]
+    writer_flag = "--sqlite-writer" if store == "sqlite" else "--pg-writer"
     project = make_project(tmp_path, graph.url)
     secret = project.secrets["SVC_APP_SECRET"]
-    served = start_live(captured, project, *database, *writer_flags, env=env)
+    served = start_live(captured, project, *database, writer_flag, "thread", env=env)
     serving.append(served)
     body = inbound_text("wamid.T1", "on the thread")
     assert post_webhook(served, secret, body).status_code == 200

@@ -37,8 +37,7 @@ async def deliver(store: SqliteStore | PostgresStore, i: int) -> UpdatesRecorded
 
 def writer_of(store: SqliteStore | PostgresStore) -> Child:
     """The store's writer process (its parent's end)."""
-    assert isinstance(store, PostgresStore)
-    writer = store._engine._child
+    writer = store._child if isinstance(store, SqliteStore) else store._engine._child
     assert writer is not None
     return writer
 

@@ -1,4 +1,5 @@
-"""Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file``, ``postgres`` and
+"""Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file``,
+``sqlite-process`` (a file whose webhook writes run in the writer process), ``postgres`` and
 ``postgres-process`` (its webhook writes in the writer process).
 
 PostgreSQL is real: ``SVC_TEST_POSTGRES_URL`` names the server. Unset -> the
@@ -22,9 +23,9 @@ from svc.store import PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix
 
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
-ADAPTERS = ["sqlite-memory", "sqlite-file", "postgres", "postgres-process"]
-PERSISTENT_ADAPTERS = ["sqlite-file", "postgres", "postgres-process"]
-SQLITE_FILES = ("sqlite-file",)
+ADAPTERS = ["sqlite-memory", "sqlite-file", "sqlite-process", "postgres", "postgres-process"]
+PERSISTENT_ADAPTERS = ["sqlite-file", "sqlite-process", "postgres", "postgres-process"]
+SQLITE_FILES = ("sqlite-file", "sqlite-process")
 POSTGRES_KINDS = ("postgres", "postgres-process")
 
 _schema_numbers = itertools.count(1)
@@ -101,7 +102,7 @@ class Backend:
             store = SqliteStore(":memory:")
         elif self.kind in SQLITE_FILES:
             assert self.path is not None
-            store = SqliteStore(self.path)
+            store = SqliteStore(self.path, writer=self._writer)
         else:
             assert self.url is not None
             store = PostgresStore(

@@ -494,25 +494,3 @@ async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(
     events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
     marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
     assert len(events) == 1 and len(marks) == 1 and events[0] < marks[0]
-
-
-async def test_the_writer_process_option_is_still_taken_with_a_warning(tmp_path: Path) -> None:
-    """``writer="process"`` (the writer process did not pay on SQLite) is accepted for one
-    release: it warns and the writes run on the store's thread."""
-    with pytest.warns(DeprecationWarning, match="writer='process'"):
-        store = SqliteStore(tmp_path / "w.db", writer="process")
-    await store.migrate()
-    try:
-        answer = await store.record_webhook_updates(
-            event_key="e", event_hash="h", received_at=T0, update_keys=("u1",)
-        )
-        assert answer.to_run == ("u1",)
-    finally:
-        await store.close()
-
-
-@pytest.mark.parametrize("writer", ["child", "", "Process"])
-def test_the_writer_option_is_checked(tmp_path: Path, writer: str) -> None:
-    with pytest.raises(PersistenceValidationError) as caught:
-        SqliteStore(tmp_path / "x.db", writer=writer)
-    assert caught.value.code == "invalid_options"

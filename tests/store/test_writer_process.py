@@ -1,6 +1,6 @@
-"""What callers of the writer process (``postgres-process``, ``_child``) see when the child
-exits, is lost mid-call, gets Ctrl+C, or is closed with a call in flight, and when the caller
-is cancelled.
+"""What callers of either store's writer process see when the child exits, is lost mid-call,
+gets Ctrl+C, or is closed with a call in flight, and when the caller is cancelled
+(``sqlite-process`` and ``postgres-process``: the same ``_child`` runner).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .conftest import AnyStore, Backend, _backend, _closing_opened
 _EVENTS = "SELECT count(*) FROM svc_webhook_events"
 
 
-@pytest.fixture(params=["postgres-process"])
+@pytest.fixture(params=["sqlite-process", "postgres-process"])
 async def writer_backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     async with _closing_opened(_backend(request.param, request, tmp_path)) as result:
         yield result

@@ -160,25 +160,14 @@ def _pooled(
 
 
 class PgSession:
-    """``Session`` over one psycopg connection; ``op.check()`` runs before each statement.
+    """``Session`` over one psycopg connection; ``op.check()`` runs before each statement."""
 
-    In a batch the connection is in pipeline mode (``pipeline``): a statement whose answer
-    is not needed (``execute``) goes on without a round trip, and one whose answer is
-    read (``run``, ``fetchall``) syncs the pipeline first.
-    """
-
-    __slots__ = ("_conn", "_op", "_pipeline")
+    __slots__ = ("_conn", "_op")
     dialect: Final[Literal["postgres"]] = "postgres"
 
-    def __init__(
-        self,
-        conn: psycopg.Connection[Any],
-        op: _Operation | Batch,
-        pipeline: psycopg.Pipeline | None = None,
-    ) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], op: _Operation | Batch) -> None:
         self._conn = conn
         self._op = op
-        self._pipeline = pipeline
 
     def _execute(self, sql: str, params: Sequence[object]) -> psycopg.Cursor[Any]:
         self._op.check()
@@ -196,20 +185,11 @@ class PgSession:
                     values[i] = joined
         return self._conn.execute(placeholders(sql, tuple(forms)), values)
 
-    def _answered(self, sql: str, params: Sequence[object]) -> psycopg.Cursor[Any]:
-        cursor = self._execute(sql, params)
-        if self._pipeline is not None:
-            self._pipeline.sync()
-        return cursor
-
     def run(self, sql: str, params: Sequence[object] = ()) -> int:
-        return self._answered(sql, params).rowcount
-
-    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
-        self._execute(sql, params)
+        return self._execute(sql, params).rowcount
 
     def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
-        cursor = self._answered(sql, params)
+        cursor = self._execute(sql, params)
         return cursor.fetchall() if cursor.description is not None else []
 
     def fetchone(self, sql: str, params: Sequence[object] = ()) -> Row | None:
@@ -217,61 +197,60 @@ class PgSession:
         return rows[0] if rows else None
 
 
-class PgBatchConnection:
-    """The connection as ``_commit.run_batch`` drives it, in pipeline mode: the batch's
-    statements go without waiting for their answers, except those whose answer is read
-    and the ``flush`` after each call (its errors raise there, so it fails alone). A
-    phase's advisory locks are one sorted statement."""
+_BEGIN_BATCH: Final = (
+    # Every batch statement looks rows up by key: a table scan is never the right plan,
+    # though a young table's statistics (and a generic plan made while it was small) can
+    # make it look cheaper.
+    "BEGIN; SET LOCAL enable_seqscan = off; "
+)
 
-    __slots__ = ("_conn", "_pipeline", "session")
+
+class PgBatchConnection:
+    """The connection as ``_commit.run_batch`` drives it. The statements that need no answer
+    (the batch's ``BEGIN``, a savepoint's release) wait and go in one round trip with the
+    next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
+
+    __slots__ = ("_conn", "_pending", "_sent", "session")
     forms: Final = _writes
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 
-    def __init__(
-        self, conn: psycopg.Connection[Any], batch: Batch, pipeline: psycopg.Pipeline
-    ) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], batch: Batch) -> None:
         self._conn = conn
-        self._pipeline = pipeline
-        self.session = PgSession(conn, batch, pipeline)
+        self.session = PgSession(conn, batch)
+        self._pending = ""
+        self._sent = False
+
+    def _send(self, sql: str) -> None:
+        self._conn.execute(self._pending + sql)
+        self._pending = ""
+        self._sent = True
 
     def begin(self, *, write: bool) -> None:
-        self._conn.execute("BEGIN")
-        # Every batch statement looks rows up by key: a table scan is never the right plan,
-        # though a young table's statistics (and a generic plan made while it was small)
-        # can make it look cheaper.
-        self._conn.execute("SET LOCAL enable_seqscan = off")
+        self._pending = _BEGIN_BATCH
 
     def savepoint(self, name: str) -> None:
-        self._conn.execute(f"SAVEPOINT {name}")
+        self._send(f"SAVEPOINT {name}")
 
     def rollback_to(self, name: str) -> None:
-        # A failed statement leaves the pipeline aborted until its next sync.
-        with contextlib.suppress(psycopg.Error):
-            self._pipeline.sync()
-        self._conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+        self._send(f"ROLLBACK TO SAVEPOINT {name}")
 
     def release(self, name: str) -> None:
-        self._conn.execute(f"RELEASE SAVEPOINT {name}")
+        self._pending += f"RELEASE SAVEPOINT {name}; "
 
     def lock(self, keys: Sequence[str]) -> None:
         _writes.lock_message_ids(self.session, keys)
 
-    def flush(self) -> None:
-        self._pipeline.sync()
-
     def commit(self) -> None:
-        self._conn.execute("COMMIT")
-        self._pipeline.sync()
+        if self._sent:
+            self._send("COMMIT")
 
 
 def _run_on(conn: psycopg.Connection[Any], batch: Batch) -> None:
-    """Blocking: ``batch`` on ``conn`` in pipeline mode, its statements cancellable through
-    ``batch.cancel``."""
+    """Blocking: ``batch`` on ``conn``, its statements cancellable through ``batch.cancel``."""
     batch.interrupt = lambda: _cancel(conn)
     try:
-        with conn.pipeline() as pipeline:
-            run_batch(PgBatchConnection(conn, batch, pipeline), batch)
+        run_batch(PgBatchConnection(conn, batch), batch)
     finally:
         batch.interrupt = None
 

@@ -56,7 +56,7 @@ __all__ = [
 
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
-    s.execute(
+    s.run(
         "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
         (_ops._ADVISORY_NAMESPACE, list(ids)),
     )
@@ -328,7 +328,7 @@ def record_messages(
             if (status, ms) != (row[2], int(row[3])):
                 changed.append((row[0], status, ms))
     if changed:
-        s.execute(
+        s.run(
             "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
             " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
             " WHERE m.row_id = u.r",
@@ -360,7 +360,7 @@ def complete_requests(
 
 def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
     """``append_message_status`` for each item, in order; the caller holds the advisory locks."""
-    s.execute(
+    s.run(
         "INSERT INTO svc_message_status_events (wa_message_id, status, occurred_at)"
         " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[]) ON CONFLICT DO NOTHING",
         _columns(items),
@@ -374,7 +374,7 @@ def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
         cast(Sequence[tuple[object, object, object]], items),
     )
     if changed:
-        s.execute(
+        s.run(
             "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
             " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
             " WHERE m.row_id = u.r",
@@ -425,7 +425,7 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
         stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
     changed, added = _identity.merge_sightings(stored, items)
     if changed:
-        s.execute(
+        s.run(
             "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
             " parent_user_id = u.parent, wa_id = u.wa_id, username = u.username,"
             " last_seen_at = u.seen"
@@ -434,7 +434,7 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             _columns([(key, *values) for key, values in changed]),
         )
     if added:
-        s.execute(
+        s.run(
             "INSERT INTO svc_user_identities"
             " (user_id, parent_user_id, wa_id, username, last_seen_at)"
             " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"

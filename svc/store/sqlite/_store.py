@@ -88,9 +88,6 @@ class SqliteSession:
     def run(self, sql: str, params: Sequence[object] = ()) -> int:
         return self._conn.execute(sql, params).rowcount
 
-    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
-        self._conn.execute(sql, params)
-
     def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
         return self._conn.execute(sql, params).fetchall()
 
@@ -152,9 +149,6 @@ class SqliteBatchConnection:
 
     def lock(self, keys: Sequence[str]) -> None:
         raise AssertionError("SQLite takes no advisory locks")
-
-    def flush(self) -> None:
-        """Nothing waits: every statement has run when it returns."""
 
     def commit(self) -> None:
         self._conn.execute("COMMIT")
