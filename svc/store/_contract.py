@@ -31,6 +31,7 @@ from ._records import (
 __all__ = ["BroadcastStore", "PersistenceStore"]
 
 
+@runtime_checkable
 class BroadcastStore(Protocol):
     """The broadcast surface of ``PersistenceStore`` (the paced sender takes a store by it)."""
 
