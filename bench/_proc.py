@@ -69,11 +69,19 @@ def stop(process: subprocess.Popen[bytes], *, seconds: float = 10.0) -> None:
 
 @contextlib.contextmanager
 def server(
-    argv: Sequence[str], *, port: int, ready_path: str = "/healthz"
+    argv: Sequence[str], *, port: int, ready_path: str = "/healthz", cwd: Path = ROOT
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Run ``argv`` in its own process group until the block ends; yields it once it answers."""
+    """Run ``argv`` in its own process group until the block ends; yields it once it answers.
+
+    ``svc`` is imported from the checkout at ``cwd`` (``PYTHONPATH``), whatever the calling
+    process's own path says.
+    """
     process = subprocess.Popen(
-        list(argv), cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
+        list(argv),
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(cwd)},
     )
     try:
         wait_until_up(port, process, path=ready_path, seconds=60.0)
@@ -97,8 +105,11 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-def bench_server(kind: str, port: int, *extra: str) -> list[str]:
-    return [PYTHON, str(BENCH / "_serve.py"), kind, "--port", str(port), *extra]
+def bench_server(kind: str, port: int, *extra: str, root: Path = ROOT) -> list[str]:
+    """``bench/_serve.py KIND`` of the checkout at ``root`` (this one by default), run by that
+    checkout's own virtualenv (``root/.venv``) when it is another."""
+    python = PYTHON if root == ROOT else str(root / ".venv" / "bin" / "python")
+    return [python, str(root / "bench" / "_serve.py"), kind, "--port", str(port), *extra]
 
 
 def load(mode: str, port: int, *extra: str) -> dict[str, object]:
@@ -186,3 +197,17 @@ def cpu_model() -> str:
 
 def med(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
+
+
+def git_head(root: Path) -> str | None:
+    """The commit the checkout at ``root`` has checked out (its short hash), if git says."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            check=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.decode().strip() or None

@@ -141,8 +141,8 @@ def open_store(
     sqlite_writer: str = "process",
     pg_writer: str = "process",
 ) -> Any:
-    """The store ``svc serve`` would open (its webhook writes in the writer process, as
-    ``svc serve --sqlite-writer`` and ``--pg-writer`` default to)."""
+    """The store ``svc serve`` would open (its webhook writes where ``--sqlite-writer`` and
+    ``--pg-writer`` put them: the writer process by default)."""
     from svc.store import PostgresStore, SqliteStore
 
     if kind == "none":

@@ -6,14 +6,23 @@ sent by a separate load-generator process to 127.0.0.1: wrk replaying them
 (``_wrk``, when wrk is installed) or else the asyncio client (``_loadgen``). In the
 same run and in alternating rounds: a bare ASGI app on the same server that
 only reads the body and answers 200 (the ceiling), then svc with no store,
-with SQLite and with PostgreSQL (a schema of its own on the shared server), each with
-its webhook writes in the writer process as ``svc serve`` runs it (``sqlite``,
-``postgres``) and on the store's thread for comparison (``sqlite_thread``,
-``postgres_thread``).
+with SQLite and with PostgreSQL (a schema of its own on the shared server): ``sqlite`` and
+``postgres`` as ``svc serve`` runs them, and each store's writers (``*_thread``: the worker
+thread; ``*_process``: the writer process).
+
+``--baseline DIR`` serves an earlier commit in the same rounds: DIR is a checkout of it
+with its own virtualenv in ``DIR/.venv`` (``git worktree add DIR COMMIT``, then
+``python3 -m venv DIR/.venv && DIR/.venv/bin/pip install -e 'DIR[dev,bench]'``); its
+targets (``base_*``: no store, and SQLite and PostgreSQL with the thread and with the
+writer process) are measured by the same load generator, and ``compare`` sets each
+figure of this code against the baseline's and each writer against the others, round by
+round (a pair shares its round's machine).
+
 Prints one JSON line: req/s, p50/p99 per target (the median round) and each
 ratio to the ceiling; each store's ratio to no store, overall and per round (rounds
-alternate the targets). Targets: no store >= 0.9 of the ceiling; SQLite >= 0.8 and
-PostgreSQL >= 0.6 of no store; in process (``--peer``), SQLite <= 2.5x no store.
+alternate the targets); the round-to-round spread of every target. Targets: no store
+>= 0.9 of the ceiling; SQLite >= 0.8 and PostgreSQL >= 0.6 of no store; in process
+(``--peer``), SQLite <= 2.5x no store.
 
 ``--peer`` adds (a) the app cost alone, in process: svc's ASGI app and pywa's
 webhook app (FastAPI) driven directly through ASGI calls with 32 concurrent
@@ -21,6 +30,7 @@ callers, in microseconds per delivery; (b) end to end: pywa under uvicorn, and
 ``svc serve --workers 2`` against ``--workers 1``.
 
     .venv/bin/python bench/http_ingest.py [--quick] [--peer] [--rounds 3] [--duplicates 0.3]
+        [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -101,9 +112,9 @@ def _timed(process: Any, port: int, secret: str, args: argparse.Namespace) -> di
 
 
 def _measure_server(
-    argv: list[str], port: int, args: argparse.Namespace, ready: str
+    argv: list[str], port: int, args: argparse.Namespace, ready: str, cwd: Path = _proc.ROOT
 ) -> dict[str, Any]:
-    with _proc.server(argv, port=port, ready_path=ready) as process:
+    with _proc.server(argv, port=port, ready_path=ready, cwd=cwd) as process:
         result = _timed(process, port, SECRET, args)
     # A copy of a delivery whose updates another request is running right now is answered
     # 503 webhook_in_progress (the platform retries it): the 30% duplicates sent at
@@ -129,42 +140,114 @@ def _short(run: dict[str, Any]) -> dict[str, Any]:
     return {k: run[k] for k in keys if k in run}
 
 
+TARGETS_NEW: dict[str, tuple[str, str | None]] = {
+    "stateless": ("none", None),
+    "sqlite_thread": ("sqlite", "thread"),
+    "sqlite_process": ("sqlite", "process"),
+    "postgres_thread": ("postgres", "thread"),
+    "postgres_process": ("postgres", "process"),
+}
+"""This code's targets: (store, writer)."""
+SERVE_WRITERS = {"sqlite": "process", "postgres": "process"}
+"""The writer ``svc serve`` runs each store with (``--sqlite-writer``, ``--pg-writer``): its
+figures are also reported as ``sqlite`` and ``postgres``, held to ``STORE_TARGETS``."""
+TARGETS_BASE: dict[str, tuple[str, str | None]] = {
+    "base_stateless": ("none", None),
+    "base_sqlite_thread": ("sqlite", "thread"),
+    "base_sqlite_process": ("sqlite", "process"),
+    "base_postgres_thread": ("postgres", "thread"),
+    "base_postgres_process": ("postgres", "process"),
+}
+"""The baseline's targets (``--baseline``): its writer process and its thread, per store."""
+PAIRS: dict[str, tuple[str, str]] = {
+    "sqlite_process_to_thread": ("sqlite_process", "sqlite_thread"),
+    "postgres_process_to_thread": ("postgres_process", "postgres_thread"),
+    "sqlite_thread_to_base_sqlite_thread": ("sqlite_thread", "base_sqlite_thread"),
+    "sqlite_process_to_base_sqlite_process": ("sqlite_process", "base_sqlite_process"),
+    "postgres_thread_to_base_postgres_thread": ("postgres_thread", "base_postgres_thread"),
+    "postgres_thread_to_base_postgres_process": ("postgres_thread", "base_postgres_process"),
+    "postgres_process_to_base_postgres_process": ("postgres_process", "base_postgres_process"),
+    "base_sqlite_process_to_thread": ("base_sqlite_process", "base_sqlite_thread"),
+    "base_postgres_process_to_thread": ("base_postgres_process", "base_postgres_thread"),
+    "stateless_to_base_stateless": ("stateless", "base_stateless"),
+}
+"""Figures set against each other round by round (``compare``): writer against writer, and
+this code against the baseline."""
+
+
+def _store_argv(
+    store: str, writer: str | None, *, path: str, pg_url: str | None, schema: str | None
+) -> list[str]:
+    if store == "sqlite":
+        extra = ["--store", "sqlite", "--sqlite-path", path]
+        return extra + ([] if writer is None else ["--sqlite-writer", writer])
+    if store == "postgres":
+        assert pg_url is not None and schema is not None
+        extra = ["--store", "postgres", "--pg-url", pg_url, "--pg-schema", schema]
+        return extra + ([] if writer is None else ["--pg-writer", writer])
+    return []
+
+
+def _spread(values: list[float]) -> float | None:
+    """The round-to-round spread of ``values``: (max - min) / median."""
+    if len(values) < 2:
+        return None
+    return round((max(values) - min(values)) / statistics.median(values), 3)
+
+
+def _compare(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Each pair's req/s ratio, round by round (the same round's two servers): the median,
+    the rounds, and whether it is above 1 in every round."""
+    out: dict[str, Any] = {}
+    for name, (mine, theirs) in PAIRS.items():
+        if mine not in runs or theirs not in runs:
+            continue
+        rounds = [
+            round(float(a["rps"]) / float(b["rps"]), 3)
+            for a, b in zip(runs[mine], runs[theirs], strict=True)
+        ]
+        out[name] = {
+            "median": round(statistics.median(rounds), 3),
+            "rounds": rounds,
+            "above_1_every_round": min(rounds) > 1.0,
+            "below_1_every_round": max(rounds) < 1.0,
+        }
+    return out
+
+
 def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, Any]]] = {
-        "ceiling": [],
-        "stateless": [],
-        "sqlite": [],
-        "sqlite_thread": [],
-    }
-    if pg_url is not None:
-        runs["postgres"] = []
-        runs["postgres_thread"] = []
+    targets: dict[str, tuple[str, str | None]] = {"ceiling": ("none", None)}
+    targets.update(TARGETS_NEW)
+    if args.baseline is not None:
+        targets.update(TARGETS_BASE)
+    if pg_url is None:
+        targets = {name: t for name, t in targets.items() if t[0] != "postgres"}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in targets}
     with tempfile.TemporaryDirectory(prefix="svc-bench-") as tmp:
         for round_index in range(args.rounds):
-            for name in runs:
+            for name, (store, writer) in targets.items():
                 port = _proc.free_port()
-                extra: list[str] = []
-                schema = None
+                root = args.baseline if name.startswith("base_") else _proc.ROOT
                 if name == "ceiling":
                     argv = _proc.bench_server("ceiling", port)
                 else:
-                    argv = _proc.bench_server("svc", port, "--secret", SECRET)
-                if name.startswith("sqlite"):
-                    writer = "thread" if name == "sqlite_thread" else "process"
-                    path = f"{tmp}/r{round_index}-{writer}.sqlite3"
-                    extra = ["--store", "sqlite", "--sqlite-path", path, "--sqlite-writer", writer]
-                elif name.startswith("postgres"):
-                    assert pg_url is not None
-                    writer = "thread" if name == "postgres_thread" else "process"
-                    schema = f"svc_bench_ingest_{secrets.token_hex(4)}"
-                    extra = ["--store", "postgres", "--pg-url", pg_url, "--pg-schema", schema]
-                    extra += ["--pg-writer", writer]
+                    argv = _proc.bench_server("svc", port, "--secret", SECRET, root=root)
+                schema = f"svc_bench_ingest_{secrets.token_hex(4)}" if store == "postgres" else None
+                argv += _store_argv(
+                    store,
+                    writer,
+                    path=f"{tmp}/r{round_index}-{name}.sqlite3",
+                    pg_url=pg_url,
+                    schema=schema,
+                )
                 try:
-                    runs[name].append(_measure_server(argv + extra, port, args, "/healthz"))
+                    runs[name].append(_measure_server(argv, port, args, "/healthz", cwd=root))
                 finally:
                     if schema is not None and pg_url is not None:
                         _proc.drop_schema(pg_url, schema)
     result: dict[str, Any] = {name: _short(_proc.median_run(r)) for name, r in runs.items()}
+    for name, found in runs.items():
+        result[name]["spread"] = _spread([float(run["rps"]) for run in found])
     ceiling = float(result["ceiling"]["rps"])
     for name in runs:
         if name != "ceiling":
@@ -172,17 +255,24 @@ def measure_against_ceiling(args: argparse.Namespace, pg_url: str | None) -> dic
     for name, target in TARGETS.items():
         result[name]["target"] = target
         result[name]["meets_target"] = result[name]["ratio_to_ceiling"] >= target
-    stateless = float(result["stateless"]["rps"])
-    for name in runs.keys() - {"ceiling", "stateless"}:
-        ratio = float(result[name]["rps"]) / stateless
+    for store, writer in SERVE_WRITERS.items():
+        if f"{store}_{writer}" in runs:
+            runs[store] = runs[f"{store}_{writer}"]
+            result[store] = dict(result[f"{store}_{writer}"], writer=writer)
+    for name in runs.keys() - {"ceiling", "stateless", "base_stateless"}:
+        base = "base_stateless" if name.startswith("base_") else "stateless"
+        ratio = float(result[name]["rps"]) / float(result[base]["rps"])
         result[name]["ratio_to_stateless"] = round(ratio, 3)
-        result[name]["ratio_to_stateless_rounds"] = [
-            round(float(mine["rps"]) / float(base["rps"]), 3)
-            for mine, base in zip(runs[name], runs["stateless"], strict=True)
+        rounds = [
+            round(float(mine["rps"]) / float(other["rps"]), 3)
+            for mine, other in zip(runs[name], runs[base], strict=True)
         ]
+        result[name]["ratio_to_stateless_rounds"] = rounds
+        result[name]["ratio_to_stateless_spread"] = _spread(rounds)
         if name in STORE_TARGETS:
             result[name]["target_to_stateless"] = STORE_TARGETS[name]
             result[name]["meets_target"] = ratio >= STORE_TARGETS[name]
+    result["compare"] = _compare(runs)
     if pg_url is None:
         result["postgres"] = {"skipped": "no PostgreSQL server reachable"}
     return result
@@ -493,6 +583,12 @@ def main() -> None:
     parser.add_argument("--peer-only", action="store_true", help="--peer without the ceiling part")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of an earlier commit with its own .venv, served in the same rounds",
+    )
+    parser.add_argument(
         "--loadgen",
         choices=("auto", "wrk", "asyncio"),
         default="auto",
@@ -519,8 +615,11 @@ def main() -> None:
         args.count = args.count or (400 if args.quick else 6_000)
     args.warmup = 100 if args.quick else 1_000
     pg_url = _proc.postgres_url_to_measure(skip=args.no_postgres)
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
     line: dict[str, Any] = {
         "bench": "http_ingest",
+        "baseline": None if args.baseline is None else _proc.git_head(args.baseline),
         "quick": args.quick,
         "machine": _proc.machine(),
         "concurrency": CONCURRENCY,

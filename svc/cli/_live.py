@@ -100,8 +100,9 @@ def open_migrated_store(
 
     The instance returned is a fresh one that has never been opened: a store's
     connections belong to the trio run that opened them, and the app runs in
-    another. Exactly one of the two locations must be given; a failed migration
-    raises ``ServeError``.
+    another. A file or PostgreSQL store runs its webhook writes in the writer process,
+    as ``svc serve`` does. Exactly one of the two locations must be given; a failed
+    migration raises ``ServeError``.
     """
     import trio
 
@@ -117,7 +118,11 @@ def open_migrated_store(
         await close_store(store, STORE_CLOSE_SECONDS)
 
     trio.run(migrate)
+    # As under ``svc serve``: webhook writes in the writer process, started by the first
+    # batch in the serving run.
     if sqlite_path is not None:
-        return SqliteStore(sqlite_path)
+        if sqlite_path == ":memory:":
+            return SqliteStore(sqlite_path)
+        return SqliteStore(sqlite_path, writer="process")
     assert postgres_dsn is not None
-    return PostgresStore(postgres_dsn)
+    return PostgresStore(postgres_dsn, writer="process")

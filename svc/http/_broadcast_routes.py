@@ -9,7 +9,8 @@ the app's serving nursery whenever the store has the broadcast surface.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import trio
@@ -37,7 +38,6 @@ from ._errors import (
     HttpError,
     idempotency_conflict,
     not_found,
-    persistence_not_configured,
 )
 from ._models import ErrorBody, IdempotencyHeaders
 from ._openapi import BEARER
@@ -88,16 +88,19 @@ class BroadcastRuntime:
             self.handle.wake()
 
     async def start(self, nursery: trio.Nursery, service: Service) -> None:
-        """Start the sender when the service's store has the broadcast surface."""
+        """Start the sender when the service has a store."""
         store = service.store
-        if not self.options.enabled or not isinstance(store, BroadcastStore):
+        if not self.options.enabled or store is None:
             return
         numbers = _numbers(service)
 
         async def post(number: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
             served = service.numbers.get(number)
             client = service.client if served is None else served.client
-            return await client.request("POST", f"/{number}/messages", json=dict(payload))
+            answer: Mapping[str, Any] = await client.request(
+                "POST", f"/{number}/messages", json=dict(payload)
+            )
+            return answer
 
         self.handle = await nursery.start(run_broadcast_sender, store, post, numbers, self.options)
 
@@ -130,27 +133,15 @@ def template_pause_hook(service: Service) -> UpdateHook:
     stored."""
 
     async def run(updates: Sequence[Update]) -> Sequence[Update]:
-        store: PersistenceStore | None = service.store
         if service.store is None:
-            # Nothing to pause; and isinstance against a runtime Protocol walks its
-            # members even for None. (The local stays unnarrowed for the lambda below.)
-            return ()
+            return ()  # nothing to pause
         failed: list[Update] = []
         for update in updates:
             details = pausing_template(update)
             if details is None:
                 continue
-            # Checked here, not per delivery: isinstance against a runtime Protocol walks
-            # its members, and most deliveries hold no template status change.
-            if not isinstance(store, BroadcastStore):
-                return ()
-            name, language = details.name, details.language
             try:
-                paused = await service.store_call(
-                    lambda _, name=name, language=language: store.pause_broadcasts_for_template(
-                        name=name, language=language, now=service.now()
-                    )
-                )
+                paused = await service.store_call(_pause(details, service.now))
             except HttpError:
                 service.logger.warning("broadcast pause for a template status failed")
                 failed.append(update)
@@ -162,11 +153,22 @@ def template_pause_hook(service: Service) -> UpdateHook:
     return UpdateHook(wants=lambda update: pausing_template(update) is not None, run=run)
 
 
+def _pause(
+    details: TemplateStatusChange, now: Callable[[], datetime]
+) -> Callable[[PersistenceStore], Awaitable[int]]:
+    """The store call that pauses the broadcasts of the template ``details`` names."""
+
+    async def call(store: PersistenceStore) -> int:
+        assert details.name is not None  # pausing_template keeps named templates only
+        return await store.pause_broadcasts_for_template(
+            name=details.name, language=details.language, now=now()
+        )
+
+    return call
+
+
 def _broadcast_store(service: Service) -> BroadcastStore:
-    store = service.require_store()
-    if not isinstance(store, BroadcastStore):
-        raise persistence_not_configured()
-    return store
+    return service.require_store()
 
 
 def _status_reply(status: BroadcastStatus | None) -> Response:

@@ -14,35 +14,21 @@ import httpx
 from prometheus_client import CollectorRegistry
 
 from svc.flows import FlowPrivateKey
-from svc.store import PersistenceStore
+from svc.store import BroadcastStore, PersistenceStore
 
 from ._errors import ServiceError
 from ._profile import Profile, ServiceSecrets
 
 __all__ = ["CheckedArguments", "check_arguments"]
 
-_OPTIONAL_STORE_METHODS: Final = frozenset(
-    {
-        "claim_service_request",
-        "complete_service_request",
-        "record_webhook_delivery",
-        "record_webhook_updates",
-        "mark_webhook_updates_handled",
-        "mark_outbox_item_dead",
-        "list_outbox_items",
-        "retry_outbox_item",
-        "count_outbox_items",
-        "prune",
-    }
-)
-"""The spec's optional atomic methods, the one-call delivery with its per-update keys, and the
-outbox and retention operations (issue 21): used when present, so older stores still serve."""
 _STORE_METHODS: Final = tuple(
     name
-    for name, member in vars(PersistenceStore).items()
-    if callable(member) and not name.startswith("_") and name not in _OPTIONAL_STORE_METHODS
+    for contract in (PersistenceStore, BroadcastStore)
+    for name, member in vars(contract).items()
+    if callable(member) and not name.startswith("_")
 )
-"""The required method set, read from the contract so the two never drift apart."""
+"""Every method of the contract, read from it so the two never drift apart: the service
+calls them all, so a store must have them all."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +92,8 @@ def _check_secrets(secrets: object) -> ServiceSecrets:
 
 
 def _check_store(store: object) -> PersistenceStore | None:
+    """The store, when it has every method of ``PersistenceStore``; else ``invalid_persistence``
+    naming the missing ones."""
     if store is None:
         return None
     missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]

@@ -40,7 +40,6 @@ __all__ = [
     "method_not_allowed",
     "not_found",
     "payload_too_large",
-    "persistence_not_atomic",
     "persistence_not_configured",
     "persistence_unavailable",
     "too_many_bodies",
@@ -248,13 +247,6 @@ def persistence_unavailable() -> HttpError:
 def persistence_not_configured() -> HttpError:
     """503: a projection route was called with no store injected."""
     return HttpError(503, "persistence_not_configured", "No persistence store is configured.")
-
-
-def persistence_not_atomic() -> HttpError:
-    """503: a keyed send, and the store lacks the atomic claim methods."""
-    return HttpError(
-        503, "persistence_not_atomic", "Keyed sends need a store with atomic claim methods."
-    )
 
 
 def conversation_window_unavailable() -> HttpError:

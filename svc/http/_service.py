@@ -31,7 +31,6 @@ from svc.store import (
     PersistenceStore,
     PersistenceValidationError,
     Replay,
-    WebhookEventResult,
 )
 from svc.webhook import (
     Delivery,
@@ -52,32 +51,23 @@ from ._errors import (
     idempotency_conflict,
     idempotency_pending,
     malformed_body,
-    persistence_not_atomic,
     persistence_not_configured,
     persistence_unavailable,
 )
 from ._local_runs import LocalCopies, LocalRuns
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
-from ._projection import (
-    DeliveryProjection,
-    IdentityChange,
-    delivery_projection,
-    send_projection,
-)
+from ._projection import IdentityChange, delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._replies import Reply, error_reply, json_bytes
 from ._service_checks import MAX_ERROR_NAME, ForeignNumbers, RecentErrors, check_idempotency_key
 from ._store_calls import (
     StoreCall,
-    checked_rows_store,
     completion_call,
-    identities_call,
     identity_change_call,
     record_message_call,
     release_call,
     status_call,
-    takes_checked_rows,
 )
 from ._telemetry import Telemetry
 from ._update_rules import (
@@ -136,16 +126,6 @@ class Service:
             if crypto_provider is not None
             else crypto.hmac_sha256_matches
         )
-        self._delivery_calls = store is not None and callable(
-            getattr(store, "record_webhook_delivery", None)
-        )
-        self._update_calls = store is not None and all(
-            callable(getattr(store, name, None))
-            for name in ("record_webhook_updates", "mark_webhook_updates_handled")
-        )
-        self._checked_rows = self._update_calls and takes_checked_rows(store)
-        """Whether the store takes the projection as ``CheckedRows`` (checked once, here) and
-        records the updates with no work finished (one trip for them)."""
         self.local_runs = LocalRuns()
         self.local_copies = LocalCopies()
         """The deliveries this process recorded and ran to the end, by body hash."""
@@ -154,10 +134,6 @@ class Service:
         self.fault_hook: Callable[[str], None] | None = None
         """A test-only seam, set by the CLI from its fault-injection option: called with
         ``"after_record"`` between recording a delivery and dispatching it."""
-        self.atomic_claims = store is not None and all(
-            callable(getattr(store, name, None))
-            for name in ("claim_service_request", "complete_service_request")
-        )
 
     # --- store calls ----------------------------------------------------------------
 
@@ -221,7 +197,7 @@ class Service:
         self.webhook_metrics.observe(delivery.result)
         delivery, foreign = self._route_delivery(delivery)
         updates = delivery.updates
-        digest = delivery.body_hash if self._update_calls else ""
+        digest = delivery.body_hash if self.store is not None else ""
         if digest in self.local_copies:
             # Recorded and run to the end here already: the store would claim none of its
             # updates, so it is answered as a copy without projecting or recording it again.
@@ -233,11 +209,7 @@ class Service:
             if self.store is not None
             else []
         )
-        finished = (
-            keys_without_work(updates, keys, self.facade, self.update_hooks)
-            if self._checked_rows
-            else []
-        )
+        finished = keys_without_work(updates, keys, self.facade, self.update_hooks)
         to_run: set[str] | None = None  # None: no store, every update runs
         busy: set[str] = set()
         changes_stored = True
@@ -246,7 +218,7 @@ class Service:
             if self.store is not None:
                 try:
                     to_run, changes, projected = await self._record_delivery(
-                        delivery, keys, busy, now, finished, digest
+                        delivery, keys, busy, now, finished
                     )
                 except HttpError as exc:
                     return error_reply(exc)
@@ -385,75 +357,37 @@ class Service:
         busy: set[str],
         received_at: datetime,
         finished: list[str],
-        digest: str,
     ) -> tuple[set[str], tuple[IdentityChange, ...], bool]:
         """Record the delivery, its update keys and its projection before handlers run;
         return the keys of the updates to run, the identity changes to apply and whether
         the projection was stored, and add to ``busy`` the keys another delivery is running
-        right now. ``digest`` is the body's hash, when already read (else read here).
+        right now.
 
-        A store with ``record_webhook_updates`` records the event key, the update
-        keys, the rows, the status events and the identity sightings in one atomic
-        call: if it fails, nothing was recorded, the answer is 503 and the platform
-        redelivers. An older store with ``record_webhook_delivery`` dedupes per
-        delivery only; one without it gets the event record, then one write per
-        update (best effort, retried when the delivery comes again). ``finished``
-        are the keys to record finished (given only to a store that takes them).
+        One atomic store call (``record_webhook_updates``) records the event key, the update
+        keys, the rows, the status events and the identity sightings, and marks ``finished``
+        (the keys with no work) handled: if it fails, nothing was recorded, the answer is 503
+        and the platform redelivers. A projection the store refuses is left out and the
+        delivery recorded without it.
         """
-        key, digest = delivery.event_key, digest or delivery.body_hash
         projection = delivery_projection(delivery.updates, self.now)
         if projection.unprojected:
             self.logger.warning(
                 "webhook message not projected reason=no_user_identity count=%d",
                 projection.unprojected,
             )
-        if not (self._update_calls or self._delivery_calls):
-            event = await self.store_call(
-                lambda s: s.record_webhook_event(
-                    event_key=key, event_hash=digest, received_at=received_at
-                )
-            )
-            await self._project(projection)
-            to_run = set() if event == WebhookEventResult.DUPLICATE else set(keys)
-            return to_run, projection.changes, False
 
         async def record(store: PersistenceStore, project: bool) -> set[str]:
-            if self._checked_rows:
-                recorded = await checked_rows_store(store).record_webhook_updates(
-                    event_key=key,
-                    event_hash=digest,
-                    received_at=received_at,
-                    update_keys=keys,
-                    rows=projection.rows if project else None,
-                    claim_lease_ms=self.update_claim_lease_ms,
-                    finished_keys=finished,
-                )
-                busy.update(recorded.in_progress)
-                return set(recorded.to_run)
-            rows, events = (projection.messages, projection.statuses) if project else ((), ())
-            users = projection.identities if project else ()
-            if self._update_calls:
-                recorded = await store.record_webhook_updates(
-                    event_key=key,
-                    event_hash=digest,
-                    received_at=received_at,
-                    update_keys=keys,
-                    messages=rows,
-                    statuses=events,
-                    identities=users,
-                    claim_lease_ms=self.update_claim_lease_ms,
-                )
-                busy.update(recorded.in_progress)
-                return set(recorded.to_run)
-            outcome = await store.record_webhook_delivery(
-                event_key=key,
-                event_hash=digest,
+            recorded = await store.record_webhook_updates(
+                event_key=delivery.event_key,
+                event_hash=delivery.body_hash,
                 received_at=received_at,
-                messages=rows,
-                statuses=events,
-                identities=users,
+                update_keys=keys,
+                rows=projection.rows if project else None,
+                claim_lease_ms=self.update_claim_lease_ms,
+                finished_keys=finished,
             )
-            return set() if outcome == WebhookEventResult.DUPLICATE else set(keys)
+            busy.update(recorded.in_progress)
+            return set(recorded.to_run)
 
         try:
             if projection.refusal is not None:
@@ -467,15 +401,6 @@ class Service:
             to_run = await self.store_call(lambda s: record(s, False))
             return to_run, projection.changes, False
         return to_run, projection.changes, True
-
-    async def _project(self, projection: DeliveryProjection) -> None:
-        """One best-effort write per update, started together (one group-commit batch)."""
-        calls: list[StoreCall] = [record_message_call(record) for record in projection.messages]
-        calls += [status_call(event) for event in projection.statuses]
-        if projection.identities:
-            calls.append(identities_call(projection.identities))
-        if calls:
-            await self._write_together(calls)
 
     async def _apply_identity_changes(self, changes: tuple[IdentityChange, ...]) -> bool:
         """Re-key the identity map for each change, in order; False after a store fault.
@@ -524,9 +449,6 @@ class Service:
         claimed_key: str | None = None
         request_hash = ""
         if idempotency_key is not None and self.store is not None:
-            if not self.atomic_claims:
-                count("rejected")
-                raise persistence_not_atomic()
             scoped = self._scoped_key(idempotency_key, operation, sender)
             request_hash = crypto.sha256_hex(canonical_json(payload))
             created = self.now()

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from svc.webhook import Update
+from svc.webhook import DefaultFacade, Update
 
 from ._errors import HttpError
 
@@ -44,13 +44,13 @@ class UpdateHook:
 def keys_without_work(
     updates: tuple[Update, ...], keys: list[str], facade: object, hooks: Sequence[UpdateHook]
 ) -> list[str]:
-    """The keys of the updates neither the facade (``needs_run``) nor a hook wants: finished
-    once recorded. None when the facade does not say (every update needs a run); a key
-    repeated in the delivery has work if any of its updates has."""
-    needs_run: Callable[[Update], bool] | None = getattr(facade, "needs_run", None)
-    if needs_run is None or not keys:
+    """The keys of the updates neither the default facade (``DefaultFacade.needs_run``: a
+    handler or the echo reply) nor a hook wants: finished once recorded. None for another
+    facade (every update it is handed counts as work); a key repeated in the delivery has
+    work if any of its updates has."""
+    if not isinstance(facade, DefaultFacade) or not keys:
         return []
-    wants = [needs_run, *(hook.wants for hook in hooks)]
+    wants: list[Callable[[Update], bool]] = [facade.needs_run, *(hook.wants for hook in hooks)]
     idle: list[str] = []
     work: set[str] = set()
     for update, key in zip(updates, keys, strict=True):

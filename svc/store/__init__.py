@@ -32,8 +32,6 @@ from ._outbox import OutboxWorkerOptions as OutboxWorkerOptions
 from ._outbox import OutboxWorkerStatistics as OutboxWorkerStatistics
 from ._outbox import run_outbox_worker as run_outbox_worker
 from ._outbox import run_outbox_worker_once as run_outbox_worker_once
-from ._postgres import POSTGRES_WRITERS as POSTGRES_WRITERS
-from ._postgres import PostgresStore as PostgresStore
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
 from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
@@ -59,9 +57,6 @@ from ._retention import prune_once as prune_once
 from ._retention import run_retention as run_retention
 from ._row_ids import new_row_id as new_row_id
 from ._row_ids import new_row_ids as new_row_ids
-from ._sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
-from ._sqlite import SQLITE_WRITERS as SQLITE_WRITERS
-from ._sqlite import SqliteStore as SqliteStore
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
 from ._status import status_rank as status_rank
@@ -73,6 +68,11 @@ from ._window import DEFAULT_WINDOW_MS as DEFAULT_WINDOW_MS
 from ._window import MAX_WINDOW_MS as MAX_WINDOW_MS
 from ._window import ConversationWindow as ConversationWindow
 from ._window import conversation_window as conversation_window
+from .postgres import POSTGRES_WRITERS as POSTGRES_WRITERS
+from .postgres import PostgresStore as PostgresStore
+from .sqlite import SQLITE_SYNCHRONOUS_MODES as SQLITE_SYNCHRONOUS_MODES
+from .sqlite import SQLITE_WRITERS as SQLITE_WRITERS
+from .sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "BROADCAST_INTERRUPTED",

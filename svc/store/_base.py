@@ -1,8 +1,9 @@
 """The method layer both adapters share: validation, time conversion, error codes.
 
-An adapter supplies ``_call`` (run a sync operation in one transaction on a
-worker thread, mapping driver errors to ``PersistenceError``); everything
-else here is backend-neutral.
+An adapter supplies ``_call`` (run a sync operation in one transaction in a worker thread,
+mapping driver errors to ``PersistenceError``) and ``_write`` (a hot write of one
+``_kinds.Kind``, through its group commit, ``_commit``); everything else here is
+backend-neutral.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ import abc
 import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from . import _batch, _ops
+from . import _ops
 from . import _validate as check
-from ._batch import BatchHint
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._kinds import DeliveryWrite, Kind
 from ._migrations import current_version
 from ._records import (
     UPDATE_CLAIM_LEASE_MS,
@@ -85,14 +86,54 @@ def _checked_rows(
     return rows.messages, rows.statuses, rows.identities
 
 
+def delivery_write(
+    *,
+    event_key: object,
+    event_hash: object,
+    received_at: datetime,
+    update_keys: Sequence[str],
+    messages: Sequence[MessageRecord],
+    statuses: Sequence[StatusEvent],
+    identities: Sequence[UserIdentityRecord],
+    claim_lease_ms: int,
+    rows: CheckedRows | None,
+    finished_keys: Sequence[str],
+) -> DeliveryWrite:
+    """``record_webhook_updates``'s arguments checked, as the record the group commit runs.
+
+    Records are checked field by field; ``rows`` (a sealed ``CheckedRows``) are taken as
+    they are, their column tuples handed on unchanged (checked once, while they were built).
+    """
+    key = check.text(event_key, "event_key")
+    digest = check.text(event_hash, "event_hash")
+    at = to_ms(received_at, field="received_at")
+    keys = check.texts(update_keys, "update_keys")
+    if rows is None:
+        values = tuple(check.message(r) for r in check.records(messages, "messages"))
+        events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
+        users = tuple(check.identity(i) for i in check.records(identities, "identities"))
+    else:
+        values, events, users = _checked_rows(rows, messages, statuses, identities)
+    lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
+    return DeliveryWrite(
+        event_key=key,
+        event_hash=digest,
+        received_at=at,
+        messages=values,
+        statuses=events,
+        identities=users,
+        update_keys=keys,
+        claim_cutoff=at - lease,
+        finished_keys=_finished_keys(finished_keys, keys),
+    )
+
+
 class StoreBase(BroadcastMethods, abc.ABC):
-    """Implements the :class:`PersistenceStore` methods over ``_call``."""
+    """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
 
     __slots__ = ()
 
     _redacted_location: ClassVar[str]
-    _locks_message_ids: ClassVar[bool] = False
-    """Whether the adapter takes per-message advisory locks (a delivery's hint names its ids)."""
     """What health and diagnostics show instead of the path or DSN."""
     _closed: bool
 
@@ -102,19 +143,13 @@ class StoreBase(BroadcastMethods, abc.ABC):
         """``"sqlite"`` or ``"postgres"``."""
 
     @abc.abstractmethod
-    async def _call(
-        self,
-        code: FaultCode,
-        fn: Callable[[Session], T],
-        *,
-        write: bool,
-        batch: BatchHint | None = None,
-    ) -> T:
-        """Run ``fn`` in one transaction on a worker thread.
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        """Run ``fn`` in one transaction in a worker thread."""
 
-        ``batch`` describes a hot write the adapter may group-commit with
-        concurrent ones (and run in a set-based form); ``fn`` stays its meaning.
-        """
+    @abc.abstractmethod
+    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
+        """Run a hot write of ``kind`` (checked ``args``) through the group commit, with the
+        concurrent ones; ``key`` is the row it contends for (a batch's phase sorts by it)."""
 
     @abc.abstractmethod
     async def migrate(self, *, target_version: int | None = None) -> int:
@@ -147,10 +182,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
         return await self._call(
-            "query_failed",
-            lambda s: _ops.record_webhook_event(s, key, digest, at),
-            write=True,
-            batch=BatchHint(kind="event", key=key, args=(key, digest, at)),
+            "query_failed", lambda s: _ops.record_webhook_event(s, key, digest, at), write=True
         )
 
     async def record_webhook_delivery(
@@ -214,32 +246,22 @@ class StoreBase(BroadcastMethods, abc.ABC):
         ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
         projection ``CheckedRowsBuilder`` checked while building it: taken as is.
         """
-        key = check.text(event_key, "event_key")
-        digest = check.text(event_hash, "event_hash")
-        at = to_ms(received_at, field="received_at")
-        keys = check.texts(update_keys, "update_keys")
-        if rows is None:
-            values = tuple(check.message(r) for r in check.records(messages, "messages"))
-            events = tuple(check.status_event(e) for e in check.records(statuses, "statuses"))
-            users = tuple(check.identity(i) for i in check.records(identities, "identities"))
-        else:
-            values, events, users = _checked_rows(rows, messages, statuses, identities)
-        done = _finished_keys(finished_keys, keys)
-        lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
-        item: _batch.DeliveryArgs = (key, digest, at, values, events, users, keys, at - lease, done)
-        return await self._call(
-            "outbox_failed",
-            lambda s: _batch.record_webhook_delivery(s, item),
-            write=True,
-            batch=BatchHint(
-                kind="delivery",
-                key=key,
-                args=item,
-                locks=_batch.delivery_message_ids(values, events, users)
-                if self._locks_message_ids
-                else (),
-            ),
+        delivery = delivery_write(
+            event_key=event_key,
+            event_hash=event_hash,
+            received_at=received_at,
+            update_keys=update_keys,
+            messages=messages,
+            statuses=statuses,
+            identities=identities,
+            claim_lease_ms=claim_lease_ms,
+            rows=rows,
+            finished_keys=finished_keys,
         )
+        recorded: UpdatesRecorded = await self._write(
+            Kind.DELIVERY, delivery, code="outbox_failed", key=delivery.event_key
+        )
+        return recorded
 
     async def mark_webhook_updates_handled(
         self, *, update_keys: Sequence[str], handled_at: datetime
@@ -249,12 +271,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
         at = to_ms(handled_at, field="handled_at")
         if not keys:
             return 0
-        return await self._call(
-            "outbox_failed",
-            lambda s: _ops.mark_webhook_updates_handled(s, keys, at),
-            write=True,
-            batch=BatchHint(kind="handled", key=min(keys), args=(keys, at)),
+        marked: int = await self._write(
+            Kind.HANDLED, (keys, at), code="outbox_failed", key=min(keys)
         )
+        return marked
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
         """The stored request for a key, if any."""
@@ -284,12 +304,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         at = to_ms(created_at, field="created_at")
-        return await self._call(
-            "claim_failed",
-            lambda s: _ops.claim_service_request(s, key, digest, at),
-            write=True,
-            batch=BatchHint(kind="claim", key=key, args=(key, digest, at)),
+        claim: ClaimResult = await self._write(
+            Kind.CLAIM, (key, digest, at), code="claim_failed", key=key
         )
+        return claim
 
     async def complete_service_request(
         self,
@@ -314,12 +332,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
             if response_status is None
             else check.integer(response_status, "response_status", low=100, high=599)
         )
-        return await self._call(
-            "completion_failed",
-            lambda s: _ops.complete_service_request(s, key, digest, response, at, status),
-            write=True,
-            batch=BatchHint(kind="complete", key=key, args=(key, digest, response, at, status)),
+        stored: bool = await self._write(
+            Kind.COMPLETE, (key, digest, response, at, status), code="completion_failed", key=key
         )
+        return stored
 
     async def release_service_request(self, *, idempotency_key: str, request_hash: str) -> bool:
         """Delete a pending reservation with the same hash; True if one was deleted."""
@@ -424,12 +440,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
     async def record_message(self, record: MessageRecord) -> MessageRecord:
         """Insert idempotently on row id and (direction, wa_message_id); return the stored row."""
         values = check.message(record)
-        return await self._call(
-            "outbox_failed",
-            lambda s: _ops.record_message(s, values),
-            write=True,
-            batch=BatchHint(kind="message", key=str(values[1]), args=values),
+        stored: MessageRecord = await self._write(
+            Kind.MESSAGE, values, code="outbox_failed", key=str(values[1])
         )
+        return stored
 
     async def append_message_status(
         self, *, wa_message_id: str, status: str, timestamp: datetime
@@ -438,12 +452,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
         message_id = check.text(wa_message_id, "wa_message_id")
         value = check.text(status, "status", max_len=64)
         at = to_ms(timestamp, field="timestamp")
-        return await self._call(
-            "outbox_failed",
-            lambda s: _ops.append_message_status(s, message_id, value, at),
-            write=True,
-            batch=BatchHint(kind="status", key=message_id, args=(message_id, value, at)),
+        matched: bool = await self._write(
+            Kind.STATUS, (message_id, value, at, None), code="outbox_failed", key=message_id
         )
+        return matched
 
     async def get_message(
         self, *, wa_message_id: str, direction: str | None = None

@@ -1,4 +1,5 @@
-"""The broadcast methods both adapters share: validation and time conversion over ``_call``.
+"""The broadcast methods both adapters share: validation and time conversion over ``_call``
+(and ``_write`` for the group-committed pause of a template's broadcasts).
 
 A mixin of ``StoreBase`` so the broadcast surface stays in one module next
 to its operations (``_broadcasts``).
@@ -9,11 +10,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from . import _broadcasts as ops
 from . import _validate as check
-from ._batch import BatchHint
 from ._broadcasts import (
     BroadcastCreateResult,
     BroadcastRecipientInput,
@@ -21,6 +21,7 @@ from ._broadcasts import (
     BroadcastStatus,
 )
 from ._errors import FaultCode, PersistenceValidationError
+from ._kinds import Kind
 from ._session import Session
 from ._time import _EPOCH, to_ms
 
@@ -57,14 +58,10 @@ class BroadcastMethods(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(
-        self,
-        code: FaultCode,
-        fn: Callable[[Session], T],
-        *,
-        write: bool,
-        batch: BatchHint | None = None,
-    ) -> T: ...
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+
+    @abc.abstractmethod
+    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
     async def create_broadcast(
         self,
@@ -128,12 +125,10 @@ class BroadcastMethods(abc.ABC):
         template = check.text(name, "name", max_len=512)
         code = check.optional_text(language, "language", max_len=32)
         at = to_ms(now, field="now")
-        return await self._call(
-            "outbox_failed",
-            lambda s: ops.pause_broadcasts_for_template(s, template, code, at),
-            write=True,
-            batch=BatchHint(kind="pause", key=template, args=(template, code, at)),
+        paused: int = await self._write(
+            Kind.PAUSE, (template, code, at), code="outbox_failed", key=template
         )
+        return paused
 
     async def expire_broadcast_leases(self, *, now: datetime) -> int:
         """Fail (``interrupted``) every in-flight send whose lease expired; return how many."""

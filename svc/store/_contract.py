@@ -12,6 +12,7 @@ from ._broadcasts import (
     BroadcastSend,
     BroadcastStatus,
 )
+from ._checked import CheckedRows
 from ._records import (
     ClaimResult,
     MessagePage,
@@ -31,10 +32,93 @@ __all__ = ["BroadcastStore", "PersistenceStore"]
 
 
 @runtime_checkable
-class PersistenceStore(Protocol):
-    """Webhook keys, idempotent sends, the message projection and the outbox.
+class BroadcastStore(Protocol):
+    """The broadcast surface of ``PersistenceStore`` (the paced sender takes a store by it)."""
 
-    Every method but ``backend`` is async and raises only ``PersistenceError``.
+    async def create_broadcast(
+        self,
+        *,
+        id: str,
+        request_key: str,
+        request_hash: str,
+        phone_number_id: str,
+        recipients: Sequence[BroadcastRecipientInput],
+        created_at: datetime,
+        template_name: str | None = None,
+        template_language: str | None = None,
+    ) -> BroadcastCreateResult:
+        """Store a broadcast and its recipients atomically, idempotent on ``request_key``."""
+        ...
+
+    async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
+        """A broadcast's state and counts, or None."""
+        ...
+
+    async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
+        """Pause or resume a broadcast; False when it is unknown."""
+        ...
+
+    async def pause_broadcasts_for_template(
+        self, *, name: str, language: str | None = None, now: datetime
+    ) -> int:
+        """Pause the unfinished broadcasts of a template; return how many."""
+        ...
+
+    async def expire_broadcast_leases(self, *, now: datetime) -> int:
+        """Fail (``interrupted``) in-flight sends whose lease expired; return how many."""
+        ...
+
+    async def claim_broadcast_sends(
+        self,
+        *,
+        phone_number_id: str,
+        now: datetime,
+        rate_per_second: float,
+        horizon_ms: int,
+        limit: int,
+        lease_ms: int,
+    ) -> list[BroadcastSend]:
+        """Lease due recipients of a number with paced send slots shared by every instance."""
+        ...
+
+    async def complete_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        outcome: Literal["sent", "failed"],
+        now: datetime,
+        error_code: str | None = None,
+        wa_message_id: str | None = None,
+    ) -> bool:
+        """End a leased send (its payload is dropped); True if the lease was current."""
+        ...
+
+    async def retry_broadcast_send(
+        self,
+        *,
+        broadcast_id: str,
+        seq: int,
+        lease_id: str,
+        next_attempt_at: datetime,
+        now: datetime,
+    ) -> bool:
+        """Queue a leased send again (the platform refused it); True if the lease was current."""
+        ...
+
+    async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
+        """No send slot of this number before ``until``."""
+        ...
+
+
+@runtime_checkable
+class PersistenceStore(BroadcastStore, Protocol):
+    """Webhook keys, idempotent sends, the message projection, the outbox and broadcasts.
+
+    Every method but ``backend`` is async and raises only ``PersistenceError``. The service
+    calls every method and keyword declared here, and only those: a store passed to
+    ``create_app`` must have them all.
     """
 
     @property
@@ -65,12 +149,14 @@ class PersistenceStore(Protocol):
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
+        rows: CheckedRows | None = None,
     ) -> WebhookEventResult:
         """Remember a delivery's event key, project its messages and statuses and merge its
         identity sightings (as ``record_user_identities``), atomically.
 
         The projection runs (idempotently) for a ``duplicate`` too; the result says
-        whether the key was new. Everything commits together or not at all.
+        whether the key was new. Everything commits together or not at all. ``rows``:
+        the projection already checked (see ``record_webhook_updates``).
         """
         ...
 
@@ -85,12 +171,18 @@ class PersistenceStore(Protocol):
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
         claim_lease_ms: int = 60_000,
+        rows: CheckedRows | None = None,
+        finished_keys: Sequence[str] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
 
         ``to_run``: the keys this call claimed (new ones, and unfinished ones whose
         claim is older than ``claim_lease_ms``: their run crashed); ``in_progress``:
-        unfinished keys claimed more recently (another delivery is running them).
+        unfinished keys claimed more recently (another delivery is running them);
+        ``new``: the keys of ``to_run`` recorded for the first time. ``rows`` (instead of
+        ``messages``, ``statuses`` and ``identities``) is the projection as
+        ``CheckedRowsBuilder`` checked it; ``finished_keys`` are the updates with no work:
+        the keys this call claims among them are marked handled in the same commit.
         """
         ...
 
@@ -276,86 +368,4 @@ class PersistenceStore(Protocol):
 
     async def close(self) -> None:
         """Release connections; later calls raise ``store_closed``. Idempotent."""
-        ...
-
-
-@runtime_checkable
-class BroadcastStore(Protocol):
-    """The broadcast surface (both adapters have it); a separate protocol so that a
-    ``PersistenceStore`` without it still serves everything else."""
-
-    async def create_broadcast(
-        self,
-        *,
-        id: str,
-        request_key: str,
-        request_hash: str,
-        phone_number_id: str,
-        recipients: Sequence[BroadcastRecipientInput],
-        created_at: datetime,
-        template_name: str | None = None,
-        template_language: str | None = None,
-    ) -> BroadcastCreateResult:
-        """Store a broadcast and its recipients atomically, idempotent on ``request_key``."""
-        ...
-
-    async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
-        """A broadcast's state and counts, or None."""
-        ...
-
-    async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
-        """Pause or resume a broadcast; False when it is unknown."""
-        ...
-
-    async def pause_broadcasts_for_template(
-        self, *, name: str, language: str | None = None, now: datetime
-    ) -> int:
-        """Pause the unfinished broadcasts of a template; return how many."""
-        ...
-
-    async def expire_broadcast_leases(self, *, now: datetime) -> int:
-        """Fail (``interrupted``) in-flight sends whose lease expired; return how many."""
-        ...
-
-    async def claim_broadcast_sends(
-        self,
-        *,
-        phone_number_id: str,
-        now: datetime,
-        rate_per_second: float,
-        horizon_ms: int,
-        limit: int,
-        lease_ms: int,
-    ) -> list[BroadcastSend]:
-        """Lease due recipients of a number with paced send slots shared by every instance."""
-        ...
-
-    async def complete_broadcast_send(
-        self,
-        *,
-        broadcast_id: str,
-        seq: int,
-        lease_id: str,
-        outcome: Literal["sent", "failed"],
-        now: datetime,
-        error_code: str | None = None,
-        wa_message_id: str | None = None,
-    ) -> bool:
-        """End a leased send (its payload is dropped); True if the lease was current."""
-        ...
-
-    async def retry_broadcast_send(
-        self,
-        *,
-        broadcast_id: str,
-        seq: int,
-        lease_id: str,
-        next_attempt_at: datetime,
-        now: datetime,
-    ) -> bool:
-        """Queue a leased send again (the platform refused it); True if the lease was current."""
-        ...
-
-    async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
-        """No send slot of this number before ``until``."""
         ...

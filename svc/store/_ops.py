@@ -26,14 +26,13 @@ from ._records import (
     Replay,
     ServiceRequestRecord,
     ServiceRequestState,
-    UpdatesRecorded,
     UserIdentityRecord,
     WebhookEventResult,
 )
 from ._session import Row, Session, chunks, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
-from ._validate import IdentityArgs, StatusArgs
+from ._validate import IdentityArgs
 
 _MESSAGE_COLUMNS: Final = (
     "row_id, wa_message_id, direction, from_phone, to_phone, type, status,"
@@ -108,79 +107,6 @@ def record_webhook_event(s: Session, key: str, digest: str, at: int) -> WebhookE
         (key, digest, at),
     )
     return WebhookEventResult.RECORDED if inserted == 1 else WebhookEventResult.DUPLICATE
-
-
-def record_webhook_delivery(
-    s: Session,
-    key: str,
-    digest: str,
-    at: int,
-    messages: tuple[tuple[object, ...], ...],
-    statuses: tuple[StatusArgs, ...],
-    identities: tuple[IdentityArgs, ...] = (),
-    update_keys: tuple[str, ...] = (),
-    claim_cutoff: int = 0,
-    finished_keys: tuple[str, ...] = (),
-) -> UpdatesRecorded:
-    """The event row, the update keys and the delivery's projection, call by call, in the
-    caller's transaction.
-
-    The keys it claims that are in ``finished_keys`` (updates with no work to run)
-    are marked handled at ``at`` right after the claim (``mark_webhook_updates_handled``).
-
-    The projection (messages, statuses, then the identity sightings) runs for a
-    duplicate too (a repeated delivery retries it; every step is idempotent).
-    This is the reference meaning: the adapters run set-based forms (``_batch``
-    on PostgreSQL, ``_sqlite_delivery`` on SQLite) that property tests compare
-    with it. On PostgreSQL the caller holds the identities' advisory locks.
-    """
-    result = record_webhook_event(s, key, digest, at)
-    to_run, busy = record_update_keys(s, key, at, update_keys, claim_cutoff)
-    if finished_keys:
-        mark_webhook_updates_handled(s, tuple(k for k in to_run if k in finished_keys), at)
-    for values in messages:
-        record_message(s, values)
-    for wa_message_id, status, occurred_at, category in statuses:
-        append_message_status(s, wa_message_id, status, occurred_at, category)
-    _identity.upsert_identities(s, identities)
-    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy)
-
-
-def record_update_keys(
-    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Claim each update key for dispatch: (keys to run, keys in progress elsewhere).
-
-    A new key is recorded and claimed; an unfinished key claimed at or before
-    ``cutoff`` (its lease ran out: the run crashed) is claimed again; an
-    unfinished key claimed later is in progress; a finished key is neither.
-    """
-    run: list[str] = []
-    busy: list[str] = []
-    for update_key in dict.fromkeys(keys):
-        if (
-            s.run(
-                "INSERT INTO svc_webhook_updates"
-                " (update_key, event_key, received_at, claimed_at, handled_at)"
-                " VALUES (?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING",
-                (update_key, event_key, at, at),
-            )
-            == 1
-            or s.run(
-                "UPDATE svc_webhook_updates SET claimed_at = ?"
-                " WHERE update_key = ? AND handled_at IS NULL AND claimed_at <= ?",
-                (at, update_key, cutoff),
-            )
-            == 1
-        ):
-            run.append(update_key)
-            continue
-        row = s.fetchone(
-            "SELECT handled_at FROM svc_webhook_updates WHERE update_key = ?", (update_key,)
-        )
-        if row is not None and row[0] is None:
-            busy.append(update_key)
-    return tuple(run), tuple(busy)
 
 
 def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> int:

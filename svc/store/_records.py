@@ -220,23 +220,14 @@ class UpdatesRecorded:
     claimed for dispatch: new ones, and unfinished ones whose claim is older
     than the lease (their handlers never finished: a crash). ``in_progress``
     holds unfinished keys claimed within the lease (another delivery may be
-    running them right now). The other keys finished and are skipped.
+    running them right now). The other keys finished and are skipped. ``new``
+    holds the keys of ``to_run`` this call recorded for the first time.
     """
 
     event: WebhookEventResult
     to_run: tuple[str, ...] = ()
     in_progress: tuple[str, ...] = ()
-
-    def __reduce__(self) -> tuple[object, tuple[str, tuple[str, ...], tuple[str, ...]]]:
-        # A writer process answers one per delivery: pickled as its three values, not by
-        # the frozen dataclass's field-by-field state (which both ends spend Python on).
-        return (_updates_recorded, (self.event.value, self.to_run, self.in_progress))
-
-
-def _updates_recorded(
-    event: str, to_run: tuple[str, ...], in_progress: tuple[str, ...]
-) -> UpdatesRecorded:
-    return UpdatesRecorded(event=WebhookEventResult(event), to_run=to_run, in_progress=in_progress)
+    new: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

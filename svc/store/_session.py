@@ -45,4 +45,3 @@ def in_list(values: Sequence[object]) -> str:
 def chunks(items: Sequence[T], size: int) -> list[Sequence[T]]:
     """``items`` in runs of at most ``size``: one statement each, under a variable limit."""
     return [items[i : i + size] for i in range(0, len(items), size)]
-

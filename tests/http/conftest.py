@@ -182,7 +182,7 @@ async def post_webhook(
 
 class CountingStore:
     """A store's proxy counting every public store call by name, and the update keys each
-    mark was given (the signatures the service inspects are kept); a call named in
+    mark was given; a call named in
     ``failing`` (a set the test may change) is counted, then raises ``PersistenceError``
     (a store outage)."""
 
@@ -212,18 +212,15 @@ class CountingStore:
 class FailingStore:
     """A store seam: wraps a real store and raises ``PersistenceError`` from chosen methods."""
 
-    def __init__(self, inner: Any, failing: set[str], hidden: frozenset[str] = frozenset()) -> None:
+    def __init__(self, inner: Any, failing: set[str]) -> None:
         self._inner = inner
         self.failing = failing
-        self.hidden = hidden
 
     @property
     def backend(self) -> str:
         return str(self._inner.backend)
 
     def __getattr__(self, name: str) -> Any:
-        if name in self.hidden:
-            raise AttributeError(name)
         attr = getattr(self._inner, name)
         if not callable(attr):
             return attr

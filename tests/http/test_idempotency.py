@@ -10,6 +10,7 @@ import httpx
 import pytest
 import trio
 
+from svc.http import ServiceError
 from svc.store import ServiceRequestState, SqliteStore
 
 from .conftest import AUTH, AppFactory, FailingStore, FakeGraph
@@ -235,22 +236,23 @@ async def test_without_a_store_the_key_gives_no_dedupe(
     assert len(graph.requests) == 2
 
 
-async def test_store_without_claim_methods_is_503_not_atomic(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+async def test_a_store_without_claim_methods_is_refused_when_the_app_is_built(
+    make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
+    """The service calls every method of the contract: a store without the atomic claim
+    methods is refused at construction, naming them, so no keyed send ever meets one (the
+    spec's 503 ``persistence_not_atomic`` of such a store is never answered)."""
+
     class LegacyStore(FailingStore):
         def __getattr__(self, name: str) -> Any:
             if name in ("claim_service_request", "complete_service_request"):
                 raise AttributeError(name)
             return super().__getattr__(name)
 
-    client = make_app(store=LegacyStore(sqlite_store, set())).test_client()
-    response = await _send(client, TEXT, "k")
-    assert response.status_code == 503
-    assert (await response.get_json())["error"]["code"] == "persistence_not_atomic"
-    assert graph.requests == []
-    unkeyed = await _send(client, TEXT, None)
-    assert unkeyed.status_code == 200
+    with pytest.raises(ServiceError) as caught:
+        make_app(store=LegacyStore(sqlite_store, set()))
+    assert caught.value.code == "invalid_persistence"
+    assert "claim_service_request, complete_service_request" in str(caught.value)
 
 
 async def test_failed_completion_returns_the_real_200_marked_degraded(

@@ -281,26 +281,11 @@ async def test_status_callbacks_advance_the_projected_status(
     assert record.status == "read"
 
 
-LEGACY = frozenset({"record_webhook_delivery", "record_webhook_updates"})
-"""A custom store from before ``record_webhook_delivery``: the per-call path."""
-PER_DELIVERY = frozenset({"record_webhook_updates"})
-"""A custom store from before per-update keys: one call, dedupe per delivery."""
-
-
-@pytest.mark.parametrize(
-    ("failing", "hidden"),
-    [
-        ({"record_webhook_updates"}, frozenset()),
-        ({"record_webhook_delivery"}, PER_DELIVERY),
-        ({"record_webhook_event"}, LEGACY),
-    ],
-    ids=["one-call", "per-delivery", "per-call"],
-)
 async def test_store_outage_on_the_delivery_is_503_and_dispatches_nothing(
-    make_app: AppFactory, sqlite_store: SqliteStore, failing: set[str], hidden: frozenset[str]
+    make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
     facade = RecordingFacade()
-    store = FailingStore(sqlite_store, failing, hidden)
+    store = FailingStore(sqlite_store, {"record_webhook_updates"})
     client = await _client(make_app, facade=facade, store=store)
     response = await post_webhook(client, fixture("message_text.json"))
     assert response.status_code == 503
@@ -323,24 +308,6 @@ async def test_delivery_and_projection_are_one_store_call(
     assert response.status_code == 200
     writes = {n: c for n, c in store.names.items() if n.startswith(("record_", "append_"))}
     assert writes == {"record_webhook_updates": 1}
-
-
-async def test_per_call_projection_failure_still_dispatches_and_retries_on_redelivery(
-    make_app: AppFactory, sqlite_store: SqliteStore
-) -> None:
-    facade = RecordingFacade()
-    store = FailingStore(sqlite_store, {"record_message"}, LEGACY)
-    client = await _client(make_app, facade=facade, store=store)
-    first = await post_webhook(client, fixture("message_text.json"))
-    assert first.status_code == 200
-    assert len(facade.updates) == 1
-    message_id = facade.updates[0].message_id
-    assert await sqlite_store.get_message(wa_message_id=message_id) is None
-    store.failing.clear()
-    second = await post_webhook(client, fixture("message_text.json"))
-    assert (await second.get_json())["dispatched"] == 0
-    assert len(facade.updates) == 1  # the handler did not run again
-    assert await sqlite_store.get_message(wa_message_id=message_id) is not None
 
 
 async def test_app_secret_is_the_signing_key(make_app: AppFactory) -> None:

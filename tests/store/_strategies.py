@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 from svc.store import MessageRecord, UserIdentityRecord, _identity, _ops
 from svc.store import _validate as check
+from svc.store._kinds import DeliveryWrite
 
+from ._reference import record_update_keys
 from .conftest import T0
 
 KEYS = st.sampled_from(["a", "b", "c"])
@@ -70,7 +72,6 @@ CLAIMS = st.tuples(KEYS, st.sampled_from(["h1", "h2"]), TIMES)
 COMPLETES = st.tuples(
     KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES, st.sampled_from([None, 502])
 )
-EVENTS = st.tuples(KEYS, st.just("h"), TIMES)
 UPDATE_KEYS = st.sampled_from(["u1", "u2", "u3", "u4"])
 HANDLED_ITEMS = st.lists(
     st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
@@ -88,10 +89,10 @@ SINGLE: dict[str, Any] = {
     "event": lambda s, a: _ops.record_webhook_event(s, *a),
     "identity": lambda s, a: _identity.upsert_identities(s, [a]),
     "handled": lambda s, a: (
-        _ops.record_update_keys(s, "ev-seed", 0, (a,), 0),
+        record_update_keys(s, "ev-seed", 0, (a,), 0),
         _ops.mark_webhook_updates_handled(s, (a,), 1),
     ),
-    "claimed": lambda s, a: _ops.record_update_keys(s, "ev-seed", 2000, (a,), 0),
+    "claimed": lambda s, a: record_update_keys(s, "ev-seed", 2000, (a,), 0),
 }
 DUMP = [
     "SELECT * FROM svc_messages ORDER BY row_id",
@@ -117,15 +118,40 @@ SEED = st.lists(
 )
 
 
-def fresh_row_ids(deliveries: list[Any]) -> list[Any]:
+def delivery(
+    event_key: str,
+    event_hash: str,
+    at: int,
+    messages: tuple[Any, ...] = (),
+    statuses: tuple[Any, ...] = (),
+    identities: tuple[Any, ...] = (),
+    update_keys: tuple[str, ...] = (),
+    claim_cutoff: int = 0,
+    finished_keys: tuple[str, ...] = (),
+) -> DeliveryWrite:
+    """A checked delivery, its values in the record's order."""
+    return DeliveryWrite(
+        event_key=event_key,
+        event_hash=event_hash,
+        received_at=at,
+        messages=messages,
+        statuses=statuses,
+        identities=identities,
+        update_keys=update_keys,
+        claim_cutoff=claim_cutoff,
+        finished_keys=finished_keys,
+    )
+
+
+def fresh_row_ids(deliveries: list[DeliveryWrite]) -> list[DeliveryWrite]:
     """Give every message its own row id, as the HTTP layer does (a new_row_id per message)."""
     return [
-        (*d[:3], tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d[3])), *d[4:])
+        d._replace(messages=tuple((f"d{i}-{j}", *m[1:]) for j, m in enumerate(d.messages)))
         for i, d in enumerate(deliveries)
     ]
 
 
-def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[Any]]:
+def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[DeliveryWrite]]:
     """Lists of checked deliveries (event key, hash, ms, message values, status events,
     identity sightings, update keys repeated within and across deliveries, the claim cutoff:
     the time less a lease of 0, 1 or 5 s, and the finished keys: updates with no work, some
@@ -140,7 +166,9 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
             st.lists(UPDATE_KEYS, max_size=max_updates).map(tuple),
             st.sampled_from([0, 1000, 5000]),
             st.lists(UPDATE_KEYS, max_size=3).map(tuple),
-        ).map(lambda d: (f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7])),
+        ).map(
+            lambda d: delivery(f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7])
+        ),
         min_size=1,
         max_size=max_deliveries,
     )

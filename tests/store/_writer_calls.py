@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from svc.store import MessageRecord, PostgresStore, SqliteStore, UpdatesRecorded
-from svc.store._writer import WriterProcess
+from svc.store._child import Child
 
 from .conftest import T0
 
@@ -35,9 +35,9 @@ async def deliver(store: SqliteStore | PostgresStore, i: int) -> UpdatesRecorded
     )
 
 
-def writer_of(store: SqliteStore | PostgresStore) -> WriterProcess:
+def writer_of(store: SqliteStore | PostgresStore) -> Child:
     """The store's writer process (its parent's end)."""
-    writer = store._writer if isinstance(store, SqliteStore) else store._engine._writer
+    writer = store._child if isinstance(store, SqliteStore) else store._engine._child
     assert writer is not None
     return writer
 

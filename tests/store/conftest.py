@@ -1,5 +1,5 @@
 """Store fixtures: one contract suite over ``sqlite-memory``, ``sqlite-file``,
-``sqlite-process`` (a file whose hot writes run in the writer process), ``postgres`` and
+``sqlite-process`` (a file whose webhook writes run in the writer process), ``postgres`` and
 ``postgres-process`` (its webhook writes in the writer process).
 
 PostgreSQL is real: ``SVC_TEST_POSTGRES_URL`` names the server. Unset -> the

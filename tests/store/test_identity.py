@@ -23,7 +23,7 @@ from svc.store import (
     _identity,
 )
 from svc.store._identity import merge_identity
-from svc.store._sqlite_run import SqliteSession
+from svc.store.sqlite._store import SqliteSession
 
 from ._strategies import IDENTITIES
 from .conftest import T0, AnyStore, Backend, migrated_sqlite_file

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from svc.store import SCHEMA_VERSION, PostgresStore
-from svc.store._postgres import MISSING_EXTRA_MESSAGE
+from svc.store.postgres._store import MISSING_EXTRA_MESSAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from svc.store._pg_arrays import array_casts, packed, placeholders
-from svc.store._pg_batch import PgSession as _PgSession
-from svc.store._pg_engine import _Operation
+from svc.store.postgres._arrays import array_casts, packed, placeholders
+from svc.store.postgres._engine import PgSession as _PgSession
+from svc.store.postgres._engine import _Operation
 
 from .test_postgres_batch import migrated_conn  # noqa: F401 -- the fixture
 

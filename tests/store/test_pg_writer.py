@@ -1,17 +1,18 @@
 """``PostgresStore(writer="process")``: webhook deliveries and handled marks run in a writer
-process on a connection of its own; every other call stays on the engine's worker thread.
-
-The process, the wire and the batching are the same as SQLite's (``test_sqlite_writer``,
-and ``test_writer_process`` for both); these tests cover what is PostgreSQL's own: the
-child's connection, a server lost under a batch, and the engine's refusal until its probe
-reconnects.
+process (``_child``) on a connection of its own; every other call stays on the engine's worker
+thread. ``test_writer_process`` covers the child's losses, interruptions and close; these
+tests its connection, a server lost under a batch, the engine's refusal until its probe
+reconnects, a child that cannot start, and the wire.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
+import sys
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -23,9 +24,11 @@ from svc.store import (
     PersistenceValidationError,
     PostgresStore,
     UpdatesRecorded,
+    _child,
 )
-from svc.store._batch_kinds import BatchHint
-from svc.store._pg_writer import APPLICATION_NAME, pg_writer
+from svc.store._commit import Batch, Job
+from svc.store._kinds import Kind
+from svc.store.postgres._engine import APPLICATION_NAME
 
 from ._writer_calls import child_pid, deliver, writer_of
 from .conftest import T0, Backend
@@ -69,7 +72,7 @@ async def test_deliveries_and_marks_go_to_the_child_and_reads_stay_on_the_thread
             nursery.start_soon(call)
             await trio.testing.wait_all_tasks_blocked()
             # The delivery waits on the stopped child; a read runs on the thread meanwhile.
-            assert len(writer_of(store)._inflight) == 1 and answers == []
+            assert writer_of(store).in_flight == 1 and answers == []
             assert await store.get_message(wa_message_id="wamid.1", direction="inbound") is None
             os.kill(child, signal.SIGCONT)
     finally:
@@ -80,7 +83,7 @@ async def test_deliveries_and_marks_go_to_the_child_and_reads_stay_on_the_thread
     assert (again.event, again.to_run) == ("duplicate", ())
     stored = await store.get_message(wa_message_id="wamid.1", direction="inbound")
     assert stored is not None and stored.from_phone == "16505551234"
-    assert len(store._engine._queue) == 0
+    assert store._engine.queued == 0
 
 
 async def test_concurrent_deliveries_and_copies_are_all_answered_and_stored_once(
@@ -155,14 +158,49 @@ async def test_a_writer_started_while_the_server_is_out_of_reach_still_starts() 
     """The child connects at its first batch: one started during an outage answers "lost"
     (the store then refuses calls until its probe reconnects) instead of leaving the store
     on its thread for good."""
-    writer = pg_writer(
-        "postgresql://postgres@127.0.0.1:1/nothing", kwargs={"autocommit": True}, connect_timeout=1
-    )
-    await writer.ready()
+    config = ("postgresql://postgres@127.0.0.1:1/nothing", {"autocommit": True}, 1.0)
+    writer = _child.Child("svc.store.postgres._engine", config, fallback=None)
+    assert await writer.start()
     try:
-        hint = BatchHint(kind="handled", key="u1", args=(("u1",), 0))
-        assert await writer.run(hint) == (False, None, None)
-        assert writer.take_server_lost() is True
-        assert writer.take_server_lost() is False
+        batch = Batch([Job(Kind.HANDLED, (("u1",), 0), code="outbox_failed")])
+        await writer.run(batch)
+        assert batch.lost is True
+        assert [(job.ok, job.result, job.error) for job in batch.jobs] == [(False, None, None)]
     finally:
         await writer.aclose()
+
+
+async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
+    pg: Backend,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="svc.store.writer")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    store = await _open(pg)
+    assert writer_of(store).unavailable
+    assert (await deliver(store, 1)).to_run == ("u1",)
+    assert pg.count("SELECT count(*) FROM svc_webhook_events") == 1
+    said = [r.getMessage() for r in caplog.records if r.name == "svc.store.writer"]
+    assert said == [
+        "store writer process could not start; these writes run on the store's thread from now on"
+    ]
+
+
+def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -> None:
+    class Unpicklable(Exception):
+        def __init__(self, a: str, b: str) -> None:
+            super().__init__(a)
+
+    kept: Job[object] = Job(Kind.HANDLED, (), code="outbox_failed")
+    kept.error = PersistenceValidationError("invalid_record", "row_id must be text.")
+    dropped: Job[object] = Job(Kind.HANDLED, (), code="outbox_failed")
+    dropped.error = Unpicklable("a", "b")
+    frames = _child._Frames()
+    frames.feed(_child._frame((False, [_child._outcome(kept), _child._outcome(dropped)])))
+    answer = frames.take()
+    assert isinstance(answer, tuple)
+    (ok_a, _, error_a), (ok_b, _, error_b) = answer[1]
+    assert (ok_a, ok_b, error_b) == (False, False, None)
+    assert isinstance(error_a, PersistenceValidationError) and error_a.code == "invalid_record"

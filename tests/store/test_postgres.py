@@ -135,7 +135,7 @@ def test_bad_options_are_refused(dsn: str, kwargs: dict) -> None:
 
 
 def test_pool_log_redaction_filter() -> None:
-    from svc.store._pg_engine import _RedactPoolLog
+    from svc.store.postgres._engine import _RedactPoolLog
 
     record = logging.LogRecord(
         "psycopg.pool",

@@ -24,27 +24,28 @@ from svc.store import (
     PostgresStore,
     UpdatesRecorded,
     WebhookEventResult,
-    _batch,
     _broadcasts,
     _ops,
 )
 from svc.store import _validate as check
-from svc.store._batch import DEFER, BatchHint
-from svc.store._pg_batch import PgSession as _PgSession
-from svc.store._pg_engine import _Operation
+from svc.store._kinds import DEFER, Kind
+from svc.store.postgres import _writes
+from svc.store.postgres._engine import PgSession as _PgSession
+from svc.store.postgres._engine import _Operation
 
+from ._reference import record_webhook_delivery
 from ._strategies import (
     CLAIMS,
     COMPLETES,
     DELIVERY_ITEMS,
     DUMP,
-    EVENTS,
     HANDLED_ITEMS,
     MESSAGES,
     SEED,
     SINGLE,
     STATUS_EVENTS,
     TIMES,
+    delivery,
 )
 from .conftest import T0, Backend, _backend
 
@@ -137,11 +138,8 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
         # A claim whose set-based form breaks the statement (bad time) and whose
         # single-call form fails too: the batch must fall back and fail only it.
         with pytest.raises(PersistenceError) as info:
-            await store._call(
-                "claim_failed",
-                lambda s: s.run("SELECT * FROM svc_no_such_table"),
-                write=True,
-                batch=BatchHint(kind="claim", key="k-broken", args=("k-broken", "h", "soon")),
+            await store._write(
+                Kind.CLAIM, ("k-broken", "h", "soon"), code="claim_failed", key="k-broken"
             )
         failure.append(info.value)
 
@@ -153,7 +151,7 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
         for i in range(10, 20):
             nursery.start_soon(claim, i)
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._engine._queue) == 21  # all queued together behind the blocked batch
+        assert store._engine.queued == 21  # all queued together behind the blocked batch
         await trio.to_thread.run_sync(blocker.release)
     assert [exc.code for exc in failure] == ["claim_failed"]
     assert claims == {i: Claimed() for i in range(20)}
@@ -161,19 +159,22 @@ async def test_one_failing_call_fails_alone_in_a_shared_batch(pg: Backend) -> No
     assert pg.count("SELECT COUNT(*) FROM svc_message_status_events") == 1
 
 
-async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
+async def test_an_exception_not_the_drivers_fails_only_its_call(
     pg: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """An exception that is not the driver's, raised in the batch's last phase, rolls the
-    whole transaction back (the claims of the earlier phase are not stored) and the
-    connection goes back to the pool idle: the pool has nothing to roll back."""
+    """An exception that is not the driver's, raised by a set-based form in the batch's last
+    phase, fails only its own call, as on SQLite: the phase reruns call by call, the claims
+    of the earlier phase commit, and the connection goes back to the pool idle (the pool has
+    nothing to roll back)."""
     store = await _open(pg)
     assert pg.url is not None
     outcomes: list[str] = []
 
-    async def call(hint: BatchHint) -> None:
+    async def call(kind: Kind, args: Any, key: str) -> None:
         try:
-            await store._call("claim_failed", lambda s: None, write=True, batch=hint)
+            outcomes.append(
+                type(await store._write(kind, args, code="claim_failed", key=key)).__name__
+            )
         except PersistenceError as exc:
             outcomes.append(exc.code)
         except TypeError:
@@ -183,15 +184,14 @@ async def test_a_batch_broken_outside_its_statements_rolls_back_whole(
         async with trio.open_nursery() as nursery:
             blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
             for i in range(3):
-                claim = BatchHint(kind="claim", key=f"k{i}", args=(f"k{i}", "h", 1))
-                nursery.start_soon(call, claim)
+                nursery.start_soon(call, Kind.CLAIM, (f"k{i}", "h", 1), f"k{i}")
             # A pause whose arguments are no row: its set-based form raises TypeError.
-            nursery.start_soon(call, BatchHint(kind="pause", key="t", args=5))  # type: ignore[arg-type]
+            nursery.start_soon(call, Kind.PAUSE, 5, "t")
             await trio.testing.wait_all_tasks_blocked()
-            assert len(store._engine._queue) == 4
+            assert store._engine.queued == 4
             await trio.to_thread.run_sync(blocker.release)
-    assert sorted(outcomes) == ["TypeError", "claim_failed", "claim_failed", "claim_failed"]
-    assert pg.count("SELECT COUNT(*) FROM svc_service_requests") == 0
+    assert sorted(outcomes) == ["Claimed", "Claimed", "Claimed", "TypeError"]
+    assert pg.count("SELECT COUNT(*) FROM svc_service_requests") == 3
     assert not [r for r in caplog.records if "rolling back" in r.getMessage()]
     assert (
         await store.claim_service_request(idempotency_key="k9", request_hash="h", created_at=T0)
@@ -243,7 +243,7 @@ async def test_fifty_claims_in_one_batch_give_exactly_one_claimed(pg: Backend) -
         for _ in range(50):
             nursery.start_soon(claim, "h")
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._engine._queue) == 50
+        assert store._engine.queued == 50
         await trio.to_thread.run_sync(blocker.release)
     assert results.count(Claimed()) == 1 and results.count(Pending()) == 49
 
@@ -277,7 +277,7 @@ async def test_cancelling_waiters_loses_and_duplicates_nothing_else(pg: Backend)
         await trio.testing.wait_all_tasks_blocked()
         queued_scope.cancel()  # still in the queue: withdrawn
         await trio.testing.wait_all_tasks_blocked()
-        assert len(store._engine._queue) == 20
+        assert store._engine.queued == 20
         running_scope.cancel()  # its statement is cancelled server-side
     blocker.release()
     assert queued_scope.cancelled_caught and running_scope.cancelled_caught
@@ -353,11 +353,13 @@ async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None
         await trio.testing.wait_all_tasks_blocked()
         nursery.start_soon(mark, "m19", ("u1", "u9"))  # u1 marked before; u9 never claimed
         await trio.testing.wait_all_tasks_blocked()
-        kinds = [job.hint.kind for job in store._engine._queue]
+        kinds = [job.kind.value for job in store._engine._commit._queue]
         assert kinds == ["delivery", "handled", "delivery", "handled", "handled"]
         blocker.release()
     assert answers["m0"] == 1 and answers["m12"] == 2 and answers["m19"] == 0
-    assert answers["d3"] == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("u3",))
+    assert answers["d3"] == UpdatesRecorded(
+        event=WebhookEventResult.RECORDED, to_run=("u3",), new=("u3",)
+    )
     copy = answers["copy"]
     assert isinstance(copy, UpdatesRecorded)
     assert copy.to_run == ("u4",) and copy.in_progress == ("u0",)
@@ -368,18 +370,16 @@ async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None
 
 
 SET_BASED: dict[str, Any] = {
-    "message": _batch.record_messages,
-    "status": _batch.append_message_statuses,
-    "claim": _batch.claim_service_requests,
-    "complete": _batch.complete_service_requests,
-    "event": _batch.record_webhook_events,
+    "message": _writes.record_messages,
+    "status": _writes.append_statuses,
+    "claim": _writes.claim_requests,
+    "complete": _writes.complete_requests,
 }
 BATCH = st.one_of(
     st.tuples(st.just("message"), st.lists(MESSAGES, min_size=1, max_size=6)),
     st.tuples(st.just("status"), st.lists(STATUS_EVENTS, min_size=1, max_size=6)),
     st.tuples(st.just("claim"), st.lists(CLAIMS, min_size=1, max_size=6)),
     st.tuples(st.just("complete"), st.lists(COMPLETES, min_size=1, max_size=6)),
-    st.tuples(st.just("event"), st.lists(EVENTS, min_size=1, max_size=6)),
 )
 
 
@@ -412,7 +412,7 @@ def _run(conn: Any, seed: list[Any], steps: list[tuple[str, Any, bool]]) -> tupl
             if set_based:
                 if kind in ("message", "status"):
                     ids = {str(a[0] if kind == "status" else a[1]) for a in args}
-                    _batch.lock_message_ids(session, sorted(ids))
+                    _writes.lock_message_ids(session, sorted(ids))
                 results.append(SET_BASED[kind](session, args))
             else:
                 results.append(SINGLE[kind](session, args))
@@ -507,9 +507,9 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
 @example(  # a user's new number, then a sighting of the old number alone: a new row
     seed=[],
     deliveries=[
-        ("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",), 0),
-        ("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",), 1000),
-        ("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",), 2000),
+        delivery("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",), 0),
+        delivery("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",), 1000),
+        delivery("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",), 2000),
     ],
 )
 def test_set_based_deliveries_equal_deliveries_one_by_one(
@@ -524,20 +524,15 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
     """
 
     def batched(session: Any) -> list[object]:
-        ids = {i for d in deliveries for i in _batch.delivery_message_ids(d[3], d[4])}
+        ids = {i for d in deliveries for i in d.lock_keys()}
         if ids:
-            _batch.lock_message_ids(session, sorted(ids))
-        answers = _batch.record_webhook_deliveries(session, deliveries)
-        assert all(a is not _batch.DEFER for a in answers)  # no delivery falls back alone
-        # A deferred delivery (the set-based form answers none today: a repeated update
-        # key settles in the batch) would run alone afterwards, as here, in order.
-        return [
-            _ops.record_webhook_delivery(session, *d) if a is _batch.DEFER else a
-            for a, d in zip(answers, deliveries, strict=True)
-        ]
+            _writes.lock_message_ids(session, sorted(ids))
+        answers = _writes.record_deliveries(session, deliveries)
+        assert all(a is not DEFER for a in answers)  # no delivery falls back alone
+        return answers
 
     def one_by_one(session: Any) -> list[object]:
-        return [_ops.record_webhook_delivery(session, *d) for d in deliveries]
+        return [record_webhook_delivery(session, d) for d in deliveries]
 
     outcomes = _seeded_outcomes(migrated_conn, seed, batched, one_by_one)
     assert outcomes[0] == outcomes[1]
@@ -558,7 +553,7 @@ def test_set_based_marks_equal_marks_one_by_one(
     running them one by one, in order (a key repeated in the batch counts for its first)."""
 
     def batched(session: Any) -> list[object]:
-        return _batch.mark_webhook_updates_handled(session, items)
+        return _writes.mark_handled(session, items)
 
     def one_by_one(session: Any) -> list[object]:
         return [_ops.mark_webhook_updates_handled(session, keys, at) for keys, at in items]
@@ -596,7 +591,7 @@ def test_set_based_template_pauses_equal_pauses_one_by_one(
     of running them one by one, in order (a broadcast two calls match counts for the first)."""
 
     def batched(session: Any) -> list[object]:
-        return _batch.pause_broadcasts_for_templates(session, items)
+        return _writes.pause_templates(session, items)
 
     def one_by_one(session: Any) -> list[object]:
         return [_broadcasts.pause_broadcasts_for_template(session, *item) for item in items]

@@ -22,10 +22,9 @@ from svc.store import (
     PersistenceValidationError,
     SqliteStore,
     UpdatesRecorded,
-    _batch,
-    _sqlite,
 )
-from svc.store._batch_kinds import BatchHint
+from svc.store._commit import MAX_BATCH, Batch, Job
+from svc.store._kinds import DeliveryWrite, Kind
 
 from .conftest import T0, message_row
 
@@ -211,7 +210,7 @@ async def _held_first_call(store: SqliteStore, gate: threading.Event) -> str:
 
 
 async def _open_when_queued(store: SqliteStore, gate: threading.Event, count: int) -> None:
-    while len(store._queue) < count:
+    while store._commit.queued < count:
         await anyio.lowlevel.checkpoint()
     gate.set()
 
@@ -225,7 +224,7 @@ async def _cancelled_waiting_claim(tmp_path: Path) -> tuple[object, bool, object
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_held_first_call, store, gate)
-            while not store._draining:
+            while not store._commit._draining:
                 await anyio.lowlevel.checkpoint()
             group.start_soon(_open_when_queued, store, gate, 1)
             answer: object = None
@@ -261,12 +260,12 @@ def test_a_waiting_caller_cancelled_by_its_task_is_cancelled_after_its_call_ran(
         gate = threading.Event()
         try:
             first = asyncio.ensure_future(_held_first_call(store, gate))
-            while not store._draining:
+            while not store._commit._draining:
                 await asyncio.sleep(0)
             waiter = asyncio.ensure_future(
                 store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
             )
-            while not store._queue:
+            while not store._commit.queued:
                 await asyncio.sleep(0)
             waiter.cancel()
             for _ in range(10):
@@ -291,7 +290,7 @@ async def test_calls_past_one_batch_each_get_their_own_answer(tmp_path: Path) ->
     store = SqliteStore(tmp_path / "many.db")
     await store.migrate()
     gate = threading.Event()
-    count = _sqlite._MAX_BATCH * 2 + 3
+    count = MAX_BATCH * 2 + 3
     answers: dict[int, object] = {}
 
     async def call(i: int) -> None:
@@ -300,7 +299,7 @@ async def test_calls_past_one_batch_each_get_their_own_answer(tmp_path: Path) ->
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_held_first_call, store, gate)
-            while not store._draining:
+            while not store._commit._draining:
                 await anyio.lowlevel.checkpoint()
             for i in range(count):
                 group.start_soon(call, i)
@@ -369,14 +368,20 @@ def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
     assert caught.value.code == "invalid_options"
 
 
-def _delivery_hint(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> BatchHint:
+def _delivery(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> DeliveryWrite:
     """A checked delivery of one inbound message, as ``record_webhook_updates`` hands it over."""
     at = 1_763_720_130_000 + i
     message = message_row(
         f"row-{i}", f"wamid.{i}", at=at, direction=direction, from_phone="15551234567"
     )
-    item = (f"ev-{i}", "h", at, (message,), (), (), keys, at - 60_000)
-    return BatchHint(kind="delivery", key=f"ev-{i}", args=item)
+    return DeliveryWrite(
+        event_key=f"ev-{i}",
+        event_hash="h",
+        received_at=at,
+        messages=(message,),
+        update_keys=keys,
+        claim_cutoff=at - 60_000,
+    )
 
 
 async def test_concurrent_deliveries_run_as_one_set_based_call(tmp_path: Path) -> None:
@@ -388,12 +393,9 @@ async def test_concurrent_deliveries_run_as_one_set_based_call(tmp_path: Path) -
     answers: dict[int, UpdatesRecorded] = {}
 
     async def deliver(i: int, keys: tuple[str, ...]) -> None:
-        hint = _delivery_hint(i, keys=keys)
-        answers[i] = await store._call(
-            "outbox_failed",
-            lambda s: _batch.record_webhook_delivery(s, hint.args),  # type: ignore[arg-type]
-            write=True,
-            batch=hint,
+        delivery = _delivery(i, keys=keys)
+        answers[i] = await store._write(
+            Kind.DELIVERY, delivery, code="outbox_failed", key=delivery.event_key
         )
 
     try:
@@ -426,13 +428,10 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
 
     async def deliver(i: int) -> None:
         # Direction "sideways" breaks the table's CHECK: the merged call fails as a whole.
-        hint = _delivery_hint(i, keys=(f"u{i}",), direction="sideways" if i == 5 else "inbound")
+        delivery = _delivery(i, keys=(f"u{i}",), direction="sideways" if i == 5 else "inbound")
         try:
-            outcome[i] = await store._call(
-                "outbox_failed",
-                lambda s: _batch.record_webhook_delivery(s, hint.args),  # type: ignore[arg-type]
-                write=True,
-                batch=hint,
+            outcome[i] = await store._write(
+                Kind.DELIVERY, delivery, code="outbox_failed", key=delivery.event_key
             )
         except PersistenceError as exc:
             outcome[i] = exc.code
@@ -450,49 +449,48 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
         await store.close()
 
 
-async def test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call(tmp_path: Path) -> None:
+async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(
+    tmp_path: Path,
+) -> None:
     """Deliveries and marks of handled updates queued together, interleaved as callers
-    arrive, run as two set-based calls, marks first; each call keeps its own answer, and a
-    copy of a delivery finds the updates marked in its batch finished."""
-    from svc.store import _ops, _sqlite_run
-
+    arrive, run as two set-based calls, deliveries first (the batch order both adapters
+    share, ``_kinds.PHASES``); each call keeps its own answer, and a copy of a delivery
+    queued with the mark of its update finds it in progress (in the same process, the
+    service then waits for that run)."""
     store = SqliteStore(tmp_path / "order.db")
     await store.migrate()
     statements: list[str] = []
 
-    def job(hint: BatchHint) -> _sqlite_run.Job[Any]:
-        fn: Any = (
-            (lambda s: _batch.record_webhook_delivery(s, hint.args))  # type: ignore[arg-type]
-            if hint.kind == "delivery"
-            else (lambda s: _ops.mark_webhook_updates_handled(s, *hint.args))  # type: ignore[arg-type]
-        )
-        return _sqlite_run.Job(fn=fn, write=True, code="outbox_failed", hint=hint)
+    def job(kind: Kind, args: Any) -> Job[Any]:
+        return Job(kind, args, code="outbox_failed")
 
-    def mark(keys: tuple[str, ...]) -> BatchHint:
-        return BatchHint(kind="handled", key=min(keys), args=(keys, 1_763_720_200_000))
+    def mark(keys: tuple[str, ...]) -> Job[Any]:
+        return job(Kind.HANDLED, (keys, 1_763_720_200_000))
 
     try:
         await store._call("outbox_failed", lambda s: None, write=True)  # opens the connection
         assert store._conn is not None
-        store._run_batch([job(_delivery_hint(i, keys=(f"u{i}",))) for i in range(3)])
+        store._run_batch(
+            Batch([job(Kind.DELIVERY, _delivery(i, keys=(f"u{i}",))) for i in range(3)])
+        )
         store._conn.set_trace_callback(statements.append)
         batch = [
-            job(mark(("u0",))),
-            job(_delivery_hint(3, keys=("u3",))),
-            job(mark(("u1", "u2"))),
-            job(_delivery_hint(4, keys=("u0", "u4"))),  # a copy of u0, marked in this batch
-            job(mark(("u1", "u9"))),  # u1 is marked by the call before; u9 was never claimed
+            mark(("u0",)),
+            job(Kind.DELIVERY, _delivery(3, keys=("u3",))),
+            mark(("u1", "u2")),
+            job(Kind.DELIVERY, _delivery(4, keys=("u0", "u4"))),  # a copy of u0, marked here
+            mark(("u1", "u9")),  # u1 is marked by the call before; u9 was never claimed
         ]
-        store._run_batch(batch)
+        store._run_batch(Batch(batch))
     finally:
         await store.close()
     assert [j.error for j in batch] == [None] * 5
     answers = [j.result for j in batch]
     assert answers[0] == 1 and answers[2] == 2 and answers[4] == 0
     assert isinstance(answers[1], UpdatesRecorded) and answers[1].to_run == ("u3",)
-    # The marks ran first: the copy's u0 is finished (skipped), not in progress.
+    # The deliveries ran first: the copy's u0 is in progress, not yet finished.
     assert isinstance(answers[3], UpdatesRecorded)
-    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ()
+    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ("u0",)
     events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
     marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
-    assert len(events) == 1 and len(marks) == 1 and marks[0] < events[0]
+    assert len(events) == 1 and len(marks) == 1 and events[0] < marks[0]

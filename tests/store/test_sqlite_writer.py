@@ -2,34 +2,28 @@
 it batches, and what its callers see when it is lost, interrupted, closed or cannot start.
 
 The contract suite runs over this writer too (the ``sqlite-process`` adapter), and
-``test_writer_process`` its losses, interruptions and close; these are SQLite's own rules.
+``test_writer_process`` its losses, interruptions and close (``test_pg_writer``: a child that
+cannot start, the wire); these are SQLite's own rules.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-import pickle
-import socket
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 import trio
-import trio.testing
 
 from svc.store import (
     PersistenceValidationError,
     SqliteStore,
     UpdatesRecorded,
 )
-from svc.store import _writer as writer_module
-from svc.store._sqlite_writer import sqlite_writer
-from svc.store._writer import WriterUnavailable, outcome
+from svc.store._child import Child
 
 from ._writer_calls import child_pid, deliver
 from .conftest import T0
@@ -89,68 +83,12 @@ async def test_concurrent_deliveries_are_all_answered_and_stored(path: Path) -> 
     assert _stored(path, "SELECT count(*) FROM svc_messages") == [(64,)]
 
 
-def test_the_child_runs_every_frame_it_holds_as_one_batch() -> None:
-    ours, theirs = socket.socketpair()
-    try:
-        frames = [pickle.dumps(("delivery", (i,))) for i in range(5)]
-        ours.sendall(b"".join(len(f).to_bytes(4, "big") + f for f in frames))
-        ours.shutdown(socket.SHUT_WR)
-        batches = list(writer_module._batches(theirs, writer_module._Inbox()))
-    finally:
-        ours.close()
-        theirs.close()
-    assert batches == [[("delivery", (i,)) for i in range(5)]]
-
-
-async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
-    path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.WARNING, logger="svc.store.writer")
-    monkeypatch.setattr(sys, "executable", str(path.parent / "no-such-python"))
-    store = SqliteStore(path, writer="process")
-    await store.migrate()
-    try:
-        assert store._writer is None
-        assert (await deliver(store, 1)).to_run == ("u1",)
-    finally:
-        await store.close()
-    assert _stored(path, "SELECT event_key FROM svc_webhook_events") == [("ev-1",)]
-    said = [r.getMessage() for r in caplog.records if r.name == "svc.store.writer"]
-    assert said == [
-        "store writer process could not start; these writes run on the store's thread from"
-        " now on"
-    ]
-
-
 async def test_a_child_that_cannot_open_the_database_is_unavailable(tmp_path: Path) -> None:
-    writer = sqlite_writer(
-        str(tmp_path / "missing" / "dir" / "x.db"), busy_timeout_ms=100, synchronous="full"
-    )
-    with pytest.raises(WriterUnavailable):
-        await writer.ready()
+    config = (str(tmp_path / "missing" / "dir" / "x.db"), 100, "full")
+    writer = Child("svc.store.sqlite._store", config, fallback=None)
+    assert not await writer.start()
+    assert writer.unavailable
     await writer.aclose()
-
-
-def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -> None:
-    class Unpicklable(Exception):
-        def __init__(self, a: str, b: str) -> None:
-            super().__init__(a)
-
-    refusal = PersistenceValidationError("invalid_record", "row_id must be text.")
-    kept = outcome(False, None, refusal)
-    dropped = outcome(False, None, Unpicklable("a", "b"))
-    frame = writer_module._frame((False, [kept, dropped]))
-    (answer,) = _inbox_of(frame).take(2)
-    assert isinstance(answer, tuple)
-    (ok_a, _, error_a), (ok_b, _, error_b) = answer[1]
-    assert (ok_a, ok_b, error_b) == (False, False, None)
-    assert isinstance(error_a, PersistenceValidationError) and error_a.code == "invalid_record"
-
-
-def _inbox_of(frame: bytes) -> writer_module._Inbox:
-    inbox = writer_module._Inbox()
-    inbox.feed(frame)
-    return inbox
 
 
 @pytest.mark.parametrize(

@@ -20,13 +20,13 @@ async def test_regrouped_deliveries_run_each_update_until_it_is_handled(store: A
     first = await store.record_webhook_updates(
         event_key="d1", event_hash="h", received_at=T0, update_keys=["m1"]
     )
-    assert first == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m1",))
+    assert first == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m1",), new=("m1",))
     assert await store.mark_webhook_updates_handled(update_keys=["m1"], handled_at=T0) == 1
     assert await store.mark_webhook_updates_handled(update_keys=["m1"], handled_at=T0) == 0
     second = await store.record_webhook_updates(
         event_key="d2", event_hash="h", received_at=T0, update_keys=["m1", "m2", "m2"]
     )
-    assert second == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m2",))
+    assert second == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m2",), new=("m2",))
     # d3 regroups them while d2 is still running m2: in progress, not run twice.
     third = await store.record_webhook_updates(
         event_key="d3", event_hash="h", received_at=T0, update_keys=["m2", "m1"]
@@ -72,7 +72,7 @@ async def test_pruned_update_keys_are_new_again(store: AnyStore) -> None:
     after = await store.record_webhook_updates(
         event_key="d", event_hash="h", received_at=T0, update_keys=["m1"]
     )
-    assert after == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m1",))
+    assert after == UpdatesRecorded(event=WebhookEventResult.RECORDED, to_run=("m1",), new=("m1",))
 
 
 async def test_update_keys_are_checked(store: AnyStore) -> None:
@@ -99,16 +99,17 @@ async def test_finished_keys_are_claimed_and_marked_handled_in_one_call(store: A
         finished_keys=["idle", "held", "elsewhere"],
     )
     assert first == UpdatesRecorded(
-        event=WebhookEventResult.RECORDED, to_run=("work", "idle"), in_progress=("held",)
+        event=WebhookEventResult.RECORDED,
+        to_run=("work", "idle"),
+        in_progress=("held",),
+        new=("work", "idle"),
     )
     # "idle" was marked with the record; "work" and "held" are still unfinished.
     assert await store.mark_webhook_updates_handled(update_keys=["idle"], handled_at=T0) == 0
     copy = await store.record_webhook_updates(
         event_key="d1", event_hash="h", received_at=T0, update_keys=["work", "idle", "held"]
     )
-    assert copy == UpdatesRecorded(
-        event=WebhookEventResult.DUPLICATE, in_progress=("work", "held")
-    )
+    assert copy == UpdatesRecorded(event=WebhookEventResult.DUPLICATE, in_progress=("work", "held"))
     assert (
         await store.mark_webhook_updates_handled(update_keys=["work", "held"], handled_at=T0) == 2
     )

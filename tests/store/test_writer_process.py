@@ -1,6 +1,6 @@
-"""What callers of either store's writer process see when the child exits, is lost
-mid-call, gets Ctrl+C, or is closed with a call in flight, and when the caller is
-cancelled (``sqlite-process`` and ``postgres-process``: the same ``_writer`` process).
+"""What callers of either store's writer process see when the child exits, is lost mid-call,
+gets Ctrl+C, or is closed with a call in flight, and when the caller is cancelled
+(``sqlite-process`` and ``postgres-process``: the same ``_child`` runner).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ _EVENTS = "SELECT count(*) FROM svc_webhook_events"
 
 
 @pytest.fixture(params=["sqlite-process", "postgres-process"])
-async def writer_backend(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Backend]:
+async def writer_backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
     async with _closing_opened(_backend(request.param, request, tmp_path)) as result:
         yield result
 
@@ -81,7 +79,7 @@ async def test_a_writer_lost_mid_call_fails_that_call_and_the_next_one_runs(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(call)
         await trio.testing.wait_all_tasks_blocked()
-        assert len(writer_of(store)._inflight) == 1
+        assert writer_of(store).in_flight == 1
         os.kill(child, signal.SIGKILL)
     assert [e.code for e in failed] == ["outbox_failed"]
     assert writer_backend.count(_EVENTS) == 0

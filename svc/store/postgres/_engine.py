@@ -1,26 +1,21 @@
 """The PostgreSQL engine behind ``PostgresStore``: psycopg 3 (sync API) and a psycopg_pool pool.
 
-This module (with ``_pg_batch`` and ``_pg_writer``, which only it imports) is where psycopg
-is imported; ``PostgresStore`` loads it when it is constructed, so ``svc.store`` imports
-without the ``postgres`` extra.
+This module is where psycopg is imported (with ``_writes``, ``_arrays`` and the child's
+``main``, which only it and the writer process import); ``PostgresStore`` loads it when it
+is constructed, so ``svc.store`` imports without the ``postgres`` extra.
 
-psycopg's async API is asyncio-only, so every call runs the sync API in an
-``anyio`` worker thread; that works under trio and asyncio alike. When the
-calling task is cancelled mid-query, the query is cancelled server-side
-(``cancel_safe``), the transaction rolls back in the thread, and the
-connection goes back to the pool healthy before the cancellation propagates.
+psycopg's async API is asyncio-only, so every call runs the sync API in an ``anyio`` worker
+thread; that works under trio and asyncio alike. When the calling task is cancelled
+mid-query, the query is cancelled server-side (``cancel_safe``), the transaction rolls back
+in the thread, and the connection goes back to the pool healthy before the cancellation
+propagates.
 
-The hot writes (messages, status events, webhook events, whole webhook
-deliveries, claims, completions) are group-committed: calls that queue up while
-a batch runs share the next transaction. Their locks are taken in one global
-order (advisory locks, then claims, then webhook events, each sorted by key),
-most calls of a kind run as one set-based statement, and everything else (and a
-set-based statement that fails) runs call by call, each under its own
-savepoint, so a failing call fails alone. A caller hears of success only after
-COMMIT. The batches' synchronous side is ``_pg_batch``; with ``writer="process"`` the
-webhook deliveries and handled marks run in a writer process instead (``_pg_writer``).
-
-While the server is out of reach, calls fail at once (see ``_ensure_pool``).
+The hot writes (``_kinds.Kind``) go through the store's group commit (``_commit``): a batch
+runs on one pooled connection in a worker thread (``_Thread``), its advisory locks taken
+phase by phase in one sorted statement, so batches never deadlock. With
+``writer="process"`` the webhook deliveries and marks of handled updates run in a writer
+process on a connection of its own instead (``_child``; this module's ``main`` is the
+child's). While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """
 
 from __future__ import annotations
@@ -29,30 +24,32 @@ import contextlib
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any, Final, TypeVar, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, Literal, TypeVar
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import psycopg
 import psycopg.conninfo
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ._batch import BatchHint
-from ._errors import (
+from .. import _child
+from .._commit import Batch, GroupCommit, Job, OperationCancelled, run_batch
+from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from ._migrations import run_migrations
-from ._pg_batch import Batch, Job, OperationCancelled, PgSession, State, run_batch
-from ._pg_writer import pg_writer
-from ._session import Session
-from ._writer import WRITER_KINDS, WriterProcess, WriterUnavailable, started
+from .._kinds import Kind
+from .._migrations import run_migrations
+from .._session import Row, Session
+from . import _writes
+from ._arrays import array_casts, packed, placeholders
 
-__all__ = ["PgEngine"]
+__all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "main"]
 
 T = TypeVar("T")
 _POOL_NAMES: Final = itertools.count(1)
@@ -62,13 +59,16 @@ _OLD_POOL_CLOSE_SECONDS: Final = 1.0
 """How long closing a replaced pool waits for its background threads."""
 _RECONNECT_TIMEOUT_SECONDS: Final = 30.0
 """How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
-_MESSAGES: Final[dict[str, str]] = {
+MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "PostgreSQL migration failed.",
     "claim_failed": "PostgreSQL service-request transaction failed.",
     "completion_failed": "PostgreSQL service-request completion failed.",
     "outbox_failed": "PostgreSQL outbox or message transaction failed.",
     "query_failed": "PostgreSQL query failed.",
 }
+APPLICATION_NAME: Final = "svc-writer"
+"""The writer process's connection's ``application_name`` (in ``pg_stat_activity``), unless the
+connection string names one."""
 
 
 def _connect_failure(exc: psycopg.Error) -> str:
@@ -136,11 +136,6 @@ class _Operation:
                 conn.cancel_safe(timeout=2.0)
 
 
-_MAX_BATCH: Final = 256
-_MAX_DRAINERS: Final = 1
-"""How many group-commit batches of one store may run at once (each on its own connection)."""
-
-
 @contextlib.contextmanager
 def _pooled(
     pool: ConnectionPool[psycopg.Connection[Any]], marker: _Operation | Batch
@@ -164,6 +159,141 @@ def _pooled(
         raise
 
 
+class PgSession:
+    """``Session`` over one psycopg connection; ``op.check()`` runs before each statement."""
+
+    __slots__ = ("_conn", "_op")
+    dialect: Final[Literal["postgres"]] = "postgres"
+
+    def __init__(self, conn: psycopg.Connection[Any], op: _Operation | Batch) -> None:
+        self._conn = conn
+        self._op = op
+
+    def _execute(self, sql: str, params: Sequence[object]) -> psycopg.Cursor[Any]:
+        self._op.check()
+        if not any(isinstance(param, list) for param in params):
+            return self._conn.execute(placeholders(sql), params or None)
+        # Array columns go packed where that is exact (see _arrays), else binary.
+        values = list(params)
+        forms = [0] * len(values)
+        for i, cast in enumerate(array_casts(sql)):
+            param = values[i]
+            if isinstance(param, list):
+                joined = packed(param, cast) if cast is not None else None
+                forms[i] = 1 if joined is None else 2
+                if joined is not None:
+                    values[i] = joined
+        return self._conn.execute(placeholders(sql, tuple(forms)), values)
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> int:
+        return self._execute(sql, params).rowcount
+
+    def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
+        cursor = self._execute(sql, params)
+        return cursor.fetchall() if cursor.description is not None else []
+
+    def fetchone(self, sql: str, params: Sequence[object] = ()) -> Row | None:
+        rows = self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+
+_BEGIN_BATCH: Final = (
+    # Every batch statement looks rows up by key: a table scan is never the right plan,
+    # though a young table's statistics (and a generic plan made while it was small) can
+    # make it look cheaper.
+    "BEGIN; SET LOCAL enable_seqscan = off; "
+)
+
+
+class PgBatchConnection:
+    """The connection as ``_commit.run_batch`` drives it. The statements that need no answer
+    (the batch's ``BEGIN``, a savepoint's release) wait and go in one round trip with the
+    next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
+
+    __slots__ = ("_conn", "_pending", "_sent", "session")
+    forms: Final = _writes
+    faults: Final = (psycopg.Error, OperationCancelled)
+    locks: Final = True
+
+    def __init__(self, conn: psycopg.Connection[Any], batch: Batch) -> None:
+        self._conn = conn
+        self.session = PgSession(conn, batch)
+        self._pending = ""
+        self._sent = False
+
+    def _send(self, sql: str) -> None:
+        self._conn.execute(self._pending + sql)
+        self._pending = ""
+        self._sent = True
+
+    def begin(self, *, write: bool) -> None:
+        self._pending = _BEGIN_BATCH
+
+    def savepoint(self, name: str) -> None:
+        self._send(f"SAVEPOINT {name}")
+
+    def rollback_to(self, name: str) -> None:
+        self._send(f"ROLLBACK TO SAVEPOINT {name}")
+
+    def release(self, name: str) -> None:
+        self._pending += f"RELEASE SAVEPOINT {name}; "
+
+    def lock(self, keys: Sequence[str]) -> None:
+        _writes.lock_message_ids(self.session, keys)
+
+    def commit(self) -> None:
+        if self._sent:
+            self._send("COMMIT")
+
+
+def _run_on(conn: psycopg.Connection[Any], batch: Batch) -> None:
+    """Blocking: ``batch`` on ``conn``, its statements cancellable through ``batch.cancel``."""
+    batch.interrupt = lambda: _cancel(conn)
+    try:
+        run_batch(PgBatchConnection(conn, batch), batch)
+    finally:
+        batch.interrupt = None
+
+
+def _cancel(conn: psycopg.Connection[Any]) -> None:
+    # An error means the statement finished or the connection broke: nothing to stop.
+    with contextlib.suppress(psycopg.Error):
+        conn.cancel_safe(timeout=2.0)
+
+
+class _Thread:
+    """The engine's runner: a batch on a pooled connection, in a worker thread; a cancelled
+    caller's job is withdrawn or has its statement cancelled (``withdraws``)."""
+
+    __slots__ = ("_engine",)
+    withdraws: Final = True
+
+    def __init__(self, engine: PgEngine) -> None:
+        self._engine = engine
+
+    async def run(self, batch: Batch) -> None:
+        engine = self._engine
+        pool = engine._pool
+        if engine._unreachable or pool is None:
+            # An earlier batch lost the server: the rest fail now, not one timeout each.
+            for job in batch.jobs:
+                job.error = engine._refuse(job.code)
+            return
+        try:
+            await anyio.to_thread.run_sync(self._in_thread, pool, batch, limiter=engine._limiter)
+        except psycopg.Error:
+            pass  # every job of the batch keeps its pessimistic error
+        finally:
+            engine._note(batch)
+
+    @staticmethod
+    def _in_thread(pool: ConnectionPool[psycopg.Connection[Any]], batch: Batch) -> None:
+        """Blocking: the batch on a pooled connection; on an exception the pool's connection
+        context rolls its transaction back before the connection goes back."""
+        with _pooled(pool, batch) as conn:
+            _run_on(conn, batch)
+
+
 class PgEngine:
     """The pool, the cancellable thread calls and the group commit of one ``PostgresStore``.
 
@@ -171,9 +301,11 @@ class PgEngine:
     """
 
     __slots__ = (
+        "_child",
+        "_child_commit",
         "_closed",
+        "_commit",
         "_connect_timeout",
-        "_drainers",
         "_dsn",
         "_kwargs",
         "_limiter",
@@ -182,12 +314,10 @@ class PgEngine:
         "_open_lock",
         "_pool",
         "_pool_timeout",
-        "_queue",
         "_reconnect_interval",
         "_retry_at",
         "_schema",
         "_unreachable",
-        "_writer",
     )
 
     def __init__(
@@ -203,7 +333,7 @@ class PgEngine:
         writer: str = "thread",
     ) -> None:
         try:
-            psycopg.conninfo.conninfo_to_dict(dsn)
+            options = psycopg.conninfo.conninfo_to_dict(dsn)
         except psycopg.Error:
             raise PersistenceValidationError(
                 "invalid_options", "The PostgreSQL connection string is malformed."
@@ -219,16 +349,20 @@ class PgEngine:
         if schema is not None:
             kwargs["options"] = f"-c search_path={schema}"
         self._kwargs: Final = kwargs
-        self._writer: WriterProcess | None = (
-            pg_writer(dsn, kwargs=kwargs, connect_timeout=self._connect_timeout)
-            if writer == "process"
-            else None
-        )
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
-        self._queue: list[Job[Any]] = []
-        self._drainers = 0
+        thread = _Thread(self)
+        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
+        self._child: _child.Child | None = None
+        self._child_commit: GroupCommit | None = None
+        if writer == "process":
+            child_kwargs = dict(kwargs)
+            if "application_name" not in options:
+                child_kwargs["application_name"] = APPLICATION_NAME
+            config = (dsn, child_kwargs, self._connect_timeout)
+            self._child = _child.Child(__name__, config, fallback=thread)
+            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
         self._closed = False
         self._unreachable = False  # a call found the server out of reach; probe before use
         self._retry_at = 0.0  # while unreachable, no connection attempt before this time
@@ -360,20 +494,12 @@ class PgEngine:
             if isinstance(exc, PersistenceError):
                 raise exc
             if isinstance(exc, psycopg.Error | OperationCancelled):
-                raise PersistenceError(code, _MESSAGES[code]) from None
+                raise PersistenceError(code, MESSAGES[code]) from None
             raise exc
         return outcome[0]
 
-    async def call(
-        self,
-        code: FaultCode,
-        fn: Callable[[Session], T],
-        *,
-        write: bool,
-        batch: BatchHint | None = None,
-    ) -> T:
-        if write and batch is not None:
-            return await self._call_batched(code, fn, batch)
+    async def call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        """``fn`` in a transaction of its own on a pooled connection (not group-committed)."""
 
         def work(conn: psycopg.Connection[Any], op: _Operation) -> T:
             with conn.transaction():
@@ -383,161 +509,32 @@ class PgEngine:
 
     # --- group commit
 
-    async def _call_batched(
-        self, code: FaultCode, fn: Callable[[Session], T], hint: BatchHint
-    ) -> T:
-        """Queue the call; up to ``_MAX_DRAINERS`` waiting callers run the queue in batches.
-
-        With a writer process, deliveries and handled marks go to it instead (its batches
-        run on its own connection); while the server is out of reach they fail at once,
-        as every call does (``_ensure_pool``).
-        """
-        pool = await self._ensure_pool(code)
-        if self._writer is not None and hint.kind in WRITER_KINDS:
-            try:
-                ok, result, error = await self._writer.run(hint)
-            except WriterUnavailable:
-                self._writer = None  # the thread runs them, now and from now on
-            else:
-                self._note_lost(self._writer.take_server_lost())
-                if not ok:
-                    raise error or PersistenceError(code, _MESSAGES[code])
-                return cast(T, result)
-        job: Job[T] = Job(fn=fn, hint=hint, code=code)
-        self._queue.append(job)
-        if self._drainers < _MAX_DRAINERS:
-            self._drainers += 1
-            job.holds_slot = True
-        else:
-            job.wake = anyio.Event()
-            try:
-                await job.wake.wait()
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await self._abandon(job)
-                raise
-        if job.holds_slot:
-            await self._drain(pool, job)
-        if not job.ok:
-            raise job.error or PersistenceError(code, _MESSAGES[code])
-        return job.result  # type: ignore[return-value]
-
-    def _release_slot(self, job: Job[Any]) -> None:
-        """Give back ``job``'s drainer slot and hand it to the first queued job."""
-        if not job.holds_slot:
-            return
-        job.holds_slot = False
-        self._drainers -= 1
-        for queued in self._queue:
-            if self._drainers >= _MAX_DRAINERS:
-                break
-            if not queued.holds_slot:
-                queued.holds_slot = True
-                self._drainers += 1
-                if queued.wake is not None:
-                    queued.wake.set()
-
-    async def _drain(self, pool: ConnectionPool[psycopg.Connection[Any]], own: Job[Any]) -> None:
-        """Run batches from the head of the queue until ``own`` is in one, then wait for it."""
+    async def write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
+        """A job of ``kind`` through the group commit: the writer process's for its kinds
+        (``_child.CHILD_KINDS``), else the thread's. While the server is out of reach it
+        fails at once, as every call does (``_ensure_pool``)."""
+        await self._ensure_pool(code)
+        commit = self._commit
+        if (
+            self._child_commit is not None
+            and kind in _child.CHILD_KINDS
+            and not self._child_unavailable()
+        ):
+            commit = self._child_commit
+        job: Job[Any] = Job(kind, args, code=code, key=key)
         try:
-            while own.state is State.QUEUED:
-                jobs = self._queue[:_MAX_BATCH]
-                del self._queue[:_MAX_BATCH]
-                if self._unreachable:
-                    # An earlier batch lost the server: the rest fail now, not one timeout each.
-                    for job in jobs:
-                        job.error = self._refuse(job.code)
-                        job.settle()
-                    continue
-                batch = Batch(anyio.Event())
-                for job in jobs:
-                    job.state, job.batch = State.TAKEN, batch
-                current = self._pool if self._pool is not None else pool
-                await self._run_batch(current, batch, jobs, own)
+            return await commit.run(job)
         finally:
-            self._release_slot(own)
-        if not own.done and own.batch is not None:
-            try:
-                await own.batch.finished.wait()
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await self._abandon(own)
-                raise
+            if job.batch is not None:
+                self._note_lost(job.batch.lost)
 
-    async def _run_batch(
-        self,
-        pool: ConnectionPool[psycopg.Connection[Any]],
-        batch: Batch,
-        jobs: list[Job[Any]],
-        own: Job[Any],
-    ) -> None:
-        """Run one batch in a worker thread (shielded: the others depend on it)."""
-        finished = batch.finished
-        failure: list[Exception] = []
+    def _child_unavailable(self) -> bool:
+        return self._child is None or self._child.unavailable
 
-        async def run_thread() -> None:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await anyio.to_thread.run_sync(
-                        self._batch_in_thread, pool, batch, jobs, limiter=self._limiter
-                    )
-                except psycopg.Error:
-                    pass  # every job of the batch keeps its pessimistic error
-                except Exception as exc:  # noqa: BLE001 -- re-raised after the jobs are settled
-                    failure.append(exc)
-                finally:
-                    self._note(batch)
-                    for job in jobs:
-                        job.settle()
-                    finished.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run_thread)
-            try:
-                await finished.wait()
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True):
-                    await self._abandon(own, draining=True)
-                    await finished.wait()
-                raise
-        if failure:
-            raise failure[0]
-
-    async def _abandon(self, job: Job[Any], *, draining: bool = False) -> None:
-        """The caller of ``job`` was cancelled: withdraw or cancel it, as far as still possible.
-
-        Queued or not yet started: it never runs. Running: its statement is
-        cancelled server-side (repeated until it stops) and only its savepoint
-        rolls back. Executed: it waits for the batch's COMMIT, like a thread call
-        that already finished. A draining caller keeps its slot until its batch ends.
-        """
-        if job.state is State.QUEUED:
-            self._queue.remove(job)
-            job.state = State.SETTLED
-            if not draining:
-                self._release_slot(job)
-            return
-        batch = job.batch
-        while batch is not None and not job.done:
-            state = await anyio.to_thread.run_sync(batch.cancel, job)
-            if state in (State.TAKEN, State.SETTLED):
-                return
-            if state is State.EXECUTED:
-                await batch.finished.wait()
-                return
-            with anyio.move_on_after(_CANCEL_RETRY_SECONDS):
-                await batch.finished.wait()
-
-    def _batch_in_thread(
-        self,
-        pool: ConnectionPool[psycopg.Connection[Any]],
-        batch: Batch,
-        jobs: list[Job[Any]],
-    ) -> None:
-        """Blocking: the batch on a pooled connection (``run_batch``); on an exception the
-        pool's connection context rolls its transaction back before the connection goes back."""
-        with _pooled(pool, batch) as conn:
-            run_batch(conn, batch, jobs)
+    @property
+    def queued(self) -> int:
+        """How many group-commit jobs wait for a batch (tests)."""
+        return self._commit.queued
 
     async def sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None
@@ -576,17 +573,76 @@ class PgEngine:
             )
 
         version = await self._run_in_connection("migration_failed", work)
-        # Started now, not by the first delivery: the first ones wait for no start.
-        self._writer = await started(self._writer)
+        if self._child is not None:
+            # Started now, not by the first delivery: the first ones wait for no start.
+            await self._child.start()
         return version
 
     async def close(self) -> None:
-        """Close the writer process after the jobs in flight, then the pool (waiting for
+        """Close the writer process (after the batch in flight), then the pool (waiting for
         connections in use); idempotent."""
         self._closed = True
-        if self._writer is not None:
-            await self._writer.aclose()
+        if self._child is not None:
+            await self._child.aclose()
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(pool.close)
+
+
+# --- the writer process's side (``_child``) ------------------------------------------------
+
+
+class _ChildConnection:
+    """The writer process's connection (made again after a loss) and its batches.
+
+    A batch that finds the server out of reach answers every job with its pessimistic error
+    and says so (the engine then refuses calls until its probe reconnects); the next batch
+    connects again.
+    """
+
+    __slots__ = ("_config", "_conn")
+
+    def __init__(self, config: tuple[str, dict[str, Any], float]) -> None:
+        self._config = config
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def _connect(self) -> psycopg.Connection[Any] | None:
+        if self._conn is not None and not (self._conn.closed or self._conn.broken):
+            return self._conn
+        self.close()
+        dsn, kwargs, connect_timeout = self._config
+        try:
+            self._conn = psycopg.connect(
+                dsn, connect_timeout=max(1, int(connect_timeout)), **kwargs
+            )
+        except psycopg.Error:
+            return None
+        return self._conn
+
+    def run(self, batch: Batch) -> bool:
+        conn = self._connect()
+        if conn is None:
+            return True
+        try:
+            _run_on(conn, batch)
+        except psycopg.Error:  # every job keeps its pessimistic error
+            if conn.closed or conn.broken:
+                return True
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+        return False
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+def main(fd: int) -> None:
+    """The writer process: run batches until the parent's end closes. It connects at its first
+    batch, so a child started while the server restarts still starts: its batches answer
+    "lost" until the server is back, and the engine goes on refusing calls until its own
+    probe reconnects."""
+    _child.serve(fd, _ChildConnection)

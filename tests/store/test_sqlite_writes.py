@@ -1,4 +1,5 @@
-"""SQLite's set-based delivery projection equals the call-by-call form, state and answer."""
+"""SQLite's set-based writes (``svc/store/sqlite/_writes.py``) equal the call-by-call reference
+form (``_reference``), state and answer."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from svc.store import UpdatesRecorded, _ops, _sqlite_delivery
-from svc.store._batch_kinds import DEFER
-from svc.store._sqlite_run import SqliteSession
+from svc.store import UpdatesRecorded, _ops
+from svc.store._kinds import DEFER
+from svc.store.sqlite import _writes
+from svc.store.sqlite._store import SqliteSession
 
-from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, fresh_row_ids
+from ._reference import record_webhook_delivery
+from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, delivery, fresh_row_ids
 from .conftest import message_row, migrated_sqlite_file
 
 # Row ids may repeat across messages here: the set-based insert must skip a
@@ -52,9 +55,7 @@ def _outcome(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any], form: Any
 ) -> tuple[list[Any], list[list[Any]]]:
     """Seed, then each call in order through ``form``; answers and tables (rolled back)."""
-    return _outcome_together(
-        conn, seed, deliveries, lambda s, ds: [form(s, *delivery) for delivery in ds]
-    )
+    return _outcome_together(conn, seed, deliveries, lambda s, ds: [form(s, d) for d in ds])
 
 
 @_EQUIVALENCE
@@ -62,8 +63,8 @@ def _outcome(
 def test_set_based_delivery_equals_the_call_by_call_form(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
 ) -> None:
-    set_based = _outcome(conn, seed, deliveries, _sqlite_delivery.record_webhook_delivery)
-    one_by_one = _outcome(conn, seed, deliveries, _ops.record_webhook_delivery)
+    set_based = _outcome(conn, seed, deliveries, _writes.record_delivery)
+    one_by_one = _outcome(conn, seed, deliveries, record_webhook_delivery)
     assert set_based == one_by_one
     assert all(isinstance(answer, UpdatesRecorded) for answer in set_based[0])
 
@@ -90,10 +91,10 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     statuses = tuple((f"wamid.{i % 300}", ranks[i % 3], at + i, None) for i in range(700))
     identities = (("US.1", None, "1555", "ann", at), (None, None, "1556", None, at))
     update_keys = tuple(f"u{i % 400}" for i in range(700))
-    delivery = ("ev-big", "h", at, messages, statuses, identities, update_keys)
+    big = delivery("ev-big", "h", at, messages, statuses, identities, update_keys)
     seed = [("status", ("wamid.5", "read", at - 1))]
-    set_based = _outcome(conn, seed, [delivery], _sqlite_delivery.record_webhook_delivery)
-    one_by_one = _outcome(conn, seed, [delivery], _ops.record_webhook_delivery)
+    set_based = _outcome(conn, seed, [big], _writes.record_delivery)
+    one_by_one = _outcome(conn, seed, [big], record_webhook_delivery)
     assert set_based == one_by_one
     rows, events = set_based[1][0], set_based[1][1]
     assert len(rows) == 200  # the 50 repeated (direction, wamid) pairs were skipped
@@ -106,7 +107,7 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
 def _merged(session: SqliteSession, deliveries: list[Any]) -> list[Any]:
     """What ``SqliteStore`` does with consecutive deliveries of one batch: one set-based
     call, which answers every delivery (none is deferred to run alone)."""
-    answers = _sqlite_delivery.record_webhook_deliveries(session, deliveries)
+    answers = _writes.record_deliveries(session, deliveries)
     assert DEFER not in answers, "no delivery falls back to running alone"
     return answers
 
@@ -133,7 +134,7 @@ def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     conn: sqlite3.Connection, seed: list[Any], deliveries: list[Any]
 ) -> None:
     merged = _outcome_together(conn, seed, deliveries, _merged)
-    one_by_one = _outcome(conn, seed, deliveries, _ops.record_webhook_delivery)
+    one_by_one = _outcome(conn, seed, deliveries, record_webhook_delivery)
     assert merged == one_by_one
     assert len(merged[0]) == len(deliveries)
 
@@ -146,8 +147,13 @@ def test_marks_merged_into_one_call_equal_them_one_by_one(
     """A batch's ``mark_webhook_updates_handled`` calls as one statement: each call's count
     and the table equal running them in order (a key repeated in the batch counts for its
     first call, which sets its time)."""
-    merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
-    one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
+    merged = _outcome_together(conn, seed, items, _writes.mark_handled)
+    one_by_one = _outcome_together(
+        conn,
+        seed,
+        items,
+        lambda s, marks: [_ops.mark_webhook_updates_handled(s, *m) for m in marks],
+    )
     assert merged == one_by_one
 
 
@@ -159,8 +165,13 @@ def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
     seed = [("claimed", f"k{i}") for i in range(0, 1200, 2)]
     items = [(tuple(f"k{i}" for i in range(j, 1200, 3)), at + j) for j in range(3)]
     items.append((("k0", "k2", "k4"), at + 9))
-    merged = _outcome_together(conn, seed, items, _sqlite_delivery.mark_webhook_updates_handled)
-    one_by_one = _outcome(conn, seed, items, _ops.mark_webhook_updates_handled)
+    merged = _outcome_together(conn, seed, items, _writes.mark_handled)
+    one_by_one = _outcome_together(
+        conn,
+        seed,
+        items,
+        lambda s, marks: [_ops.mark_webhook_updates_handled(s, *m) for m in marks],
+    )
     assert merged == one_by_one
     assert merged[0] == [200, 200, 200, 0]
 
@@ -172,7 +183,7 @@ def test_statement_runs_have_power_of_two_lengths_under_the_variable_limit(
     """The runs keep every row in order, each under SQLite's 999 variables, with lengths
     from a few powers of two (largest first): the statement texts recur across batches,
     so sqlite3's statement cache prepares each once."""
-    runs = _sqlite_delivery._chunks(list(range(count)), width)
+    runs = _writes._chunks(list(range(count)), width)
     assert [value for run in runs for value in run] == list(range(count))
     lengths = [len(run) for run in runs]
     assert all(n & (n - 1) == 0 and 0 < n * width <= 999 for n in lengths)
@@ -217,14 +228,14 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
         message_row(f"row-{i}", f"wamid.{i}", at=at, from_phone="1555") for i in range(20)
     )
     keys = tuple(f"u{i}" for i in range(20))
-    delivery = ("ev-1", "h", at, messages, (), (), keys, at)
+    first = delivery("ev-1", "h", at, messages, (), (), keys, at)
     session = SqliteSession(conn)
     conn.execute("BEGIN")
     try:
         counting = _RowsReturned(conn)
-        _sqlite_delivery.record_webhook_deliveries(counting, [delivery])
+        _writes.record_deliveries(counting, [first])
         marks = [(keys[:12], at + 1), ((*keys[8:], "unknown"), at + 2)]
-        counts = _sqlite_delivery.mark_webhook_updates_handled(counting, marks)
+        counts = _writes.mark_handled(counting, marks)
         assert counts == [12, 8]
         assert counting.rows["INSERT INTO svc_messages"] == 0
         assert counting.rows["UPDATE svc_webhook_updates"] == 0
@@ -244,9 +255,7 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
             for i in range(3, 5)
         )
         counting = _RowsReturned(conn)
-        _sqlite_delivery.record_webhook_deliveries(
-            counting, [("ev-2", "h", at, later, (), (), (), at)]
-        )
+        _writes.record_deliveries(counting, [delivery("ev-2", "h", at, later, (), (), (), at)])
         assert counting.rows["INSERT INTO svc_messages"] == 2
         assert conn.execute(
             "SELECT status FROM svc_messages WHERE row_id = 'row-b3'"
@@ -267,18 +276,18 @@ def test_update_keys_return_only_the_stored_keys(conn: sqlite3.Connection) -> No
         session = SqliteSession(conn)
         early = tuple(f"u{i}" for i in range(6))
         recent = tuple(f"u{i}" for i in range(6, 10))
-        _sqlite_delivery.record_webhook_deliveries(
+        _writes.record_deliveries(
             session,
             [
-                ("ev-1", "h", at, (), (), (), early, at),
-                ("ev-2", "h", at + 100, (), (), (), recent, at + 100),
+                delivery("ev-1", "h", at, (), (), (), early, at),
+                delivery("ev-2", "h", at + 100, (), (), (), recent, at + 100),
             ],
         )
-        assert _sqlite_delivery.mark_webhook_updates_handled(session, [(early[:3], at + 1)]) == [3]
+        assert _writes.mark_handled(session, [(early[:3], at + 1)]) == [3]
         keys = tuple(f"u{i}" for i in range(20))
         counting = _RowsReturned(conn)
-        result = _sqlite_delivery.record_webhook_deliveries(
-            counting, [("ev-3", "h", at + 200, (), (), (), keys, at + 50, ("u19",))]
+        result = _writes.record_deliveries(
+            counting, [delivery("ev-3", "h", at + 200, (), (), (), keys, at + 50, ("u19",))]
         )[0]
         assert isinstance(result, UpdatesRecorded)
         assert result.to_run == (*early[3:], *keys[10:])
@@ -323,7 +332,7 @@ def test_stored_claims_reads_every_key_in_padded_runs(conn: sqlite3.Connection, 
         )
         texts: list[str] = []  # each statement as run, its values in place
         conn.set_trace_callback(texts.append)
-        found = _sqlite_delivery._stored_claims(SqliteSession(conn), keys)
+        found = _writes._stored_claims(SqliteSession(conn), keys)
         conn.set_trace_callback(None)
         assert found == {key: None if i % 3 == 0 else at + i for i, key in enumerate(keys[::2])}
         assert len(texts) == -(-count // 512)

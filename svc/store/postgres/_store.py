@@ -2,7 +2,7 @@
 
 psycopg and psycopg_pool come with the ``postgres`` extra only, so this module
 never imports them: constructing a ``PostgresStore`` loads the engine
-(``_pg_engine``, the one module that imports psycopg) and refuses with a clear
+(``_engine``, where psycopg is imported) and refuses with a clear
 ``driver_missing`` error when the extra is missing. ``svc.store``, the HTTP
 layer and ``SqliteStore`` therefore work on a plain install.
 """
@@ -11,21 +11,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from ._base import StoreBase
-from ._batch import BatchHint
-from ._errors import (
+from .._base import StoreBase
+from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from ._session import Session
-from ._writer import WRITERS, check_writer
+from .._kinds import Kind
+from .._session import Session
 
 if TYPE_CHECKING:
-    from ._pg_engine import PgEngine
+    from ._engine import PgEngine
 
 __all__ = ["MISSING_EXTRA_MESSAGE", "POSTGRES_WRITERS", "PostgresStore"]
 
@@ -33,7 +32,7 @@ T = TypeVar("T")
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )
-POSTGRES_WRITERS: Final = WRITERS
+POSTGRES_WRITERS: Final = ("thread", "process")
 """Where ``PostgresStore`` runs its webhook writes (``"thread"`` first: the default)."""
 _SCHEMA: Final = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _DRIVER_PACKAGES: Final = frozenset({"psycopg", "psycopg_pool", "psycopg_binary", "psycopg_c"})
@@ -43,7 +42,7 @@ def _load_engine() -> type[PgEngine]:
     """Import the psycopg engine; a missing driver is the fault ``driver_missing`` (the
     install lacks the extra: nothing the caller passed is wrong)."""
     try:
-        from ._pg_engine import PgEngine
+        from ._engine import PgEngine
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in _DRIVER_PACKAGES:
             raise
@@ -75,7 +74,6 @@ class PostgresStore(StoreBase):
     """
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
-    _locks_message_ids = True
 
     __slots__ = ("_closed", "_engine", "_schema")
 
@@ -104,7 +102,9 @@ class PostgresStore(StoreBase):
             raise PersistenceValidationError(
                 "invalid_options", "max_size must be at least 1 and at least min_size."
             )
-        check_writer(writer)
+        if writer not in POSTGRES_WRITERS:
+            message = f"writer must be one of {', '.join(POSTGRES_WRITERS)}"
+            raise PersistenceValidationError("invalid_options", message)
         self._engine: Final = engine(
             dsn,
             schema=schema,
@@ -131,15 +131,11 @@ class PostgresStore(StoreBase):
         """The schema on ``search_path``, or None for the server default."""
         return self._schema
 
-    async def _call(
-        self,
-        code: FaultCode,
-        fn: Callable[[Session], T],
-        *,
-        write: bool,
-        batch: BatchHint | None = None,
-    ) -> T:
-        return await self._engine.call(code, fn, write=write, batch=batch)
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
+        return await self._engine.call(code, fn, write=write)
+
+    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
+        return await self._engine.write(kind, args, code=code, key=key)
 
     async def _sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None

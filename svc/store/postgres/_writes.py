@@ -1,25 +1,25 @@
 # ruff: noqa: S608  -- only the constant column list is interpolated; values are bound.
-"""Group-commit hints and the PostgreSQL set-based forms of the hot writes.
+"""PostgreSQL's set-based forms of the group commit's writes (``_kinds.Forms``).
 
-A write method hands its adapter a :class:`BatchHint` (what it is, which key it
-contends for, its checked arguments). PostgreSQL runs the calls of one kind in a
-batch as a few multi-row statements (``unnest`` arrays) whose results equal
-running the single-call operations of ``_ops`` one after another in the given
-order; a call it cannot settle that way comes back as ``DEFER`` and runs alone.
+The jobs of one kind in a batch run as a few multi-row statements (``unnest`` arrays) whose
+results equal running the single-call operations of ``_ops`` one after another in the given
+order (tested with Hypothesis against them); a job a form cannot settle that way comes back
+as ``DEFER`` and runs alone. The caller (``_commit.run_batch``) holds the jobs' advisory
+locks (``lock_message_ids``), taken in one sorted statement per phase.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, cast
 
-from . import _identity, _ops, _sqlite_delivery
-from ._batch_kinds import (
+from .. import _identity, _ops
+from .._kinds import (
     DEFER,
-    BatchHint,
-    BatchKind,
     ClaimRow,
-    DeliveryArgs,
+    DeliveryWrite,
+    MessageArgs,
+    StatusArgs,
+    claim_rows,
     event_answers,
     finished_claims,
     finished_marks,
@@ -28,35 +28,30 @@ from ._batch_kinds import (
     unwritten_claims_busy,
     updates_recorded,
 )
-from ._records import (
+from .._records import (
     Claimed,
     ClaimResult,
     ServiceRequestState,
     UpdatesRecorded,
     WebhookEventResult,
 )
-from ._session import Row, Session
-from ._status import apply_status_events, fold_statuses
-from ._validate import IdentityArgs
+from .._session import Row, Session
+from .._status import apply_status_events, fold_statuses
+from .._validate import IdentityArgs
 
 __all__ = [
-    "DEFER",
-    "BatchHint",
-    "BatchKind",
-    "DeliveryArgs",
-    "append_message_statuses",
-    "claim_service_requests",
-    "complete_service_requests",
-    "delivery_message_ids",
+    "append_statuses",
+    "claim_requests",
+    "complete_requests",
     "lock_message_ids",
-    "mark_webhook_updates_handled",
-    "pause_broadcasts_for_templates",
+    "mark_handled",
+    "pause_templates",
+    "record_deliveries",
+    "record_delivery",
     "record_messages",
-    "record_webhook_deliveries",
-    "record_webhook_delivery",
-    "record_webhook_events",
     "upsert_identities",
 ]
+
 
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
@@ -66,63 +61,34 @@ def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     )
 
 
-SQLITE_SET_BASED_FROM: Final = 5
-"""Updates in a delivery from which SQLite's set-based form is the faster (measured in process:
-4-13 us slower up to 4 updates, 15-47% faster from 6; both forms give equal tables and answers)."""
-
-
-def delivery_message_ids(
-    messages: Sequence[tuple[object, ...]],
-    statuses: Sequence[tuple[object, ...]],
-    identities: Sequence[IdentityArgs] = (),
-) -> tuple[str, ...]:
-    """The sorted keys a delivery locks: its messages' and statuses' ids, its identities' keys."""
-    return tuple(
-        sorted(
-            {str(values[1]) for values in messages}
-            | {str(e[0]) for e in statuses}
-            | set(_identity.lock_keys(identities))
-        )
-    )
-
-
-def record_webhook_delivery(s: Session, item: DeliveryArgs) -> UpdatesRecorded:
-    """One delivery on its own (its savepoint or transaction).
-
-    SQLite runs its own set-based form (``_sqlite_delivery``) from
-    ``SQLITE_SET_BASED_FROM`` updates on, the single-call operations below that;
-    PostgreSQL takes the delivery's message locks in sorted order, then runs the
-    set-based form for one item.
-    """
-    if s.dialect != "postgres":
-        if len(item[3]) + len(item[4]) >= SQLITE_SET_BASED_FROM:
-            return _sqlite_delivery.record_webhook_delivery(s, *item)
-        return _ops.record_webhook_delivery(s, *item)
-    ids = delivery_message_ids(item[3], item[4], item[5])
+def record_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
+    """One delivery on its own: its advisory locks in sorted order, then ``record_deliveries``
+    of it alone."""
+    ids = item.lock_keys()
     if ids:
         lock_message_ids(s, ids)
-    result = record_webhook_deliveries(s, [item])[0]
+    result = record_deliveries(s, [item])[0]
     assert isinstance(result, UpdatesRecorded)
     return result
 
 
-def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
-    """``record_webhook_delivery`` for each item; the caller holds every message id's lock.
+def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object]:
+    """Record each delivery, in order: the production form; the caller holds every lock.
 
     All the deliveries' messages go through one ``record_messages`` (a deferred
     one runs alone right here: a delivery never waits for a later batch), all
-    their statuses through one ``append_message_statuses``, their identity
-    sightings one by one in delivery order, then their event keys through
-    ``record_webhook_events`` and their update keys (a key repeated across the
+    their statuses through one ``append_statuses``, their identity sightings in
+    delivery order (``upsert_identities``), then their event keys and their
+    update keys (a key repeated across the
     deliveries settles as the serial calls would). With fresh row ids per message (as
     the HTTP layer makes them), the result equals running the deliveries one
     after another in order; a row id reused for another message id settles in
     the order ``record_messages`` gives (first the rows it inserts, then the
     deferred ones), a serial order all the same.
     """
-    deliveries = [cast(DeliveryArgs, item) for item in items]
-    messages = [values for item in deliveries for values in item[3]]
-    statuses: list[tuple[object, ...]] = [event for item in deliveries for event in item[4]]
+    deliveries = items
+    messages = [values for item in deliveries for values in item.messages]
+    statuses = [event for item in deliveries for event in item.statuses]
     if messages:
         deferred = [
             values
@@ -149,28 +115,24 @@ def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -
                 if pair not in stored_pairs and str(values[0]) not in stored_rows:
                     _ops.record_message(s, values)
     if statuses:
-        append_message_statuses(s, statuses)
-    upsert_identities(s, [sighting for item in deliveries for sighting in item[5]])
-    events = record_webhook_events(s, [item[:3] for item in deliveries]) if deliveries else []
+        append_statuses(s, statuses)
+    upsert_identities(s, [sighting for item in deliveries for sighting in item.identities])
+    events = _record_events(s, deliveries)
     claims = _record_update_keys(s, deliveries)
-    return updates_recorded(deliveries, cast(list[WebhookEventResult], events), claims)
+    return updates_recorded(deliveries, events, claims)
 
 
 def _record_update_keys(
-    s: Session, deliveries: Sequence[DeliveryArgs]
+    s: Session, deliveries: Sequence[DeliveryWrite]
 ) -> dict[tuple[int, str], str]:
-    """``_ops.record_update_keys`` of every delivery, in order, in at most four statements.
+    """Claim the update keys of every delivery, in order, in at most four statements.
 
     The first claim of each key goes to the database (insert the new keys, reclaim
     lapsed unfinished ones, read the rest); a key's later claims in the batch are
     settled from the state the earlier ones left (``settle_claims``), and a later
     reclaim is written back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``.
     """
-    rows: list[ClaimRow] = [
-        (update_key, item[0], item[2], item[7], index)
-        for index, item in enumerate(deliveries)
-        for update_key in dict.fromkeys(item[6])
-    ]
+    rows = claim_rows(deliveries)
     first: dict[str, ClaimRow] = {}
     for row in rows:
         first.setdefault(row[0], row)
@@ -218,7 +180,7 @@ def _record_update_keys(
             )
         )
     stored = dict(claimed)  # the claim times in the database now
-    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished)
+    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished, new)
     unwritten: set[str] = set()
     if later:
         # Only over the claim read above: a row another process changed meanwhile keeps
@@ -237,7 +199,7 @@ def _record_update_keys(
         unwritten_claims_busy(answers, rows, first, unwritten)
     marks = finished_marks(done, unwritten, new, first, finished)
     if marks:
-        mark_webhook_updates_handled(s, marks)
+        mark_handled(s, marks)
     return answers
 
 
@@ -246,10 +208,16 @@ def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
     return tuple(list(column) for column in zip(*rows, strict=True))
 
 
-def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
-    """``record_webhook_event`` for each item: the first of a key in the batch can be new."""
-    first = first_of_each_key(items)
-    rows = [items[i] for i in first.values()]
+def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[WebhookEventResult]:
+    """The event row of each delivery: only a key's first delivery can be new."""
+    if not deliveries:
+        return []
+    keys = [item.event_key for item in deliveries]
+    first = first_of_each_key(keys)
+    rows = [
+        (item.event_key, item.event_hash, item.received_at)
+        for item in (deliveries[i] for i in first.values())
+    ]
     inserted = {
         row[0]
         for row in s.fetchall(
@@ -259,12 +227,12 @@ def record_webhook_events(s: Session, items: Sequence[tuple[object, ...]]) -> li
             _columns(rows),
         )
     }
-    return list[object](event_answers(items, first, inserted))
+    return event_answers(keys, first, inserted)
 
 
-def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def claim_requests(s: Session, items: Sequence[tuple[str, str, int]]) -> list[object]:
     """``claim_service_request`` for each item, as if run one after another in order."""
-    first = first_of_each_key(items)
+    first = first_of_each_key([item[0] for item in items])
     rows = [items[i] for i in first.values()]
     inserted = {
         row[0]
@@ -302,7 +270,7 @@ def claim_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> l
 
 
 def record_messages(
-    s: Session, items: Sequence[tuple[object, ...]], *, records: bool = True
+    s: Session, items: Sequence[MessageArgs], *, records: bool = True
 ) -> list[object]:
     """``record_message`` for each item; the caller holds every item's advisory lock.
 
@@ -368,9 +336,11 @@ def record_messages(
     return results
 
 
-def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def complete_requests(
+    s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
+) -> list[object]:
     """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
-    first = first_of_each_key(items)
+    first = first_of_each_key([item[0] for item in items])
     rows = [items[i] for i in first.values()]
     stored = {
         row[0]
@@ -387,18 +357,14 @@ def complete_service_requests(s: Session, items: Sequence[tuple[object, ...]]) -
     return [(item[0] in stored) if first[item[0]] == i else DEFER for i, item in enumerate(items)]
 
 
-def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
-    """``append_message_status`` for each item, in order; the caller holds the advisory locks.
-
-    A delivery's events carry their pricing category; a single call's none.
-    """
-    events = [item if len(item) == 4 else (*item, None) for item in items]
+def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
+    """``append_message_status`` for each item, in order; the caller holds the advisory locks."""
     s.run(
         "INSERT INTO svc_message_status_events"
         " (wa_message_id, status, occurred_at, pricing_category)"
         " SELECT * FROM unnest(?::text[], ?::text[], ?::bigint[], ?::text[])"
         " ON CONFLICT DO NOTHING",
-        _columns(events),
+        _columns(items),
     )
     matched, changed = apply_status_events(
         s.fetchall(
@@ -418,14 +384,14 @@ def append_message_statuses(s: Session, items: Sequence[tuple[object, ...]]) -> 
     return list[object](matched)
 
 
-def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> list[object]:
     """``mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, in one statement.
 
     A key repeated in the batch is marked by its first item (a later one finds it finished).
     """
     first: dict[str, tuple[int, object]] = {}
     for index, (keys, at) in enumerate(items):
-        for key in cast(tuple[str, ...], keys):
+        for key in keys:
             first.setdefault(key, (index, at))
     counts = [0] * len(items)
     for (key,) in s.fetchall(
@@ -478,7 +444,7 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
         )
 
 
-def pause_broadcasts_for_templates(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) -> list[object]:
     """``pause_broadcasts_for_template`` for each ``(name, language, at)`` item, in order.
 
     An unfinished broadcast matched by several items is paused by the first (a later

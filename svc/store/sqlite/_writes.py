@@ -1,32 +1,34 @@
 # ruff: noqa: S608  -- only constant column lists, conditions and placeholder runs are interpolated.
-"""SQLite's set-based form of one webhook delivery's projection.
+"""SQLite's set-based forms of the group commit's writes (``_kinds.Forms``).
 
-``_ops.record_webhook_delivery`` runs three to four statements per message and
-status; a delivery of 8-12 updates spent most of the SQLite writer thread's
-time on statement overhead. Here the messages go in as multi-row inserts, the
-statuses as multi-row inserts plus one read and the changed rows' updates.
-The tables and the answer equal running the single-call operations one after
-another in the given order (tested with Hypothesis against ``_ops``): rows are
-inserted in order (a row that conflicts with an earlier one, stored or in the
-same insert, is skipped, as ``record_message`` skips it), inserted rows fold
-the status events logged before them, then the delivery's statuses apply in
-order to every row of their message id. A batch's marks of handled updates
-are one statement run here too (``mark_webhook_updates_handled``).
+A batch's webhook deliveries go in as a few multi-row statements: their event keys, update
+keys, message rows and status events one statement run each (rows chunked under SQLite's
+oldest default variable limit, 999), their identity sightings in one read and one write per
+changed row. The tables and the answers equal running the deliveries call by call, one after
+another, in the given order (tested with Hypothesis against the call-by-call reference form
+in ``tests/store/_reference.py``): rows are inserted in order (a row that conflicts with an
+earlier one, stored or in the same insert, is skipped, as ``record_message`` skips it),
+inserted rows fold the status events logged before them, then the delivery's statuses apply
+in order to every row of their message id. A batch's marks of handled updates are one
+statement run. The other kinds run their single calls one after another (SQLite's statements
+are calls into the library, not round trips).
 
-Plain placeholders, no JSON functions, so any SQLite with ``RETURNING`` (3.35,
-which the single-call form needs too) runs it; runs of rows are chunked under
-SQLite's oldest default variable limit (999).
+Plain placeholders, no JSON functions, so any SQLite with ``RETURNING`` (3.35, which the
+single-call form needs too) runs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, TypeVar, cast
+from typing import Final, TypeVar
 
-from . import _identity, _ops
-from ._batch_kinds import (
+from .. import _broadcasts, _identity, _ops
+from .._kinds import (
     ClaimRow,
-    DeliveryArgs,
+    DeliveryWrite,
+    MessageArgs,
+    StatusArgs,
+    claim_rows,
     event_answers,
     finished_claims,
     finished_marks,
@@ -35,12 +37,20 @@ from ._batch_kinds import (
     unwritten_claims_busy,
     updates_recorded,
 )
-from ._records import UpdatesRecorded, WebhookEventResult
-from ._session import Row, Session, in_list
-from ._status import apply_status_events
-from ._validate import IdentityArgs, StatusArgs
+from .._records import UpdatesRecorded, WebhookEventResult
+from .._session import Row, Session, in_list
+from .._status import apply_status_events
 
-__all__ = ["mark_webhook_updates_handled", "record_webhook_deliveries", "record_webhook_delivery"]
+__all__ = [
+    "append_statuses",
+    "claim_requests",
+    "complete_requests",
+    "mark_handled",
+    "pause_templates",
+    "record_deliveries",
+    "record_delivery",
+    "record_messages",
+]
 
 T = TypeVar("T")
 
@@ -54,53 +64,41 @@ _HANDLED_WIDTH: Final = 2
 _MAX_IN: Final = 512
 
 
-def record_webhook_delivery(
-    s: Session,
-    key: str,
-    digest: str,
-    at: int,
-    messages: tuple[tuple[object, ...], ...],
-    statuses: tuple[StatusArgs, ...],
-    identities: tuple[IdentityArgs, ...] = (),
-    update_keys: tuple[str, ...] = (),
-    claim_cutoff: int = 0,
-    finished_keys: tuple[str, ...] = (),
-) -> UpdatesRecorded:
-    """``_ops.record_webhook_delivery`` in a few statements, in the caller's transaction."""
-    claims = (update_keys, claim_cutoff, finished_keys)
-    item = (key, digest, at, messages, statuses, identities, *claims)
-    result = record_webhook_deliveries(s, [item])[0]
+def record_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
+    """One delivery on its own, in the caller's transaction (``record_deliveries`` of one)."""
+    result = record_deliveries(s, [item])[0]
     assert isinstance(result, UpdatesRecorded)
     return result
 
 
-def record_webhook_deliveries(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
-    """``_ops.record_webhook_delivery`` for each item, in order, as a few multi-row statements.
+def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object]:
+    """Record each delivery, in order, as a few multi-row statements: the production form.
 
-    The group commit hands it the deliveries queued together: their event keys,
-    update keys, messages and statuses go in one statement run each, the identity
-    sightings together, in delivery order; an update key repeated across them
-    settles as the serial calls would (``settle_claims``, as on PostgreSQL). The
-    answers and tables equal running the deliveries one after another (tested with
-    Hypothesis against ``_ops``).
+    The group commit hands it the deliveries queued together: their event keys, update
+    keys, messages and statuses go in one statement run each, the identity sightings
+    together, in delivery order; an update key repeated across them settles as the serial
+    calls would (``settle_claims``, as on PostgreSQL).
     """
-    deliveries = cast(list[DeliveryArgs], list(items))
-    events = _record_events(s, deliveries)
-    claims = _record_update_keys(s, deliveries)
-    messages = [values for item in deliveries for values in item[3]]
+    events = _record_events(s, items)
+    claims = _record_update_keys(s, items)
+    messages = [values for item in items for values in item.messages]
     if messages:
         _record_messages(s, messages)
-    statuses = [event for item in deliveries for event in item[4]]
+    statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    _identity.upsert_identities_together(s, [seen for item in deliveries for seen in item[5]])
-    return updates_recorded(deliveries, events, claims)
+    _identity.upsert_identities_together(s, [seen for item in items for seen in item.identities])
+    return updates_recorded(items, events, claims)
 
 
-def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[WebhookEventResult]:
-    """``_ops.record_webhook_event`` of each delivery: only a key's first item can be new."""
-    first = first_of_each_key(deliveries)
-    rows = [deliveries[i][:3] for i in first.values()]
+def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[WebhookEventResult]:
+    """The event row of each delivery: only a key's first delivery can be new."""
+    keys = [item.event_key for item in deliveries]
+    first = first_of_each_key(keys)
+    rows = [
+        (item.event_key, item.event_hash, item.received_at)
+        for item in (deliveries[i] for i in first.values())
+    ]
     inserted: set[str] = set()
     for chunk in _chunks(rows, _EVENT_WIDTH):
         inserted.update(
@@ -112,26 +110,22 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryArgs]) -> list[Webho
                 [value for row in chunk for value in row],
             )
         )
-    return event_answers(deliveries, first, inserted)
+    return event_answers(keys, first, inserted)
 
 
 def _record_update_keys(
-    s: Session, deliveries: Sequence[DeliveryArgs]
+    s: Session, deliveries: Sequence[DeliveryWrite]
 ) -> dict[tuple[int, str], str]:
-    """``_ops.record_update_keys`` of every delivery, in order: each key's first claim goes
-    to the database (insert the new keys, reclaim lapsed unfinished ones, read the rest),
-    its later claims settle in memory (``settle_claims``) and a later reclaim is written
-    back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``.
+    """Claim the update keys of every delivery, in order: each key's first claim goes to
+    the database (insert the new keys, reclaim lapsed unfinished ones, read the rest), its
+    later claims settle in memory (``settle_claims``) and a later reclaim is written back.
+    Answers ``(delivery index, key) -> CLAIM_NEW, CLAIM_RUN or CLAIM_BUSY``.
 
     The stored keys (usually the fewer) are read first, in the caller's transaction, so
     the new keys' insert and the lapsed claims' update return no rows: each returned row
     is a step on which the writer thread takes the GIL again.
     """
-    rows: list[ClaimRow] = [
-        (update_key, item[0], item[2], item[7], index)
-        for index, item in enumerate(deliveries)
-        for update_key in dict.fromkeys(item[6])
-    ]
+    rows = claim_rows(deliveries)
     first: dict[str, ClaimRow] = {}
     for row in rows:
         first.setdefault(row[0], row)
@@ -167,7 +161,7 @@ def _record_update_keys(
     claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
     claimed.update((key, at) for key, at in known.items() if key not in reclaimed)
     stored = dict(claimed)  # the claim times in the database now
-    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished)
+    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished, new)
     unwritten: set[str] = set()
     if later:
         back = [(key, at, stored[key]) for key, at in later.items()]
@@ -175,7 +169,7 @@ def _record_update_keys(
         unwritten_claims_busy(answers, rows, first, unwritten)
     marks = finished_marks(done, unwritten, new, first, finished)
     if marks:
-        mark_webhook_updates_handled(s, marks)
+        mark_handled(s, marks)
     return answers
 
 
@@ -231,18 +225,18 @@ def _update_claims(s: Session, rows: Sequence[tuple[str, int, int | None]], guar
     return done
 
 
-def mark_webhook_updates_handled(s: Session, items: Sequence[tuple[object, ...]]) -> list[object]:
+def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> list[object]:
     """``_ops.mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, as one
     statement run: a key repeated across the items is marked by its first (a later item
     finds it finished), so each item's count is the keys it marked first (tested with
-    Hypothesis against ``_ops``).
+    Hypothesis against the single calls).
 
     The keys it cannot mark (finished or unknown: usually none) are read first, in the
     same transaction, so the update returns no rows (each returned row is a step of its
     own, on which the writer thread takes the GIL again).
     """
     first: dict[str, tuple[int, int]] = {}
-    for index, (keys, at) in enumerate(cast(Sequence[tuple[tuple[str, ...], int]], items)):
+    for index, (keys, at) in enumerate(items):
         for key in keys:
             first.setdefault(key, (index, at))
     unmarkable: set[object] = set()
@@ -290,7 +284,7 @@ def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
     return runs
 
 
-def _record_messages(s: Session, messages: Sequence[tuple[object, ...]]) -> None:
+def _record_messages(s: Session, messages: Sequence[MessageArgs]) -> None:
     """Insert the rows (a conflicting one is skipped), then fold into each inserted row
     the status events logged before it (``_ops.fold_inserted``).
 
@@ -347,3 +341,33 @@ def _append_statuses(s: Session, statuses: Sequence[StatusArgs]) -> None:
             "UPDATE svc_messages SET status = ?, updated_at = ? WHERE row_id = ?",
             (status, updated_ms, row_id),
         )
+
+
+# --- the other kinds: their single calls one after another ----------------------------------
+
+
+def record_messages(s: Session, items: Sequence[MessageArgs]) -> list[object]:
+    """``record_message`` for each row, in order."""
+    return [_ops.record_message(s, values) for values in items]
+
+
+def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
+    """``append_message_status`` for each event, in order."""
+    return [_ops.append_message_status(s, *event) for event in items]
+
+
+def claim_requests(s: Session, items: Sequence[tuple[str, str, int]]) -> list[object]:
+    """``claim_service_request`` for each claim, in order."""
+    return [_ops.claim_service_request(s, *item) for item in items]
+
+
+def complete_requests(
+    s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
+) -> list[object]:
+    """``complete_service_request`` for each completion, in order."""
+    return [_ops.complete_service_request(s, *item) for item in items]
+
+
+def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) -> list[object]:
+    """``pause_broadcasts_for_template`` for each template, in order."""
+    return [_broadcasts.pause_broadcasts_for_template(s, *item) for item in items]

@@ -1,0 +1,314 @@
+"""The writer process: a group commit's batches on a second connection, in an interpreter of
+its own (a ``_commit.Runner``).
+
+A database driver releases the GIL around each statement and must take it back after; in a
+worker thread every retake waits for the event loop, so a batch's wall time grows with each
+statement while the loop is busy. A child process has its own GIL: the batches of webhook
+deliveries and marks of handled updates (``CHILD_KINDS``, whose jobs are plain records)
+run there while the loop goes on.
+
+The wire is a socket pair of length-prefixed pickles: the parent sends one frame per batch
+(its jobs' kinds and arguments), the child answers one frame (whether the batch lost the
+database server, and each job's outcome, in order) once the batch has committed or failed.
+The child runs ``_commit.run_batch`` on the connection its adapter's ``opener`` makes. It
+exits when the parent's end closes, so a killed parent leaves no writer behind; it ignores
+the terminal's Ctrl+C, which the parent drains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import pickle
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, Protocol, cast
+
+import anyio
+from anyio.abc import Process
+
+from ._commit import Batch, Job
+from ._kinds import Kind
+
+__all__ = ["CHILD_KINDS", "Child", "ChildConnection", "serve"]
+
+CHILD_KINDS: Final = frozenset({Kind.DELIVERY, Kind.HANDLED})
+"""The writes a writer process runs: webhook deliveries and marks of handled updates."""
+_HEADER: Final = struct.Struct(">I")
+_PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
+_BOOT: Final = (
+    "import importlib, sys; sys.path.insert(0, sys.argv[1]); "
+    "importlib.import_module(sys.argv[2]).main(int(sys.argv[3]))"
+)
+_READ_SIZE: Final = 1 << 16
+_log: Final = logging.getLogger("svc.store.writer")
+_ROOT: Final = str(Path(__file__).resolve().parents[2])
+"""The folder ``svc`` is imported from here, so the child runs this same code."""
+
+Outcome = tuple[bool, object, Exception | None]
+"""A job's answer: whether its batch committed it, its result, its own error (or ``None``
+for its code's pessimistic error)."""
+
+
+def _frame(value: object) -> bytes:
+    payload = pickle.dumps(value, protocol=_PROTOCOL)
+    return _HEADER.pack(len(payload)) + payload
+
+
+class _Frames:
+    """Sans-IO framing: bytes in, whole frames' values out."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+
+    def take(self) -> object | None:
+        """The value of the next whole frame received (None until a frame is whole)."""
+        buffer = self._buffer
+        if len(buffer) < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(buffer)
+        end = _HEADER.size + size
+        if len(buffer) < end:
+            return None
+        value: object = pickle.loads(buffer[_HEADER.size : end])  # noqa: S301 -- our own bytes
+        del buffer[:end]
+        return value
+
+
+class _Lost(Exception):
+    """The child went away (or never answered): the batch sent keeps its errors."""
+
+
+class Child:
+    """The parent's end of one writer process: a ``_commit.Runner`` whose batches run in the
+    child ``module`` (its ``main``), started by ``start`` (the store's ``migrate``) and again
+    at the next batch after a loss.
+
+    ``config`` is the first frame the child reads (what it needs to open its connection).
+    ``fallback`` runs a batch when the child cannot start; ``unavailable`` then tells the
+    store to send its later writes to its thread.
+    """
+
+    __slots__ = (
+        "_config",
+        "_fallback",
+        "_frames",
+        "_idle",
+        "_module",
+        "_proc",
+        "_sock",
+        "in_flight",
+        "unavailable",
+    )
+    withdraws: Final = False
+
+    def __init__(self, module: str, config: tuple[object, ...], fallback: Any) -> None:
+        self._module: Final = module
+        self._config: Final = config
+        self._fallback = fallback
+        self._proc: Process | None = None
+        self._sock: socket.socket | None = None
+        self._frames = _Frames()
+        self.unavailable = False
+        self.in_flight = 0
+        """How many jobs the child holds now (sent, not yet answered)."""
+        self._idle: anyio.Event | None = None
+        """Set once nothing is in flight any more (``aclose`` waits for it)."""
+
+    async def start(self) -> bool:
+        """Start the child unless it runs (again, if it exited); False if it cannot start."""
+        if self._proc is not None and self._proc.returncode is None:
+            return True
+        if self._proc is not None:
+            _log.warning("store writer process exited; starting a new one")
+            await self._close(kill=True)
+        with anyio.CancelScope(shield=True):
+            started = await self._start()
+        if not started:
+            _log.warning(
+                "store writer process could not start; these writes run on the store's"
+                " thread from now on"
+            )
+            self.unavailable = True
+        return started
+
+    async def _start(self) -> bool:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._proc = await anyio.open_process(
+                [sys.executable, "-c", _BOOT, _ROOT, self._module, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            ours.close()
+            return False
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        self._sock = ours
+        try:
+            await self._send(self._config)
+            answer = await self._receive()
+        except _Lost:
+            answer = None
+        if answer != "ready":
+            await self._close(kill=True)
+            return False
+        return True
+
+    async def run(self, batch: Batch) -> None:
+        """Run ``batch`` in the child: one frame out, one frame of outcomes back. A lost child
+        fails every job of the batch (the next batch starts a new one); a child that cannot
+        start hands the batch to ``fallback``."""
+        if self.unavailable or not await self.start():
+            await self._fallback.run(batch)
+            return
+        self.in_flight = len(batch.jobs)
+        try:
+            await self._send([(job.kind, job.key, job.args) for job in batch.jobs])
+            lost, outcomes = cast(tuple[bool, list[Outcome]], await self._receive())
+        except _Lost:
+            _log.warning(
+                "store writer process lost; %d call(s) in flight failed (a webhook is"
+                " answered 503 and redelivered); the next call starts a new one",
+                len(batch.jobs),
+            )
+            await self._close(kill=True)
+            return
+        finally:
+            self.in_flight = 0
+            idle, self._idle = self._idle, None
+            if idle is not None:
+                idle.set()
+        batch.lost = lost
+        for job, (ok, result, error) in zip(batch.jobs, outcomes, strict=True):
+            job.ok, job.result, job.error = ok, result, error
+
+    async def _send(self, value: object) -> None:
+        data = memoryview(_frame(value))
+        while data:
+            if self._sock is None:
+                raise _Lost
+            try:
+                await anyio.wait_writable(self._sock)
+                data = data[self._sock.send(data) :]
+            except (BlockingIOError, InterruptedError):
+                continue
+            except (OSError, anyio.ClosedResourceError):
+                raise _Lost from None
+
+    async def _receive(self) -> object:
+        while True:
+            if self._sock is None:
+                raise _Lost
+            value = self._frames.take()
+            if value is not None:
+                return value
+            try:
+                await anyio.wait_readable(self._sock)
+                data = self._sock.recv(_READ_SIZE)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except (OSError, anyio.ClosedResourceError):
+                raise _Lost from None
+            if not data:
+                raise _Lost
+            self._frames.feed(data)
+
+    async def aclose(self) -> None:
+        """Close the parent's end once the batch in flight is answered; the child then exits."""
+        with anyio.CancelScope(shield=True):
+            while self.in_flight:
+                self._idle = self._idle or anyio.Event()
+                await self._idle.wait()
+        await self._close(kill=False)
+
+    async def _close(self, *, kill: bool) -> None:
+        sock, self._sock = self._sock, None
+        proc, self._proc = self._proc, None
+        self._frames = _Frames()
+        with anyio.CancelScope(shield=True):
+            if sock is not None:
+                anyio.notify_closing(sock)
+                sock.close()
+            if proc is not None:
+                if kill and proc.returncode is None:
+                    proc.kill()
+                await proc.wait()
+
+
+# --- the child ---------------------------------------------------------------------------
+
+
+class ChildConnection(Protocol):
+    """The child's connection (its adapter's): runs one batch; whether it lost the server."""
+
+    def run(self, batch: Batch) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def _outcome(job: Job[Any]) -> Outcome:
+    """A job's outcome for the wire: an error that does not survive pickling becomes the
+    pessimistic one (``None``), so the parent can always read the frame."""
+    error = job.error
+    if error is not None:
+        try:
+            pickle.loads(pickle.dumps(error, protocol=_PROTOCOL))  # noqa: S301 -- our own bytes
+        except Exception:  # noqa: BLE001 -- any failure: the caller gets the pessimistic error
+            error = None
+    return (job.ok, job.result, error)
+
+
+def serve(fd: int, opener: Callable[[Any], ChildConnection | None]) -> None:
+    """The child's life: read the config, open the connection (``opener``; ``None`` answers
+    "unavailable"), then run batches until the parent's end closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock = socket.socket(fileno=fd)
+    frames = _Frames()
+
+    def receive() -> object | None:
+        while (value := frames.take()) is None:
+            data = sock.recv(_READ_SIZE)
+            if not data:
+                return None
+            frames.feed(data)
+        return value
+
+    config = receive()
+    if config is None:
+        return
+    conn = opener(config)
+    if conn is None:
+        sock.sendall(_frame("unavailable"))
+        return
+    sock.sendall(_frame("ready"))
+    try:
+        while (items := receive()) is not None:
+            jobs: list[Job[Any]] = [
+                Job(kind, args, code="outbox_failed", key=key)
+                for kind, key, args in cast(list[tuple[Kind, str, Any]], items)
+            ]
+            batch = Batch(jobs)
+            lost = conn.run(batch)
+            try:
+                sock.sendall(_frame((lost, [_outcome(job) for job in jobs])))
+            except OSError:
+                break
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()

@@ -1,0 +1,362 @@
+"""The hot writes the group commit runs together: one table of kinds for both adapters, the
+record of a webhook delivery, and the sans-IO rules their set-based forms share.
+
+A write method of the store (``_base``) hands the group commit (``_commit``) a job of one
+``Kind``. A batch runs its jobs phase by phase, in the order of ``PHASES``; within a phase
+every kind but ``Kind.CALL`` merges: the batch's jobs of that kind run as one call of the
+adapter's set-based form (the ``Forms`` method the kind names below; ``sqlite/_writes.py``
+and ``postgres/_writes.py``), which answers each job as if the single calls had run one
+after another. A job that form cannot settle (``DEFER``), and every job of a phase whose
+set-based run failed, runs alone through its single form (``_commit.run_alone``).
+
+| kind | phase | set-based form (``Forms``) | single form |
+|---|---|---|---|
+| ``MESSAGE`` | 1 | ``record_messages`` | ``_ops.record_message`` |
+| ``STATUS`` | 1 | ``append_statuses`` | ``_ops.append_message_status`` |
+| ``DELIVERY`` | 1 | ``record_deliveries`` | ``Forms.record_delivery`` |
+| ``CLAIM`` | 2 | ``claim_requests`` | ``_ops.claim_service_request`` |
+| ``COMPLETE`` | 2 | ``complete_requests`` | ``_ops.complete_service_request`` |
+| ``HANDLED`` | 3 | ``mark_handled`` | ``_ops.mark_webhook_updates_handled`` |
+| ``PAUSE`` | 4 | ``pause_templates`` | ``_broadcasts.pause_broadcasts_for_template`` |
+| ``CALL`` | 5 | none: never merges | the job's own function |
+
+The phases are the lock order of a batch: the projection's advisory locks (PostgreSQL takes
+them for the whole phase in one sorted statement), then the claims' rows, then the update
+keys marked handled, then the broadcasts. Marks of handled updates come after the
+deliveries: a mark holds its keys' rows until COMMIT, and with marks first two PostgreSQL
+instances deadlocked on each other's copies of a delivery. A copy queued in the same batch as
+the mark of its updates finds them in progress (and, in the same process, waits for that
+run; ``svc.http``'s ``LocalRuns``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Final, NamedTuple, Protocol
+
+from . import _broadcasts, _identity, _ops
+from ._records import UpdatesRecorded, WebhookEventResult
+from ._session import Session
+from ._validate import IdentityArgs, StatusArgs
+
+__all__ = [
+    "CLAIM_BUSY",
+    "CLAIM_RUN",
+    "DEFER",
+    "PHASES",
+    "ClaimRow",
+    "DeliveryWrite",
+    "Forms",
+    "Kind",
+    "MessageArgs",
+    "StatusArgs",
+    "event_answers",
+    "finished_marks",
+    "first_of_each_key",
+    "lock_keys",
+    "settle_claims",
+    "unwritten_claims_busy",
+    "updates_recorded",
+]
+
+MessageArgs = tuple[object, ...]
+"""A checked message row in the store's column order (``_ops._MESSAGE_COLUMNS``), times in ms."""
+
+
+class Kind(enum.Enum):
+    """What a group-commit job is (the table above); ``CALL`` is any other call, run alone."""
+
+    MESSAGE = "message"
+    STATUS = "status"
+    DELIVERY = "delivery"
+    CLAIM = "claim"
+    COMPLETE = "complete"
+    HANDLED = "handled"
+    PAUSE = "pause"
+    CALL = "call"
+
+
+PHASES: Final[tuple[tuple[Kind, ...], ...]] = (
+    (Kind.MESSAGE, Kind.STATUS, Kind.DELIVERY),
+    (Kind.CLAIM, Kind.COMPLETE),
+    (Kind.HANDLED,),
+    (Kind.PAUSE,),
+    (Kind.CALL,),
+)
+"""The order a batch runs its jobs in, phase by phase (see the module's table)."""
+
+
+class DeliveryWrite(NamedTuple):
+    """One checked webhook delivery, as ``record_webhook_updates`` hands it to the group commit.
+
+    Its rows commit together or not at all: the event row, the update keys (each claimed for
+    dispatch, ``settle_claims``), the message rows, the status events and the identity
+    sightings. (A named tuple: one is built per delivery on the event loop, and a tuple's
+    construction is the cheapest immutable record's.)
+    """
+
+    event_key: str
+    event_hash: str
+    received_at: int
+    """Epoch ms; the claim time of the keys it claims and the handled time of ``finished_keys``."""
+    messages: tuple[MessageArgs, ...] = ()
+    statuses: tuple[StatusArgs, ...] = ()
+    identities: tuple[IdentityArgs, ...] = ()
+    update_keys: tuple[str, ...] = ()
+    claim_cutoff: int = 0
+    """Epoch ms: an unfinished key claimed at or before it has lapsed (its run crashed)."""
+    finished_keys: tuple[str, ...] = ()
+    """The update keys with no work to run: a claim of one marks it handled at once."""
+
+    def lock_keys(self) -> tuple[str, ...]:
+        """The sorted advisory-lock keys of its rows (PostgreSQL): message ids and identities."""
+        return tuple(
+            sorted(
+                {str(values[1]) for values in self.messages}
+                | {event[0] for event in self.statuses}
+                | set(_identity.lock_keys(self.identities))
+            )
+        )
+
+
+def lock_keys(kind: Kind, args: Any) -> tuple[str, ...]:
+    """The advisory-lock keys a job of ``kind`` holds on PostgreSQL (none but the projection's)."""
+    if kind is Kind.MESSAGE:
+        return (str(args[1]),)
+    if kind is Kind.STATUS:
+        return (str(args[0]),)
+    if kind is Kind.DELIVERY:
+        return args.lock_keys()  # type: ignore[no-any-return]
+    return ()
+
+
+class Forms(Protocol):
+    """An adapter's set-based forms (a module: ``sqlite/_writes.py``, ``postgres/_writes.py``).
+
+    Each takes the arguments of a batch's jobs of one kind, in order, and answers each as if
+    the single calls had run one after another in that order; ``DEFER`` for one it leaves to
+    its single form. PostgreSQL's caller holds the jobs' advisory locks.
+    """
+
+    def record_deliveries(self, s: Session, items: Sequence[DeliveryWrite]) -> list[object]: ...
+
+    def record_delivery(self, s: Session, item: DeliveryWrite) -> UpdatesRecorded:
+        """One delivery on its own (its own locks taken): the single form of ``DELIVERY``."""
+        ...
+
+    def record_messages(self, s: Session, items: Sequence[MessageArgs]) -> list[object]: ...
+
+    def append_statuses(self, s: Session, items: Sequence[StatusArgs]) -> list[object]: ...
+
+    def claim_requests(self, s: Session, items: Sequence[tuple[str, str, int]]) -> list[object]: ...
+
+    def complete_requests(
+        self, s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
+    ) -> list[object]: ...
+
+    def mark_handled(
+        self, s: Session, items: Sequence[tuple[tuple[str, ...], int]]
+    ) -> list[object]: ...
+
+    def pause_templates(
+        self, s: Session, items: Sequence[tuple[str, str | None, int]]
+    ) -> list[object]: ...
+
+
+def set_based(forms: Forms, s: Session, kind: Kind, items: list[Any]) -> list[object]:
+    """The set-based form of ``kind`` (the table above) over ``items``."""
+    match kind:
+        case Kind.DELIVERY:
+            return forms.record_deliveries(s, items)
+        case Kind.MESSAGE:
+            return forms.record_messages(s, items)
+        case Kind.STATUS:
+            return forms.append_statuses(s, items)
+        case Kind.CLAIM:
+            return forms.claim_requests(s, items)
+        case Kind.COMPLETE:
+            return forms.complete_requests(s, items)
+        case Kind.HANDLED:
+            return forms.mark_handled(s, items)
+        case Kind.PAUSE:
+            return forms.pause_templates(s, items)
+        case Kind.CALL:
+            raise AssertionError("a CALL job never merges")
+
+
+def run_alone(forms: Forms, s: Session, kind: Kind, args: Any) -> object:
+    """The single form of a job of ``kind`` (the table above)."""
+    match kind:
+        case Kind.DELIVERY:
+            return forms.record_delivery(s, args)
+        case Kind.MESSAGE:
+            return _ops.record_message(s, args)
+        case Kind.STATUS:
+            return _ops.append_message_status(s, *args)
+        case Kind.CLAIM:
+            return _ops.claim_service_request(s, *args)
+        case Kind.COMPLETE:
+            return _ops.complete_service_request(s, *args)
+        case Kind.HANDLED:
+            return _ops.mark_webhook_updates_handled(s, *args)
+        case Kind.PAUSE:
+            return _broadcasts.pause_broadcasts_for_template(s, *args)
+        case Kind.CALL:
+            call: Callable[[Session], object] = args
+            return call(s)
+
+
+class _Defer:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DEFER"
+
+
+DEFER: Final = _Defer()
+"""A set-based form's answer for a job it leaves to its single form."""
+
+
+# --- the sans-IO rules of the set-based delivery forms ------------------------------------
+
+
+def first_of_each_key(keys: Sequence[object]) -> dict[object, int]:
+    """Each key and the index of its first occurrence, in order."""
+    first: dict[object, int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    return first
+
+
+def event_answers(
+    keys: Sequence[object], first: dict[object, int], inserted: Collection[object]
+) -> list[WebhookEventResult]:
+    """``record_webhook_event``'s answers for event ``keys`` recorded in order, given which
+    keys the set-based insert stored: only a stored key's first occurrence is new."""
+    return [
+        WebhookEventResult.RECORDED
+        if key in inserted and first[key] == i
+        else WebhookEventResult.DUPLICATE
+        for i, key in enumerate(keys)
+    ]
+
+
+CLAIM_RUN: Final = "run"
+CLAIM_BUSY: Final = "busy"
+CLAIM_NEW: Final = "new"
+"""A claim that recorded its key for the first time (it runs, as ``CLAIM_RUN``)."""
+ClaimRow = tuple[str, str, int, int, int]
+"""One claim of an update key in a batch: key, event key, received-at ms, cutoff ms, the
+index of its delivery."""
+
+
+def claim_rows(deliveries: Sequence[DeliveryWrite]) -> list[ClaimRow]:
+    """Every claim of a batch's deliveries, in order (a key once per delivery)."""
+    return [
+        (update_key, item.event_key, item.received_at, item.claim_cutoff, index)
+        for index, item in enumerate(deliveries)
+        for update_key in dict.fromkeys(item.update_keys)
+    ]
+
+
+def finished_claims(deliveries: Sequence[DeliveryWrite]) -> set[tuple[int, str]]:
+    """``(delivery index, key)`` of each delivery's finished keys."""
+    return {(index, key) for index, item in enumerate(deliveries) for key in item.finished_keys}
+
+
+def settle_claims(
+    rows: Sequence[ClaimRow],
+    first: dict[str, ClaimRow],
+    won: Collection[str],
+    claimed: dict[str, int | None],
+    finished: Collection[tuple[int, str]] = (),
+    new: Collection[str] = (),
+) -> tuple[dict[tuple[int, str], str], dict[str, int], dict[str, int]]:
+    """The answers of every claim of a batch, in order, as the serial claims would give them.
+
+    Each key's first claim went to the database: ``won`` are the keys it inserted (``new``)
+    or reclaimed, ``claimed`` each key's claim time while unfinished (None: finished or
+    gone). A key's later claims are settled from the state the earlier ones left; a claim
+    that wins a key in ``finished`` (its delivery's updates with no work) marks it handled
+    at its received-at, so the key's later claims find it finished.
+    Answers ``(delivery index, key) -> CLAIM_NEW, CLAIM_RUN or CLAIM_BUSY`` (no answer:
+    finished), the later reclaims to write back (key -> new claim time) and the keys marked
+    handled (key -> handled-at ms, each at most once); ``claimed`` is updated.
+    """
+    answers: dict[tuple[int, str], str] = {}
+    later: dict[str, int] = {}
+    done: dict[str, int] = {}
+    for key, _, at, cutoff, index in rows:
+        if first[key][4] == index:
+            if key in won:
+                answers[(index, key)] = CLAIM_NEW if key in new else CLAIM_RUN
+                if (index, key) in finished:
+                    claimed[key] = None
+                    done[key] = at
+            elif claimed.get(key) is not None:
+                answers[(index, key)] = CLAIM_BUSY
+            continue
+        current = claimed.get(key)
+        if current is None:
+            continue
+        if current <= cutoff:
+            claimed[key] = later[key] = at
+            answers[(index, key)] = CLAIM_RUN
+            if (index, key) in finished:
+                claimed[key] = None
+                done[key] = at
+        else:
+            answers[(index, key)] = CLAIM_BUSY
+    return answers, later, done
+
+
+def finished_marks(
+    done: dict[str, int],
+    unwritten: Collection[str],
+    new: Collection[str],
+    first: dict[str, ClaimRow],
+    finished: Collection[tuple[int, str]],
+) -> list[tuple[tuple[str, ...], int]]:
+    """The ``(keys, at)`` marks the keys ``settle_claims`` marked handled still need: not a
+    new key inserted finished by its first claim, nor one whose write-back was not written."""
+    return [
+        ((key,), at)
+        for key, at in done.items()
+        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
+    ]
+
+
+def unwritten_claims_busy(
+    answers: dict[tuple[int, str], str],
+    rows: Sequence[ClaimRow],
+    first: dict[str, ClaimRow],
+    unwritten: Collection[str],
+) -> None:
+    """A later reclaim whose write-back found the row changed by another process keeps
+    that state: this batch's later claims of it count as in progress (retried), and so do
+    those after a reclaim that finished it (it was not written)."""
+    for key, _, _, _, index in rows:
+        if key in unwritten and first[key][4] != index:
+            answers[(index, key)] = CLAIM_BUSY
+
+
+def updates_recorded(
+    deliveries: Sequence[DeliveryWrite],
+    events: Sequence[WebhookEventResult],
+    claims: dict[tuple[int, str], str],
+) -> list[object]:
+    """Each delivery's answer from its event's and its update keys' claims (``settle_claims``)."""
+    answers: list[object] = []
+    for i, (event, item) in enumerate(zip(events, deliveries, strict=True)):
+        keys = dict.fromkeys(item.update_keys)
+        states = [(key, claims.get((i, key))) for key in keys]
+        answers.append(
+            UpdatesRecorded(
+                event=event,
+                to_run=tuple(k for k, state in states if state in (CLAIM_RUN, CLAIM_NEW)),
+                in_progress=tuple(k for k, state in states if state == CLAIM_BUSY),
+                new=tuple(k for k, state in states if state == CLAIM_NEW),
+            )
+        )
+    return answers
