@@ -29,8 +29,8 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
         )
     for values in item.messages:
         _ops.record_message(s, values)
-    for wa_message_id, status, occurred_at in item.statuses:
-        _ops.append_message_status(s, wa_message_id, status, occurred_at)
+    for wa_message_id, status, occurred_at, category in item.statuses:
+        _ops.append_message_status(s, wa_message_id, status, occurred_at, category)
     _identity.upsert_identities(s, item.identities)
     return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy, new=new)
 
