@@ -1,8 +1,9 @@
 """Persistence: one contract, a SQLite and a PostgreSQL adapter, and the outbox worker.
 
 The store keeps webhook-event keys, idempotent send requests, a metadata-only
-message projection, a user identity map (phone, BSUIDs, username) and an outbox;
-never message text, raw bodies or contact cards.
+message projection, a user identity map (phone, BSUIDs, username), an outbox and the
+handler runtime's inbox (updates sealed by the caller); never message text in the clear,
+raw bodies or contact cards.
 """
 
 from ._broadcast_methods import MAX_BROADCAST_RECIPIENTS as MAX_BROADCAST_RECIPIENTS
@@ -37,6 +38,10 @@ from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
 from ._records import Conflict as Conflict
+from ._records import InboxItem as InboxItem
+from ._records import InboxRow as InboxRow
+from ._records import InboxStatistics as InboxStatistics
+from ._records import InboxStatus as InboxStatus
 from ._records import MessageDirection as MessageDirection
 from ._records import MessagePage as MessagePage
 from ._records import MessageRecord as MessageRecord
@@ -100,6 +105,10 @@ __all__ = [
     "Claimed",
     "Conflict",
     "ConversationWindow",
+    "InboxItem",
+    "InboxRow",
+    "InboxStatistics",
+    "InboxStatus",
     "MessageDirection",
     "MessagePage",
     "MessageRecord",

@@ -15,6 +15,7 @@ from ._broadcasts import (
 from ._checked import CheckedRows
 from ._records import (
     ClaimResult,
+    InboxRow,
     MessagePage,
     MessageRecord,
     OutboxItem,
@@ -173,6 +174,7 @@ class PersistenceStore(BroadcastStore, Protocol):
         claim_lease_ms: int = 60_000,
         rows: CheckedRows | None = None,
         finished_keys: Sequence[str] = (),
+        inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
 
@@ -183,6 +185,8 @@ class PersistenceStore(BroadcastStore, Protocol):
         ``messages``, ``statuses`` and ``identities``) is the projection as
         ``CheckedRowsBuilder`` checked it; ``finished_keys`` are the updates with no work:
         the keys this call claims among them are marked handled in the same commit.
+        ``inbox``: the rows of the keys this call records new (``new``) are inserted in
+        the same commit, in the given order; the others are ignored.
         """
         ...
 
