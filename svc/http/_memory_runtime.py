@@ -93,6 +93,12 @@ class MemoryRuntime:
         self._stopping = False
         self._done = trio.Event()
         self._started = False
+        self._runs: trio.CancelScope | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the runtime's loop runs (started, not stopped)."""
+        return self._started and not self._done.is_set()
 
     @property
     def size(self) -> int:
@@ -101,7 +107,7 @@ class MemoryRuntime:
 
     def submit(self, updates: Sequence[Update]) -> bool:
         """Queue ``updates`` in order; False (nothing queued) when they do not all fit."""
-        if self._stopping or self._size + len(updates) > self._options.queue_capacity:
+        if self._size + len(updates) > self._options.queue_capacity:
             return False
         for update in updates:
             key = queue_key(update)
@@ -123,7 +129,10 @@ class MemoryRuntime:
         self._settled = trio.Event()
 
     def _idle(self) -> bool:
-        return self._running == 0 and not self._ready
+        if self._done.is_set():
+            return True
+        due_now = bool(self._delayed) and self._delayed[0].due <= trio.current_time()
+        return self._running == 0 and not self._ready and not due_now
 
     async def wait_idle(self) -> None:
         """Return once no run is in flight and nothing is due (a retry due later is not)."""
@@ -132,10 +141,11 @@ class MemoryRuntime:
 
     async def run(self, *, task_status: trio.TaskStatus[MemoryRuntime] = trio.TASK_STATUS_IGNORED) -> None:
         """The runtime's loop, for ``nursery.start``; returns after ``stop()`` and the runs in
-        flight have ended."""
-        self._started = True
+        flight have ended. It may run again after that (what it held is kept)."""
+        self._started, self._stopping, self._done = True, False, trio.Event()
         try:
             async with trio.open_nursery() as runs:
+                self._runs = runs.cancel_scope
                 task_status.started(self)
                 while not self._stopping:
                     now = trio.current_time()
@@ -155,11 +165,25 @@ class MemoryRuntime:
             self._done.set()
             self._notify_settled()
 
-    async def stop(self) -> None:
-        """Stop starting runs, wait for those in flight; what is still queued is lost."""
+    async def run_until_idle(self) -> None:
+        """Run the loop in the caller's task until nothing is due and no run is in flight
+        (tests and scripts that do not serve the app)."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.run)
+            await self.wait_idle()
+            await self.stop()
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop starting runs and wait for those in flight, for ``grace`` seconds at most
+        (default: the run deadline), then cancel them; what is still queued is lost."""
         self._stopping = True
         self.wake()
-        if self._started:
+        if not self._started:
+            return
+        with trio.move_on_after(self._options.timeout if grace is None else grace):
+            await self._done.wait()
+        if not self._done.is_set() and self._runs is not None:
+            self._runs.cancel()
             await self._done.wait()
 
     async def _run_head(self, key: str) -> None:

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -55,7 +55,6 @@ from ._errors import (
     persistence_not_configured,
     persistence_unavailable,
 )
-from ._inbox_runtime import InboxRuntime
 from ._local_copies import LocalCopies
 from ._memory_runtime import MemoryRuntime
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
@@ -75,6 +74,9 @@ from ._store_calls import (
 from ._telemetry import Telemetry
 from ._update_rules import FOREIGN_NUMBER, UpdateHook
 from ._upstream import refusal_message, upstream_http_error
+
+if TYPE_CHECKING:
+    from ._inbox_runtime import InboxRuntime
 
 __all__ = ["CONTEXT_SEND_HASH", "RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
@@ -132,8 +134,10 @@ class Service:
         self.update_hooks: list[UpdateHook] = []
         """Run before the record on the updates of a delivery each wants (the broadcast
         template pause); each returns those whose hook work was not stored."""
-        self.handlers: MemoryRuntime | InboxRuntime | None = None
-        """The handler runtime (``create_app`` sets it): the store's inbox, or memory."""
+        self.memory: MemoryRuntime | None = None
+        """The handler runtime without a store (``create_app`` sets it)."""
+        self.inbox: InboxRuntime | None = None
+        """The handler runtime with a store (``create_app`` sets it, with an inbox keyring)."""
         self.log_webhook_events = False
         """``SVC_LOG_WEBHOOK_EVENTS``: one privacy-safe line per update at ingest."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
@@ -236,15 +240,15 @@ class Service:
             return _ack(delivery, foreign, dispatched=len(handled))
         floats = delivery.may_hold_floats
         keys = [update_key(update, may_hold_floats=floats) for update in updates]
-        inbox = self.inbox_runtime()
+        inbox = self.inbox
         by_id = {id(update): key for update, key in zip(updates, keys, strict=True)}
-        rows = inbox.rows([(update, by_id[id(update)]) for update in handled])
+        rows = inbox.rows([(u, by_id[id(u)]) for u in handled]) if inbox is not None else []
         try:
             new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
         except HttpError as exc:
             return error_reply(exc)
         handed = {row.update_key for row in rows} & new
-        if handed:
+        if handed and inbox is not None:
             inbox.wake()
         if self.fault_hook is not None:
             self.fault_hook("after_record")  # test-only: the crash between record and answer
@@ -288,13 +292,8 @@ class Service:
 
     def memory_runtime(self) -> MemoryRuntime:
         """The in-memory handler runtime (no store)."""
-        assert isinstance(self.handlers, MemoryRuntime)
-        return self.handlers
-
-    def inbox_runtime(self) -> InboxRuntime:
-        """The store's handler runtime."""
-        assert isinstance(self.handlers, InboxRuntime)
-        return self.handlers
+        assert self.memory is not None, "create_app sets the runtime"
+        return self.memory
 
     def handler_context(self, update: Update, key: str | None = None) -> ServiceContext:
         """The context a handler of ``update`` runs in: its sends go out from the number the
