@@ -19,6 +19,7 @@ from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._inbox_methods import InboxMethods
 from ._kinds import DeliveryWrite, InboxArgs, Kind
 from ._migrations import current_version
 from ._records import (
@@ -146,7 +147,7 @@ def delivery_write(
     )
 
 
-class StoreBase(BroadcastMethods, abc.ABC):
+class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
 
     __slots__ = ()
