@@ -21,6 +21,7 @@ from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._inbox_methods import InboxMethods
 from ._kinds import DeliveryWrite, InboxArgs, Kind
+from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._migrations import current_version
 from ._records import (
     UPDATE_CLAIM_LEASE_MS,
@@ -44,8 +45,6 @@ from ._time import from_ms, to_ms
 T = TypeVar("T")
 
 MAX_CLAIM_LIMIT = 1000
-MAX_RETRY_DELAY_MS = 7 * 86_400_000
-MAX_ERROR_LEN = 80
 PRUNE_BATCH = 500
 
 

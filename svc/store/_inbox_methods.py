@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
+from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus
 from ._session import Session
 from ._time import to_ms
@@ -23,10 +24,6 @@ from ._time import to_ms
 T = TypeVar("T")
 
 MAX_INBOX_CLAIM: Final = 1000
-MAX_INBOX_LEASE_MS: Final = 7 * 86_400_000
-MAX_INBOX_DELAY_MS: Final = 7 * 86_400_000
-MAX_INBOX_ERROR: Final = 80
-"""Characters of ``last_error``: a class name, ``"timeout"`` or a dead letter's reason."""
 _MAX_ID: Final = 2**63 - 1
 
 
@@ -64,7 +61,7 @@ class InboxMethods(abc.ABC):
         """
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
-        lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_INBOX_LEASE_MS)
+        lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         return await self._call(
             "outbox_failed",
             lambda s: ops.claim_inbox_items(s, at, count, lease),
@@ -95,8 +92,8 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
-        delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_INBOX_DELAY_MS)
-        reason = check.optional_text(error, "error", max_len=MAX_INBOX_ERROR)
+        delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
             lambda s: ops.mark_inbox_item_failed(s, item_id, lease, at, delay, reason),
@@ -111,7 +108,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
-        reason = check.optional_text(error, "error", max_len=MAX_INBOX_ERROR)
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
             lambda s: ops.mark_inbox_item_dead(s, item_id, lease, at, reason),
@@ -148,9 +145,7 @@ class InboxMethods(abc.ABC):
         record time."""
         return await self._call("query_failed", ops.inbox_statistics, write=False)
 
-    async def delete_dead_inbox_items(
-        self, *, older_than: datetime, batch_size: int = 500
-    ) -> int:
+    async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
         """Delete dead items last changed before ``older_than``, ``batch_size`` per
         transaction; how many."""
         cutoff = to_ms(older_than, field="older_than")
