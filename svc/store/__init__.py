@@ -24,6 +24,8 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._leases import DeadLetter as DeadLetter
+from ._leases import RetryPolicy as RetryPolicy
 from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
 from ._outbox import OutboxHandler as OutboxHandler
 from ._outbox import OutboxReport as OutboxReport
@@ -105,6 +107,7 @@ __all__ = [
     "Claimed",
     "Conflict",
     "ConversationWindow",
+    "DeadLetter",
     "InboxItem",
     "InboxRow",
     "InboxStatistics",
@@ -130,6 +133,7 @@ __all__ = [
     "PruneReport",
     "Replay",
     "RetentionOptions",
+    "RetryPolicy",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",

@@ -19,7 +19,9 @@ from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
+from ._inbox_methods import InboxMethods
 from ._kinds import DeliveryWrite, InboxArgs, Kind
+from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._migrations import current_version
 from ._records import (
     UPDATE_CLAIM_LEASE_MS,
@@ -43,8 +45,6 @@ from ._time import from_ms, to_ms
 T = TypeVar("T")
 
 MAX_CLAIM_LIMIT = 1000
-MAX_RETRY_DELAY_MS = 7 * 86_400_000
-MAX_ERROR_LEN = 80
 PRUNE_BATCH = 500
 
 
@@ -146,7 +146,7 @@ def delivery_write(
     )
 
 
-class StoreBase(BroadcastMethods, abc.ABC):
+class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
 
     __slots__ = ()

@@ -81,11 +81,11 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     their statuses through one ``append_statuses``, their identity sightings in
     delivery order (``upsert_identities``), then their event keys, their
     update keys (a key repeated across the deliveries settles as the serial calls
-    would) and the inbox rows of the keys recorded new (``inbox_inserts``). With fresh row ids per message (as
-    the HTTP layer makes them), the result equals running the deliveries one
-    after another in order; a row id reused for another message id settles in
-    the order ``record_messages`` gives (first the rows it inserts, then the
-    deferred ones), a serial order all the same.
+    would) and the inbox rows of the keys recorded new (``inbox_inserts``). With
+    fresh row ids per message (as the HTTP layer makes them), the result equals
+    running the deliveries one after another in order; a row id reused for another
+    message id settles in the order ``record_messages`` gives (first the rows it
+    inserts, then the deferred ones), a serial order all the same.
     """
     deliveries = items
     messages = [values for item in deliveries for values in item.messages]

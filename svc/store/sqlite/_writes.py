@@ -78,8 +78,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
 
     The group commit hands it the deliveries queued together: their event keys, update
     keys, inbox rows (``inbox_inserts``), messages and statuses go in one statement run
-    each, the identity sightings together, in delivery order; an update key repeated across them settles as the serial
-    calls would (``settle_claims``, as on PostgreSQL).
+    each, the identity sightings together, in delivery order; an update key repeated
+    across them settles as the serial calls would (``settle_claims``, as on PostgreSQL).
     """
     events = _record_events(s, items)
     claims = _record_update_keys(s, items)
