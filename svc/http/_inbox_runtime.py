@@ -83,6 +83,8 @@ class InboxRuntime:
             dead_horizon=options.dead_horizon,
             now=now,
             on_run=self._on_run,
+            on_statistics=self._reporter.refresh,
+            on_error=self._on_error,
             after_run=options.after_run,
         )
         self._handle: InboxWorkerHandle | None = None
@@ -137,8 +139,15 @@ class InboxRuntime:
                 "handler run ended kind=%s outcome=%s seconds=%.3f",
                 run.kind,
                 run.outcome,
-                run.seconds,
+                run.duration,
             )
+
+    def _on_error(self, exc: Exception) -> None:
+        code = getattr(exc, "code", None)
+        self._logger.warning(
+            "inbox worker store call failed error=%s",
+            code if isinstance(code, str) else type(exc).__name__[:80],
+        )
 
     async def start(self, nursery: trio.Nursery) -> None:
         """Start the inbox worker in ``nursery`` (the app's serving nursery)."""

@@ -5,7 +5,8 @@ The same rules as the store's inbox, kept in this process only: one queue per
 user's updates run one at a time in the order they were received; up to
 ``concurrency`` queues run at once; each run has a deadline; a failed run is
 retried with exponential backoff and jitter (holding back that queue's later
-updates) up to ``max_attempts``, then dropped as a dead letter. A full queue
+updates) up to ``max_attempts``, then dropped as a dead letter (at once for
+``DeadLetter`` and ``ReplyOutcomeUnknown``). A full queue
 refuses the whole delivery (503 ``handlers_busy``). A crash or a stop loses
 what was not run: the start-up line and ``docs/handlers.md`` say so.
 """
@@ -23,6 +24,7 @@ from typing import Final
 
 import trio
 
+from svc.store import DeadLetter
 from svc.webhook import HandlerContext, ReplyOutcomeUnknown, Update, WebhookFacade, queue_key
 
 from ._handler_options import HandlerOptions
@@ -197,7 +199,7 @@ class MemoryRuntime:
                 await self._facade.run(self._context_for(item.update))
         except trio.TooSlowError:
             outcome = "timeout"
-        except ReplyOutcomeUnknown as exc:
+        except (ReplyOutcomeUnknown, DeadLetter) as exc:
             outcome, error = "dead", exc
         except Exception as exc:  # noqa: BLE001 - a handler's failure is retried, never raised
             outcome, error = "error", exc
@@ -208,7 +210,12 @@ class MemoryRuntime:
         if outcome == "success" or outcome == "dead":
             self._finish(key)
             if outcome == "dead":
-                reason = "send_outcome_unknown" if isinstance(error, ReplyOutcomeUnknown) else name
+                if isinstance(error, ReplyOutcomeUnknown):
+                    reason = "send_outcome_unknown"
+                elif isinstance(error, DeadLetter):
+                    reason = error.reason[:_MAX_ERROR_NAME]
+                else:
+                    reason = name
                 self._logger.warning(
                     "handler run dead-lettered kind=%s reason=%s attempts=%d (not kept: no store)",
                     item.update.kind,
