@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._runtime import (
     ServePlan,
-    _hypercorn_config,
     _handlers_line,
+    _hypercorn_config,
     _mode,
     _say,
     _serve_single,

@@ -30,7 +30,7 @@ class HandlerOptions:
     max_attempts: int = 5
     """Runs of one update at most; after the last failure it becomes a dead letter."""
     retry_delay: float = 1.0
-    """Seconds before the first retry; doubled at each failure (with jitter) up to ``max_retry_delay``."""
+    """Seconds before the first retry; doubled per failure (with jitter) up to the next field."""
     max_retry_delay: float = 300.0
     queue_capacity: int = DEFAULT_QUEUE_CAPACITY
     """Without a store: updates held in memory at most; a delivery beyond it is answered 503."""

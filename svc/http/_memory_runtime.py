@@ -141,7 +141,9 @@ class MemoryRuntime:
         while not self._idle():
             await self._settled.wait()
 
-    async def run(self, *, task_status: trio.TaskStatus[MemoryRuntime] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: trio.TaskStatus[MemoryRuntime] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         """The runtime's loop, for ``nursery.start``; returns after ``stop()`` and the runs in
         flight have ended. It may run again after that (what it held is kept)."""
         self._started, self._stopping, self._done = True, False, trio.Event()
@@ -205,7 +207,11 @@ class MemoryRuntime:
             outcome, error = "error", exc
         seconds = trio.current_time() - started
         name = type(error).__name__[:_MAX_ERROR_NAME] if error is not None else outcome
-        if outcome != "success" and outcome != "dead" and item.attempts >= self._options.max_attempts:
+        if (
+            outcome != "success"
+            and outcome != "dead"
+            and item.attempts >= self._options.max_attempts
+        ):
             outcome = "dead"
         if outcome == "success" or outcome == "dead":
             self._finish(key)

@@ -353,7 +353,9 @@ class Service:
         by_number: dict[tuple[str | None, str], int] = {}
         for update in updates:
             key = id(update)
-            outcome = "dispatched" if key in ran else "duplicate" if key in duplicate else "recorded"
+            outcome = (
+                "dispatched" if key in ran else "duplicate" if key in duplicate else "recorded"
+            )
             kind = (update.kind, outcome)
             by_kind[kind] = by_kind.get(kind, 0) + 1
             number = (update.phone_number_id, outcome)

@@ -450,7 +450,7 @@ class DefaultFacade:
                     raise NoHandlerContext
                 if inspect.isawaitable(result):
                     await result
-            except Exception as exc:  # noqa: BLE001 - isolated, counted and logged by class
+            except Exception as exc:
                 self._count_error(kind, exc)
                 if propagate:
                     raise
@@ -489,7 +489,7 @@ class DefaultFacade:
                 )
             else:
                 raise NoHandlerContext
-        except Exception as exc:  # noqa: BLE001 - counted; raised only in a run (retried)
+        except Exception as exc:
             self._echo_errors += 1
             self._logger.warning("webhook echo reply failed error=%s", type(exc).__name__[:80])
             if propagate:

@@ -22,6 +22,7 @@ from svc.crypto import InboxKeyring, sealed_key_id
 from svc.http import ServiceError
 from svc.store import SqliteStore
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate, SentMessage
+from tests._support import sign
 
 from .conftest import (
     APP_SECRET,
@@ -33,7 +34,6 @@ from .conftest import (
     post_webhook,
     settle,
 )
-from tests._support import sign
 
 USER_A = "16505551234"
 USER_B = "16505559876"

@@ -18,10 +18,10 @@ import trio.testing
 
 from svc.http import HandlerOptions
 from svc.http._memory_runtime import MemoryRuntime, RunReport
-from svc.webhook import DefaultFacade, HandlerContext, ReplyOutcomeUnknown, normalize
+from svc.webhook import DefaultFacade, ReplyOutcomeUnknown, normalize
+from tests._support import sign
 
 from .conftest import APP_SECRET, WEBHOOK, AppFactory, fixture, post_webhook
-from tests._support import sign
 
 USER_A = "16505551234"
 USER_B = "16505559876"
@@ -92,9 +92,7 @@ async def test_the_answer_is_200_before_a_handler_that_never_returns_has_run(
     assert events == ["answer 200", "handler started"]
 
 
-def _runtime(
-    bot: Any, *, reports: list[RunReport] | None = None, **options: Any
-) -> MemoryRuntime:
+def _runtime(bot: Any, *, reports: list[RunReport] | None = None, **options: Any) -> MemoryRuntime:
     settings = {"retry_delay": 0.0, **options}
     return MemoryRuntime(
         facade=bot,
@@ -292,7 +290,13 @@ async def test_without_a_handler_nothing_is_handed_over(make_app: AppFactory) ->
 
 @pytest.mark.parametrize(
     "options",
-    [{"concurrency": 0}, {"timeout": 0}, {"max_attempts": -1}, {"retry_delay": float("nan")}, {"x": 1}],
+    [
+        {"concurrency": 0},
+        {"timeout": 0},
+        {"max_attempts": -1},
+        {"retry_delay": float("nan")},
+        {"x": 1},
+    ],
 )
 def test_invalid_handler_options_are_refused(make_app: AppFactory, options: dict[str, Any]) -> None:
     from svc.http import ServiceError

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from svc.webhook import Update, normalize, queue_key, update_from_json, update_key, update_to_json
 from tests.http.test_projection_equivalence import envelopes
 
-from .test_update_keys import HANDMADE, _JSON, _KINDLESS, _META
+from .test_update_keys import _JSON, _KINDLESS, _META, HANDMADE
 
 FIXTURES = Path(__file__).with_name("fixtures")
 ALL_FIXTURES = sorted(FIXTURES.glob("*.json")) + sorted((FIXTURES / "meta_examples").glob("*.json"))
