@@ -1,4 +1,4 @@
-"""Persistence: one contract, a SQLite and a PostgreSQL adapter, and the outbox worker.
+"""Persistence: one contract, a SQLite and a PostgreSQL adapter, the outbox and inbox workers.
 
 The store keeps webhook-event keys, idempotent send requests, a metadata-only
 message projection, a user identity map (phone, BSUIDs, username), an outbox and the
@@ -24,6 +24,12 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._inbox import InboxHandler as InboxHandler
+from ._inbox import InboxReporter as InboxReporter
+from ._inbox import InboxRun as InboxRun
+from ._inbox import InboxWorkerHandle as InboxWorkerHandle
+from ._inbox import InboxWorkerOptions as InboxWorkerOptions
+from ._inbox import run_inbox_worker as run_inbox_worker
 from ._leases import DeadLetter as DeadLetter
 from ._leases import RetryPolicy as RetryPolicy
 from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
@@ -108,10 +114,15 @@ __all__ = [
     "Conflict",
     "ConversationWindow",
     "DeadLetter",
+    "InboxHandler",
     "InboxItem",
+    "InboxReporter",
     "InboxRow",
+    "InboxRun",
     "InboxStatistics",
     "InboxStatus",
+    "InboxWorkerHandle",
+    "InboxWorkerOptions",
     "MessageDirection",
     "MessagePage",
     "MessageRecord",
@@ -148,6 +159,7 @@ __all__ = [
     "new_row_id",
     "new_row_ids",
     "prune_once",
+    "run_inbox_worker",
     "run_outbox_worker",
     "run_outbox_worker_once",
     "run_retention",
