@@ -13,6 +13,7 @@ by the update's key (a send whose outcome cannot be known makes a
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -78,6 +79,7 @@ class InboxRuntime:
                 retry_delay_ms=int(options.retry_delay * 1000),
                 max_retry_delay_ms=int(options.max_retry_delay * 1000),
                 max_attempts=options.max_attempts,
+                jitter=random.random,
             ),
             poll_interval=options.poll_interval,
             dead_horizon=options.dead_horizon,

@@ -28,6 +28,7 @@ from .conftest import (
     APP_SECRET,
     WEBHOOK,
     AppFactory,
+    Clock,
     FakeGraph,
     fixture,
     inbox_keyring,
@@ -208,7 +209,7 @@ async def test_a_row_sealed_under_a_dropped_key_is_a_key_unavailable_dead_letter
 
 
 async def test_a_send_whose_outcome_is_unknown_is_never_made_again(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Clock
 ) -> None:
     graph.answers.append(httpx.ReadTimeout("sent, never answered"))
     replies: list[SentMessage] = []
@@ -221,9 +222,7 @@ async def test_a_send_whose_outcome_is_unknown_is_never_made_again(
     assert len(graph.requests) == 1 and replies == []
     # Run again by the operator: the send's key is still pending (the outcome is unknown),
     # so the rerun does not send; it is a dead letter again.
-    from svc.store import utc_now
-
-    assert await store.retry_inbox_item(id=dead.id, now=utc_now()) is not None
+    assert await store.retry_inbox_item(id=dead.id, now=clock()) is not None
     await settle(client)
     [again] = await store.list_inbox_items(status="dead")
     assert again.last_error == "send_outcome_unknown"
@@ -235,7 +234,7 @@ async def test_a_transient_refusal_frees_the_send_and_the_retry_sends_it(
 ) -> None:
     graph.answers.append(
         httpx.Response(
-            503, json={"error": {"code": 2, "message": "Service temporarily unavailable"}}
+            429, json={"error": {"code": 130429, "message": "Rate limit hit", "type": "x"}}
         )
     )
     replies: list[SentMessage] = []
