@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets as token
 from collections.abc import Mapping
@@ -70,6 +71,7 @@ def make_project(
                     "webhookAppSecret": {"env": "SVC_APP_SECRET"},
                     "serviceBearerToken": {"env": "SVC_SERVICE_TOKEN"},
                 },
+                "inbox": {"keys": [{"env": "SVC_INBOX_KEY"}]},
             }
         },
     }
@@ -87,5 +89,6 @@ def make_project(
     lines = [f"{k}={v}" for k, v in values.items()]
     lines += [f"SVC_PHONE_NUMBER_ID={PHONE_ID}", f"SVC_WABA_ID={WABA_ID}"]
     lines += ["SVC_LIVE_ENABLE=1", f"SVC_YES_LIVE={int(yes_live)}"]
+    lines += ["SVC_INBOX_KEY=" + base64.b64encode(token.token_bytes(32)).decode()]
     (root / env_file).write_text("\n".join(lines) + "\n")
     return Project(root=root, secrets=values, env_file=env_file)

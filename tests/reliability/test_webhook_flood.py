@@ -117,7 +117,9 @@ def test_signed_deliveries_with_duplicates_to_two_instances_are_dispatched_and_p
     assert dispatched == distinct
     assert skipped == len(order) - distinct
 
-    # Dispatched once: one echo reply per distinct delivery, none twice, none missing.
+    # Run once, after the answers: one echo reply per distinct delivery, none twice, none
+    # missing.
+    graph.wait_for_requests(distinct, timeout=120)
     echoes = Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
     assert echoes == Counter({f"Echo: flood {n}": 1 for n in range(distinct)})
     # Projected once: every distinct inbound id exactly once, through either instance.
