@@ -12,13 +12,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..crypto import InboxKeyring
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
     from ..webhook import WebhookFacade
 
 __all__ = [
+    "handler_options_from_env",
     "live_environment_from",
     "load_app",
+    "load_live_inbox_keyring",
     "load_live_inbox_keys",
     "load_live_service",
     "open_migrated_store",
@@ -70,8 +73,18 @@ def load_live_inbox_keys(
     return resolve_inbox_keys(section, env)
 
 
+def load_live_inbox_keyring(
+    config_path: str, profile_name: str | None, env: Mapping[str, str]
+) -> InboxKeyring:
+    """``load_live_inbox_keys`` as the keyring the service seals waiting updates with."""
+    from ..crypto import InboxKeyring
+
+    return InboxKeyring(load_live_inbox_keys(config_path, profile_name, env))
+
+
 def load_app(target: str, option: str = "SVC_APP") -> WebhookFacade:
-    """The user's facade ``module:attribute`` names (an object with ``dispatch``, or a factory)."""
+    """The user's facade ``module:attribute`` names (an object with ``handles`` and ``run``,
+    or a factory of one)."""
     from ._user_code import load_app as load
 
     facade: WebhookFacade = load(target, option)
@@ -126,3 +139,24 @@ def open_migrated_store(
         return SqliteStore(sqlite_path, writer="process")
     assert postgres_dsn is not None
     return PostgresStore(postgres_dsn, writer="process")
+
+
+_HANDLER_SETTINGS = (
+    ("SVC_HANDLER_CONCURRENCY", "concurrency", 1, 1024),
+    ("SVC_HANDLER_TIMEOUT", "timeout", 1, 86_400),
+    ("SVC_HANDLER_MAX_ATTEMPTS", "max_attempts", 1, 100),
+)
+
+
+def handler_options_from_env(env: Mapping[str, str]) -> dict[str, int]:
+    """The handler runtime's settings ``env`` gives (``svc serve``'s ``--handler-*``):
+    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``;
+    ``CliUsageError`` names the variable of a value out of range."""
+    from ._inputs import parse_int
+
+    options: dict[str, int] = {}
+    for name, option, low, high in _HANDLER_SETTINGS:
+        value = env.get(name)
+        if value:
+            options[option] = parse_int(value, name, low=low, high=high)
+    return options
