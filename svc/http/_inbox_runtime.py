@@ -32,6 +32,7 @@ from svc.store import (
     InboxWorkerOptions,
     PersistenceStore,
     RetryPolicy,
+    RunControl,
     run_inbox_worker,
 )
 from svc.webhook import (
@@ -111,8 +112,9 @@ class InboxRuntime:
             )
         return rows
 
-    async def handle(self, item: InboxItem) -> None:
-        """Run one inbox item: open, rebuild, run the facade in a keyed context.
+    async def handle(self, item: InboxItem, control: RunControl) -> None:
+        """Run one inbox item: open, rebuild, run the facade in a keyed context (``control``
+        is the worker's for this run).
 
         ``DeadLetter`` buries the item at once: ``key_unavailable`` (sealed under a key
         the keyring no longer holds), ``sealed_invalid`` / ``update_unreadable`` (a row
