@@ -13,6 +13,9 @@ live rules of decisions.md section 2, without any command-line flag:
 - ``SVC_APP``: your webhook handlers as ``module:attribute`` (a facade, or a zero-argument
   factory of one), imported with the working folder first, as ``svc serve --app``; with a
   store it needs the profile's inbox keys (``inbox.keys``), and refuses to start without them.
+  The handler runtime runs in the app's lifespan; ``SVC_HANDLER_CONCURRENCY``,
+  ``SVC_HANDLER_TIMEOUT`` (seconds) and ``SVC_HANDLER_MAX_ATTEMPTS`` are ``svc serve``'s
+  ``--handler-*`` options.
 
 ``SVC_LOG_WEBHOOK_EVENTS``/``SVC_ECHO_REPLY`` pass to the default facade as under ``svc serve``.
 
@@ -54,12 +57,14 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
     from .cli import (
         CliConfigError,
         ConnectionGuard,
+        handler_options_from_env,
         install_hypercorn_guard,
         live_environment_from,
         load_app,
         load_live_inbox_keys,
         load_live_service,
     )
+    from .crypto import InboxKeyring
     from .http import create_app
     from .webhook import facade_flags_from_env
 
@@ -72,9 +77,14 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
     profile, secrets = load_live_service(config_path, profile_name, env)
     app_target = source.get("SVC_APP") or None
     facade = load_app(app_target) if app_target is not None else None
-    if facade is not None and (source.get("SVC_DATABASE") or source.get("SVC_DATABASE_URL_ENV")):
+    flags = facade_flags_from_env(source)
+    handler_options = handler_options_from_env(source)
+    keyring = None
+    if (facade is not None or flags.echo_reply) and (
+        source.get("SVC_DATABASE") or source.get("SVC_DATABASE_URL_ENV")
+    ):
         # Refused here, before the store is opened, when a key is missing or malformed.
-        load_live_inbox_keys(config_path, profile_name, env)
+        keyring = InboxKeyring(load_live_inbox_keys(config_path, profile_name, env))
     registry = CollectorRegistry()
     app = create_app(
         profile=profile,
@@ -82,8 +92,10 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
         store=_store(source),
         facade=facade,
         enable_group_routes=source.get("SVC_ENABLE_GROUPS") == "1",
-        facade_flags=facade_flags_from_env(source),
+        facade_flags=flags,
         metrics_registry=registry,
+        handler_options=handler_options,
+        inbox_keyring=keyring,
     )
     if not install_hypercorn_guard(ConnectionGuard(registry, log_stream=sys.stderr)):
         print(

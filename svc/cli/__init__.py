@@ -18,6 +18,7 @@ from ._errors import PromptInputError as PromptInputError
 from ._errors import SecretResolutionError as SecretResolutionError
 from ._errors import ServeError as ServeError
 from ._errors import SetupInputError as SetupInputError
+from ._live import handler_options_from_env as handler_options_from_env
 from ._live import live_environment_from as live_environment_from
 from ._live import load_app as load_app
 from ._live import load_live_inbox_keys as load_live_inbox_keys
@@ -48,6 +49,7 @@ __all__ = [
     "cli",
     "generate_service_token",
     "generate_verify_token",
+    "handler_options_from_env",
     "install_hypercorn_guard",
     "live_environment_from",
     "load_app",

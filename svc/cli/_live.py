@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..webhook import WebhookFacade
 
 __all__ = [
+    "handler_options_from_env",
     "live_environment_from",
     "load_app",
     "load_live_inbox_keys",
@@ -71,7 +72,8 @@ def load_live_inbox_keys(
 
 
 def load_app(target: str, option: str = "SVC_APP") -> WebhookFacade:
-    """The user's facade ``module:attribute`` names (an object with ``dispatch``, or a factory)."""
+    """The user's facade ``module:attribute`` names (an object with ``handles`` and ``run``,
+    or a factory of one)."""
     from ._user_code import load_app as load
 
     facade: WebhookFacade = load(target, option)
@@ -126,3 +128,24 @@ def open_migrated_store(
         return SqliteStore(sqlite_path, writer="process")
     assert postgres_dsn is not None
     return PostgresStore(postgres_dsn, writer="process")
+
+
+_HANDLER_SETTINGS = (
+    ("SVC_HANDLER_CONCURRENCY", "concurrency", 1, 1024),
+    ("SVC_HANDLER_TIMEOUT", "timeout", 1, 86_400),
+    ("SVC_HANDLER_MAX_ATTEMPTS", "max_attempts", 1, 100),
+)
+
+
+def handler_options_from_env(env: Mapping[str, str]) -> dict[str, int]:
+    """The handler runtime's settings ``env`` gives (``svc serve``'s ``--handler-*``):
+    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``;
+    ``CliUsageError`` names the variable of a value out of range."""
+    from ._inputs import parse_int
+
+    options: dict[str, int] = {}
+    for name, option, low, high in _HANDLER_SETTINGS:
+        value = env.get(name)
+        if value:
+            options[option] = parse_int(value, name, low=low, high=high)
+    return options

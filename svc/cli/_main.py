@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "webhook": ("._operator", "webhook", "Webhook helpers (verify tokens)."),
     "flows": ("._flows", "flows", "WhatsApp Flows helpers (key generation)."),
     "outbox": ("._outbox", "outbox", "List outbox items; retry dead ones."),
+    "inbox": ("._inbox", "inbox", "Updates waiting for a handler: list, retry, drop."),
     "store": ("._store_cmd", "store", "Store maintenance: prune old records."),
 }
 _ALIASES = {"update": "upgrade"}

@@ -71,6 +71,8 @@ class ServePlan:
     """``module:attribute`` of the user's facade (``--app``), imported in the serving process."""
     inbox_keys: tuple[bytes, ...] = field(default=(), repr=False)
     """The inbox keys (the writing key first) when the user's handlers run over a store."""
+    handler_options: dict[str, float] = field(default_factory=dict)
+    """``create_app(handler_options=...)``: concurrency, timeout, max_attempts."""
     body_read_timeout: float = 15.0
     """Seconds a request body may take (``create_app(body_read_timeout=...)``)."""
     max_pending_bodies: int = 64
@@ -234,6 +236,15 @@ def build_app(plan: ServePlan, store: PersistenceStore | None, registry: Collect
         kwargs["access_log"] = True
     if plan.broadcast_options:
         kwargs["broadcast_options"] = dict(plan.broadcast_options)
+    handler_options: dict[str, Any] = dict(plan.handler_options)
+    if "kill-after-handler" in plan.test_faults:
+        handler_options["after_run"] = _kill_after_handler
+    if handler_options:
+        kwargs["handler_options"] = handler_options
+    if plan.inbox_keys and store is not None:
+        from ..crypto import InboxKeyring
+
+        kwargs["inbox_keyring"] = InboxKeyring(plan.inbox_keys)
     from ..http import ServiceError
     from ._errors import ServeError
 
@@ -257,10 +268,16 @@ def build_app(plan: ServePlan, store: PersistenceStore | None, registry: Collect
     return app
 
 
-TEST_FAULTS: Final = frozenset({"kill-after-record", "no-claim-lease"})
+TEST_FAULTS: Final = frozenset({"kill-after-record", "kill-after-handler"})
 """``kill-after-record``: SIGKILL this process between recording a webhook delivery and
-dispatching it (the crash the at-least-once test needs); ``no-claim-lease``: an unfinished
-update's claim lapses at once (the restarted process re-runs it without waiting)."""
+answering it; ``kill-after-handler``: SIGKILL it between a handler run's end and its
+completion mark (the inbox worker's ``after_run`` seam). The crashes the reliability
+proofs need."""
+
+
+def _kill_after_handler(item: object) -> None:
+    """The ``kill-after-handler`` fault: the process dies before the run is marked done."""
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def test_faults_from(value: str) -> tuple[str, ...]:
@@ -285,8 +302,6 @@ def _inject_faults(app: Any, faults: tuple[str, ...]) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
 
         service.fault_hook = kill
-    if "no-claim-lease" in faults:
-        service.update_claim_lease_ms = 0
 
 
 def _hypercorn_config(plan: ServePlan) -> Any:
@@ -438,6 +453,9 @@ async def _serve_single(plan: ServePlan) -> int:
         await nursery.start(partial_watch(stop, lambda: None))
         binds: list[str] = await nursery.start(serve)
         _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
+        handlers = _handlers_line(plan)
+        if handlers is not None:
+            _say(handlers)
         await done.wait()
         nursery.cancel_scope.cancel()
     return 0
@@ -460,6 +478,24 @@ def _mode(plan: ServePlan) -> str:
     outbox = ", outbox worker" if plan.outbox_handler is not None else ""
     app = f", app {plan.app}" if plan.app is not None else ""
     return f"{mode}, store {_store_kind(plan)}{workers}{outbox}{app}"
+
+
+def _handlers_line(plan: ServePlan) -> str | None:
+    """The start-up line of the handler runtime, when handlers run (``--app`` or the echo)."""
+    if plan.app is None and not plan.echo_reply:
+        return None
+    settings = plan.handler_options
+    limits = (
+        f"{int(settings.get('concurrency', 8))} at once, "
+        f"{settings.get('timeout', 30):g} s deadline, "
+        f"{int(settings.get('max_attempts', 5))} attempts"
+    )
+    if _store_kind(plan) == "none":
+        return (
+            f"handlers run after the answer from memory ({limits}); without a store a crash "
+            "or a stop loses the updates not yet run (give --database to keep them)."
+        )
+    return f"handlers run after the answer from the store's encrypted inbox ({limits})."
 
 
 class _ServeLines(logging.StreamHandler):  # type: ignore[type-arg]

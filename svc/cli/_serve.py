@@ -55,6 +55,24 @@ __all__ = ["serve"]
     help="Your webhook handlers: a facade (e.g. bot:facade) or a zero-argument factory of one.",
 )
 @click.option(
+    "--handler-concurrency",
+    default="8",
+    metavar="N",
+    help="Handler runs at once, each for another user (default 8).",
+)
+@click.option(
+    "--handler-timeout",
+    default="30",
+    metavar="SECONDS",
+    help="Deadline of one handler run; a slower run is cancelled and retried (default 30).",
+)
+@click.option(
+    "--handler-max-attempts",
+    default="5",
+    metavar="N",
+    help="Runs of one update at most before it becomes a dead letter (default 5).",
+)
+@click.option(
     "--body-read-timeout",
     default="15",
     metavar="SECONDS",
@@ -120,6 +138,9 @@ def serve(
     flow_handler: str | None,
     outbox_handler: str | None,
     app_target: str | None,
+    handler_concurrency: str,
+    handler_timeout: str,
+    handler_max_attempts: str,
     body_read_timeout: str,
     max_pending_bodies: str,
     sqlite_synchronous: str,
@@ -147,6 +168,11 @@ def serve(
     restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
     body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
     pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
+    handler_settings = {
+        "concurrency": parse_int(handler_concurrency, "--handler-concurrency", low=1, high=1024),
+        "timeout": parse_int(handler_timeout, "--handler-timeout", low=1, high=86_400),
+        "max_attempts": parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100),
+    }
     if outbox_handler is not None and database is None and database_url_env is None:
         raise CliUsageError(
             "--outbox-handler needs a store: give --database or --database-url-env."
@@ -225,12 +251,14 @@ def serve(
         resolved_secrets = resolve_secrets(section, environ)
         secrets = resolved_secrets.values()
         number_tokens = tuple(resolved_secrets.phone_number_tokens.items())
+    from ..webhook import facade_flags_from_env
     from ._inbox_keys import dry_run_inbox_keys, inbox_keys_needed, resolve_inbox_keys
 
+    flags = facade_flags_from_env(os.environ)
     inbox = None
     inbox_keys: tuple[bytes, ...] = ()
     if inbox_keys_needed(
-        handlers=app_target is not None,
+        handlers=app_target is not None or flags.echo_reply,
         store=database is not None or database_url_env is not None,
     ):
         if dry_run:
@@ -244,9 +272,6 @@ def serve(
         if not dsn:
             raise ServeError(f"{database_url_env} is not set.")
 
-    from ..webhook import facade_flags_from_env
-
-    flags = facade_flags_from_env(os.environ)
     keys = _flows_keys(flow_handler, section, resolved, environ)
     plan = ServePlan(
         profile_fields=_profile_fields(resolved),
@@ -268,6 +293,7 @@ def serve(
         outbox_handler=outbox_handler,
         app=app_target,
         inbox_keys=inbox_keys,
+        handler_options=handler_settings,
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
         sqlite_synchronous=sqlite_synchronous,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._runtime import (
     ServePlan,
+    _handlers_line,
     _hypercorn_config,
     _mode,
     _say,
@@ -213,11 +214,18 @@ async def _supervise(plan: ServePlan, sockets: Any) -> int:
         code = await supervisor.run(
             stop,
             stop_workers,
-            on_serving=lambda: _say(f"serving {binds} ({_mode(plan)}); Ctrl+C to stop."),
+            on_serving=lambda: _say_serving(binds, plan),
         )
         nursery.cancel_scope.cancel()
     _say("stopped.")
     return code
+
+
+def _say_serving(binds: str, plan: ServePlan) -> None:
+    _say(f"serving {binds} ({_mode(plan)}); Ctrl+C to stop.")
+    handlers = _handlers_line(plan)
+    if handlers is not None:
+        _say(handlers)
 
 
 def _bind_url(sock: Any) -> str:

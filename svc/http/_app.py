@@ -2,7 +2,8 @@
 
 The webhook POST is answered by the lean ASGI front (``_front``) before Quart;
 every other route is a Quart view, registered here from its group's module.
-Background work (the outbox worker) runs in the app's own serving nursery, so
+Background work (the handler runtime, the outbox worker) runs in the app's own serving
+nursery, so
 ``svc serve`` and a plain ``hypercorn --worker-class trio`` run the same app
 the same way.
 """
@@ -23,6 +24,7 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from svc._version import __version__
+from svc.crypto import InboxKeyring
 from svc.flows import FlowHandler, FlowPrivateKey
 from svc.graph import GraphClient, GraphRequestValidationError
 from svc.store import (
@@ -53,6 +55,8 @@ from ._errors import (
 )
 from ._front import front
 from ._group_routes import register_group_routes
+from ._handler_options import HandlerOptions, handler_options_from
+from ._memory_runtime import MemoryRuntime, RunReport
 from ._message_routes import register_message_routes
 from ._numbers import build_numbers
 from ._openapi import openapi_document as openapi_document
@@ -94,6 +98,8 @@ def create_app(
     body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
     max_pending_bodies: int = DEFAULT_MAX_PENDING_BODIES,
     access_log: bool = False,
+    handler_options: HandlerOptions | Mapping[str, Any] | None = None,
+    inbox_keyring: InboxKeyring | None = None,
 ) -> QuartTrio:
     """Build the service's ASGI app (a Quart-Trio app) from in-memory configuration.
 
@@ -107,7 +113,11 @@ def create_app(
     once, 503 with ``Retry-After`` before reading. ``access_log`` writes one ``svc.access`` line per
     request to ``log_stream`` (method, templated route, status, duration). With a store the paced
     broadcast sender runs there too (``broadcast_options``: a ``BroadcastOptions``
-    or its fields).
+    or its fields). The facade's updates run after the answer in the handler runtime
+    (``handler_options``: a ``HandlerOptions`` or its fields): with a store, sealed into
+    the inbox under ``inbox_keyring`` (required when a facade is given, or the echo reply
+    is on); without one, from a bounded in-memory queue. ``app.extensions["svc.handlers"]``
+    is that runtime (``await runtime.wait_idle()``).
     """
     checked = check_arguments(
         profile=profile,
@@ -132,6 +142,23 @@ def create_app(
         gate = BodyGate(timeout=body_read_timeout, max_pending=max_pending_bodies)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", str(exc)) from None
+    try:
+        handling = handler_options_from(handler_options)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", f"handler_options: {exc}") from None
+    if inbox_keyring is not None and not isinstance(inbox_keyring, InboxKeyring):
+        raise ServiceError("invalid_secret", "inbox_keyring must be an svc.crypto.InboxKeyring.")
+    if (
+        checked.store is not None
+        and inbox_keyring is None
+        and (facade is not None or (facade_flags is not None and facade_flags.echo_reply))
+    ):
+        raise ServiceError(
+            "invalid_config",
+            "handlers with a store keep waiting updates encrypted: inbox_keyring is missing "
+            "(the profile's inbox keys, e.g. SVC_INBOX_KEY).",
+            field="inbox_keyring",
+        )
     log = logger if logger is not None else logging.getLogger("svc.http")
     registry = metrics_registry if metrics_registry is not None else CollectorRegistry()
     try:
@@ -155,9 +182,12 @@ def create_app(
     )
     webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
     flags = facade_flags if facade_flags is not None else FacadeFlags()
-    # The echo reply goes out through the handler context the service gives every dispatch.
+    # The echo reply goes out through the handler context the runtime gives every run; the
+    # event log is written by the service at ingest, for every update.
     service_facade: WebhookFacade = (
-        facade if facade is not None else DefaultFacade.from_flags(flags, logger=log)
+        facade
+        if facade is not None
+        else DefaultFacade.from_flags(FacadeFlags(echo_reply=flags.echo_reply), logger=log)
     )
     service = Service(
         profile=checked_profile,
@@ -178,6 +208,8 @@ def create_app(
             lambda token: _number_client(token, checked_profile, transport),
         ),
     )
+    service.log_webhook_events = flags.log_webhook_events
+    _attach_runtime(service, handling, inbox_keyring, registry)
     outbox = None
     if outbox_handler is not None and checked_store is not None:
         try:
@@ -197,6 +229,60 @@ def create_app(
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
+
+
+def _attach_runtime(
+    service: Service,
+    options: HandlerOptions,
+    keyring: InboxKeyring | None,
+    registry: CollectorRegistry,
+) -> None:
+    """The handler runtime of the service: the store's inbox (with a keyring), or memory."""
+    if service.store is None:
+        runs = _memory_metrics(registry)
+        service.memory = MemoryRuntime(
+            facade=service.facade,
+            context_for=service.handler_context,
+            options=options,
+            logger=service.logger,
+            on_run=runs,
+        )
+    elif keyring is not None:
+        from ._inbox_runtime import InboxRuntime
+
+        service.inbox = InboxRuntime(
+            store=service.store,
+            keyring=keyring,
+            facade=service.facade,
+            context_for=service.handler_context,
+            options=options,
+            now=service.now,
+            logger=service.logger,
+            registry=registry,
+        )
+
+
+def _memory_metrics(registry: CollectorRegistry) -> Callable[[RunReport], None]:
+    """The handler duration and outcome metrics of the in-memory runtime (as the inbox's)."""
+    from prometheus_client import Counter, Histogram
+
+    duration = Histogram(
+        "svc_handler_duration_seconds",
+        "Seconds one handler run took (all outcomes).",
+        registry=registry,
+    )
+    outcomes = Counter(
+        "svc_handler_runs",
+        "Handler runs by outcome (success, error, timeout, dead).",
+        ["outcome"],
+        registry=registry,
+    )
+
+    def on_run(report: RunReport) -> None:
+        duration.observe(report.seconds)
+        outcomes.labels(outcome=report.outcome).inc()
+
+    return on_run
 
 
 def _number_client(
@@ -266,6 +352,7 @@ def _build_quart_app(
         security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer"}},
     )
     app.extensions["svc"] = service
+    app.extensions["svc.handlers"] = service.memory if service.memory is not None else service.inbox
     app.extensions["svc.routes"] = routes
     app.extensions[BODY_GATE_KEY] = gate
     _register_lifespan(app, service, outbox, broadcasts)
@@ -294,12 +381,20 @@ def _register_lifespan(
 
     @app.before_serving
     async def _start_background() -> None:
+        if service.memory is not None:
+            await app.nursery.start(service.memory.run)
+        if service.inbox is not None:
+            await service.inbox.start(app.nursery)
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
         await broadcasts.start(app.nursery, service)
 
     @app.after_serving
     async def _stop_background() -> None:
+        if service.memory is not None:
+            await service.memory.stop()
+        if service.inbox is not None:
+            await service.inbox.stop()
         while handle:
             await handle.pop().stop()
         await broadcasts.stop()

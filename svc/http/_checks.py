@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from svc.flows import FlowPrivateKey
 from svc.store import BroadcastStore, PersistenceStore
+from svc.webhook import WebhookFacade
 
 from ._errors import ServiceError
 from ._profile import Profile, ServiceSecrets
@@ -122,8 +123,10 @@ def _check_options(
         raise ServiceError(
             "invalid_crypto_provider", "crypto_provider must have hmac_sha256_matches()."
         )
-    if facade is not None and not callable(getattr(facade, "dispatch", None)):
-        raise ServiceError("invalid_whatsapp", "facade must have a dispatch(update) method.")
+    if facade is not None and not isinstance(facade, WebhookFacade):
+        raise ServiceError(
+            "invalid_whatsapp", "facade must have handles(update) and run(context) methods."
+        )
     if not isinstance(enable_group_routes, bool):
         raise ServiceError("invalid_config", "enable_group_routes must be a bool.")
     if telemetry_sink is not None and not (

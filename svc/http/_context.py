@@ -3,8 +3,10 @@
 A send from a context goes through ``Service.send`` like a send route's: the
 payload is checked by ``svc.graph``'s rules, the Graph call is counted, the
 outbound message is recorded when there is a store, and one log line names
-its message id (never its text or recipient). Sends are not keyed yet: a
-handler run twice sends twice.
+its message id (never its text or recipient). With a store each send is a
+keyed send: its key is derived from the update's key and the send's position
+in the run (``send_key``), so a rerun of the update replays the first answer
+instead of sending again.
 """
 
 from __future__ import annotations
@@ -14,16 +16,24 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from svc import crypto
 from svc.graph import build_group_text_message, build_text_message, check_message_payload
 from svc.webhook import MessageUpdate, SentMessage, Update, is_safe_id
 
 from ._numbers import ServedNumber
 from ._replies import Reply
 
-__all__ = ["SendFromNumber", "ServiceContext", "reply_address"]
+__all__ = ["SendFromNumber", "ServiceContext", "reply_address", "send_key"]
 
-SendFromNumber = Callable[[Mapping[str, Any], ServedNumber], Awaitable[Reply]]
-"""The service's send of one checked payload from one business number (unkeyed)."""
+SendFromNumber = Callable[[Mapping[str, Any], ServedNumber, "str | None"], Awaitable[Reply]]
+"""The service's send of one checked payload from one business number, keyed by the given
+idempotency key (None: unkeyed)."""
+
+
+def send_key(update_key: str, position: int) -> str:
+    """The idempotency key of a run's ``position``-th send (from 0): SHA-256 hex of
+    ``update_key NUL "reply" NUL position``; the same at every rerun of the update."""
+    return crypto.sha256_hex(f"{update_key}\x00reply\x00{position}".encode())
 _MAX_LOGGED_ID = 256
 
 
@@ -54,7 +64,7 @@ def _message_id(reply: Reply) -> str | None:
 class ServiceContext:
     """One update's context: ``update``, the business number, and sends from that number."""
 
-    __slots__ = ("_logger", "_number", "_send", "update")
+    __slots__ = ("_key", "_logger", "_number", "_send", "_sends", "update")
 
     def __init__(
         self,
@@ -63,11 +73,14 @@ class ServiceContext:
         number: ServedNumber,
         send: SendFromNumber,
         logger: logging.Logger,
+        update_key: str | None = None,
     ) -> None:
         self.update = update
         self._number = number
         self._send = send
         self._logger = logger
+        self._key = update_key
+        self._sends = 0
 
     @property
     def phone_number_id(self) -> str:
@@ -91,11 +104,15 @@ class ServiceContext:
         """Send a ``svc.graph`` message payload from the context's business number.
 
         Raises ``svc.graph.GraphRequestValidationError`` for a payload the
-        builders' rules refuse, and ``svc.http.HttpError`` when the platform
-        refuses the send or cannot be reached (the send routes' answer).
+        builders' rules refuse, ``svc.http.HttpError`` when the platform refuses
+        the send or cannot be reached (the send routes' answer), and
+        ``svc.webhook.ReplyOutcomeUnknown`` when the send may or may not have
+        gone out (it is never made again).
         """
         payload = check_message_payload(message)
-        reply = await self._send(payload, self._number)
+        key = send_key(self._key, self._sends) if self._key is not None else None
+        self._sends += 1
+        reply = await self._send(payload, self._number, key)
         message_id = _message_id(reply)
         kind = payload.get("type")
         self._logger.info(

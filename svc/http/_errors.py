@@ -28,6 +28,7 @@ __all__ = [
     "body_timeout",
     "conversation_window_unavailable",
     "graph_request_failed",
+    "handlers_busy",
     "idempotency_conflict",
     "idempotency_pending",
     "internal_error",
@@ -219,6 +220,17 @@ def too_many_bodies(retry_after: int) -> HttpError:
         503,
         "server_busy",
         "Too many request bodies are being received; retry later.",
+        headers={"Retry-After": str(retry_after)},
+    )
+
+
+def handlers_busy(retry_after: int = 5) -> HttpError:
+    """503 with ``Retry-After``: without a store, the in-memory handler queue is full (nothing
+    of the delivery was queued; the platform redelivers it)."""
+    return HttpError(
+        503,
+        "handlers_busy",
+        "The handler queue is full; retry later.",
         headers={"Retry-After": str(retry_after)},
     )
 

@@ -7,10 +7,10 @@ the Quart routes and the lean webhook path in front of Quart only move bytes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -23,9 +23,9 @@ from svc.graph import (
     PhoneNumberClient,
 )
 from svc.store import (
-    UPDATE_CLAIM_LEASE_MS,
     Claimed,
     Conflict,
+    InboxRow,
     Pending,
     PersistenceError,
     PersistenceStore,
@@ -34,27 +34,29 @@ from svc.store import (
 )
 from svc.webhook import (
     Delivery,
-    NormalizationResult,
+    ReplyOutcomeUnknown,
     Update,
     WebhookError,
     WebhookFacade,
     WebhookMetrics,
     canonical_json,
-    dispatch_delivery,
     receive_delivery,
+    safe_detail,
     update_key,
 )
 
 from ._context import ServiceContext
 from ._errors import (
     HttpError,
+    handlers_busy,
     idempotency_conflict,
     idempotency_pending,
     malformed_body,
     persistence_not_configured,
     persistence_unavailable,
 )
-from ._local_runs import LocalCopies, LocalRuns
+from ._local_copies import LocalCopies
+from ._memory_runtime import MemoryRuntime
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
 from ._projection import IdentityChange, delivery_projection, send_projection
@@ -70,18 +72,30 @@ from ._store_calls import (
     status_call,
 )
 from ._telemetry import Telemetry
-from ._update_rules import (
-    FOREIGN_NUMBER,
-    UpdateHook,
-    keys_without_work,
-    updates_to_run,
-    webhook_in_progress,
-)
+from ._update_rules import FOREIGN_NUMBER, UpdateHook
 from ._upstream import refusal_message, upstream_http_error
 
-__all__ = ["RecentErrors", "Reply", "Service", "check_idempotency_key"]
+if TYPE_CHECKING:
+    from ._inbox_runtime import InboxRuntime
+
+__all__ = ["CONTEXT_SEND_HASH", "RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
 T = TypeVar("T")
+CONTEXT_SEND_HASH = crypto.sha256_hex(b"svc handler context send")
+"""The request hash every context send claims its key with: the key alone decides."""
+
+
+def replayed_refusal(status: int, response_json: str) -> HttpError:
+    """The stored definitive refusal of a context send, raised again as it was first raised."""
+    import json
+
+    code, message = "graph_request_failed", "Graph request failed."
+    try:
+        error = json.loads(response_json)["error"]
+        code, message = str(error["code"]), str(error["message"])
+    except (ValueError, TypeError, KeyError):
+        pass
+    return HttpError(status, code, message)
 
 
 class Service:
@@ -118,22 +132,25 @@ class Service:
         self.recent_errors = RecentErrors()
         self.foreign_numbers = ForeignNumbers()
         self.update_hooks: list[UpdateHook] = []
-        """Run before dispatch on the updates of this delivery each wants (the broadcast
-        template pause); each returns those whose hook work was not stored, left unmarked."""
+        """Run before the record on the updates of a delivery each wants (the broadcast
+        template pause); each returns those whose hook work was not stored."""
+        self.memory: MemoryRuntime | None = None
+        """The handler runtime without a store (``create_app`` sets it)."""
+        self.inbox: InboxRuntime | None = None
+        """The handler runtime with a store (``create_app`` sets it, with an inbox keyring)."""
+        self.log_webhook_events = False
+        """``SVC_LOG_WEBHOOK_EVENTS``: one privacy-safe line per update at ingest."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
         self._matches = (
             crypto_provider.hmac_sha256_matches
             if crypto_provider is not None
             else crypto.hmac_sha256_matches
         )
-        self.local_runs = LocalRuns()
         self.local_copies = LocalCopies()
-        """The deliveries this process recorded and ran to the end, by body hash."""
-        self.update_claim_lease_ms = UPDATE_CLAIM_LEASE_MS
-        """How long an update claimed by one delivery is "in progress" for its copies."""
+        """The deliveries this process recorded whole, by body hash."""
         self.fault_hook: Callable[[str], None] | None = None
         """A test-only seam, set by the CLI from its fault-injection option: called with
-        ``"after_record"`` between recording a delivery and dispatching it."""
+        ``"after_record"`` between recording a delivery and answering it."""
 
     # --- store calls ----------------------------------------------------------------
 
@@ -176,12 +193,15 @@ class Service:
     # --- webhook --------------------------------------------------------------------
 
     async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
-        """Receive (signature, JSON, envelope: decisions.md section 3), record, dispatch, reply.
+        """Receive (signature, JSON, envelope: decisions.md section 3), record, hand over, reply.
 
-        The updates with no work (``keys_without_work``) are recorded finished with the
-        delivery; only the ones that ran work are marked handled after dispatch, so a
-        delivery without work makes one store trip. A byte-for-byte copy of a delivery
-        this process recorded and ran to the end (``local_copies``) makes none.
+        The answer waits only for the record: the update hooks run first (the broadcast
+        pause; a failure answers 503 with nothing recorded), then the delivery, its update
+        keys, its projection and the updates the facade ``handles`` (sealed inbox rows) are
+        recorded in one store call, and the runtime runs those updates after the answer.
+        Without a store the updates go to the in-memory queue (full: 503 ``handlers_busy``).
+        A redelivery of a recorded update is a plain duplicate. A byte-for-byte copy of a
+        delivery this process recorded (``local_copies``) makes no store trip.
         """
         now = self.now()
         try:
@@ -197,116 +217,107 @@ class Service:
         self.webhook_metrics.observe(delivery.result)
         delivery, foreign = self._route_delivery(delivery)
         updates = delivery.updates
+        if self.log_webhook_events:
+            for update in updates:
+                self.logger.info(
+                    "webhook update kind=%s detail=%s", update.kind, safe_detail(update)
+                )
         digest = delivery.body_hash if self.store is not None else ""
         if digest in self.local_copies:
-            # Recorded and run to the end here already: the store would claim none of its
-            # updates, so it is answered as a copy without projecting or recording it again.
-            self._count_outcomes(updates, set())
+            # Recorded here already: every update of it is a duplicate, nothing to record.
+            self._count_outcomes(updates, set(), set())
             return _ack(delivery, foreign, dispatched=0)
-        floats = delivery.may_hold_floats
-        keys = (
-            [update_key(update, may_hold_floats=floats) for update in updates]
-            if self.store is not None
-            else []
-        )
-        finished = keys_without_work(updates, keys, self.facade, self.update_hooks)
-        to_run: set[str] | None = None  # None: no store, every update runs
-        busy: set[str] = set()
-        changes_stored = True
-        settled = bool(digest)  # whether a copy will find nothing left to record or run
-        with self.local_runs.recording(keys):  # until the won keys are started below
-            if self.store is not None:
-                try:
-                    to_run, changes, projected = await self._record_delivery(
-                        delivery, keys, busy, now, finished
-                    )
-                except HttpError as exc:
-                    return error_reply(exc)
-                changes_stored = await self._apply_identity_changes(changes)
-                settled = settled and projected and not changes and not busy
-            if self.fault_hook is not None:
-                self.fault_hook("after_record")  # test-only: the crash between record and run
-            chosen, running = updates_to_run(updates, keys, to_run)
-            hooks_failed = await self._run_update_hooks(chosen, keys, updates)
-            recorded_done: list[str] = []  # claimed and finished by the store with the record
-            if finished:
-                done = set(finished)
-                recorded_done = [key for key in running if key in done]
-                running = [key for key in running if key not in done]
-            self.local_runs.start(running, finished=recorded_done)
-
-        def handler_failed(update: Update, exc: Exception) -> None:
-            self.recent_errors.add(exc)
-            self.webhook_metrics.record(update.kind, "handler_error")
-            self.logger.warning(
-                "webhook handler failed kind=%s error=%s",
-                update.kind,
-                type(exc).__name__[:MAX_ERROR_NAME],
-            )
-
-        try:
-            if chosen:
-                result = NormalizationResult(updates=chosen, skipped=delivery.result.skipped)
-                await dispatch_delivery(
-                    self.facade,
-                    replace(delivery, result=result),
-                    on_error=handler_failed,
-                    context=self.handler_context,
-                )
-            handled = [key for key in running if key not in hooks_failed]
-            if handled:
-                # Handler exceptions are acknowledged too: a finished run is a finished update.
-                marked = await self.store_try(
-                    lambda s: s.mark_webhook_updates_handled(
-                        update_keys=handled, handled_at=self.now()
-                    )
-                )
-                settled = settled and marked is not None
-        finally:
-            self.local_runs.finish(running, unfinished=hooks_failed)
-        if busy and await self.local_runs.wait(busy):
-            busy = set()
-        self._count_outcomes(updates, {id(update) for update in chosen})
-        dispatched = len(chosen)
-        if busy:
-            # Another delivery is running some of these updates: answer so the platform
-            # redelivers later, when they are finished (skipped) or their claim has lapsed.
-            return error_reply(webhook_in_progress())
-        if not changes_stored or hooks_failed:
-            # Handlers ran; the redelivery skips them and re-applies the changes.
+        if not await self._run_update_hooks(updates):
             return error_reply(persistence_unavailable())
-        if settled:
+        handled = self._handled(updates)
+        if self.store is None:
+            if handled and not self.memory_runtime().submit(handled):
+                self.telemetry.webhook_updates(
+                    phone_number_id=None, outcome="handlers_busy", count=len(handled)
+                )
+                return error_reply(handlers_busy())
+            self._count_outcomes(updates, {id(u) for u in handled}, set())
+            return _ack(delivery, foreign, dispatched=len(handled))
+        floats = delivery.may_hold_floats
+        keys = [update_key(update, may_hold_floats=floats) for update in updates]
+        inbox = self.inbox
+        by_id = {id(update): key for update, key in zip(updates, keys, strict=True)}
+        rows = inbox.rows([(u, by_id[id(u)]) for u in handled]) if inbox is not None else []
+        try:
+            new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
+        except HttpError as exc:
+            return error_reply(exc)
+        handed = {row.update_key for row in rows} & new
+        if handed and inbox is not None:
+            inbox.wake()
+        if self.fault_hook is not None:
+            self.fault_hook("after_record")  # test-only: the crash between record and answer
+        changes_stored = await self._apply_identity_changes(changes)
+        ran: set[int] = set()
+        duplicate: set[int] = set()
+        seen: set[str] = set()
+        for update, key in zip(updates, keys, strict=True):
+            if key not in new or key in seen:
+                duplicate.add(id(update))
+            elif key in handed:
+                ran.add(id(update))
+            seen.add(key)
+        self._count_outcomes(updates, ran, duplicate)
+        if not changes_stored:
+            # Recorded and handed over; the redelivery is a duplicate and re-applies the changes.
+            return error_reply(persistence_unavailable())
+        if projected and not changes:
             self.local_copies.add((digest,))
-        return _ack(delivery, foreign, dispatched=dispatched)
+        return _ack(delivery, foreign, dispatched=len(ran))
 
-    def handler_context(self, update: Update) -> ServiceContext:
-        """The context a handler of ``update`` runs in: its sends go out from the number the
-        update came to (the default number for WABA-level updates), through ``send``."""
-        number = self.numbers.get(update.phone_number_id) or self.numbers.default
-        return ServiceContext(update, number=number, send=self._send_from, logger=self.logger)
-
-    async def _send_from(self, payload: Mapping[str, Any], number: ServedNumber) -> Reply:
-        return await self.send(payload, idempotency_key=None, number=number)
-
-    async def _run_update_hooks(
-        self, chosen: tuple[Update, ...], keys: list[str], updates: tuple[Update, ...]
-    ) -> set[str]:
-        """Await each update hook with the updates this delivery runs that it wants; the keys
-        of those whose hook work was not stored (an empty set without a store: nothing is
-        marked).
-
-        A duplicate costs its hooks nothing: the run that marked it handled ran them.
-        A failed one stays unmarked, so the platform's redelivery (asked for with a 503)
-        runs it, and its hooks, again.
-        """
-        failed: set[int] = set()
-        for hook in self.update_hooks:
-            wanted = [update for update in chosen if hook.wants(update)]
+    def _handled(self, updates: tuple[Update, ...]) -> list[Update]:
+        """The updates the facade handles. A ``handles`` that raises counts as True (the run
+        decides), logged by class: an update is never dropped for a faulty predicate."""
+        handles = self.facade.handles
+        handled: list[Update] = []
+        for update in updates:
+            try:
+                wanted = handles(update)
+            except Exception as exc:  # noqa: BLE001 - user code; never a 500
+                self.recent_errors.add(exc)
+                self.logger.warning(
+                    "webhook facade handles() failed kind=%s error=%s",
+                    update.kind,
+                    type(exc).__name__[:MAX_ERROR_NAME],
+                )
+                wanted = True
             if wanted:
-                failed.update(id(update) for update in await hook.run(wanted))
-        if not failed or self.store is None:
-            return set()
-        return {key for update, key in zip(updates, keys, strict=True) if id(update) in failed}
+                handled.append(update)
+        return handled
+
+    def memory_runtime(self) -> MemoryRuntime:
+        """The in-memory handler runtime (no store)."""
+        assert self.memory is not None, "create_app sets the runtime"
+        return self.memory
+
+    def handler_context(self, update: Update, key: str | None = None) -> ServiceContext:
+        """The context a handler of ``update`` runs in: its sends go out from the number the
+        update came to (the default number for WABA-level updates), through ``send``, keyed
+        by ``key`` (the update's key) when given."""
+        number = self.numbers.get(update.phone_number_id) or self.numbers.default
+        return ServiceContext(
+            update, number=number, send=self._send_from, logger=self.logger, update_key=key
+        )
+
+    async def _send_from(
+        self, payload: Mapping[str, Any], number: ServedNumber, key: str | None
+    ) -> Reply:
+        return await self.send(payload, idempotency_key=key, number=number, from_context=True)
+
+    async def _run_update_hooks(self, updates: tuple[Update, ...]) -> bool:
+        """Await each update hook with the updates it wants, before the record; False when
+        one's work was not stored (the answer is then 503 and nothing is recorded, so the
+        platform's redelivery runs the hooks again: they are idempotent)."""
+        for hook in self.update_hooks:
+            wanted = [update for update in updates if hook.wants(update)]
+            if wanted and await hook.run(wanted):
+                return False
+        return True
 
     def _route_delivery(self, delivery: Delivery) -> tuple[Delivery, int]:
         """The delivery reduced to the served numbers' updates, and how many were set apart.
@@ -333,12 +344,18 @@ class Service:
                 )
         return routed.delivery, len(routed.foreign)
 
-    def _count_outcomes(self, updates: tuple[Update, ...], ran: set[int]) -> None:
-        """Count each update ``dispatched`` (id in ``ran``) or ``duplicate``, by kind and number."""
+    def _count_outcomes(
+        self, updates: tuple[Update, ...], ran: set[int], duplicate: set[int]
+    ) -> None:
+        """Count each update ``dispatched`` (id in ``ran``: handed to the runtime),
+        ``duplicate`` (recorded before) or ``recorded`` (new, no handler), by kind and number."""
         by_kind: dict[tuple[str, str], int] = {}
         by_number: dict[tuple[str | None, str], int] = {}
         for update in updates:
-            outcome = "dispatched" if id(update) in ran else "duplicate"
+            key = id(update)
+            outcome = (
+                "dispatched" if key in ran else "duplicate" if key in duplicate else "recorded"
+            )
             kind = (update.kind, outcome)
             by_kind[kind] = by_kind.get(kind, 0) + 1
             number = (update.phone_number_id, outcome)
@@ -354,20 +371,18 @@ class Service:
         self,
         delivery: Delivery,
         keys: list[str],
-        busy: set[str],
         received_at: datetime,
-        finished: list[str],
+        rows: Sequence[InboxRow],
     ) -> tuple[set[str], tuple[IdentityChange, ...], bool]:
-        """Record the delivery, its update keys and its projection before handlers run;
-        return the keys of the updates to run, the identity changes to apply and whether
-        the projection was stored, and add to ``busy`` the keys another delivery is running
-        right now.
+        """Record the delivery, its update keys, its projection and its inbox rows; return the
+        keys recorded for the first time, the identity changes to apply and whether the
+        projection was stored.
 
         One atomic store call (``record_webhook_updates``) records the event key, the update
-        keys, the rows, the status events and the identity sightings, and marks ``finished``
-        (the keys with no work) handled: if it fails, nothing was recorded, the answer is 503
-        and the platform redelivers. A projection the store refuses is left out and the
-        delivery recorded without it.
+        keys (finished at once: their runs moved to the inbox), the rows, the status events,
+        the identity sightings and the inbox rows of the new keys: if it fails, nothing was
+        recorded, the answer is 503 and the platform redelivers. A projection the store
+        refuses is left out and the delivery (with its inbox rows) recorded without it.
         """
         projection = delivery_projection(delivery.updates, self.now)
         if projection.unprojected:
@@ -383,24 +398,23 @@ class Service:
                 received_at=received_at,
                 update_keys=keys,
                 rows=projection.rows if project else None,
-                claim_lease_ms=self.update_claim_lease_ms,
-                finished_keys=finished,
+                finished_keys=keys,
+                inbox=rows,
             )
-            busy.update(recorded.in_progress)
-            return set(recorded.to_run)
+            return set(recorded.new)
 
         try:
             if projection.refusal is not None:
                 raise projection.refusal
-            to_run = await self.store_call(lambda s: record(s, True), validation_errors=True)
+            new = await self.store_call(lambda s: record(s, True), validation_errors=True)
         except PersistenceValidationError as exc:
             # A record the store refuses must not turn the delivery into a poison pill
             # (503, redelivered forever): keep the dedupe rows and skip the projection.
             self.recent_errors.add(exc)
             self.logger.warning("webhook projection refused by the store; delivery recorded")
-            to_run = await self.store_call(lambda s: record(s, False))
-            return to_run, projection.changes, False
-        return to_run, projection.changes, True
+            new = await self.store_call(lambda s: record(s, False))
+            return new, projection.changes, False
+        return new, projection.changes, True
 
     async def _apply_identity_changes(self, changes: tuple[IdentityChange, ...]) -> bool:
         """Re-key the identity map for each change, in order; False after a store fault.
@@ -434,10 +448,15 @@ class Service:
         operation: str = "messages",
         project: bool = True,
         number: ServedNumber | None = None,
+        from_context: bool = False,
     ) -> Reply:
         """Send one message payload from ``number`` (default: the default number).
 
         Claim the key, call upstream on the number's ``/{id}/messages``, complete, project.
+        ``from_context`` (a handler context's send): the key is claimed by itself alone (a
+        fixed request hash, so a rerun that builds another text replays the first answer),
+        and an outcome that cannot be known (a claim left pending, a lost answer) raises
+        ``ReplyOutcomeUnknown`` instead of an ``HttpError``.
         """
         sender = number if number is not None else self.numbers.default
 
@@ -450,7 +469,9 @@ class Service:
         request_hash = ""
         if idempotency_key is not None and self.store is not None:
             scoped = self._scoped_key(idempotency_key, operation, sender)
-            request_hash = crypto.sha256_hex(canonical_json(payload))
+            request_hash = (
+                CONTEXT_SEND_HASH if from_context else crypto.sha256_hex(canonical_json(payload))
+            )
             created = self.now()
             claim = await self.store_call(
                 lambda s: s.claim_service_request(
@@ -459,6 +480,8 @@ class Service:
             )
             if isinstance(claim, Replay):
                 count("replayed")
+                if from_context and claim.status != 200:
+                    raise replayed_refusal(claim.status, claim.response_json)
                 return Reply(
                     claim.status,
                     claim.response_json.encode("utf-8"),
@@ -466,6 +489,8 @@ class Service:
                 )
             if isinstance(claim, Pending):
                 count("pending")
+                if from_context:
+                    raise ReplyOutcomeUnknown("a send of an earlier run was never completed")
                 raise idempotency_pending()
             if isinstance(claim, Conflict):
                 count("conflict")
@@ -473,10 +498,14 @@ class Service:
             assert isinstance(claim, Claimed)
             claimed_key = scoped
 
+        unknown: list[bool] = []
+
         async def failed(error: HttpError, cause: GraphError) -> None:
             # The rule per outcome (docs/http.md): a refusal retrying cannot change is the
             # key's answer, replayed; a transient one frees the key, so a retry goes through;
             # an unknown outcome (the platform may have sent it) leaves the key pending.
+            if not cause.retry_hint.outcome_known:
+                unknown.append(True)
             if claimed_key is None or not cause.retry_hint.outcome_known:
                 return
             if cause.retry_hint.retry_may_succeed:
@@ -492,13 +521,18 @@ class Service:
             if not await self._write_together([call]):
                 self.logger.warning("keyed send outcome not stored; the key stays pending")
 
-        answer = await self.graph_call(
-            "messages",
-            lambda: sender.client.request(
-                "POST", f"/{sender.phone_number_id}/messages", json=dict(payload)
-            ),
-            on_failed=failed,
-        )
+        try:
+            answer = await self.graph_call(
+                "messages",
+                lambda: sender.client.request(
+                    "POST", f"/{sender.phone_number_id}/messages", json=dict(payload)
+                ),
+                on_failed=failed,
+            )
+        except HttpError:
+            if from_context and unknown:
+                raise ReplyOutcomeUnknown("the platform's answer to a send was lost") from None
+            raise
         body = json_bytes(answer)
         writes: list[StoreCall] = []
         if claimed_key is not None:
@@ -574,8 +608,9 @@ class Service:
 
 
 def _ack(delivery: Delivery, foreign: int, *, dispatched: int) -> Reply:
-    """The 200 of a delivery: how many updates it had, ran and skipped (``foreign``: set
-    apart for numbers this service does not serve)."""
+    """The 200 of a delivery: how many updates it had, handed to the handler runtime, and
+    did not (unreadable, recorded before, without a handler, or ``foreign``: set apart for
+    numbers this service does not serve)."""
     received = len(delivery.updates)
     reply = {
         "status": "ok",

@@ -1,8 +1,9 @@
-"""Persistence: one contract, a SQLite and a PostgreSQL adapter, and the outbox worker.
+"""Persistence: one contract, a SQLite and a PostgreSQL adapter, the outbox and inbox workers.
 
 The store keeps webhook-event keys, idempotent send requests, a metadata-only
-message projection, a user identity map (phone, BSUIDs, username) and an outbox;
-never message text, raw bodies or contact cards.
+message projection, a user identity map (phone, BSUIDs, username), an outbox and the
+handler runtime's inbox (updates sealed by the caller); never message text in the clear,
+raw bodies or contact cards.
 """
 
 from ._broadcast_methods import MAX_BROADCAST_RECIPIENTS as MAX_BROADCAST_RECIPIENTS
@@ -23,6 +24,14 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
+from ._inbox import InboxHandler as InboxHandler
+from ._inbox import InboxReporter as InboxReporter
+from ._inbox import InboxRun as InboxRun
+from ._inbox import InboxWorkerHandle as InboxWorkerHandle
+from ._inbox import InboxWorkerOptions as InboxWorkerOptions
+from ._inbox import run_inbox_worker as run_inbox_worker
+from ._leases import DeadLetter as DeadLetter
+from ._leases import RetryPolicy as RetryPolicy
 from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
 from ._outbox import OutboxHandler as OutboxHandler
 from ._outbox import OutboxReport as OutboxReport
@@ -37,6 +46,10 @@ from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
 from ._records import Conflict as Conflict
+from ._records import InboxItem as InboxItem
+from ._records import InboxRow as InboxRow
+from ._records import InboxStatistics as InboxStatistics
+from ._records import InboxStatus as InboxStatus
 from ._records import MessageDirection as MessageDirection
 from ._records import MessagePage as MessagePage
 from ._records import MessageRecord as MessageRecord
@@ -100,6 +113,16 @@ __all__ = [
     "Claimed",
     "Conflict",
     "ConversationWindow",
+    "DeadLetter",
+    "InboxHandler",
+    "InboxItem",
+    "InboxReporter",
+    "InboxRow",
+    "InboxRun",
+    "InboxStatistics",
+    "InboxStatus",
+    "InboxWorkerHandle",
+    "InboxWorkerOptions",
     "MessageDirection",
     "MessagePage",
     "MessageRecord",
@@ -121,6 +144,7 @@ __all__ = [
     "PruneReport",
     "Replay",
     "RetentionOptions",
+    "RetryPolicy",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",
@@ -135,6 +159,7 @@ __all__ = [
     "new_row_id",
     "new_row_ids",
     "prune_once",
+    "run_inbox_worker",
     "run_outbox_worker",
     "run_outbox_worker_once",
     "run_retention",

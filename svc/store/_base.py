@@ -19,11 +19,14 @@ from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
-from ._kinds import DeliveryWrite, Kind
+from ._inbox_methods import InboxMethods
+from ._kinds import DeliveryWrite, InboxArgs, Kind
+from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._migrations import current_version
 from ._records import (
     UPDATE_CLAIM_LEASE_MS,
     ClaimResult,
+    InboxRow,
     MessagePage,
     MessageRecord,
     OutboxItem,
@@ -42,8 +45,6 @@ from ._time import from_ms, to_ms
 T = TypeVar("T")
 
 MAX_CLAIM_LIMIT = 1000
-MAX_RETRY_DELAY_MS = 7 * 86_400_000
-MAX_ERROR_LEN = 80
 PRUNE_BATCH = 500
 
 
@@ -73,6 +74,21 @@ def _finished_keys(finished_keys: Sequence[str], keys: tuple[str, ...]) -> tuple
     return tuple(done)
 
 
+def _inbox_row(row: object) -> InboxArgs:
+    """An ``InboxRow`` checked field by field (the sealed update must be non-empty bytes)."""
+    if type(row) is not InboxRow:
+        raise PersistenceValidationError("invalid_record", "inbox must hold InboxRow records.")
+    if type(row.sealed) is not bytes or not row.sealed:
+        raise PersistenceValidationError("invalid_record", "sealed must be non-empty bytes.")
+    return (
+        check.text(row.update_key, "update_key"),
+        check.text(row.queue_key, "queue_key"),
+        check.optional_text(row.phone_number_id, "phone_number_id", max_len=check.PHONE_MAX),
+        check.text(row.kind, "kind", max_len=64),
+        row.sealed,
+    )
+
+
 def _checked_rows(
     rows: object, messages: object, statuses: object, identities: object
 ) -> tuple[tuple[MessageArgs, ...], tuple[StatusArgs, ...], tuple[check.IdentityArgs, ...]]:
@@ -98,6 +114,7 @@ def delivery_write(
     claim_lease_ms: int,
     rows: CheckedRows | None,
     finished_keys: Sequence[str],
+    inbox: Sequence[InboxRow] = (),
 ) -> DeliveryWrite:
     """``record_webhook_updates``'s arguments checked, as the record the group commit runs.
 
@@ -125,10 +142,11 @@ def delivery_write(
         update_keys=keys,
         claim_cutoff=at - lease,
         finished_keys=_finished_keys(finished_keys, keys),
+        inbox=tuple(_inbox_row(row) for row in check.records(inbox, "inbox")),
     )
 
 
-class StoreBase(BroadcastMethods, abc.ABC):
+class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
 
     __slots__ = ()
@@ -229,6 +247,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
         claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
         rows: CheckedRows | None = None,
         finished_keys: Sequence[str] = (),
+        inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
 
@@ -245,6 +264,10 @@ class StoreBase(BroadcastMethods, abc.ABC):
 
         ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
         projection ``CheckedRowsBuilder`` checked while building it: taken as is.
+
+        ``inbox`` holds the updates a handler runs: the rows whose ``update_key`` this call
+        records new (``new``) go in the inbox in the same commit, in the given order,
+        pending and due at ``received_at``; the others are left out (a redelivery adds none).
         """
         delivery = delivery_write(
             event_key=event_key,
@@ -257,6 +280,7 @@ class StoreBase(BroadcastMethods, abc.ABC):
             claim_lease_ms=claim_lease_ms,
             rows=rows,
             finished_keys=finished_keys,
+            inbox=inbox,
         )
         recorded: UpdatesRecorded = await self._write(
             Kind.DELIVERY, delivery, code="outbox_failed", key=delivery.event_key

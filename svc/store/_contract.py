@@ -15,6 +15,10 @@ from ._broadcasts import (
 from ._checked import CheckedRows
 from ._records import (
     ClaimResult,
+    InboxItem,
+    InboxRow,
+    InboxStatistics,
+    InboxStatus,
     MessagePage,
     MessageRecord,
     OutboxItem,
@@ -114,7 +118,8 @@ class BroadcastStore(Protocol):
 
 @runtime_checkable
 class PersistenceStore(BroadcastStore, Protocol):
-    """Webhook keys, idempotent sends, the message projection, the outbox and broadcasts.
+    """Webhook keys, idempotent sends, the message projection, the outbox, the inbox and
+    broadcasts.
 
     Every method but ``backend`` is async and raises only ``PersistenceError``. The service
     calls every method and keyword declared here, and only those: a store passed to
@@ -173,6 +178,7 @@ class PersistenceStore(BroadcastStore, Protocol):
         claim_lease_ms: int = 60_000,
         rows: CheckedRows | None = None,
         finished_keys: Sequence[str] = (),
+        inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
 
@@ -183,6 +189,8 @@ class PersistenceStore(BroadcastStore, Protocol):
         ``messages``, ``statuses`` and ``identities``) is the projection as
         ``CheckedRowsBuilder`` checked it; ``finished_keys`` are the updates with no work:
         the keys this call claims among them are marked handled in the same commit.
+        ``inbox``: the rows of the keys this call records new (``new``) are inserted in
+        the same commit, in the given order; the others are ignored.
         """
         ...
 
@@ -360,6 +368,64 @@ class PersistenceStore(BroadcastStore, Protocol):
         """Delete dedupe keys, completed claims and succeeded outbox items before
         ``older_than``, and messages and status events before ``messages_older_than``
         when given, in small transactions; return the counts."""
+        ...
+
+    async def claim_inbox_items(
+        self, *, now: datetime, limit: int, lease_ms: int
+    ) -> list[InboxItem]:
+        """Lease up to ``limit`` due heads of queues, in id order.
+
+        A queue's head is its lowest id among the rows not dead (a later item never runs
+        while an earlier one waits, runs or retries); it is due when pending and
+        ``next_attempt_at <= now``, or running with a lease expired at ``now``. Each item
+        claimed is running, with a fresh ``lease_id``, one more attempt and a lease until
+        ``now + lease_ms``. PostgreSQL: heads another instance holds are skipped.
+        """
+        ...
+
+    async def mark_inbox_item_succeeded(self, *, id: int, lease_id: str) -> bool:
+        """Delete the item (its run succeeded) if ``lease_id`` is current; True if so."""
+        ...
+
+    async def mark_inbox_item_failed(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
+    ) -> bool:
+        """Back to pending, due at ``now + retry_delay_ms``, if ``lease_id`` is current;
+        ``error`` (at most 80 characters) is kept as ``last_error``. True if so."""
+        ...
+
+    async def mark_inbox_item_dead(
+        self, *, id: int, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Dead (kept, never claimed; its queue goes on) if ``lease_id`` is current."""
+        ...
+
+    async def list_inbox_items(
+        self, *, status: InboxStatus | str | None = None, limit: int = 100
+    ) -> list[InboxItem]:
+        """Up to ``limit`` items (of one ``status`` when given), in id order."""
+        ...
+
+    async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
+        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
+        ...
+
+    async def drop_inbox_item(self, *, id: int) -> bool:
+        """Delete an item whatever its state; True if it existed."""
+        ...
+
+    async def inbox_statistics(self) -> InboxStatistics:
+        """Items per state and the oldest unfinished (pending or running) one's record time."""
+        ...
+
+    async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
+        """Delete dead items last changed before ``older_than``, in small transactions."""
         ...
 
     async def count_outbox_pending(self) -> int:

@@ -48,12 +48,14 @@ __all__ = [
     "ClaimRow",
     "DeliveryWrite",
     "Forms",
+    "InboxArgs",
     "Kind",
     "MessageArgs",
     "StatusArgs",
     "event_answers",
     "finished_marks",
     "first_of_each_key",
+    "inbox_inserts",
     "lock_keys",
     "settle_claims",
     "unwritten_claims_busy",
@@ -62,6 +64,8 @@ __all__ = [
 
 MessageArgs = tuple[object, ...]
 """A checked message row in the store's column order (``_ops._MESSAGE_COLUMNS``), times in ms."""
+InboxArgs = tuple[str, str, str | None, str, bytes]
+"""A checked inbox row: update key, queue key, business number id, kind, sealed update."""
 
 
 class Kind(enum.Enum):
@@ -91,9 +95,10 @@ class DeliveryWrite(NamedTuple):
     """One checked webhook delivery, as ``record_webhook_updates`` hands it to the group commit.
 
     Its rows commit together or not at all: the event row, the update keys (each claimed for
-    dispatch, ``settle_claims``), the message rows, the status events and the identity
-    sightings. (A named tuple: one is built per delivery on the event loop, and a tuple's
-    construction is the cheapest immutable record's.)
+    dispatch, ``settle_claims``), the inbox rows of the keys it recorded new
+    (``inbox_inserts``), the message rows, the status events and the identity sightings.
+    (A named tuple: one is built per delivery on the event loop, and a tuple's construction
+    is the cheapest immutable record's.)
     """
 
     event_key: str
@@ -108,14 +113,20 @@ class DeliveryWrite(NamedTuple):
     """Epoch ms: an unfinished key claimed at or before it has lapsed (its run crashed)."""
     finished_keys: tuple[str, ...] = ()
     """The update keys with no work to run: a claim of one marks it handled at once."""
+    inbox: tuple[InboxArgs, ...] = ()
+    """The updates to run, in queue order: the rows of the keys this delivery records new
+    go in the inbox (``inbox_inserts``), due at ``received_at``."""
 
     def lock_keys(self) -> tuple[str, ...]:
-        """The sorted advisory-lock keys of its rows (PostgreSQL): message ids and identities."""
+        """The sorted advisory-lock keys of its rows (PostgreSQL): message ids, identities
+        and inbox queues (an inbox row's id is drawn under its queue's lock, so a queue's
+        ids rise in commit order and no claim sees a later row before an earlier one)."""
         return tuple(
             sorted(
                 {str(values[1]) for values in self.messages}
                 | {event[0] for event in self.statuses}
                 | set(_identity.lock_keys(self.identities))
+                | {f"inbox:{row[1]}" for row in self.inbox}
             )
         )
 
@@ -339,6 +350,22 @@ def unwritten_claims_busy(
     for key, _, _, _, index in rows:
         if key in unwritten and first[key][4] != index:
             answers[(index, key)] = CLAIM_BUSY
+
+
+def inbox_inserts(
+    deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
+) -> list[tuple[str, str, str | None, str, bytes, int]]:
+    """The inbox rows to insert for a batch's deliveries, in order: each delivery's rows
+    whose key it recorded new (``CLAIM_NEW``; a key new in the batch is new for its first
+    delivery only), a key's first row only, with the delivery's received-at ms."""
+    rows: list[tuple[str, str, str | None, str, bytes, int]] = []
+    taken: set[str] = set()
+    for index, item in enumerate(deliveries):
+        for row in item.inbox:
+            if claims.get((index, row[0])) == CLAIM_NEW and row[0] not in taken:
+                taken.add(row[0])
+                rows.append((*row, item.received_at))
+    return rows
 
 
 def updates_recorded(

@@ -12,9 +12,9 @@ PostgreSQL still never claim the same item because claims use SKIP LOCKED.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,9 +24,20 @@ import anyio
 import anyio.abc
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from ._base import MAX_CLAIM_LIMIT, MAX_RETRY_DELAY_MS
+from ._base import MAX_CLAIM_LIMIT
 from ._contract import PersistenceStore
 from ._errors import PersistenceError, PersistenceValidationError
+from ._leases import (
+    EXHAUSTED,
+    MAX_RETRY_DELAY_MS,
+    TIMEOUT,
+    Failure,
+    RetryPolicy,
+    Verdict,
+    attempt,
+    exhausted,
+    settle,
+)
 from ._records import OUTBOX_LEASE_MS, OutboxItem, OutboxStatus
 from ._time import utc_now
 
@@ -46,10 +57,6 @@ OutboxHandler = Callable[[OutboxItem], Awaitable[None]]
 ``GraphError``'s retry hint may say sooner never, or not before a wait)."""
 
 _log: Final = logging.getLogger("svc.store.outbox")
-TIMEOUT: Final = "timeout"
-"""The ``last_error`` of an item whose handler overran its timeout."""
-EXHAUSTED: Final = "attempts_exhausted"
-"""The ``last_error`` of an item claimed with no attempt left (a crash loop)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,77 +75,6 @@ class OutboxReport:
     timed_out: int = 0
     dead: int = 0
     dead_depth: int = 0
-
-
-def retry_delay_for(
-    attempts: int,
-    *,
-    retry_delay_ms: int,
-    max_retry_delay_ms: int,
-    jitter: Callable[[], float] | None,
-) -> int:
-    """Exponential backoff: ``retry_delay_ms * 2 ** (attempts - 1)`` capped at the maximum.
-
-    With ``jitter`` (a source of floats in [0, 1)) the delay is drawn from
-    [delay / 2, delay): equal jitter, so retries of items that failed together spread out.
-    """
-    delay: int = min(max_retry_delay_ms, retry_delay_ms * 2 ** min(max(attempts - 1, 0), 40))
-    if jitter is not None:
-        delay = delay // 2 + int((delay - delay // 2) * min(max(jitter(), 0.0), 1.0))
-    return max(0, min(delay, MAX_RETRY_DELAY_MS))
-
-
-@dataclass(frozen=True, slots=True)
-class _Failure:
-    """One failed attempt: what ``last_error`` keeps; from a ``GraphError``'s retry hint,
-    whether no retry can change it (``final``) and the least wait before one (``wait``)."""
-
-    error: str
-    final: bool = False
-    wait: float | None = None
-
-
-def _failure(exc: Exception) -> _Failure:
-    """The failure of ``exc``, read through the Graph layer's retry hint when it has one.
-
-    ``svc.graph`` is imported here, and only once it is loaded: no ``GraphError``
-    exists before, and the store's import stays free of the HTTP client.
-    """
-    error = type(exc).__name__[:80]
-    if "svc.graph" not in sys.modules:
-        return _Failure(error)
-    from svc.graph import GraphError, RetryAction
-
-    if not isinstance(exc, GraphError):
-        return _Failure(error)
-    hint = exc.retry_hint
-    final = hint.action in (RetryAction.FIX_REQUEST, RetryAction.DO_NOT_RETRY)
-    return _Failure(error, final, hint.after if hint.action is RetryAction.RETRY_LATER else None)
-
-
-async def _attempt(
-    handler: OutboxHandler, item: OutboxItem, timeout: float | None
-) -> _Failure | None:
-    """Run the handler once; None on success, else ``"timeout"`` or the exception's class name
-    (read through its retry hint when the handler raised a ``GraphError``)."""
-    try:
-        if timeout is None:
-            await handler(item)
-        else:
-            with anyio.fail_after(timeout):
-                await handler(item)
-    except TimeoutError:
-        return _Failure(TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 -- any handler failure means retry later
-        return _failure(exc)
-    return None
-
-
-def _delay_ms(failure: _Failure, backoff_ms: int) -> int:
-    """The backoff, or the retry hint's wait when that is longer (a rate limit, an upgrade)."""
-    if failure.wait is None:
-        return backoff_ms
-    return max(backoff_ms, min(round(failure.wait * 1000), MAX_RETRY_DELAY_MS))
 
 
 async def run_outbox_worker_once(
@@ -163,57 +99,57 @@ async def run_outbox_worker_once(
     attempts already exceed it (a crash loop). A ``GraphError`` raised by the
     handler is read by its retry hint: ``fix_request`` and ``do_not_retry``
     bury the item at once (no retry can change them), ``retry_later`` waits at
-    least the hint's wait; any other failure retries as above. A completion
+    least the hint's wait; a ``DeadLetter`` buries it at once with its reason; any
+    other failure retries as above (the shared policy, ``_leases``). A completion
     refused because the lease moved on counts as failed.
     """
     items = await store.claim_outbox_items(now=now, limit=limit)
+    policy = RetryPolicy(
+        retry_delay_ms=retry_delay_ms,
+        max_retry_delay_ms=retry_delay_ms if max_retry_delay_ms is None else max_retry_delay_ms,
+        max_attempts=max_attempts,
+        jitter=jitter,
+    )
     tally = {"succeeded": 0, "failed": 0, "timed_out": 0, "dead": 0}
     faults: list[Exception] = []
 
-    async def settle(item: OutboxItem) -> None:
+    async def settle_item(item: OutboxItem) -> None:
         # Each item is marked as soon as its handler ends, whatever the others do.
         assert item.lease_id is not None
-        exhausted = max_attempts is not None and item.attempts > max_attempts
         failure = (
-            _Failure(EXHAUSTED) if exhausted else await _attempt(handler, item, handler_timeout)
+            Failure(EXHAUSTED)
+            if exhausted(item.attempts, policy)
+            else await attempt(functools.partial(handler, item), handler_timeout)
         )
+        decision = settle(failure, attempts=item.attempts, policy=policy)
         try:
-            if failure is None:
+            if decision.verdict is Verdict.SUCCEEDED:
                 ok = await store.mark_outbox_item_succeeded(
                     id=item.id, lease_id=item.lease_id, now=now
                 )
                 tally["succeeded" if ok else "failed"] += 1
                 return
-            error = failure.error
             tally["failed"] += 1
-            tally["timed_out"] += error == TIMEOUT
-            if failure.final or (max_attempts is not None and item.attempts >= max_attempts):
+            tally["timed_out"] += decision.error == TIMEOUT
+            if decision.verdict is Verdict.DEAD:
                 buried = await store.mark_outbox_item_dead(
-                    id=item.id, lease_id=item.lease_id, now=now, error=error
+                    id=item.id, lease_id=item.lease_id, now=now, error=decision.error
                 )
                 tally["dead"] += buried  # after the await: tasks share the tally
                 return
-            backoff = retry_delay_for(
-                item.attempts,
-                retry_delay_ms=retry_delay_ms,
-                max_retry_delay_ms=(
-                    retry_delay_ms if max_retry_delay_ms is None else max_retry_delay_ms
-                ),
-                jitter=jitter,
-            )
             await store.mark_outbox_item_failed(
                 id=item.id,
                 lease_id=item.lease_id,
                 now=now,
-                retry_delay_ms=_delay_ms(failure, backoff),
-                error=error,
+                retry_delay_ms=decision.delay_ms,
+                error=decision.error,
             )
         except Exception as exc:  # noqa: BLE001 -- re-raised once every item has settled
             faults.append(exc)
 
     async with anyio.create_task_group() as group:
         for item in items:
-            group.start_soon(settle, item)
+            group.start_soon(settle_item, item)
     if faults:
         raise faults[0]
     pending = await store.count_outbox_pending()

@@ -1,15 +1,15 @@
 """Frozen value objects the store takes and returns.
 
-The store keeps keys, hashes and metadata only: no message text, raw webhook
-bodies, request bodies or contacts. The one stored payload is a completed
-service request's ``response_json`` (the upstream send answer, replayed
-byte-for-byte).
+The store keeps keys, hashes and metadata in the clear: no message text, raw webhook
+bodies, request bodies or contacts. The stored payloads are a completed service
+request's ``response_json`` (the upstream send answer, replayed byte-for-byte) and
+an inbox item's ``sealed`` update (encrypted by the caller before it reaches the store).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
@@ -19,6 +19,10 @@ __all__ = [
     "ClaimResult",
     "Claimed",
     "Conflict",
+    "InboxItem",
+    "InboxRow",
+    "InboxStatistics",
+    "InboxStatus",
     "MessageDirection",
     "MessagePage",
     "MessageRecord",
@@ -63,6 +67,18 @@ class OutboxStatus(enum.StrEnum):
     PENDING = "pending"
     PROCESSING = "processing"
     SUCCEEDED = "succeeded"
+    DEAD = "dead"
+
+
+class InboxStatus(enum.StrEnum):
+    """An inbox item's state: pending -> running -> (deleted on success, or back to pending).
+
+    After its last allowed attempt, or a ``DeadLetter``, an item is ``dead``: kept (never
+    claimed) until an operator retries or drops it, or the dead-letter horizon deletes it.
+    """
+
+    PENDING = "pending"
+    RUNNING = "running"
     DEAD = "dead"
 
 
@@ -159,6 +175,58 @@ class OutboxItem:
     updated_at: datetime
     last_error: str | None = None
     """The class name of the last handler failure (``"timeout"`` for a timeout), never a message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxRow:
+    """An update to run, as ``record_webhook_updates(inbox=...)`` takes it.
+
+    ``update_key`` is the update's key (one of the delivery's ``update_keys``),
+    ``queue_key`` the hashed key of its queue (never a raw phone or user id), ``kind``
+    the update's kind (a label) and ``sealed`` the update encrypted by the caller: the
+    store never sees it in the clear.
+    """
+
+    update_key: str
+    queue_key: str
+    phone_number_id: str | None
+    kind: str
+    sealed: bytes = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxItem:
+    """A stored inbox item; ``lease_id`` fences its completion to the current claim.
+
+    ``last_error`` is a class name, ``"timeout"`` or a dead letter's reason: never a
+    message. ``sealed`` is left out of the repr (it is ciphertext, and large).
+    """
+
+    id: int
+    update_key: str
+    queue_key: str
+    phone_number_id: str | None
+    kind: str
+    sealed: bytes = field(repr=False)
+    status: InboxStatus
+    attempts: int
+    next_attempt_at: datetime
+    lease_id: str | None
+    lease_expires_at: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxStatistics:
+    """How many inbox items are in each state, and when the oldest unfinished one (pending
+    or running) was recorded (None: none is)."""
+
+    pending: int
+    running: int
+    dead: int
+    oldest_pending_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

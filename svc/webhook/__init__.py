@@ -3,8 +3,9 @@
 Nothing here reads the environment, the disk or the network. The HTTP layer
 calls ``receive_delivery(body, signature, app_secret)`` and answers a
 ``WebhookError`` with its ``code``/``http_status``, records the ``Delivery``
-(``event_key``, ``body_hash``, updates) through the store, then hands it to
-``dispatch_delivery(facade, delivery, on_error=...)``. See ``docs/webhooks.md``.
+(``event_key``, ``body_hash``, updates) through the store with the updates its
+facade ``handles`` (``update_to_json``, sealed, in their ``queue_key`` queues),
+and runs them after its answer (``facade.run(context)``). See ``docs/webhooks.md``.
 """
 
 # --- errors
@@ -53,10 +54,12 @@ from ._facade import MAX_ERROR_CLASSES as MAX_ERROR_CLASSES
 # --- facade
 from ._facade import ContextHandler as ContextHandler
 from ._facade import DefaultFacade as DefaultFacade
+from ._facade import Dispatcher as Dispatcher
 from ._facade import FacadeFlags as FacadeFlags
 from ._facade import FacadeStatistics as FacadeStatistics
 from ._facade import Handler as Handler
 from ._facade import HandlerContext as HandlerContext
+from ._facade import ReplyOutcomeUnknown as ReplyOutcomeUnknown
 from ._facade import SentMessage as SentMessage
 from ._facade import TextSender as TextSender
 from ._facade import WebhookFacade as WebhookFacade
@@ -68,6 +71,7 @@ from ._facade import safe_detail as safe_detail
 from ._keys import body_hash as body_hash
 from ._keys import canonical_json as canonical_json
 from ._keys import event_key as event_key
+from ._keys import queue_key as queue_key
 from ._keys import update_key as update_key
 
 # --- metrics
@@ -175,6 +179,10 @@ from ._values import UnsupportedContent as UnsupportedContent
 from ._values import UnsupportedReason as UnsupportedReason
 from ._values import UserIdentity as UserIdentity
 
+# --- an update kept while it waits for its run
+from ._wire import update_from_json as update_from_json
+from ._wire import update_to_json as update_to_json
+
 __all__ = [
     "ACCOUNT_FIELDS",
     "ECHO_FIELD",
@@ -222,6 +230,7 @@ __all__ = [
     "ConversationInfo",
     "DefaultFacade",
     "Delivery",
+    "Dispatcher",
     "EditContent",
     "FacadeFlags",
     "FacadeStatistics",
@@ -264,6 +273,7 @@ __all__ = [
     "PricingType",
     "ReactionContent",
     "Referral",
+    "ReplyOutcomeUnknown",
     "RevokeContent",
     "SentMessage",
     "SharedContact",
@@ -312,10 +322,13 @@ __all__ = [
     "normalize",
     "parse_envelope",
     "parse_signature_header",
+    "queue_key",
     "read_users",
     "receive_delivery",
     "safe_detail",
+    "update_from_json",
     "update_key",
+    "update_to_json",
     "verify_challenge",
     "verify_signature",
 ]

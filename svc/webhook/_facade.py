@@ -1,11 +1,12 @@
 """The facade contract, and the default facade with typed handlers and the diagnostics flags.
 
-``WebhookFacade`` is what the HTTP layer hands each normalized update to.
-``DefaultFacade`` is the one it builds when none is injected: library users
-register handlers per kind (``facade.on("message", handler)`` or
-``@facade.on("status")``), and the two diagnostics flags turn on a
-privacy-safe event log and a demo echo reply. Handler failures are caught,
-counted by exception class and logged without payload data.
+``WebhookFacade`` is what the HTTP layer hands updates to: ``handles(update)``
+at ingest, ``run(context)`` after the answer. ``DefaultFacade`` is the one it
+builds when none is injected: library users register handlers per kind
+(``facade.on("message", handler)`` or ``@facade.on("status")``), and the two
+diagnostics flags turn on a privacy-safe event log and a demo echo reply.
+Handler failures are counted by exception class and logged without payload
+data; ``run`` raises them (the runtime retries), ``dispatch`` swallows them.
 
 A handler registered with ``context=True`` receives a ``HandlerContext``
 instead of the bare update: the update, the business number, and replies
@@ -53,10 +54,12 @@ __all__ = [
     "MAX_ERROR_CLASSES",
     "ContextHandler",
     "DefaultFacade",
+    "Dispatcher",
     "FacadeFlags",
     "FacadeStatistics",
     "Handler",
     "HandlerContext",
+    "ReplyOutcomeUnknown",
     "SentMessage",
     "TextSender",
     "WebhookFacade",
@@ -147,25 +150,37 @@ def _kind_of(cls: type[Any]) -> UpdateKind:
     raise ValueError(f"unknown update class; expected one of {', '.join(UPDATE_KINDS)}")
 
 
-@runtime_checkable
-class WebhookFacade(Protocol):
-    """What normalized updates are handed to; ``dispatch`` may be sync or async.
+class ReplyOutcomeUnknown(Exception):
+    """A context send whose outcome cannot be known: the platform may have sent it or not.
 
-    A facade may also define ``needs_run(self, update: Update) -> bool``: False
-    says dispatching that update does no work that must finish, so the store
-    records it finished with the delivery (one store trip) and a crash before its
-    dispatch does not run it again. Without the method every update needs a run.
-    A facade may also define ``dispatch_with_context(self, context: HandlerContext)``:
-    a service that can give a context calls it instead of ``dispatch``.
+    Raised by ``HandlerContext.reply_text``/``send`` when the send's answer was
+    lost (a 5xx, a broken connection, a timeout) or when a rerun finds the same
+    send claimed and never completed (the process died during it). The send is
+    never made again: the handler runtime buries the update as a dead letter
+    (``send_outcome_unknown``) instead of retrying it.
     """
 
+
+@runtime_checkable
+class WebhookFacade(Protocol):
+    """What the service hands updates to: which it handles, and the run of one of them.
+
+    ``handles(update)`` is asked at ingest, in the request: True hands the
+    update to the handler runtime (it counts in the answer's ``dispatched``),
+    False records it without a run. ``run(context)`` runs the handlers of
+    ``context.update`` after the answer; it raises when a handler failed, and
+    the runtime retries the update (``docs/handlers.md``).
+    """
+
+    def handles(self, update: Update) -> bool: ...
+
+    def run(self, context: HandlerContext) -> Awaitable[None]: ...
+
+
+class Dispatcher(Protocol):
+    """What ``dispatch_delivery`` hands updates to (``DefaultFacade`` is one); sync or async."""
+
     def dispatch(self, update: Update) -> Awaitable[None] | None: ...
-
-
-def _context_dispatch(facade: WebhookFacade) -> Callable[[HandlerContext], object] | None:
-    """The facade's ``dispatch_with_context`` when it defines one (``DefaultFacade`` does)."""
-    found = getattr(facade, "dispatch_with_context", None)
-    return found if callable(found) else None
 
 
 class TextSender(Protocol):
@@ -182,29 +197,22 @@ class TextSender(Protocol):
 
 
 async def dispatch_delivery(
-    facade: WebhookFacade,
+    facade: Dispatcher,
     delivery: Delivery,
     *,
     on_error: Callable[[Update, Exception], object],
-    context: Callable[[Update], HandlerContext] | None = None,
 ) -> None:
-    """Hand every update of ``delivery`` to ``facade``, in payload order.
+    """Hand every update of ``delivery`` to ``facade.dispatch``, in payload order (library use).
 
-    With ``context`` (a factory of one ``HandlerContext`` per update) and a
-    facade that defines ``dispatch_with_context``, each update is handed over
-    in its context. A synchronous result is not awaited (no coroutine per
-    update for sync facades); an ``Exception`` from a handler goes to
-    ``on_error`` with its update and the next update still runs. Cancellation
-    (``BaseException``) is not caught.
+    A synchronous result is not awaited (no coroutine per update for sync
+    facades); an ``Exception`` from a handler goes to ``on_error`` with its
+    update and the next update still runs. Cancellation (``BaseException``) is
+    not caught. The service does not use it: it runs updates after its answer.
     """
     dispatch = facade.dispatch
-    in_context = _context_dispatch(facade) if context is not None else None
     for update in delivery.updates:
         try:
-            if in_context is not None and context is not None:
-                handled = in_context(context(update))
-            else:
-                handled = dispatch(update)
+            handled = dispatch(update)
             if inspect.isawaitable(handled):
                 await handled
         except Exception as exc:  # noqa: BLE001 - handler failures are reported, never raised
@@ -283,12 +291,13 @@ def safe_detail(update: Update) -> str:
 class DefaultFacade:
     """Typed handlers per update kind, plus the optional event log and echo reply.
 
-    ``dispatch`` runs every handler registered for the update's kind, in
-    registration order; an exception is caught, counted by class and logged
-    (class name only), and never reaches the caller. Cancellation
-    (``BaseException``) is not caught. ``dispatch_with_context`` does the same
-    with a ``HandlerContext``, which the handlers registered with ``context=True``
-    receive (the others still receive the update).
+    ``run(context)`` (the ``WebhookFacade`` contract) runs every handler
+    registered for the update's kind, in registration order; the handlers
+    registered with ``context=True`` receive the context, the others the
+    update. A failure is counted by class and logged (class name only) and
+    raised. ``dispatch(update)`` (library use, no context) runs them too but
+    never raises a handler's exception. Cancellation (``BaseException``) is not
+    caught.
     """
 
     def __init__(
@@ -385,12 +394,12 @@ class DefaultFacade:
         """The handlers registered for ``kind``, in call order (both forms)."""
         return tuple(handler for handler, _ in self._handlers.get(kind, ()))
 
-    def needs_run(self, update: Update) -> bool:
+    def handles(self, update: Update) -> bool:
         """True when a handler is registered for the update's kind, or it is a message and
-        the echo reply is on: work a crash must not lose.
+        the echo reply is on: work the service's handler runtime runs after its answer.
 
-        The event log is not such work: it is diagnostics, written at dispatch, and a
-        line lost to a crash is not re-run for (``docs/webhook-guarantees.md``).
+        The event log is not such work: it is diagnostics (the service writes its
+        own line at ingest when ``SVC_LOG_WEBHOOK_EVENTS=1``).
         """
         if update.kind in self._handlers:
             return True
@@ -413,12 +422,20 @@ class DefaultFacade:
         """
         await self._run(update, None)
 
-    async def dispatch_with_context(self, context: HandlerContext) -> None:
-        """As ``dispatch`` for ``context.update``; context handlers receive ``context``, and the
-        echo reply goes through it."""
-        await self._run(context.update, context)
+    async def run(self, context: HandlerContext) -> None:
+        """Run ``context.update``'s handlers in registration order, then the echo (when on);
+        context handlers receive ``context``, and the echo reply goes through it.
 
-    async def _run(self, update: Update, context: HandlerContext | None) -> None:
+        The first handler (or echo) that raises is counted and logged by class, and its
+        exception propagates, so the service's runtime retries the update (the handlers
+        after it have not run; the ones before it run again, and their context sends
+        replay their first answers).
+        """
+        await self._run(context.update, context, propagate=True)
+
+    async def _run(
+        self, update: Update, context: HandlerContext | None, *, propagate: bool = False
+    ) -> None:
         self._dispatched += 1
         kind = update.kind
         if self._log_events:
@@ -433,10 +450,12 @@ class DefaultFacade:
                     raise NoHandlerContext
                 if inspect.isawaitable(result):
                     await result
-            except Exception as exc:  # noqa: BLE001 - isolated, counted and logged by class
+            except Exception as exc:
                 self._count_error(kind, exc)
+                if propagate:
+                    raise
         if self._echo_reply and isinstance(update, MessageUpdate):
-            await self._echo(update, context)
+            await self._echo(update, context, propagate=propagate)
 
     def _count_error(self, kind: str, exc: Exception) -> None:
         name = type(exc).__name__[:MAX_ERROR_CLASS_NAME]
@@ -447,7 +466,9 @@ class DefaultFacade:
         # The class name only: a message or traceback could carry payload data.
         self._logger.warning("webhook handler failed kind=%s error=%s", kind, name)
 
-    async def _echo(self, update: MessageUpdate, context: HandlerContext | None) -> None:
+    async def _echo(
+        self, update: MessageUpdate, context: HandlerContext | None, *, propagate: bool = False
+    ) -> None:
         """Reply to an inbound 1:1 text with ``Echo: <text>``, through the context when there
         is one (the service's send: counted, recorded, logged by id), else the echo client.
 
@@ -468,8 +489,10 @@ class DefaultFacade:
                 )
             else:
                 raise NoHandlerContext
-        except Exception as exc:  # noqa: BLE001 - a failed demo reply never fails the webhook
+        except Exception as exc:
             self._echo_errors += 1
             self._logger.warning("webhook echo reply failed error=%s", type(exc).__name__[:80])
+            if propagate:
+                raise
         else:
             self._echo_sent += 1

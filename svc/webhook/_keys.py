@@ -11,7 +11,7 @@ from svc.crypto import sha256_hex
 
 from ._base import UpdateBase
 
-__all__ = ["body_hash", "canonical_json", "event_key", "update_key"]
+__all__ = ["body_hash", "canonical_json", "event_key", "queue_key", "update_key"]
 
 
 def canonical_json(envelope: Any) -> bytes:
@@ -102,4 +102,28 @@ def update_key(update: UpdateBase, *, may_hold_floats: bool = True) -> str:
         json_text = _canonical(raw, may_hold_floats).decode("utf-8", "surrogatepass")
         text = f"{scope}{source.field}\x00{json_text}"
     # "surrogatepass" keeps lone surrogates (valid JSON escapes) hashable.
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
+
+
+def queue_key(update: UpdateBase) -> str:
+    """The key of the queue an update waits in: its updates run one at a time, in order.
+
+    The group for a group's updates (group messages and group events), else the
+    user's identity key (``update.user.key``: BSUID, else parent BSUID, else
+    phone), else the business number; scoped to the business number and kept
+    hashed (SHA-256 hex of ``phone_number_id NUL kind-of-key NUL value``), so no
+    raw identifier is stored.
+    """
+    number = update.source.phone_number_id or ""
+    group = getattr(update, "group_id", None)
+    if isinstance(group, str) and group:
+        kind, value = "group", group
+    else:
+        user = getattr(update, "user", None)  # the kinds that name a user have ``user``
+        key = user.key if user is not None else None
+        if key:
+            kind, value = "user", key
+        else:
+            kind, value = "number", number or (update.source.waba_id or "")
+    text = f"{number}\x00{kind}\x00{value}"
     return sha256_hex(text.encode("utf-8", "surrogatepass"))

@@ -529,7 +529,7 @@ def _status_list(
 _STATUS_WORDS: Final = frozenset({"sent", "delivered", "read", "failed", "deleted", "played"})
 
 # field -> the item lists of its value: (key, kind of a skipped item, list builder)
-_ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] = {
+ITEM_LISTS: dict[str, tuple[tuple[str, UpdateKind | None, _ListBuilder], ...]] = {
     "messages": (("messages", "message", _message_list), ("statuses", "status", _status_list)),
     ECHO_FIELD: (("message_echoes", "message", _each(_build_echo)),),
     "calls": (
@@ -593,7 +593,7 @@ def normalize(envelope: Any, *, received_at: int | None = None) -> Normalization
                 continue
             field = source.field
             value: Any = change["value"]
-            lists = _ITEM_LISTS.get(field)
+            lists = ITEM_LISTS.get(field)
             if lists is None:
                 if field in ACCOUNT_FIELDS:
                     append(_account(source, value))

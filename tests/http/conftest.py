@@ -21,6 +21,7 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
+from svc.crypto import InboxKeyring
 from svc.http import Profile, ServiceSecrets, create_app
 from svc.store import PersistenceError, PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix, sign
@@ -34,6 +35,15 @@ PHONE_ID = "106540352242922"
 WABA_ID = "102290129340398"
 T0 = datetime(2026, 11, 21, 10, 15, 30, tzinfo=UTC)
 AUTH = {"Authorization": f"Bearer {BEARER}"}
+
+INBOX_KEY = bytes(range(32))
+"""The inbox key of the test apps with a store and handlers (``inbox_keyring()``)."""
+
+
+def inbox_keyring(*keys: bytes) -> InboxKeyring:
+    """A keyring of ``keys`` (default: ``INBOX_KEY``), the first one writing."""
+    return InboxKeyring(list(keys) or [INBOX_KEY])
+
 
 SECRETS = ServiceSecrets(
     access_token=ACCESS_TOKEN,
@@ -133,6 +143,8 @@ def make_app(
             "logger": logging.getLogger("svc.http.test"),
         }
         options.update(overrides)
+        if options.get("store") is not None and "inbox_keyring" not in options:
+            options["inbox_keyring"] = inbox_keyring()
         return create_app(**options)
 
     return build
@@ -156,16 +168,35 @@ def fixture(name: str) -> dict[str, Any]:
 
 
 class RecordingFacade:
-    """A facade that keeps every update; ``fail_kinds`` makes dispatch raise for those kinds."""
+    """A facade that handles every update and keeps each one it runs; ``fail_kinds`` makes
+    its run raise for those kinds."""
 
     def __init__(self, fail_kinds: frozenset[str] = frozenset()) -> None:
         self.updates: list[Any] = []
         self.fail_kinds = fail_kinds
 
-    async def dispatch(self, update: Any) -> None:
+    def handles(self, update: Any) -> bool:
+        return True
+
+    async def run(self, context: Any) -> None:
+        update = context.update
         self.updates.append(update)
         if update.kind in self.fail_kinds:
             raise RuntimeError("handler blew up with PII 16505551234")
+
+
+async def settle(client_or_app: Any) -> None:
+    """Wait until the app's handler runtime has nothing due and no run in flight: the
+    served app's runtime (``test_app``), or, for a bare test client, the runtime run here
+    until then."""
+    app = getattr(client_or_app, "app", client_or_app)
+    runtime = app.extensions.get("svc.handlers")
+    if runtime is None:
+        return
+    if runtime.running:
+        await runtime.wait_idle()
+    else:
+        await runtime.run_until_idle()
 
 
 async def post_webhook(
@@ -177,7 +208,9 @@ async def post_webhook(
         headers["X-Hub-Signature-256"] = sign(body=body, secret=APP_SECRET)
     elif signature is not None:
         headers["X-Hub-Signature-256"] = signature
-    return await client.post(WEBHOOK, data=body, headers=headers)
+    response = await client.post(WEBHOOK, data=body, headers=headers)
+    await settle(client)  # the handlers run after the answer: the test looks after them
+    return response
 
 
 class CountingStore:

@@ -18,7 +18,7 @@ from typing import Any
 import trio
 import trio.testing
 
-from svc.http._local_runs import LocalCopies
+from svc.http._local_copies import LocalCopies
 from svc.store import PersistenceValidationError
 
 from .conftest import AUTH, AppFactory, CountingStore, RecordingFacade, fixture, post_webhook

@@ -73,6 +73,14 @@ COMPLETES = st.tuples(
     KEYS, st.sampled_from(["h1", "h2"]), st.just('{"ok":1}'), TIMES, st.sampled_from([None, 502])
 )
 UPDATE_KEYS = st.sampled_from(["u1", "u2", "u3", "u4"])
+INBOX_ROWS = st.builds(
+    lambda key, queue, number, sealed: (key, f"q-{queue}", number, "message", sealed),
+    UPDATE_KEYS,
+    KEYS,
+    st.sampled_from([None, "106540352242922"]),
+    st.sampled_from([b"\x00sealed", b"\xffother"]),
+)
+"""Checked inbox rows: update key, queue key, business number id, kind, sealed bytes."""
 HANDLED_ITEMS = st.lists(
     st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
     min_size=1,
@@ -93,6 +101,13 @@ SINGLE: dict[str, Any] = {
         _ops.mark_webhook_updates_handled(s, (a,), 1),
     ),
     "claimed": lambda s, a: record_update_keys(s, "ev-seed", 2000, (a,), 0),
+    # An inbox row whose update key is not (or no longer) recorded: a pruned key.
+    "inbox": lambda s, a: s.run(
+        "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+        " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0, 0)"
+        " ON CONFLICT DO NOTHING",
+        a,
+    ),
 }
 DUMP = [
     "SELECT * FROM svc_messages ORDER BY row_id",
@@ -103,6 +118,9 @@ DUMP = [
     "SELECT * FROM svc_webhook_updates ORDER BY update_key",
     "SELECT user_id, parent_user_id, wa_id, username, last_seen_at FROM svc_user_identities"
     " ORDER BY 1, 2, 3, 4, 5",
+    # Ordered by id, which is left out: PostgreSQL's identity does not roll back.
+    "SELECT update_key, queue_key, phone_number_id, kind, sealed, status, attempts,"
+    " next_attempt_at, lease_id, created_at, updated_at FROM svc_inbox ORDER BY id",
 ]
 SEED = st.lists(
     st.one_of(
@@ -113,6 +131,7 @@ SEED = st.lists(
         st.tuples(st.just("complete"), COMPLETES),
         st.tuples(st.just("handled"), UPDATE_KEYS),
         st.tuples(st.just("claimed"), UPDATE_KEYS),
+        st.tuples(st.just("inbox"), INBOX_ROWS),
     ),
     max_size=6,
 )
@@ -128,6 +147,7 @@ def delivery(
     update_keys: tuple[str, ...] = (),
     claim_cutoff: int = 0,
     finished_keys: tuple[str, ...] = (),
+    inbox: tuple[Any, ...] = (),
 ) -> DeliveryWrite:
     """A checked delivery, its values in the record's order."""
     return DeliveryWrite(
@@ -140,6 +160,7 @@ def delivery(
         update_keys=update_keys,
         claim_cutoff=claim_cutoff,
         finished_keys=finished_keys,
+        inbox=inbox,
     )
 
 
@@ -154,8 +175,8 @@ def fresh_row_ids(deliveries: list[DeliveryWrite]) -> list[DeliveryWrite]:
 def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[DeliveryWrite]]:
     """Lists of checked deliveries (event key, hash, ms, message values, status events,
     identity sightings, update keys repeated within and across deliveries, the claim cutoff:
-    the time less a lease of 0, 1 or 5 s, and the finished keys: updates with no work, some
-    of them not in the delivery)."""
+    the time less a lease of 0, 1 or 5 s, the finished keys: updates with no work, some
+    of them not in the delivery, and inbox rows: keys repeated, some not in the delivery)."""
     return st.lists(
         st.tuples(
             KEYS,
@@ -166,8 +187,11 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
             st.lists(UPDATE_KEYS, max_size=max_updates).map(tuple),
             st.sampled_from([0, 1000, 5000]),
             st.lists(UPDATE_KEYS, max_size=3).map(tuple),
+            st.lists(INBOX_ROWS, max_size=4).map(tuple),
         ).map(
-            lambda d: delivery(f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7])
+            lambda d: delivery(
+                f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7], d[8]
+            )
         ),
         min_size=1,
         max_size=max_deliveries,

@@ -21,7 +21,7 @@ from svc.store import (
     run_outbox_worker,
     run_outbox_worker_once,
 )
-from svc.store._outbox import retry_delay_for
+from svc.store._leases import retry_delay_for
 
 from ._fake_outbox import FakeOutboxStore
 from .conftest import T0, AnyStore

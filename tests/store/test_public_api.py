@@ -54,6 +54,15 @@ def test_protocol_method_set_is_the_specs() -> None:
         "list_messages",
         "get_latest_inbound_message_at",
         "count_outbox_pending",
+        "claim_inbox_items",
+        "mark_inbox_item_succeeded",
+        "mark_inbox_item_failed",
+        "mark_inbox_item_dead",
+        "list_inbox_items",
+        "retry_inbox_item",
+        "drop_inbox_item",
+        "inbox_statistics",
+        "delete_dead_inbox_items",
         "record_user_identities",
         "record_identity_change",
         "find_user_identity",
@@ -84,6 +93,9 @@ def test_records_are_frozen_keyword_only_and_slotted() -> None:
     import dataclasses
 
     from svc.store import (
+        InboxItem,
+        InboxRow,
+        InboxStatistics,
         MessageRecord,
         OutboxItem,
         PersistenceHealth,
@@ -93,6 +105,9 @@ def test_records_are_frozen_keyword_only_and_slotted() -> None:
     )
 
     for cls in (
+        InboxItem,
+        InboxRow,
+        InboxStatistics,
         MessageRecord,
         OutboxItem,
         PersistenceHealth,

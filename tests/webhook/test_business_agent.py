@@ -155,11 +155,11 @@ async def test_a_message_handler_never_sees_a_thread_the_agent_holds() -> None:
     assert seen["message"] == []
     assert [u.item for u in seen["standby"]] == ["message", "echo", "status"]
     assert [u.event for u in seen["messagingHandover"]] == ["control_passed", "control_taken"]
-    assert all(facade.needs_run(u) for u in updates)
+    assert all(facade.handles(u) for u in updates)
     # A facade with handlers for messages only has nothing to run for them.
     only_messages = DefaultFacade()
     only_messages.on(MessageUpdate, lambda update: None)
-    assert not any(only_messages.needs_run(u) for u in updates)
+    assert not any(only_messages.handles(u) for u in updates)
 
 
 class _Sender:
@@ -174,7 +174,7 @@ async def test_the_echo_reply_does_not_answer_a_thread_the_agent_holds() -> None
     sender = _Sender()
     facade = DefaultFacade(echo_reply=True, echo_client=sender)
     for update in standby():
-        assert not facade.needs_run(update)
+        assert not facade.handles(update)
         await facade.dispatch(update)
     assert sender.sent == []
 

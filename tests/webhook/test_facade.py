@@ -230,7 +230,7 @@ async def test_echo_without_a_client_or_context_is_counted_as_an_echo_error(
     facade = DefaultFacade(echo_reply=True)
     caplog.set_level(logging.DEBUG, logger="svc.webhook")
     [update] = updates("message_text.json")
-    assert facade.needs_run(update)
+    assert facade.handles(update)
     await facade.dispatch(update)
     stats = facade.statistics()
     assert (stats.echo_sent, stats.echo_errors) == (0, 1)
@@ -274,7 +274,7 @@ async def test_context_handlers_are_chosen_at_registration_and_get_the_context()
     facade.on(MessageUpdate, plain)
     [update] = updates("message_text.json")
     context = RecordingContext(update)
-    await facade.dispatch_with_context(context)
+    await facade.run(context)
     assert seen == [f"context:{PNID}:wamid.REPLY", "RecordingContext", f"plain:{TEXT_ID}"]
     assert context.texts == [("got message", True)]
     assert facade.handlers("message") == (answer, facade.handlers("message")[1], plain)
@@ -301,39 +301,66 @@ async def test_the_echo_goes_through_the_context_when_there_is_one() -> None:
     facade = DefaultFacade(echo_reply=True)
     [update] = updates("message_text.json")
     context = RecordingContext(update)
-    await facade.dispatch_with_context(context)
+    await facade.run(context)
     assert context.texts == [(f"Echo: {TEXT}", True)]
     assert facade.statistics().echo_sent == 1
 
 
-async def test_dispatch_delivery_gives_each_update_its_context_in_payload_order() -> None:
+async def test_run_raises_the_first_failure_counted_by_class_so_the_runtime_retries(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     facade = DefaultFacade()
-    made: list[RecordingContext] = []
-    order: list[str] = []
+    ran: list[str] = []
 
-    def context(update: Update) -> RecordingContext:
-        made.append(RecordingContext(update))
-        return made[-1]
+    def first(update: MessageUpdate) -> None:
+        ran.append("first")
 
-    facade.on("message", lambda ctx: order.append(ctx.update.message_id), context=True)
-    facade.on("status", lambda update: order.append(update.status))
-    body = json.dumps(load("batch_mixed.json")).encode()
-    delivery = receive_delivery(body, sign(body=body, secret=SECRET), SECRET)
-    await dispatch_delivery(facade, delivery, on_error=lambda u, e: None, context=context)
-    assert [item.update for item in made] == list(delivery.updates)
-    assert order == ["wamid.B1", "wamid.B2", "delivered", "read"]
+    def failing(update: MessageUpdate) -> None:
+        raise LookupError(f"no answer for {TEXT}")
 
-    class PlainFacade:
-        def __init__(self) -> None:
-            self.seen: list[Update] = []
+    facade.on("message", first)
+    facade.on("message", failing)
+    facade.on("message", lambda update: ran.append("after"))
+    caplog.set_level(logging.DEBUG, logger="svc.webhook")
+    [update] = updates("message_text.json")
+    with pytest.raises(LookupError):
+        await facade.run(RecordingContext(update))
+    assert ran == ["first"]  # the handlers after the failed one wait for the retry
+    assert facade.statistics().handler_errors == {"LookupError": 1}
+    assert "webhook handler failed kind=message error=LookupError" in caplog.text
+    assert TEXT not in caplog.text
+    await facade.dispatch(update)  # library use: counted, never raised, the rest still run
+    assert ran == ["first", "first", "after"]
+    assert facade.statistics().handler_errors == {"LookupError": 2}
 
-        def dispatch(self, update: Update) -> None:
-            self.seen.append(update)
 
-    plain = PlainFacade()  # no dispatch_with_context: the context factory is not used
-    made.clear()
-    await dispatch_delivery(plain, delivery, on_error=lambda u, e: None, context=context)
-    assert plain.seen == list(delivery.updates) and made == []
+async def test_the_echo_failure_of_a_run_is_raised_for_a_retry() -> None:
+    class Refusing(RecordingContext):
+        async def reply_text(
+            self, text: str, *, preview_url: bool | None = None, quote: bool = False
+        ) -> SentMessage:
+            raise ConnectionError("refused")
+
+    facade = DefaultFacade(echo_reply=True)
+    [update] = updates("message_text.json")
+    with pytest.raises(ConnectionError):
+        await facade.run(Refusing(update))
+    assert facade.statistics().echo_errors == 1
+
+
+def test_the_facade_contract_is_handles_and_run() -> None:
+    class Minimal:
+        def handles(self, update: Update) -> bool:
+            return True
+
+        async def run(self, context: HandlerContext) -> None: ...
+
+    class DispatchOnly:
+        def dispatch(self, update: Update) -> None: ...
+
+    assert isinstance(DefaultFacade(), WebhookFacade)
+    assert isinstance(Minimal(), WebhookFacade)
+    assert not isinstance(DispatchOnly(), WebhookFacade)
 
 
 def graph(handler: Any) -> tuple[GraphClient, PhoneNumberClient]:
@@ -425,7 +452,6 @@ async def test_dispatch_delivery_awaits_async_calls_sync_and_reports_errors() ->
     delivery = receive_delivery(body, sign(body=body, secret=SECRET), SECRET)
     kinds = [update.kind for update in delivery.updates]
     for facade in (SyncFacade(), AsyncFacade(), DefaultFacade(), FailingFacade()):
-        assert isinstance(facade, WebhookFacade)
         await dispatch_delivery(
             facade, delivery, on_error=lambda u, e: errors.append((u.kind, type(e).__name__))
         )
@@ -455,17 +481,17 @@ class _NoSender:
         raise AssertionError("not sent")
 
 
-def test_needs_run_is_a_registered_handler_or_the_echo_of_a_message() -> None:
+def test_handles_is_a_registered_handler_or_the_echo_of_a_message() -> None:
     """The event log is diagnostics, not work: it never makes an update need a run."""
     mixed = all_updates()
     kinds = {update.kind for update in mixed}
     assert {"message", "status"} <= kinds
     logging_only = DefaultFacade(log_webhook_events=True)
-    assert not any(logging_only.needs_run(update) for update in mixed)
+    assert not any(logging_only.handles(update) for update in mixed)
     on_status = DefaultFacade()
     on_status.on("status", lambda update: None)
-    assert [u for u in mixed if on_status.needs_run(u)] == [u for u in mixed if u.kind == "status"]
+    assert [u for u in mixed if on_status.handles(u)] == [u for u in mixed if u.kind == "status"]
     echo = DefaultFacade(echo_reply=True, echo_client=_NoSender())
-    assert [u for u in mixed if echo.needs_run(u)] == [
+    assert [u for u in mixed if echo.handles(u)] == [
         u for u in mixed if isinstance(u, MessageUpdate)
     ]

@@ -24,6 +24,7 @@ from .._kinds import (
     finished_claims,
     finished_marks,
     first_of_each_key,
+    inbox_inserts,
     settle_claims,
     unwritten_claims_busy,
     updates_recorded,
@@ -78,13 +79,13 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     All the deliveries' messages go through one ``record_messages`` (a deferred
     one runs alone right here: a delivery never waits for a later batch), all
     their statuses through one ``append_statuses``, their identity sightings in
-    delivery order (``upsert_identities``), then their event keys and their
-    update keys (a key repeated across the
-    deliveries settles as the serial calls would). With fresh row ids per message (as
-    the HTTP layer makes them), the result equals running the deliveries one
-    after another in order; a row id reused for another message id settles in
-    the order ``record_messages`` gives (first the rows it inserts, then the
-    deferred ones), a serial order all the same.
+    delivery order (``upsert_identities``), then their event keys, their
+    update keys (a key repeated across the deliveries settles as the serial calls
+    would) and the inbox rows of the keys recorded new (``inbox_inserts``). With
+    fresh row ids per message (as the HTTP layer makes them), the result equals
+    running the deliveries one after another in order; a row id reused for another
+    message id settles in the order ``record_messages`` gives (first the rows it
+    inserts, then the deferred ones), a serial order all the same.
     """
     deliveries = items
     messages = [values for item in deliveries for values in item.messages]
@@ -119,6 +120,18 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     upsert_identities(s, [sighting for item in deliveries for sighting in item.identities])
     events = _record_events(s, deliveries)
     claims = _record_update_keys(s, deliveries)
+    inbox = inbox_inserts(deliveries, claims)
+    if inbox:
+        # In order (ids rise with it), each pending and due at once; a key already in the
+        # inbox keeps its row. The caller holds the rows' queue locks.
+        s.run(
+            "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+            " next_attempt_at, created_at, updated_at)"
+            " SELECT k, q, p, n, b, a, a, a FROM unnest(?::text[], ?::text[], ?::text[],"
+            " ?::text[], ?::bytea[], ?::bigint[]) WITH ORDINALITY AS t(k, q, p, n, b, a, o)"
+            " ORDER BY o ON CONFLICT (update_key) DO NOTHING",
+            _columns(inbox),
+        )
     return updates_recorded(deliveries, events, claims)
 
 

@@ -33,6 +33,7 @@ from .._kinds import (
     finished_claims,
     finished_marks,
     first_of_each_key,
+    inbox_inserts,
     settle_claims,
     unwritten_claims_busy,
     updates_recorded,
@@ -61,6 +62,7 @@ _UPDATE_WIDTH: Final = 5
 _RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
 _HANDLED_WIDTH: Final = 2
+_INBOX_WIDTH: Final = 8
 _MAX_IN: Final = 512
 
 
@@ -75,12 +77,15 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     """Record each delivery, in order, as a few multi-row statements: the production form.
 
     The group commit hands it the deliveries queued together: their event keys, update
-    keys, messages and statuses go in one statement run each, the identity sightings
-    together, in delivery order; an update key repeated across them settles as the serial
-    calls would (``settle_claims``, as on PostgreSQL).
+    keys, inbox rows (``inbox_inserts``), messages and statuses go in one statement run
+    each, the identity sightings together, in delivery order; an update key repeated
+    across them settles as the serial calls would (``settle_claims``, as on PostgreSQL).
     """
     events = _record_events(s, items)
     claims = _record_update_keys(s, items)
+    inbox = inbox_inserts(items, claims)
+    if inbox:
+        _record_inbox(s, inbox)
     messages = [values for item in items for values in item.messages]
     if messages:
         _record_messages(s, messages)
@@ -171,6 +176,19 @@ def _record_update_keys(
     if marks:
         mark_handled(s, marks)
     return answers
+
+
+def _record_inbox(s: Session, rows: Sequence[tuple[str, str, str | None, str, bytes, int]]) -> None:
+    """Insert the inbox rows in order (ids rise with it), each pending and due at once; a
+    key already in the inbox keeps its row."""
+    for chunk in _chunks(rows, _INBOX_WIDTH):
+        s.run(
+            "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+            " next_attempt_at, created_at, updated_at) VALUES "
+            + ",".join(["(?,?,?,?,?,?,?,?)"] * len(chunk))
+            + " ON CONFLICT (update_key) DO NOTHING",
+            [value for row in chunk for value in (*row, row[5], row[5])],
+        )
 
 
 def _stored_claims(s: Session, keys: Sequence[str]) -> dict[str, int | None]:

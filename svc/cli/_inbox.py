@@ -1,0 +1,100 @@
+"""``svc inbox list [--dead] | retry ID | drop ID``: the updates waiting for a handler run.
+
+Listing never decrypts: a line shows the item id, the update kind, the first 12
+hex characters of its queue's hash, the state, attempts, the next attempt, the
+last error (a class name or a dead-letter reason) and when it was recorded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ._errors import CliUsageError
+from ._inputs import parse_int
+from ._store_cmd import run_with_store, store_options
+
+if TYPE_CHECKING:
+    from ..store import InboxItem, PersistenceStore
+
+__all__ = ["inbox"]
+
+_HEADER = "id\tkind\tqueue\tstatus\tattempts\tnextAttemptAt\tlastError\tcreatedAt"
+
+
+def _line(item: InboxItem) -> str:
+    from ..store import format_timestamp
+
+    return "\t".join(
+        (
+            str(item.id),
+            item.kind,
+            item.queue_key[:12],
+            str(item.status.value),
+            str(item.attempts),
+            format_timestamp(item.next_attempt_at),
+            item.last_error or "-",
+            format_timestamp(item.created_at),
+        )
+    )
+
+
+def _item_id(value: str) -> int:
+    return parse_int(value, "ID", low=1, high=2**62)
+
+
+@click.group()
+def inbox() -> None:
+    """The updates waiting for a handler: list, retry dead ones, drop one."""
+
+
+@inbox.command("list")
+@store_options
+@click.option("--dead", is_flag=True, help="Only dead letters.")
+@click.option("--limit", default="100", metavar="N", help="At most N items (default 100).")
+def list_items(database: str | None, database_url_env: str | None, dead: bool, limit: str) -> None:
+    """List inbox items (never their content)."""
+    count = parse_int(limit, "--limit", low=1, high=1000)
+
+    async def work(store: PersistenceStore) -> list[InboxItem]:
+        return await store.list_inbox_items(status="dead" if dead else None, limit=count)
+
+    items = run_with_store(database, database_url_env, work)
+    click.echo(_HEADER)
+    for item in items:
+        click.echo(_line(item))
+    click.echo(f"{len(items)} item(s)", err=True)
+
+
+@inbox.command("retry")
+@store_options
+@click.argument("item_id", metavar="ID")
+def retry(database: str | None, database_url_env: str | None, item_id: str) -> None:
+    """Move a dead letter back to pending, due now, with a fresh attempt budget."""
+    wanted = _item_id(item_id)
+
+    async def work(store: PersistenceStore) -> InboxItem | None:
+        from ..store import utc_now
+
+        return await store.retry_inbox_item(id=wanted, now=utc_now())
+
+    item = run_with_store(database, database_url_env, work)
+    if item is None:
+        raise CliUsageError("no dead inbox item has this id.")
+    click.echo(_line(item))
+
+
+@inbox.command("drop")
+@store_options
+@click.argument("item_id", metavar="ID")
+def drop(database: str | None, database_url_env: str | None, item_id: str) -> None:
+    """Delete an item: its update will not run."""
+    wanted = _item_id(item_id)
+
+    async def work(store: PersistenceStore) -> bool:
+        return await store.drop_inbox_item(id=wanted)
+
+    if not run_with_store(database, database_url_env, work):
+        raise CliUsageError("no inbox item has this id.")
+    click.echo(f"dropped {wanted}")

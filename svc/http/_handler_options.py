@@ -1,0 +1,83 @@
+"""How the service runs its handlers after the answer: concurrency, deadline, retries, queue.
+
+One frozen record for both runtimes (the store's inbox, the in-memory queue);
+``create_app(handler_options=...)`` takes it or a mapping of its fields, and
+``svc serve``'s ``--handler-*`` options fill it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from datetime import timedelta
+from typing import Any, Final
+
+__all__ = ["DEFAULT_QUEUE_CAPACITY", "HandlerOptions", "handler_options_from"]
+
+DEFAULT_QUEUE_CAPACITY: Final = 10_000
+"""Updates the in-memory runtime holds at most (queued and running) before it answers 503."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandlerOptions:
+    """The handler runtime's settings (defaults: ``svc serve``'s)."""
+
+    concurrency: int = 8
+    """Runs at once, each of another queue (user, group or number)."""
+    timeout: float = 30.0
+    """Seconds one run may take; a run past it is cancelled and counts as a failure."""
+    max_attempts: int = 5
+    """Runs of one update at most; after the last failure it becomes a dead letter."""
+    retry_delay: float = 1.0
+    """Seconds before the first retry; doubled per failure (with jitter) up to the next field."""
+    max_retry_delay: float = 300.0
+    queue_capacity: int = DEFAULT_QUEUE_CAPACITY
+    """Without a store: updates held in memory at most; a delivery beyond it is answered 503."""
+    poll_interval: float = 1.0
+    """With a store: seconds between looks for items other processes recorded."""
+    dead_horizon: timedelta = timedelta(days=7)
+    """With a store: dead letters older than this are deleted."""
+    after_run: Callable[[Any], None] | None = None
+    """Test-only seam: called between a handler's end and its completion mark."""
+
+    def __post_init__(self) -> None:
+        for name in ("concurrency", "max_attempts", "queue_capacity"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive integer")
+        for name in ("timeout", "retry_delay", "max_retry_delay", "poll_interval"):
+            value = getattr(self, name)
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0")
+        if self.timeout <= 0 or self.poll_interval <= 0:
+            raise ValueError("timeout and poll_interval must be above 0")
+        if not isinstance(self.dead_horizon, timedelta) or self.dead_horizon <= timedelta(0):
+            raise ValueError("dead_horizon must be a positive timedelta")
+        if self.after_run is not None and not callable(self.after_run):
+            raise ValueError("after_run must be callable")
+
+
+_NAMES: Final = frozenset(field.name for field in fields(HandlerOptions))
+
+
+def handler_options_from(value: HandlerOptions | Mapping[str, Any] | None) -> HandlerOptions:
+    """``HandlerOptions`` from itself, a mapping of its fields, or None (the defaults).
+
+    Raises ``ValueError`` (an unknown field, a value out of range) or ``TypeError``.
+    """
+    if value is None:
+        return HandlerOptions()
+    if isinstance(value, HandlerOptions):
+        return value
+    if not isinstance(value, Mapping):
+        raise TypeError("handler_options must be HandlerOptions or a mapping")
+    unknown = set(value) - _NAMES
+    if unknown:
+        raise ValueError(f"unknown handler option: {sorted(map(str, unknown))[0]}")
+    return HandlerOptions(**dict(value))

@@ -1,0 +1,390 @@
+"""The inbox worker: claims the heads of the inbox's queues, runs the handler on each under a
+deadline, and settles it by the shared policy (``_leases``); and its metrics reporter.
+
+Start it with structured concurrency::
+
+    handle = await nursery.start(run_inbox_worker, store, InboxWorkerOptions(handler=run))
+    handle.wake()          # new rows were recorded: claim now
+    await handle.stop()    # stop claiming, let the runs in flight end
+
+Up to ``concurrency`` runs are in flight, each of another queue (only a queue's head is ever
+claimed, ``claim_inbox_items``), so one queue runs strictly in order while different queues
+run side by side. Several workers (processes, instances) on one database share the queues the
+same way: a head another one holds is not claimable.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final, Literal
+
+import anyio
+import anyio.abc
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from ._contract import PersistenceStore
+from ._errors import PersistenceError, PersistenceValidationError
+from ._inbox_methods import MAX_INBOX_CLAIM
+from ._leases import (
+    EXHAUSTED,
+    MAX_RETRY_DELAY_MS,
+    TIMEOUT,
+    Failure,
+    RetryPolicy,
+    Verdict,
+    attempt,
+    exhausted,
+    settle,
+)
+from ._records import InboxItem, InboxStatistics
+from ._time import utc_now
+
+__all__ = [
+    "InboxHandler",
+    "InboxReporter",
+    "InboxRun",
+    "InboxWorkerHandle",
+    "InboxWorkerOptions",
+    "run_inbox_worker",
+]
+
+InboxHandler = Callable[[InboxItem], Awaitable[None]]
+"""Runs one item; returning means success, raising ``Exception`` means retry by the policy
+(``DeadLetter``: bury it at once)."""
+
+RunOutcome = Literal["success", "error", "timeout", "dead"]
+_log: Final = logging.getLogger("svc.store.inbox")
+_PRUNE_EVERY: Final = 3600.0
+"""Seconds between two deletions of dead letters past the horizon."""
+_STATISTICS_EVERY: Final = 1.0
+"""Seconds between two statistics snapshots handed to ``on_statistics``."""
+
+
+def default_policy() -> RetryPolicy:
+    """Retry after 1 s, doubling up to 5 min, jittered; dead after the fifth failure."""
+    return RetryPolicy(
+        retry_delay_ms=1000, max_retry_delay_ms=300_000, max_attempts=5, jitter=random.random
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxRun:
+    """One finished run: the item's kind, how it ended and the handler's time in seconds.
+
+    ``dead``: the item was buried (last attempt spent, a dead letter, a failure no retry
+    changes); ``timeout``: it overran its deadline and will retry; ``error``: it failed
+    otherwise and will retry.
+    """
+
+    kind: str
+    outcome: RunOutcome
+    duration: float
+
+
+def _invalid(message: str) -> PersistenceValidationError:
+    return PersistenceValidationError("invalid_options", message)
+
+
+def _seconds(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise _invalid(f"{name} must be a positive number of seconds.")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InboxWorkerOptions:
+    """What the worker runs and how. Times in seconds (trio style) but ``lease_ms``.
+
+    ``lease_ms`` (default ``handler_timeout * 1500 + 5000``) is how long a claim holds an
+    item; it is always longer than the deadline, so a hung run is cancelled before another
+    worker may take its item. ``poll_interval`` is how often rows recorded elsewhere (other
+    processes) are looked for; ``wake()`` claims at once. Dead letters last changed more
+    than ``dead_horizon`` ago are deleted (once an hour). ``now`` is the clock of due
+    times; ``on_run`` gets one ``InboxRun`` per finished run, ``on_statistics`` a snapshot
+    of the inbox at most once a second, ``on_error`` each store fault of the loop.
+    ``after_run`` is a test seam: called between a handler's end and its completion mark.
+    """
+
+    handler: InboxHandler
+    concurrency: int = 8
+    handler_timeout: float = 30.0
+    lease_ms: int | None = None
+    policy: RetryPolicy = field(default_factory=default_policy)
+    poll_interval: float = 1.0
+    dead_horizon: timedelta = timedelta(days=7)
+    now: Callable[[], datetime] = utc_now
+    on_run: Callable[[InboxRun], None] | None = None
+    on_statistics: Callable[[InboxStatistics], None] | None = None
+    on_error: Callable[[Exception], None] | None = None
+    after_run: Callable[[InboxItem], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not callable(self.handler):
+            raise _invalid("handler must be an async callable.")
+        if isinstance(self.concurrency, bool) or not isinstance(self.concurrency, int):
+            raise _invalid("concurrency must be an integer.")
+        if not 1 <= self.concurrency <= MAX_INBOX_CLAIM:
+            raise _invalid(f"concurrency must be in 1..{MAX_INBOX_CLAIM}.")
+        timeout = _seconds(self.handler_timeout, "handler_timeout")
+        if timeout * 1000 >= MAX_RETRY_DELAY_MS:
+            raise _invalid("handler_timeout must be under 7 days.")
+        if self.lease_ms is not None and (
+            isinstance(self.lease_ms, bool)
+            or not isinstance(self.lease_ms, int)
+            or not timeout * 1000 < self.lease_ms <= MAX_RETRY_DELAY_MS
+        ):
+            raise _invalid("lease_ms must be an integer over handler_timeout, at most 7 days.")
+        if not isinstance(self.policy, RetryPolicy):
+            raise _invalid("policy must be a RetryPolicy.")
+        _seconds(self.poll_interval, "poll_interval")
+        if not isinstance(self.dead_horizon, timedelta) or self.dead_horizon <= timedelta(0):
+            raise _invalid("dead_horizon must be a positive timedelta.")
+
+    @property
+    def lease(self) -> int:
+        """The claim lease in ms: ``lease_ms``, or the deadline and a half plus 5 s."""
+        if self.lease_ms is not None:
+            return self.lease_ms
+        return min(round(self.handler_timeout * 1500) + 5000, MAX_RETRY_DELAY_MS)
+
+
+class InboxWorkerHandle:
+    """Returned by ``nursery.start(run_inbox_worker, ...)``: wake, stop, wait until idle."""
+
+    __slots__ = ("_finished", "_idle", "_idle_event", "_in_flight", "_scope", "_wakeup")
+
+    def __init__(self) -> None:
+        self._scope = anyio.CancelScope()
+        self._finished = anyio.Event()
+        self._wakeup = anyio.Event()
+        self._in_flight = 0
+        self._idle = False
+        self._idle_event: anyio.Event | None = None
+
+    @property
+    def in_flight(self) -> int:
+        """How many runs are in flight now."""
+        return self._in_flight
+
+    def wake(self) -> None:
+        """New rows were recorded: claim now (not idle until a claim finds nothing due)."""
+        self._set_idle(False)
+        self._wakeup.set()
+
+    async def stop(self) -> None:
+        """Stop claiming, wait for the runs in flight to end and settle, then return.
+        Idempotent."""
+        self._scope.cancel()
+        await self._finished.wait()
+
+    async def wait_idle(self) -> None:
+        """Return once a claim found nothing due and no run is in flight (or the worker
+        ended). Items retrying later are not due: they do not keep it busy."""
+        while not self._idle and not self._finished.is_set():
+            if self._idle_event is None:
+                self._idle_event = anyio.Event()
+            await self._idle_event.wait()
+
+    def _set_idle(self, idle: bool) -> None:
+        self._idle = idle
+        if idle or self._finished.is_set():
+            event, self._idle_event = self._idle_event, None
+            if event is not None:
+                event.set()
+
+
+def _report_error(options: InboxWorkerOptions, exc: Exception) -> None:
+    if options.on_error is not None:
+        try:
+            options.on_error(exc)
+        except Exception as callback_exc:  # noqa: BLE001 -- the loop must survive
+            _log.warning("inbox on_error callback failed: %s", type(callback_exc).__name__)
+        return
+    code = exc.code if isinstance(exc, PersistenceError) else type(exc).__name__
+    _log.warning("inbox worker store call failed: %s", code)
+
+
+def _outcome(verdict: Verdict, error: str | None) -> RunOutcome:
+    if verdict is Verdict.SUCCEEDED:
+        return "success"
+    if verdict is Verdict.DEAD:
+        return "dead"
+    return "timeout" if error == TIMEOUT else "error"
+
+
+async def _run(
+    store: PersistenceStore,
+    options: InboxWorkerOptions,
+    handle: InboxWorkerHandle,
+    item: InboxItem,
+) -> None:
+    """Run one claimed item and settle it under its lease; a store fault leaves it leased
+    (its lease runs out and it runs again)."""
+    try:
+        assert item.lease_id is not None
+        started = anyio.current_time()
+        failure: Failure | None
+        if exhausted(item.attempts, options.policy):
+            failure = Failure(EXHAUSTED)
+        else:
+            run = functools.partial(options.handler, item)
+            failure = await attempt(run, options.handler_timeout)
+            if options.after_run is not None:
+                options.after_run(item)
+        duration = anyio.current_time() - started
+        decision = settle(failure, attempts=item.attempts, policy=options.policy)
+        try:
+            if decision.verdict is Verdict.SUCCEEDED:
+                await store.mark_inbox_item_succeeded(id=item.id, lease_id=item.lease_id)
+            elif decision.verdict is Verdict.DEAD:
+                await store.mark_inbox_item_dead(
+                    id=item.id, lease_id=item.lease_id, now=options.now(), error=decision.error
+                )
+            else:
+                await store.mark_inbox_item_failed(
+                    id=item.id,
+                    lease_id=item.lease_id,
+                    now=options.now(),
+                    retry_delay_ms=decision.delay_ms,
+                    error=decision.error,
+                )
+        except Exception as exc:  # noqa: BLE001 -- reported; the lease runs out, it reruns
+            _report_error(options, exc)
+        if options.on_run is not None:
+            options.on_run(
+                InboxRun(
+                    kind=item.kind,
+                    outcome=_outcome(decision.verdict, decision.error),
+                    duration=duration,
+                )
+            )
+    finally:
+        handle._in_flight -= 1
+        handle._wakeup.set()
+
+
+async def run_inbox_worker(
+    store: PersistenceStore,
+    options: InboxWorkerOptions,
+    *,
+    task_status: anyio.abc.TaskStatus[InboxWorkerHandle] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Claim and run inbox items until ``stop()`` or cancellation.
+
+    Each turn claims as many heads as there are free run slots; then it waits for a run
+    to end, ``wake()`` or ``poll_interval``. Store faults go to ``on_error`` and never end
+    the loop. ``stop()`` ends the claiming; the runs in flight end and settle first.
+    """
+    handle = InboxWorkerHandle()
+    lease = options.lease
+    next_prune = next_statistics = anyio.current_time()
+    try:
+        async with anyio.create_task_group() as runs:
+            with handle._scope:
+                task_status.started(handle)
+                while True:
+                    # A fresh event before claiming: a run ending or a wake() meanwhile
+                    # makes the wait below return at once.
+                    handle._wakeup = anyio.Event()
+                    clock = anyio.current_time()
+                    if clock >= next_prune:
+                        next_prune = clock + _PRUNE_EVERY
+                        await _prune(store, options)
+                    if options.on_statistics is not None and clock >= next_statistics:
+                        next_statistics = clock + _STATISTICS_EVERY
+                        await _statistics(store, options)
+                    free = options.concurrency - handle._in_flight
+                    if free > 0:
+                        try:
+                            items = await store.claim_inbox_items(
+                                now=options.now(), limit=free, lease_ms=lease
+                            )
+                        except Exception as exc:  # noqa: BLE001 -- reported, tried again
+                            _report_error(options, exc)
+                        else:
+                            for item in items:
+                                handle._in_flight += 1
+                                runs.start_soon(_run, store, options, handle, item)
+                            # Idle: nothing due, nothing running, and no wake() or run end
+                            # since this claim began (its rows may be past the claim's view).
+                            handle._set_idle(
+                                not items and handle._in_flight == 0 and not handle._wakeup.is_set()
+                            )
+                    with anyio.move_on_after(options.poll_interval):
+                        await handle._wakeup.wait()
+    finally:
+        handle._finished.set()
+        handle._set_idle(handle._idle)
+
+
+async def _prune(store: PersistenceStore, options: InboxWorkerOptions) -> None:
+    try:
+        await store.delete_dead_inbox_items(older_than=options.now() - options.dead_horizon)
+    except Exception as exc:  # noqa: BLE001 -- reported, tried again in an hour
+        _report_error(options, exc)
+
+
+async def _statistics(store: PersistenceStore, options: InboxWorkerOptions) -> None:
+    assert options.on_statistics is not None
+    try:
+        snapshot = await store.inbox_statistics()
+    except Exception as exc:  # noqa: BLE001 -- reported, tried again next turn
+        _report_error(options, exc)
+        return
+    options.on_statistics(snapshot)
+
+
+class InboxReporter:
+    """Publishes the inbox's metrics to a caller-owned prometheus registry (never the global
+    one); no user data in any label.
+
+    Use it as ``on_run`` (``svc_handler_runs_total{outcome}``,
+    ``svc_handler_duration_seconds``) and its ``refresh`` as ``on_statistics``
+    (``svc_inbox_items{state}``, ``svc_inbox_oldest_pending_seconds`` by ``now``).
+    """
+
+    __slots__ = ("_duration", "_items", "_now", "_oldest", "_runs")
+
+    def __init__(
+        self, registry: CollectorRegistry, *, now: Callable[[], datetime] = utc_now
+    ) -> None:
+        self._now = now
+        self._items = Gauge(
+            "svc_inbox_items", "Inbox items by state.", labelnames=("state",), registry=registry
+        )
+        self._oldest = Gauge(
+            "svc_inbox_oldest_pending_seconds",
+            "Age of the oldest inbox item not yet run to its end (0 when none).",
+            registry=registry,
+        )
+        self._duration = Histogram(
+            "svc_handler_duration_seconds", "Handler run time.", registry=registry
+        )
+        self._runs = Counter(
+            "svc_handler_runs",
+            "Handler runs, by outcome.",
+            labelnames=("outcome",),
+            registry=registry,
+        )
+        for state in ("pending", "running", "dead"):
+            self._items.labels(state=state).set(0)
+        for outcome in ("success", "error", "timeout", "dead"):
+            self._runs.labels(outcome=outcome)
+
+    def __call__(self, run: InboxRun) -> None:
+        self._runs.labels(outcome=run.outcome).inc()
+        self._duration.observe(run.duration)
+
+    def refresh(self, statistics: InboxStatistics) -> None:
+        """Set the gauges from a snapshot (``inbox_statistics()``)."""
+        self._items.labels(state="pending").set(statistics.pending)
+        self._items.labels(state="running").set(statistics.running)
+        self._items.labels(state="dead").set(statistics.dead)
+        oldest = statistics.oldest_pending_at
+        age = 0.0 if oldest is None else (self._now() - oldest).total_seconds()
+        self._oldest.set(max(age, 0.0))

@@ -1,0 +1,162 @@
+"""The inbox methods both adapters share: validation and time conversion over ``_call``.
+
+A mixin of ``StoreBase`` so the inbox surface stays in one module next to its operations
+(``_inbox_ops``). The rows themselves go in with their delivery
+(``record_webhook_updates(inbox=...)``); these claim, settle, list and prune them.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable
+from datetime import datetime
+from typing import Final, TypeVar
+
+from . import _inbox_ops as ops
+from . import _validate as check
+from ._errors import FaultCode, PersistenceValidationError
+from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
+from ._records import InboxItem, InboxStatistics, InboxStatus
+from ._session import Session
+from ._time import to_ms
+
+T = TypeVar("T")
+
+MAX_INBOX_CLAIM: Final = 1000
+_MAX_ID: Final = 2**63 - 1
+
+
+def _id(value: object) -> int:
+    return check.integer(value, "id", low=1, high=_MAX_ID)
+
+
+def _status(value: object) -> str:
+    try:
+        return InboxStatus(str(value)).value
+    except ValueError:
+        raise PersistenceValidationError(
+            "invalid_options", "status must be an inbox status."
+        ) from None
+
+
+class InboxMethods(abc.ABC):
+    """Claim the heads of the inbox's queues, settle them under their lease, list, retry,
+    drop and count items, and delete old dead letters."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+
+    async def claim_inbox_items(
+        self, *, now: datetime, limit: int, lease_ms: int
+    ) -> list[InboxItem]:
+        """Lease up to ``limit`` due heads of queues, in id order.
+
+        A head is the lowest id of its queue among the rows not dead; it is due when
+        pending with ``next_attempt_at <= now``, or running with a lease expired at
+        ``now`` (its run crashed). Each one claimed is running, with a fresh ``lease_id``,
+        one more attempt and a lease until ``now + lease_ms``.
+        """
+        at = to_ms(now, field="now")
+        count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
+        lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.claim_inbox_items(s, at, count, lease),
+            write=True,
+        )
+
+    async def mark_inbox_item_succeeded(self, *, id: int, lease_id: str) -> bool:
+        """Delete the item (its run succeeded) if ``lease_id`` is current; True if so."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.mark_inbox_item_succeeded(s, item_id, lease),
+            write=True,
+        )
+
+    async def mark_inbox_item_failed(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        now: datetime,
+        retry_delay_ms: int,
+        error: str | None = None,
+    ) -> bool:
+        """Back to pending, due at ``now + retry_delay_ms``, if ``lease_id`` is current;
+        ``error`` (at most 80 characters) is kept as ``last_error``. True if so."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.mark_inbox_item_failed(s, item_id, lease, at, delay, reason),
+            write=True,
+        )
+
+    async def mark_inbox_item_dead(
+        self, *, id: int, lease_id: str, now: datetime, error: str | None = None
+    ) -> bool:
+        """Dead (never claimed again; its queue's later items go on) if ``lease_id`` is
+        current; ``error`` is kept as ``last_error``. True if so."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(now, field="now")
+        reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.mark_inbox_item_dead(s, item_id, lease, at, reason),
+            write=True,
+        )
+
+    async def list_inbox_items(
+        self, *, status: InboxStatus | str | None = None, limit: int = 100
+    ) -> list[InboxItem]:
+        """Up to ``limit`` items (of one ``status`` when given), in id order."""
+        state = None if status is None else _status(status)
+        count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
+        return await self._call(
+            "query_failed", lambda s: ops.list_inbox_items(s, state, count), write=False
+        )
+
+    async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
+        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
+        item_id = _id(id)
+        at = to_ms(now, field="now")
+        return await self._call(
+            "outbox_failed", lambda s: ops.retry_inbox_item(s, item_id, at), write=True
+        )
+
+    async def drop_inbox_item(self, *, id: int) -> bool:
+        """Delete an item whatever its state (an operator's call); True if it existed."""
+        item_id = _id(id)
+        return await self._call(
+            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id), write=True
+        )
+
+    async def inbox_statistics(self) -> InboxStatistics:
+        """How many items are pending, running and dead, and the oldest unfinished one's
+        record time."""
+        return await self._call("query_failed", ops.inbox_statistics, write=False)
+
+    async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
+        """Delete dead items last changed before ``older_than``, ``batch_size`` per
+        transaction; how many."""
+        cutoff = to_ms(older_than, field="older_than")
+        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        total = 0
+        while True:
+            deleted = await self._call(
+                "outbox_failed",
+                functools.partial(ops.delete_dead_inbox_items, cutoff=cutoff, limit=size),
+                write=True,
+            )
+            total += deleted
+            if deleted < size:
+                return total

@@ -1,0 +1,177 @@
+# ruff: noqa: S608  -- only the constant column list and lock clause are interpolated.
+"""The inbox operations, written once over :class:`Session` for both backends.
+
+Only the head of a queue is ever claimed: the lowest ``id`` among that queue's rows that are
+not dead, whatever its state. So a running or retrying item holds back its queue's later
+items, and a dead letter releases them. Times are epoch milliseconds; each function runs in
+the one transaction its adapter opened (SQLite's ``BEGIN IMMEDIATE`` excludes every other
+writer; PostgreSQL locks the heads it takes with ``FOR UPDATE SKIP LOCKED``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Final
+
+from ._records import InboxItem, InboxStatistics, InboxStatus
+from ._session import Row, Session
+from ._time import from_ms
+
+__all__ = [
+    "claim_inbox_items",
+    "delete_dead_inbox_items",
+    "drop_inbox_item",
+    "inbox_statistics",
+    "list_inbox_items",
+    "mark_inbox_item_dead",
+    "mark_inbox_item_failed",
+    "mark_inbox_item_succeeded",
+    "retry_inbox_item",
+]
+
+_COLUMNS: Final = (
+    "id, update_key, queue_key, phone_number_id, kind, sealed, status, attempts,"
+    " next_attempt_at, lease_id, lease_expires_at, last_error, created_at, updated_at"
+)
+_DUE_HEADS: Final = (
+    "SELECT i.id FROM svc_inbox AS i"
+    " WHERE ((i.status = 'pending' AND i.next_attempt_at <= ?)"
+    "  OR (i.status = 'running' AND i.lease_expires_at <= ?))"
+    " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS e"
+    "  WHERE e.queue_key = i.queue_key AND e.id < i.id AND e.status <> 'dead')"
+    " ORDER BY i.id LIMIT ?"
+)
+"""The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
+earlier row of the queue that is not dead."""
+
+
+def _item(row: Row) -> InboxItem:
+    return InboxItem(
+        id=int(row[0]),
+        update_key=row[1],
+        queue_key=row[2],
+        phone_number_id=row[3],
+        kind=row[4],
+        sealed=bytes(row[5]),
+        status=InboxStatus(row[6]),
+        attempts=int(row[7]),
+        next_attempt_at=from_ms(row[8]),
+        lease_id=row[9],
+        lease_expires_at=None if row[10] is None else from_ms(row[10]),
+        last_error=row[11],
+        created_at=from_ms(row[12]),
+        updated_at=from_ms(row[13]),
+    )
+
+
+def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[InboxItem]:
+    """Lease up to ``limit`` due heads, in id order: running, a fresh lease id, one more
+    attempt, the lease until ``now + lease_ms``."""
+    # PostgreSQL: a head another instance holds is skipped (its queue waits: no later row
+    # of it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer.
+    lock = " FOR UPDATE OF i SKIP LOCKED" if s.dialect == "postgres" else ""
+    claimed: list[InboxItem] = []
+    for (item_id,) in s.fetchall(_DUE_HEADS + lock, (now, now, limit)):
+        row = s.fetchone(
+            "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
+            f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
+            (uuid.uuid4().hex, now + lease_ms, now, item_id),
+        )
+        assert row is not None
+        claimed.append(_item(row))
+    return claimed
+
+
+def mark_inbox_item_succeeded(s: Session, item_id: int, lease_id: str) -> bool:
+    """Delete a running item whose lease is ``lease_id`` (its run ended well)."""
+    return (
+        s.run(
+            "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'",
+            (item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def mark_inbox_item_failed(
+    s: Session, item_id: int, lease_id: str, now: int, retry_delay_ms: int, error: str | None
+) -> bool:
+    """A running item whose lease is ``lease_id`` back to pending, due after the delay."""
+    return (
+        s.run(
+            "UPDATE svc_inbox SET status = 'pending', lease_id = NULL, lease_expires_at = NULL,"
+            " next_attempt_at = ?, updated_at = ?, last_error = COALESCE(?, last_error)"
+            " WHERE id = ? AND lease_id = ? AND status = 'running'",
+            (now + retry_delay_ms, now, error, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def mark_inbox_item_dead(
+    s: Session, item_id: int, lease_id: str, now: int, error: str | None
+) -> bool:
+    """A running item whose lease is ``lease_id`` made dead (never claimed again)."""
+    return (
+        s.run(
+            "UPDATE svc_inbox SET status = 'dead', lease_id = NULL, lease_expires_at = NULL,"
+            " updated_at = ?, last_error = COALESCE(?, last_error)"
+            " WHERE id = ? AND lease_id = ? AND status = 'running'",
+            (now, error, item_id, lease_id),
+        )
+        == 1
+    )
+
+
+def list_inbox_items(s: Session, status: str | None, limit: int) -> list[InboxItem]:
+    """Up to ``limit`` items (of one status when given) in id order: the order they run in."""
+    where = "" if status is None else " WHERE status = ?"
+    params: tuple[object, ...] = () if status is None else (status,)
+    rows = s.fetchall(
+        f"SELECT {_COLUMNS} FROM svc_inbox{where} ORDER BY id LIMIT ?", (*params, limit)
+    )
+    return [_item(row) for row in rows]
+
+
+def retry_inbox_item(s: Session, item_id: int, now: int) -> InboxItem | None:
+    """A dead item back to pending, due now, attempts reset; None if it is not dead."""
+    row = s.fetchone(
+        "UPDATE svc_inbox SET status = 'pending', attempts = 0, next_attempt_at = ?,"
+        f" updated_at = ? WHERE id = ? AND status = 'dead' RETURNING {_COLUMNS}",
+        (now, now, item_id),
+    )
+    return None if row is None else _item(row)
+
+
+def drop_inbox_item(s: Session, item_id: int) -> bool:
+    """Delete an item, whatever its state."""
+    return s.run("DELETE FROM svc_inbox WHERE id = ?", (item_id,)) == 1
+
+
+def inbox_statistics(s: Session) -> InboxStatistics:
+    """The count of each state and the oldest unfinished item's record time."""
+    counts = dict.fromkeys(InboxStatus, 0)
+    oldest: int | None = None
+    for status, count, first in s.fetchall(
+        "SELECT status, COUNT(*), MIN(created_at) FROM svc_inbox GROUP BY status"
+    ):
+        state = InboxStatus(status)
+        counts[state] = int(count)
+        if state is not InboxStatus.DEAD and (oldest is None or int(first) < oldest):
+            oldest = int(first)
+    return InboxStatistics(
+        pending=counts[InboxStatus.PENDING],
+        running=counts[InboxStatus.RUNNING],
+        dead=counts[InboxStatus.DEAD],
+        oldest_pending_at=None if oldest is None else from_ms(oldest),
+    )
+
+
+def delete_dead_inbox_items(s: Session, cutoff: int, limit: int) -> int:
+    """Delete up to ``limit`` dead items last changed before ``cutoff``; the count deleted."""
+    lock = " FOR UPDATE SKIP LOCKED" if s.dialect == "postgres" else ""
+    return s.run(
+        "DELETE FROM svc_inbox WHERE id IN (SELECT id FROM svc_inbox"
+        f" WHERE status = 'dead' AND updated_at < ? LIMIT ?{lock})",
+        (cutoff, limit),
+    )
