@@ -152,8 +152,9 @@ def test_kill9_mid_handler_then_the_handler_and_the_users_later_updates_run_afte
     db, env = serve_database(backend, request)
     bot = bot_project(tmp_path, graph.url)
     first = _serve(captured, serving, bot, db, env)
-    _deliver(first, bot, (A, "wamid.A1", "die,reply"), (A, "wamid.A2", "reply"))
+    _deliver(first, bot, (A, "wamid.A1", "wait,die,reply"), (A, "wamid.A2", "reply"))
     _deliver(first, bot, (A, "wamid.A3", "reply"))
+    bot.release()
     assert first.process.wait(timeout=30) == -9  # the handler killed its own process
     first.close()
     assert [e.what for e in bot.events()] == ["start", "die"]
