@@ -121,16 +121,23 @@ class BotProject:
         return [Event.parse(line) for line in log.read_text().splitlines() if line.strip()]
 
 
-def bot_project(root: Path, graph_url: str) -> BotProject:
-    """``make_project`` plus ``bot.py`` and an inbox key the profile names (``{env: ...}``)."""
-    project = make_project(root, graph_url)
-    config_path = root / "svc.config.json"
+def with_inbox_key(project: Project) -> str:
+    """Name an inbox key in ``project``'s profile (``{env: SVC_INBOX_KEY}``) and set a fresh
+    one in its env file, as a service that runs handlers over a store needs; the key."""
+    config_path = project.root / "svc.config.json"
     config = json.loads(config_path.read_text())
     config["profiles"]["main"]["inbox"] = {"keys": [{"env": INBOX_KEY_ENV}]}
     config_path.write_text(json.dumps(config))
     key = generate_inbox_key()
-    env_file = root / project.env_file
+    env_file = project.root / project.env_file
     env_file.write_text(env_file.read_text() + f"{INBOX_KEY_ENV}={key}\n")
+    return key
+
+
+def bot_project(root: Path, graph_url: str) -> BotProject:
+    """``make_project`` with an inbox key (``with_inbox_key``) and ``bot.py``."""
+    project = make_project(root, graph_url)
+    key = with_inbox_key(project)
     (root / "bot.py").write_text(BOT)
     return BotProject(project=project, inbox_key=key)
 

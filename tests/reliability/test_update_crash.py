@@ -1,13 +1,13 @@
-"""``kill -9`` between recording a webhook delivery and dispatching it, then a redelivery.
+"""``kill -9`` between recording a webhook delivery and answering it, then a redelivery.
 
-The first process records the delivery (its update keys, unfinished) and is
-killed before any handler runs (``SVC_TEST_FAULT=kill-after-record``, a
-test-only hook the CLI reads). The platform got no 200, so it redelivers: the
-restarted process (``SVC_TEST_FAULT=no-claim-lease``, so the dead process's
-claims lapse at once instead of after 60 s) runs those handlers then. An update
-with no work (here a status: no handler, no echo) was recorded finished with the
-delivery and is not dispatched again. Updates whose handlers finished are skipped
-in any later grouping. Handler runs are counted by the echo replies the default
+The first process records the delivery (its update keys, and the handled updates
+sealed into the inbox in the same commit) and is killed before it answers
+(``SVC_TEST_FAULT=kill-after-record``, a test-only hook the CLI reads). The
+restarted process runs the recorded updates from its inbox, with no redelivery
+needed. The platform got no 200, so it redelivers: a plain duplicate, nothing
+handed over again. An update with no work (here a status: no handler, no echo)
+was recorded finished with the delivery. Updates already recorded are skipped in
+any later grouping. Handler runs are counted by the echo replies the default
 facade sends to the fake Graph.
 SQLite and PostgreSQL.
 """
@@ -23,6 +23,7 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
+from ._handlers import wait_until, with_inbox_key
 from .conftest import inbound_text, post_webhook, start_live
 
 pytestmark = pytest.mark.slow
@@ -44,6 +45,10 @@ def _delivery(*message_ids: str, status_of: str | None = None) -> bytes:
     return json.dumps(envelope).encode()
 
 
+def _echoes(graph: FakeGraph) -> Counter[str]:
+    return Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
+
+
 def _crash_then_redeliver(
     captured: Captured,
     serving: list[ServeProcess],
@@ -53,6 +58,7 @@ def _crash_then_redeliver(
     env: dict[str, str] | None = None,
 ) -> None:
     project = make_project(project_dir, graph.url)
+    captured.secret(with_inbox_key(project))
     secret = project.secrets["SVC_APP_SECRET"]
     base = {"SVC_ECHO_REPLY": "1", **(env or {})}
     crashing = start_live(
@@ -64,34 +70,36 @@ def _crash_then_redeliver(
         post_webhook(crashing, secret, body)
     assert crashing.process.wait(timeout=30) == -9
     crashing.close()
-    assert graph.sends() == []  # recorded, never dispatched
+    assert graph.sends() == []  # recorded, never run
 
-    again = start_live(captured, project, *db, env={**base, "SVC_TEST_FAULT": "no-claim-lease"})
+    again = start_live(captured, project, *db, env=base)
     serving.append(again)
+    # The recorded messages run from the inbox after the restart, without a redelivery.
+    wait_until(lambda: len(graph.sends()) >= 2, "the recorded updates' echoes")
     redelivered = post_webhook(again, secret, body)
     assert redelivered.status_code == 200
-    # The messages' echo runs; the status, finished with the record, is not run again.
-    assert redelivered.json() == {"status": "ok", "received": 3, "dispatched": 2, "skipped": 1}
+    # Every update was recorded before the crash: a plain duplicate, nothing handed over.
+    assert redelivered.json() == {"status": "ok", "received": 3, "dispatched": 0, "skipped": 3}
     regrouped = post_webhook(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
     assert regrouped.json() == {"status": "ok", "received": 3, "dispatched": 1, "skipped": 2}
+    wait_until(lambda: len(graph.sends()) >= 3, "the new update's echo")
     repeated = post_webhook(again, secret, body)
     assert repeated.json()["dispatched"] == 0
     assert again.stop() == 0
 
-    runs = Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
-    assert runs == Counter(
+    assert _echoes(graph) == Counter(
         {"Echo: run wamid.K1": 1, "Echo: run wamid.K2": 1, "Echo: run wamid.K3": 1}
     )
 
 
-def test_kill9_between_record_and_dispatch_on_sqlite_runs_the_handlers_on_redelivery(
+def test_kill9_between_record_and_answer_on_sqlite_runs_the_handlers_after_the_restart(
     tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     _crash_then_redeliver(captured, serving, graph, tmp_path, "--database", "svc.db")
 
 
 @pytest.mark.postgres
-def test_kill9_between_record_and_dispatch_on_postgres_runs_the_handlers_on_redelivery(
+def test_kill9_between_record_and_answer_on_postgres_runs_the_handlers_after_the_restart(
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
