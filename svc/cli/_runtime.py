@@ -452,10 +452,10 @@ async def _serve_single(plan: ServePlan) -> int:
     async with trio.open_nursery() as nursery:
         await nursery.start(partial_watch(stop, lambda: None))
         binds: list[str] = await nursery.start(serve)
-        _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
         handlers = _handlers_line(plan)
         if handlers is not None:
             _say(handlers)
+        _say(f"serving {', '.join(binds)} ({_mode(plan)}); Ctrl+C to stop.")
         await done.wait()
         nursery.cancel_scope.cancel()
     return 0

@@ -222,10 +222,10 @@ async def _supervise(plan: ServePlan, sockets: Any) -> int:
 
 
 def _say_serving(binds: str, plan: ServePlan) -> None:
-    _say(f"serving {binds} ({_mode(plan)}); Ctrl+C to stop.")
     handlers = _handlers_line(plan)
     if handlers is not None:
         _say(handlers)
+    _say(f"serving {binds} ({_mode(plan)}); Ctrl+C to stop.")
 
 
 def _bind_url(sock: Any) -> str:

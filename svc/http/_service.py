@@ -225,16 +225,14 @@ class Service:
         digest = delivery.body_hash if self.store is not None else ""
         if digest in self.local_copies:
             # Recorded here already: every update of it is a duplicate, nothing to record.
-            self._count_outcomes(updates, set(), set())
+            self._count_outcomes(updates, set(), {id(update) for update in updates})
             return _ack(delivery, foreign, dispatched=0)
         if not await self._run_update_hooks(updates):
             return error_reply(persistence_unavailable())
         handled = self._handled(updates)
         if self.store is None:
             if handled and not self.memory_runtime().submit(handled):
-                self.telemetry.webhook_updates(
-                    phone_number_id=None, outcome="handlers_busy", count=len(handled)
-                )
+                self.logger.warning("webhook handler queue full count=%d", len(handled))
                 return error_reply(handlers_busy())
             self._count_outcomes(updates, {id(u) for u in handled}, set())
             return _ack(delivery, foreign, dispatched=len(handled))

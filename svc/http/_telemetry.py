@@ -38,7 +38,7 @@ SEND_OUTCOMES: Final = frozenset(
     {"sent", "failed", "replayed", "conflict", "pending", "degraded", "rejected", "unknown"}
 )
 PERSISTENCE_OUTCOMES: Final = frozenset({"ok", "error"})
-NUMBER_UPDATE_OUTCOMES: Final = frozenset({"dispatched", "duplicate", "foreign_number"})
+NUMBER_UPDATE_OUTCOMES: Final = frozenset({"dispatched", "recorded", "duplicate", "foreign_number"})
 NO_NUMBER: Final = "none"
 OTHER_NUMBER: Final = "other"
 _METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

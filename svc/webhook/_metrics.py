@@ -28,6 +28,7 @@ OUTCOMES: Final = frozenset(
         "normalized",
         "skipped",
         "dispatched",
+        "recorded",
         "duplicate",
         "handler_error",
         "foreign_number",

@@ -263,7 +263,11 @@ def test_the_handlers_md_serve_block_serves_the_factory_with_two_workers(
     served = _start(tmp_path, *shlex.split(serve)[2:], env={"SVC_INBOX_KEY": key})
     serving.append(served)
     assert "dry-run inbox keys from the environment: SVC_INBOX_KEY" in served.lines
-    assert ", 2 workers, app bot:make_bot)" in served.lines[-1]
+    assert any(", 2 workers, app bot:make_bot)" in line for line in served.lines)
+    assert (
+        "svc: handlers run after the answer from the store's encrypted inbox "
+        "(8 at once, 30 s deadline, 5 attempts)." in served.lines
+    )
     body = (Path(__file__).parents[1] / "webhook" / "fixtures" / "message_text.json").read_bytes()
     answer = httpx.post(
         served.url + "/webhooks/whatsapp",

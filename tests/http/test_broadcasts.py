@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ import trio
 
 from svc.http import create_app
 from svc.http._broadcast_sender import BroadcastOptions
-from svc.store import MAX_BROADCAST_RECIPIENTS, UPDATE_CLAIM_LEASE_MS, SqliteStore
+from svc.store import MAX_BROADCAST_RECIPIENTS, SqliteStore
 
 from .conftest import (
     AUTH,
@@ -195,8 +194,8 @@ async def test_a_duplicate_template_status_costs_no_pause_call(
 async def test_a_failed_template_pause_is_retried_by_the_redelivery(
     make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
 ) -> None:
-    """A pause the store did not take leaves its update unhandled and asks for a redelivery
-    (503); the redelivery, once the claim has lapsed, runs the update and the pause again."""
+    """A pause the store did not take answers 503 before anything is recorded (the hook runs
+    before the record); the redelivery runs the pause again, records and hands the update over."""
     store = CountingStore(sqlite_store, failing={"pause_broadcasts_for_template"})
     facade = RecordingFacade()
     client = make_app(store=store, facade=facade, broadcast_options=QUIET).test_client()
@@ -206,18 +205,18 @@ async def test_a_failed_template_pause_is_retried_by_the_redelivery(
     assert failed.status_code == 503
     assert (await failed.get_json())["error"]["code"] == "persistence_unavailable"
     assert (await sqlite_store.get_broadcast(id=bid)).state == "queued"  # type: ignore[union-attr]
+    assert store.names["record_webhook_updates"] == 0  # nothing recorded
+    assert facade.updates == []
     store.failing.clear()
-    early = await post_webhook(client, template_status())
-    assert early.status_code == 503  # the claim of the failed run has not lapsed yet
-    clock.value += timedelta(milliseconds=UPDATE_CLAIM_LEASE_MS)
     again = await post_webhook(client, template_status())
     assert again.status_code == 200
     assert (await again.get_json())["dispatched"] == 1
     assert (await sqlite_store.get_broadcast(id=bid)).state == "paused"  # type: ignore[union-attr]
-    assert len(facade.updates) == 2  # the handlers ran with the failed pause and again
+    assert len(facade.updates) == 1
     done = await post_webhook(client, template_status())
     assert (await done.get_json())["dispatched"] == 0
     assert store.names["pause_broadcasts_for_template"] == 2
+    assert len(facade.updates) == 1
 
 
 async def test_openapi_lists_the_broadcast_routes(app_client: Any) -> None:

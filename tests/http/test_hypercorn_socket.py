@@ -16,7 +16,7 @@ from hypercorn.trio import serve
 from svc.store import SqliteStore
 from tests._support import free_port, sign
 
-from .conftest import APP_SECRET, AUTH, BEARER, AppFactory, FakeGraph, fixture
+from .conftest import APP_SECRET, AUTH, BEARER, AppFactory, FakeGraph, RecordingFacade, fixture
 
 
 @asynccontextmanager
@@ -46,7 +46,7 @@ async def _served(app: Any, *, keep_alive_timeout: float | None = None) -> Async
 async def test_webhook_send_and_metrics_over_a_real_socket(
     make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
 ) -> None:
-    app = make_app(store=sqlite_store)
+    app = make_app(store=sqlite_store, facade=RecordingFacade())
     async with (
         _served(app) as port,
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,

@@ -300,7 +300,7 @@ async def test_an_inbound_naming_no_storable_user_is_not_projected_the_rest_is(
     bad = {**good, "id": "wamid.LONG", "from": "1" * 100}
     del bad["from_user_id"]
     value["messages"] = [bad, good]
-    client = make_app(store=sqlite_store).test_client()
+    client = make_app(store=sqlite_store, facade=RecordingFacade()).test_client()
     ack = await _json(await post_webhook(client, payload))
     assert ack["dispatched"] == 2
     assert await sqlite_store.get_message(wa_message_id="wamid.LONG") is None

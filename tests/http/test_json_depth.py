@@ -122,8 +122,11 @@ async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
         recording: list[Any] = []
 
         class Facade:
-            async def dispatch(self, update: Any) -> None:
-                recording.append(update)
+            def handles(self, update: Any) -> bool:
+                return True
+
+            async def run(self, context: Any) -> None:
+                recording.append(context.update)
 
         client = make_app(store=store, facade=Facade()).test_client()
         text = webhook_body(position, kind, depth)

@@ -1,12 +1,11 @@
-"""A copy of a delivery this process recorded and ran to the end costs no store call.
+"""A copy of a delivery this process recorded costs no store call.
 
 The platform retries a delivery byte for byte. Once this process has recorded one with its
-projection and every update it ran is finished (hooks and handled marks stored), the store
-would claim none of a copy's updates: the copy is answered as such (200, nothing
-dispatched) from ``Service.local_copies``, without projecting or recording it again. Any
-doubt (a mark not stored, a projection refused, an update in progress elsewhere, an
-identity change, a copy that is not byte for byte the same) sends the copy to the store as
-before. Both adapters.
+projection (its updates handed to the handler runtime with the record), every update of a
+copy is a duplicate: the copy is answered as such (200, nothing dispatched) from
+``Service.local_copies``, without projecting or recording it again. Any doubt (a projection
+refused, an identity change, a hook that failed, a copy that is not byte for byte the same)
+sends the copy to the store as before. Both adapters.
 """
 
 from __future__ import annotations
@@ -15,13 +14,20 @@ import functools
 import json
 from typing import Any
 
-import trio
-import trio.testing
-
 from svc.http._local_copies import LocalCopies
 from svc.store import PersistenceValidationError
+from tests._support import sign
 
-from .conftest import AUTH, AppFactory, CountingStore, RecordingFacade, fixture, post_webhook
+from .conftest import (
+    APP_SECRET,
+    AUTH,
+    WEBHOOK,
+    AppFactory,
+    CountingStore,
+    RecordingFacade,
+    fixture,
+    post_webhook,
+)
 
 
 def _body(name: str) -> bytes:
@@ -52,7 +58,9 @@ async def test_a_copy_of_a_delivery_run_to_the_end_makes_no_store_call(
     before = dict(calls.names)
     duplicates_before = await _duplicates(client)
 
-    again = await post_webhook(client, body)
+    # Posted without running the handler runtime after it: no store call of any kind.
+    headers = {"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)}
+    again = await client.post(WEBHOOK, data=body, headers=headers)
 
     assert again.status_code == 200
     assert await again.get_json() == {
@@ -94,21 +102,6 @@ async def test_a_copy_that_is_not_byte_for_byte_the_same_goes_to_the_store(
     again = await post_webhook(client, reordered)
     assert (await again.get_json())["dispatched"] == 0  # deduplicated by the store
     assert calls.names["record_webhook_updates"] == 2
-
-
-async def test_a_delivery_whose_handled_mark_was_not_stored_is_not_kept(
-    make_app: AppFactory, store: Any
-) -> None:
-    """``RecordingFacade`` does not say which updates need a run: each is marked after its
-    dispatch, and here that mark fails (best effort: still a 200)."""
-
-    calls = CountingStore(store, failing=frozenset({"mark_webhook_updates_handled"}))
-    client = make_app(facade=RecordingFacade(), store=calls).test_client()
-    body = _body("message_text.json")
-    assert (await post_webhook(client, body)).status_code == 200
-    assert calls.names["mark_webhook_updates_handled"] == 1
-    await post_webhook(client, body)  # the store holds the update claimed: in progress
-    assert calls.names["record_webhook_updates"] == 2  # the copy asked the store
 
 
 async def test_a_delivery_whose_projection_was_refused_is_not_kept(
@@ -164,8 +157,9 @@ async def test_a_delivery_a_hook_failed_on_is_not_kept(make_app: AppFactory, sto
     body = _body("batch_mixed.json")
     assert (await post_webhook(client, body)).status_code == 503
     again = await post_webhook(client, body)
-    assert again.status_code == 503  # its update is still claimed: in progress
-    assert calls.names["record_webhook_updates"] == 2  # the copy asked the store
+    assert again.status_code == 503  # the hook runs (and fails) again: nothing was kept
+    assert calls.names["pause_broadcasts_for_template"] == 2
+    assert calls.names["record_webhook_updates"] == 0  # the hook runs before the record
 
 
 async def test_no_copy_is_answered_from_memory_without_a_store(make_app: AppFactory) -> None:
@@ -194,36 +188,3 @@ def test_local_copies_keep_at_least_their_limit_and_at_most_twice_it() -> None:
         assert f"k{i}" in copies and (i == 0 or f"k{i - 1}" in copies)
         held = sum(f"k{j}" in copies for j in range(i + 1))
         assert held <= 4
-
-
-async def test_a_copy_that_waited_for_the_run_of_another_here_is_not_kept(
-    make_app: AppFactory, store: Any
-) -> None:
-    """The first delivery's handled mark fails, so it is not kept; its copy, sent while it
-    runs, finds its updates in progress, waits for that run and answers 200: it ran nothing
-    of its own and is not kept either, so a third copy still asks the store."""
-    release = trio.Event()
-
-    class Held(RecordingFacade):
-        async def dispatch(self, update: Any) -> None:
-            await release.wait()
-            await super().dispatch(update)
-
-    calls = CountingStore(store, failing=frozenset({"mark_webhook_updates_handled"}))
-    client = make_app(facade=Held(), store=calls).test_client()
-    body = _body("message_text.json")
-    answers: list[int] = []
-
-    async def post() -> None:
-        answers.append((await post_webhook(client, body)).status_code)
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(post)
-        await trio.testing.wait_all_tasks_blocked()  # the first is dispatching, held
-        nursery.start_soon(post)
-        await trio.testing.wait_all_tasks_blocked()  # the copy waits for the first's run
-        assert calls.names["record_webhook_updates"] == 2
-        release.set()
-    assert answers == [200, 200]
-    await post_webhook(client, body)
-    assert calls.names["record_webhook_updates"] == 3

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import Any
 
-import trio
-import trio.testing
-
-from svc.store import UPDATE_CLAIM_LEASE_MS, SqliteStore
+from svc.store import SqliteStore
 from svc.webhook import receive_delivery, update_key
 from tests._support import sign
 
@@ -129,26 +125,34 @@ async def test_regrouped_redeliveries_dispatch_each_update_once(
     assert 'outcome="duplicate",update_kind="message"} 3.0' in metrics
 
 
-async def test_a_failed_handler_is_acknowledged_and_not_run_again(
+async def test_a_failed_handler_is_retried_then_set_aside_and_never_rerun_by_a_redelivery(
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
     facade = RecordingFacade(fail_kinds=frozenset({"message"}))
-    client = make_app(facade=facade, store=sqlite_store).test_client()
+    options = {"retry_delay": 0.0, "max_attempts": 2}
+    client = make_app(facade=facade, store=sqlite_store, handler_options=options).test_client()
     first = await post_webhook(client, delivery("e1"))
     assert first.status_code == 200
+    assert [u.message_id for u in facade.updates] == ["wamid.e1", "wamid.e1"]
     again = await post_webhook(client, delivery("e1", "e2"))
     assert (await again.get_json())["dispatched"] == 1
-    assert [u.message_id for u in facade.updates] == ["wamid.e1", "wamid.e2"]
+    assert [u.message_id for u in facade.updates] == [
+        "wamid.e1",
+        "wamid.e1",
+        "wamid.e2",
+        "wamid.e2",
+    ]
+    assert [i.last_error for i in await sqlite_store.list_inbox_items(status="dead")] == [
+        "RuntimeError",
+        "RuntimeError",
+    ]
 
 
-async def test_an_update_recorded_but_never_finished_runs_on_redelivery(
+async def test_a_redelivery_of_a_recorded_update_is_a_plain_duplicate(
     make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
 ) -> None:
-    """The crash case in process: both keys recorded, only the first one's handler finished.
-
-    Within the claim lease the copy is "in progress" (503, nothing dispatched: the
-    platform redelivers); after it, the unfinished update runs, and only it.
-    """
+    """Keys recorded and never finished (a claim of an older version) are duplicates too: no
+    503 "in progress", nothing run, nothing handed over again."""
     facade = RecordingFacade()
     client = make_app(facade=facade, store=sqlite_store).test_client()
     body = json.dumps(delivery("c1", "c2")).encode()
@@ -158,55 +162,31 @@ async def test_an_update_recorded_but_never_finished_runs_on_redelivery(
     await sqlite_store.record_webhook_updates(
         event_key=parsed.event_key, event_hash=parsed.body_hash, received_at=at, update_keys=keys
     )
-    await sqlite_store.mark_webhook_updates_handled(update_keys=keys[:1], handled_at=at)
-    early = await post_webhook(client, body)
-    assert early.status_code == 503
-    assert (await early.get_json())["error"]["code"] == "webhook_in_progress"
-    assert early.headers["Retry-After"] == "5"
-    assert facade.updates == []
-    clock.value = at + timedelta(milliseconds=UPDATE_CLAIM_LEASE_MS)
     response = await post_webhook(client, body)
     assert await response.get_json() == {
         "status": "ok",
         "received": 2,
-        "dispatched": 1,
-        "skipped": 1,
+        "dispatched": 0,
+        "skipped": 2,
     }
-    assert [u.message_id for u in facade.updates] == ["wamid.c2"]
-    again = await post_webhook(client, body)
-    assert (await again.get_json())["dispatched"] == 0
+    assert facade.updates == []
 
 
-async def test_a_concurrent_copy_in_the_same_process_waits_for_the_run_and_skips_it(
+async def test_a_concurrent_copy_is_answered_at_once_and_the_update_runs_once(
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
-    release = trio.Event()
-    entered = trio.Event()
-    seen: list[str] = []
-
-    class SlowFacade:
-        async def dispatch(self, update: Any) -> None:
-            seen.append(update.message_id)
-            entered.set()
-            await release.wait()
-
-    client = make_app(facade=SlowFacade(), store=sqlite_store).test_client()
-    answers: dict[str, Any] = {}
-
-    async def post(name: str) -> None:
-        response = await post_webhook(client, delivery("w1"))
-        answers[name] = (response.status_code, await response.get_json())
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(post, "first")
-        await entered.wait()
-        nursery.start_soon(post, "copy")
-        await trio.testing.wait_all_tasks_blocked()
-        assert "copy" not in answers  # it waits for the first run, neither 503 nor a rerun
-        release.set()
-    assert answers["first"] == (200, {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0})
-    assert answers["copy"] == (200, {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1})
-    assert seen == ["wamid.w1"]
+    facade = RecordingFacade()
+    app = make_app(facade=facade, store=sqlite_store)
+    client = app.test_client()
+    body = json.dumps(delivery("w1")).encode()
+    headers = {"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)}
+    first = await client.post("/webhooks/whatsapp", data=body, headers=headers)
+    copy = await client.post("/webhooks/whatsapp", data=body, headers=headers)
+    assert await first.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+    assert await copy.get_json() == {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1}
+    assert facade.updates == []  # neither answer waited for the handler
+    await app.extensions["svc.handlers"].run_until_idle()
+    assert [u.message_id for u in facade.updates] == ["wamid.w1"]
 
 
 async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
@@ -228,7 +208,8 @@ async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
     assert 600_000 < len(body) < 1_048_576
     facade = RecordingFacade()
     client = make_app(store=sqlite_store, facade=facade).test_client()
-    response = await post_webhook(client, body)
+    headers = {"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)}
+    response = await client.post("/webhooks/whatsapp", data=body, headers=headers)
     assert response.status_code == 200
     assert await response.get_json() == {
         "status": "ok",
@@ -236,10 +217,11 @@ async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
         "dispatched": 10_000,
         "skipped": 0,
     }
-    assert [u.message_id for u in facade.updates] == [s["id"] for s in statuses]
     rows = await sqlite_store._call(
         "query_failed",
         lambda s: s.fetchall("SELECT COUNT(*), COUNT(handled_at) FROM svc_webhook_updates"),
         write=False,
     )
     assert tuple(rows[0]) == (10_000, 10_000)
+    waiting = await sqlite_store.inbox_statistics()
+    assert waiting.pending == 10_000  # each one handed to the runtime, in the record's commit
