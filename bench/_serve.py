@@ -89,20 +89,16 @@ def svc_app(
     handler_delay: float | None = None,
 ) -> Any:
     """The service app as ``svc serve`` builds it, with fixed secrets and an optional store;
-    ``handler_delay`` adds a message handler that takes that many seconds (run from the
-    store's inbox, sealed under a fresh key, when there is a store)."""
+    ``handler_delay`` adds a message handler that takes that many seconds."""
+    from svc.crypto import InboxKeyring
     from svc.http import Profile, ServiceSecrets, create_app
 
-    extra: dict[str, Any] = {}
-    if handler_delay is not None and store is not None:
-        import os
-
-        from svc.crypto import InboxKeyring
-
-        extra["inbox_keyring"] = InboxKeyring([os.urandom(32)])
+    facade = handler_facade(handler_delay)
+    # Handlers over a store keep the waiting updates sealed: a fixed bench key.
+    keyring = InboxKeyring([bytes(32)]) if facade is not None and store is not None else None
     return create_app(
-        **extra,
-        facade=handler_facade(handler_delay),
+        facade=facade,
+        inbox_keyring=keyring,
         profile=Profile(phone_number_id=PHONE_NUMBER_ID, waba_id=WABA_ID, base_url=base_url),
         secrets=ServiceSecrets(
             access_token=ACCESS_TOKEN,

@@ -61,10 +61,9 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
         install_hypercorn_guard,
         live_environment_from,
         load_app,
-        load_live_inbox_keys,
+        load_live_inbox_keyring,
         load_live_service,
     )
-    from .crypto import InboxKeyring
     from .http import create_app
     from .webhook import facade_flags_from_env
 
@@ -84,7 +83,7 @@ def create(environ: Mapping[str, str] | None = None) -> Any:
         source.get("SVC_DATABASE") or source.get("SVC_DATABASE_URL_ENV")
     ):
         # Refused here, before the store is opened, when a key is missing or malformed.
-        keyring = InboxKeyring(load_live_inbox_keys(config_path, profile_name, env))
+        keyring = load_live_inbox_keyring(config_path, profile_name, env)
     registry = CollectorRegistry()
     app = create_app(
         profile=profile,

@@ -21,6 +21,7 @@ from ._errors import SetupInputError as SetupInputError
 from ._live import handler_options_from_env as handler_options_from_env
 from ._live import live_environment_from as live_environment_from
 from ._live import load_app as load_app
+from ._live import load_live_inbox_keyring as load_live_inbox_keyring
 from ._live import load_live_inbox_keys as load_live_inbox_keys
 from ._live import load_live_service as load_live_service
 from ._live import open_migrated_store as open_migrated_store
@@ -53,6 +54,7 @@ __all__ = [
     "install_hypercorn_guard",
     "live_environment_from",
     "load_app",
+    "load_live_inbox_keyring",
     "load_live_inbox_keys",
     "load_live_service",
     "main",

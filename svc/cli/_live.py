@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..crypto import InboxKeyring
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
     from ..webhook import WebhookFacade
@@ -20,6 +21,7 @@ __all__ = [
     "handler_options_from_env",
     "live_environment_from",
     "load_app",
+    "load_live_inbox_keyring",
     "load_live_inbox_keys",
     "load_live_service",
     "open_migrated_store",
@@ -69,6 +71,15 @@ def load_live_inbox_keys(
 
     _, section = load_config(config_path).section(profile_name)
     return resolve_inbox_keys(section, env)
+
+
+def load_live_inbox_keyring(
+    config_path: str, profile_name: str | None, env: Mapping[str, str]
+) -> InboxKeyring:
+    """``load_live_inbox_keys`` as the keyring the service seals waiting updates with."""
+    from ..crypto import InboxKeyring
+
+    return InboxKeyring(load_live_inbox_keys(config_path, profile_name, env))
 
 
 def load_app(target: str, option: str = "SVC_APP") -> WebhookFacade:

@@ -168,7 +168,7 @@ def serve(
     restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
     body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
     pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
-    handler_settings = {
+    handler_settings: dict[str, float] = {
         "concurrency": parse_int(handler_concurrency, "--handler-concurrency", low=1, high=1024),
         "timeout": parse_int(handler_timeout, "--handler-timeout", low=1, high=86_400),
         "max_attempts": parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100),

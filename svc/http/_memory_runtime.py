@@ -98,6 +98,11 @@ class MemoryRuntime:
         self._runs: trio.CancelScope | None = None
 
     @property
+    def options(self) -> HandlerOptions:
+        """The runtime's settings."""
+        return self._options
+
+    @property
     def running(self) -> bool:
         """Whether the runtime's loop runs (started, not stopped)."""
         return self._started and not self._done.is_set()

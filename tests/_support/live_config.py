@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets as token
 from collections.abc import Mapping
@@ -47,11 +48,13 @@ def make_project(
     secrets: Mapping[str, str] | None = None,
     env_file: str = ".env.live",
     yes_live: bool = True,
+    inbox_key: bool = True,
 ) -> Project:
     """Write ``svc.config.json`` and ``env_file`` under ``root``.
 
     The four secrets are fresh distinctive values unless ``secrets`` names them;
-    ``yes_live=False`` leaves the second live gate closed in the file.
+    ``yes_live=False`` leaves the second live gate closed in the file; ``inbox_key=False``
+    names no inbox key (handlers over a store then refuse to start).
     """
     root.mkdir(parents=True, exist_ok=True)
     config = {
@@ -73,6 +76,9 @@ def make_project(
             }
         },
     }
+    if inbox_key:
+        profiles: dict[str, dict[str, object]] = config["profiles"]  # type: ignore[assignment]
+        profiles["main"]["inbox"] = {"keys": [{"env": "SVC_INBOX_KEY"}]}
     (root / "svc.config.json").write_text(json.dumps(config))
     values = (
         dict(secrets)
@@ -87,5 +93,7 @@ def make_project(
     lines = [f"{k}={v}" for k, v in values.items()]
     lines += [f"SVC_PHONE_NUMBER_ID={PHONE_ID}", f"SVC_WABA_ID={WABA_ID}"]
     lines += ["SVC_LIVE_ENABLE=1", f"SVC_YES_LIVE={int(yes_live)}"]
+    if inbox_key:
+        lines += ["SVC_INBOX_KEY=" + base64.b64encode(token.token_bytes(32)).decode()]
     (root / env_file).write_text("\n".join(lines) + "\n")
     return Project(root=root, secrets=values, env_file=env_file)

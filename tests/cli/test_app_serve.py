@@ -149,9 +149,32 @@ def test_without_a_store_no_inbox_key_is_made(folder: Path, serving: list[ServeP
     )  # fmt: skip
     serving.append(served)
     assert not any("inbox" in line for line in served.lines)
+    # The start-up line docs/handlers.md quotes: a crash loses what memory held.
+    page = (Path(__file__).resolve().parents[2] / "docs" / "handlers.md").read_text()
+    [documented] = re.findall(r"^svc: handlers run after the answer from memory.*$", page, re.M)
+    assert documented in served.lines
     assert post(served, delivery("wamid.NOSTORE"))["dispatched"] == 1
     served.wait_for_line(REPLY_LINE)
     assert served.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--handler-concurrency", "0"),
+        ("--handler-timeout", "soon"),
+        ("--handler-max-attempts", "101"),
+    ],
+)
+def test_handler_options_out_of_range_are_usage_errors(
+    folder: Path, option: str, value: str
+) -> None:
+    result = run_svc(
+        "serve", "--config", "demo/svc.config.yaml", "--dry-run", "--app", "bot:bot",
+        option, value, cwd=folder,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"{option} must be an integer" in result.stderr
 
 
 def test_the_echo_reply_shows_its_message_id_in_the_log(
@@ -199,7 +222,7 @@ def test_a_foreign_number_is_named_once_in_the_log(
 def test_live_serve_with_handlers_and_a_store_refuses_to_start_without_the_inbox_key(
     tmp_path: Path,
 ) -> None:
-    project = make_project(tmp_path)
+    project = make_project(tmp_path, inbox_key=False)
     (tmp_path / "bot.py").write_text(BOT)
     live = ("--live", "--yes-live", "--env-file", project.env_file, "--database", "svc.db")
     args = ("serve", "--config", "svc.config.json", *live, "--app", "bot:bot", "--port", "0")

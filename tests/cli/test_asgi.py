@@ -17,7 +17,7 @@ import pytest
 
 import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
-from svc.cli import LiveGuardError, SecretResolutionError, ServeError
+from svc.cli import CliUsageError, LiveGuardError, SecretResolutionError, ServeError
 from svc.crypto import generate_inbox_key
 from tests._support import WEBSOCKET_HEAD, child_env, data_after_answer
 
@@ -154,6 +154,21 @@ def test_create_names_a_missing_secret_without_any_value(project: Path) -> None:
 def test_create_builds_the_app_from_the_environment(project: Path) -> None:
     app = svc.asgi.create(_env(project))
     assert callable(app)
+
+
+def test_the_handler_settings_come_from_the_environment(project: Path) -> None:
+    app = svc.asgi.create(
+        _env(
+            project,
+            SVC_HANDLER_CONCURRENCY="3",
+            SVC_HANDLER_TIMEOUT="7",
+            SVC_HANDLER_MAX_ATTEMPTS="2",
+        )
+    )
+    options = app.extensions["svc.handlers"].options
+    assert (options.concurrency, options.timeout, options.max_attempts) == (3, 7, 2)
+    with pytest.raises(CliUsageError, match="SVC_HANDLER_TIMEOUT must be an integer"):
+        svc.asgi.create(_env(project, SVC_HANDLER_TIMEOUT="soon"))
 
 
 BOT = """\

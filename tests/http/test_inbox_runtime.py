@@ -26,6 +26,7 @@ from tests._support import sign
 
 from .conftest import (
     APP_SECRET,
+    AUTH,
     WEBHOOK,
     AppFactory,
     Clock,
@@ -172,6 +173,8 @@ async def test_after_the_last_attempt_the_update_is_a_dead_letter_that_releases_
         for outcome in ("success", "error", "dead")
     }
     assert outcomes == {"success": 1.0, "error": 1.0, "dead": 1.0}
+    metrics = await (await client.get("/metrics", headers=AUTH)).get_data(as_text=True)
+    assert "svc_inbox_items" in metrics and "svc_handler_duration_seconds" in metrics
 
 
 async def test_keys_rotate_the_old_key_reads_and_the_new_key_writes(

@@ -304,3 +304,25 @@ def test_invalid_handler_options_are_refused(make_app: AppFactory, options: dict
     with pytest.raises(ServiceError) as refused:
         make_app(handler_options=options)
     assert refused.value.code == "invalid_config"
+
+
+async def test_a_handles_that_raises_hands_the_update_over_and_never_answers_500(
+    make_app: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    ran: list[str] = []
+
+    class Faulty:
+        def handles(self, update: Any) -> bool:
+            raise KeyError(f"bad predicate for {USER_A}")
+
+        async def run(self, context: Any) -> None:
+            ran.append(context.update.message_id)
+
+    client = make_app(facade=Faulty()).test_client()
+    caplog.set_level(logging.WARNING)
+    response = await post_webhook(client, _inbound((USER_A, "wamid.A1")))
+    assert response.status_code == 200
+    assert (await response.get_json())["dispatched"] == 1
+    assert ran == ["wamid.A1"]
+    assert "webhook facade handles() failed kind=message error=KeyError" in caplog.text
+    assert USER_A not in caplog.text

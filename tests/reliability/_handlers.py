@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from svc.crypto import generate_inbox_key
 from tests._support import PHONE_ID, WABA_ID, Project, make_project
 
 BOT = """
@@ -121,25 +120,21 @@ class BotProject:
         return [Event.parse(line) for line in log.read_text().splitlines() if line.strip()]
 
 
-def with_inbox_key(project: Project) -> str:
-    """Name an inbox key in ``project``'s profile (``{env: SVC_INBOX_KEY}``) and set a fresh
-    one in its env file, as a service that runs handlers over a store needs; the key."""
-    config_path = project.root / "svc.config.json"
-    config = json.loads(config_path.read_text())
-    config["profiles"]["main"]["inbox"] = {"keys": [{"env": INBOX_KEY_ENV}]}
-    config_path.write_text(json.dumps(config))
-    key = generate_inbox_key()
-    env_file = project.root / project.env_file
-    env_file.write_text(env_file.read_text() + f"{INBOX_KEY_ENV}={key}\n")
-    return key
+def inbox_key(project: Project) -> str:
+    """The inbox key ``make_project`` wrote into ``project``'s env file (the profile names it),
+    to register with a capture as a value that must never appear."""
+    for line in (project.root / project.env_file).read_text().splitlines():
+        name, _, value = line.partition("=")
+        if name == INBOX_KEY_ENV:
+            return value
+    raise AssertionError(f"{project.env_file} sets no {INBOX_KEY_ENV}")
 
 
 def bot_project(root: Path, graph_url: str) -> BotProject:
-    """``make_project`` with an inbox key (``with_inbox_key``) and ``bot.py``."""
+    """``make_project`` (its profile names an inbox key) with ``bot.py``."""
     project = make_project(root, graph_url)
-    key = with_inbox_key(project)
     (root / "bot.py").write_text(BOT)
-    return BotProject(project=project, inbox_key=key)
+    return BotProject(project=project, inbox_key=inbox_key(project))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from tests._support import (
     start_serve,
 )
 
-from ._handlers import wait_until, with_inbox_key
+from ._handlers import inbox_key, wait_until
 from .conftest import inbound_text, start_live
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ def test_no_secret_in_anything_captured_from_a_live_service(
     tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     project = make_project(tmp_path, graph.url)
-    captured.secret(with_inbox_key(project))  # the echo runs from the inbox
+    captured.secret(inbox_key(project))  # the echo runs from the inbox
     served = start_live(
         captured,
         project,

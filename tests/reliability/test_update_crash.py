@@ -1,15 +1,12 @@
 """``kill -9`` between recording a webhook delivery and answering it, then a redelivery.
 
-The first process records the delivery (its update keys, and the handled updates
-sealed into the inbox in the same commit) and is killed before it answers
-(``SVC_TEST_FAULT=kill-after-record``, a test-only hook the CLI reads). The
-restarted process runs the recorded updates from its inbox, with no redelivery
-needed. The platform got no 200, so it redelivers: a plain duplicate, nothing
-handed over again. An update with no work (here a status: no handler, no echo)
-was recorded finished with the delivery. Updates already recorded are skipped in
-any later grouping. Handler runs are counted by the echo replies the default
-facade sends to the fake Graph.
-SQLite and PostgreSQL.
+The first process records the delivery (its update keys and the inbox rows of the two
+messages the echo reply handles) and is killed before it answers
+(``SVC_TEST_FAULT=kill-after-record``, a test-only hook the CLI reads). The restarted
+process runs the two waiting echo replies from the inbox by itself; the platform's
+redelivery (it got no 200) is a plain duplicate, and a regrouping runs only its new
+update. Handler runs are counted by the echo replies the default facade sends to the
+fake Graph. SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess, make_project
 
-from ._handlers import wait_until, with_inbox_key
 from .conftest import inbound_text, post_webhook, start_live
 
 pytestmark = pytest.mark.slow
@@ -45,10 +41,6 @@ def _delivery(*message_ids: str, status_of: str | None = None) -> bytes:
     return json.dumps(envelope).encode()
 
 
-def _echoes(graph: FakeGraph) -> Counter[str]:
-    return Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
-
-
 def _crash_then_redeliver(
     captured: Captured,
     serving: list[ServeProcess],
@@ -58,7 +50,6 @@ def _crash_then_redeliver(
     env: dict[str, str] | None = None,
 ) -> None:
     project = make_project(project_dir, graph.url)
-    captured.secret(with_inbox_key(project))
     secret = project.secrets["SVC_APP_SECRET"]
     base = {"SVC_ECHO_REPLY": "1", **(env or {})}
     crashing = start_live(
@@ -74,32 +65,31 @@ def _crash_then_redeliver(
 
     again = start_live(captured, project, *db, env=base)
     serving.append(again)
-    # The recorded messages run from the inbox after the restart, without a redelivery.
-    wait_until(lambda: len(graph.sends()) >= 2, "the recorded updates' echoes")
+    graph.wait_for_requests(2)  # the restart runs what was recorded, with no redelivery
     redelivered = post_webhook(again, secret, body)
     assert redelivered.status_code == 200
-    # Every update was recorded before the crash: a plain duplicate, nothing handed over.
     assert redelivered.json() == {"status": "ok", "received": 3, "dispatched": 0, "skipped": 3}
     regrouped = post_webhook(again, secret, _delivery("wamid.K2", "wamid.K1", "wamid.K3"))
     assert regrouped.json() == {"status": "ok", "received": 3, "dispatched": 1, "skipped": 2}
-    wait_until(lambda: len(graph.sends()) >= 3, "the new update's echo")
+    graph.wait_for_requests(1)
     repeated = post_webhook(again, secret, body)
     assert repeated.json()["dispatched"] == 0
     assert again.stop() == 0
 
-    assert _echoes(graph) == Counter(
+    runs = Counter(json.loads(r.body)["text"]["body"] for r in graph.sends())
+    assert runs == Counter(
         {"Echo: run wamid.K1": 1, "Echo: run wamid.K2": 1, "Echo: run wamid.K3": 1}
     )
 
 
-def test_kill9_between_record_and_answer_on_sqlite_runs_the_handlers_after_the_restart(
+def test_kill9_between_record_and_dispatch_on_sqlite_runs_the_handlers_on_redelivery(
     tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     _crash_then_redeliver(captured, serving, graph, tmp_path, "--database", "svc.db")
 
 
 @pytest.mark.postgres
-def test_kill9_between_record_and_answer_on_postgres_runs_the_handlers_after_the_restart(
+def test_kill9_between_record_and_dispatch_on_postgres_runs_the_handlers_on_redelivery(
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,

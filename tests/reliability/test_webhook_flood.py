@@ -23,7 +23,7 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess, make_project, sign
 
-from ._handlers import wait_until, with_inbox_key
+from ._handlers import inbox_key, wait_until
 from .conftest import LONG, in_threads, inbound_text, start_live
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -65,7 +65,7 @@ def test_signed_deliveries_with_duplicates_to_two_instances_are_dispatched_and_p
 ) -> None:
     dsn, _ = pg_schema
     project = make_project(tmp_path, graph.url)
-    captured.secret(with_inbox_key(project))
+    captured.secret(inbox_key(project))
     env = {"SVC_REL_DB": dsn, "SVC_ECHO_REPLY": "1"}
     instances = [
         start_live(captured, project, "--database-url-env", "SVC_REL_DB", env=env) for _ in range(2)
