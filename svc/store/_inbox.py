@@ -256,13 +256,15 @@ async def _run(
         except Exception as exc:  # noqa: BLE001 -- reported; the lease runs out, it reruns
             _report_error(options, exc)
         if options.on_run is not None:
-            options.on_run(
-                InboxRun(
-                    kind=item.kind,
-                    outcome=_outcome(decision.verdict, decision.error),
-                    duration=duration,
-                )
+            run_report = InboxRun(
+                kind=item.kind,
+                outcome=_outcome(decision.verdict, decision.error),
+                duration=duration,
             )
+            try:
+                options.on_run(run_report)
+            except Exception as exc:  # noqa: BLE001 -- a broken reporter never ends the worker
+                _report_error(options, exc)
     finally:
         handle._in_flight -= 1
         handle._wakeup.set()
@@ -336,7 +338,10 @@ async def _statistics(store: PersistenceStore, options: InboxWorkerOptions) -> N
     except Exception as exc:  # noqa: BLE001 -- reported, tried again next turn
         _report_error(options, exc)
         return
-    options.on_statistics(snapshot)
+    try:
+        options.on_statistics(snapshot)
+    except Exception as exc:  # noqa: BLE001 -- a broken reporter never ends the worker
+        _report_error(options, exc)
 
 
 class InboxReporter:

@@ -450,3 +450,30 @@ def test_invalid_options_are_refused(kwargs: dict[str, Any]) -> None:
 
     with pytest.raises(PersistenceValidationError):
         InboxWorkerOptions(**({"handler": handler} | kwargs))
+
+
+async def test_a_failing_reporter_never_ends_the_worker(
+    store: SqliteStore, mock_clock: trio.testing.MockClock
+) -> None:
+    await record(store, ("a1", "qa"), ("a2", "qa"))
+    errors: list[str] = []
+    calls: list[str] = []
+
+    async def handler(item: InboxItem) -> None:
+        calls.append(item.update_key)
+
+    def broken(value: object) -> None:
+        raise RuntimeError
+
+    worker = options(
+        handler,
+        on_run=broken,
+        on_statistics=broken,
+        on_error=lambda exc: errors.append(type(exc).__name__),
+    )
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(run_inbox_worker, store, worker)
+        await handle.wait_idle()
+        await handle.stop()
+    assert calls == ["a1", "a2"]
+    assert errors == ["RuntimeError"] * 3  # the first turn's snapshot, then each run
