@@ -146,6 +146,9 @@ def single_text_template() -> str:
     """One inbound text message (``message_text.json``, not padded) with the markers."""
     envelope = json.loads((FIXTURES / "message_text.json").read_text())
     text = json.dumps(_mark_ids(_with_user_ids(envelope)), separators=(",", ":"))
+    # The user's BSUID too: a user of its own per delivery is another identity key (svc
+    # queues a user's updates by it), not only another phone number.
+    text = text.replace(_bsuid(SINGLE_TEXT_USER), "@@B@@")
     return _mark_times(text.replace(SINGLE_TEXT_USER, "@@U@@"))
 
 
@@ -182,7 +185,8 @@ def deliveries(
             continue
         second = base + i // DELIVERIES_PER_SECOND
         text = texts[i % len(texts)].replace(MARK, f"{run}{i:08d}.")
-        text = text.replace("@@U@@", f"1555{i % 10_000_000:07d}")
+        user = f"1555{i % 10_000_000:07d}"
+        text = text.replace("@@U@@", user).replace("@@B@@", _bsuid(user))
         text = TIME_MARK.sub(lambda m, at=second: f'"timestamp":"{at + int(m[1])}"', text)
         body = text.encode()
         delivery = Delivery(body=body, signature=sign(app_secret, body))

@@ -21,6 +21,7 @@ from tests._support import (
     start_serve,
 )
 
+from ._handlers import inbox_key, wait_until
 from .conftest import inbound_text, start_live
 
 pytestmark = pytest.mark.slow
@@ -30,6 +31,7 @@ def test_no_secret_in_anything_captured_from_a_live_service(
     tmp_path: Path, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
     project = make_project(tmp_path, graph.url)
+    captured.secret(inbox_key(project))  # the echo runs from the inbox
     served = start_live(
         captured,
         project,
@@ -75,6 +77,7 @@ def test_no_secret_in_anything_captured_from_a_live_service(
         client.get("/api/messages", headers={"Authorization": "Bearer " + project.bearer[:-1]})
         client.get("/metrics", headers={"Authorization": "Bearer wrong"})
         assert client.get("/metrics").status_code == 200
+    wait_until(lambda: any(b"Echo: scan me" in r.body for r in graph.sends()), "the echo", 30)
     assert served.stop() == 0
     # The upstream got the access token (that is its job) and never the service bearer.
     assert graph.sends()
