@@ -40,14 +40,16 @@ _COLUMNS: Final = (
 )
 _DUE_HEADS: Final = (
     "SELECT i.id FROM svc_inbox AS i"
-    " WHERE ((i.status = 'pending' AND i.next_attempt_at <= ?)"
-    "  OR (i.status = 'running' AND i.lease_expires_at <= ?))"
+    " WHERE (({status} = 'pending' AND i.next_attempt_at <= ?)"
+    "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
     " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS e"
     "  WHERE e.queue_key = i.queue_key AND e.id < i.id AND e.status <> 'dead')"
     " ORDER BY i.id LIMIT ?"
 )
 """The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
-earlier row of the queue that is not dead."""
+earlier row of the queue that is not dead. Read in id order, stopping at the limit: SQLite's
+``+i.status`` keeps its planner off the status index (which would read and sort every due
+row under the write lock) and on the primary key; PostgreSQL walks its primary key alone."""
 
 
 def _item(row: Row) -> InboxItem:
@@ -74,9 +76,11 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     attempt, the lease until ``now + lease_ms``."""
     # PostgreSQL: a head another instance holds is skipped (its queue waits: no later row
     # of it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer.
-    lock = " FOR UPDATE OF i SKIP LOCKED" if s.dialect == "postgres" else ""
+    postgres = s.dialect == "postgres"
+    lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
+    due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
     claimed: list[InboxItem] = []
-    for (item_id,) in s.fetchall(_DUE_HEADS + lock, (now, now, limit)):
+    for (item_id,) in s.fetchall(due + lock, (now, now, limit)):
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
             f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
