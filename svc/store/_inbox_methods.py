@@ -2,7 +2,9 @@
 
 A mixin of ``StoreBase`` so the inbox surface stays in one module next to its operations
 (``_inbox_ops``). The rows themselves go in with their delivery
-(``record_webhook_updates(inbox=...)``); these claim, settle, list and prune them.
+(``record_webhook_updates(inbox=...)``); these claim, settle, list and prune them. Claims
+and completions, a worker's hot writes, go through the group commit (``_write``, a
+``Kind.INBOX`` job): they share the webhook writes' transactions.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import abc
 import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
+from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
 from ._session import Session
@@ -88,6 +91,13 @@ class InboxMethods(abc.ABC):
     @abc.abstractmethod
     async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
 
+    @abc.abstractmethod
+    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
+
+    async def _inbox_write(self, name: str, *args: object, key: str = "") -> Any:
+        """A claim (``key`` "claim": after the completions of its batch) or a completion."""
+        return await self._write(Kind.INBOX, (name, args), code="outbox_failed", key=key)
+
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
     ) -> list[InboxItem]:
@@ -101,11 +111,10 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
-        return await self._call(
-            "outbox_failed",
-            lambda s: ops.claim_inbox_items(s, at, count, lease),
-            write=True,
+        claimed: list[InboxItem] = await self._inbox_write(
+            "claim", at, count, lease, key="claim"
         )
+        return claimed
 
     async def mark_inbox_item_succeeded(
         self,
@@ -125,11 +134,8 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)
         write = None if state is None else _state(state, now)
-        return await self._call(
-            "outbox_failed",
-            lambda s: ops.mark_inbox_item_succeeded(s, item_id, lease, ids, write),
-            write=True,
-        )
+        done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
+        return done
 
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
         """Move a running item's lease to end at ``until`` if ``lease_id`` is current (a
@@ -196,11 +202,8 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        return await self._call(
-            "outbox_failed",
-            lambda s: ops.mark_inbox_item_failed(s, item_id, lease, at, delay, reason),
-            write=True,
-        )
+        done: bool = await self._inbox_write("failed", item_id, lease, at, delay, reason)
+        return done
 
     async def mark_inbox_item_dead(
         self, *, id: int, lease_id: str, now: datetime, error: str | None = None
@@ -211,11 +214,8 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        return await self._call(
-            "outbox_failed",
-            lambda s: ops.mark_inbox_item_dead(s, item_id, lease, at, reason),
-            write=True,
-        )
+        done: bool = await self._inbox_write("dead", item_id, lease, at, reason)
+        return done
 
     async def list_inbox_items(
         self, *, status: InboxStatus | str | None = None, limit: int = 100

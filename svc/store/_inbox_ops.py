@@ -11,7 +11,8 @@ writer; PostgreSQL locks the heads it takes with ``FOR UPDATE SKIP LOCKED``).
 from __future__ import annotations
 
 import uuid
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from ._errors import PersistenceValidationError
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord
@@ -32,6 +33,7 @@ __all__ = [
     "mark_inbox_item_failed",
     "mark_inbox_item_succeeded",
     "retry_inbox_item",
+    "run_inbox_write",
 ]
 
 _COLUMNS: Final = (
@@ -275,3 +277,20 @@ def delete_dead_inbox_items(s: Session, cutoff: int, limit: int) -> int:
         f" WHERE status = 'dead' AND updated_at < ? LIMIT ?{lock})",
         (cutoff, limit),
     )
+
+
+InboxWrite = tuple[str, tuple[Any, ...]]
+"""A hot inbox write as the group commit carries it (``_kinds.Kind.INBOX``, a plain record a
+writer process can take): its name in ``_WRITES`` and its checked arguments after the session."""
+_WRITES: Final[dict[str, Callable[..., object]]] = {
+    "claim": claim_inbox_items,
+    "succeeded": mark_inbox_item_succeeded,
+    "failed": mark_inbox_item_failed,
+    "dead": mark_inbox_item_dead,
+}
+
+
+def run_inbox_write(s: Session, write: InboxWrite) -> object:
+    """One hot inbox write: a claim or a completion, with its arguments."""
+    name, args = write
+    return _WRITES[name](s, *args)

@@ -18,15 +18,18 @@ set-based run failed, runs alone through its single form (``_commit.run_alone``)
 | ``COMPLETE`` | 2 | ``complete_requests`` | ``_ops.complete_service_request`` |
 | ``HANDLED`` | 3 | ``mark_handled`` | ``_ops.mark_webhook_updates_handled`` |
 | ``PAUSE`` | 4 | ``pause_templates`` | ``_broadcasts.pause_broadcasts_for_template`` |
-| ``CALL`` | 5 | none: never merges | the job's own function |
+| ``INBOX`` | 5 | each in turn | ``_inbox_ops.run_inbox_write`` |
+| ``CALL`` | 6 | none: never merges | the job's own function |
 
 The phases are the lock order of a batch: the projection's advisory locks (PostgreSQL takes
 them for the whole phase in one sorted statement), then the claims' rows, then the update
-keys marked handled, then the broadcasts. Marks of handled updates come after the
-deliveries: a mark holds its keys' rows until COMMIT, and with marks first two PostgreSQL
-instances deadlocked on each other's copies of a delivery. A copy queued in the same batch as
-the mark of its updates finds them in progress (and, in the same process, waits for that
-run; ``svc.http``'s ``LocalRuns``).
+keys marked handled, then the broadcasts, then the inbox's claims and completions (they
+share the transaction of the webhook writes instead of each taking the writer lock; a
+batch's completions run before its claims, which then find the queues they released).
+Marks of handled updates come after the deliveries: a mark holds its keys' rows until COMMIT,
+and with marks first two PostgreSQL instances deadlocked on each other's copies of a
+delivery. A copy queued in the same batch as the mark of its updates finds them in progress
+(and, in the same process, waits for that run; ``svc.http``'s ``LocalRuns``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import enum
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
-from . import _broadcasts, _identity, _ops
+from . import _broadcasts, _identity, _inbox_ops, _ops
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Session
 from ._validate import IdentityArgs, StatusArgs
@@ -78,6 +81,7 @@ class Kind(enum.Enum):
     COMPLETE = "complete"
     HANDLED = "handled"
     PAUSE = "pause"
+    INBOX = "inbox"
     CALL = "call"
 
 
@@ -86,6 +90,7 @@ PHASES: Final[tuple[tuple[Kind, ...], ...]] = (
     (Kind.CLAIM, Kind.COMPLETE),
     (Kind.HANDLED,),
     (Kind.PAUSE,),
+    (Kind.INBOX,),
     (Kind.CALL,),
 )
 """The order a batch runs its jobs in, phase by phase (see the module's table)."""
@@ -192,6 +197,8 @@ def set_based(forms: Forms, s: Session, kind: Kind, items: list[Any]) -> list[ob
             return forms.mark_handled(s, items)
         case Kind.PAUSE:
             return forms.pause_templates(s, items)
+        case Kind.INBOX:
+            return [_inbox_ops.run_inbox_write(s, item) for item in items]
         case Kind.CALL:
             raise AssertionError("a CALL job never merges")
 
@@ -213,6 +220,8 @@ def run_alone(forms: Forms, s: Session, kind: Kind, args: Any) -> object:
             return _ops.mark_webhook_updates_handled(s, *args)
         case Kind.PAUSE:
             return _broadcasts.pause_broadcasts_for_template(s, *args)
+        case Kind.INBOX:
+            return _inbox_ops.run_inbox_write(s, args)
         case Kind.CALL:
             call: Callable[[Session], object] = args
             return call(s)
