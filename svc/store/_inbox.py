@@ -72,9 +72,6 @@ _PRUNE_EVERY: Final = 3600.0
 """Seconds between two deletions of dead letters past the horizon."""
 _STATISTICS_EVERY: Final = 1.0
 """Seconds between two statistics snapshots handed to ``on_statistics``."""
-_GATHER_SECONDS: Final = 0.002
-"""How long a wake waits for more run slots to free up (at most), so one claim fills several
-instead of one claim a slot."""
 
 
 def default_policy() -> RetryPolicy:
@@ -542,22 +539,9 @@ async def run_inbox_worker(
                             )
                     with anyio.move_on_after(options.poll_interval):
                         await handle._wakeup.wait()
-                    await _gather_slots(handle, options.concurrency)
     finally:
         handle._finished.set()
         handle._set_idle(handle._idle)
-
-
-async def _gather_slots(handle: InboxWorkerHandle, concurrency: int) -> None:
-    """While fewer than half the run slots are free, wait for more runs to end, at most
-    ``_GATHER_SECONDS``: one claim then fills them together."""
-    deadline = anyio.current_time() + _GATHER_SECONDS
-    while concurrency - handle._in_flight < (concurrency + 1) // 2:
-        handle._wakeup = anyio.Event()
-        with anyio.move_on_at(deadline) as waited:
-            await handle._wakeup.wait()
-        if waited.cancelled_caught:
-            return
 
 
 async def _prune(store: PersistenceStore, options: InboxWorkerOptions) -> None:
