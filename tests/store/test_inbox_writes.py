@@ -1,0 +1,126 @@
+"""The inbox's hot writes are cheap for ingestion: the claim walks the inbox in id order and
+stops at the limit (a plan that reads and sorts every due row costs milliseconds per claim at
+thousands of waiting rows, under the write lock the webhook writes wait for), and claims and
+completions share a group-commit batch with the webhook writes (one transaction)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc.store import (
+    InboxRow,
+    PersistenceValidationError,
+    SqliteStore,
+    UpdatesRecorded,
+    _inbox_ops,
+)
+from svc.store._commit import Batch, Job
+from svc.store._kinds import DeliveryWrite, Kind
+from svc.store.sqlite._store import SqliteSession
+
+from .conftest import T0, migrated_sqlite_file
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
+def test_the_claim_walks_ids_in_order_without_sorting(tmp_path: Path, analyzed: bool) -> None:
+    conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
+    try:
+        conn.executemany(
+            "INSERT INTO svc_inbox (update_key, queue_key, kind, sealed, status,"
+            " next_attempt_at, created_at, updated_at)"
+            " VALUES (?, ?, 'message', x'00', ?, ?, 1, 1)",
+            [
+                (f"k{n}", f"q{n % 300}", "dead" if n % 7 == 0 else "pending", n % 50)
+                for n in range(2000)
+            ],
+        )
+        if analyzed:
+            conn.execute("ANALYZE")
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        claimed = _inbox_ops.claim_inbox_items(SqliteSession(conn), 25, 8, 60_000)
+        conn.set_trace_callback(None)
+        assert len(claimed) == 8
+        assert [item.id for item in claimed] == sorted(item.id for item in claimed)
+        (select,) = [sql for sql in statements if sql.startswith("SELECT i.id")]
+        plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + select))
+        assert "TEMP B-TREE" not in plan
+        assert "SCAN i" in plan or "USING INTEGER PRIMARY KEY" in plan
+        assert "svc_inbox_due" not in plan and "svc_inbox_updated" not in plan
+    finally:
+        conn.close()
+
+
+async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
+    tmp_path: Path,
+) -> None:
+    """Completions and a claim queued with a delivery run in its one transaction, the
+    completions first (the claim finds the queue a success released); a refused completion
+    fails alone with its own error."""
+    store = SqliteStore(tmp_path / "inbox-batch.db")
+    await store.migrate()
+    statements: list[str] = []
+
+    def row(key: str, queue: str) -> InboxRow:
+        return InboxRow(
+            update_key=key, queue_key=queue, phone_number_id=None, kind="message", sealed=b"x"
+        )
+
+    def job(args: Any, key: str = "") -> Job[Any]:
+        return Job(Kind.INBOX, args, code="outbox_failed", key=key)
+
+    try:
+        keys = ("a1", "a2", "b1")
+        await store.record_webhook_updates(
+            event_key="ev-1",
+            event_hash="h",
+            received_at=T0,
+            update_keys=keys,
+            finished_keys=keys,
+            inbox=[row("a1", "qa"), row("a2", "qa"), row("b1", "qb")],
+        )
+        now = int(T0.timestamp() * 1000)
+        a1, b1 = await store.claim_inbox_items(now=T0, limit=10, lease_ms=60_000)
+        a2 = (await store.list_inbox_queue(queue_key="qa", after_id=a1.id))[0]
+        assert store._conn is not None
+        store._conn.set_trace_callback(statements.append)
+        batch = [
+            job(("claim", (now, 10, 60_000)), key="claim"),
+            job(("succeeded", (a1.id, a1.lease_id, (), None))),
+            job(("succeeded", (b1.id, b1.lease_id, (a2.id,), None))),  # a2 is not qb's
+            Job(
+                Kind.DELIVERY,
+                DeliveryWrite(
+                    event_key="ev-2",
+                    event_hash="h",
+                    received_at=now,
+                    update_keys=("c1",),
+                    inbox=(("c1", "qc", None, "message", b"x"),),
+                ),
+                code="outbox_failed",
+            ),
+        ]
+        store._run_batch(Batch(batch))
+        store._conn.set_trace_callback(None)
+        claim, done, refused, delivery = batch
+        assert done.ok and done.result is True
+        assert not refused.ok and isinstance(refused.error, PersistenceValidationError)
+        assert isinstance(delivery.result, UpdatesRecorded) and delivery.result.new == ("c1",)
+        assert claim.ok and claim.result is not None
+        assert [item.update_key for item in claim.result] == ["a2", "c1"]
+        assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
+            "BEGIN IMMEDIATE",
+            "COMMIT",
+        ]
+        left = await store.list_inbox_items()
+        assert [(i.update_key, i.status.value) for i in left] == [
+            ("a2", "running"),
+            ("b1", "running"),
+            ("c1", "running"),
+        ]
+    finally:
+        await store.close()
