@@ -30,6 +30,7 @@ from ._inbox import InboxRun as InboxRun
 from ._inbox import InboxWorkerHandle as InboxWorkerHandle
 from ._inbox import InboxWorkerOptions as InboxWorkerOptions
 from ._inbox import run_inbox_worker as run_inbox_worker
+from ._inbox_methods import MAX_USER_STATE_BYTES as MAX_USER_STATE_BYTES
 from ._leases import DeadLetter as DeadLetter
 from ._leases import RetryPolicy as RetryPolicy
 from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
@@ -64,6 +65,8 @@ from ._records import ServiceRequestState as ServiceRequestState
 from ._records import StatusEvent as StatusEvent
 from ._records import UpdatesRecorded as UpdatesRecorded
 from ._records import UserIdentityRecord as UserIdentityRecord
+from ._records import UserStateRecord as UserStateRecord
+from ._records import UserStateWrite as UserStateWrite
 from ._records import WebhookEventResult as WebhookEventResult
 from ._retention import RetentionOptions as RetentionOptions
 from ._retention import prune_once as prune_once
@@ -92,6 +95,7 @@ __all__ = [
     "DEFAULT_WINDOW_MS",
     "FAULT_CODES",
     "MAX_BROADCAST_RECIPIENTS",
+    "MAX_USER_STATE_BYTES",
     "MAX_WINDOW_MS",
     "OUTBOX_LEASE_MS",
     "POSTGRES_WRITERS",
@@ -151,6 +155,8 @@ __all__ = [
     "StatusEvent",
     "UpdatesRecorded",
     "UserIdentityRecord",
+    "UserStateRecord",
+    "UserStateWrite",
     "WebhookEventResult",
     "apply_status",
     "conversation_window",

@@ -29,6 +29,8 @@ from ._records import (
     StatusEvent,
     UpdatesRecorded,
     UserIdentityRecord,
+    UserStateRecord,
+    UserStateWrite,
     WebhookEventResult,
 )
 
@@ -383,8 +385,38 @@ class PersistenceStore(BroadcastStore, Protocol):
         """
         ...
 
-    async def mark_inbox_item_succeeded(self, *, id: int, lease_id: str) -> bool:
-        """Delete the item (its run succeeded) if ``lease_id`` is current; True if so."""
+    async def mark_inbox_item_succeeded(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        consumed: Sequence[int] = (),
+        state: UserStateWrite | None = None,
+        now: datetime | None = None,
+    ) -> bool:
+        """Complete a run in one transaction if ``lease_id`` is current: delete the item and
+        the later items of its queue it ``consumed``, and write (``sealed=None``: delete)
+        its queue's ``state`` at ``now`` (required with a state). True if so; a stale lease
+        changes nothing (False); a consumed id of another queue or not after the item is
+        refused (``PersistenceValidationError``) and changes nothing."""
+        ...
+
+    async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
+        """Move a running item's lease to end at ``until`` if ``lease_id`` is current."""
+        ...
+
+    async def list_inbox_queue(
+        self, *, queue_key: str, after_id: int, limit: int = 100
+    ) -> list[InboxItem]:
+        """Up to ``limit`` items of one queue after ``after_id`` not dead, in id order."""
+        ...
+
+    async def get_user_state(self, *, queue_key: str, now: datetime) -> UserStateRecord | None:
+        """A queue's stored state; None when there is none or it expired at ``now``."""
+        ...
+
+    async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
+        """Delete the states expired at ``now``, in small transactions; how many."""
         ...
 
     async def mark_inbox_item_failed(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final, TypeVar
 
@@ -17,18 +17,56 @@ from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
-from ._records import InboxItem, InboxStatistics, InboxStatus
+from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
 from ._session import Session
 from ._time import to_ms
 
 T = TypeVar("T")
 
 MAX_INBOX_CLAIM: Final = 1000
+MAX_USER_STATE_BYTES: Final = 65_536
+"""The largest sealed state a completion writes (the state itself is capped smaller by its
+caller; this bounds the row)."""
+MAX_CONSUMED: Final = 10_000
+"""The most later rows one completion consumes."""
 _MAX_ID: Final = 2**63 - 1
 
 
 def _id(value: object) -> int:
     return check.integer(value, "id", low=1, high=_MAX_ID)
+
+
+def _consumed(value: object, head: int) -> tuple[int, ...]:
+    """Distinct item ids, each after ``head`` (the store checks they are of its queue)."""
+    ids = tuple(dict.fromkeys(_id(v) for v in check.records(value, "consumed")))
+    if len(ids) > MAX_CONSUMED:
+        raise _options(f"consumed holds at most {MAX_CONSUMED} ids.")
+    if any(i <= head for i in ids):
+        raise _options("consumed must name later items of the head's queue.")
+    return ids
+
+
+def _state(value: object, now: datetime | None) -> tuple[ops.StateArgs, int]:
+    """A checked state write and the completion's time, both in ms."""
+    if type(value) is not UserStateWrite:
+        raise PersistenceValidationError("invalid_record", "state must be a UserStateWrite.")
+    if now is None:
+        raise _options("now is required with a state.")
+    at = to_ms(now, field="now")
+    if value.sealed is None:
+        return None, at
+    sealed = value.sealed
+    if type(sealed) is not bytes or not 0 < len(sealed) <= MAX_USER_STATE_BYTES:
+        raise PersistenceValidationError(
+            "invalid_record", f"sealed must be 1..{MAX_USER_STATE_BYTES} bytes or None."
+        )
+    if value.expires_at is None:
+        raise PersistenceValidationError("invalid_record", "expires_at is required with sealed.")
+    return (sealed, to_ms(value.expires_at, field="expires_at")), at
+
+
+def _options(message: str) -> PersistenceValidationError:
+    return PersistenceValidationError("invalid_options", message)
 
 
 def _status(value: object) -> str:
@@ -41,8 +79,9 @@ def _status(value: object) -> str:
 
 
 class InboxMethods(abc.ABC):
-    """Claim the heads of the inbox's queues, settle them under their lease, list, retry,
-    drop and count items, and delete old dead letters."""
+    """Claim the heads of the inbox's queues, settle them under their lease (consuming later
+    items and writing the user's state with a success), list, retry, drop and count items,
+    read users' states, and delete old dead letters and expired states."""
 
     __slots__ = ()
 
@@ -68,15 +107,78 @@ class InboxMethods(abc.ABC):
             write=True,
         )
 
-    async def mark_inbox_item_succeeded(self, *, id: int, lease_id: str) -> bool:
-        """Delete the item (its run succeeded) if ``lease_id`` is current; True if so."""
+    async def mark_inbox_item_succeeded(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        consumed: Sequence[int] = (),
+        state: UserStateWrite | None = None,
+        now: datetime | None = None,
+    ) -> bool:
+        """Complete a run in one transaction, if ``lease_id`` is current: delete the item,
+        the later items of its queue the run ``consumed``, and write its queue's ``state``
+        (``sealed=None`` deletes it; ``now`` is required with a state: its write time).
+        True if so; False, and nothing changed, when the lease is stale. A consumed id of
+        another queue or not after the item is refused and nothing changes."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
+        ids = _consumed(consumed, item_id)
+        write = None if state is None else _state(state, now)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.mark_inbox_item_succeeded(s, item_id, lease),
+            lambda s: ops.mark_inbox_item_succeeded(s, item_id, lease, ids, write),
             write=True,
         )
+
+    async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
+        """Move a running item's lease to end at ``until`` if ``lease_id`` is current (a
+        run waiting for its user keeps its item); True if so."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        at = to_ms(until, field="until")
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.extend_inbox_lease(s, item_id, lease, at),
+            write=True,
+        )
+
+    async def list_inbox_queue(
+        self, *, queue_key: str, after_id: int, limit: int = 100
+    ) -> list[InboxItem]:
+        """Up to ``limit`` items of one queue after ``after_id`` that are not dead, in id
+        order: the updates waiting behind a running item."""
+        queue = check.text(queue_key, "queue_key")
+        after = check.integer(after_id, "after_id", low=0, high=_MAX_ID)
+        count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
+        return await self._call(
+            "query_failed",
+            lambda s: ops.list_inbox_queue(s, queue, after, count),
+            write=False,
+        )
+
+    async def get_user_state(self, *, queue_key: str, now: datetime) -> UserStateRecord | None:
+        """A queue's stored state, or None when there is none or it expired at ``now``."""
+        queue = check.text(queue_key, "queue_key")
+        at = to_ms(now, field="now")
+        return await self._call(
+            "query_failed", lambda s: ops.get_user_state(s, queue, at), write=False
+        )
+
+    async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
+        """Delete the states expired at ``now``, ``batch_size`` per transaction; how many."""
+        at = to_ms(now, field="now")
+        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        total = 0
+        while True:
+            deleted = await self._call(
+                "outbox_failed",
+                functools.partial(ops.delete_expired_user_states, now=at, limit=size),
+                write=True,
+            )
+            total += deleted
+            if deleted < size:
+                return total
 
     async def mark_inbox_item_failed(
         self,

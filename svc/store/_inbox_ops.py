@@ -1,4 +1,4 @@
-# ruff: noqa: S608  -- only the constant column list and lock clause are interpolated.
+# ruff: noqa: S608  -- only constant columns, the lock clause and placeholders are interpolated.
 """The inbox operations, written once over :class:`Session` for both backends.
 
 Only the head of a queue is ever claimed: the lowest ``id`` among that queue's rows that are
@@ -13,16 +13,21 @@ from __future__ import annotations
 import uuid
 from typing import Final
 
-from ._records import InboxItem, InboxStatistics, InboxStatus
-from ._session import Row, Session
+from ._errors import PersistenceValidationError
+from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord
+from ._session import Row, Session, chunks, in_list
 from ._time import from_ms
 
 __all__ = [
     "claim_inbox_items",
     "delete_dead_inbox_items",
+    "delete_expired_user_states",
     "drop_inbox_item",
+    "extend_inbox_lease",
+    "get_user_state",
     "inbox_statistics",
     "list_inbox_items",
+    "list_inbox_queue",
     "mark_inbox_item_dead",
     "mark_inbox_item_failed",
     "mark_inbox_item_succeeded",
@@ -82,14 +87,105 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     return claimed
 
 
-def mark_inbox_item_succeeded(s: Session, item_id: int, lease_id: str) -> bool:
-    """Delete a running item whose lease is ``lease_id`` (its run ended well)."""
+StateArgs = tuple[bytes, int] | None
+"""A checked state write: the sealed state and its expiry (ms), or None to delete it."""
+_IDS_PER_STATEMENT: Final = 500
+
+
+def mark_inbox_item_succeeded(
+    s: Session,
+    item_id: int,
+    lease_id: str,
+    consumed: tuple[int, ...] = (),
+    state: tuple[StateArgs, int] | None = None,
+) -> bool:
+    """Complete a run, all or nothing: delete the running head whose lease is ``lease_id``,
+    the later rows of its queue the run ``consumed``, and write (or delete) its queue's
+    state (``state``: the write and the time, ms). False, and nothing changed, when the lease
+    is not current; a consumed id of another queue or not after the head raises (rolled
+    back with the rest)."""
+    head = s.fetchone(
+        "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
+        " RETURNING queue_key, phone_number_id",
+        (item_id, lease_id),
+    )
+    if head is None:
+        return False
+    queue_key, phone_number_id = head
+    for part in chunks(consumed, _IDS_PER_STATEMENT):
+        s.run(
+            f"DELETE FROM svc_inbox WHERE id IN {in_list(part)} AND queue_key = ? AND id > ?",
+            (*part, queue_key, item_id),
+        )
+        # What is left of them belongs to another queue or comes before the head.
+        if s.fetchone(f"SELECT 1 FROM svc_inbox WHERE id IN {in_list(part)} LIMIT 1", part):
+            raise PersistenceValidationError(
+                "invalid_options", "consumed must name later items of the head's queue."
+            )
+    if state is not None:
+        write, now = state
+        if write is None:
+            s.run("DELETE FROM svc_user_state WHERE queue_key = ?", (queue_key,))
+        else:
+            sealed, expires_at = write
+            s.run(
+                "INSERT INTO svc_user_state"
+                " (queue_key, phone_number_id, sealed, expires_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
+                " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
+                " expires_at = excluded.expires_at, updated_at = excluded.updated_at",
+                (queue_key, phone_number_id, sealed, expires_at, now),
+            )
+    return True
+
+
+def extend_inbox_lease(s: Session, item_id: int, lease_id: str, until: int) -> bool:
+    """Move a running item's lease (still ``lease_id``) to end at ``until``."""
     return (
         s.run(
-            "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'",
-            (item_id, lease_id),
+            "UPDATE svc_inbox SET lease_expires_at = ?"
+            " WHERE id = ? AND lease_id = ? AND status = 'running'",
+            (until, item_id, lease_id),
         )
         == 1
+    )
+
+
+def list_inbox_queue(s: Session, queue_key: str, after_id: int, limit: int) -> list[InboxItem]:
+    """Up to ``limit`` rows of one queue after ``after_id`` that are not dead, in id order:
+    what waits behind a running head."""
+    rows = s.fetchall(
+        f"SELECT {_COLUMNS} FROM svc_inbox WHERE queue_key = ? AND id > ?"
+        " AND status <> 'dead' ORDER BY id LIMIT ?",
+        (queue_key, after_id, limit),
+    )
+    return [_item(row) for row in rows]
+
+
+def get_user_state(s: Session, queue_key: str, now: int) -> UserStateRecord | None:
+    """A queue's state unless it is missing or expired at ``now``."""
+    row = s.fetchone(
+        "SELECT queue_key, sealed, expires_at, updated_at FROM svc_user_state"
+        " WHERE queue_key = ? AND expires_at > ?",
+        (queue_key, now),
+    )
+    if row is None:
+        return None
+    return UserStateRecord(
+        queue_key=row[0],
+        sealed=bytes(row[1]),
+        expires_at=from_ms(row[2]),
+        updated_at=from_ms(row[3]),
+    )
+
+
+def delete_expired_user_states(s: Session, now: int, limit: int) -> int:
+    """Delete up to ``limit`` states expired at ``now``; the count deleted."""
+    lock = " FOR UPDATE SKIP LOCKED" if s.dialect == "postgres" else ""
+    return s.run(
+        "DELETE FROM svc_user_state WHERE queue_key IN (SELECT queue_key FROM svc_user_state"
+        f" WHERE expires_at <= ? LIMIT ?{lock})",
+        (now, limit),
     )
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "StatusEvent",
     "UpdatesRecorded",
     "UserIdentityRecord",
+    "UserStateRecord",
+    "UserStateWrite",
     "WebhookEventResult",
 ]
 
@@ -227,6 +229,27 @@ class InboxStatistics:
     running: int
     dead: int
     oldest_pending_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserStateRecord:
+    """A user's stored state: its queue's key, the state sealed by the caller (never in the
+    clear here, left out of the repr), when it expires and when it was last written."""
+
+    queue_key: str
+    sealed: bytes = field(repr=False)
+    expires_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserStateWrite:
+    """A state write a run's completion commits (``mark_inbox_item_succeeded(state=)``):
+    ``sealed`` (the state encrypted by the caller) until ``expires_at``, or ``sealed=None``
+    to delete the state (``expires_at`` then unused)."""
+
+    sealed: bytes | None = field(repr=False)
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
