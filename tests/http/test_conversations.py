@@ -410,3 +410,36 @@ async def test_the_state_is_sealed_again_under_the_current_key_when_written(
     assert lines == [
         "handler state unreadable reason=key_unavailable; the run starts from an empty state"
     ]
+
+
+def status_of(message_id: str, status: str, recipient: str) -> dict[str, Any]:
+    payload = fixture("message_text.json")
+    value = payload["entry"][0]["changes"][0]["value"]
+    value.pop("contacts", None)
+    value.pop("messages")
+    value["statuses"] = [
+        {"id": message_id, "status": status, "timestamp": "1750263773", "recipient_id": recipient}
+    ]
+    return payload
+
+
+async def test_a_wait_for_status_takes_the_status_of_the_message_the_run_sent(
+    make_app: AppFactory, store: Any
+) -> None:
+    bot = DefaultFacade()
+    events: list[str] = []
+    bot.on("status", lambda update: events.append(f"status {update.status}"))
+
+    @bot.on("message", context=True)
+    async def send_and_watch(ctx: HandlerContext) -> None:
+        sent = await ctx.reply_text("Your code is 1234")
+        assert sent.message_id is not None
+        delivered = await ctx.wait_for_status(sent.message_id)
+        events.append(f"watched {delivered.status}")
+
+    client = make_app(store=store, facade=bot, handler_options=SLOW_POLL).test_client()
+    await record(client, delivery(text(USER_A, "wamid.A1", "code please")))
+    await record(client, status_of("wamid.OTHER", "read", USER_A))
+    await record(client, status_of("wamid.TEST1", "delivered", USER_A))
+    await settle(client)
+    assert events == ["watched delivered", "status read"]
