@@ -6,20 +6,35 @@ outbound message is recorded when there is a store, and one log line names
 its message id (never its text or recipient). With a store each send is a
 keyed send: its key is derived from the update's key and the send's position
 in the run (``send_key``), so a rerun of the update replays the first answer
-instead of sending again.
+instead of sending again. Waits (``wait_for_reply``, ...), the call's updates and the
+user's state come from the runtime's ``Conversation`` of the run; the sends after a
+wait keep counting positions, so they replay too.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from svc import crypto
 from svc.graph import build_group_text_message, build_text_message, check_message_payload
-from svc.webhook import MessageUpdate, SentMessage, Update, is_safe_id
+from svc.webhook import (
+    MessageUpdate,
+    SentMessage,
+    StatusUpdate,
+    Update,
+    UserState,
+    click_listener,
+    flow_listener,
+    is_safe_id,
+    listen_timeout,
+    reply_listener,
+    status_listener,
+)
 
+from ._conversation import Conversation, Detached
 from ._numbers import ServedNumber
 from ._replies import Reply
 
@@ -34,6 +49,8 @@ def send_key(update_key: str, position: int) -> str:
     """The idempotency key of a run's ``position``-th send (from 0): SHA-256 hex of
     ``update_key NUL "reply" NUL position``; the same at every rerun of the update."""
     return crypto.sha256_hex(f"{update_key}\x00reply\x00{position}".encode())
+
+
 _MAX_LOGGED_ID = 256
 
 
@@ -64,7 +81,7 @@ def _message_id(reply: Reply) -> str | None:
 class ServiceContext:
     """One update's context: ``update``, the business number, and sends from that number."""
 
-    __slots__ = ("_key", "_logger", "_number", "_send", "_sends", "update")
+    __slots__ = ("_conversation", "_key", "_logger", "_number", "_send", "_sends", "update")
 
     def __init__(
         self,
@@ -74,6 +91,7 @@ class ServiceContext:
         send: SendFromNumber,
         logger: logging.Logger,
         update_key: str | None = None,
+        conversation: Conversation | None = None,
     ) -> None:
         self.update = update
         self._number = number
@@ -81,6 +99,46 @@ class ServiceContext:
         self._logger = logger
         self._key = update_key
         self._sends = 0
+        self._conversation = conversation if conversation is not None else Detached(update)
+
+    @property
+    def updates(self) -> Sequence[Update]:
+        """The call's updates in order (a burst, or the one update)."""
+        return self._conversation.updates
+
+    @property
+    def state(self) -> UserState:
+        """The user's state, kept between runs (written when the run succeeds)."""
+        return self._conversation.state
+
+    async def wait_for_reply(self, *, timeout: float | None = None) -> MessageUpdate:
+        """The user's next message; ``ListenerTimeout`` after ``timeout`` seconds."""
+        found = await self._conversation.listen(reply_listener(), listen_timeout(timeout))
+        assert isinstance(found, MessageUpdate)
+        return found
+
+    async def wait_for_click(
+        self, *, timeout: float | None = None, ids: Collection[str] | None = None
+    ) -> MessageUpdate:
+        """The user's next button or list choice (of one of ``ids`` when given)."""
+        found = await self._conversation.listen(click_listener(ids), listen_timeout(timeout))
+        assert isinstance(found, MessageUpdate)
+        return found
+
+    async def wait_for_flow(self, *, timeout: float | None = None) -> MessageUpdate:
+        """The user's next Flow completion."""
+        found = await self._conversation.listen(flow_listener(), listen_timeout(timeout))
+        assert isinstance(found, MessageUpdate)
+        return found
+
+    async def wait_for_status(
+        self, message_id: str, *, timeout: float | None = None
+    ) -> StatusUpdate:
+        """The next status of the message ``message_id``."""
+        listener = status_listener(message_id)
+        found = await self._conversation.listen(listener, listen_timeout(timeout))
+        assert isinstance(found, StatusUpdate)
+        return found
 
     @property
     def phone_number_id(self) -> str:

@@ -38,6 +38,8 @@ class HandlerOptions:
     """With a store: seconds between looks for items other processes recorded."""
     dead_horizon: timedelta = timedelta(days=7)
     """With a store: dead letters older than this are deleted."""
+    state_ttl: timedelta = timedelta(days=30)
+    """How long a user's ``ctx.state`` is kept after its last write."""
     after_run: Callable[[Any], None] | None = None
     """Test-only seam: called between a handler's end and its completion mark."""
 
@@ -57,8 +59,10 @@ class HandlerOptions:
                 raise ValueError(f"{name} must be a finite number of seconds >= 0")
         if self.timeout <= 0 or self.poll_interval <= 0:
             raise ValueError("timeout and poll_interval must be above 0")
-        if not isinstance(self.dead_horizon, timedelta) or self.dead_horizon <= timedelta(0):
-            raise ValueError("dead_horizon must be a positive timedelta")
+        for name in ("dead_horizon", "state_ttl"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value <= timedelta(0):
+                raise ValueError(f"{name} must be a positive timedelta")
         if self.after_run is not None and not callable(self.after_run):
             raise ValueError("after_run must be callable")
 

@@ -5,9 +5,12 @@ encrypted by the keyring's writing key, bound to its update key) into an
 ``InboxRow`` the store commits with the delivery. The store's inbox worker
 (``svc.store.run_inbox_worker``) claims each queue's head, and ``handle`` runs
 it: open the row (a key no longer held makes a ``key_unavailable`` dead
-letter), rebuild the update, run the facade in a context whose sends are keyed
-by the update's key (a send whose outcome cannot be known makes a
-``send_outcome_unknown`` dead letter: it is never made again).
+letter), rebuild the update, load the user's state, gather the burst of a
+coalesced kind, run the facade in a context whose sends are keyed by the update's
+key (a send whose outcome cannot be known makes a ``send_outcome_unknown`` dead
+letter: it is never made again) and whose waits read the queue's later rows
+(``StoreConversation``), then hand the worker the state to write with the
+completion. An uncaught ``ListenerTimeout`` ends the run as a success.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from svc.store import (
 )
 from svc.webhook import (
     HandlerContext,
+    ListenerTimeout,
     ReplyOutcomeUnknown,
     Update,
     WebhookFacade,
@@ -45,7 +49,9 @@ from svc.webhook import (
     update_to_json,
 )
 
+from ._conversation import Arrivals, Conversation, coalesce_of
 from ._handler_options import HandlerOptions
+from ._store_conversation import StoreConversation
 
 __all__ = ["InboxRuntime"]
 
@@ -59,7 +65,7 @@ class InboxRuntime:
         store: PersistenceStore,
         keyring: InboxKeyring,
         facade: WebhookFacade,
-        context_for: Callable[[Update, str], HandlerContext],
+        context_for: Callable[[Update, str, Conversation], HandlerContext],
         options: HandlerOptions,
         now: Callable[[], datetime],
         logger: logging.Logger,
@@ -70,7 +76,9 @@ class InboxRuntime:
         self._facade = facade
         self._context_for = context_for
         self._options = options
+        self._now = now
         self._logger = logger
+        self._arrivals = Arrivals()
         self._reporter = InboxReporter(registry)
         self._worker_options = InboxWorkerOptions(
             handler=self.handle,
@@ -113,8 +121,8 @@ class InboxRuntime:
         return rows
 
     async def handle(self, item: InboxItem, control: RunControl) -> None:
-        """Run one inbox item: open, rebuild, run the facade in a keyed context (``control``
-        is the worker's for this run).
+        """Run one inbox item: open, rebuild, load the state, gather a burst, run the facade
+        in a keyed context, hand the state's write to ``control``.
 
         ``DeadLetter`` buries the item at once: ``key_unavailable`` (sealed under a key
         the keyring no longer holds), ``sealed_invalid`` / ``update_unreadable`` (a row
@@ -131,10 +139,30 @@ class InboxRuntime:
             update = update_from_json(data)
         except ValueError:
             raise DeadLetter("update_unreadable") from None
+        conversation = StoreConversation(
+            store=self._store,
+            keyring=self._keyring,
+            item=item,
+            update=update,
+            control=control,
+            arrivals=self._arrivals,
+            poll_interval=self._options.poll_interval,
+            now=self._now,
+            logger=self._logger,
+        )
+        await conversation.load_state()
+        coalesce = coalesce_of(self._facade, update)
+        if coalesce is not None:
+            await conversation.gather(coalesce)
         try:
-            await self._facade.run(self._context_for(update, item.update_key))
+            await self._facade.run(self._context_for(update, item.update_key, conversation))
         except ReplyOutcomeUnknown:
             raise DeadLetter("send_outcome_unknown") from None
+        except ListenerTimeout as exc:
+            self._logger.info(
+                "listener timed out kind=%s listener=%s; the run ends", update.kind, exc.listener
+            )
+        conversation.completion(self._options.state_ttl)
 
     def _on_run(self, run: InboxRun) -> None:
         self._reporter(run)
@@ -163,7 +191,9 @@ class InboxRuntime:
         return self._handle is not None
 
     def wake(self) -> None:
-        """New rows were recorded: claim now rather than at the next poll."""
+        """New rows were recorded: claim now rather than at the next poll, and let the
+        waiting runs look at their queues now."""
+        self._arrivals.notify()
         if self._handle is not None:
             self._handle.wake()
 

@@ -8,7 +8,9 @@ retried with exponential backoff and jitter (holding back that queue's later
 updates) up to ``max_attempts``, then dropped as a dead letter (at once for
 ``DeadLetter`` and ``ReplyOutcomeUnknown``). A full queue
 refuses the whole delivery (503 ``handlers_busy``). A crash or a stop loses
-what was not run: the start-up line and ``docs/handlers.md`` say so.
+what was not run: the start-up line and ``docs/handlers.md`` say so. Waits,
+bursts and the users' states work as over the inbox (``MemoryConversation``),
+the states kept in this process only.
 """
 
 from __future__ import annotations
@@ -25,9 +27,18 @@ from typing import Final
 import trio
 
 from svc.store import DeadLetter
-from svc.webhook import HandlerContext, ReplyOutcomeUnknown, Update, WebhookFacade, queue_key
+from svc.webhook import (
+    HandlerContext,
+    ListenerTimeout,
+    ReplyOutcomeUnknown,
+    Update,
+    WebhookFacade,
+    queue_key,
+)
 
+from ._conversation import Arrivals, Conversation, coalesce_of
 from ._handler_options import HandlerOptions
+from ._memory_conversation import Deadline, MemoryConversation, MemoryStates, QueuedUpdate
 
 __all__ = ["MemoryRuntime", "RunReport", "retry_delay"]
 
@@ -51,13 +62,6 @@ def retry_delay(options: HandlerOptions, attempts: int, jitter: Callable[[], flo
     return base * (0.5 + jitter() / 2)
 
 
-@dataclass(slots=True, eq=False)
-class _Item:
-    update: Update
-    queue: str
-    attempts: int = 0
-
-
 @dataclass(order=True, slots=True)
 class _Delayed:
     due: float
@@ -72,7 +76,7 @@ class MemoryRuntime:
         self,
         *,
         facade: WebhookFacade,
-        context_for: Callable[[Update], HandlerContext],
+        context_for: Callable[[Update, None, Conversation], HandlerContext],
         options: HandlerOptions,
         logger: logging.Logger,
         on_run: Callable[[RunReport], None] | None = None,
@@ -84,7 +88,9 @@ class MemoryRuntime:
         self._logger = logger
         self._on_run = on_run
         self._jitter = jitter
-        self._queues: dict[str, deque[_Item]] = {}
+        self._queues: dict[str, deque[QueuedUpdate]] = {}
+        self._arrivals = Arrivals()
+        self._states = MemoryStates(options.state_ttl.total_seconds())
         self._ready: deque[str] = deque()
         self._delayed: list[_Delayed] = []
         self._running = 0
@@ -116,14 +122,16 @@ class MemoryRuntime:
         """Queue ``updates`` in order; False (nothing queued) when they do not all fit."""
         if self._size + len(updates) > self._options.queue_capacity:
             return False
+        now = trio.current_time()
         for update in updates:
             key = queue_key(update)
             queue = self._queues.get(key)
             if queue is None:
                 queue = self._queues[key] = deque()
                 self._ready.append(key)
-            queue.append(_Item(update, key))
+            queue.append(QueuedUpdate(update, key, now))
         self._size += len(updates)
+        self._arrivals.notify()
         self.wake()
         return True
 
@@ -196,16 +204,25 @@ class MemoryRuntime:
             await self._done.wait()
 
     async def _run_head(self, key: str) -> None:
-        item = self._queues[key][0]
+        queue = self._queues[key]
+        item = queue[0]
         item.attempts += 1
         started = trio.current_time()
         error: BaseException | None = None
         outcome = "success"
+        deadline = Deadline(self._options.timeout)
+        conversation: MemoryConversation | None = None
         try:
-            with trio.fail_after(self._options.timeout):
-                await self._facade.run(self._context_for(item.update))
-        except trio.TooSlowError:
-            outcome = "timeout"
+            with deadline.scope:
+                conversation = MemoryConversation(
+                    queue=queue,
+                    arrivals=self._arrivals,
+                    deadline=deadline,
+                    state=self._states.load(key),
+                )
+                await self._converse(item, conversation)
+            if deadline.scope.cancelled_caught:
+                outcome = "timeout"
         except (ReplyOutcomeUnknown, DeadLetter) as exc:
             outcome, error = "dead", exc
         except Exception as exc:  # noqa: BLE001 - a handler's failure is retried, never raised
@@ -218,6 +235,10 @@ class MemoryRuntime:
             and item.attempts >= self._options.max_attempts
         ):
             outcome = "dead"
+        if outcome == "success" and conversation is not None:
+            for entry in conversation.taken:  # consumed by the run's waits and burst
+                queue.remove(entry)
+                self._size -= 1
         if outcome == "success" or outcome == "dead":
             self._finish(key)
             if outcome == "dead":
@@ -250,6 +271,22 @@ class MemoryRuntime:
             self._on_run(RunReport(kind=item.update.kind, outcome=outcome, seconds=seconds))
         self.wake()
         self._notify_settled()
+
+    async def _converse(self, item: QueuedUpdate, conversation: MemoryConversation) -> None:
+        """Gather the burst (a coalesced kind), run the facade, keep the state it left; an
+        uncaught ``ListenerTimeout`` ends the run as a success."""
+        coalesce = coalesce_of(self._facade, item.update)
+        if coalesce is not None:
+            await conversation.gather(coalesce)
+        try:
+            await self._facade.run(self._context_for(item.update, None, conversation))
+        except ListenerTimeout as exc:
+            self._logger.info(
+                "listener timed out kind=%s listener=%s; the run ends",
+                item.update.kind,
+                exc.listener,
+            )
+        self._states.save(item.queue, conversation.state)
 
     def _finish(self, key: str) -> None:
         """The head of ``key`` is done: the next one becomes ready, or the queue goes."""

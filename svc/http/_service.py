@@ -46,6 +46,7 @@ from svc.webhook import (
 )
 
 from ._context import ServiceContext
+from ._conversation import Conversation
 from ._errors import (
     HttpError,
     handlers_busy,
@@ -293,13 +294,21 @@ class Service:
         assert self.memory is not None, "create_app sets the runtime"
         return self.memory
 
-    def handler_context(self, update: Update, key: str | None = None) -> ServiceContext:
+    def handler_context(
+        self, update: Update, key: str | None = None, conversation: Conversation | None = None
+    ) -> ServiceContext:
         """The context a handler of ``update`` runs in: its sends go out from the number the
         update came to (the default number for WABA-level updates), through ``send``, keyed
-        by ``key`` (the update's key) when given."""
+        by ``key`` (the update's key) when given; its waits, updates and state are the
+        runtime's ``conversation`` of the run."""
         number = self.numbers.get(update.phone_number_id) or self.numbers.default
         return ServiceContext(
-            update, number=number, send=self._send_from, logger=self.logger, update_key=key
+            update,
+            number=number,
+            send=self._send_from,
+            logger=self.logger,
+            update_key=key,
+            conversation=conversation,
         )
 
     async def _send_from(

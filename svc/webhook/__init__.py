@@ -32,6 +32,20 @@ from ._coexistence_updates import HistoryMessage as HistoryMessage
 from ._coexistence_updates import HistoryThread as HistoryThread
 from ._coexistence_updates import SyncedContact as SyncedContact
 
+# --- conversations: waits, bursts, per-user state
+from ._conversation import DEFAULT_LISTEN_TIMEOUT as DEFAULT_LISTEN_TIMEOUT
+from ._conversation import MAX_COALESCE_COUNT as MAX_COALESCE_COUNT
+from ._conversation import MAX_COALESCE_WAIT as MAX_COALESCE_WAIT
+from ._conversation import MAX_LISTEN_TIMEOUT as MAX_LISTEN_TIMEOUT
+from ._conversation import Coalesce as Coalesce
+from ._conversation import Listener as Listener
+from ._conversation import ListenerTimeout as ListenerTimeout
+from ._conversation import click_listener as click_listener
+from ._conversation import flow_listener as flow_listener
+from ._conversation import listen_timeout as listen_timeout
+from ._conversation import reply_listener as reply_listener
+from ._conversation import status_listener as status_listener
+
 # --- the receive path (POST)
 from ._delivery import Delivery as Delivery
 from ._delivery import HmacMatcher as HmacMatcher
@@ -50,6 +64,7 @@ from ._errors import SignatureMismatchError as SignatureMismatchError
 from ._errors import WebhookError as WebhookError
 from ._facade import ECHO_PREFIX as ECHO_PREFIX
 from ._facade import MAX_ERROR_CLASSES as MAX_ERROR_CLASSES
+from ._facade import BurstHandler as BurstHandler
 
 # --- facade
 from ._facade import ContextHandler as ContextHandler
@@ -102,6 +117,9 @@ from ._signature import check_content_length as check_content_length
 from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
 from ._signature import verify_signature as verify_signature
+from ._state import MAX_STATE_BYTES as MAX_STATE_BYTES
+from ._state import StateTooLarge as StateTooLarge
+from ._state import UserState as UserState
 from ._template_values import TemplateCategoryChange as TemplateCategoryChange
 from ._template_values import TemplateChange as TemplateChange
 from ._template_values import TemplateComponentButton as TemplateComponentButton
@@ -185,13 +203,18 @@ from ._wire import update_to_json as update_to_json
 
 __all__ = [
     "ACCOUNT_FIELDS",
+    "DEFAULT_LISTEN_TIMEOUT",
     "ECHO_FIELD",
     "ECHO_PREFIX",
     "GROUP_FIELDS",
     "HANDOVER_FIELD",
+    "MAX_COALESCE_COUNT",
+    "MAX_COALESCE_WAIT",
     "MAX_ERROR_CLASSES",
     "MAX_ID_LENGTH",
+    "MAX_LISTEN_TIMEOUT",
     "MAX_NESTED",
+    "MAX_STATE_BYTES",
     "MAX_TYPE_LENGTH",
     "METRIC_NAME",
     "OUTCOMES",
@@ -212,6 +235,7 @@ __all__ = [
     "AccountReview",
     "AccountUpdate",
     "BoundedBody",
+    "BurstHandler",
     "BusinessCapabilities",
     "ButtonContent",
     "CallConnectUpdate",
@@ -220,6 +244,7 @@ __all__ = [
     "CallTerminateUpdate",
     "ChallengeError",
     "ChatOpenedUpdate",
+    "Coalesce",
     "ContactAddress",
     "ContactEmail",
     "ContactOrg",
@@ -253,6 +278,8 @@ __all__ = [
     "InvalidModeError",
     "InvalidSignatureFormatError",
     "InvalidVerifyTokenError",
+    "Listener",
+    "ListenerTimeout",
     "LocationContent",
     "MediaContent",
     "MessageContent",
@@ -283,6 +310,7 @@ __all__ = [
     "SmbAppStateSyncUpdate",
     "StandbyItem",
     "StandbyUpdate",
+    "StateTooLarge",
     "StatusUpdate",
     "SyncedContact",
     "SystemUpdate",
@@ -306,6 +334,7 @@ __all__ = [
     "UserIdUpdate",
     "UserIdentity",
     "UserPreferencesUpdate",
+    "UserState",
     "WabaInfo",
     "WebhookError",
     "WebhookFacade",
@@ -314,18 +343,23 @@ __all__ = [
     "canonical_json",
     "check_content_length",
     "clamp_update_kind",
+    "click_listener",
     "dispatch_delivery",
     "event_key",
     "facade_flags_from_env",
+    "flow_listener",
     "format_event_time",
     "is_safe_id",
+    "listen_timeout",
     "normalize",
     "parse_envelope",
     "parse_signature_header",
     "queue_key",
     "read_users",
     "receive_delivery",
+    "reply_listener",
     "safe_detail",
+    "status_listener",
     "update_from_json",
     "update_key",
     "update_to_json",

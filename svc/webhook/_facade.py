@@ -19,11 +19,13 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, runtime_checkable
 
+from ._conversation import Coalesce, ListenerTimeout
+from ._state import UserState
 from ._updates import (
     UPDATE_CLASSES,
     UPDATE_KINDS,
@@ -120,7 +122,42 @@ class HandlerContext(Protocol):
         ``build_interactive_buttons_message``, ...), from the context's business number."""
         ...
 
+    @property
+    def updates(self) -> Sequence[Update]:
+        """The updates of this call, in order: the burst of a handler registered with
+        ``coalesce=``, else the one update (``update`` is always the first)."""
+        ...
 
+    @property
+    def state(self) -> UserState:
+        """The user's state (per queue: the user, the group or the number): JSON values kept
+        between runs, written when the run succeeds and only if changed."""
+        ...
+
+    async def wait_for_reply(self, *, timeout: float | None = None) -> MessageUpdate:
+        """The user's next message (any type), received by any worker or instance; raises
+        ``ListenerTimeout`` after ``timeout`` seconds (default ``DEFAULT_LISTEN_TIMEOUT``)."""
+        ...
+
+    async def wait_for_click(
+        self, *, timeout: float | None = None, ids: Collection[str] | None = None
+    ) -> MessageUpdate:
+        """The user's next button or list choice (of one of ``ids`` when given)."""
+        ...
+
+    async def wait_for_flow(self, *, timeout: float | None = None) -> MessageUpdate:
+        """The user's next Flow completion (an interactive ``nfm_reply``)."""
+        ...
+
+    async def wait_for_status(
+        self, message_id: str, *, timeout: float | None = None
+    ) -> StatusUpdate:
+        """The next status of the message ``message_id`` (one this run sent, say)."""
+        ...
+
+
+BurstHandler = Callable[[list[U]], object]
+"""A plain handler registered with ``coalesce=``: it receives the burst's updates, in order."""
 ContextHandler = Callable[[HandlerContext], object]
 """A sync or async callable taking the ``HandlerContext`` of one update (``context=True``)."""
 C = TypeVar("C", bound=Callable[[HandlerContext], object])
@@ -313,6 +350,7 @@ class DefaultFacade:
         self._echo_client = echo_client if echo_reply else None
         self._logger = logger if logger is not None else logging.getLogger("svc.webhook")
         self._handlers: dict[str, list[tuple[Callable[[Any], object], bool]]] = {}
+        self._coalesce: dict[str, Coalesce] = {}
         self._dispatched = 0
         self._handler_errors: dict[str, int] = {}
         self._echo_sent = 0
@@ -336,30 +374,104 @@ class DefaultFacade:
 
     @overload
     def on(
-        self, kind: type[U], handler: Handler[U], *, context: Literal[False] = False
+        self,
+        kind: type[U],
+        handler: Handler[U],
+        *,
+        context: Literal[False] = False,
+        coalesce: None = None,
     ) -> Handler[U]: ...
     @overload
     def on(
-        self, kind: type[U], handler: None = None, *, context: Literal[False] = False
+        self,
+        kind: type[U],
+        handler: None = None,
+        *,
+        context: Literal[False] = False,
+        coalesce: None = None,
     ) -> Decorator[U]: ...
     @overload
-    def on(self, kind: UpdateKind, handler: H, *, context: Literal[False] = False) -> H: ...
+    def on(
+        self,
+        kind: UpdateKind,
+        handler: H,
+        *,
+        context: Literal[False] = False,
+        coalesce: None = None,
+    ) -> H: ...
     @overload
     def on(
-        self, kind: UpdateKind, handler: None = None, *, context: Literal[False] = False
+        self,
+        kind: UpdateKind,
+        handler: None = None,
+        *,
+        context: Literal[False] = False,
+        coalesce: None = None,
     ) -> _Register: ...
     @overload
-    def on(self, kind: UpdateKind | type[Any], handler: C, *, context: Literal[True]) -> C: ...
+    def on(
+        self,
+        kind: UpdateKind | type[Any],
+        handler: C,
+        *,
+        context: Literal[True],
+        coalesce: float | None = None,
+        max_wait: float | None = None,
+        max_count: int | None = None,
+    ) -> C: ...
     @overload
     def on(
-        self, kind: UpdateKind | type[Any], handler: None = None, *, context: Literal[True]
+        self,
+        kind: UpdateKind | type[Any],
+        handler: None = None,
+        *,
+        context: Literal[True],
+        coalesce: float | None = None,
+        max_wait: float | None = None,
+        max_count: int | None = None,
     ) -> _RegisterContext: ...
+    @overload
+    def on(
+        self,
+        kind: type[U],
+        handler: BurstHandler[U],
+        *,
+        context: Literal[False] = False,
+        coalesce: float,
+        max_wait: float | None = None,
+        max_count: int | None = None,
+    ) -> BurstHandler[U]: ...
+    @overload
+    def on(
+        self,
+        kind: UpdateKind | type[Any],
+        handler: None = None,
+        *,
+        context: Literal[False] = False,
+        coalesce: float,
+        max_wait: float | None = None,
+        max_count: int | None = None,
+    ) -> _Register: ...
+    @overload
+    def on(
+        self,
+        kind: UpdateKind,
+        handler: H,
+        *,
+        context: Literal[False] = False,
+        coalesce: float,
+        max_wait: float | None = None,
+        max_count: int | None = None,
+    ) -> H: ...
     def on(
         self,
         kind: UpdateKind | type[Any],
         handler: Callable[[Any], object] | None = None,
         *,
         context: bool = False,
+        coalesce: float | None = None,
+        max_wait: float | None = None,
+        max_count: int | None = None,
     ) -> Any:
         """Register ``handler`` for ``kind``; without ``handler``, return a decorator that does.
 
@@ -368,7 +480,20 @@ class DefaultFacade:
         parameter against it. With ``context=True`` the handler receives a
         ``HandlerContext`` (``ctx.update``, ``ctx.reply_text(...)``) instead of
         the update: the choice is made here, never read from the handler's signature.
+
+        ``coalesce=SECONDS`` makes the kind's handler answer a burst once: the
+        user's updates of the kind arriving until none came for that long
+        (``max_wait`` seconds at most, default five windows; ``max_count`` updates
+        at most, default 20) go to one call, in order: ``ctx.updates`` for a
+        context handler, a list for a plain one. The handlers of a kind are all
+        coalesced alike, or none (``ValueError``).
         """
+        if coalesce is None:
+            if max_wait is not None or max_count is not None:
+                raise ValueError("max_wait and max_count go with coalesce")
+            burst = None
+        else:
+            burst = Coalesce.of(coalesce, max_wait, max_count)
         if isinstance(kind, type):
             kind = _kind_of(kind)
         elif kind not in UPDATE_KINDS:
@@ -378,17 +503,28 @@ class DefaultFacade:
         if handler is None:
 
             def register(func: Callable[[Any], object]) -> Callable[[Any], object]:
-                self._add(kind, func, context)
+                self._add(kind, func, context, burst)
                 return func
 
             return register
-        self._add(kind, handler, context)
+        self._add(kind, handler, context, burst)
         return handler
 
-    def _add(self, kind: str, handler: Callable[[Any], object], context: bool) -> None:
+    def _add(
+        self, kind: str, handler: Callable[[Any], object], context: bool, burst: Coalesce | None
+    ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
+        if kind in self._handlers and self._coalesce.get(kind) != burst:
+            raise ValueError("the handlers of a kind are all coalesced alike, or none")
         self._handlers.setdefault(kind, []).append((handler, context))
+        if burst is not None:
+            self._coalesce[kind] = burst
+
+    def coalesce_for(self, update: Update) -> Coalesce | None:
+        """The quiet window of the update's kind (``on(..., coalesce=)``), None if it has none:
+        the runtime gathers the burst before the run."""
+        return self._coalesce.get(update.kind)
 
     def handlers(self, kind: UpdateKind) -> tuple[Callable[[Any], object], ...]:
         """The handlers registered for ``kind``, in call order (both forms)."""
@@ -440,16 +576,22 @@ class DefaultFacade:
         kind = update.kind
         if self._log_events:
             self._logger.info("webhook update kind=%s detail=%s", kind, safe_detail(update))
+        burst = kind in self._coalesce
         for handler, wants_context in self._handlers.get(kind, ()):
             try:
                 if not wants_context:
-                    result = handler(update)
+                    if burst:
+                        result = handler(list(context.updates) if context else [update])
+                    else:
+                        result = handler(update)
                 elif context is not None:
                     result = handler(context)
                 else:
                     raise NoHandlerContext
                 if inspect.isawaitable(result):
                     await result
+            except ListenerTimeout:
+                raise  # not a failure: the runtime ends the run as a success
             except Exception as exc:
                 self._count_error(kind, exc)
                 if propagate:
