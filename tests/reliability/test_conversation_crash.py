@@ -35,6 +35,7 @@ from .test_conversation_instances import two_instances
 
 pytestmark = pytest.mark.slow
 
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 USER = "16505550043"
 LEASE_LAPSES = 60  # a bound for the lease (8 s) to lapse and the head to run again
 
@@ -52,7 +53,7 @@ def _check_rerun(bot: BotProject, graph: FakeGraph, ask: str, reply: str, name: 
 
 
 @pytest.mark.postgres
-def test_kill9_of_the_waiting_instance_then_the_other_reruns_the_handler_and_its_wait_finds_the_reply(
+def test_kill9_of_the_waiting_instance_then_the_other_reruns_it_and_its_wait_finds_the_reply(
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
@@ -79,7 +80,7 @@ def test_kill9_of_the_waiting_instance_then_the_other_reruns_the_handler_and_its
     _check_rerun(bot, graph, "wamid.ASK2", "wamid.NAME2", "Grace")
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_kill9_after_the_wait_took_the_reply_then_the_rerun_takes_it_again_and_answers_once(
     backend: str,
     tmp_path: Path,

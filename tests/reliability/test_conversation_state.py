@@ -21,6 +21,7 @@ from .conftest import serve_database, start_live
 
 pytestmark = pytest.mark.slow
 
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 USER = "16505550044"
 
 
@@ -41,7 +42,7 @@ def _ended(bot: BotProject, message_id: str, dsn: str | None) -> bool:
     return done and rows(bot, "SELECT id FROM svc_inbox", dsn) == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_user_state_survives_a_restart_and_is_sealed_at_rest(
     backend: str,
     tmp_path: Path,
