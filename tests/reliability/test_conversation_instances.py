@@ -1,10 +1,11 @@
 """Conversations across two ``svc serve`` instances on one PostgreSQL schema.
 
 Real processes serving ``_conversations.BOT`` against the socket fake Graph. A
-handler that asks and then waits (``ctx.wait_for_reply``) on one instance gets the
-user's reply that the other instance recorded (it reads the later rows of its own
-queue, polling for rows other processes recorded), answers once, and the reply never
-runs the ordinary handler. A burst of five messages of one user, delivered in turn
+handler that asks and then waits (``ctx.wait_for_reply``) on one instance, past its
+deadline and its first lease (renewed while it waits), gets the user's reply that the
+other instance recorded (it reads the later rows of its own queue, polling for rows
+other processes recorded), answers once, and the reply never runs the ordinary
+handler. A burst of five messages of one user, delivered in turn
 to both instances, reaches the handler registered with ``coalesce=3.0`` as one call
 with the five updates in order.
 """
@@ -32,6 +33,7 @@ from .conftest import start_live
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 USER = "16505550042"
+LEASE_MS = 8000  # --handler-timeout 2: the deadline and a half plus 5 s
 
 
 def two_instances(
@@ -51,11 +53,17 @@ def two_instances(
     return started
 
 
+def head_lease(bot: BotProject, dsn: str) -> int:
+    """When the lease of the first inbox row ends (epoch ms)."""
+    ((until,),) = rows(bot, "SELECT lease_expires_at FROM svc_inbox ORDER BY id LIMIT 1", dsn)
+    return int(str(until))
+
+
 def inbox_empty(bot: BotProject, dsn: str) -> bool:
     return rows(bot, "SELECT id FROM svc_inbox", dsn) == []
 
 
-def test_a_listener_on_one_instance_receives_the_reply_delivered_to_the_other(
+def test_a_listener_on_one_instance_receives_the_reply_delivered_to_the_other_after_its_lease(
     tmp_path: Path,
     graph: FakeGraph,
     captured: Captured,
@@ -69,6 +77,13 @@ def test_a_listener_on_one_instance_receives_the_reply_delivered_to_the_other(
     deliver(first, bot, text(USER, "wamid.ASK1", "ask"))
     waiting = wait_for_event(bot, "waiting", "wamid.ASK1")
     (other,) = [pid for pid in instances if pid != waiting.pid]
+    # The wait outlasts the run's deadline (2 s) and its first lease (8 s): the lease is
+    # renewed while it waits (to "now + lease", so a lease ending a lease after the first
+    # one ends was renewed after the first lapsed), and the other instance never takes it.
+    first_lease = head_lease(bot, dsn)
+    wait_until(
+        lambda: head_lease(bot, dsn) > first_lease + LEASE_MS, "the wait to outlast its lease"
+    )
 
     deliver(instances[other], bot, text(USER, "wamid.NAME1", "Ada"))
     assert bot.recorded_by("wamid.NAME1") == other
@@ -80,8 +95,8 @@ def test_a_listener_on_one_instance_receives_the_reply_delivered_to_the_other(
         assert served.stop() == 0
 
     assert sent_texts([r.body for r in graph.sends()]) == ["What is your name?", "Hello Ada"]
-    starts = [e.message_id for e in bot.events("start")]
-    assert starts == ["wamid.ASK1"]  # the reply never ran the ordinary handler
+    # One run (never rerun, never cancelled); the reply never ran the ordinary handler.
+    assert [(e.pid, e.message_id) for e in bot.events("start")] == [(waiting.pid, "wamid.ASK1")]
 
 
 def test_a_burst_of_five_spread_over_two_instances_is_one_call_in_order(
