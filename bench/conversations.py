@@ -8,8 +8,9 @@ message ``ask``, waits for the user's reply (``ctx.wait_for_reply``) and notes w
 resumed. In one run, alternated sample by sample so drift hits both alike:
 
 - ``plain``: a delivery's POST sent -> the handler of its message ran (a fresh user each);
-- ``listener``: the reply's POST sent -> the waiting handler resumed with it;
-  ``listener_extra_ms``: the listener's p50/p99 minus the plain handler's.
+- ``listener``: the reply's POST sent (0 to 2 s after the handler began waiting, at
+  random) -> the waiting handler resumed with it; ``listener_extra_ms``: the
+  listener's p50/p99 minus the plain handler's.
 
 With SQLite (one process: the ingest that records the reply wakes the wait) and, when
 ``SVC_TEST_POSTGRES_URL`` answers, two instances on one PostgreSQL schema, the reply sent
@@ -39,6 +40,7 @@ import hashlib
 import hmac
 import json
 import os
+import random
 import secrets
 import sqlite3
 import subprocess
@@ -49,9 +51,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 import _proc
+import httpx
 
 PHONE = "106540352242922"
 WABA = "102290129340398"
@@ -103,6 +104,7 @@ CONFIG = {
         }
     },
 }
+POLL_S = 1.0  # how often a wait looks for rows other processes recorded
 LEASE_S = 50.0  # the default deadline (30 s) and a half plus 5 s
 
 
@@ -267,6 +269,8 @@ def latency(
         to_other = len(ports) > 1 and n % 2 == 1
         target = next(p for p in pids if p != waiter) if to_other else waiter
         reply = f"wamid.R{n:05d}{secrets.token_hex(3)}"
+        # A user answers at any moment of the other instance's poll (not right after it).
+        time.sleep(random.uniform(0, 2 * POLL_S))
         sent = sender.post(port_of[target], user, reply, "Ada")
         (other if to_other else same).append((events.wait("resumed", reply)[1] - sent) * 1000)
     result: dict[str, Any] = {"plain_ms": percentiles(plain)}
@@ -295,6 +299,11 @@ def waiting_cost(
     measure: Callable[[], dict[str, float]],
 ) -> dict[str, Any]:
     """``count`` conversations waiting at once for ``window`` seconds; then their replies."""
+    deadline = time.monotonic() + 60
+    while query("SELECT count(*) FROM svc_inbox")[0][0]:  # the last completions commit
+        if time.monotonic() > deadline:
+            raise RuntimeError("the inbox did not empty")
+        time.sleep(0.05)
     before = measure()
     asks: list[tuple[str, str]] = []
     for n in range(count):
@@ -354,7 +363,8 @@ def sqlite_run(args: argparse.Namespace) -> dict[str, Any]:
         def measure() -> dict[str, float]:
             try:
                 ((payload,),) = query(
-                    "SELECT sum(payload) FROM dbstat WHERE name LIKE 'svc_inbox%'"
+                    "SELECT sum(payload) FROM dbstat WHERE name IN "
+                    "(SELECT name FROM sqlite_master WHERE tbl_name = 'svc_inbox')"
                 )
             except sqlite3.OperationalError:  # a SQLite built without dbstat
                 return {}
@@ -452,6 +462,7 @@ def main() -> None:
     line["postgres"] = postgres_run(args, url) if url else "skipped"
     line["machine_busy_share"] = _proc.machine_busy_share(busy_since)
     line["lease_s"] = LEASE_S
+    line["poll_s"] = POLL_S
     print(json.dumps(line), flush=True)
 
 
