@@ -29,6 +29,7 @@ from ._inbox import InboxReporter as InboxReporter
 from ._inbox import InboxRun as InboxRun
 from ._inbox import InboxWorkerHandle as InboxWorkerHandle
 from ._inbox import InboxWorkerOptions as InboxWorkerOptions
+from ._inbox import RunControl as RunControl
 from ._inbox import run_inbox_worker as run_inbox_worker
 from ._inbox_methods import MAX_USER_STATE_BYTES as MAX_USER_STATE_BYTES
 from ._leases import DeadLetter as DeadLetter
@@ -149,6 +150,7 @@ __all__ = [
     "Replay",
     "RetentionOptions",
     "RetryPolicy",
+    "RunControl",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",

@@ -11,14 +11,19 @@ Up to ``concurrency`` runs are in flight, each of another queue (only a queue's 
 claimed, ``claim_inbox_items``), so one queue runs strictly in order while different queues
 run side by side. Several workers (processes, instances) on one database share the queues the
 same way: a head another one holds is not claimable.
+
+A handler gets its item and a ``RunControl``: time spent inside ``control.paused()`` (waiting
+for the user) does not count against the deadline and keeps the lease renewed; the later
+items it consumes and the state it sets commit with its success, in one transaction.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import logging
+import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final, Literal
@@ -34,6 +39,7 @@ from ._leases import (
     EXHAUSTED,
     MAX_RETRY_DELAY_MS,
     TIMEOUT,
+    Decision,
     Failure,
     RetryPolicy,
     Verdict,
@@ -41,7 +47,7 @@ from ._leases import (
     exhausted,
     settle,
 )
-from ._records import InboxItem, InboxStatistics
+from ._records import InboxItem, InboxStatistics, UserStateWrite
 from ._time import utc_now
 
 __all__ = [
@@ -50,12 +56,15 @@ __all__ = [
     "InboxRun",
     "InboxWorkerHandle",
     "InboxWorkerOptions",
+    "RunControl",
     "run_inbox_worker",
 ]
 
-InboxHandler = Callable[[InboxItem], Awaitable[None]]
-"""Runs one item; returning means success, raising ``Exception`` means retry by the policy
-(``DeadLetter``: bury it at once)."""
+LEASE_LOST: Final = "lease_lost"
+"""The ``last_error`` of a run cancelled because another claim took its item."""
+INVALID_COMPLETION: Final = "invalid_completion"
+"""The ``last_error`` of a run whose completion the store refused (a consumed id not of its
+queue): buried, as no rerun changes it."""
 
 RunOutcome = Literal["success", "error", "timeout", "dead"]
 _log: Final = logging.getLogger("svc.store.inbox")
@@ -96,15 +105,137 @@ def _seconds(value: object, name: str) -> float:
     return float(value)
 
 
+class RunControl:
+    """What a run may ask of the worker that runs it (one per run).
+
+    ``with control.paused():`` around a wait for the user: the time inside does not count
+    against the run's deadline (its cancel scope's deadline moves forward by it), and the
+    item's lease is renewed every third of the lease while paused and once on resume, so no
+    other worker takes the item meanwhile. Pauses nest. ``consume(item_id)`` names a later
+    item of the run's queue the run used up and ``set_state(write)`` the user's state to
+    write: both commit with the run's success, in one transaction, and a failed run commits
+    neither. If a renewal finds the lease taken, the run is cancelled (``lease_lost``).
+    """
+
+    __slots__ = (
+        "_changed",
+        "_consumed",
+        "_depth",
+        "_keep",
+        "_lost",
+        "_remaining",
+        "_scope",
+        "_state",
+        "item",
+    )
+
+    def __init__(self, item: InboxItem) -> None:
+        self.item: Final = item
+        """The item being run."""
+        self._consumed: dict[int, None] = {}
+        self._state: UserStateWrite | None = None
+        self._depth = 0
+        self._remaining = 0.0
+        self._scope: anyio.CancelScope | None = None
+        self._changed: anyio.Event | None = None
+        self._keep: Callable[[], None] | None = None
+        """Starts the lease keeper (at the first pause; the worker sets it)."""
+        self._lost = False
+
+    @property
+    def consumed(self) -> tuple[int, ...]:
+        """The ids consumed so far, in the order first named."""
+        return tuple(self._consumed)
+
+    @property
+    def state(self) -> UserStateWrite | None:
+        """The state write the run's success commits (None: the state is left as it is)."""
+        return self._state
+
+    @property
+    def is_paused(self) -> bool:
+        """Whether the run is inside ``paused()``."""
+        return self._depth > 0
+
+    @property
+    def lease_lost(self) -> bool:
+        """Whether another claim took the item (the run was cancelled)."""
+        return self._lost
+
+    def consume(self, item_id: int) -> None:
+        """Delete the later item ``item_id`` of this run's queue with the run's success
+        (it never runs on its own). The store refuses an item of another queue."""
+        if (
+            isinstance(item_id, bool)
+            or not isinstance(item_id, int)
+            or not self.item.id < item_id < 2**63
+        ):
+            raise _invalid("consume takes the id of a later item of the run's queue.")
+        self._consumed[item_id] = None
+
+    def set_state(self, state: UserStateWrite | None) -> None:
+        """The user's state written with the run's success (``UserStateWrite(sealed=None)``
+        deletes it; None writes nothing)."""
+        if state is not None and type(state) is not UserStateWrite:
+            raise _invalid("set_state takes a UserStateWrite or None.")
+        self._state = state
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The run's deadline stands still inside (waiting for the user); the lease is kept."""
+        self._depth += 1
+        if self._depth == 1:
+            keep, self._keep = self._keep, None
+            if keep is not None:
+                keep()
+            scope = self._scope
+            if scope is not None:
+                self._remaining = scope.deadline - anyio.current_time()
+                scope.deadline = math.inf
+            self._signal()
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                scope = self._scope
+                if scope is not None:
+                    scope.deadline = anyio.current_time() + max(self._remaining, 0.0)
+                self._signal()
+
+    def _signal(self) -> None:
+        event, self._changed = self._changed, None
+        if event is not None:
+            event.set()
+
+    async def _wait_change(self, timeout: float = math.inf) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
+
+    def _lose(self) -> None:
+        self._lost = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+
+InboxHandler = Callable[[InboxItem, RunControl], Awaitable[None]]
+"""Runs one item with its ``RunControl``; returning means success (what the control holds
+commits with it), raising ``Exception`` means retry by the policy (``DeadLetter``: bury it
+at once)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InboxWorkerOptions:
     """What the worker runs and how. Times in seconds (trio style) but ``lease_ms``.
 
     ``lease_ms`` (default ``handler_timeout * 1500 + 5000``) is how long a claim holds an
     item; it is always longer than the deadline, so a hung run is cancelled before another
-    worker may take its item. ``poll_interval`` is how often rows recorded elsewhere (other
-    processes) are looked for; ``wake()`` claims at once. Dead letters last changed more
-    than ``dead_horizon`` ago are deleted (once an hour). ``now`` is the clock of due
+    worker may take its item (a paused run renews it every third of it). ``poll_interval``
+    is how often rows recorded elsewhere (other processes) are looked for; ``wake()``
+    claims at once. Dead letters last changed more than ``dead_horizon`` ago, and users'
+    states expired at ``now``, are deleted (once an hour). ``now`` is the clock of due
     times; ``on_run`` gets one ``InboxRun`` per finished run, ``on_statistics`` a snapshot
     of the inbox at most once a second, ``on_error`` each store fault of the loop.
     ``after_run`` is a test seam: called between a handler's end and its completion mark.
@@ -217,6 +348,112 @@ def _outcome(verdict: Verdict, error: str | None) -> RunOutcome:
     return "timeout" if error == TIMEOUT else "error"
 
 
+async def _keep_lease(
+    store: PersistenceStore, options: InboxWorkerOptions, control: RunControl, last: float
+) -> None:
+    """Renew the run's lease while it is paused: a third of the lease after the last renewal
+    (``last``: the claim), and once when a pause ends (the lease then outlasts the deadline
+    again). A taken lease ends the run."""
+    lease = options.lease
+    interval = lease / 3000
+    while True:
+        while not control.is_paused:
+            await control._wait_change()
+        while control.is_paused:
+            await control._wait_change(last + interval - anyio.current_time())
+            if control.is_paused and anyio.current_time() >= last + interval:
+                last = anyio.current_time()
+                if not await _extend(store, options, control, lease):
+                    return
+        last = anyio.current_time()
+        if not await _extend(store, options, control, lease):
+            return
+
+
+async def _extend(
+    store: PersistenceStore, options: InboxWorkerOptions, control: RunControl, lease: int
+) -> bool:
+    """One renewal; False once the lease is taken (the run is cancelled). A store fault is
+    reported and the next renewal tries again."""
+    item = control.item
+    assert item.lease_id is not None
+    try:
+        kept = await store.extend_inbox_lease(
+            id=item.id,
+            lease_id=item.lease_id,
+            until=options.now() + timedelta(milliseconds=lease),
+        )
+    except Exception as exc:  # noqa: BLE001 -- reported; tried again at the next renewal
+        _report_error(options, exc)
+        return True
+    if not kept:
+        control._lose()
+    return kept
+
+
+async def _attempt(
+    store: PersistenceStore, options: InboxWorkerOptions, control: RunControl
+) -> tuple[Failure | None, float]:
+    """The handler once under its deadline (paused time not counted), its lease kept from
+    its first pause on; the failure (None on success) and the time it ended."""
+
+    async def run() -> None:
+        with anyio.fail_after(options.handler_timeout) as scope:
+            control._scope = scope
+            await options.handler(control.item, control)
+
+    async with anyio.create_task_group() as keeper:
+        claimed = anyio.current_time()
+
+        def keep() -> None:
+            keeper.start_soon(_keep_lease, store, options, control, claimed)
+
+        control._keep = keep
+        failure = await attempt(run, None)
+        ended = anyio.current_time()
+        control._keep = None
+        keeper.cancel_scope.cancel()
+    if control.lease_lost:
+        return Failure(LEASE_LOST), ended
+    return failure, ended
+
+
+async def _settle(
+    store: PersistenceStore, options: InboxWorkerOptions, control: RunControl, decision: Decision
+) -> RunOutcome:
+    """Tell the store how the run ended, under its lease; a success commits what the run
+    consumed and its state. A completion the store refuses (a consumed id not of the
+    queue) is buried (``invalid_completion``): no rerun changes it. The outcome reported."""
+    item = control.item
+    assert item.lease_id is not None
+    if decision.verdict is Verdict.SUCCEEDED:
+        try:
+            await store.mark_inbox_item_succeeded(
+                id=item.id,
+                lease_id=item.lease_id,
+                consumed=control.consumed,
+                state=control.state,
+                now=options.now(),
+            )
+        except PersistenceValidationError:
+            decision = Decision(Verdict.DEAD, error=INVALID_COMPLETION)
+        else:
+            return "success"
+    if decision.verdict is Verdict.DEAD:
+        await store.mark_inbox_item_dead(
+            id=item.id, lease_id=item.lease_id, now=options.now(), error=decision.error
+        )
+    else:
+        await store.mark_inbox_item_failed(
+            id=item.id,
+            lease_id=item.lease_id,
+            now=options.now(),
+            retry_delay_ms=decision.delay_ms,
+            error=decision.error,
+        )
+    return _outcome(decision.verdict, decision.error)
+
+
 async def _run(
     store: PersistenceStore,
     options: InboxWorkerOptions,
@@ -226,41 +463,24 @@ async def _run(
     """Run one claimed item and settle it under its lease; a store fault leaves it leased
     (its lease runs out and it runs again)."""
     try:
-        assert item.lease_id is not None
         started = anyio.current_time()
+        control = RunControl(item)
         failure: Failure | None
         if exhausted(item.attempts, options.policy):
-            failure = Failure(EXHAUSTED)
+            failure, ended = Failure(EXHAUSTED), started
         else:
-            run = functools.partial(options.handler, item)
-            failure = await attempt(run, options.handler_timeout)
+            failure, ended = await _attempt(store, options, control)
             if options.after_run is not None:
                 options.after_run(item)
-        duration = anyio.current_time() - started
+        duration = ended - started
         decision = settle(failure, attempts=item.attempts, policy=options.policy)
+        outcome = _outcome(decision.verdict, decision.error)
         try:
-            if decision.verdict is Verdict.SUCCEEDED:
-                await store.mark_inbox_item_succeeded(id=item.id, lease_id=item.lease_id)
-            elif decision.verdict is Verdict.DEAD:
-                await store.mark_inbox_item_dead(
-                    id=item.id, lease_id=item.lease_id, now=options.now(), error=decision.error
-                )
-            else:
-                await store.mark_inbox_item_failed(
-                    id=item.id,
-                    lease_id=item.lease_id,
-                    now=options.now(),
-                    retry_delay_ms=decision.delay_ms,
-                    error=decision.error,
-                )
+            outcome = await _settle(store, options, control, decision)
         except Exception as exc:  # noqa: BLE001 -- reported; the lease runs out, it reruns
             _report_error(options, exc)
         if options.on_run is not None:
-            run_report = InboxRun(
-                kind=item.kind,
-                outcome=_outcome(decision.verdict, decision.error),
-                duration=duration,
-            )
+            run_report = InboxRun(kind=item.kind, outcome=outcome, duration=duration)
             try:
                 options.on_run(run_report)
             except Exception as exc:  # noqa: BLE001 -- a broken reporter never ends the worker
@@ -326,7 +546,9 @@ async def run_inbox_worker(
 
 async def _prune(store: PersistenceStore, options: InboxWorkerOptions) -> None:
     try:
-        await store.delete_dead_inbox_items(older_than=options.now() - options.dead_horizon)
+        now = options.now()
+        await store.delete_dead_inbox_items(older_than=now - options.dead_horizon)
+        await store.delete_expired_user_states(now=now)
     except Exception as exc:  # noqa: BLE001 -- reported, tried again in an hour
         _report_error(options, exc)
 

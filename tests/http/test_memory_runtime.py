@@ -96,7 +96,7 @@ def _runtime(bot: Any, *, reports: list[RunReport] | None = None, **options: Any
     settings = {"retry_delay": 0.0, **options}
     return MemoryRuntime(
         facade=bot,
-        context_for=lambda update: _Context(update),
+        context_for=lambda update, key, conversation: _Context(update),
         options=HandlerOptions(**settings),
         logger=logging.getLogger("svc.http.test"),
         on_run=reports.append if reports is not None else None,

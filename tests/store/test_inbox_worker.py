@@ -30,6 +30,7 @@ from svc.store import (
     InboxWorkerOptions,
     PersistenceValidationError,
     RetryPolicy,
+    RunControl,
     SqliteStore,
     run_inbox_worker,
 )
@@ -75,7 +76,9 @@ async def record(store: SqliteStore, *items: tuple[str, str], at: datetime = T0)
     )
 
 
-def options(handler: Callable[[InboxItem], Awaitable[None]], **kwargs: Any) -> InboxWorkerOptions:
+def options(
+    handler: Callable[[InboxItem, RunControl], Awaitable[None]], **kwargs: Any
+) -> InboxWorkerOptions:
     return InboxWorkerOptions(**({"handler": handler, "policy": POLICY} | kwargs))
 
 
@@ -92,7 +95,7 @@ async def test_one_queue_runs_in_sequence_while_queues_run_side_by_side(
     running: set[str] = set()
     most = 0
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         nonlocal most
         assert item.queue_key not in running
         running.add(item.queue_key)
@@ -125,7 +128,7 @@ async def test_concurrency_one_runs_every_queue_in_turn(
     log: list[str] = []
     in_flight = 0
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         nonlocal in_flight
         in_flight += 1
         assert in_flight == 1
@@ -150,7 +153,7 @@ async def test_a_hung_run_is_cancelled_at_its_deadline_and_retried(
     runs: list[InboxRun] = []
     hung = trio.Event()
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
         if item.update_key == "a1" and item.attempts == 1:
             hung.set()
@@ -193,7 +196,7 @@ async def test_the_last_attempt_buries_the_item_and_releases_its_queue(
     calls: list[str] = []
     runs: list[tuple[str, str]] = []
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
         if item.update_key == "a1":
             raise ValueError("the text of a message, never kept")
@@ -226,7 +229,7 @@ async def test_a_dead_letter_buries_at_once_with_its_reason(
     calls: list[str] = []
     runs: list[str] = []
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
         if item.update_key == "a1":
             raise DeadLetter("key_unavailable")
@@ -248,7 +251,7 @@ async def test_a_failed_item_holds_back_its_queue_until_it_succeeds(
     clock = Clock()
     calls: list[str] = []
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
         if item.update_key == "a1" and item.attempts == 1:
             raise RuntimeError
@@ -295,7 +298,7 @@ async def test_after_run_comes_between_the_handler_and_the_completion_mark(
 
             return logged
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         log.append("handler")
 
     def after_run(item: InboxItem) -> None:
@@ -318,7 +321,7 @@ async def test_stop_waits_for_the_runs_in_flight_and_claims_no_more(
     calls: list[str] = []
     stopped = False
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
         started.set()
         await release.wait()
@@ -346,7 +349,7 @@ async def test_rows_recorded_elsewhere_are_found_at_the_poll_interval(
 ) -> None:
     ran = trio.Event()
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         ran.set()
 
     async with trio.open_nursery() as nursery:
@@ -374,7 +377,7 @@ async def test_dead_letters_past_the_horizon_are_deleted(
     clock = Clock()
     clock.advance(7 * 86_400_000 + 1)
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         raise AssertionError("no dead item runs")
 
     async with trio.open_nursery() as nursery:
@@ -393,7 +396,7 @@ async def test_metrics_from_runs_and_statistics(
     reporter = InboxReporter(registry, now=clock)
     a1_started = trio.Event()
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         if item.update_key == "b1":
             raise DeadLetter("send_outcome_unknown")
         if item.update_key == "c1":
@@ -445,7 +448,7 @@ async def test_metrics_from_runs_and_statistics(
     ],
 )
 def test_invalid_options_are_refused(kwargs: dict[str, Any]) -> None:
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         pass
 
     with pytest.raises(PersistenceValidationError):
@@ -459,7 +462,7 @@ async def test_a_failing_reporter_never_ends_the_worker(
     errors: list[str] = []
     calls: list[str] = []
 
-    async def handler(item: InboxItem) -> None:
+    async def handler(item: InboxItem, control: RunControl) -> None:
         calls.append(item.update_key)
 
     def broken(value: object) -> None:
