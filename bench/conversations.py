@@ -21,9 +21,10 @@ Then ``--waiting`` conversations wait at once (``--handler-concurrency`` above i
 waiting run holds a run slot) for ``--window`` seconds with the default deadline (30 s:
 a lease of 50 s, renewed every third of it while waiting): per waiting conversation,
 the inbox rows, their bytes (SQLite: table and index payload, from ``dbstat``;
-PostgreSQL: the heap row, ``pg_column_size``), the lease renewals per minute (each
-row's ``lease_expires_at`` sampled every 0.2 s) and, on PostgreSQL, the scans of
-``svc_inbox`` per minute over an idle service's (``pg_stat_user_tables``).
+PostgreSQL: the heap row, ``pg_column_size``), the lease renewals per minute (from the
+median gap between the successive ends of a row's lease, sampled every 0.2 s: a renewal
+moves the end to a lease after it) and, on PostgreSQL, the scans of ``svc_inbox`` per
+minute over the idle services' (``pg_stat_user_tables``).
 
 Prints one JSON line, with the machine it ran on and how busy the machine was.
 
@@ -38,11 +39,13 @@ import base64
 import contextlib
 import hashlib
 import hmac
+import itertools
 import json
 import os
 import random
 import secrets
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -326,12 +329,21 @@ def waiting_cost(
         reply = f"wamid.WR{n:05d}{secrets.token_hex(3)}"
         sender.post(ports[n % len(ports)], user, reply, "done")
         events.wait("resumed", reply)
-    renewals = sum(len(values) - 1 for values in leases.values())
+    # A renewal sets the lease to end a lease after it, so two successive ends of one row's
+    # lease are as far apart as its renewals (whatever the window's phase).
+    gaps = [
+        (later - earlier) / 1000
+        for values in leases.values()
+        for earlier, later in itertools.pairwise(sorted(values))
+    ]
+    interval = statistics.median(gaps) if gaps else None
     result: dict[str, Any] = {
         "conversations": count,
         "window_s": round(spent, 1),
         "inbox_rows_per_conversation": round(int(rows) / count, 2),
-        "lease_renewals_per_min_per_conversation": round(renewals / count / spent * 60, 2),
+        "lease_renewal_interval_s": round(interval, 2) if interval else None,
+        "lease_renewals_per_min_per_conversation": round(60 / interval, 2) if interval else None,
+        "lease_renewals_seen": len(gaps),
     }
     for key, value in held.items():
         if key.endswith("bytes"):
