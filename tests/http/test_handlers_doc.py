@@ -18,7 +18,7 @@ from svc.cli._init import config_data
 from svc.crypto import InboxKeyring, KeyUnavailableError
 from tests._support import doc_example
 
-from .conftest import AppFactory, FakeGraph, fixture, post_webhook
+from .conftest import AppFactory, FakeGraph, fixture, post_webhook, settle
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "handlers.md"
 TEXT = "Does it come in another color?"
@@ -101,3 +101,70 @@ def test_the_config_excerpt_is_a_valid_inbox_section_and_the_refusal_is_the_real
     with pytest.raises(SecretResolutionError) as caught:
         resolve_inbox_keys(section, {})
     assert refusal == f"Error: {caught.value.format_message()}"
+
+
+async def test_the_waits_example_asks_waits_and_orders(
+    make_app: AppFactory, store: Any, graph: FakeGraph
+) -> None:
+    from .test_conversations import click, delivery, record, text
+
+    client = make_app(store=store, facade=example("waits")["bot"]).test_client()
+    await record(client, delivery(text(USER, "wamid.W1", "order")))
+    await record(client, delivery(text(USER, "wamid.W2", "Ada"), text(USER, "wamid.W3", "?")))
+    await record(client, delivery(click(USER, "wamid.W4", "yes")))
+    await settle(client)
+    bodies = graph.bodies()
+    assert [b["text"]["body"] for b in bodies if b["type"] == "text"] == [
+        "Your name?",
+        "Ordered, thank you.",
+    ]
+    [buttons] = [b for b in bodies if b["type"] == "interactive"]
+    assert buttons["interactive"]["body"]["text"] == "Confirm the order, Ada?"
+    assert await store.list_inbox_items() == []  # "?" ran after, and was not an order
+
+
+async def test_the_waits_example_gives_up_after_its_timeout(
+    make_app: AppFactory, graph: FakeGraph, autojump_clock: Any
+) -> None:
+    from .test_conversations import delivery, record, text
+
+    app = make_app(facade=example("waits")["bot"])  # no store: trio's virtual clock runs it
+    async with app.test_app() as served:
+        client = served.test_client()
+        await record(
+            client, delivery(text(USER, "wamid.W1", "order"), text(USER, "wamid.W2", "Al"))
+        )
+        await settle(served)  # 600 virtual seconds without a click
+    assert graph.bodies()[-1]["text"]["body"] == "No answer: nothing was ordered."
+
+
+async def test_the_burst_example_answers_three_messages_once(
+    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Any
+) -> None:
+    from datetime import timedelta
+
+    from .test_conversations import delivery, record, text
+
+    client = make_app(store=store, facade=example("burst")["bot"]).test_client()
+    await record(client, delivery(text(USER, "wamid.B1", "hi"), text(USER, "wamid.B2", "I")))
+    await record(client, delivery(text(USER, "wamid.B3", "need help")))
+    clock.value += timedelta(seconds=3)  # quiet for longer than the window
+    await settle(client)
+    assert [b["text"]["body"] for b in graph.bodies()] == ["Got 3 messages: hi / I / need help"]
+
+
+async def test_the_state_example_counts_visits_and_forgets(
+    make_app: AppFactory, store: Any, graph: FakeGraph
+) -> None:
+    from .test_conversations import delivery, record, text
+
+    client = make_app(store=store, facade=example("state")["bot"]).test_client()
+    for number, body in enumerate(["hi", "hi", "forget", "hi"]):
+        await record(client, delivery(text(USER, f"wamid.S{number}", body)))
+        await settle(client)
+    assert [b["text"]["body"] for b in graph.bodies()] == [
+        "Visit number 1",
+        "Visit number 2",
+        "Forgotten.",
+        "Visit number 1",
+    ]
