@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from datetime import timedelta
 from typing import Any, Final
 
+from svc.store import DEFAULT_MAX_WAITING
+
 __all__ = ["DEFAULT_QUEUE_CAPACITY", "HandlerOptions", "handler_options_from"]
 
 DEFAULT_QUEUE_CAPACITY: Final = 10_000
@@ -25,6 +27,10 @@ class HandlerOptions:
 
     concurrency: int = 8
     """Runs at once, each of another queue (user, group or number)."""
+    max_waiting: int = DEFAULT_MAX_WAITING
+    """Runs waiting for the user's reply without a run slot at most: a waiting run gives its
+    slot back to another queue's head while fewer wait; past it, it keeps its slot (0: a
+    waiting run always keeps it). Runs in flight stay under ``concurrency + max_waiting``."""
     timeout: float = 30.0
     """Seconds one run may take; a run past it is cancelled and counts as a failure."""
     max_attempts: int = 5
@@ -48,6 +54,8 @@ class HandlerOptions:
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be a positive integer")
+        if type(self.max_waiting) is not int or not 0 <= self.max_waiting <= 100_000:
+            raise ValueError("max_waiting must be an integer in 0..100000")
         for name in ("timeout", "retry_delay", "max_retry_delay", "poll_interval"):
             value = getattr(self, name)
             if (

@@ -83,6 +83,7 @@ class InboxRuntime:
         self._worker_options = InboxWorkerOptions(
             handler=self.handle,
             concurrency=options.concurrency,
+            max_waiting=options.max_waiting,
             handler_timeout=options.timeout,
             policy=RetryPolicy(
                 retry_delay_ms=int(options.retry_delay * 1000),

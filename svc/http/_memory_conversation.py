@@ -5,19 +5,20 @@ The same rules as over the inbox: a wait takes the first later entry its
 listener matches that no earlier wait took; the entries it skips stay queued and
 run after the head; what the run took is removed only when it succeeds (a failed
 run's retry finds the same entries). Time is trio's clock; a wait's time does not
-count against the run's deadline (``Deadline.paused``).
+count against the run's deadline and its run slot is free meanwhile (``Deadline.paused``).
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import trio
 
+from svc.store import RunSlots
 from svc.webhook import Coalesce, Listener, ListenerTimeout, Update, UserState
 
 from ._conversation import Arrivals
@@ -36,28 +37,43 @@ class QueuedUpdate:
 
 
 class Deadline:
-    """A run's deadline as a cancel scope whose clock stops while ``paused()``."""
+    """A run's deadline as a cancel scope whose clock stops while ``paused()``, and its run
+    slot, given back while paused (``RunSlots``)."""
 
-    __slots__ = ("_depth", "_left", "scope")
+    __slots__ = ("_depth", "_left", "_slots", "holds_slot", "scope")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, slots: RunSlots | None = None) -> None:
         self.scope = trio.CancelScope(deadline=trio.current_time() + seconds)
         self._depth = 0
         self._left = seconds
+        self._slots = slots
+        self.holds_slot = slots is not None
+        """Whether the run holds a slot (False while paused without one)."""
 
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        """The time spent inside does not count against the deadline (nests)."""
+    @asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """The time spent inside does not count against the deadline, and the run's slot
+        is free for another run until it is taken again on the way out, waiting for one
+        (still paused). Nests; the outermost pause gives the slot back."""
+        released = False
         if self._depth == 0:
             self._left = self.scope.deadline - trio.current_time()
             self.scope.deadline = math.inf
+            if self._slots is not None and self.holds_slot and self._slots.pause():
+                released, self.holds_slot = True, False
         self._depth += 1
         try:
             yield
         finally:
-            self._depth -= 1
-            if self._depth == 0:
-                self.scope.deadline = trio.current_time() + self._left
+            try:
+                if released:
+                    assert self._slots is not None
+                    await self._slots.resume()
+                    self.holds_slot = True
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.scope.deadline = trio.current_time() + self._left
 
 
 class MemoryStates:
@@ -116,7 +132,7 @@ class MemoryConversation:
     async def listen(self, listener: Listener, timeout: float) -> Update:
         """The first later entry ``listener`` matches; ``ListenerTimeout`` after ``timeout``."""
         until = trio.current_time() + timeout
-        with self._deadline.paused():
+        async with self._deadline.paused():
             while True:
                 arrived = self._arrivals.event()
                 for entry in self._later():
@@ -132,7 +148,7 @@ class MemoryConversation:
         """Make ``updates`` the burst the head starts (see ``StoreConversation.gather``)."""
         head = self._queue[0]
         burst = [head]
-        with self._deadline.paused():
+        async with self._deadline.paused():
             while len(burst) < coalesce.max_count:
                 arrived = self._arrivals.event()
                 for entry in self._later():

@@ -3,7 +3,8 @@
 The same rules as the store's inbox, kept in this process only: one queue per
 ``queue_key`` (a user, a group, a business number) whose head alone runs, so a
 user's updates run one at a time in the order they were received; up to
-``concurrency`` queues run at once; each run has a deadline; a failed run is
+``concurrency`` queues run at once (a run waiting for the user gives its slot
+back, up to ``max_waiting`` such runs: ``RunSlots``); each run has a deadline; a failed run is
 retried with exponential backoff and jitter (holding back that queue's later
 updates) up to ``max_attempts``, then dropped as a dead letter (at once for
 ``DeadLetter`` and ``ReplyOutcomeUnknown``). A full queue
@@ -26,7 +27,7 @@ from typing import Final
 
 import trio
 
-from svc.store import DeadLetter
+from svc.store import DeadLetter, RunSlots
 from svc.webhook import (
     HandlerContext,
     ListenerTimeout,
@@ -94,6 +95,7 @@ class MemoryRuntime:
         self._ready: deque[str] = deque()
         self._delayed: list[_Delayed] = []
         self._running = 0
+        self._slots = RunSlots(options.concurrency, options.max_waiting, self.wake)
         self._size = 0
         self._order = 0
         self._changed = trio.Event()
@@ -168,9 +170,10 @@ class MemoryRuntime:
                     now = trio.current_time()
                     while self._delayed and self._delayed[0].due <= now:
                         self._ready.append(heapq.heappop(self._delayed).queue)
-                    while self._ready and self._running < self._options.concurrency:
+                    while self._ready and self._slots.free > 0:
                         key = self._ready.popleft()
                         self._running += 1
+                        self._slots.take(1)
                         runs.start_soon(self._run_head, key)
                     if self._idle():
                         self._notify_settled()
@@ -210,7 +213,7 @@ class MemoryRuntime:
         started = trio.current_time()
         error: BaseException | None = None
         outcome = "success"
-        deadline = Deadline(self._options.timeout)
+        deadline = Deadline(self._options.timeout, self._slots)
         conversation: MemoryConversation | None = None
         try:
             with deadline.scope:
@@ -267,6 +270,8 @@ class MemoryRuntime:
             self._order += 1
             heapq.heappush(self._delayed, _Delayed(started + seconds + delay, self._order, key))
         self._running -= 1
+        if deadline.holds_slot:
+            self._slots.release()
         if self._on_run is not None:
             self._on_run(RunReport(kind=item.update.kind, outcome=outcome, seconds=seconds))
         self.wake()

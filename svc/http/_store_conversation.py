@@ -112,7 +112,7 @@ class StoreConversation:
         """The first later update of the queue ``listener`` matches (``ListenerTimeout``
         after ``timeout`` seconds of the service clock)."""
         until = self._now() + timedelta(seconds=timeout)
-        with self._control.paused():
+        async with self._control.paused():
             while True:
                 arrived = self._arrivals.event()
                 for row, update in await self._later():
@@ -132,7 +132,7 @@ class StoreConversation:
         head = self._item
         burst = list(self.updates)
         newest = head.created_at
-        with self._control.paused():
+        async with self._control.paused():
             while len(burst) < coalesce.max_count:
                 arrived = self._arrivals.event()
                 for row, update in await self._later():

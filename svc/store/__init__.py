@@ -74,6 +74,8 @@ from ._retention import prune_once as prune_once
 from ._retention import run_retention as run_retention
 from ._row_ids import new_row_id as new_row_id
 from ._row_ids import new_row_ids as new_row_ids
+from ._slots import DEFAULT_MAX_WAITING as DEFAULT_MAX_WAITING
+from ._slots import RunSlots as RunSlots
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
 from ._status import status_rank as status_rank
@@ -93,6 +95,7 @@ from .sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "BROADCAST_INTERRUPTED",
+    "DEFAULT_MAX_WAITING",
     "DEFAULT_WINDOW_MS",
     "FAULT_CODES",
     "MAX_BROADCAST_RECIPIENTS",
@@ -151,6 +154,7 @@ __all__ = [
     "RetentionOptions",
     "RetryPolicy",
     "RunControl",
+    "RunSlots",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",

@@ -13,8 +13,10 @@ run side by side. Several workers (processes, instances) on one database share t
 same way: a head another one holds is not claimable.
 
 A handler gets its item and a ``RunControl``: time spent inside ``control.paused()`` (waiting
-for the user) does not count against the deadline and keeps the lease renewed; the later
-items it consumes and the state it sets commit with its success, in one transaction.
+for the user) does not count against the deadline, keeps the lease renewed and gives the
+run's slot back (``RunSlots``: up to ``max_waiting`` paused runs), so another queue's head
+runs meanwhile; the later items it consumes and the state it sets commit with its success,
+in one transaction.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import contextlib
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Final, Literal
@@ -48,6 +50,7 @@ from ._leases import (
     settle,
 )
 from ._records import InboxItem, InboxStatistics, UserStateWrite
+from ._slots import DEFAULT_MAX_WAITING, RunSlots
 from ._time import utc_now
 
 __all__ = [
@@ -72,6 +75,8 @@ _PRUNE_EVERY: Final = 3600.0
 """Seconds between two deletions of dead letters past the horizon."""
 _STATISTICS_EVERY: Final = 1.0
 """Seconds between two statistics snapshots handed to ``on_statistics``."""
+_MAX_WAITING: Final = 100_000
+"""The largest ``max_waiting``: paused runs each hold a lease and a task."""
 
 
 def default_policy() -> RetryPolicy:
@@ -108,10 +113,12 @@ def _seconds(value: object, name: str) -> float:
 class RunControl:
     """What a run may ask of the worker that runs it (one per run).
 
-    ``with control.paused():`` around a wait for the user: the time inside does not count
-    against the run's deadline (its cancel scope's deadline moves forward by it), and the
+    ``async with control.paused():`` around a wait for the user: the time inside does not
+    count against the run's deadline (its cancel scope's deadline moves forward by it), the
     item's lease is renewed every third of the lease while paused and once on resume, so no
-    other worker takes the item meanwhile. Pauses nest. ``consume(item_id)`` names a later
+    other worker takes the item meanwhile, and the run's slot is given back (another queue's
+    head may run) and taken again on the way out, waiting for a free one (still paused).
+    Pauses nest; the outermost one releases and retakes the slot. ``consume(item_id)`` names a later
     item of the run's queue the run used up and ``set_state(write)`` the user's state to
     write: both commit with the run's success, in one transaction, and a failed run commits
     neither. If a renewal finds the lease taken, the run is cancelled (``lease_lost``).
@@ -125,7 +132,9 @@ class RunControl:
         "_lost",
         "_remaining",
         "_scope",
+        "_slots",
         "_state",
+        "holds_slot",
         "item",
     )
 
@@ -141,6 +150,10 @@ class RunControl:
         self._keep: Callable[[], None] | None = None
         """Starts the lease keeper (at the first pause; the worker sets it)."""
         self._lost = False
+        self._slots: RunSlots | None = None
+        """The worker's slots (set by the worker; None: outside a worker)."""
+        self.holds_slot = True
+        """Whether the run holds a run slot (False while paused without one)."""
 
     @property
     def consumed(self) -> tuple[int, ...]:
@@ -180,10 +193,12 @@ class RunControl:
             raise _invalid("set_state takes a UserStateWrite or None.")
         self._state = state
 
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        """The run's deadline stands still inside (waiting for the user); the lease is kept."""
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """The run's deadline stands still inside (waiting for the user), the lease is kept
+        and the run's slot is free for another run until it is taken again on the way out."""
         self._depth += 1
+        released = False
         if self._depth == 1:
             keep, self._keep = self._keep, None
             if keep is not None:
@@ -192,16 +207,24 @@ class RunControl:
             if scope is not None:
                 self._remaining = scope.deadline - anyio.current_time()
                 scope.deadline = math.inf
+            if self._slots is not None and self.holds_slot and self._slots.pause():
+                released, self.holds_slot = True, False
             self._signal()
         try:
             yield
         finally:
-            self._depth -= 1
-            if self._depth == 0:
-                scope = self._scope
-                if scope is not None:
-                    scope.deadline = anyio.current_time() + max(self._remaining, 0.0)
-                self._signal()
+            try:
+                if released:
+                    assert self._slots is not None
+                    await self._slots.resume()  # still paused: no deadline, lease kept
+                    self.holds_slot = True
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    scope = self._scope
+                    if scope is not None:
+                        scope.deadline = anyio.current_time() + max(self._remaining, 0.0)
+                    self._signal()
 
     def _signal(self) -> None:
         event, self._changed = self._changed, None
@@ -230,11 +253,13 @@ at once)."""
 class InboxWorkerOptions:
     """What the worker runs and how. Times in seconds (trio style) but ``lease_ms``.
 
-    ``lease_ms`` (default ``handler_timeout * 1500 + 5000``) is how long a claim holds an
-    item; it is always longer than the deadline, so a hung run is cancelled before another
-    worker may take its item (a paused run renews it every third of it). ``poll_interval``
-    is how often rows recorded elsewhere (other processes) are looked for; ``wake()``
-    claims at once. Dead letters last changed more than ``dead_horizon`` ago, and users'
+    ``concurrency`` runs execute at once; a run paused waiting for the user gives its slot
+    back while fewer than ``max_waiting`` paused runs did (past that it keeps it; 0: a
+    paused run always keeps it). ``lease_ms`` (default ``handler_timeout * 1500 + 5000``)
+    is how long a claim holds an item; it is always longer than the deadline, so a hung
+    run is cancelled before another worker may take its item (a paused run renews it every
+    third of it). ``poll_interval`` is how often rows recorded elsewhere (other processes)
+    are looked for; ``wake()`` claims at once. Dead letters last changed more than ``dead_horizon`` ago, and users'
     states expired at ``now``, are deleted (once an hour). ``now`` is the clock of due
     times; ``on_run`` gets one ``InboxRun`` per finished run, ``on_statistics`` a snapshot
     of the inbox at most once a second, ``on_error`` each store fault of the loop.
@@ -243,6 +268,7 @@ class InboxWorkerOptions:
 
     handler: InboxHandler
     concurrency: int = 8
+    max_waiting: int = DEFAULT_MAX_WAITING
     handler_timeout: float = 30.0
     lease_ms: int | None = None
     policy: RetryPolicy = field(default_factory=default_policy)
@@ -261,6 +287,12 @@ class InboxWorkerOptions:
             raise _invalid("concurrency must be an integer.")
         if not 1 <= self.concurrency <= MAX_INBOX_CLAIM:
             raise _invalid(f"concurrency must be in 1..{MAX_INBOX_CLAIM}.")
+        if (
+            isinstance(self.max_waiting, bool)
+            or not isinstance(self.max_waiting, int)
+            or not 0 <= self.max_waiting <= _MAX_WAITING
+        ):
+            raise _invalid(f"max_waiting must be an integer in 0..{_MAX_WAITING}.")
         timeout = _seconds(self.handler_timeout, "handler_timeout")
         if timeout * 1000 >= MAX_RETRY_DELAY_MS:
             raise _invalid("handler_timeout must be under 7 days.")
@@ -287,20 +319,29 @@ class InboxWorkerOptions:
 class InboxWorkerHandle:
     """Returned by ``nursery.start(run_inbox_worker, ...)``: wake, stop, wait until idle."""
 
-    __slots__ = ("_finished", "_idle", "_idle_event", "_in_flight", "_scope", "_wakeup")
+    __slots__ = ("_finished", "_idle", "_idle_event", "_in_flight", "_scope", "_slots", "_wakeup")
 
-    def __init__(self) -> None:
+    def __init__(self, options: InboxWorkerOptions) -> None:
         self._scope = anyio.CancelScope()
         self._finished = anyio.Event()
         self._wakeup = anyio.Event()
         self._in_flight = 0
         self._idle = False
         self._idle_event: anyio.Event | None = None
+        self._slots = RunSlots(options.concurrency, options.max_waiting, self._wakeup_set)
 
     @property
     def in_flight(self) -> int:
-        """How many runs are in flight now."""
+        """How many runs are in flight now (paused ones included)."""
         return self._in_flight
+
+    @property
+    def waiting(self) -> int:
+        """How many paused runs gave their slot back."""
+        return self._slots.waiting
+
+    def _wakeup_set(self) -> None:
+        self._wakeup.set()
 
     def wake(self) -> None:
         """New rows were recorded: claim now (not idle until a claim finds nothing due)."""
@@ -465,6 +506,7 @@ async def _run(
     try:
         started = anyio.current_time()
         control = RunControl(item)
+        control._slots = handle._slots
         failure: Failure | None
         if exhausted(item.attempts, options.policy):
             failure, ended = Failure(EXHAUSTED), started
@@ -487,6 +529,8 @@ async def _run(
                 _report_error(options, exc)
     finally:
         handle._in_flight -= 1
+        if control.holds_slot:
+            handle._slots.release()
         handle._wakeup.set()
 
 
@@ -498,11 +542,12 @@ async def run_inbox_worker(
 ) -> None:
     """Claim and run inbox items until ``stop()`` or cancellation.
 
-    Each turn claims as many heads as there are free run slots; then it waits for a run
-    to end, ``wake()`` or ``poll_interval``. Store faults go to ``on_error`` and never end
-    the loop. ``stop()`` ends the claiming; the runs in flight end and settle first.
+    Each turn claims as many heads as there are free run slots (a paused run's is free);
+    then it waits for a run to end or pause, ``wake()`` or ``poll_interval``. Store faults
+    go to ``on_error`` and never end the loop. ``stop()`` ends the claiming; the runs in
+    flight end and settle first.
     """
-    handle = InboxWorkerHandle()
+    handle = InboxWorkerHandle(options)
     lease = options.lease
     next_prune = next_statistics = anyio.current_time()
     try:
@@ -520,15 +565,19 @@ async def run_inbox_worker(
                     if options.on_statistics is not None and clock >= next_statistics:
                         next_statistics = clock + _STATISTICS_EVERY
                         await _statistics(store, options)
-                    free = options.concurrency - handle._in_flight
+                    free = handle._slots.free
                     if free > 0:
+                        handle._slots.take(free)  # held across the claim: no resume takes them
+                        items: list[InboxItem] | None = None
                         try:
                             items = await store.claim_inbox_items(
                                 now=options.now(), limit=free, lease_ms=lease
                             )
                         except Exception as exc:  # noqa: BLE001 -- reported, tried again
                             _report_error(options, exc)
-                        else:
+                        finally:
+                            handle._slots.release(free - len(items or ()), wake=False)
+                        if items is not None:
                             for item in items:
                                 handle._in_flight += 1
                                 runs.start_soon(_run, store, options, handle, item)

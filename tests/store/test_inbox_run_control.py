@@ -75,8 +75,8 @@ async def test_time_paused_does_not_count_against_the_deadline(
     async def handler(item: InboxItem, control: RunControl) -> None:
         entered.set()
         await trio.sleep(6)
-        with control.paused():
-            with control.paused():  # pauses nest
+        async with control.paused():
+            async with control.paused():  # pauses nest
                 assert control.is_paused
             paused.set()
             await gate.wait()
@@ -110,7 +110,7 @@ async def test_time_outside_pauses_still_counts(
     async def handler(item: InboxItem, control: RunControl) -> None:
         entered.set()
         await trio.sleep(6)
-        with control.paused():
+        async with control.paused():
             paused.set()
             await gate.wait()
         resumed.set()
@@ -142,7 +142,7 @@ async def test_the_lease_is_renewed_while_paused_so_no_other_claim_takes_the_ite
     entered, gate = trio.Event(), trio.Event()
 
     async def handler(item: InboxItem, control: RunControl) -> None:
-        with control.paused():
+        async with control.paused():
             entered.set()
             await gate.wait()
 
@@ -180,7 +180,7 @@ async def test_a_run_whose_lease_was_taken_is_cancelled_and_completes_nothing(
         control.consume(later.id)
         control.set_state(UserStateWrite(sealed=b"s", expires_at=T0 + DAY))
         try:
-            with control.paused():
+            async with control.paused():
                 entered.set()
                 await trio.sleep_forever()
         finally:
@@ -308,7 +308,7 @@ async def test_the_control_refuses_what_no_completion_takes(store: SqliteStore) 
     control.set_state(UserStateWrite(sealed=None))
     control.set_state(None)
     assert control.state is None and control.consumed == ()
-    with control.paused():  # outside a worker: nothing to pause, nothing to renew
+    async with control.paused():  # outside a worker: nothing to pause, nothing to renew
         assert control.is_paused
     assert not control.is_paused and not control.lease_lost
 
