@@ -259,10 +259,11 @@ class InboxWorkerOptions:
     is how long a claim holds an item; it is always longer than the deadline, so a hung
     run is cancelled before another worker may take its item (a paused run renews it every
     third of it). ``poll_interval`` is how often rows recorded elsewhere (other processes)
-    are looked for; ``wake()`` claims at once. Dead letters last changed more than ``dead_horizon`` ago, and users'
-    states expired at ``now``, are deleted (once an hour). ``now`` is the clock of due
-    times; ``on_run`` gets one ``InboxRun`` per finished run, ``on_statistics`` a snapshot
-    of the inbox at most once a second, ``on_error`` each store fault of the loop.
+    are looked for; ``wake()`` claims at once. Dead letters last changed more than
+    ``dead_horizon`` ago, and users' states expired at ``now``, are deleted (once an hour).
+    ``now`` is the clock of due times; ``on_run`` gets one ``InboxRun`` per finished run,
+    ``on_statistics`` a snapshot of the inbox at most once a second, ``on_error`` each
+    store fault of the loop.
     ``after_run`` is a test seam: called between a handler's end and its completion mark.
     """
 
