@@ -126,6 +126,52 @@ def asking_bot(runs: list[str], asked: trio.Event) -> DefaultFacade:
     return bot
 
 
+def ask_or_echo_bot(
+    asked: trio.Event, echoed: trio.Event, release: trio.Event | None = None
+) -> DefaultFacade:
+    """"hi" asks for a name and waits for the reply; any other text is echoed (after
+    ``release`` when given), then ``echoed`` is set."""
+    bot = DefaultFacade()
+
+    @bot.on("message", context=True)
+    async def answer(ctx: HandlerContext) -> None:
+        assert isinstance(ctx.update, MessageUpdate)
+        if ctx.update.text == "hi":
+            await ctx.reply_text("What is your name?")
+            asked.set()
+            reply = await ctx.wait_for_reply()
+            await ctx.reply_text(f"Hello {reply.text}")
+            return
+        if release is not None:
+            await release.wait()
+        await ctx.reply_text(f"Echo {ctx.update.text}")
+        echoed.set()
+
+    return bot
+
+
+async def test_a_waiting_user_does_not_hold_the_only_run_slot(
+    make_app: AppFactory, store: Any, graph: FakeGraph
+) -> None:
+    asked, echoed = trio.Event(), trio.Event()
+    options = SLOW_POLL | {"concurrency": 1}
+    app = make_app(store=store, facade=ask_or_echo_bot(asked, echoed), handler_options=options)
+    async with app.test_app() as served:
+        client = served.test_client()
+        await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
+        await asked.wait()  # A's run waits for its reply, without the one slot
+        await record(client, delivery(text(USER_B, "wamid.B1", "ping")))
+        await echoed.wait()  # B's run answers meanwhile
+        await record(client, delivery(text(USER_A, "wamid.A2", "Ada")))
+        await settle(served)
+    assert [body["text"]["body"] for body in graph.bodies()] == [
+        "What is your name?",
+        "Echo ping",
+        "Hello Ada",
+    ]
+    assert await store.list_inbox_items() == []
+
+
 async def test_a_wait_receives_the_user_s_next_message_recorded_by_a_later_delivery(
     make_app: AppFactory, store: Any, graph: FakeGraph
 ) -> None:

@@ -16,9 +16,10 @@ from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
 from tests._support import sign
 
 from .conftest import APP_SECRET, WEBHOOK, AppFactory, FakeGraph, settle
-from .test_conversations import delivery, text
+from .test_conversations import ask_or_echo_bot, delivery, text
 
 USER_A = "16505551234"
+USER_B = "16505559876"
 
 
 async def record(client: Any, payload: dict[str, Any]) -> None:
@@ -123,3 +124,47 @@ async def test_the_state_survives_across_runs_and_a_failed_run_leaves_it_as_it_w
             await record(client, delivery(text(USER_A, f"wamid.A{number}", "hi")))
             await settle(served)
     assert seen == [None, 1, 1]
+
+
+async def test_a_waiting_user_does_not_hold_the_only_run_slot(
+    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+) -> None:
+    asked, echoed = trio.Event(), trio.Event()
+    app = make_app(facade=ask_or_echo_bot(asked, echoed), handler_options={"concurrency": 1})
+    async with app.test_app() as served:
+        client = served.test_client()
+        await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
+        await asked.wait()  # A's run waits for its reply, without the one slot
+        await record(client, delivery(text(USER_B, "wamid.B1", "ping")))
+        await echoed.wait()  # B's run answers meanwhile
+        await record(client, delivery(text(USER_A, "wamid.A2", "Ada")))
+        await settle(served)
+    assert [body["text"]["body"] for body in graph.bodies()] == [
+        "What is your name?",
+        "Echo ping",
+        "Hello Ada",
+    ]
+
+
+async def test_a_resumed_run_waits_for_the_slot_another_run_holds(
+    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+) -> None:
+    asked, echoed, release = trio.Event(), trio.Event(), trio.Event()
+    bot = ask_or_echo_bot(asked, echoed, release)
+    app = make_app(facade=bot, handler_options={"concurrency": 1, "timeout": 3600.0})
+    async with app.test_app() as served:
+        client = served.test_client()
+        await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
+        await asked.wait()
+        await record(client, delivery(text(USER_B, "wamid.B1", "slow")))
+        await trio.testing.wait_all_tasks_blocked()  # B's run holds the slot
+        await record(client, delivery(text(USER_A, "wamid.A2", "Ada")))  # A's reply
+        await trio.testing.wait_all_tasks_blocked()
+        assert [body["text"]["body"] for body in graph.bodies()] == ["What is your name?"]
+        release.set()
+        await settle(served)
+    assert [body["text"]["body"] for body in graph.bodies()] == [
+        "What is your name?",
+        "Echo slow",
+        "Hello Ada",
+    ]
