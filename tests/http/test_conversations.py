@@ -129,7 +129,7 @@ def asking_bot(runs: list[str], asked: trio.Event) -> DefaultFacade:
 def ask_or_echo_bot(
     asked: trio.Event, echoed: trio.Event, release: trio.Event | None = None
 ) -> DefaultFacade:
-    """"hi" asks for a name and waits for the reply; any other text is echoed (after
+    """Text "hi" asks for a name and waits for the reply; any other text is echoed (after
     ``release`` when given), then ``echoed`` is set."""
     bot = DefaultFacade()
 
