@@ -61,6 +61,12 @@ __all__ = ["serve"]
     help="Handler runs at once, each for another user (default 8).",
 )
 @click.option(
+    "--handler-max-waiting",
+    default="1000",
+    metavar="N",
+    help="Runs waiting for a user's reply without a run slot at most (default 1000).",
+)
+@click.option(
     "--handler-timeout",
     default="30",
     metavar="SECONDS",
@@ -139,6 +145,7 @@ def serve(
     outbox_handler: str | None,
     app_target: str | None,
     handler_concurrency: str,
+    handler_max_waiting: str,
     handler_timeout: str,
     handler_max_attempts: str,
     body_read_timeout: str,
@@ -170,6 +177,7 @@ def serve(
     pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
     handler_settings: dict[str, float] = {
         "concurrency": parse_int(handler_concurrency, "--handler-concurrency", low=1, high=1024),
+        "max_waiting": parse_int(handler_max_waiting, "--handler-max-waiting", low=0, high=100_000),
         "timeout": parse_int(handler_timeout, "--handler-timeout", low=1, high=86_400),
         "max_attempts": parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100),
     }

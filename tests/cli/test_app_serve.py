@@ -164,6 +164,7 @@ def test_without_a_store_no_inbox_key_is_made(folder: Path, serving: list[ServeP
         ("--handler-concurrency", "0"),
         ("--handler-timeout", "soon"),
         ("--handler-max-attempts", "101"),
+        ("--handler-max-waiting", "-1"),
     ],
 )
 def test_handler_options_out_of_range_are_usage_errors(
