@@ -8,6 +8,7 @@ runs a pause keeps its slot. On SQLite and PostgreSQL; trio's ``MockClock`` as i
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,6 @@ import pytest
 import trio
 import trio.testing
 
-from svc.http import HandlerOptions
 from svc.store import (
     InboxItem,
     InboxRun,
@@ -26,8 +26,9 @@ from svc.store import (
     run_inbox_worker,
 )
 
-from .conftest import _backend, _closing_opened
-from .test_inbox_worker import options, record
+from .conftest import T0, _backend, _closing_opened
+from .test_inbox_run_control import Observed
+from .test_inbox_worker import Clock, items, options, record
 
 
 @pytest.fixture(params=["sqlite-memory", "sqlite-file", "postgres"])
@@ -159,6 +160,43 @@ async def test_a_resumed_run_waits_for_a_free_slot_ahead_of_new_claims(
     assert await store.list_inbox_items() == []
 
 
+async def test_the_lease_is_renewed_while_a_resumed_run_waits_for_a_slot(
+    slotted: Any, mock_clock: trio.testing.MockClock
+) -> None:
+    store, script, clock = slotted, Script(), Clock()
+    observed = Observed(store)
+
+    async def handler(item: InboxItem, control: RunControl) -> None:
+        name = item.update_key
+        script.note(f"{name} start")
+        if name == "a1":
+            async with control.paused():
+                await script.gate("reply").wait()
+            script.note("a1 resumed")
+        else:
+            await script.gate(name).wait()
+
+    await record(store, ("a1", "qa"))
+    await record(store, ("b1", "qb"))
+    worker = options(handler, concurrency=1, handler_timeout=2.0, lease_ms=3000, now=clock)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(run_inbox_worker, observed, worker)
+        await script.reached("b1 start")
+        script.gate("reply").set()  # a1 waits for b1's slot now
+        await trio.testing.wait_all_tasks_blocked()
+        clock.advance(1000)
+        mock_clock.jump(1)  # a third of the lease: a1's is renewed while it waits
+        await observed.extended(1)
+        assert "a1 resumed" not in script.log
+        assert (await items(store))["a1"].lease_expires_at == T0 + timedelta(seconds=4)
+        script.gate("b1").set()
+        await script.reached("a1 resumed")
+        await handle.wait_idle()
+        await handle.stop()
+    assert all(observed.extensions)  # never lost (the renewal on resume may be cut short)
+    assert await store.list_inbox_items() == []
+
+
 async def test_past_max_waiting_a_paused_run_keeps_its_slot(
     slotted: Any, mock_clock: trio.testing.MockClock
 ) -> None:
@@ -199,5 +237,3 @@ def test_max_waiting_out_of_range_is_refused(value: Any) -> None:
 
     with pytest.raises(PersistenceValidationError):
         InboxWorkerOptions(handler=handler, max_waiting=value)
-    with pytest.raises(ValueError, match="max_waiting"):
-        HandlerOptions(max_waiting=value)
