@@ -14,7 +14,8 @@ live rules of decisions.md section 2, without any command-line flag:
   factory of one), imported with the working folder first, as ``svc serve --app``; with a
   store it needs the profile's inbox keys (``inbox.keys``), and refuses to start without them.
   The handler runtime runs in the app's lifespan; ``SVC_HANDLER_CONCURRENCY``,
-  ``SVC_HANDLER_TIMEOUT`` (seconds) and ``SVC_HANDLER_MAX_ATTEMPTS`` are ``svc serve``'s
+  ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS`` and ``SVC_HANDLER_MAX_WAITING``
+  are ``svc serve``'s
   ``--handler-*`` options.
 
 ``SVC_LOG_WEBHOOK_EVENTS``/``SVC_ECHO_REPLY`` pass to the default facade as under ``svc serve``.

@@ -145,12 +145,14 @@ _HANDLER_SETTINGS = (
     ("SVC_HANDLER_CONCURRENCY", "concurrency", 1, 1024),
     ("SVC_HANDLER_TIMEOUT", "timeout", 1, 86_400),
     ("SVC_HANDLER_MAX_ATTEMPTS", "max_attempts", 1, 100),
+    ("SVC_HANDLER_MAX_WAITING", "max_waiting", 0, 100_000),
 )
 
 
 def handler_options_from_env(env: Mapping[str, str]) -> dict[str, int]:
     """The handler runtime's settings ``env`` gives (``svc serve``'s ``--handler-*``):
-    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``;
+    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``,
+    ``SVC_HANDLER_MAX_WAITING``;
     ``CliUsageError`` names the variable of a value out of range."""
     from ._inputs import parse_int
 

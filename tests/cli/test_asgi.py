@@ -163,10 +163,12 @@ def test_the_handler_settings_come_from_the_environment(project: Path) -> None:
             SVC_HANDLER_CONCURRENCY="3",
             SVC_HANDLER_TIMEOUT="7",
             SVC_HANDLER_MAX_ATTEMPTS="2",
+            SVC_HANDLER_MAX_WAITING="0",
         )
     )
     options = app.extensions["svc.handlers"].options
     assert (options.concurrency, options.timeout, options.max_attempts) == (3, 7, 2)
+    assert options.max_waiting == 0
     with pytest.raises(CliUsageError, match="SVC_HANDLER_TIMEOUT must be an integer"):
         svc.asgi.create(_env(project, SVC_HANDLER_TIMEOUT="soon"))
 
