@@ -87,9 +87,7 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
     due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
     claimed: list[InboxItem] = []
-    for item_id, sealed, expires_at, updated_at in s.fetchall(
-        due + lock, (now, now, now, limit)
-    ):
+    for item_id, sealed, expires_at, updated_at in s.fetchall(due + lock, (now, now, now, limit)):
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
             f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
