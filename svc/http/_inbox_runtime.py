@@ -151,7 +151,7 @@ class InboxRuntime:
             now=self._now,
             logger=self._logger,
         )
-        await conversation.load_state()
+        conversation.load_state()
         coalesce = coalesce_of(self._facade, update)
         if coalesce is not None:
             await conversation.gather(coalesce)

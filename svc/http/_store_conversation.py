@@ -77,10 +77,11 @@ class StoreConversation:
         self.updates: Sequence[Update] = (update,)
         self.state = UserState()
 
-    async def load_state(self) -> None:
-        """Read the user's state (empty when none, expired, or unreadable: logged once)."""
+    def load_state(self) -> None:
+        """Open the user's state the claim read with the item (empty when none, expired,
+        or unreadable: logged once): no store call of the run's own."""
         queue = self._item.queue_key
-        record = await self._store.get_user_state(queue_key=queue, now=self._now())
+        record = self._item.state
         if record is None:
             return
         try:

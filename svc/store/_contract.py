@@ -381,7 +381,8 @@ class PersistenceStore(BroadcastStore, Protocol):
         while an earlier one waits, runs or retries); it is due when pending and
         ``next_attempt_at <= now``, or running with a lease expired at ``now``. Each item
         claimed is running, with a fresh ``lease_id``, one more attempt and a lease until
-        ``now + lease_ms``. PostgreSQL: heads another instance holds are skipped.
+        ``now + lease_ms``, and carries its queue's state unless expired at ``now``
+        (``InboxItem.state``). PostgreSQL: heads another instance holds are skipped.
         """
         ...
 

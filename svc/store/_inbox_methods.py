@@ -106,7 +106,8 @@ class InboxMethods(abc.ABC):
         A head is the lowest id of its queue among the rows not dead; it is due when
         pending with ``next_attempt_at <= now``, or running with a lease expired at
         ``now`` (its run crashed). Each one claimed is running, with a fresh ``lease_id``,
-        one more attempt and a lease until ``now + lease_ms``.
+        one more attempt and a lease until ``now + lease_ms``, and carries its queue's
+        state unless expired at ``now`` (``InboxItem.state``).
         """
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)

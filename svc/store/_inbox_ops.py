@@ -41,7 +41,8 @@ _COLUMNS: Final = (
     " next_attempt_at, lease_id, lease_expires_at, last_error, created_at, updated_at"
 )
 _DUE_HEADS: Final = (
-    "SELECT i.id FROM svc_inbox AS i"
+    "SELECT i.id, u.sealed, u.expires_at, u.updated_at FROM svc_inbox AS i"
+    " LEFT JOIN svc_user_state AS u ON u.queue_key = i.queue_key AND u.expires_at > ?"
     " WHERE (({status} = 'pending' AND i.next_attempt_at <= ?)"
     "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
     " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS e"
@@ -49,12 +50,14 @@ _DUE_HEADS: Final = (
     " ORDER BY i.id LIMIT ?"
 )
 """The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
-earlier row of the queue that is not dead. Read in id order, stopping at the limit: SQLite's
+earlier row of the queue that is not dead, each with its queue's state unless expired (a
+run's state write commits with its completion, before its queue's next head is claimable,
+so it is current). Read in id order, stopping at the limit: SQLite's
 ``+i.status`` keeps its planner off the status index (which would read and sort every due
 row under the write lock) and on the primary key; PostgreSQL walks its primary key alone."""
 
 
-def _item(row: Row) -> InboxItem:
+def _item(row: Row, state: UserStateRecord | None = None) -> InboxItem:
     return InboxItem(
         id=int(row[0]),
         update_key=row[1],
@@ -70,26 +73,36 @@ def _item(row: Row) -> InboxItem:
         last_error=row[11],
         created_at=from_ms(row[12]),
         updated_at=from_ms(row[13]),
+        state=state,
     )
 
 
 def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[InboxItem]:
     """Lease up to ``limit`` due heads, in id order: running, a fresh lease id, one more
-    attempt, the lease until ``now + lease_ms``."""
+    attempt, the lease until ``now + lease_ms``; each carries its queue's state unless
+    expired at ``now``."""
     # PostgreSQL: a head another instance holds is skipped (its queue waits: no later row
     # of it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer.
     postgres = s.dialect == "postgres"
     lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
     due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
     claimed: list[InboxItem] = []
-    for (item_id,) in s.fetchall(due + lock, (now, now, limit)):
+    for item_id, sealed, expires_at, updated_at in s.fetchall(due + lock, (now, now, now, limit)):
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
             f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
             (uuid.uuid4().hex, now + lease_ms, now, item_id),
         )
         assert row is not None
-        claimed.append(_item(row))
+        state = None
+        if sealed is not None:
+            state = UserStateRecord(
+                queue_key=row[2],
+                sealed=bytes(sealed),
+                expires_at=from_ms(expires_at),
+                updated_at=from_ms(updated_at),
+            )
+        claimed.append(_item(row, state))
     return claimed
 
 

@@ -201,7 +201,9 @@ class InboxItem:
     """A stored inbox item; ``lease_id`` fences its completion to the current claim.
 
     ``last_error`` is a class name, ``"timeout"`` or a dead letter's reason: never a
-    message. ``sealed`` is left out of the repr (it is ciphertext, and large).
+    message. ``sealed`` is left out of the repr (it is ciphertext, and large). ``state``
+    is its queue's unexpired state as a claim read it (None when there is none, and on
+    items that were not claimed): a run reads it with no store call of its own.
     """
 
     id: int
@@ -218,6 +220,7 @@ class InboxItem:
     last_error: str | None
     created_at: datetime
     updated_at: datetime
+    state: UserStateRecord | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

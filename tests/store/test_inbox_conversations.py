@@ -20,7 +20,7 @@ from svc.store import (
 )
 
 from .conftest import POSTGRES_KINDS, T0, AnyStore, Backend
-from .test_inbox import by_key, claim, claimed, ms, record
+from .test_inbox import LEASE, by_key, claim, claimed, ms, record
 
 DAY = timedelta(days=1)
 
@@ -220,6 +220,36 @@ async def test_an_expired_state_reads_as_none_and_is_pruned(store: AnyStore) -> 
     await with_state(store, "qa", b"again", until=DAY)
     renewed = await store.get_user_state(queue_key="qa", now=T0 + ms(5000))
     assert renewed is not None and renewed.sealed == b"again"
+
+
+async def test_a_claimed_item_carries_its_queues_current_unexpired_state(
+    store: AnyStore,
+) -> None:
+    await with_state(store, "qa", b"first", until=ms(1000))
+    await with_state(store, "qb", b"other", until=ms(500))
+    await record(store, ("a1", "qa"), ("a2", "qa"), ("b1", "qb"), ("c1", "qc"))
+    heads = {i.update_key: i for i in await claimed(store, at=499)}
+    assert sorted(heads) == ["a1", "b1", "c1"]
+    assert heads["a1"].state == UserStateRecord(
+        queue_key="qa", sealed=b"first", expires_at=T0 + ms(1000), updated_at=T0
+    )
+    assert heads["b1"].state is not None and heads["b1"].state.sealed == b"other"
+    assert heads["c1"].state is None  # no state
+    assert "first" not in repr(heads["a1"])
+    # The state a run writes is the one its queue's next head is claimed with.
+    write = UserStateWrite(sealed=b"second", expires_at=T0 + ms(2000))
+    assert await complete(store, heads["a1"], state=write, at=600)
+    assert await complete(store, heads["b1"], at=600)
+    (a2,) = await claimed(store, at=600)
+    assert a2.update_key == "a2" and a2.state is not None and a2.state.sealed == b"second"
+    # Expired at the claim: none (qb's state expired at 500; a2's rerun after 2,000).
+    await record(store, ("b2", "qb"))
+    (b2,) = await claimed(store, at=700)
+    assert b2.update_key == "b2" and b2.state is None
+    (rerun,) = [i for i in await claimed(store, at=2000 + LEASE) if i.update_key == "a2"]
+    assert rerun.state is None
+    # Items read otherwise carry no state.
+    assert all(i.state is None for i in (await by_key(store)).values())
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,11 @@ def test_the_claim_walks_ids_in_order_without_sorting(tmp_path: Path, analyzed: 
                 for n in range(2000)
             ],
         )
+        conn.executemany(
+            "INSERT INTO svc_user_state (queue_key, sealed, expires_at, updated_at)"
+            " VALUES (?, x'01', ?, 1)",
+            [(f"q{n}", 20 if n % 4 == 0 else 30) for n in range(0, 300, 2)],  # expired at 25
+        )
         if analyzed:
             conn.execute("ANALYZE")
         statements: list[str] = []
@@ -51,6 +56,10 @@ def test_the_claim_walks_ids_in_order_without_sorting(tmp_path: Path, analyzed: 
         assert "TEMP B-TREE" not in plan
         assert "SCAN i" in plan or "USING INTEGER PRIMARY KEY" in plan
         assert "svc_inbox_due" not in plan and "svc_inbox_updated" not in plan
+        assert "SCAN u" not in plan  # each item's state: one primary-key lookup
+        with_state = {i.queue_key for i in claimed if i.state is not None}
+        queues = [int(i.queue_key[1:]) for i in claimed]
+        assert with_state == {f"q{n}" for n in queues if n % 2 == 0 and n % 4 != 0} != set()
     finally:
         conn.close()
 
