@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +31,8 @@ import httpx
 import psycopg
 
 from tests._support import PHONE_ID, WABA_ID, Captured, Project, ServeProcess, make_project, sign
+
+from .conftest import wait_until as wait_until
 
 BOT = """
 import os
@@ -149,14 +150,9 @@ def bot_project(root: Path, graph_url: str, capture: Captured) -> BotProject:
     return BotProject(project=project, inbox_key=values[INBOX_KEY_ENV])
 
 
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    """Poll ``check`` (a real process's effects) until true, or fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def inbox_empty(bot: BotProject, dsn: str | None = None) -> bool:
+    """Whether the inbox (SQLite file, or the PostgreSQL schema ``dsn`` pins) holds no row."""
+    return rows(bot, "SELECT id FROM svc_inbox", dsn) == []
 
 
 def wait_for_event(bot: BotProject, what: str, message_id: str, timeout: float = 60) -> Event:

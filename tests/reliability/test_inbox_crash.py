@@ -26,8 +26,8 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess
 
-from ._handlers import BotProject, Event, bot_project, delivery, ended, wait_until
-from .conftest import post_webhook, serve_database, start_live
+from ._handlers import BotProject, Event, bot_project, deliver, ended, run_to_the_end
+from .conftest import serve_database, serve_live
 
 pytestmark = pytest.mark.slow
 
@@ -46,15 +46,7 @@ def _serve(
 ) -> ServeProcess:
     captured.secret(bot.inbox_key)
     extra = {"SVC_TEST_FAULT": fault} if fault is not None else {}
-    served = start_live(captured, bot.project, *db, *FLAGS, env={**env, **extra})
-    serving.append(served)
-    return served
-
-
-def _deliver(served: ServeProcess, bot: BotProject, *messages: tuple[str, str, str]) -> None:
-    answer = post_webhook(served, bot.app_secret, delivery(*messages))
-    assert answer.status_code == 200
-    assert answer.json()["dispatched"] == len(messages)
+    return serve_live(captured, serving, bot.project, *db, *FLAGS, env={**env, **extra})
 
 
 def _inbox_rows(backend: str, bot: BotProject, env: dict[str, str]) -> list[tuple[object, ...]]:
@@ -79,9 +71,7 @@ def _run_to_the_end(
 ) -> list[Event]:
     """Restart on the same database and key; wait until every message's run has ended."""
     again = _serve(captured, serving, bot, db, env)
-    wait_until(
-        lambda: set(message_ids) <= set(ended(bot.events())), "every handler to run", timeout=90
-    )
+    run_to_the_end(bot, message_ids)
     assert again.stop() == 0
     return bot.events()
 
@@ -111,9 +101,9 @@ def test_kill9_right_after_the_answers_then_every_handler_runs_after_the_restart
     db, env = serve_database(backend, request)
     bot = bot_project(tmp_path, graph.url)
     first = _serve(captured, serving, bot, db, env)
-    _deliver(first, bot, (A, "wamid.A1", "wait,reply"), (A, "wamid.A2", "reply"))
-    _deliver(first, bot, (B, "wamid.B1", "wait,reply"), (A, "wamid.A3", "reply"))
-    _deliver(first, bot, (B, "wamid.B2", "reply"))
+    deliver(first, bot, (A, "wamid.A1", "wait,reply"), (A, "wamid.A2", "reply"))
+    deliver(first, bot, (B, "wamid.B1", "wait,reply"), (A, "wamid.A3", "reply"))
+    deliver(first, bot, (B, "wamid.B2", "reply"))
     first.kill9()  # the handlers wait for a file the test has not written
     assert first.process.returncode == -9
     assert ended(bot.events()) == [] and graph.sends() == []
@@ -152,8 +142,8 @@ def test_kill9_mid_handler_then_the_handler_and_the_users_later_updates_run_afte
     db, env = serve_database(backend, request)
     bot = bot_project(tmp_path, graph.url)
     first = _serve(captured, serving, bot, db, env)
-    _deliver(first, bot, (A, "wamid.A1", "wait,die,reply"), (A, "wamid.A2", "reply"))
-    _deliver(first, bot, (A, "wamid.A3", "reply"))
+    deliver(first, bot, (A, "wamid.A1", "wait,die,reply"), (A, "wamid.A2", "reply"))
+    deliver(first, bot, (A, "wamid.A3", "reply"))
     bot.release()
     assert first.process.wait(timeout=30) == -9  # the handler killed its own process
     first.close()
@@ -178,7 +168,7 @@ def test_kill9_between_the_handlers_end_and_its_completion_mark_reruns_it_and_re
     db, env = serve_database(backend, request)
     bot = bot_project(tmp_path, graph.url)
     first = _serve(captured, serving, bot, db, env, fault="kill-after-handler")
-    _deliver(first, bot, (A, "wamid.A1", "reply"), (A, "wamid.A2", "reply"))
+    deliver(first, bot, (A, "wamid.A1", "reply"), (A, "wamid.A2", "reply"))
     assert first.process.wait(timeout=30) == -9  # after A1's handler, before its mark
     first.close()
     assert ended(bot.events()) == ["wamid.A1"]
@@ -210,7 +200,7 @@ def test_kill9_between_a_context_reply_and_the_completion_mark_never_sends_the_r
     db, env = serve_database(backend, request)
     bot = bot_project(tmp_path, graph.url)
     first = _serve(captured, serving, bot, db, env)
-    _deliver(first, bot, (A, "wamid.A1", "reply,die,reply"), (B, "wamid.B1", "wait,reply"))
+    deliver(first, bot, (A, "wamid.A1", "reply,die,reply"), (B, "wamid.B1", "wait,reply"))
     assert first.process.wait(timeout=30) == -9  # killed after A1's first reply
     first.close()
     assert _replies(graph) == Counter({"wamid.A1": 1})
