@@ -30,8 +30,9 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from tests._support import PHONE_ID, WABA_ID, Captured, Project, ServeProcess, make_project, sign
+from tests._support import PHONE_ID, WABA_ID, Captured, ServeProcess, make_project, sign
 
+from ._handlers import LiveBot, inbox_key
 from .conftest import wait_until as wait_until
 
 BOT = """
@@ -97,8 +98,6 @@ async def answer_once(ctx: HandlerContext) -> None:
     await ctx.reply_text(f"{len(ids)} messages, one answer")
 """
 
-INBOX_KEY_ENV = "SVC_INBOX_KEY"
-
 
 @dataclass(frozen=True, slots=True)
 class Event:
@@ -111,19 +110,8 @@ class Event:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BotProject:
+class BotProject(LiveBot):
     """A live project serving ``bot.py``, its inbox key, and the events its code wrote."""
-
-    project: Project
-    inbox_key: str
-
-    @property
-    def root(self) -> Path:
-        return self.project.root
-
-    @property
-    def app_secret(self) -> str:
-        return self.project.secrets["SVC_APP_SECRET"]
 
     def events(self, what: str | None = None) -> list[Event]:
         log = self.root / "events.log"
@@ -143,11 +131,9 @@ def bot_project(root: Path, graph_url: str, capture: Captured) -> BotProject:
     registered with ``capture`` as a value that must never appear."""
     project = make_project(root, graph_url)
     (root / "bot.py").write_text(BOT)
-    values = dict(
-        line.partition("=")[::2] for line in (root / project.env_file).read_text().splitlines()
-    )
-    capture.secret(values[INBOX_KEY_ENV])
-    return BotProject(project=project, inbox_key=values[INBOX_KEY_ENV])
+    key = inbox_key(project)
+    capture.secret(key)
+    return BotProject(project=project, inbox_key=key)
 
 
 def inbox_empty(bot: BotProject, dsn: str | None = None) -> bool:

@@ -97,8 +97,8 @@ INBOX_KEY_ENV = "SVC_INBOX_KEY"
 
 
 @dataclass(frozen=True, kw_only=True)
-class BotProject:
-    """A live project serving ``bot:bot``, its inbox key, and the log its handler writes."""
+class LiveBot:
+    """A live project serving user code of its ``bot.py``, and its inbox key."""
 
     project: Project
     inbox_key: str
@@ -110,6 +110,11 @@ class BotProject:
     @property
     def app_secret(self) -> str:
         return self.project.secrets["SVC_APP_SECRET"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BotProject(LiveBot):
+    """A live project serving ``bot:bot``, its inbox key, and the log its handler writes."""
 
     def release(self) -> None:
         """Let every handler blocked on ``wait`` go on."""
