@@ -32,7 +32,7 @@ import psycopg
 
 from tests._support import PHONE_ID, WABA_ID, Captured, ServeProcess, make_project, sign
 
-from ._handlers import LiveBot, inbox_key
+from ._handlers import Event, LiveBot, inbox_key
 from .conftest import wait_until as wait_until
 
 BOT = """
@@ -99,16 +99,6 @@ async def answer_once(ctx: HandlerContext) -> None:
 """
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One line of ``events.log``."""
-
-    what: str
-    pid: str
-    message_id: str
-    detail: str
-
-
 @dataclass(frozen=True, kw_only=True)
 class BotProject(LiveBot):
     """A live project serving ``bot.py``, its inbox key, and the events its code wrote."""
@@ -116,7 +106,7 @@ class BotProject(LiveBot):
     def events(self, what: str | None = None) -> list[Event]:
         log = self.root / "events.log"
         lines = log.read_text().splitlines() if log.exists() else []
-        found = [Event(*line.split(" ")) for line in lines if line.strip()]
+        found = [Event.parse(line) for line in lines if line.strip()]
         return [e for e in found if what is None or e.what == what]
 
     def recorded_by(self, message_id: str) -> str:

@@ -146,7 +146,7 @@ def bot_project(root: Path, graph_url: str) -> BotProject:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One line of ``runs.log``."""
+    """One line of a bot's event log (``runs.log``, ``events.log``): ``WHAT PID ID DETAIL``."""
 
     what: str
     pid: str
