@@ -150,12 +150,9 @@ def ask_or_echo_bot(
     return bot
 
 
-async def test_a_waiting_user_does_not_hold_the_only_run_slot(
-    make_app: AppFactory, store: Any, graph: FakeGraph
-) -> None:
-    asked, echoed = trio.Event(), trio.Event()
-    options = SLOW_POLL | {"concurrency": 1}
-    app = make_app(store=store, facade=ask_or_echo_bot(asked, echoed), handler_options=options)
+async def ask_while_another_is_echoed(app: Any, asked: trio.Event, echoed: trio.Event) -> None:
+    """Serve ``app`` (an ``ask_or_echo_bot``): A is asked and waits, B's message is echoed
+    meanwhile, then A's reply arrives; return once every run settled."""
     async with app.test_app() as served:
         client = served.test_client()
         await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
@@ -164,6 +161,15 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
         await echoed.wait()  # B's run answers meanwhile
         await record(client, delivery(text(USER_A, "wamid.A2", "Ada")))
         await settle(served)
+
+
+async def test_a_waiting_user_does_not_hold_the_only_run_slot(
+    make_app: AppFactory, store: Any, graph: FakeGraph
+) -> None:
+    asked, echoed = trio.Event(), trio.Event()
+    options = SLOW_POLL | {"concurrency": 1}
+    app = make_app(store=store, facade=ask_or_echo_bot(asked, echoed), handler_options=options)
+    await ask_while_another_is_echoed(app, asked, echoed)
     assert [body["text"]["body"] for body in graph.bodies()] == [
         "What is your name?",
         "Echo ping",

@@ -16,7 +16,7 @@ from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
 from tests._support import sign
 
 from .conftest import APP_SECRET, WEBHOOK, AppFactory, FakeGraph, settle
-from .test_conversations import ask_or_echo_bot, delivery, text
+from .test_conversations import ask_or_echo_bot, ask_while_another_is_echoed, delivery, text
 
 USER_A = "16505551234"
 USER_B = "16505559876"
@@ -131,14 +131,7 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
 ) -> None:
     asked, echoed = trio.Event(), trio.Event()
     app = make_app(facade=ask_or_echo_bot(asked, echoed), handler_options={"concurrency": 1})
-    async with app.test_app() as served:
-        client = served.test_client()
-        await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
-        await asked.wait()  # A's run waits for its reply, without the one slot
-        await record(client, delivery(text(USER_B, "wamid.B1", "ping")))
-        await echoed.wait()  # B's run answers meanwhile
-        await record(client, delivery(text(USER_A, "wamid.A2", "Ada")))
-        await settle(served)
+    await ask_while_another_is_echoed(app, asked, echoed)
     assert [body["text"]["body"] for body in graph.bodies()] == [
         "What is your name?",
         "Echo ping",

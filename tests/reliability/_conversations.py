@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import psycopg
 
-from tests._support import PHONE_ID, WABA_ID, Captured, Project, ServeProcess, make_project, sign
+from tests._support import PHONE_ID, WABA_ID, Captured, ServeProcess, make_project, sign
+
+from ._handlers import Event, LiveBot, inbox_key
+from .conftest import wait_until as wait_until
 
 BOT = """
 import os
@@ -96,38 +98,15 @@ async def answer_once(ctx: HandlerContext) -> None:
     await ctx.reply_text(f"{len(ids)} messages, one answer")
 """
 
-INBOX_KEY_ENV = "SVC_INBOX_KEY"
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One line of ``events.log``."""
-
-    what: str
-    pid: str
-    message_id: str
-    detail: str
-
 
 @dataclass(frozen=True, kw_only=True)
-class BotProject:
+class BotProject(LiveBot):
     """A live project serving ``bot.py``, its inbox key, and the events its code wrote."""
-
-    project: Project
-    inbox_key: str
-
-    @property
-    def root(self) -> Path:
-        return self.project.root
-
-    @property
-    def app_secret(self) -> str:
-        return self.project.secrets["SVC_APP_SECRET"]
 
     def events(self, what: str | None = None) -> list[Event]:
         log = self.root / "events.log"
         lines = log.read_text().splitlines() if log.exists() else []
-        found = [Event(*line.split(" ")) for line in lines if line.strip()]
+        found = [Event.parse(line) for line in lines if line.strip()]
         return [e for e in found if what is None or e.what == what]
 
     def recorded_by(self, message_id: str) -> str:
@@ -142,21 +121,14 @@ def bot_project(root: Path, graph_url: str, capture: Captured) -> BotProject:
     registered with ``capture`` as a value that must never appear."""
     project = make_project(root, graph_url)
     (root / "bot.py").write_text(BOT)
-    values = dict(
-        line.partition("=")[::2] for line in (root / project.env_file).read_text().splitlines()
-    )
-    capture.secret(values[INBOX_KEY_ENV])
-    return BotProject(project=project, inbox_key=values[INBOX_KEY_ENV])
+    key = inbox_key(project)
+    capture.secret(key)
+    return BotProject(project=project, inbox_key=key)
 
 
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    """Poll ``check`` (a real process's effects) until true, or fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def inbox_empty(bot: BotProject, dsn: str | None = None) -> bool:
+    """Whether the inbox (SQLite file, or the PostgreSQL schema ``dsn`` pins) holds no row."""
+    return rows(bot, "SELECT id FROM svc_inbox", dsn) == []
 
 
 def wait_for_event(bot: BotProject, what: str, message_id: str, timeout: float = 60) -> Event:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import json
 import random
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests._support import PHONE_ID, WABA_ID, Project, make_project
+from tests._support import PHONE_ID, WABA_ID, Project, ServeProcess, make_project
+
+from .conftest import post_webhook
+from .conftest import wait_until as wait_until
 
 BOT = """
 import os
@@ -95,8 +97,8 @@ INBOX_KEY_ENV = "SVC_INBOX_KEY"
 
 
 @dataclass(frozen=True, kw_only=True)
-class BotProject:
-    """A live project serving ``bot:bot``, its inbox key, and the log its handler writes."""
+class LiveBot:
+    """A live project serving user code of its ``bot.py``, and its inbox key."""
 
     project: Project
     inbox_key: str
@@ -108,6 +110,11 @@ class BotProject:
     @property
     def app_secret(self) -> str:
         return self.project.secrets["SVC_APP_SECRET"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BotProject(LiveBot):
+    """A live project serving ``bot:bot``, its inbox key, and the log its handler writes."""
 
     def release(self) -> None:
         """Let every handler blocked on ``wait`` go on."""
@@ -139,7 +146,7 @@ def bot_project(root: Path, graph_url: str) -> BotProject:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One line of ``runs.log``."""
+    """One line of a bot's event log (``runs.log``, ``events.log``): ``WHAT PID ID DETAIL``."""
 
     what: str
     pid: str
@@ -180,14 +187,17 @@ def check_user_order(events: Sequence[Event], expected: Mapping[str, Sequence[st
     return most
 
 
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    """Poll ``check`` (a real process's effects) until true, or fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+def run_to_the_end(bot: BotProject, message_ids: Iterable[str], timeout: float = 90) -> None:
+    """Wait until the run of every one of ``message_ids`` has ended."""
+    wanted = set(message_ids)
+    wait_until(lambda: wanted <= set(ended(bot.events())), "every handler to run", timeout)
+
+
+def deliver(served: ServeProcess, bot: BotProject, *messages: Message) -> None:
+    """POST one delivery of ``messages`` to ``served``; each must be recorded and handed over."""
+    answer = post_webhook(served, bot.app_secret, delivery(*messages))
+    assert answer.status_code == 200
+    assert answer.json()["dispatched"] == len(messages)
 
 
 def delivery(*messages: tuple[str, str, str]) -> bytes:

@@ -16,6 +16,7 @@ import os
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,29 @@ def start_live(
         env={"SVC_LIVE_ENABLE": "1", "SVC_YES_LIVE": "1", **(env or {})},
         secrets_used=project.used(),
     )
+
+
+def serve_live(
+    capture: Captured,
+    serving: list[ServeProcess],
+    project: Project,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+) -> ServeProcess:
+    """``start_live`` with ``args``, added to ``serving`` (stopped at the test's end)."""
+    served = start_live(capture, project, *args, env=env)
+    serving.append(served)
+    return served
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Poll ``check`` (a real process's effects) until true, or fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def serve_database(store: str, request: pytest.FixtureRequest) -> tuple[list[str], dict[str, str]]:

@@ -24,13 +24,13 @@ from ._conversations import (
     BotProject,
     bot_project,
     deliver,
-    rows,
+    inbox_empty,
     sent_texts,
     text,
     wait_for_event,
     wait_until,
 )
-from .conftest import start_live
+from .conftest import serve_live
 from .test_conversation_instances import two_instances
 
 pytestmark = pytest.mark.slow
@@ -72,7 +72,7 @@ def test_kill9_of_the_waiting_instance_then_the_other_reruns_it_and_its_wait_fin
     deliver(instances[survivor], bot, text(USER, "wamid.NAME2", "Grace"))
     answered = wait_for_event(bot, "answered", "wamid.ASK2", timeout=LEASE_LAPSES)
     assert answered.pid == survivor
-    wait_until(lambda: rows(bot, "SELECT id FROM svc_inbox", dsn) == [], "the inbox to empty")
+    wait_until(lambda: inbox_empty(bot, dsn), "the inbox to empty")
     assert instances[survivor].stop() == 0
 
     assert [e.pid for e in bot.events("start")] == [waiting.pid, survivor]
@@ -113,7 +113,7 @@ def test_kill9_after_the_wait_took_the_reply_then_the_rerun_takes_it_again_and_a
     (runner,) = instances
     answered = wait_for_event(bot, "answered", "wamid.ASK3", timeout=LEASE_LAPSES)
     assert answered.pid == runner
-    wait_until(lambda: rows(bot, "SELECT id FROM svc_inbox", dsn) == [], "the inbox to empty")
+    wait_until(lambda: inbox_empty(bot, dsn), "the inbox to empty")
     assert instances[runner].stop() == 0
     _check_rerun(bot, graph, "wamid.ASK3", "wamid.NAME3", "Linus")
 
@@ -121,10 +121,9 @@ def test_kill9_after_the_wait_took_the_reply_then_the_rerun_takes_it_again_and_a
 def _sqlite_instance(
     captured: Captured, serving: list[ServeProcess], bot: BotProject
 ) -> ServeProcess:
-    served = start_live(
+    return serve_live(
         captured,
+        serving,
         bot.project,
         *("--database", "svc.db", "--app", "bot:talk", "--handler-timeout", "2"),
     )
-    serving.append(served)
-    return served

@@ -22,13 +22,14 @@ from ._conversations import (
     BotProject,
     bot_project,
     deliver,
+    inbox_empty,
     rows,
     sent_texts,
     text,
     wait_for_event,
     wait_until,
 )
-from .conftest import start_live
+from .conftest import serve_live
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -42,13 +43,13 @@ def two_instances(
     """Two instances on the schema ``dsn`` pins, by pid (each runs its handlers itself)."""
     started = {}
     for _ in range(2):
-        served = start_live(
+        served = serve_live(
             captured,
+            serving,
             bot.project,
             *("--database-url-env", "SVC_REL_DB", "--app", app, "--handler-timeout", "2"),
             env={"SVC_REL_DB": dsn},
         )
-        serving.append(served)
         started[str(served.process.pid)] = served
     return started
 
@@ -57,10 +58,6 @@ def head_lease(bot: BotProject, dsn: str) -> int:
     """When the lease of the first inbox row ends (epoch ms)."""
     ((until,),) = rows(bot, "SELECT lease_expires_at FROM svc_inbox ORDER BY id LIMIT 1", dsn)
     return int(str(until))
-
-
-def inbox_empty(bot: BotProject, dsn: str) -> bool:
-    return rows(bot, "SELECT id FROM svc_inbox", dsn) == []
 
 
 def test_a_listener_on_one_instance_receives_the_reply_delivered_to_the_other_after_its_lease(

@@ -16,8 +16,17 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess
 
-from ._conversations import BotProject, bot_project, deliver, every_value, rows, text, wait_until
-from .conftest import serve_database, start_live
+from ._conversations import (
+    BotProject,
+    bot_project,
+    deliver,
+    every_value,
+    inbox_empty,
+    rows,
+    text,
+    wait_until,
+)
+from .conftest import serve_database, serve_live
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +41,12 @@ def _serve(
     db: list[str],
     env: dict[str, str],
 ) -> ServeProcess:
-    served = start_live(captured, bot.project, *db, "--app", "bot:talk", env=env)
-    serving.append(served)
-    return served
+    return serve_live(captured, serving, bot.project, *db, "--app", "bot:talk", env=env)
 
 
 def _ended(bot: BotProject, message_id: str, dsn: str | None) -> bool:
     done = any(e.message_id == message_id for e in bot.events("end"))
-    return done and rows(bot, "SELECT id FROM svc_inbox", dsn) == []
+    return done and inbox_empty(bot, dsn)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

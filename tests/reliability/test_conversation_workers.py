@@ -21,13 +21,13 @@ from ._conversations import (
     Workers,
     bot_project,
     deliver,
-    rows,
+    inbox_empty,
     sent_texts,
     text,
     wait_for_event,
     wait_until,
 )
-from .conftest import start_live
+from .conftest import serve_live
 
 pytestmark = pytest.mark.slow
 
@@ -37,15 +37,10 @@ USER = "16505550045"
 def _two_workers(
     captured: Captured, serving: list[ServeProcess], bot: BotProject, app: str
 ) -> Workers:
-    served = start_live(
-        captured, bot.project, "--database", "svc.db", "--workers", "2", "--app", app
+    served = serve_live(
+        captured, serving, bot.project, "--database", "svc.db", "--workers", "2", "--app", app
     )
-    serving.append(served)
     return Workers(served, bot, captured)
-
-
-def _inbox_empty(bot: BotProject) -> bool:
-    return rows(bot, "SELECT id FROM svc_inbox") == []
 
 
 def test_two_workers_a_listener_in_one_gets_the_reply_the_other_recorded(
@@ -64,7 +59,7 @@ def test_two_workers_a_listener_in_one_gets_the_reply_the_other_recorded(
     got = wait_for_event(bot, "got", "wamid.ASK4")
     assert (got.pid, got.detail) == (waiting.pid, "wamid.NAME4")
     wait_for_event(bot, "answered", "wamid.ASK4")
-    wait_until(lambda: _inbox_empty(bot), "the inbox to empty")
+    wait_until(lambda: inbox_empty(bot), "the inbox to empty")
     assert workers.served.stop() == 0
 
     assert sent_texts([r.body for r in graph.sends()]) == ["What is your name?", "Hello Barbara"]
@@ -84,7 +79,7 @@ def test_two_workers_a_burst_spread_over_both_is_one_call_in_order(
 
     burst = wait_for_event(bot, "burst", ids[0])
     assert burst.detail == ",".join(ids)
-    wait_until(lambda: _inbox_empty(bot), "the inbox to empty")
+    wait_until(lambda: inbox_empty(bot), "the inbox to empty")
     assert workers.served.stop() == 0
 
     assert [e.detail for e in bot.events("burst")] == [",".join(ids)]

@@ -22,12 +22,11 @@ from ._handlers import (
     Message,
     bot_project,
     check_user_order,
-    delivery,
-    ended,
+    deliver,
     interleaved,
-    wait_until,
+    run_to_the_end,
 )
-from .conftest import LONG, post_webhook, start_live
+from .conftest import LONG, serve_live, start_live
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +47,7 @@ def _deliver_all(
 ) -> None:
     """Each delivery to the next target in turn (a fresh connection each time)."""
     for number, messages in enumerate(deliveries):
-        answer = post_webhook(targets[number % len(targets)], bot.app_secret, delivery(*messages))
-        assert answer.status_code == 200
-        assert answer.json()["dispatched"] == len(messages)
+        deliver(targets[number % len(targets)], bot, *messages)
 
 
 def _check(events: list[Event], expected: dict[str, list[str]]) -> set[str]:
@@ -82,7 +79,7 @@ def test_two_instances_on_one_postgres_run_each_update_once_in_per_user_order(
     _deliver_all(instances, bot, deliveries)
 
     every = [message_id for ids in expected.values() for message_id in ids]
-    wait_until(lambda: set(every) <= set(ended(bot.events())), "every handler to run", 90)
+    run_to_the_end(bot, every)
     for instance in instances:
         assert instance.stop() == 0
     pids = _check(bot.events(), expected)
@@ -98,13 +95,14 @@ def test_two_workers_on_one_sqlite_file_run_each_update_once_in_per_user_order(
 ) -> None:
     bot = bot_project(tmp_path, graph.url)
     captured.secret(bot.inbox_key)
-    served = start_live(captured, bot.project, "--database", "svc.db", "--workers", "2", *FLAGS)
-    serving.append(served)
+    served = serve_live(
+        captured, serving, bot.project, "--database", "svc.db", "--workers", "2", *FLAGS
+    )
     deliveries, expected = _plan()
     _deliver_all([served], bot, deliveries)
 
     every = [message_id for ids in expected.values() for message_id in ids]
-    wait_until(lambda: set(every) <= set(ended(bot.events())), "every handler to run", 90)
+    run_to_the_end(bot, every)
     assert served.stop() == 0
     pids = _check(bot.events(), expected)
     assert len(pids) == 2 and str(served.process.pid) not in pids  # the two workers

@@ -17,8 +17,8 @@ import pytest
 
 from tests._support import Captured, FakeGraph, ServeProcess
 
-from ._handlers import bot_project, check_user_order, delivery, ended, interleaved, wait_until
-from .conftest import LONG, post_webhook, serve_database, start_live
+from ._handlers import bot_project, check_user_order, deliver, interleaved, run_to_the_end
+from .conftest import LONG, serve_database, serve_live
 
 pytestmark = pytest.mark.slow
 
@@ -47,21 +47,19 @@ def test_each_users_updates_run_one_at_a_time_in_recorded_order_and_users_run_in
         (a, "wamid.failA", "fail,sleep-0.02"),
     ]
     deliveries, expected = interleaved(USERS, PER_USER, lead=lead)
-    served = start_live(
+    served = serve_live(
         captured,
+        serving,
         bot.project,
         *db,
         *("--app", "bot:bot", "--handler-concurrency", "2", "--handler-timeout", "30"),
         env=env,
     )
-    serving.append(served)
     for messages in deliveries:
-        answer = post_webhook(served, bot.app_secret, delivery(*messages))
-        assert answer.status_code == 200
-        assert answer.json()["dispatched"] == len(messages)
+        deliver(served, bot, *messages)
 
     every = [message_id for ids in expected.values() for message_id in ids]
-    wait_until(lambda: set(every) <= set(ended(bot.events())), "every handler to run", 90)
+    run_to_the_end(bot, every)
     assert served.stop() == 0
     events = bot.events()
 

@@ -8,7 +8,7 @@ as in ``test_inbox_worker``; tests wait on events, never on time.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -65,11 +65,40 @@ class Observed:
             await self._changed.wait()
 
 
+Handler = Callable[[InboxItem, RunControl], Awaitable[None]]
+
+
+async def _paused_for_25_seconds(
+    store: SqliteStore,
+    mock_clock: trio.testing.MockClock,
+    handler: Handler,
+    events: tuple[trio.Event, trio.Event, trio.Event, trio.Event],
+    *,
+    then: float,
+) -> list[InboxRun]:
+    """Run ``handler`` (deadline 10 s) over the recorded item: 6 s once it is ``entered``,
+    25 s once ``paused``, ``gate`` set, ``then`` s once ``resumed``; return its runs."""
+    entered, paused, resumed, gate = events
+    runs: list[InboxRun] = []
+    worker = options(handler, handler_timeout=10.0, on_run=runs.append)
+    async with trio.open_nursery() as nursery:
+        handle = await nursery.start(run_inbox_worker, store, worker)
+        await entered.wait()
+        mock_clock.jump(6)
+        await paused.wait()
+        mock_clock.jump(25)
+        gate.set()
+        await resumed.wait()
+        mock_clock.jump(then)
+        await handle.wait_idle()
+        await handle.stop()
+    return runs
+
+
 async def test_time_paused_does_not_count_against_the_deadline(
     store: SqliteStore, mock_clock: trio.testing.MockClock
 ) -> None:
     await record(store, ("a1", "qa"))
-    runs: list[InboxRun] = []
     entered, paused, resumed, gate = trio.Event(), trio.Event(), trio.Event(), trio.Event()
 
     async def handler(item: InboxItem, control: RunControl) -> None:
@@ -84,18 +113,8 @@ async def test_time_paused_does_not_count_against_the_deadline(
         resumed.set()
         await trio.sleep(3)  # 6 + 3 s run, 25 s paused: within the 10 s deadline
 
-    worker = options(handler, handler_timeout=10.0, on_run=runs.append)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(run_inbox_worker, store, worker)
-        await entered.wait()
-        mock_clock.jump(6)
-        await paused.wait()
-        mock_clock.jump(25)
-        gate.set()
-        await resumed.wait()
-        mock_clock.jump(3)
-        await handle.wait_idle()
-        await handle.stop()
+    events = (entered, paused, resumed, gate)
+    runs = await _paused_for_25_seconds(store, mock_clock, handler, events, then=3)
     assert [(run.outcome, run.duration) for run in runs] == [("success", 34.0)]
     assert await store.list_inbox_items() == []
 
@@ -104,7 +123,6 @@ async def test_time_outside_pauses_still_counts(
     store: SqliteStore, mock_clock: trio.testing.MockClock
 ) -> None:
     await record(store, ("a1", "qa"))
-    runs: list[InboxRun] = []
     entered, paused, resumed, gate = trio.Event(), trio.Event(), trio.Event(), trio.Event()
 
     async def handler(item: InboxItem, control: RunControl) -> None:
@@ -116,18 +134,8 @@ async def test_time_outside_pauses_still_counts(
         resumed.set()
         await trio.sleep_forever()  # overruns the 4 s left of its deadline
 
-    worker = options(handler, handler_timeout=10.0, on_run=runs.append)
-    async with trio.open_nursery() as nursery:
-        handle = await nursery.start(run_inbox_worker, store, worker)
-        await entered.wait()
-        mock_clock.jump(6)
-        await paused.wait()
-        mock_clock.jump(25)
-        gate.set()
-        await resumed.wait()
-        mock_clock.jump(4)
-        await handle.wait_idle()
-        await handle.stop()
+    events = (entered, paused, resumed, gate)
+    runs = await _paused_for_25_seconds(store, mock_clock, handler, events, then=4)
     assert [(run.outcome, run.duration) for run in runs] == [("timeout", 35.0)]
     (item,) = await store.list_inbox_items()
     assert (item.status, item.last_error) == (InboxStatus.PENDING, "timeout")

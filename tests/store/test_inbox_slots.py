@@ -83,16 +83,25 @@ def waiting_handler(store: PersistenceStore, script: Script) -> Any:
     return handler
 
 
-async def test_a_waiting_run_lets_another_queue_run_and_resumes_after_its_reply(
-    slotted: Any, mock_clock: trio.testing.MockClock
-) -> None:
-    store, script = slotted, Script()
+async def _two_queues(
+    store: PersistenceStore, script: Script
+) -> tuple[list[InboxRun], InboxWorkerOptions]:
+    """``a1`` (queue qa) and ``b1`` (qb) recorded; a worker of ``waiting_handler`` with one
+    slot and a 10 s deadline, and the list its runs are appended to."""
     await record(store, ("a1", "qa"))
     await record(store, ("b1", "qb"))
     runs: list[InboxRun] = []
     worker = options(
         waiting_handler(store, script), concurrency=1, handler_timeout=10.0, on_run=runs.append
     )
+    return runs, worker
+
+
+async def test_a_waiting_run_lets_another_queue_run_and_resumes_after_its_reply(
+    slotted: Any, mock_clock: trio.testing.MockClock
+) -> None:
+    store, script = slotted, Script()
+    runs, worker = await _two_queues(store, script)
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(run_inbox_worker, store, worker)
         await script.reached("a1 paused")
@@ -124,12 +133,7 @@ async def test_a_resumed_run_waits_for_a_free_slot_ahead_of_new_claims(
     slotted: Any, mock_clock: trio.testing.MockClock
 ) -> None:
     store, script = slotted, Script()
-    await record(store, ("a1", "qa"))
-    await record(store, ("b1", "qb"))
-    runs: list[InboxRun] = []
-    worker = options(
-        waiting_handler(store, script), concurrency=1, handler_timeout=10.0, on_run=runs.append
-    )
+    runs, worker = await _two_queues(store, script)
     async with trio.open_nursery() as nursery:
         handle = await nursery.start(run_inbox_worker, store, worker)
         await script.reached("b1 start")
