@@ -11,7 +11,7 @@ import svc
 
 ROOT = Path(svc.__file__).parent
 # Bottom first; a layer may import itself, any layer before it, and the shared leaf modules.
-LAYERS = ["graph", "media", "store", "webhook", "flows", "http", "cli"]
+LAYERS = ["graph", "media", "store", "webhook", "flows", "runtime", "http", "dev", "cli"]
 SHARED = {"crypto", "_json", "_text", "_version"}
 
 
