@@ -7,11 +7,12 @@ deliveries, ``svc.store`` keeps claims and the message projection,
 
 from typing import TYPE_CHECKING, Any
 
+from svc.runtime import HandlerOptions as HandlerOptions
+
 from ._errors import CONSTRUCTION_CODES as CONSTRUCTION_CODES
 from ._errors import CURSOR_REFUSED as CURSOR_REFUSED
 from ._errors import HttpError as HttpError
 from ._errors import ServiceError as ServiceError
-from ._handler_options import HandlerOptions as HandlerOptions
 from ._profile import DEFAULT_API_PREFIX as DEFAULT_API_PREFIX
 from ._profile import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from ._profile import DEFAULT_WEBHOOK_PATH as DEFAULT_WEBHOOK_PATH

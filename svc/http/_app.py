@@ -27,6 +27,14 @@ from svc._version import __version__
 from svc.crypto import InboxKeyring
 from svc.flows import FlowHandler, FlowPrivateKey
 from svc.graph import GraphClient, GraphRequestValidationError
+from svc.runtime import (
+    HandlerOptions,
+    HandlerRuntime,
+    MemoryQueue,
+    StoreQueue,
+    TrioClock,
+    handler_options_from,
+)
 from svc.store import (
     OutboxHandler,
     OutboxReport,
@@ -55,8 +63,6 @@ from ._errors import (
 )
 from ._front import front
 from ._group_routes import register_group_routes
-from ._handler_options import HandlerOptions, handler_options_from
-from ._memory_runtime import MemoryRuntime, RunReport
 from ._message_routes import register_message_routes
 from ._numbers import build_numbers
 from ._openapi import openapi_document as openapi_document
@@ -237,52 +243,36 @@ def _attach_runtime(
     keyring: InboxKeyring | None,
     registry: CollectorRegistry,
 ) -> None:
-    """The handler runtime of the service: the store's inbox (with a keyring), or memory."""
+    """The handler runtime of the service: over the store's inbox (with a keyring), or over
+    the in-memory queue (no store)."""
+    queue: MemoryQueue | StoreQueue
+    now = service.now
     if service.store is None:
-        runs = _memory_metrics(registry)
-        service.memory = MemoryRuntime(
-            facade=service.facade,
-            context_for=service.handler_context,
-            options=options,
-            logger=service.logger,
-            on_run=runs,
+        now = TrioClock(service.now)  # in this process only: trio's clock orders it
+        queue = MemoryQueue(
+            capacity=options.queue_capacity,
+            seen_window=options.seen_window,
+            state_ttl=options.state_ttl,
         )
     elif keyring is not None:
-        from ._inbox_runtime import InboxRuntime
-
-        service.inbox = InboxRuntime(
+        queue = StoreQueue(
             store=service.store,
             keyring=keyring,
-            facade=service.facade,
-            context_for=service.handler_context,
-            options=options,
-            now=service.now,
+            state_ttl=options.state_ttl,
+            dead_horizon=options.dead_horizon,
             logger=service.logger,
-            registry=registry,
         )
-
-
-def _memory_metrics(registry: CollectorRegistry) -> Callable[[RunReport], None]:
-    """The handler duration and outcome metrics of the in-memory runtime (as the inbox's)."""
-    from prometheus_client import Counter, Histogram
-
-    duration = Histogram(
-        "svc_handler_duration_seconds",
-        "Seconds one handler run took (all outcomes).",
+    else:
+        return
+    service.runtime = HandlerRuntime(
+        queue=queue,
+        facade=service.facade,
+        context_for=service.handler_context,
+        options=options,
+        now=now,
+        logger=service.logger,
         registry=registry,
     )
-    outcomes = Counter(
-        "svc_handler_runs",
-        "Handler runs by outcome (success, error, timeout, dead).",
-        ["outcome"],
-        registry=registry,
-    )
-
-    def on_run(report: RunReport) -> None:
-        duration.observe(report.seconds)
-        outcomes.labels(outcome=report.outcome).inc()
-
-    return on_run
 
 
 def _number_client(
@@ -352,7 +342,7 @@ def _build_quart_app(
         security_schemes={"bearerAuth": {"type": "http", "scheme": "bearer"}},
     )
     app.extensions["svc"] = service
-    app.extensions["svc.handlers"] = service.memory if service.memory is not None else service.inbox
+    app.extensions["svc.handlers"] = service.runtime
     app.extensions["svc.routes"] = routes
     app.extensions[BODY_GATE_KEY] = gate
     _register_lifespan(app, service, outbox, broadcasts)
@@ -381,20 +371,16 @@ def _register_lifespan(
 
     @app.before_serving
     async def _start_background() -> None:
-        if service.memory is not None:
-            await app.nursery.start(service.memory.run)
-        if service.inbox is not None:
-            await service.inbox.start(app.nursery)
+        if service.runtime is not None:
+            await app.nursery.start(service.runtime.run)
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
         await broadcasts.start(app.nursery, service)
 
     @app.after_serving
     async def _stop_background() -> None:
-        if service.memory is not None:
-            await service.memory.stop()
-        if service.inbox is not None:
-            await service.inbox.stop()
+        if service.runtime is not None:
+            await service.runtime.stop()
         while handle:
             await handle.pop().stop()
         await broadcasts.stop()

@@ -18,8 +18,11 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
+import trio
+
 from svc import crypto
 from svc.graph import build_group_text_message, build_text_message, check_message_payload
+from svc.runtime import Conversation, Detached
 from svc.webhook import (
     MessageUpdate,
     SentMessage,
@@ -34,7 +37,6 @@ from svc.webhook import (
     status_listener,
 )
 
-from ._conversation import Conversation, Detached
 from ._numbers import ServedNumber
 from ._replies import Reply
 
@@ -173,9 +175,13 @@ class ServiceContext:
         reply = await self._send(payload, self._number, key)
         message_id = _message_id(reply)
         kind = payload.get("type")
+        replayed = reply.headers.get("Idempotent-Replayed") == "true"
         self._logger.info(
-            "handler reply sent type=%s message_id=%s",
+            "handler reply %s type=%s message_id=%s",
+            "replayed" if replayed else "sent",
             kind if isinstance(kind, str) and kind.isidentifier() else "other",
             message_id or "unknown",
         )
+        # A send held to completion may finish past the run's deadline; the run ends here.
+        await trio.lowlevel.checkpoint_if_cancelled()
         return SentMessage(message_id=message_id)

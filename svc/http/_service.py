@@ -10,7 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -22,6 +22,7 @@ from svc.graph import (
     GraphRequestValidationError,
     PhoneNumberClient,
 )
+from svc.runtime import Conversation, HandlerRuntime
 from svc.store import (
     Claimed,
     Conflict,
@@ -46,7 +47,6 @@ from svc.webhook import (
 )
 
 from ._context import ServiceContext
-from ._conversation import Conversation
 from ._errors import (
     HttpError,
     handlers_busy,
@@ -57,7 +57,6 @@ from ._errors import (
     persistence_unavailable,
 )
 from ._local_copies import LocalCopies
-from ._memory_runtime import MemoryRuntime
 from ._numbers import NumberRouter, ServedNumber, build_numbers, route_delivery
 from ._profile import Profile, ServiceSecrets
 from ._projection import IdentityChange, delivery_projection, send_projection
@@ -75,9 +74,6 @@ from ._store_calls import (
 from ._telemetry import Telemetry
 from ._update_rules import FOREIGN_NUMBER, UpdateHook
 from ._upstream import refusal_message, upstream_http_error
-
-if TYPE_CHECKING:
-    from ._inbox_runtime import InboxRuntime
 
 __all__ = ["CONTEXT_SEND_HASH", "RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
@@ -135,10 +131,9 @@ class Service:
         self.update_hooks: list[UpdateHook] = []
         """Run before the record on the updates of a delivery each wants (the broadcast
         template pause); each returns those whose hook work was not stored."""
-        self.memory: MemoryRuntime | None = None
-        """The handler runtime without a store (``create_app`` sets it)."""
-        self.inbox: InboxRuntime | None = None
-        """The handler runtime with a store (``create_app`` sets it, with an inbox keyring)."""
+        self.runtime: HandlerRuntime | None = None
+        """The handler runtime (``create_app`` sets it: over the store's inbox with an inbox
+        keyring, else over the in-memory queue)."""
         self.log_webhook_events = False
         """``SVC_LOG_WEBHOOK_EVENTS``: one privacy-safe line per update at ingest."""
         self._app_secret = secrets.webhook_app_secret.encode("utf-8")
@@ -231,24 +226,21 @@ class Service:
         if not await self._run_update_hooks(updates):
             return error_reply(persistence_unavailable())
         handled = self._handled(updates)
-        if self.store is None:
-            if handled and not self.memory_runtime().submit(handled):
-                self.logger.warning("webhook handler queue full count=%d", len(handled))
-                return error_reply(handlers_busy())
-            self._count_outcomes(updates, {id(u) for u in handled}, set())
-            return _ack(delivery, foreign, dispatched=len(handled))
         floats = delivery.may_hold_floats
         keys = [update_key(update, may_hold_floats=floats) for update in updates]
-        inbox = self.inbox
         by_id = {id(update): key for update, key in zip(updates, keys, strict=True)}
-        rows = inbox.rows([(u, by_id[id(u)]) for u in handled]) if inbox is not None else []
+        pairs = [(u, by_id[id(u)]) for u in handled]
+        runtime = self.runtime
+        if self.store is None:
+            return self._hand_to_memory(delivery, foreign, pairs)
+        rows = runtime.rows(pairs) if runtime is not None and pairs else []
         try:
             new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
         except HttpError as exc:
             return error_reply(exc)
         handed = {row.update_key for row in rows} & new
-        if handed and inbox is not None:
-            inbox.wake()
+        if handed and runtime is not None:
+            runtime.accepted(pairs, handed)
         if self.fault_hook is not None:
             self.fault_hook("after_record")  # test-only: the crash between record and answer
         changes_stored = await self._apply_identity_changes(changes)
@@ -289,10 +281,26 @@ class Service:
                 handled.append(update)
         return handled
 
-    def memory_runtime(self) -> MemoryRuntime:
-        """The in-memory handler runtime (no store)."""
-        assert self.memory is not None, "create_app sets the runtime"
-        return self.memory
+    def _hand_to_memory(
+        self,
+        delivery: Delivery,
+        foreign: int,
+        pairs: list[tuple[Update, str]],
+    ) -> Reply:
+        """Without a store: the handled updates go to the in-memory queue (full: 503
+        ``handlers_busy``); one it accepted before (a redelivery) is a duplicate."""
+        runtime = self.runtime
+        accepted: list[str] | None = []
+        if pairs and runtime is not None:
+            accepted = runtime.accept(pairs)
+        if accepted is None:
+            self.logger.warning("webhook handler queue full count=%d", len(pairs))
+            return error_reply(handlers_busy())
+        fresh = set(accepted)
+        ran = {id(update) for update, key in pairs if key in fresh}
+        duplicate = {id(update) for update, key in pairs if key not in fresh}
+        self._count_outcomes(delivery.updates, ran, duplicate)
+        return _ack(delivery, foreign, dispatched=len(ran))
 
     def handler_context(
         self, update: Update, key: str | None = None, conversation: Conversation | None = None

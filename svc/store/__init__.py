@@ -24,16 +24,16 @@ from ._errors import VALIDATION_CODES as VALIDATION_CODES
 from ._errors import PersistenceError as PersistenceError
 from ._errors import PersistenceErrorCode as PersistenceErrorCode
 from ._errors import PersistenceValidationError as PersistenceValidationError
-from ._inbox import InboxHandler as InboxHandler
-from ._inbox import InboxReporter as InboxReporter
-from ._inbox import InboxRun as InboxRun
-from ._inbox import InboxWorkerHandle as InboxWorkerHandle
-from ._inbox import InboxWorkerOptions as InboxWorkerOptions
-from ._inbox import RunControl as RunControl
-from ._inbox import run_inbox_worker as run_inbox_worker
 from ._inbox_methods import MAX_USER_STATE_BYTES as MAX_USER_STATE_BYTES
+from ._leases import EXHAUSTED as EXHAUSTED
+from ._leases import TIMEOUT as TIMEOUT
 from ._leases import DeadLetter as DeadLetter
+from ._leases import Decision as Decision
+from ._leases import Failure as Failure
 from ._leases import RetryPolicy as RetryPolicy
+from ._leases import Verdict as Verdict
+from ._leases import failure_of as failure_of
+from ._leases import settle as settle
 from ._migrations import SCHEMA_VERSION as SCHEMA_VERSION
 from ._outbox import OutboxHandler as OutboxHandler
 from ._outbox import OutboxReport as OutboxReport
@@ -74,8 +74,6 @@ from ._retention import prune_once as prune_once
 from ._retention import run_retention as run_retention
 from ._row_ids import new_row_id as new_row_id
 from ._row_ids import new_row_ids as new_row_ids
-from ._slots import DEFAULT_MAX_WAITING as DEFAULT_MAX_WAITING
-from ._slots import RunSlots as RunSlots
 from ._status import STATUS_RANKS as STATUS_RANKS
 from ._status import apply_status as apply_status
 from ._status import status_rank as status_rank
@@ -95,8 +93,8 @@ from .sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "BROADCAST_INTERRUPTED",
-    "DEFAULT_MAX_WAITING",
     "DEFAULT_WINDOW_MS",
+    "EXHAUSTED",
     "FAULT_CODES",
     "MAX_BROADCAST_RECIPIENTS",
     "MAX_USER_STATE_BYTES",
@@ -107,6 +105,7 @@ __all__ = [
     "SQLITE_SYNCHRONOUS_MODES",
     "SQLITE_WRITERS",
     "STATUS_RANKS",
+    "TIMEOUT",
     "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",
     "BroadcastCreateResult",
@@ -122,15 +121,12 @@ __all__ = [
     "Conflict",
     "ConversationWindow",
     "DeadLetter",
-    "InboxHandler",
+    "Decision",
+    "Failure",
     "InboxItem",
-    "InboxReporter",
     "InboxRow",
-    "InboxRun",
     "InboxStatistics",
     "InboxStatus",
-    "InboxWorkerHandle",
-    "InboxWorkerOptions",
     "MessageDirection",
     "MessagePage",
     "MessageRecord",
@@ -153,8 +149,6 @@ __all__ = [
     "Replay",
     "RetentionOptions",
     "RetryPolicy",
-    "RunControl",
-    "RunSlots",
     "ServiceRequestRecord",
     "ServiceRequestState",
     "SqliteStore",
@@ -163,18 +157,20 @@ __all__ = [
     "UserIdentityRecord",
     "UserStateRecord",
     "UserStateWrite",
+    "Verdict",
     "WebhookEventResult",
     "apply_status",
     "conversation_window",
+    "failure_of",
     "format_timestamp",
     "from_ms",
     "new_row_id",
     "new_row_ids",
     "prune_once",
-    "run_inbox_worker",
     "run_outbox_worker",
     "run_outbox_worker_once",
     "run_retention",
+    "settle",
     "status_rank",
     "storable_phone",
     "storable_user_id",

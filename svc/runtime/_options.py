@@ -1,6 +1,6 @@
-"""How the service runs its handlers after the answer: concurrency, deadline, retries, queue.
+"""How the service runs its handlers after the answer: concurrency, deadline, lease, retries.
 
-One frozen record for both runtimes (the store's inbox, the in-memory queue);
+One frozen record for both modes (the store's inbox, the in-memory queue);
 ``create_app(handler_options=...)`` takes it or a mapping of its fields, and
 ``svc serve``'s ``--handler-*`` options fill it.
 """
@@ -13,12 +13,24 @@ from dataclasses import dataclass, fields
 from datetime import timedelta
 from typing import Any, Final
 
-from svc.store import DEFAULT_MAX_WAITING
+from ._events import Observer
+from ._slots import DEFAULT_MAX_WAITING
 
-__all__ = ["DEFAULT_QUEUE_CAPACITY", "HandlerOptions", "handler_options_from"]
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_QUEUE_CAPACITY",
+    "DEFAULT_SEEN_WINDOW",
+    "HandlerOptions",
+    "handler_options_from",
+]
 
 DEFAULT_QUEUE_CAPACITY: Final = 10_000
 """Updates the in-memory runtime holds at most (queued and running) before it answers 503."""
+DEFAULT_SEEN_WINDOW: Final = 100_000
+"""Without a store: the update keys remembered, so a redelivery of one runs nothing."""
+DEFAULT_LEASE: Final = 6.0
+"""Seconds a claim holds an item; renewed every third of it while the run lives, so a crashed
+run's item is taken by another worker within about this long (plus a poll)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,17 +58,24 @@ class HandlerOptions:
     """With a store: dead letters older than this are deleted."""
     state_ttl: timedelta = timedelta(days=30)
     """How long a user's ``ctx.state`` is kept after its last write."""
+    lease: float = DEFAULT_LEASE
+    """Seconds a claim holds an item before another worker may take it; the run renews it
+    every third of it and stops when a renewal is not confirmed before it ends."""
+    seen_window: int = DEFAULT_SEEN_WINDOW
+    """Without a store: how many update keys are remembered to refuse redeliveries."""
+    observer: Observer | None = None
+    """Called with each ``RuntimeEvent`` (``svc dev``'s inspector); never user-visible."""
     after_run: Callable[[Any], None] | None = None
     """Test-only seam: called between a handler's end and its completion mark."""
 
     def __post_init__(self) -> None:
-        for name in ("concurrency", "max_attempts", "queue_capacity"):
+        for name in ("concurrency", "max_attempts", "queue_capacity", "seen_window"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be a positive integer")
         if type(self.max_waiting) is not int or not 0 <= self.max_waiting <= 100_000:
             raise ValueError("max_waiting must be an integer in 0..100000")
-        for name in ("timeout", "retry_delay", "max_retry_delay", "poll_interval"):
+        for name in ("timeout", "retry_delay", "max_retry_delay", "poll_interval", "lease"):
             value = getattr(self, name)
             if (
                 not isinstance(value, int | float)
@@ -65,14 +84,16 @@ class HandlerOptions:
                 or value < 0
             ):
                 raise ValueError(f"{name} must be a finite number of seconds >= 0")
-        if self.timeout <= 0 or self.poll_interval <= 0:
-            raise ValueError("timeout and poll_interval must be above 0")
+        if self.timeout <= 0 or self.poll_interval <= 0 or self.lease < 0.03:
+            raise ValueError("timeout and poll_interval must be above 0, lease at least 0.03")
         for name in ("dead_horizon", "state_ttl"):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise ValueError(f"{name} must be a positive timedelta")
-        if self.after_run is not None and not callable(self.after_run):
-            raise ValueError("after_run must be callable")
+        for name in ("after_run", "observer"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise ValueError(f"{name} must be callable")
 
 
 _NAMES: Final = frozenset(field.name for field in fields(HandlerOptions))

@@ -1,0 +1,113 @@
+"""One run's control: its deadline (which stands still while the run waits for the user),
+its run slot (given back while it waits), its lease (renewed while it lives) and what its
+success will commit (the later items it consumed).
+
+A run ends at its deadline at its next checkpoint, whatever it awaits; it also ends when
+its lease is lost (another claim took the item, or an operator dropped it) or when a
+renewal is not confirmed before the lease runs out, so a run never outlives its lease.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Final
+
+import trio
+
+from ._queue import Claim, RunQueue
+from ._slots import RunSlots
+
+__all__ = ["LEASE_EXPIRED", "LEASE_LOST", "RunControl", "keep_lease"]
+
+LEASE_LOST: Final = "lease_lost"
+"""Why a run was stopped: another claim holds its item, or it was dropped."""
+LEASE_EXPIRED: Final = "lease_expired"
+"""Why a run was stopped: no renewal was confirmed before its lease ran out."""
+
+
+class RunControl:
+    """The deadline, slot and consumed items of one run (one per run)."""
+
+    __slots__ = ("_depth", "_left", "_slots", "consumed", "holds_slot", "lost", "scope")
+
+    def __init__(self, timeout: float, slots: RunSlots | None) -> None:
+        self.scope: Final = trio.CancelScope(deadline=trio.current_time() + timeout)
+        """The run's cancel scope: its deadline, and how a lost lease stops it."""
+        self._depth = 0
+        self._left = timeout
+        self._slots = slots
+        self.holds_slot = slots is not None
+        """Whether the run holds a run slot (False while it waits without one)."""
+        self.consumed: dict[int, str] = {}
+        """Later items the run used up (id -> update key), deleted with its success."""
+        self.lost: str | None = None
+        """``LEASE_LOST`` or ``LEASE_EXPIRED`` once the run was stopped for its lease."""
+
+    def lose(self, reason: str) -> None:
+        """Stop the run: its lease is gone (its settlement will be refused)."""
+        if self.lost is None:
+            self.lost = reason
+        self.scope.cancel()
+
+    @asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """Waiting for the user: the deadline stands still inside and the run's slot is free
+        for another queue's head until it is taken again on the way out (waiting for one,
+        still paused). Pauses nest; the outermost gives the slot back."""
+        released = False
+        if self._depth == 0:
+            self._left = self.scope.deadline - trio.current_time()
+            self.scope.deadline = math.inf
+            if self._slots is not None and self.holds_slot and self._slots.pause():
+                released, self.holds_slot = True, False
+        self._depth += 1
+        try:
+            yield
+        finally:
+            try:
+                if released:
+                    assert self._slots is not None
+                    await self._slots.resume()
+                    self.holds_slot = True
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self.lost is None:
+                    self.scope.deadline = trio.current_time() + max(self._left, 0.0)
+
+
+async def keep_lease(
+    queue: RunQueue,
+    claim: Claim,
+    control: RunControl,
+    *,
+    lease: float,
+    now: Callable[[], datetime],
+    on_error: Callable[[Exception], None],
+) -> None:
+    """Renew the claim's lease every third of it for as long as the run lives. A renewal
+    the queue refuses stops the run (``LEASE_LOST``); one that fails is tried again, and if
+    none is confirmed before the lease runs out the run is stopped (``LEASE_EXPIRED``)."""
+    interval = lease / 3
+    ends = trio.current_time() + lease
+    while True:
+        with trio.move_on_at(ends) as scope:
+            await trio.sleep_until(min(ends, trio.current_time() + interval))
+            while True:
+                asked = trio.current_time()
+                try:
+                    kept = await queue.renew(claim, until=now() + timedelta(seconds=lease))
+                except Exception as exc:  # noqa: BLE001 -- reported; tried again before the end
+                    on_error(exc)
+                    await trio.sleep(min(interval, max(ends - trio.current_time(), 0) / 2))
+                    continue
+                if not kept:
+                    control.lose(LEASE_LOST)
+                    return
+                ends = asked + lease
+                break
+        if scope.cancelled_caught:
+            control.lose(LEASE_EXPIRED)
+            return
