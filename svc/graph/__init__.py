@@ -184,9 +184,6 @@ from ._interactive import build_interactive_carousel_message as build_interactiv
 from ._interactive import build_interactive_flow_message as build_interactive_flow_message
 from ._interactive_header import interactive_media_header as interactive_media_header
 from ._interactive_messages import (
-    InteractiveLocationRequestMessage as InteractiveLocationRequestMessage,
-)
-from ._interactive_messages import (
     build_call_permission_request_message as build_call_permission_request_message,
 )
 from ._interactive_messages import (
@@ -497,7 +494,6 @@ __all__ = [
     "IdentityKeyMismatchError",
     "ImageTooSmallToProcessError",
     "IncorrectCertificateError",
-    "InteractiveLocationRequestMessage",
     "InteractiveSender",
     "InvalidCursorError",
     "InvalidGroupProfilePictureAspectRatioError",

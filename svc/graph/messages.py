@@ -28,6 +28,9 @@ from ._interactive_messages import InteractiveButtonsMessage as InteractiveButto
 from ._interactive_messages import InteractiveCatalogMessage as InteractiveCatalogMessage
 from ._interactive_messages import InteractiveCtaUrlMessage as InteractiveCtaUrlMessage
 from ._interactive_messages import InteractiveListMessage as InteractiveListMessage
+from ._interactive_messages import (
+    InteractiveLocationRequestMessage as InteractiveLocationRequestMessage,
+)
 from ._interactive_messages import InteractiveProductMessage as InteractiveProductMessage
 from ._interactive_messages import InteractiveProductsMessage as InteractiveProductsMessage
 from ._interactive_messages import VoiceCallButtonMessage as VoiceCallButtonMessage
@@ -53,6 +56,7 @@ __all__ = [
     "InteractiveCtaUrlMessage",
     "InteractiveFlowMessage",
     "InteractiveListMessage",
+    "InteractiveLocationRequestMessage",
     "InteractiveProductMessage",
     "InteractiveProductsMessage",
     "LocationMessage",
