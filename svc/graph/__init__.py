@@ -156,49 +156,58 @@ from ._scoped import WABAClient as WABAClient
 # --- messages: builders and send helpers
 # isort: split
 from ._builders import GROUP_MESSAGE_TYPES as GROUP_MESSAGE_TYPES
-from ._builders import MEDIA_KINDS as MEDIA_KINDS
-from ._builders import MediaKind as MediaKind
-from ._builders import build_audio_message as build_audio_message
-from ._builders import (
-    build_call_permission_request_message as build_call_permission_request_message,
-)
-from ._builders import build_contacts_message as build_contacts_message
-from ._builders import build_document_message as build_document_message
-from ._builders import build_group_media_message as build_group_media_message
-from ._builders import build_group_pin_message as build_group_pin_message
-from ._builders import build_group_template_message as build_group_template_message
-from ._builders import build_group_text_message as build_group_text_message
-from ._builders import build_image_message as build_image_message
-from ._builders import build_interactive_buttons_message as build_interactive_buttons_message
-from ._builders import build_interactive_catalog_message as build_interactive_catalog_message
-from ._builders import build_interactive_cta_url_message as build_interactive_cta_url_message
-from ._builders import build_interactive_list_message as build_interactive_list_message
-from ._builders import (
-    build_interactive_location_request_message as build_interactive_location_request_message,
-)
-from ._builders import build_interactive_product_message as build_interactive_product_message
-from ._builders import build_interactive_products_message as build_interactive_products_message
-from ._builders import build_location_message as build_location_message
-from ._builders import build_marketing_template_message as build_marketing_template_message
-from ._builders import build_media_message as build_media_message
-from ._builders import build_otp_button as build_otp_button
-from ._builders import build_reaction_message as build_reaction_message
 from ._builders import build_read_receipt as build_read_receipt
-from ._builders import build_remove_reaction_message as build_remove_reaction_message
-from ._builders import build_sticker_message as build_sticker_message
-from ._builders import build_template_message as build_template_message
-from ._builders import build_text_message as build_text_message
-from ._builders import build_video_message as build_video_message
-from ._builders import build_voice_call_button_message as build_voice_call_button_message
 from ._builders import check_message_payload as check_message_payload
 from ._builders import is_read_receipt_payload as is_read_receipt_payload
 from ._callback_data import MAX_BIZ_OPAQUE_CALLBACK_DATA as MAX_BIZ_OPAQUE_CALLBACK_DATA
 from ._callback_data import check_callback_data as check_callback_data
 from ._callback_data import with_callback_data as with_callback_data
+from ._contacts import build_contacts_message as build_contacts_message
+from ._content_messages import MEDIA_KINDS as MEDIA_KINDS
+from ._content_messages import MediaKind as MediaKind
+from ._content_messages import build_audio_message as build_audio_message
+from ._content_messages import build_document_message as build_document_message
+from ._content_messages import build_image_message as build_image_message
+from ._content_messages import build_location_message as build_location_message
+from ._content_messages import build_media_message as build_media_message
+from ._content_messages import build_reaction_message as build_reaction_message
+from ._content_messages import build_remove_reaction_message as build_remove_reaction_message
+from ._content_messages import build_sticker_message as build_sticker_message
+from ._content_messages import build_text_message as build_text_message
+from ._content_messages import build_video_message as build_video_message
+from ._group_messages import build_group_media_message as build_group_media_message
+from ._group_messages import build_group_pin_message as build_group_pin_message
+from ._group_messages import build_group_template_message as build_group_template_message
+from ._group_messages import build_group_text_message as build_group_text_message
 from ._interactive import FLOW_MESSAGE_VERSION as FLOW_MESSAGE_VERSION
 from ._interactive import build_interactive_carousel_message as build_interactive_carousel_message
 from ._interactive import build_interactive_flow_message as build_interactive_flow_message
 from ._interactive_header import interactive_media_header as interactive_media_header
+from ._interactive_messages import (
+    build_call_permission_request_message as build_call_permission_request_message,
+)
+from ._interactive_messages import (
+    build_interactive_buttons_message as build_interactive_buttons_message,
+)
+from ._interactive_messages import (
+    build_interactive_catalog_message as build_interactive_catalog_message,
+)
+from ._interactive_messages import (
+    build_interactive_cta_url_message as build_interactive_cta_url_message,
+)
+from ._interactive_messages import build_interactive_list_message as build_interactive_list_message
+from ._interactive_messages import (
+    build_interactive_location_request_message as build_interactive_location_request_message,
+)
+from ._interactive_messages import (
+    build_interactive_product_message as build_interactive_product_message,
+)
+from ._interactive_messages import (
+    build_interactive_products_message as build_interactive_products_message,
+)
+from ._interactive_messages import (
+    build_voice_call_button_message as build_voice_call_button_message,
+)
 from ._orders import GOODS_TYPES as GOODS_TYPES
 from ._orders import ORDER_STATUSES as ORDER_STATUSES
 from ._orders import build_order_details_message as build_order_details_message
@@ -251,6 +260,9 @@ from ._template_create import (
     build_definition_request_contact_info_button as build_definition_request_contact_info_button,
 )
 from ._template_create import build_definition_url_button as build_definition_url_button
+from ._template_messages import build_marketing_template_message as build_marketing_template_message
+from ._template_messages import build_otp_button as build_otp_button
+from ._template_messages import build_template_message as build_template_message
 from ._template_params import TEMPLATE_BUTTON_SUB_TYPES as TEMPLATE_BUTTON_SUB_TYPES
 from ._template_params import build_template_body as build_template_body
 from ._template_params import build_template_catalog_button as build_template_catalog_button

@@ -8,11 +8,13 @@ header and either one URL button or quick-reply buttons each.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ._builders import _address, _envelope, _interactive
+from ._envelope import Payload, address, envelope, interactive
 from ._errors import GraphRequestValidationError
 from ._interactive_header import interactive_media_header
+from ._message import Message, builder
 from ._validate import (
     check_choice,
     check_id,
@@ -25,11 +27,12 @@ from ._validate import (
 
 __all__ = [
     "FLOW_MESSAGE_VERSION",
+    "InteractiveCarouselMessage",
+    "InteractiveFlowMessage",
     "build_interactive_carousel_message",
     "build_interactive_flow_message",
 ]
 
-Payload = dict[str, Any]
 
 FLOW_MESSAGE_VERSION: Final = "3"
 """The only ``flow_message_version`` the platform accepts."""
@@ -99,23 +102,8 @@ def _flow_parameters(
     return parameters
 
 
-def build_interactive_flow_message(
-    *,
-    to: str,
-    body_text: str,
-    flow_cta: str,
-    flow_id: str | None = None,
-    flow_name: str | None = None,
-    flow_token: str | None = None,
-    flow_action: Literal["navigate", "data_exchange"] | None = None,
-    screen: str | None = None,
-    data: Mapping[str, Any] | None = None,
-    mode: Literal["draft", "published"] | None = None,
-    header_text: str | None = None,
-    header: Mapping[str, Any] | None = None,
-    footer_text: str | None = None,
-    reply_to_message_id: str | None = None,
-) -> Payload:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InteractiveFlowMessage(Message):
     """A Flow message: a CTA button (<= 30) that opens the Flow ``flow_id`` or ``flow_name``.
 
     ``flow_action`` is sent only when given (the platform's default is
@@ -124,26 +112,45 @@ def build_interactive_flow_message(
     ``flow_token`` are sent only when given. The header is ``header_text`` or a
     media ``header`` (image, video or document by id or link).
     """
-    addressee = _address(to)
-    parameters = _flow_parameters(
-        flow_cta=flow_cta,
-        flow_id=flow_id,
-        flow_name=flow_name,
-        flow_token=flow_token,
-        flow_action=flow_action,
-        screen=screen,
-        data=data,
-        mode=mode,
-    )
-    interactive = _interactive(
-        "flow",
-        action={"name": "flow", "parameters": parameters},
-        body_text=body_text,
-        header_text=header_text,
-        header=header,
-        footer_text=footer_text,
-    )
-    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+
+    to: str
+    body_text: str
+    flow_cta: str
+    flow_id: str | None = None
+    flow_name: str | None = None
+    flow_token: str | None = None
+    flow_action: Literal["navigate", "data_exchange"] | None = None
+    screen: str | None = None
+    data: Mapping[str, Any] | None = None
+    mode: Literal["draft", "published"] | None = None
+    header_text: str | None = None
+    header: Mapping[str, Any] | None = None
+    footer_text: str | None = None
+    reply_to_message_id: str | None = None
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        parameters = _flow_parameters(
+            flow_cta=self.flow_cta,
+            flow_id=self.flow_id,
+            flow_name=self.flow_name,
+            flow_token=self.flow_token,
+            flow_action=self.flow_action,
+            screen=self.screen,
+            data=self.data,
+            mode=self.mode,
+        )
+        wire = interactive(
+            "flow",
+            action={"name": "flow", "parameters": parameters},
+            body_text=self.body_text,
+            header_text=self.header_text,
+            header=self.header,
+            footer_text=self.footer_text,
+        )
+        return envelope(
+            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        )
 
 
 def _card_buttons(value: object, field: str) -> tuple[str, Payload]:
@@ -203,13 +210,8 @@ def _card_body(value: object, field: str) -> str:
     return text
 
 
-def build_interactive_carousel_message(
-    *,
-    to: str,
-    body_text: str,
-    cards: Sequence[Mapping[str, Any]],
-    reply_to_message_id: str | None = None,
-) -> Payload:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InteractiveCarouselMessage(Message):
     """A media carousel: 2..10 cards, each ``{header, body_text?, buttons}``.
 
     ``header`` is ``{"type": "image" | "video", "id" | "link"}``; ``body_text``
@@ -218,28 +220,46 @@ def build_interactive_carousel_message(
     ``{"type": "quick_reply", "id", "title"}``, and every card has the same
     kind and number of buttons. Cards are numbered (``card_index``) in order.
     """
-    addressee = _address(to)
-    items = check_sequence(cards, "cards", minimum=MIN_CAROUSEL_CARDS, maximum=MAX_CAROUSEL_CARDS)
-    wire_cards: list[Payload] = []
-    shape: str | None = None
-    for index, item in enumerate(items):
-        field = f"cards[{index}]"
-        card = check_mapping(
-            item, field, allowed=("header", "body_text", "buttons"), required=("header", "buttons")
+
+    to: str
+    body_text: str
+    cards: Sequence[Mapping[str, Any]]
+    reply_to_message_id: str | None = None
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        items = check_sequence(
+            self.cards, "cards", minimum=MIN_CAROUSEL_CARDS, maximum=MAX_CAROUSEL_CARDS
         )
-        header = interactive_media_header(
-            card["header"], f"{field}.header", kinds=_CARD_HEADER_KINDS
-        )
-        wire_card: Payload = {"card_index": index, "type": "cta_url", "header": header}
-        if card.get("body_text") is not None:
-            wire_card["body"] = {"text": _card_body(card["body_text"], f"{field}.body_text")}
-        card_shape, action = _card_buttons(card["buttons"], f"{field}.buttons")
-        if shape is not None and card_shape != shape:
-            raise GraphRequestValidationError(
-                "every card needs the same kind and number of buttons", field=f"{field}.buttons"
+        wire_cards: list[Payload] = []
+        shape: str | None = None
+        for index, item in enumerate(items):
+            field = f"cards[{index}]"
+            card = check_mapping(
+                item,
+                field,
+                allowed=("header", "body_text", "buttons"),
+                required=("header", "buttons"),
             )
-        shape = card_shape
-        wire_card["action"] = action
-        wire_cards.append(wire_card)
-    interactive = _interactive("carousel", action={"cards": wire_cards}, body_text=body_text)
-    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+            header = interactive_media_header(
+                card["header"], f"{field}.header", kinds=_CARD_HEADER_KINDS
+            )
+            wire_card: Payload = {"card_index": index, "type": "cta_url", "header": header}
+            if card.get("body_text") is not None:
+                wire_card["body"] = {"text": _card_body(card["body_text"], f"{field}.body_text")}
+            card_shape, action = _card_buttons(card["buttons"], f"{field}.buttons")
+            if shape is not None and card_shape != shape:
+                raise GraphRequestValidationError(
+                    "every card needs the same kind and number of buttons", field=f"{field}.buttons"
+                )
+            shape = card_shape
+            wire_card["action"] = action
+            wire_cards.append(wire_card)
+        wire = interactive("carousel", action={"cards": wire_cards}, body_text=self.body_text)
+        return envelope(
+            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        )
+
+
+build_interactive_flow_message = builder(InteractiveFlowMessage)
+build_interactive_carousel_message = builder(InteractiveCarouselMessage)

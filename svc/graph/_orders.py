@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final, Literal
 
-from ._builders import _address, _envelope, _interactive
+from ._envelope import Payload, address, envelope, interactive
 from ._errors import GraphRequestValidationError
+from ._message import Message, builder
 from ._validate import (
     check_choice,
     check_id,
@@ -33,11 +35,12 @@ from ._validate import (
 __all__ = [
     "GOODS_TYPES",
     "ORDER_STATUSES",
+    "OrderDetailsMessage",
+    "OrderStatusMessage",
     "build_order_details_message",
     "build_order_status_message",
 ]
 
-Payload = dict[str, Any]
 GoodsType = Literal["digital-goods", "physical-goods"]
 
 GOODS_TYPES: Final = frozenset({"digital-goods", "physical-goods"})
@@ -230,22 +233,8 @@ def _payment(
     return out
 
 
-def build_order_details_message(
-    *,
-    to: str,
-    body_text: str,
-    reference_id: str,
-    goods_type: GoodsType,
-    currency: str,
-    total_amount: Mapping[str, int],
-    order: Mapping[str, Any] | None = None,
-    payment_type: str | None = None,
-    payment_configuration: str | None = None,
-    payment_settings: Sequence[Mapping[str, Any]] | None = None,
-    header: Mapping[str, Any] | None = None,
-    footer_text: str | None = None,
-    reply_to_message_id: str | None = None,
-) -> Payload:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderDetailsMessage(Message):
     """A bill to review and pay (``interactive.type = order_details``).
 
     ``reference_id`` is 1..35 letters, digits, ``_``, ``-`` or ``.``;
@@ -259,70 +248,98 @@ def build_order_details_message(
     say how the user pays. ``header`` is a media header
     (``{"type": "image", "link": ...}``).
     """
-    addressee = _address(to)
-    if not isinstance(reference_id, str) or not _REFERENCE_ID.fullmatch(reference_id):
-        raise GraphRequestValidationError(
-            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-        )
-    if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
-        raise GraphRequestValidationError(
-            "currency must be an ISO 4217 code such as INR", field="currency"
-        )
-    parameters: Payload = {
-        "reference_id": reference_id,
-        "type": check_choice(goods_type, "goods_type", GOODS_TYPES),
-        **_payment(payment_type, payment_configuration, payment_settings),
-        "currency": currency,
-    }
-    parameters["total_amount"], total = _amount(total_amount, "total_amount")
-    if order is not None:
-        parameters["order"], order_total = _order(order)
-        if order_total != total:
+
+    to: str
+    body_text: str
+    reference_id: str
+    goods_type: GoodsType
+    currency: str
+    total_amount: Mapping[str, int]
+    order: Mapping[str, Any] | None = None
+    payment_type: str | None = None
+    payment_configuration: str | None = None
+    payment_settings: Sequence[Mapping[str, Any]] | None = None
+    header: Mapping[str, Any] | None = None
+    footer_text: str | None = None
+    reply_to_message_id: str | None = None
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
             raise GraphRequestValidationError(
-                "total_amount must equal subtotal + tax + shipping - discount",
-                field="total_amount",
+                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
             )
-    interactive = _interactive(
-        "order_details",
-        action={"name": "review_and_pay", "parameters": parameters},
-        body_text=body_text,
-        footer_text=footer_text,
-        header=header,
-    )
-    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+        if not isinstance(self.currency, str) or not _CURRENCY.fullmatch(self.currency):
+            raise GraphRequestValidationError(
+                "currency must be an ISO 4217 code such as INR", field="currency"
+            )
+        parameters: Payload = {
+            "reference_id": self.reference_id,
+            "type": check_choice(self.goods_type, "goods_type", GOODS_TYPES),
+            **_payment(self.payment_type, self.payment_configuration, self.payment_settings),
+            "currency": self.currency,
+        }
+        parameters["total_amount"], total = _amount(self.total_amount, "total_amount")
+        if self.order is not None:
+            parameters["order"], order_total = _order(self.order)
+            if order_total != total:
+                raise GraphRequestValidationError(
+                    "total_amount must equal subtotal + tax + shipping - discount",
+                    field="total_amount",
+                )
+        wire = interactive(
+            "order_details",
+            action={"name": "review_and_pay", "parameters": parameters},
+            body_text=self.body_text,
+            footer_text=self.footer_text,
+            header=self.header,
+        )
+        return envelope(
+            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        )
 
 
-def build_order_status_message(
-    *,
-    to: str,
-    body_text: str,
-    reference_id: str,
-    status: str,
-    description: str | None = None,
-    footer_text: str | None = None,
-    reply_to_message_id: str | None = None,
-) -> Payload:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderStatusMessage(Message):
     """What became of an order (``interactive.type = order_status``, ``review_order``).
 
     ``reference_id`` names the order of an earlier ``order_details`` message;
     ``status`` is one of ``ORDER_STATUSES``; ``description`` (at most 120
     characters) says why, for a cancellation for instance.
     """
-    addressee = _address(to)
-    if not isinstance(reference_id, str) or not _REFERENCE_ID.fullmatch(reference_id):
-        raise GraphRequestValidationError(
-            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
+
+    to: str
+    body_text: str
+    reference_id: str
+    status: str
+    description: str | None = None
+    footer_text: str | None = None
+    reply_to_message_id: str | None = None
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
+            raise GraphRequestValidationError(
+                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
+            )
+        order: Payload = {"status": check_choice(self.status, "status", ORDER_STATUSES)}
+        if self.description is not None:
+            order["description"] = check_text(
+                self.description, "description", max_length=MAX_DESCRIPTION
+            )
+        wire = interactive(
+            "order_status",
+            action={
+                "name": "review_order",
+                "parameters": {"reference_id": self.reference_id, "order": order},
+            },
+            body_text=self.body_text,
+            footer_text=self.footer_text,
         )
-    order: Payload = {"status": check_choice(status, "status", ORDER_STATUSES)}
-    if description is not None:
-        order["description"] = check_text(description, "description", max_length=MAX_DESCRIPTION)
-    interactive = _interactive(
-        "order_status",
-        action={
-            "name": "review_order",
-            "parameters": {"reference_id": reference_id, "order": order},
-        },
-        body_text=body_text,
-        footer_text=footer_text,
-    )
-    return _envelope(addressee, "interactive", interactive, reply_to_message_id=reply_to_message_id)
+        return envelope(
+            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        )
+
+
+build_order_details_message = builder(OrderDetailsMessage)
+build_order_status_message = builder(OrderStatusMessage)

@@ -1,23 +1,46 @@
-"""Send helpers shared by ``PhoneNumberClient``: every message type of the spec, validated first.
+"""Sends of ``PhoneNumberClient``: ``send(message)`` for any ``Message``, and its typed helpers.
 
 ``MessageSender`` is a mixin: the scoped client supplies ``_post_phone_edge``,
 which POSTs a JSON payload to ``/{phone_number_id}/{edge}`` and returns the
-parsed answer. Every helper builds its payload with ``_builders`` (which
-rejects bad input before the transport is touched) and returns a ``SendResult``.
+parsed answer. Every send renders its ``Message`` first (bad input is refused
+before the transport is touched) and returns a ``SendResult``. Each typed
+``send_*`` helper is derived from its declaration by ``sends``, so it takes
+exactly the declaration's keywords.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec
 
-from . import _builders as b
-from ._callback_data import with_callback_data
+from ._builders import build_read_receipt, check_message_payload, is_read_receipt_payload
+from ._contacts import ContactsMessage
+from ._content_messages import (
+    AudioMessage,
+    DocumentMessage,
+    ImageMessage,
+    LocationMessage,
+    MediaMessage,
+    ReactionMessage,
+    RemoveReactionMessage,
+    StickerMessage,
+    TextMessage,
+    VideoMessage,
+)
 from ._errors import GraphSerializationError, TemplateCheckError
+from ._group_messages import (
+    GroupMediaMessage,
+    GroupPinMessage,
+    GroupTemplateMessage,
+    GroupTextMessage,
+)
+from ._message import Message
 from ._results import Template
 from ._template_check import check_template_send
+from ._template_messages import MarketingTemplateMessage, TemplateMessage
 
 __all__ = [
     "MessageSender",
@@ -25,7 +48,10 @@ __all__ = [
     "SendResult",
     "read_receipt_result_from_answer",
     "send_result_from_answer",
+    "sends",
 ]
+
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,6 +119,24 @@ def _check_definition_name(definition: Template | Mapping[str, Any], name: str) 
         raise TemplateCheckError(f"name: the definition is {defined}, not {name}", field="name")
 
 
+def sends(
+    message: Callable[P, Message],
+) -> Callable[Concatenate[MessageSender, P], Coroutine[Any, Any, SendResult]]:
+    """The typed ``send_*`` helper of a declaration: its keywords in, ``send(message)`` out."""
+
+    async def send(self: MessageSender, /, *args: P.args, **kwargs: P.kwargs) -> SendResult:
+        return await self.send(message(*args, **kwargs))
+
+    signature = inspect.signature(message)
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    send.__doc__ = message.__doc__
+    send.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()],
+        return_annotation="SendResult",
+    )
+    return send
+
+
 class MessageSender(abc.ABC):
     """Message sends for one business phone number (mixed into ``PhoneNumberClient``)."""
 
@@ -100,16 +144,10 @@ class MessageSender(abc.ABC):
     async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
         """POST ``payload`` as JSON to ``/{phone_number_id}/{edge}``; return the parsed answer."""
 
-    async def _send(
-        self,
-        payload: Mapping[str, Any],
-        *,
-        edge: str = "messages",
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """POST a built payload, adding ``biz_opaque_callback_data`` when given."""
-        sent = with_callback_data(payload, biz_opaque_callback_data)
-        return send_result_from_answer(await self._post_phone_edge(edge, sent))
+    async def send(self, message: Message) -> SendResult:
+        """Send any ``Message`` to its edge (``/messages``; marketing: ``/marketing_messages``)."""
+        payload = message.to_payload()
+        return send_result_from_answer(await self._post_phone_edge(message.edge, payload))
 
     async def send_message(self, payload: Mapping[str, Any]) -> SendResult | ReadReceiptResult:
         """Send a prebuilt payload (checked by ``check_message_payload``) to ``/messages``.
@@ -117,232 +155,18 @@ class MessageSender(abc.ABC):
         A message payload answers a ``SendResult``; a read receipt (``build_read_receipt``)
         answers a ``ReadReceiptResult``. Both keep the upstream JSON in ``raw``.
         """
-        checked = b.check_message_payload(payload)
-        if b.is_read_receipt_payload(checked):
-            answer = await self._post_phone_edge("messages", checked)
+        checked = check_message_payload(payload)
+        answer = await self._post_phone_edge("messages", checked)
+        if is_read_receipt_payload(checked):
             return read_receipt_result_from_answer(answer)
-        return await self._send(checked)
+        return send_result_from_answer(answer)
 
     async def mark_as_read(
         self, *, message_id: str, typing_indicator: bool = False
     ) -> ReadReceiptResult:
         """Mark ``message_id`` as read; ``typing_indicator=True`` also shows the user "typing"."""
-        payload = b.build_read_receipt(message_id=message_id, typing_indicator=typing_indicator)
+        payload = build_read_receipt(message_id=message_id, typing_indicator=typing_indicator)
         return read_receipt_result_from_answer(await self._post_phone_edge("messages", payload))
-
-    # --- text, media, location, reactions, contacts
-
-    async def send_text(
-        self,
-        *,
-        to: str,
-        text: str,
-        preview_url: bool | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a text message."""
-        return await self._send(
-            b.build_text_message(
-                to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_media(
-        self,
-        kind: b.MediaKind,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        caption: str | None = None,
-        filename: str | None = None,
-        voice: bool | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send an image, video, audio, document or sticker (see ``build_media_message``)."""
-        return await self._send(
-            b.build_media_message(
-                kind,
-                to=to,
-                media_id=media_id,
-                link=link,
-                caption=caption,
-                filename=filename,
-                voice=voice,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_image(
-        self,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        caption: str | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send an image by media id or link."""
-        return await self._send(
-            b.build_image_message(
-                to=to,
-                media_id=media_id,
-                link=link,
-                caption=caption,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_video(
-        self,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        caption: str | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a video by media id or link."""
-        return await self._send(
-            b.build_video_message(
-                to=to,
-                media_id=media_id,
-                link=link,
-                caption=caption,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_audio(
-        self,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        voice: bool | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send audio by media id or link; ``voice=True`` marks a voice note."""
-        return await self._send(
-            b.build_audio_message(
-                to=to,
-                media_id=media_id,
-                link=link,
-                voice=voice,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_document(
-        self,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        caption: str | None = None,
-        filename: str | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a document by media id or link."""
-        return await self._send(
-            b.build_document_message(
-                to=to,
-                media_id=media_id,
-                link=link,
-                caption=caption,
-                filename=filename,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_sticker(
-        self,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a sticker by media id or link."""
-        return await self._send(
-            b.build_sticker_message(
-                to=to, media_id=media_id, link=link, reply_to_message_id=reply_to_message_id
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_location(
-        self,
-        *,
-        to: str,
-        latitude: float,
-        longitude: float,
-        name: str | None = None,
-        address: str | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a location pin."""
-        return await self._send(
-            b.build_location_message(
-                to=to,
-                latitude=latitude,
-                longitude=longitude,
-                name=name,
-                address=address,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_reaction(
-        self, *, to: str, message_id: str, emoji: str, biz_opaque_callback_data: str | None = None
-    ) -> SendResult:
-        """React to ``message_id`` with ``emoji``."""
-        return await self._send(
-            b.build_reaction_message(to=to, message_id=message_id, emoji=emoji),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_remove_reaction(
-        self, *, to: str, message_id: str, biz_opaque_callback_data: str | None = None
-    ) -> SendResult:
-        """Remove an earlier reaction to ``message_id``."""
-        return await self._send(
-            b.build_remove_reaction_message(to=to, message_id=message_id),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_contacts(
-        self,
-        *,
-        to: str,
-        contacts: Sequence[Mapping[str, Any]],
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send contact cards (snake_case inputs, see ``build_contacts_message``)."""
-        return await self._send(
-            b.build_contacts_message(
-                to=to, contacts=contacts, reply_to_message_id=reply_to_message_id
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    # --- templates
 
     async def send_template(
         self,
@@ -356,7 +180,7 @@ class MessageSender(abc.ABC):
         biz_opaque_callback_data: str | None = None,
         language_policy: Literal["deterministic"] | None = None,
     ) -> SendResult:
-        """Send an approved template.
+        """Send an approved template (``TemplateMessage``).
 
         With ``definition`` (a ``Template`` the caller already fetched), ``name``,
         ``language_code`` and ``components`` are first checked against it by
@@ -366,128 +190,30 @@ class MessageSender(abc.ABC):
         if definition is not None:
             _check_definition_name(definition, name)
             check_template_send(definition, language_code, components, to=to)
-        return await self._send(
-            b.build_template_message(
-                to=to,
-                name=name,
-                language_code=language_code,
-                components=components,
-                reply_to_message_id=reply_to_message_id,
-                language_policy=language_policy,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_marketing_template(
-        self,
-        *,
-        name: str,
-        language_code: str,
-        to: str | None = None,
-        recipient: str | None = None,
-        components: Sequence[Mapping[str, Any]] | None = None,
-        product_policy: Literal["CLOUD_API_FALLBACK", "STRICT"] | None = None,
-        message_activity_sharing: bool | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a marketing template through ``/marketing_messages``."""
-        payload = b.build_marketing_template_message(
+        message = TemplateMessage(
+            to=to,
             name=name,
             language_code=language_code,
-            to=to,
-            recipient=recipient,
             components=components,
-            product_policy=product_policy,
-            message_activity_sharing=message_activity_sharing,
-        )
-        return await self._send(
-            payload,
-            edge="marketing_messages",
+            reply_to_message_id=reply_to_message_id,
             biz_opaque_callback_data=biz_opaque_callback_data,
+            language_policy=language_policy,
         )
+        return await self.send(message)
 
-    # --- groups
-
-    async def send_group_text(
-        self,
-        *,
-        to: str,
-        text: str,
-        preview_url: bool | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send text to a group (``to`` is the group id)."""
-        return await self._send(
-            b.build_group_text_message(
-                to=to, text=text, preview_url=preview_url, reply_to_message_id=reply_to_message_id
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_group_media(
-        self,
-        kind: b.MediaKind,
-        *,
-        to: str,
-        media_id: str | None = None,
-        link: str | None = None,
-        caption: str | None = None,
-        filename: str | None = None,
-        voice: bool | None = None,
-        reply_to_message_id: str | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send media to a group."""
-        return await self._send(
-            b.build_group_media_message(
-                kind,
-                to=to,
-                media_id=media_id,
-                link=link,
-                caption=caption,
-                filename=filename,
-                voice=voice,
-                reply_to_message_id=reply_to_message_id,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_group_template(
-        self,
-        *,
-        to: str,
-        name: str,
-        language_code: str,
-        template_category: Literal["UTILITY", "MARKETING"],
-        components: Sequence[Mapping[str, Any]] | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Send a UTILITY or MARKETING template to a group."""
-        return await self._send(
-            b.build_group_template_message(
-                to=to,
-                name=name,
-                language_code=language_code,
-                template_category=template_category,
-                components=components,
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
-
-    async def send_group_pin(
-        self,
-        *,
-        to: str,
-        pin_type: Literal["pin", "unpin"],
-        message_id: str,
-        expiration_days: int | None = None,
-        biz_opaque_callback_data: str | None = None,
-    ) -> SendResult:
-        """Pin (for 1..30 days) or unpin a message in a group."""
-        return await self._send(
-            b.build_group_pin_message(
-                to=to, pin_type=pin_type, message_id=message_id, expiration_days=expiration_days
-            ),
-            biz_opaque_callback_data=biz_opaque_callback_data,
-        )
+    send_text = sends(TextMessage)
+    send_media = sends(MediaMessage)
+    send_image = sends(ImageMessage)
+    send_video = sends(VideoMessage)
+    send_audio = sends(AudioMessage)
+    send_document = sends(DocumentMessage)
+    send_sticker = sends(StickerMessage)
+    send_location = sends(LocationMessage)
+    send_reaction = sends(ReactionMessage)
+    send_remove_reaction = sends(RemoveReactionMessage)
+    send_contacts = sends(ContactsMessage)
+    send_marketing_template = sends(MarketingTemplateMessage)
+    send_group_text = sends(GroupTextMessage)
+    send_group_media = sends(GroupMediaMessage)
+    send_group_template = sends(GroupTemplateMessage)
+    send_group_pin = sends(GroupPinMessage)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ._builders import product_sections
 from ._errors import GraphRequestValidationError
+from ._interactive_messages import product_sections
 from ._template_params import MAX_BUTTON_INDEX
 from ._validate import (
     check_id,

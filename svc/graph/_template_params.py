@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from ._builders import _media_object
+from ._content_messages import media_object
 from ._errors import GraphRequestValidationError
 from ._validate import (
     check_int,
@@ -201,7 +201,7 @@ def build_template_header_media(
             "kind must be one of document, image, video", field="kind"
         )
     # The media rules of the message builders: id xor link, filename for documents only.
-    name, media = _media_object(
+    name, media = media_object(
         kind, media_id=media_id, link=link, caption=None, filename=filename, voice=None
     )
     return {"type": "header", "parameters": [{"type": name, name: media}]}

@@ -8,39 +8,48 @@ models check shape and JSON types strictly (no coercion, no unknown fields).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Final, Literal, TypeVar, get_args
+import dataclasses
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Final, Literal, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
+from pydantic.alias_generators import to_camel
 
-from svc.graph import (
-    build_call_permission_request_message,
-    build_contacts_message,
-    build_group_media_message,
-    build_group_pin_message,
-    build_group_text_message,
-    build_interactive_buttons_message,
-    build_interactive_catalog_message,
-    build_interactive_cta_url_message,
-    build_interactive_list_message,
-    build_interactive_location_request_message,
-    build_interactive_product_message,
-    build_interactive_products_message,
-    build_location_message,
-    build_media_message,
-    build_reaction_message,
-    build_read_receipt,
-    build_remove_reaction_message,
-    build_template_message,
-    build_text_message,
-    is_read_receipt_payload,
-    with_callback_data,
+from svc.graph import build_read_receipt, is_read_receipt_payload, with_callback_data
+from svc.graph.messages import (
+    CallPermissionRequestMessage,
+    ContactsMessage,
+    GroupMediaMessage,
+    GroupPinMessage,
+    GroupTextMessage,
+    InteractiveButtonsMessage,
+    InteractiveCarouselMessage,
+    InteractiveCatalogMessage,
+    InteractiveCtaUrlMessage,
+    InteractiveFlowMessage,
+    InteractiveListMessage,
+    InteractiveLocationRequestMessage,
+    InteractiveProductMessage,
+    InteractiveProductsMessage,
+    LocationMessage,
+    MediaMessage,
+    Message,
+    ReactionMessage,
+    RemoveReactionMessage,
+    TemplateMessage,
+    TextMessage,
 )
 
-from ._bodies_rich import InteractiveCarouselBody as InteractiveCarouselBody
-from ._bodies_rich import InteractiveFlowBody as InteractiveFlowBody
-from ._bodies_rich import MediaHeaderIn as MediaHeaderIn
-from ._bodies_rich import Recipient, carousel_payload, flow_payload, media_header
+from ._bodies_rich import BodyPart, CarouselCard, MediaHeaderIn, Recipient, graph_input
 from ._bodies_rich import SendModel as _SendBody
 from ._bodies_rich import StrictModel as _Body
 from ._errors import HttpError, malformed_body
@@ -61,12 +70,85 @@ Payload = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 
+class _DeclaredBody(_SendBody):
+    """A composer body derived from a ``Message`` declaration (see ``_declared``)."""
+
+    declaration: ClassVar[type[Message]]
+
+    def message(self) -> Message:
+        """The declaration, filled from this body's fields (nested shapes in snake_case)."""
+        given = type(self).model_fields
+        values = {
+            field.name: graph_input(getattr(self, field.name))
+            for field in dataclasses.fields(self.declaration)
+            if field.name in given
+        }
+        return self.declaration(**values, biz_opaque_callback_data=self.bizOpaqueCallbackData)
+
+
+_WIRE_TYPES: Final[dict[Any, Any]] = {Sequence: list, Mapping: dict}
+
+
+def _json_type(annotation: Any) -> Any:
+    """The body's type for a declaration's field type: abstract containers become JSON ones."""
+    origin = get_origin(annotation)
+    if origin in _WIRE_TYPES:
+        return _WIRE_TYPES[origin][tuple(_json_type(arg) for arg in get_args(annotation))]
+    if origin is typing.Union or origin is type(int | None):
+        return typing.Union[tuple(_json_type(arg) for arg in get_args(annotation))]  # noqa: UP007
+    return annotation
+
+
+def _declared(
+    name: str,
+    declaration: type[Message],
+    tag: str,
+    *,
+    leave_out: tuple[str, ...] = (),
+    **shapes: Any,
+) -> type[_DeclaredBody]:
+    """The composer body of ``declaration``: ``type: tag`` and its fields under camelCase names.
+
+    ``shapes`` gives a nested field its body type (camelCase parts) or overrides a
+    field's type; ``to`` is the documented ``Recipient``. ``leave_out`` names the
+    fields the HTTP body does not offer.
+    """
+    hints = typing.get_type_hints(declaration)
+    fields: dict[str, Any] = {"type": (Literal[tag], ...)}
+    for field in dataclasses.fields(declaration):
+        if field.name in (*leave_out, "biz_opaque_callback_data") or not field.init:
+            continue
+        annotation = shapes.get(field.name, Recipient if field.name == "to" else None)
+        if annotation is None:
+            annotation = _json_type(hints[field.name])
+        required = field.default is dataclasses.MISSING
+        fields[field.name] = (
+            annotation,
+            Field(... if required else field.default, alias=to_camel(field.name)),
+        )
+    declared = {field.name for field in dataclasses.fields(declaration)}
+    for extra in shapes.keys() - declared:
+        fields[extra] = (shapes[extra], Field(..., alias=to_camel(extra)))
+    body = create_model(name, __base__=_DeclaredBody, __doc__=declaration.__doc__, **fields)
+    body.declaration = declaration
+    return body
+
+
 class TextSendBody(_SendBody):
     """POST ``{prefix}/messages/text``: newline and tab are allowed in ``text``."""
 
     to: Recipient
     text: str
     previewUrl: bool | None = None
+
+    def message(self) -> Message:
+        """The ``TextMessage`` of this body."""
+        return TextMessage(
+            to=self.to,
+            text=self.text,
+            preview_url=self.previewUrl,
+            biz_opaque_callback_data=self.bizOpaqueCallbackData,
+        )
 
 
 class _GraphNativeTextObject(_Body):
@@ -84,6 +166,19 @@ class GraphNativeTextBody(_SendBody):
     recipient_type: Literal["individual"] | None = None
     biz_opaque_callback_data: str | None = None
 
+    def message(self) -> Message:
+        """The ``TextMessage`` of this body (``bizOpaqueCallbackData`` wins over the native key)."""
+        native = TextMessage(
+            to=self.to,
+            text=self.text.body,
+            preview_url=self.text.preview_url,
+            biz_opaque_callback_data=self.biz_opaque_callback_data,
+        )
+        if self.bizOpaqueCallbackData is None:
+            return native
+        with_callback_data({}, self.biz_opaque_callback_data)  # both keys are checked
+        return dataclasses.replace(native, biz_opaque_callback_data=self.bizOpaqueCallbackData)
+
 
 class TextComposerBody(_SendBody):
     """A text message; ``recipientType: group`` (groups enabled) sends to a group id."""
@@ -94,6 +189,17 @@ class TextComposerBody(_SendBody):
     previewUrl: bool | None = None
     recipientType: Literal["individual", "group"] | None = None
     replyToMessageId: str | None = None
+
+    def message(self) -> Message:
+        """A ``TextMessage``, or a ``GroupTextMessage`` for ``recipientType: group``."""
+        declaration = GroupTextMessage if self.recipientType == "group" else TextMessage
+        return declaration(
+            to=self.to,
+            text=self.text,
+            preview_url=self.previewUrl,
+            reply_to_message_id=self.replyToMessageId,
+            biz_opaque_callback_data=self.bizOpaqueCallbackData,
+        )
 
 
 class MediaBody(_SendBody):
@@ -109,31 +215,23 @@ class MediaBody(_SendBody):
     replyToMessageId: str | None = None
     recipientType: Literal["individual", "group"] | None = None
 
-
-class LocationBody(_SendBody):
-    type: Literal["location"]
-    to: Recipient
-    latitude: float
-    longitude: float
-    name: str | None = None
-    address: str | None = None
-    replyToMessageId: str | None = None
-
-
-class ReactionBody(_SendBody):
-    type: Literal["reaction"]
-    to: Recipient
-    messageId: str
-    emoji: str
+    def message(self) -> Message:
+        """A ``MediaMessage`` of kind ``type``, or a ``GroupMediaMessage`` for groups."""
+        declaration = GroupMediaMessage if self.recipientType == "group" else MediaMessage
+        return declaration(
+            self.type,
+            to=self.to,
+            media_id=self.mediaId,
+            link=self.link,
+            caption=self.caption,
+            filename=self.filename,
+            voice=self.voice,
+            reply_to_message_id=self.replyToMessageId,
+            biz_opaque_callback_data=self.bizOpaqueCallbackData,
+        )
 
 
-class RemoveReactionBody(_SendBody):
-    type: Literal["removeReaction"]
-    to: Recipient
-    messageId: str
-
-
-class ContactName(_Body):
+class ContactName(BodyPart):
     formattedName: str
     firstName: str | None = None
     lastName: str | None = None
@@ -142,23 +240,23 @@ class ContactName(_Body):
     prefix: str | None = None
 
 
-class ContactPhoneIn(_Body):
+class ContactPhoneIn(BodyPart):
     phone: str
     type: str | None = None
     waId: str | None = None
 
 
-class ContactEmailIn(_Body):
+class ContactEmailIn(BodyPart):
     email: str
     type: str | None = None
 
 
-class ContactUrlIn(_Body):
+class ContactUrlIn(BodyPart):
     url: str
     type: str | None = None
 
 
-class ContactAddressIn(_Body):
+class ContactAddressIn(BodyPart):
     street: str | None = None
     city: str | None = None
     state: str | None = None
@@ -168,13 +266,13 @@ class ContactAddressIn(_Body):
     type: str | None = None
 
 
-class ContactOrgIn(_Body):
+class ContactOrgIn(BodyPart):
     company: str | None = None
     department: str | None = None
     title: str | None = None
 
 
-class ContactIn(_Body):
+class ContactIn(BodyPart):
     name: ContactName
     phones: list[ContactPhoneIn]
     emails: list[ContactEmailIn] | None = None
@@ -184,133 +282,25 @@ class ContactIn(_Body):
     birthday: str | None = None
 
 
-class ContactsBody(_SendBody):
-    type: Literal["contacts"]
-    to: Recipient
-    contacts: list[ContactIn]
-    replyToMessageId: str | None = None
-
-
-class ReplyButton(_Body):
+class ReplyButton(BodyPart):
     id: str
     title: str
 
 
-class InteractiveButtonsBody(_SendBody):
-    type: Literal["interactiveButtons"]
-    to: Recipient
-    bodyText: str
-    buttons: list[ReplyButton]
-    headerText: str | None = None
-    header: MediaHeaderIn | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class ListRow(_Body):
+class ListRow(BodyPart):
     id: str
     title: str
     description: str | None = None
 
 
-class ListSection(_Body):
+class ListSection(BodyPart):
     title: str
     rows: list[ListRow]
 
 
-class InteractiveListBody(_SendBody):
-    type: Literal["interactiveList"]
-    to: Recipient
-    bodyText: str
-    buttonText: str
-    sections: list[ListSection]
-    headerText: str | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class InteractiveCtaUrlBody(_SendBody):
-    type: Literal["interactiveCtaUrl"]
-    to: Recipient
-    bodyText: str
-    displayText: str
-    url: str
-    headerText: str | None = None
-    header: MediaHeaderIn | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class InteractiveProductBody(_SendBody):
-    type: Literal["interactiveProduct"]
-    to: Recipient
-    catalogId: str
-    productRetailerId: str
-    bodyText: str | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class ProductSection(_Body):
+class ProductSection(BodyPart):
     title: str
     productRetailerIds: list[str]
-
-
-class InteractiveProductsBody(_SendBody):
-    type: Literal["interactiveProducts"]
-    to: Recipient
-    catalogId: str
-    headerText: str
-    bodyText: str
-    sections: list[ProductSection]
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class InteractiveCatalogBody(_SendBody):
-    type: Literal["interactiveCatalog"]
-    to: Recipient
-    bodyText: str
-    thumbnailProductRetailerId: str | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class InteractiveLocationRequestBody(_SendBody):
-    type: Literal["interactiveLocationRequest"]
-    to: Recipient
-    bodyText: str
-    replyToMessageId: str | None = None
-
-
-class CallPermissionRequestBody(_SendBody):
-    type: Literal["callPermissionRequest"]
-    to: Recipient
-    bodyText: str
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class TemplateBody(_SendBody):
-    """Components are in the platform's structure and checked by the graph builder."""
-
-    type: Literal["template"]
-    to: Recipient
-    name: str
-    languageCode: str
-    components: list[dict[str, Any]] | None = None
-    replyToMessageId: str | None = None
-
-
-class GroupPinBody(_SendBody):
-    """Pin or unpin a message in a group (groups enabled); ``expirationDays`` 1..30 to pin."""
-
-    type: Literal["pin"]
-    recipientType: Literal["group"]
-    to: str = Field(description="The group id.")
-    pinType: Literal["pin", "unpin"]
-    messageId: str
-    expirationDays: int | None = None
 
 
 class ReadBody(_SendBody):
@@ -320,29 +310,98 @@ class ReadBody(_SendBody):
     messageId: str
     typingIndicator: bool | None = None
 
+    def receipt(self) -> Payload:
+        """The read-receipt payload (``build_read_receipt``); it is not a ``Message``."""
+        payload = build_read_receipt(
+            message_id=self.messageId, typing_indicator=bool(self.typingIndicator)
+        )
+        return with_callback_data(payload, self.bizOpaqueCallbackData)
 
-ComposerBody = Annotated[
-    TextComposerBody
-    | MediaBody
-    | LocationBody
-    | ReactionBody
-    | RemoveReactionBody
-    | ContactsBody
-    | InteractiveButtonsBody
-    | InteractiveListBody
-    | InteractiveCtaUrlBody
-    | InteractiveFlowBody
-    | InteractiveCarouselBody
-    | InteractiveProductBody
-    | InteractiveProductsBody
-    | InteractiveCatalogBody
-    | InteractiveLocationRequestBody
-    | CallPermissionRequestBody
-    | TemplateBody
-    | GroupPinBody
-    | ReadBody,
-    Field(discriminator="type"),
-]
+
+# One line per composer type: its declaration, its ``type`` and its nested shapes.
+LocationBody = _declared("LocationBody", LocationMessage, "location")
+ReactionBody = _declared("ReactionBody", ReactionMessage, "reaction")
+RemoveReactionBody = _declared("RemoveReactionBody", RemoveReactionMessage, "removeReaction")
+ContactsBody = _declared("ContactsBody", ContactsMessage, "contacts", contacts=list[ContactIn])
+InteractiveButtonsBody = _declared(
+    "InteractiveButtonsBody",
+    InteractiveButtonsMessage,
+    "interactiveButtons",
+    buttons=list[ReplyButton],
+    header=MediaHeaderIn | None,
+)
+InteractiveListBody = _declared(
+    "InteractiveListBody", InteractiveListMessage, "interactiveList", sections=list[ListSection]
+)
+InteractiveCtaUrlBody = _declared(
+    "InteractiveCtaUrlBody",
+    InteractiveCtaUrlMessage,
+    "interactiveCtaUrl",
+    header=MediaHeaderIn | None,
+)
+InteractiveFlowBody = _declared(
+    "InteractiveFlowBody", InteractiveFlowMessage, "interactiveFlow", header=MediaHeaderIn | None
+)
+InteractiveCarouselBody = _declared(
+    "InteractiveCarouselBody",
+    InteractiveCarouselMessage,
+    "interactiveCarousel",
+    cards=list[CarouselCard],
+)
+InteractiveProductBody = _declared(
+    "InteractiveProductBody", InteractiveProductMessage, "interactiveProduct"
+)
+InteractiveProductsBody = _declared(
+    "InteractiveProductsBody",
+    InteractiveProductsMessage,
+    "interactiveProducts",
+    sections=list[ProductSection],
+)
+InteractiveCatalogBody = _declared(
+    "InteractiveCatalogBody", InteractiveCatalogMessage, "interactiveCatalog"
+)
+InteractiveLocationRequestBody = _declared(
+    "InteractiveLocationRequestBody",
+    InteractiveLocationRequestMessage,
+    "interactiveLocationRequest",
+)
+CallPermissionRequestBody = _declared(
+    "CallPermissionRequestBody", CallPermissionRequestMessage, "callPermissionRequest"
+)
+TemplateBody = _declared(
+    "TemplateBody", TemplateMessage, "template", leave_out=("language_policy",)
+)
+GroupPinBody = _declared(
+    "GroupPinBody",
+    GroupPinMessage,
+    "pin",
+    to=Annotated[str, Field(description="The group id.")],
+    recipient_type=Literal["group"],
+)
+
+_COMPOSER_BODIES: Final = (
+    TextComposerBody,
+    MediaBody,
+    LocationBody,
+    ReactionBody,
+    RemoveReactionBody,
+    ContactsBody,
+    InteractiveButtonsBody,
+    InteractiveListBody,
+    InteractiveCtaUrlBody,
+    InteractiveFlowBody,
+    InteractiveCarouselBody,
+    InteractiveProductBody,
+    InteractiveProductsBody,
+    InteractiveCatalogBody,
+    InteractiveLocationRequestBody,
+    CallPermissionRequestBody,
+    TemplateBody,
+    GroupPinBody,
+    ReadBody,
+)
+# Built from the tuple above, so mypy sees it as a value, not a type.
+ComposerBody: Any = Annotated[typing.Union[_COMPOSER_BODIES], Field(discriminator="type")]  # noqa: UP007
 
 
 class MessageBody(RootModel[GraphNativeTextBody | ComposerBody]):
@@ -436,176 +495,25 @@ def chosen_number(body: BaseModel) -> str | None:
 
 def is_group_body(body: BaseModel) -> bool:
     """Whether the body addresses a group (allowed only with group routes enabled)."""
-    return getattr(body, "recipientType", None) == "group"
-
-
-def _contact(contact: ContactIn) -> Payload:
-    out: Payload = {
-        "name": _snake(contact.name.model_dump(exclude_none=True)),
-        "phones": [_snake(p.model_dump(exclude_none=True)) for p in contact.phones],
-    }
-    for key in ("emails", "urls", "addresses"):
-        items = getattr(contact, key)
-        if items is not None:
-            out[key] = [_snake(item.model_dump(exclude_none=True)) for item in items]
-    if contact.org is not None:
-        out["org"] = contact.org.model_dump(exclude_none=True)
-    if contact.birthday is not None:
-        out["birthday"] = contact.birthday
-    return out
-
-
-_SNAKE = {
-    "formattedName": "formatted_name",
-    "firstName": "first_name",
-    "lastName": "last_name",
-    "middleName": "middle_name",
-    "waId": "wa_id",
-    "countryCode": "country_code",
-}
-
-
-def _snake(data: Mapping[str, Any]) -> Payload:
-    return {_SNAKE.get(key, key): value for key, value in data.items()}
-
-
-def _media(body: MediaBody) -> Payload:
-    fields: dict[str, Any] = {
-        "to": body.to,
-        "media_id": body.mediaId,
-        "link": body.link,
-        "caption": body.caption,
-        "filename": body.filename,
-        "voice": body.voice,
-        "reply_to_message_id": body.replyToMessageId,
-    }
-    if body.recipientType == "group":
-        return build_group_media_message(body.type, **fields)
-    return build_media_message(body.type, **fields)
-
-
-def _text(body: TextComposerBody) -> Payload:
-    build = build_group_text_message if body.recipientType == "group" else build_text_message
-    return build(
-        to=body.to,
-        text=body.text,
-        preview_url=body.previewUrl,
-        reply_to_message_id=body.replyToMessageId,
-    )
-
-
-_BUILDERS: dict[type[BaseModel], Callable[[Any], Payload]] = {
-    InteractiveFlowBody: flow_payload,
-    InteractiveCarouselBody: carousel_payload,
-    TextSendBody: lambda b: build_text_message(to=b.to, text=b.text, preview_url=b.previewUrl),
-    GraphNativeTextBody: lambda b: with_callback_data(
-        build_text_message(to=b.to, text=b.text.body, preview_url=b.text.preview_url),
-        b.biz_opaque_callback_data,
-    ),
-    TextComposerBody: _text,
-    MediaBody: _media,
-    LocationBody: lambda b: build_location_message(
-        to=b.to,
-        latitude=b.latitude,
-        longitude=b.longitude,
-        name=b.name,
-        address=b.address,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    ReactionBody: lambda b: build_reaction_message(to=b.to, message_id=b.messageId, emoji=b.emoji),
-    RemoveReactionBody: lambda b: build_remove_reaction_message(to=b.to, message_id=b.messageId),
-    ContactsBody: lambda b: build_contacts_message(
-        to=b.to,
-        contacts=[_contact(c) for c in b.contacts],
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveButtonsBody: lambda b: build_interactive_buttons_message(
-        to=b.to,
-        body_text=b.bodyText,
-        buttons=[button.model_dump() for button in b.buttons],
-        header_text=b.headerText,
-        header=media_header(b.header),
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveListBody: lambda b: build_interactive_list_message(
-        to=b.to,
-        body_text=b.bodyText,
-        button_text=b.buttonText,
-        sections=[section.model_dump(exclude_none=True) for section in b.sections],
-        header_text=b.headerText,
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveCtaUrlBody: lambda b: build_interactive_cta_url_message(
-        to=b.to,
-        body_text=b.bodyText,
-        display_text=b.displayText,
-        url=b.url,
-        header_text=b.headerText,
-        header=media_header(b.header),
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveProductBody: lambda b: build_interactive_product_message(
-        to=b.to,
-        catalog_id=b.catalogId,
-        product_retailer_id=b.productRetailerId,
-        body_text=b.bodyText,
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveProductsBody: lambda b: build_interactive_products_message(
-        to=b.to,
-        catalog_id=b.catalogId,
-        header_text=b.headerText,
-        body_text=b.bodyText,
-        sections=[
-            {"title": s.title, "product_retailer_ids": list(s.productRetailerIds)}
-            for s in b.sections
-        ],
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveCatalogBody: lambda b: build_interactive_catalog_message(
-        to=b.to,
-        body_text=b.bodyText,
-        thumbnail_product_retailer_id=b.thumbnailProductRetailerId,
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    InteractiveLocationRequestBody: lambda b: build_interactive_location_request_message(
-        to=b.to, body_text=b.bodyText, reply_to_message_id=b.replyToMessageId
-    ),
-    CallPermissionRequestBody: lambda b: build_call_permission_request_message(
-        to=b.to,
-        body_text=b.bodyText,
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    TemplateBody: lambda b: build_template_message(
-        to=b.to,
-        name=b.name,
-        language_code=b.languageCode,
-        components=b.components,
-        reply_to_message_id=b.replyToMessageId,
-    ),
-    ReadBody: lambda b: build_read_receipt(
-        message_id=b.messageId, typing_indicator=bool(b.typingIndicator)
-    ),
-    GroupPinBody: lambda b: build_group_pin_message(
-        to=b.to, pin_type=b.pinType, message_id=b.messageId, expiration_days=b.expirationDays
-    ),
-}
+    return isinstance(body, GroupPinBody) or getattr(body, "recipientType", None) == "group"
 
 
 def to_payload(body: BaseModel) -> Payload:
-    """The platform wire payload of a validated body, built by the graph layer's builders.
+    """The platform wire payload of a validated body, rendered by its graph declaration.
 
-    A builder's ``GraphRequestValidationError`` propagates; the caller turns
+    A declaration's ``GraphRequestValidationError`` propagates; the caller turns
     it into 400 ``malformed_body``. ``bizOpaqueCallbackData`` is checked and
     added at the payload's top level by the graph layer.
     """
-    payload = _BUILDERS[type(body)](body)
-    callback_data = getattr(body, "bizOpaqueCallbackData", None)
-    return payload if callback_data is None else with_callback_data(payload, callback_data)
+    match body:
+        case ReadBody():
+            return body.receipt()
+        case (
+            _DeclaredBody()
+            | TextSendBody()
+            | GraphNativeTextBody()
+            | TextComposerBody()
+            | MediaBody()
+        ):
+            return body.message().to_payload()
+    raise TypeError(f"not a send body: {type(body).__name__}")

@@ -1,8 +1,9 @@
-"""Composer request bodies of the rich interactive kinds: Flow, media carousel, media headers.
+"""The parts every send-route body is made of: the bases, the recipient and the nested shapes.
 
-Also the two bases every send-route body extends (``StrictModel``: strict
-types, no unknown fields; ``SendModel``: plus ``bizOpaqueCallbackData``).
-Field rules live in the ``svc.graph`` builders these bodies map to.
+``StrictModel`` (strict types, no unknown fields) and ``SendModel`` (plus
+``phoneNumberId`` and ``bizOpaqueCallbackData``) are the bases of every body;
+``BodyPart`` is a nested shape, camelCase in JSON, whose ``graph_input()`` is the
+snake_case mapping the graph declaration checks. Field rules live in ``svc.graph``.
 """
 
 from __future__ import annotations
@@ -10,20 +11,15 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from svc.graph import build_interactive_carousel_message, build_interactive_flow_message
+from pydantic.alias_generators import to_snake
 
 __all__ = [
+    "BodyPart",
     "CarouselCard",
-    "InteractiveCarouselBody",
-    "InteractiveFlowBody",
     "MediaHeaderIn",
     "Recipient",
     "SendModel",
     "StrictModel",
-    "carousel_payload",
-    "flow_payload",
-    "media_header",
 ]
 
 Payload = dict[str, Any]
@@ -61,7 +57,24 @@ class SendModel(StrictModel):
     bizOpaqueCallbackData: str | None = None
 
 
-class MediaHeaderIn(StrictModel):
+class BodyPart(StrictModel):
+    """A nested shape of a body: camelCase in JSON, the graph's snake_case input out."""
+
+    def graph_input(self) -> Payload:
+        """The snake_case mapping the graph declaration checks (``None`` fields left out)."""
+        return {to_snake(key): graph_input(value) for key, value in self if value is not None}
+
+
+def graph_input(value: Any) -> Any:
+    """A body field's value as the graph declaration takes it (parts in snake_case)."""
+    if isinstance(value, BodyPart):
+        return value.graph_input()
+    if isinstance(value, list):
+        return [graph_input(item) for item in value]
+    return value
+
+
+class MediaHeaderIn(BodyPart):
     """An image, video or document header by ``id`` or ``link`` (exactly one)."""
 
     type: Literal["image", "video", "document"]
@@ -70,42 +83,25 @@ class MediaHeaderIn(StrictModel):
     filename: str | None = None
 
 
-class InteractiveFlowBody(SendModel):
-    """A Flow message: ``flowId`` or ``flowName``; navigating needs ``screen``."""
-
-    type: Literal["interactiveFlow"]
-    to: Recipient
-    bodyText: str
-    flowCta: str
-    flowId: str | None = None
-    flowName: str | None = None
-    flowToken: str | None = None
-    flowAction: Literal["navigate", "data_exchange"] | None = None
-    screen: str | None = None
-    data: dict[str, Any] | None = None
-    mode: Literal["draft", "published"] | None = None
-    headerText: str | None = None
-    header: MediaHeaderIn | None = None
-    footerText: str | None = None
-    replyToMessageId: str | None = None
-
-
-class CarouselCardHeader(StrictModel):
+class CarouselCardHeader(BodyPart):
     type: Literal["image", "video"]
     id: str | None = None
     link: str | None = None
 
 
-class CarouselUrlButton(StrictModel):
+class CarouselUrlButton(BodyPart):
     type: Literal["url"]
     displayText: str
     url: str
 
 
-class CarouselQuickReplyButton(StrictModel):
+class CarouselQuickReplyButton(BodyPart):
     type: Literal["quickReply"]
     id: str
     title: str
+
+    def graph_input(self) -> Payload:
+        return {"type": "quick_reply", "id": self.id, "title": self.title}
 
 
 CarouselButton = Annotated[
@@ -113,67 +109,9 @@ CarouselButton = Annotated[
 ]
 
 
-class CarouselCard(StrictModel):
+class CarouselCard(BodyPart):
     """One card: one ``url`` button or 1..3 ``quickReply`` buttons, the same on every card."""
 
     header: CarouselCardHeader
     bodyText: str | None = None
     buttons: list[CarouselButton]
-
-
-class InteractiveCarouselBody(SendModel):
-    """A media carousel of 2..10 cards."""
-
-    type: Literal["interactiveCarousel"]
-    to: Recipient
-    bodyText: str
-    cards: list[CarouselCard]
-    replyToMessageId: str | None = None
-
-
-def media_header(header: MediaHeaderIn | None) -> Payload | None:
-    """The graph builders' flat header input (``{type, id | link, filename?}``), or None."""
-    return None if header is None else header.model_dump(exclude_none=True)
-
-
-def _card(card: CarouselCard) -> Payload:
-    buttons: list[Payload] = [
-        {"type": "url", "display_text": button.displayText, "url": button.url}
-        if isinstance(button, CarouselUrlButton)
-        else {"type": "quick_reply", "id": button.id, "title": button.title}
-        for button in card.buttons
-    ]
-    out: Payload = {"header": card.header.model_dump(exclude_none=True), "buttons": buttons}
-    if card.bodyText is not None:
-        out["body_text"] = card.bodyText
-    return out
-
-
-def flow_payload(b: InteractiveFlowBody) -> Payload:
-    """The wire payload of a Flow body (``build_interactive_flow_message``)."""
-    return build_interactive_flow_message(
-        to=b.to,
-        body_text=b.bodyText,
-        flow_cta=b.flowCta,
-        flow_id=b.flowId,
-        flow_name=b.flowName,
-        flow_token=b.flowToken,
-        flow_action=b.flowAction,
-        screen=b.screen,
-        data=b.data,
-        mode=b.mode,
-        header_text=b.headerText,
-        header=media_header(b.header),
-        footer_text=b.footerText,
-        reply_to_message_id=b.replyToMessageId,
-    )
-
-
-def carousel_payload(b: InteractiveCarouselBody) -> Payload:
-    """The wire payload of a carousel body (``build_interactive_carousel_message``)."""
-    return build_interactive_carousel_message(
-        to=b.to,
-        body_text=b.bodyText,
-        cards=[_card(card) for card in b.cards],
-        reply_to_message_id=b.replyToMessageId,
-    )

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from svc.graph import GraphRequestValidationError
-from svc.graph._builders import (
+from svc.graph import (
     GROUP_MESSAGE_TYPES,
+    GraphRequestValidationError,
     build_audio_message,
     build_contacts_message,
     build_group_media_message,

@@ -33,6 +33,7 @@ from svc.graph import (
     SolutionClient,
     WABAClient,
 )
+from svc.graph.messages import TextMessage
 
 from ._admin_wire import JWE, MEDIA_URL, answer_any
 
@@ -52,6 +53,7 @@ OFFICER = {"name": "A. Officer", "email": "officer@example.in"}
 SAMPLES: dict[str, dict[str, Any]] = {
     "PhoneNumberClient.send_marketing_template": {"name": "promo", "language_code": "en_US",
                                                   "to": "15551234567"},
+    "PhoneNumberClient.send": {"message": TextMessage(to="15551234567", text="hi")},
     "PhoneNumberClient.send_message": {"payload": {"messaging_product": "whatsapp",
                                                    "to": "15551234567", "type": "text",
                                                    "text": {"body": "hi"}}},

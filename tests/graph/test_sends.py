@@ -18,6 +18,7 @@ from svc.graph import (
 from svc.graph._scoped import PhoneNumberClient
 from svc.graph._send import SendResult
 from svc.graph._send_interactive import InteractiveSender
+from svc.graph.messages import TextMessage
 
 PHONE_ID = "106540352242922"
 TOKEN = "test-token-abc"
@@ -455,10 +456,22 @@ async def test_send_helper_wire_request(
     assert result.message_id == "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI"
 
 
+async def test_send_posts_any_declared_message_to_its_edge() -> None:
+    recorder = Recorder()
+    message = TextMessage(to=TO, text="declared", biz_opaque_callback_data="order:1")
+    result = await make_sender(recorder).send(message)
+    [request] = recorder.requests
+    assert request.url.path == f"/{DEFAULT_API_VERSION}/{PHONE_ID}/messages"
+    assert json.loads(request.content) == message.to_payload()
+    assert json.loads(request.content)["biz_opaque_callback_data"] == "order:1"
+    assert result.message_id == "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI"
+
+
 async def test_send_helpers_cover_every_public_send() -> None:
     public = {name for name in dir(InteractiveSender) if name.startswith("send")}
     # Flow and carousel sends are tested in test_interactive_sends.
     tested = {case[0] for case in CASES} | {
+        "send",
         "send_marketing_template",
         "send_interactive_flow",
         "send_interactive_carousel",
