@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from datetime import timedelta
 from typing import Any, Final
 
+from svc.runtime import Observer
 from svc.store import DEFAULT_MAX_WAITING
 
 __all__ = ["DEFAULT_QUEUE_CAPACITY", "HandlerOptions", "handler_options_from"]
@@ -48,6 +49,8 @@ class HandlerOptions:
     """How long a user's ``ctx.state`` is kept after its last write."""
     after_run: Callable[[Any], None] | None = None
     """Test-only seam: called between a handler's end and its completion mark."""
+    observer: Observer | None = None
+    """Told each step of an update's life (``svc.runtime`` events); ``svc dev`` draws them."""
 
     def __post_init__(self) -> None:
         for name in ("concurrency", "max_attempts", "queue_capacity"):
