@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -22,9 +23,10 @@ from ._errors import CliUsageError, LiveGuardError, OutputError
 from ._inputs import parse_int
 
 if TYPE_CHECKING:
+    from ..dev import DevSession
     from ._runtime import ServePlan
 
-__all__ = ["DevFolder", "dev", "open_dev_folder"]
+__all__ = ["DevFolder", "dev", "dev_plan", "dev_session", "open_dev_folder", "serve_dev"]
 
 HOST: Final = "127.0.0.1"
 DEV_PROFILE: Final = "dev"
@@ -146,19 +148,17 @@ def dev_plan(folder: DevFolder, app_target: str, port: int) -> ServePlan:
     )
 
 
-def serve_dev(plan: ServePlan, token: str) -> None:
-    """One serving process of ``svc dev`` (the target ``watchfiles`` restarts)."""
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def dev_session(plan: ServePlan, token: str, say: Callable[[str], None] = _say) -> DevSession:
+    """The dev session of one serving process of ``plan`` (its lines go to ``say``)."""
     from ..dev import DevSession
-    from ._runtime import show_svc_log_lines
-    from ._workers import run_serve
 
     profile = plan.profile()
     _, _, app_secret, _ = plan.secrets
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    session = DevSession(
+    return DevSession(
         token=token,
         app_secret=app_secret,
         webhook_path=profile.webhook_path,
@@ -167,6 +167,14 @@ def serve_dev(plan: ServePlan, token: str) -> None:
         waba_id=profile.waba_id or DEV_WABA_ID,
         say=say,
     )
+
+
+def serve_dev(plan: ServePlan, token: str) -> None:
+    """One serving process of ``svc dev`` (the target ``watchfiles`` restarts)."""
+    from ._runtime import show_svc_log_lines
+    from ._workers import run_serve
+
+    session = dev_session(plan, token)
     show_svc_log_lines()
     try:
         code = run_serve(plan, dev=session)
@@ -214,12 +222,12 @@ def dev(app_target: str, port: str, folder: str, no_reload: bool, live: bool) ->
     if port_number == 0:
         port_number = _free_port()
     plan = dev_plan(dev_folder, app_target, port_number)
-    click.echo(f"svc dev: open http://{HOST}:{port_number}/dev/?token={dev_folder.token}")
+    click.echo(f"svc dev: open http://{HOST}:{port_number}/dev/?token={dev_folder.token}", err=True)
     click.echo(
         f"svc dev: dry run, store {dev_folder.database}; "
         + ("no reload." if no_reload else "restarts when a .py file here changes."),
+        err=True,
     )
-    sys.stdout.flush()
     if no_reload:
         serve_dev(plan, dev_folder.token)
         return
