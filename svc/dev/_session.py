@@ -172,12 +172,8 @@ class DevSession:
                 "failure": request.failure,
             },
         )
-        kind = request.payload.get("type") if isinstance(request.payload, dict) else None
-        if isinstance(request.payload, dict) and request.payload.get("status") == "read":
-            kind = "read mark" + (
-                " + typing" if request.payload.get("typing_indicator") else ""
-            )
-        self._say(f"dev: bot -> {chat or '?'} {kind or request.path} {outcome} ({request.status})")
+        self._say(f"dev: bot -> {chat or '?'} {_summary(request.payload)} {outcome} "
+                  f"({request.status})")
         if outcome == "sent" and request.message_id is not None and chat is not None:
             user = self._users.get(chat) or _user_for(chat)
             self._statuses_send.send_nowait((request.message_id, user, "sent"))
@@ -326,9 +322,14 @@ def _user_for(address: str) -> DevUser:
     return DevUser(name=address, bsuid=address)
 
 
-def _summary(message: Mapping[str, Any]) -> str:
+def _summary(message: Any) -> str:
+    """A message (the user's or the bot's) in a few words, for the terminal."""
+    if not isinstance(message, Mapping):
+        return "request"
+    if message.get("status") == "read":
+        return "read mark" + (" + typing" if message.get("typing_indicator") else "")
     kind = str(message.get("type"))
     body = message.get(kind)
-    if kind == "text" and isinstance(body, dict):
+    if kind == "text" and isinstance(body, Mapping):
         return f"text {json.dumps(body.get('body'), ensure_ascii=False)}"
     return f"{kind} {json.dumps(body, ensure_ascii=False)[:200]}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ import trio
 from svc.cli._dev import DevFolder, dev_plan, dev_session, open_dev_folder
 from svc.cli._runtime import ServePlan, serve_once
 from svc.dev import DevSession
+from tests._support.serve import ServeProcess, start_serve
 
 BOT = "tests.dev._bots:bot"
 
@@ -76,3 +79,32 @@ async def dev_service(tmp_path: Path) -> AsyncIterator[DevService]:
         binds = await nursery.start(serve)
         yield DevService(url=binds[0], folder=folder, plan=plan, session=session, lines=lines)
         stop.set()
+
+
+BOT_SOURCE = Path(__file__).with_name("_bots.py")
+OPEN_LINE = re.compile(r"^svc dev: open (http://127\.0\.0\.1:\d+)/dev/\?token=(\S+)$")
+
+
+@dataclass
+class DevProcess:
+    """``svc dev`` as a child process, in a folder of its own with the test bot as ``bot.py``."""
+
+    process: ServeProcess
+    folder: Path
+    base: str
+    token: str
+
+    @property
+    def url(self) -> str:
+        """The URL ``svc dev`` printed (with the token)."""
+        return f"{self.base}/dev/?token={self.token}"
+
+
+def start_dev(folder: Path, *args: str) -> DevProcess:
+    """Start ``svc dev --app bot:bot --port 0 ARGS`` in ``folder`` (the bot copied in first)."""
+    if not (folder / "bot.py").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(BOT_SOURCE, folder / "bot.py")
+    process = start_serve("--app", "bot:bot", "--port", "0", *args, cwd=folder, command="dev")
+    match = next(m for line in process.lines if (m := OPEN_LINE.match(line)))
+    return DevProcess(process=process, folder=folder, base=match.group(1), token=match.group(2))
