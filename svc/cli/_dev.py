@@ -118,7 +118,9 @@ def open_dev_folder(path: Path) -> DevFolder:
     )
 
 
-def dev_plan(folder: DevFolder, app_target: str, port: int) -> ServePlan:
+def dev_plan(
+    folder: DevFolder, app_target: str, port: int, *, max_attempts: int = 5
+) -> ServePlan:
     """The ``ServePlan`` of ``svc dev``: dry run, SQLite in the folder, loopback, one process."""
     from dataclasses import asdict
 
@@ -143,6 +145,7 @@ def dev_plan(folder: DevFolder, app_target: str, port: int) -> ServePlan:
         host=HOST,
         port=port,
         app=app_target,
+        handler_options={"max_attempts": max_attempts},
         inbox_keys=(parse_inbox_key(folder.secrets["SVC_INBOX_KEY"]),),
         sqlite_writer="thread",
     )
@@ -207,21 +210,35 @@ def _free_port() -> int:
     "--dir", "folder", default=".svc-dev", metavar="PATH", help="The dev folder (default .svc-dev)."
 )
 @click.option("--no-reload", is_flag=True, help="Do not restart the bot when its code changes.")
+@click.option(
+    "--handler-max-attempts",
+    default="5",
+    metavar="N",
+    help="Runs of one update at most before it becomes a dead letter (default 5).",
+)
 @click.option("--live", is_flag=True, hidden=True)
-def dev(app_target: str, port: str, folder: str, no_reload: bool, live: bool) -> None:
+def dev(
+    app_target: str,
+    port: str,
+    folder: str,
+    no_reload: bool,
+    handler_max_attempts: str,
+    live: bool,
+) -> None:
     """Talk to your bot on a local page: dry run, loopback, reloaded on change."""
     if live:
         raise LiveGuardError("svc dev runs in dry run only; serve live with svc serve --live.")
     if not folder or "\x00" in folder:
         raise CliUsageError("--dir must be a folder path.")
     port_number = parse_int(port, "--port", low=0, high=65535)
+    attempts = parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100)
     from ._user_code import load_app
 
     load_app(app_target)  # fail before anything is made when the app cannot be imported
     dev_folder = open_dev_folder(Path(folder))
     if port_number == 0:
         port_number = _free_port()
-    plan = dev_plan(dev_folder, app_target, port_number)
+    plan = dev_plan(dev_folder, app_target, port_number, max_attempts=attempts)
     click.echo(f"svc dev: open http://{HOST}:{port_number}/dev/?token={dev_folder.token}", err=True)
     click.echo(
         f"svc dev: dry run, store {dev_folder.database}; "

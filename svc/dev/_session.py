@@ -174,6 +174,8 @@ class DevSession:
         )
         self._say(f"dev: bot -> {chat or '?'} {_summary(request.payload)} {outcome} "
                   f"({request.status})")
+        if request.failure is not None:
+            self._publish("failure", {"armed": self.transport.next_failure})
         if outcome == "sent" and request.message_id is not None and chat is not None:
             user = self._users.get(chat) or _user_for(chat)
             self._statuses_send.send_nowait((request.message_id, user, "sent"))
