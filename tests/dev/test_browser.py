@@ -309,3 +309,32 @@ def test_the_page_needs_the_token(browser: Any, dev: DevProcess) -> None:
     response = anonymous.goto(f"{dev.base}/dev/?token=wrong")
     assert response is not None and response.status == 403
     context.close()
+
+
+def test_the_open_page_reconnects_after_the_bot_is_reloaded(
+    browser: Any, tmp_path: Path
+) -> None:
+    running = start_dev(tmp_path)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(running.url)
+        page.wait_for_selector("#link[data-state='live']")
+        user = add_user(page, "Kerry")
+        say(page, "before")
+        bot_bubble(page, user, "You said before")
+        bot = tmp_path / "bot.py"
+        source = bot.read_text()
+        bot.write_text(source.replace('f"You said *{update.text}*.', 'f"New code: {update.text}.'))
+        running.process.wait_for_line(re.compile(r"^svc dev: bot\.py changed; restarting\."))
+        running.process.wait_for_line(re.compile(r"^svc: serving http://127\.0\.0\.1:"))
+        page.wait_for_selector("#link[data-state='live']")
+        say(page, "after")
+        bot_bubble(page, user, "New code: after")
+        # The page kept what it drew before the restart, and its token still opens the routes.
+        assert "You said before" in chat(page, user).inner_text()
+        assert page.url == f"{running.base}/dev/"
+    finally:
+        context.close()
+        running.process.stop()
