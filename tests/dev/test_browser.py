@@ -7,16 +7,25 @@ skip; with ``CI=true`` a missing browser fails them instead.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import os
+import queue
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
-from .conftest import DevProcess, start_dev
+from svc.cli._dev import dev_plan, dev_session, open_dev_folder
+from svc.cli._runtime import serve_once
+from svc.dev import DevSession
+
+from .conftest import BOT, DevProcess, start_dev
 
 pytestmark = pytest.mark.slow
 
@@ -338,3 +347,85 @@ def test_the_open_page_reconnects_after_the_bot_is_reloaded(
     finally:
         context.close()
         running.process.stop()
+
+
+@pytest.fixture
+def in_process_dev(tmp_path: Path) -> Iterator[tuple[str, DevSession, Callable[[Any], None]]]:
+    """``svc dev``'s service on a thread of its own: its URL, session, and a way to feed the
+    session's observer from the test's thread (as the runtime calls it, in its trio run)."""
+    ready: queue.Queue[tuple[str, DevSession, trio.lowlevel.TrioToken, trio.Event]] = (
+        queue.Queue()
+    )
+
+    async def serve() -> None:
+        folder = open_dev_folder(tmp_path / ".svc-dev")
+        plan = dataclasses.replace(dev_plan(folder, BOT, 0), graceful_timeout=1.0)
+        session = dev_session(plan, folder.token, say=lambda line: None)
+        stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(
+                functools.partial(serve_once, plan, shutdown_trigger=stop.wait, dev=session)
+            )
+            url = f"{binds[0]}/dev/?token={folder.token}"
+            ready.put((url, session, trio.lowlevel.current_trio_token(), stop))
+
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    url, session, token, stop = ready.get(timeout=30)
+
+    def feed(event: Any) -> None:
+        trio.from_thread.run_sync(session.observe, event, trio_token=token)
+
+    yield url, session, feed
+    trio.from_thread.run_sync(stop.set, trio_token=token)
+    thread.join(timeout=30)
+
+
+def test_runtime_events_are_drawn_in_the_runs_tab(
+    browser: Any, in_process_dev: tuple[str, DevSession, Callable[[Any], None]]
+) -> None:
+    from svc.runtime import RunEnded, RunStarted, StateWritten, UpdateQueued, WaitStarted
+
+    url, _, feed = in_process_dev
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.wait_for_selector("#link[data-state='live']")
+    key, other, queue_key = "a1" * 32, "b2" * 32, "c3" * 32
+    try:
+        raise ValueError("boom in the handler")
+    except ValueError as exc:
+        error = exc
+    for event in (
+        UpdateQueued(update_key=key, queue=queue_key, kind="message"),
+        RunStarted(update_key=key, queue=queue_key, kind="message", attempt=1),
+        WaitStarted(update_key=key, queue=queue_key, listener="reply", timeout=120.0),
+        RunEnded(update_key=key, queue=queue_key, kind="message", attempt=1, outcome="error",
+                 seconds=0.25, retry_in=2.0, error=error),
+        RunStarted(update_key=key, queue=queue_key, kind="message", attempt=2),
+        RunEnded(update_key=key, queue=queue_key, kind="message", attempt=2,
+                 outcome="success", seconds=0.0125),
+        StateWritten(queue=queue_key, document=b'{"name": "Kerry"}'),
+        RunEnded(update_key=other, queue=queue_key, kind="message", attempt=5, outcome="dead",
+                 seconds=0.5, reason="max_attempts"),
+    ):
+        feed(event)
+    page.click(".tabs button[data-tab='runs']")
+    run = page.locator(f".run[data-update='{key}']")
+    run.locator(".step", has_text="done").wait_for()
+    run.locator("summary").click()
+    history = run.locator(".history").inner_text()
+    assert "waiting · waits for reply · timeout 120 s" in history
+    assert "retried · 250.0 ms · retry in 2 s · ValueError" in history
+    assert "done · 12.5 ms" in history
+    assert "ValueError: boom in the handler" in run.locator(".traceback").inner_text()
+    assert "message a1a1a1a1a1a1 attempt 2" in run.locator(".label").inner_text()
+    state = page.locator(f".run[data-update='state:{queue_key}']")
+    state.locator("summary").click()
+    assert '"name": "Kerry"' in state.locator(".state").inner_text()
+    dead = page.locator(f".run[data-update='{other}']")
+    assert dead.get_attribute("data-step") == "dead"
+    dead.locator("summary").click()
+    assert "reason max_attempts" in dead.locator(".history").inner_text()
+    context.close()
