@@ -93,3 +93,16 @@ def test_written_state_is_shown_decrypted_and_a_deleted_one_says_so() -> None:
     assert terminal_line(written) == f'dev: state queue={QUEUE[:12]} {{"name": "Kerry", "step": 2}}'
     assert deleted["deleted"] is True
     assert terminal_line(deleted) == f"dev: state queue={QUEUE[:12]} deleted"
+
+
+def test_an_event_kind_not_known_yet_is_shown_by_its_name() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class LeaseRenewed:
+        update_key: str
+        queue: str
+
+    record = describe(LeaseRenewed(update_key=KEY, queue=QUEUE))  # type: ignore[arg-type]
+    assert record == {"step": "LeaseRenewed", "update": KEY, "queue": QUEUE}
+    assert terminal_line(record) == f"dev: LeaseRenewed update={KEY[:12]}"
