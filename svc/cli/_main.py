@@ -25,6 +25,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "upgrade": ("._operator", "upgrade", "Upgrade the installed svc package set with pip."),
     "openapi": ("._operator", "openapi", "Print the OpenAPI 3.1 document of the service."),
     "serve": ("._serve", "serve", "Run the service (dry run or live)."),
+    "dev": ("._dev", "dev", "Talk to your bot on a local page (dry run, reloads on change)."),
     "messages": ("._messages", "messages", "List or show projected messages of a running service."),
     "broadcast": ("._broadcast", "broadcast", "Send a template to a CSV of recipients; status."),
     "webhook": ("._operator", "webhook", "Webhook helpers (verify tokens)."),

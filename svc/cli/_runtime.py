@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import trio
     from prometheus_client import CollectorRegistry
 
+    from ..dev import DevSession
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
 
@@ -215,9 +216,17 @@ def load_flow_options(plan: ServePlan) -> dict[str, Any]:
     return {"flow_handler": handler, "flows_private_key": key}
 
 
-def build_app(plan: ServePlan, store: PersistenceStore | None, registry: CollectorRegistry) -> Any:
+def build_app(
+    plan: ServePlan,
+    store: PersistenceStore | None,
+    registry: CollectorRegistry,
+    *,
+    dev: DevSession | None = None,
+) -> Any:
     """The service app of ``plan`` (``svc.http.create_app``), dry-run transport when asked;
-    its metrics go to ``registry``."""
+    its metrics go to ``registry``. With ``dev`` (``svc dev``), the session's capturing
+    transport, runtime observer and replay sink take part (its routes are mounted by the
+    caller)."""
     from ..graph import DryRunTransport
     from ..http import create_app
     from ..webhook import FacadeFlags
@@ -239,6 +248,11 @@ def build_app(plan: ServePlan, store: PersistenceStore | None, registry: Collect
     handler_options: dict[str, Any] = dict(plan.handler_options)
     if "kill-after-handler" in plan.test_faults:
         handler_options["after_run"] = _kill_after_handler
+    transport = DryRunTransport() if plan.dry_run else None
+    if dev is not None:
+        transport = dev.transport
+        handler_options["observer"] = dev.observe
+        kwargs["telemetry_sink"] = dev.telemetry_sink()
     if handler_options:
         kwargs["handler_options"] = handler_options
     if plan.inbox_keys and store is not None:
@@ -252,7 +266,7 @@ def build_app(plan: ServePlan, store: PersistenceStore | None, registry: Collect
         app = create_app(
             profile=plan.profile(),
             secrets=plan.service_secrets(),
-            transport=DryRunTransport() if plan.dry_run else None,
+            transport=transport,
             store=store,
             enable_group_routes=plan.enable_groups,
             facade_flags=FacadeFlags(
@@ -356,12 +370,14 @@ async def serve_once(
     sockets: Any = None,
     task_status: trio.TaskStatus[list[str]] | None = None,
     replacement: bool = False,
+    dev: DevSession | None = None,
 ) -> bool:
     """Open the store, serve the app until ``shutdown_trigger`` returns, close the store.
 
     Returns whether the store closed within its timeout. A worker (``plan.multiproc_dir``
     set) registers ``svc_worker_restarts_total``, counting itself when it is a
-    ``replacement`` for one that exited.
+    ``replacement`` for one that exited. ``dev`` (``svc dev`` only) mounts the dev routes
+    in front of the app and posts its statuses; its event streams end at the shutdown.
     """
     import trio
     from hypercorn.utils import wrap_app
@@ -379,14 +395,24 @@ async def serve_once(
     async def trigger() -> None:
         await shutdown_trigger()
         draining.set()
+        if dev is not None:
+            dev.close()
 
     try:
-        app = _close_when_draining(build_app(plan, store, registry), draining)
+        app = build_app(plan, store, registry, dev=dev)
+        if dev is not None:
+            from ..dev import mount_dev
+
+            dev.store = store
+            app = mount_dev(app, dev)
+        app = _close_when_draining(app, draining)
         guard = ConnectionGuard(registry, log_stream=sys.stderr)
         config = _hypercorn_config(plan)
         async with trio.open_nursery() as background:
             if plan.retention_seconds is not None and store is not None:
                 await background.start(_retention(plan.retention_seconds, store))
+            if dev is not None:
+                await background.start(dev.run_statuses)
             try:
                 await serve_guarded(
                     wrap_app(app, config.wsgi_max_body_size, "asgi"),
@@ -436,7 +462,7 @@ async def _watch_signals(
                 _say("shutdown already in progress.")
 
 
-async def _serve_single(plan: ServePlan) -> int:
+async def _serve_single(plan: ServePlan, dev: DevSession | None = None) -> int:
     import trio
 
     stop = trio.Event()
@@ -444,7 +470,9 @@ async def _serve_single(plan: ServePlan) -> int:
 
     async def serve(*, task_status: trio.TaskStatus[list[str]]) -> None:
         try:
-            closed = await serve_once(plan, shutdown_trigger=stop.wait, task_status=task_status)
+            closed = await serve_once(
+                plan, shutdown_trigger=stop.wait, task_status=task_status, dev=dev
+            )
             _say("stopped." if closed else "stopped (the store did not close within 5 s).")
         finally:
             done.set()

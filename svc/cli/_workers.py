@@ -39,24 +39,27 @@ if TYPE_CHECKING:
 
     import trio
 
+    from ..dev import DevSession
+
 __all__ = ["run_serve"]
 
 _STOP_MARGIN_SECONDS: Final = 5.0
 """A worker still running this long after its drain window and store close is killed."""
 
 
-def run_serve(plan: ServePlan) -> int:
+def run_serve(plan: ServePlan, *, dev: DevSession | None = None) -> int:
     """Serve ``plan`` until a signal; returns the process exit code (0 after a clean shutdown).
 
     Raises ``ServeError`` when the store cannot be opened, the address cannot
-    be bound or the app refuses to start.
+    be bound or the app refuses to start. ``dev`` (``svc dev``, one process) mounts the
+    dev routes and their session.
     """
     import trio
 
     show_svc_log_lines()
     try:
         if plan.workers <= 1:
-            return trio.run(_serve_single, plan)
+            return trio.run(_serve_single, plan, dev)
         return _run_workers(plan)
     except BaseExceptionGroup as group:
         raise _one_error(group) from None

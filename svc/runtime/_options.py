@@ -63,10 +63,10 @@ class HandlerOptions:
     every third of it and stops when a renewal is not confirmed before it ends."""
     seen_window: int = DEFAULT_SEEN_WINDOW
     """Without a store: how many update keys are remembered to refuse redeliveries."""
-    observer: Observer | None = None
-    """Called with each ``RuntimeEvent`` (``svc dev``'s inspector); never user-visible."""
     after_run: Callable[[Any], None] | None = None
     """Test-only seam: called between a handler's end and its completion mark."""
+    observer: Observer | None = None
+    """Told each step of an update's life (``svc.runtime`` events); ``svc dev`` draws them."""
 
     def __post_init__(self) -> None:
         for name in ("concurrency", "max_attempts", "queue_capacity", "seen_window"):

@@ -188,14 +188,16 @@ def start_serve(
     secrets_used: Mapping[str, str] | None = None,
     prefix: Sequence[str] = (),
     preexec_fn: Callable[[], None] | None = None,
+    command: str = "serve",
 ) -> ServeProcess:
-    """Start ``[PREFIX] python -m svc serve ARGS`` and wait until it says it is serving.
+    """Start ``[PREFIX] python -m svc COMMAND ARGS`` (``serve``, or ``dev``) and wait until
+    it says it is serving.
 
     The dry-run secrets it prints, and ``secrets_used``, become ``secrets`` and are
     registered with ``capture`` as values that must never appear elsewhere.
     """
     process = subprocess.Popen(
-        [*prefix, sys.executable, "-m", "svc", "serve", *args],
+        [*prefix, sys.executable, "-m", "svc", command, *args],
         preexec_fn=preexec_fn,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -224,7 +224,10 @@ def test_the_readme_bot_replies_to_the_signed_curl_delivery_as_written(
     assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
     [bot] = [block for block in _readme_blocks("python") if block.startswith("# bot.py\n")]
     (tmp_path / "bot.py").write_text(bot)
-    [serve] = [block.strip() for block in _readme_blocks("sh") if "--app bot:bot" in block]
+    [serve] = [
+        block.strip() for block in _readme_blocks("sh") if block.startswith("svc serve --config")
+        and "--app bot:bot" in block
+    ]
     served = _start(tmp_path, *shlex.split(serve)[2:])
     serving.append(served)
     [curl] = [block for block in _readme_blocks("sh") if "openssl dgst" in block]
@@ -243,6 +246,46 @@ def test_the_readme_bot_replies_to_the_signed_curl_delivery_as_written(
     assert '"dispatched":0' in again.stdout
     assert served.stop() == 0
     assert "Hello bot" not in "\n".join(served.lines)
+
+
+def test_the_readme_dev_block_talks_to_the_first_bot_as_written(tmp_path: Path) -> None:
+    """``svc dev --app bot:bot`` (README and docs/dev.md) serves the README's bot: the URL
+    line, the folder layout and the answer drawn from a text are the documented ones."""
+    [bot] = [block for block in _readme_blocks("python") if block.startswith("# bot.py\n")]
+    (tmp_path / "bot.py").write_text(bot)
+    [command] = [block.strip() for block in _readme_blocks("sh") if block.startswith("svc dev")]
+    assert [b.strip() for b in _blocks("dev.md", "sh")] == [command]
+    [url_line] = [b.strip() for b in _readme_blocks("text") if b.startswith("svc dev: open")]
+    assert url_line in _blocks("dev.md", "text")[0]
+    served = start_serve(
+        *shlex.split(command)[2:], "--port", "0", "--no-reload", cwd=tmp_path, command="dev"
+    )
+    try:
+        documented = re.escape(url_line).replace("8787", r"(\d+)").replace(
+            re.escape("<token>"), r"(\S+)"
+        )
+        [found] = [m for line in served.lines if (m := re.fullmatch(documented, line))]
+        base, token = f"http://127.0.0.1:{found.group(1)}", found.group(2)
+        answer = httpx.post(
+            f"{base}/dev/api/act",
+            json={
+                "user": {"name": "Kerry", "phone": "16505551234"},
+                "action": {"kind": "text", "text": "Hello bot"},
+            },
+            headers={"X-Svc-Dev-Token": token},
+            timeout=10,
+        )
+        assert answer.json()["answer"]["body"] == {
+            "status": "ok", "received": 1, "dispatched": 1, "skipped": 0,
+        }
+        said = r'^dev: bot -> 16505551234 text "You said: Hello bot" sent'
+        served.wait_for_line(re.compile(said))
+    finally:
+        assert served.stop() == 0
+    layout = next(b for b in _blocks("dev.md", "text") if b.startswith(".svc-dev/"))
+    documented_files = {line.split()[0] for line in layout.splitlines()[1:]}
+    made = {p.name for p in (tmp_path / ".svc-dev").iterdir() if not p.name.startswith("dev.db-")}
+    assert made == documented_files
 
 
 # --- docs/handlers.md: the --app serve block ------------------------------------------------------

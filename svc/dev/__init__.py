@@ -1,0 +1,31 @@
+"""``svc dev``: talk to your bot on a local page, with no platform in the loop.
+
+The page plays the users; each action becomes a signed delivery through the app's real
+webhook path, every request the bot makes is captured and drawn, and the handler
+runtime's steps are shown beside the chat (``docs/dev.md``). Loopback only, behind a
+token, and never mounted by ``svc serve``.
+"""
+
+from ._app import mount_dev as mount_dev
+from ._deliveries import DevActionError as DevActionError
+from ._deliveries import DevUser as DevUser
+from ._render import describe as describe
+from ._render import terminal_line as terminal_line
+from ._session import DevSession as DevSession
+from ._transport import FAILURES as FAILURES
+from ._transport import CapturedRequest as CapturedRequest
+from ._transport import CapturingTransport as CapturingTransport
+from ._transport import Failure as Failure
+
+__all__ = [
+    "FAILURES",
+    "CapturedRequest",
+    "CapturingTransport",
+    "DevActionError",
+    "DevSession",
+    "DevUser",
+    "Failure",
+    "describe",
+    "mount_dev",
+    "terminal_line",
+]
