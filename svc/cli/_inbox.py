@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["inbox"]
 
+_DROP_POLL = 0.1
+"""Seconds between two looks at a running item being dropped."""
 _HEADER = "id\tkind\tqueue\tstatus\tattempts\tnextAttemptAt\tlastError\tcreatedAt"
 
 
@@ -89,11 +91,26 @@ def retry(database: str | None, database_url_env: str | None, item_id: str) -> N
 @store_options
 @click.argument("item_id", metavar="ID")
 def drop(database: str | None, database_url_env: str | None, item_id: str) -> None:
-    """Delete an item: its update will not run."""
+    """Delete an item: its update will not run. A running item's run is stopped first (its
+    sends, completion and state write refused); the command returns once it is gone."""
     wanted = _item_id(item_id)
 
     async def work(store: PersistenceStore) -> bool:
-        return await store.drop_inbox_item(id=wanted)
+        import trio
+
+        from ..store import InboxStatus, utc_now
+
+        if not await store.drop_inbox_item(id=wanted):
+            return False
+        # A running item goes when its run settles, or when its lease lapses (no run left).
+        while (item := await store.get_inbox_item(id=wanted)) is not None:
+            if item.status is not InboxStatus.DROPPING:
+                break
+            expires = item.lease_expires_at
+            if expires is None or expires <= utc_now():
+                await store.drop_inbox_item(id=wanted)
+            await trio.sleep(_DROP_POLL)
+        return True
 
     if not run_with_store(database, database_url_env, work):
         raise CliUsageError("no inbox item has this id.")

@@ -161,6 +161,7 @@ class RunConversation:
                 for entry in await self._later():
                     if listener.matches(entry.update):
                         self._take(entry, "wait")
+                        await self._queue.note_taken(self._claim, (entry.id,))
                         self._wait_ended(listener, entry.update_key)
                         return entry.update
                 left = until - trio.current_time()
@@ -187,6 +188,7 @@ class RunConversation:
         window = timedelta(seconds=coalesce.window)
         last = head.recorded_at + timedelta(seconds=coalesce.max_wait)
         newest = head.recorded_at
+        taken: list[int] = []
         async with self._control.paused():
             while True:
                 arrived = self._arrivals.event()
@@ -200,6 +202,7 @@ class RunConversation:
                         closed = True
                         break
                     self._take(entry, "burst")
+                    taken.append(entry.id)
                     burst.append(entry.update)
                     newest = max(newest, entry.recorded_at)
                 ends = min(newest + window, last)
@@ -208,4 +211,6 @@ class RunConversation:
                     break
                 with trio.move_on_after(min(left, self._poll)):
                     await arrived.wait()
+            if taken:
+                await self._queue.note_taken(self._claim, taken)
         self.updates = tuple(burst)

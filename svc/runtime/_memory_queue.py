@@ -147,6 +147,9 @@ class MemoryQueue:
             for item in itertools.islice(queue, 1, None)
         ]
 
+    async def note_taken(self, claim: Claim, ids: Sequence[int]) -> None:
+        """Nothing to show: no operator lists the memory queue."""
+
     async def complete(
         self,
         claim: Claim,

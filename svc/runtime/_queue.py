@@ -83,6 +83,11 @@ class RunQueue(Protocol):
         out: they dead-letter when their turn comes)."""
         ...
 
+    async def note_taken(self, claim: Claim, ids: Sequence[int]) -> None:
+        """Show later items the run's wait or burst took as consumed (for operators: what
+        they are is decided by the run's settlement alone)."""
+        ...
+
     async def complete(
         self,
         claim: Claim,

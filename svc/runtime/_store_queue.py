@@ -170,6 +170,12 @@ class StoreQueue:
                 self._opened[row.id] = None
         return self._opened[row.id]
 
+    async def note_taken(self, claim: Claim, ids: Sequence[int]) -> None:
+        try:
+            await self.store.mark_inbox_items_taken(id=claim.id, lease_id=claim.lease_id, taken=ids)
+        except Exception as exc:  # noqa: BLE001 -- only what a listing shows; the run goes on
+            self._logger.warning("inbox consumed mark failed error=%s", type(exc).__name__[:80])
+
     async def complete(
         self,
         claim: Claim,

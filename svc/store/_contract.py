@@ -449,8 +449,20 @@ class PersistenceStore(BroadcastStore, Protocol):
         """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
         ...
 
-    async def drop_inbox_item(self, *, id: int) -> bool:
-        """Delete an item whatever its state; True if it existed."""
+    async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
+        """Drop an item; True if it existed. Pending or dead: deleted at once. Running under
+        a live lease at ``now``: marked ``dropping``; its run is stopped and every settlement
+        of it refused, which deletes it."""
+        ...
+
+    async def mark_inbox_items_taken(
+        self, *, id: int, lease_id: str, taken: Sequence[int]
+    ) -> int:
+        """Show the later items a running head's wait or burst took as ``consumed``."""
+        ...
+
+    async def get_inbox_item(self, *, id: int) -> InboxItem | None:
+        """One item by id, or None."""
         ...
 
     async def inbox_statistics(self) -> InboxStatistics:

@@ -22,7 +22,7 @@ from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
 from ._session import Session
-from ._time import to_ms
+from ._time import to_ms, utc_now
 
 T = TypeVar("T")
 
@@ -138,6 +138,21 @@ class InboxMethods(abc.ABC):
         done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
         return done
 
+    async def mark_inbox_items_taken(
+        self, *, id: int, lease_id: str, taken: Sequence[int]
+    ) -> int:
+        """Show later items of a running head's queue that its wait or burst took as
+        ``consumed`` while ``lease_id`` is current (they are deleted with its success and
+        pending again if it ends otherwise); how many."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        ids = _consumed(taken, item_id)
+        return await self._call(
+            "outbox_failed",
+            lambda s: ops.mark_inbox_items_taken(s, item_id, lease, ids),
+            write=True,
+        )
+
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
         """Move a running item's lease to end at ``until`` if ``lease_id`` is current (a
         run waiting for its user keeps its item); True if so."""
@@ -236,11 +251,23 @@ class InboxMethods(abc.ABC):
             "outbox_failed", lambda s: ops.retry_inbox_item(s, item_id, at), write=True
         )
 
-    async def drop_inbox_item(self, *, id: int) -> bool:
-        """Delete an item whatever its state (an operator's call); True if it existed."""
+    async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
+        """Drop an item (an operator's call); True if it existed. A pending or dead one is
+        deleted at once; one running under a live lease at ``now`` becomes ``dropping``: its
+        run is stopped at its next lease renewal and refused every settlement, which deletes
+        it (``wait_inbox_item_gone`` waits for that)."""
+        item_id = _id(id)
+        at = to_ms(now if now is not None else utc_now(), field="now")
+        found = await self._call(
+            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id, at), write=True
+        )
+        return found is not None
+
+    async def get_inbox_item(self, *, id: int) -> InboxItem | None:
+        """One item by id, or None."""
         item_id = _id(id)
         return await self._call(
-            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id), write=True
+            "query_failed", lambda s: ops.get_inbox_item(s, item_id), write=False
         )
 
     async def inbox_statistics(self) -> InboxStatistics:

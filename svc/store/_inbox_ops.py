@@ -25,6 +25,7 @@ __all__ = [
     "delete_expired_user_states",
     "drop_inbox_item",
     "extend_inbox_lease",
+    "get_inbox_item",
     "get_user_state",
     "inbox_statistics",
     "list_inbox_items",
@@ -32,6 +33,7 @@ __all__ = [
     "mark_inbox_item_dead",
     "mark_inbox_item_failed",
     "mark_inbox_item_succeeded",
+    "mark_inbox_items_taken",
     "retry_inbox_item",
     "run_inbox_write",
 ]
@@ -47,10 +49,15 @@ _DUE_HEADS: Final = (
     "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
     " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS e"
     "  WHERE e.queue_key = i.queue_key AND e.id < i.id AND e.status <> 'dead')"
+    " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS r"
+    "  WHERE r.queue_key = i.queue_key AND r.id > i.id"
+    "  AND r.status IN ('running', 'dropping') AND r.lease_expires_at > ?)"
     " ORDER BY i.id LIMIT ?"
 )
 """The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
-earlier row of the queue that is not dead, each with its queue's state unless expired (a
+earlier row of the queue that is not dead and no later row of it running under a live
+lease (a dead letter retried while a later item runs waits for it: one run per queue),
+each with its queue's state unless expired (a
 run's state write commits with its completion, before its queue's next head is claimable,
 so it is current). Read in id order, stopping at the limit: SQLite's
 ``+i.status`` keeps its planner off the status index (which would read and sort every due
@@ -87,7 +94,10 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
     due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
     claimed: list[InboxItem] = []
-    for item_id, sealed, expires_at, updated_at in s.fetchall(due + lock, (now, now, now, limit)):
+    # A drop whose run never settled (its process died): the lease lapsed, the row goes.
+    s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
+    rows = s.fetchall(due + lock, (now, now, now, now, limit))
+    for item_id, sealed, expires_at, updated_at in rows:
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
             f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
@@ -123,6 +133,8 @@ def mark_inbox_item_succeeded(
     state (``state``: the write and the time, ms). False, and nothing changed, when the lease
     is not current; a consumed id of another queue or not after the head raises (rolled
     back with the rest)."""
+    if _dropped(s, item_id, lease_id):
+        return False
     head = s.fetchone(
         "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
         " RETURNING queue_key, phone_number_id",
@@ -141,6 +153,7 @@ def mark_inbox_item_succeeded(
             raise PersistenceValidationError(
                 "invalid_options", "consumed must name later items of the head's queue."
             )
+    _release_taken(s, queue_key)
     if state is not None:
         write, now = state
         if write is None:
@@ -208,18 +221,59 @@ def delete_expired_user_states(s: Session, now: int, limit: int) -> int:
     )
 
 
+def _dropped(s: Session, item_id: int, lease_id: str) -> bool:
+    """Settle a dropped item's run: the row goes and nothing else happens (fenced)."""
+    row = s.fetchone(
+        "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'dropping'"
+        " RETURNING queue_key",
+        (item_id, lease_id),
+    )
+    if row is None:
+        return False
+    _release_taken(s, row[0])
+    return True
+
+
+def _release_taken(s: Session, queue_key: str) -> None:
+    """The items a settled run's waits took and its success did not delete run on their own."""
+    s.run(
+        "UPDATE svc_inbox SET status = 'pending' WHERE queue_key = ? AND status = 'consumed'",
+        (queue_key,),
+    )
+
+
+def mark_inbox_items_taken(
+    s: Session, item_id: int, lease_id: str, taken: tuple[int, ...]
+) -> int:
+    """Show later items a running head's wait or burst took as ``consumed`` (listing only:
+    they are deleted with its success); how many."""
+    head = s.fetchone(
+        "SELECT queue_key FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'",
+        (item_id, lease_id),
+    )
+    if head is None or not taken:
+        return 0
+    return s.run(
+        f"UPDATE svc_inbox SET status = 'consumed' WHERE id IN {in_list(taken)}"
+        " AND queue_key = ? AND id > ? AND status = 'pending'",
+        (*taken, head[0], item_id),
+    )
+
+
 def mark_inbox_item_failed(
     s: Session, item_id: int, lease_id: str, now: int, retry_delay_ms: int, error: str | None
 ) -> bool:
     """A running item whose lease is ``lease_id`` back to pending, due after the delay."""
-    return (
-        s.run(
+    if _dropped(s, item_id, lease_id):
+        return False
+    return _settled(
+        s.fetchone(
             "UPDATE svc_inbox SET status = 'pending', lease_id = NULL, lease_expires_at = NULL,"
             " next_attempt_at = ?, updated_at = ?, last_error = COALESCE(?, last_error)"
-            " WHERE id = ? AND lease_id = ? AND status = 'running'",
+            " WHERE id = ? AND lease_id = ? AND status = 'running' RETURNING queue_key",
             (now + retry_delay_ms, now, error, item_id, lease_id),
-        )
-        == 1
+        ),
+        s,
     )
 
 
@@ -227,15 +281,25 @@ def mark_inbox_item_dead(
     s: Session, item_id: int, lease_id: str, now: int, error: str | None
 ) -> bool:
     """A running item whose lease is ``lease_id`` made dead (never claimed again)."""
-    return (
-        s.run(
+    if _dropped(s, item_id, lease_id):
+        return False
+    return _settled(
+        s.fetchone(
             "UPDATE svc_inbox SET status = 'dead', lease_id = NULL, lease_expires_at = NULL,"
             " updated_at = ?, last_error = COALESCE(?, last_error)"
-            " WHERE id = ? AND lease_id = ? AND status = 'running'",
+            " WHERE id = ? AND lease_id = ? AND status = 'running' RETURNING queue_key",
             (now, error, item_id, lease_id),
-        )
-        == 1
+        ),
+        s,
     )
+
+
+def _settled(row: Row | None, s: Session) -> bool:
+    """Whether a settlement applied; its queue's taken items are pending again if so."""
+    if row is None:
+        return False
+    _release_taken(s, row[0])
+    return True
 
 
 def list_inbox_items(s: Session, status: str | None, limit: int) -> list[InboxItem]:
@@ -248,6 +312,12 @@ def list_inbox_items(s: Session, status: str | None, limit: int) -> list[InboxIt
     return [_item(row) for row in rows]
 
 
+def get_inbox_item(s: Session, item_id: int) -> InboxItem | None:
+    """One item by id, or None."""
+    row = s.fetchone(f"SELECT {_COLUMNS} FROM svc_inbox WHERE id = ?", (item_id,))
+    return None if row is None else _item(row)
+
+
 def retry_inbox_item(s: Session, item_id: int, now: int) -> InboxItem | None:
     """A dead item back to pending, due now, attempts reset; None if it is not dead."""
     row = s.fetchone(
@@ -258,9 +328,19 @@ def retry_inbox_item(s: Session, item_id: int, now: int) -> InboxItem | None:
     return None if row is None else _item(row)
 
 
-def drop_inbox_item(s: Session, item_id: int) -> bool:
-    """Delete an item, whatever its state."""
-    return s.run("DELETE FROM svc_inbox WHERE id = ?", (item_id,)) == 1
+def drop_inbox_item(s: Session, item_id: int, now: int) -> InboxStatus | None:
+    """Drop an item: deleted at once unless it runs under a live lease; a running one is
+    marked ``dropping`` (its renewal and settlement are refused, its run stops and its
+    settlement deletes it). What it was, or None when there is no such item."""
+    row = s.fetchone(
+        "UPDATE svc_inbox SET status = 'dropping' WHERE id = ?"
+        " AND status IN ('running', 'dropping') AND lease_expires_at > ? RETURNING status",
+        (item_id, now),
+    )
+    if row is not None:
+        return InboxStatus.DROPPING
+    gone = s.fetchone("DELETE FROM svc_inbox WHERE id = ? RETURNING status", (item_id,))
+    return None if gone is None else InboxStatus(gone[0])
 
 
 def inbox_statistics(s: Session) -> InboxStatistics:
@@ -275,8 +355,8 @@ def inbox_statistics(s: Session) -> InboxStatistics:
         if state is not InboxStatus.DEAD and (oldest is None or int(first) < oldest):
             oldest = int(first)
     return InboxStatistics(
-        pending=counts[InboxStatus.PENDING],
-        running=counts[InboxStatus.RUNNING],
+        pending=counts[InboxStatus.PENDING] + counts[InboxStatus.CONSUMED],
+        running=counts[InboxStatus.RUNNING] + counts[InboxStatus.DROPPING],
         dead=counts[InboxStatus.DEAD],
         oldest_pending_at=None if oldest is None else from_ms(oldest),
     )

@@ -82,6 +82,11 @@ class InboxStatus(enum.StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     DEAD = "dead"
+    CONSUMED = "consumed"
+    """A running run's wait or burst took it: deleted with that run's success, pending again
+    if the run ends otherwise."""
+    DROPPING = "dropping"
+    """An operator dropped it while it ran: its run is being stopped, then it is deleted."""
 
 
 class ServiceRequestState(enum.StrEnum):

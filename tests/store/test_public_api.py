@@ -61,6 +61,8 @@ def test_protocol_method_set_is_the_specs() -> None:
         "list_inbox_items",
         "retry_inbox_item",
         "drop_inbox_item",
+        "get_inbox_item",
+        "mark_inbox_items_taken",
         "inbox_statistics",
         "delete_dead_inbox_items",
         "extend_inbox_lease",
