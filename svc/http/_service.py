@@ -388,7 +388,7 @@ class Service:
         projection was stored.
 
         One atomic store call (``record_webhook_updates``) records the event key, the update
-        keys (finished at once: their runs moved to the inbox), the rows, the status events,
+        keys (a key stored before is a duplicate), the rows, the status events,
         the identity sightings and the inbox rows of the new keys: if it fails, nothing was
         recorded, the answer is 503 and the platform redelivers. A projection the store
         refuses is left out and the delivery (with its inbox rows) recorded without it.
@@ -407,7 +407,6 @@ class Service:
                 received_at=received_at,
                 update_keys=keys,
                 rows=projection.rows if project else None,
-                finished_keys=keys,
                 inbox=rows,
             )
             return set(recorded.new)

@@ -235,9 +235,9 @@ async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
     }
     rows = await sqlite_store._call(
         "query_failed",
-        lambda s: s.fetchall("SELECT COUNT(*), COUNT(handled_at) FROM svc_webhook_updates"),
+        lambda s: s.fetchall("SELECT COUNT(*) FROM svc_webhook_updates"),
         write=False,
     )
-    assert tuple(rows[0]) == (10_000, 10_000)
+    assert tuple(rows[0]) == (10_000,)
     waiting = await sqlite_store.inbox_statistics()
     assert waiting.pending == 10_000  # each one handed to the runtime, in the record's commit
