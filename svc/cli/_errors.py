@@ -15,7 +15,11 @@
 
 ``svc.http.ServiceError`` (the service error) is turned into ``ConfigValidationError``
 before it reaches the user. Messages are fixed sentences: they never hold a
-path, a secret, an env value or a connection string. click's own usage errors
+path, a secret, an env value or a connection string; the two exceptions quote
+what cannot hold one of svc's secrets: the refusal of the user's own code
+(``--app`` and the other handler modules) names the target and the exception
+it raised, and an address that cannot be bound names it and the system's
+reason (``describe_cause``). click's own usage errors
 are described by :func:`describe_usage_error`: it names the option (a name is
 not a secret) and never the value given.
 """
@@ -128,6 +132,26 @@ class MessagesError(CliError):
     """The ``messages`` commands could not reach the local service or were refused."""
 
     code = "messages"
+
+
+MAX_CAUSE: Final = 300
+"""The longest cause ``describe_cause`` gives, in characters."""
+
+
+def describe_cause(exc: BaseException) -> str:
+    """``Class: message`` of an exception on one line, cut to ``MAX_CAUSE`` characters.
+
+    Only for exceptions whose message holds no secret: the user's own code (an
+    import, a factory) and the operating system's refusal of a bind.
+    """
+    text = " ".join(f"{type(exc).__name__}: {exc}".split()).removesuffix(":")
+    return text if len(text) <= MAX_CAUSE else text[: MAX_CAUSE - 3] + "..."
+
+
+def shown_target(target: str) -> str:
+    """A ``module:attribute`` target as an error names it: printable, at most 200 characters."""
+    text = "".join(c if c.isprintable() else "?" for c in target)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def describe_usage_error(exc: click.UsageError) -> str:

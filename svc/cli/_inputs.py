@@ -12,7 +12,15 @@ from typing import Any, Final
 
 from svc._text import has_ascii_control
 
-from ._errors import CliUsageError, LiveGuardError, OutputError, SecretResolutionError, ServeError
+from ._errors import (
+    CliUsageError,
+    LiveGuardError,
+    OutputError,
+    SecretResolutionError,
+    ServeError,
+    describe_cause,
+    shown_target,
+)
 
 __all__ = [
     "ENV_NAME_PATTERN",
@@ -143,19 +151,17 @@ def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, st
     return merged
 
 
-def _import_failure(option: str, exc: BaseException) -> str:
-    """One line naming what the module raised on import, cut to a readable length."""
-    detail = " ".join(f"{type(exc).__name__}: {exc}".split())
-    if len(detail) > 300:
-        detail = detail[:297] + "..."
-    return f"the {option} module failed on import ({detail})."
+def refuse_target(option: str, target: str, said: str) -> ServeError:
+    """The refusal of a ``module:attribute`` option: ``<option> <target>: <said>``."""
+    return ServeError(f"{option} {shown_target(target)}: {said}")
 
 
 def import_callable(target: str, option: str) -> Any:
     """The callable a ``module:attribute`` option names (``import_attribute``'s rules)."""
     found = import_attribute(target, option)
     if not callable(found):
-        raise ServeError(f"the {option} target is not callable.")
+        said = f"the target is not callable (type {type(found).__name__})."
+        raise refuse_target(option, target, said)
     return found
 
 
@@ -163,27 +169,30 @@ def import_attribute(target: str, option: str, *, shape: str = "module:callable"
     """The object a ``module:attribute`` option names, the working folder searched first.
 
     As ``python -m``, uvicorn and hypercorn do: the installed ``svc`` script
-    has its own folder, not the working one, first on ``sys.path``. A module
-    that is there but fails on import is reported with the exception's class
-    and message (the user's own code, never a secret of svc).
+    has its own folder, not the working one, first on ``sys.path``. Every
+    refusal names the option, the target and the cause: a module that is not
+    there, or one that fails on import (the exception's class and message: the
+    user's own code, never a secret of svc), or an attribute it lacks.
     """
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
-        raise ServeError(f"{option} must look like {shape}.")
+        raise refuse_target(option, target, f"must look like {shape}.")
     working = os.getcwd()
     if working not in sys.path:
         sys.path.insert(0, working)
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name or module_name.startswith(f"{exc.name}."):
-            raise ServeError(f"the {option} module cannot be imported.") from None
-        raise ServeError(_import_failure(option, exc)) from None
     except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is reported
-        raise ServeError(_import_failure(option, exc)) from None
+        missing = isinstance(exc, ModuleNotFoundError) and (
+            exc.name == module_name or module_name.startswith(f"{exc.name}.")
+        )
+        happened = "cannot be imported" if missing else "failed on import"
+        said = f"module {module_name!r} {happened}: {describe_cause(exc)}"
+        raise refuse_target(option, target, said) from None
     found: Any = module
     for part in attribute.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            raise ServeError(f"the {option} module has no such {shape.partition(':')[2]}.")
+        try:
+            found = getattr(found, part)
+        except Exception as exc:  # noqa: BLE001 - a missing name, or the user's __getattr__
+            raise refuse_target(option, target, describe_cause(exc)) from None
     return found

@@ -160,6 +160,25 @@ def install_hypercorn_guard(guard: ConnectionGuard) -> bool:
     return True
 
 
+def bind_sockets(config: Any, *, backlog: int | None = None) -> Any:
+    """hypercorn's sockets for ``config.bind``, listening when ``backlog`` is given.
+
+    An address that cannot be bound (in use, not an address of this host, no
+    permission) is a ``ServeError`` naming it and the system's reason, never a traceback.
+    """
+    from ._errors import ServeError, describe_cause
+
+    try:
+        sockets = config.create_sockets()
+        if backlog is not None:
+            for sock in sockets.insecure_sockets:
+                sock.listen(backlog)
+    except OSError as exc:
+        address = ", ".join(config.bind)
+        raise ServeError(f"the address {address} cannot be bound: {describe_cause(exc)}") from None
+    return sockets
+
+
 async def serve_guarded(
     app: Any,
     config: Any,
@@ -187,9 +206,7 @@ async def serve_guarded(
         connection = partial(server_class, app, config, context, dict(lifespan_state))
         async with trio.open_nursery() as server_nursery:
             if sockets is None:
-                sockets = config.create_sockets()
-                for sock in sockets.insecure_sockets:
-                    sock.listen(config.backlog)
+                sockets = bind_sockets(config, backlog=config.backlog)
             listeners = [
                 trio.SocketListener(trio.socket.from_stdlib_socket(sock))
                 for sock in sockets.insecure_sockets

@@ -63,19 +63,21 @@ def run_serve(plan: ServePlan, *, dev: DevSession | None = None) -> int:
         return _run_workers(plan)
     except BaseExceptionGroup as group:
         raise _one_error(group) from None
-    except OSError:
-        raise _bind_error() from None
+    except OSError as exc:
+        raise _unexpected(exc) from None
 
 
-def _bind_error() -> Exception:
+def _unexpected(exc: BaseException | None) -> Exception:
+    """An error no refusal describes, named by its class only (its message may hold a path)."""
     from ._errors import ServeError
 
-    return ServeError("the address cannot be bound (in use, or not an address of this host).")
+    name = type(exc).__name__ if exc is not None else "unknown"
+    return ServeError(f"the service stopped on an unexpected {name}.")
 
 
 def _one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The first meaningful error of a trio exception group, as the CLI reports it."""
-    from ._errors import CliError, ServeError
+    from ._errors import CliError
 
     leaves: list[BaseException] = []
 
@@ -90,11 +92,7 @@ def _one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     for leaf in leaves:
         if isinstance(leaf, CliError | KeyboardInterrupt):
             return leaf
-    for leaf in leaves:
-        if isinstance(leaf, OSError):
-            return _bind_error()
-    name = type(leaves[0]).__name__ if leaves else "unknown"
-    return ServeError(f"the service stopped on an unexpected {name}.")
+    return _unexpected(leaves[0] if leaves else None)
 
 
 # --- a worker (child) ----------------------------------------------------------------------
@@ -158,7 +156,9 @@ def _run_workers(plan: ServePlan) -> int:
     try:
         # Open and migrate once before binding, so workers never race on migrations.
         trio.run(_migrate_only, plan)
-        sockets = _hypercorn_config(plan).create_sockets()
+        from ._serving import bind_sockets
+
+        sockets = bind_sockets(_hypercorn_config(plan))
         try:
             return trio.run(_supervise, plan, sockets)
         finally:

@@ -33,9 +33,14 @@ class ErrorBody(BaseModel):
 
 class WebhookAck(BaseModel):
     status: Literal["ok"]
-    received: int
-    dispatched: int
-    skipped: int
+    received: int = Field(description="Normalized updates in the delivery.")
+    dispatched: int = Field(
+        description="Updates handed to the facade: new, for a served number, handled or not."
+    )
+    skipped: int = Field(
+        description="Updates not dispatched (duplicates, other numbers) and malformed parts."
+    )
+    queued: int = Field(description="Dispatched updates recorded for a handler run.")
 
 
 class MessageRecordOut(BaseModel):

@@ -197,7 +197,8 @@ class Service:
         recorded in one store call, and the runtime runs those updates after the answer.
         Without a store the updates go to the in-memory queue (full: 503 ``handlers_busy``).
         A redelivery of a recorded update is a plain duplicate. A byte-for-byte copy of a
-        delivery this process recorded (``local_copies``) makes no store trip.
+        delivery this process recorded (``local_copies``) makes no store trip. The answer's
+        counters: ``_ack``.
         """
         now = self.now()
         try:
@@ -222,7 +223,7 @@ class Service:
         if digest in self.local_copies:
             # Recorded here already: every update of it is a duplicate, nothing to record.
             self._count_outcomes(updates, set(), {id(update) for update in updates})
-            return _ack(delivery, foreign, dispatched=0)
+            return _ack(delivery, foreign, dispatched=0, queued=0)
         if not await self._run_update_hooks(updates):
             return error_reply(persistence_unavailable())
         handled = self._handled(updates)
@@ -259,7 +260,8 @@ class Service:
             return error_reply(persistence_unavailable())
         if projected and not changes:
             self.local_copies.add((digest,))
-        return _ack(delivery, foreign, dispatched=len(ran))
+        dispatched = len(updates) - len(duplicate)
+        return _ack(delivery, foreign, dispatched=dispatched, queued=len(ran))
 
     def _handled(self, updates: tuple[Update, ...]) -> list[Update]:
         """The updates the facade handles. A ``handles`` that raises counts as True (the run
@@ -300,7 +302,8 @@ class Service:
         ran = {id(update) for update, key in pairs if key in fresh}
         duplicate = {id(update) for update, key in pairs if key not in fresh}
         self._count_outcomes(delivery.updates, ran, duplicate)
-        return _ack(delivery, foreign, dispatched=len(ran))
+        dispatched = len(delivery.updates) - len(duplicate)
+        return _ack(delivery, foreign, dispatched=dispatched, queued=len(ran))
 
     def handler_context(
         self, update: Update, key: str | None = None, conversation: Conversation | None = None
@@ -394,7 +397,7 @@ class Service:
         projection was stored.
 
         One atomic store call (``record_webhook_updates``) records the event key, the update
-        keys (finished at once: their runs moved to the inbox), the rows, the status events,
+        keys (a key stored before is a duplicate), the rows, the status events,
         the identity sightings and the inbox rows of the new keys: if it fails, nothing was
         recorded, the answer is 503 and the platform redelivers. A projection the store
         refuses is left out and the delivery (with its inbox rows) recorded without it.
@@ -413,7 +416,6 @@ class Service:
                 received_at=received_at,
                 update_keys=keys,
                 rows=projection.rows if project else None,
-                finished_keys=keys,
                 inbox=rows,
             )
             return set(recorded.new)
@@ -622,15 +624,21 @@ class Service:
         return result
 
 
-def _ack(delivery: Delivery, foreign: int, *, dispatched: int) -> Reply:
-    """The 200 of a delivery: how many updates it had, handed to the handler runtime, and
-    did not (unreadable, recorded before, without a handler, or ``foreign``: set apart for
-    numbers this service does not serve)."""
+def _ack(delivery: Delivery, foreign: int, *, dispatched: int, queued: int) -> Reply:
+    """The 200 of a delivery; the counters are decisions.md section 7's (``docs/http.md``).
+
+    ``received``: the normalized updates in the delivery, ``foreign`` ones (for numbers this
+    service does not serve) included. ``dispatched``: the updates handed to the facade (new
+    and accepted, whether or not it handles them). ``skipped``: the updates not dispatched
+    (recorded before, ``foreign``) and the malformed parts. ``queued``: the dispatched
+    updates recorded for a handler run.
+    """
     received = len(delivery.updates)
     reply = {
         "status": "ok",
         "received": received + foreign,
         "dispatched": dispatched,
         "skipped": delivery.skipped_count + received - dispatched + foreign,
+        "queued": queued,
     }
     return Reply(200, json_bytes(reply))

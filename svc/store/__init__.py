@@ -44,7 +44,6 @@ from ._outbox import OutboxWorkerStatistics as OutboxWorkerStatistics
 from ._outbox import run_outbox_worker as run_outbox_worker
 from ._outbox import run_outbox_worker_once as run_outbox_worker_once
 from ._records import OUTBOX_LEASE_MS as OUTBOX_LEASE_MS
-from ._records import UPDATE_CLAIM_LEASE_MS as UPDATE_CLAIM_LEASE_MS
 from ._records import Claimed as Claimed
 from ._records import ClaimResult as ClaimResult
 from ._records import Conflict as Conflict
@@ -106,7 +105,6 @@ __all__ = [
     "SQLITE_WRITERS",
     "STATUS_RANKS",
     "TIMEOUT",
-    "UPDATE_CLAIM_LEASE_MS",
     "VALIDATION_CODES",
     "BroadcastCreateResult",
     "BroadcastRecipientInput",

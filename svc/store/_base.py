@@ -24,7 +24,6 @@ from ._kinds import DeliveryWrite, InboxArgs, Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._migrations import current_version
 from ._records import (
-    UPDATE_CLAIM_LEASE_MS,
     ClaimResult,
     InboxRow,
     MessagePage,
@@ -59,19 +58,6 @@ def _outbox_status(value: object) -> str:
         raise PersistenceValidationError(
             "invalid_options", "status must be an outbox status."
         ) from None
-
-
-def _finished_keys(finished_keys: Sequence[str], keys: tuple[str, ...]) -> tuple[str, ...]:
-    """The finished keys among the delivery's checked update keys (only those can be claimed);
-    any other is checked as a key all the same, then left out."""
-    claimable = set(keys)
-    done: list[str] = []
-    for k in check.records(finished_keys, "finished_keys"):
-        if isinstance(k, str) and k in claimable:
-            done.append(k)
-        else:
-            check.text(k, "finished_keys")
-    return tuple(done)
 
 
 def _inbox_row(row: object) -> InboxArgs:
@@ -111,9 +97,7 @@ def delivery_write(
     messages: Sequence[MessageRecord],
     statuses: Sequence[StatusEvent],
     identities: Sequence[UserIdentityRecord],
-    claim_lease_ms: int,
     rows: CheckedRows | None,
-    finished_keys: Sequence[str],
     inbox: Sequence[InboxRow] = (),
 ) -> DeliveryWrite:
     """``record_webhook_updates``'s arguments checked, as the record the group commit runs.
@@ -131,7 +115,6 @@ def delivery_write(
         users = tuple(check.identity(i) for i in check.records(identities, "identities"))
     else:
         values, events, users = _checked_rows(rows, messages, statuses, identities)
-    lease = check.integer(claim_lease_ms, "claim_lease_ms", low=0, high=MAX_RETRY_DELAY_MS)
     return DeliveryWrite(
         event_key=key,
         event_hash=digest,
@@ -140,8 +123,6 @@ def delivery_write(
         statuses=events,
         identities=users,
         update_keys=keys,
-        claim_cutoff=at - lease,
-        finished_keys=_finished_keys(finished_keys, keys),
         inbox=tuple(_inbox_row(row) for row in check.records(inbox, "inbox")),
     )
 
@@ -244,23 +225,14 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
-        claim_lease_ms: int = UPDATE_CLAIM_LEASE_MS,
         rows: CheckedRows | None = None,
-        finished_keys: Sequence[str] = (),
         inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
 
-        Each key is claimed for dispatch when new, or when unfinished with a
-        claim older than ``claim_lease_ms`` (its run crashed); an unfinished
-        key claimed more recently is in progress; a finished key is skipped
-        (``mark_webhook_updates_handled``). So an update runs again only if it
-        never finished, in whatever delivery it comes.
-
-        ``finished_keys`` are the updates with no work to run: the keys this call
-        claims among them are marked handled at ``received_at`` in the same
-        transaction (as ``mark_webhook_updates_handled`` right after), which saves
-        the caller its second store trip. The answer is the same with or without it.
+        ``new`` names the keys recorded for the first time (first occurrence order); a
+        key stored before, by this delivery or another, is a duplicate, in whatever
+        delivery it comes.
 
         ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
         projection ``CheckedRowsBuilder`` checked while building it: taken as is.
@@ -277,28 +249,13 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
             messages=messages,
             statuses=statuses,
             identities=identities,
-            claim_lease_ms=claim_lease_ms,
             rows=rows,
-            finished_keys=finished_keys,
             inbox=inbox,
         )
         recorded: UpdatesRecorded = await self._write(
             Kind.DELIVERY, delivery, code="outbox_failed", key=delivery.event_key
         )
         return recorded
-
-    async def mark_webhook_updates_handled(
-        self, *, update_keys: Sequence[str], handled_at: datetime
-    ) -> int:
-        """Record that these updates' handlers finished; how many were newly marked."""
-        keys = check.texts(update_keys, "update_keys")
-        at = to_ms(handled_at, field="handled_at")
-        if not keys:
-            return 0
-        marked: int = await self._write(
-            Kind.HANDLED, (keys, at), code="outbox_failed", key=min(keys)
-        )
-        return marked
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
         """The stored request for a key, if any."""

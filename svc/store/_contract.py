@@ -177,29 +177,17 @@ class PersistenceStore(BroadcastStore, Protocol):
         messages: Sequence[MessageRecord] = (),
         statuses: Sequence[StatusEvent] = (),
         identities: Sequence[UserIdentityRecord] = (),
-        claim_lease_ms: int = 60_000,
         rows: CheckedRows | None = None,
-        finished_keys: Sequence[str] = (),
         inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
 
-        ``to_run``: the keys this call claimed (new ones, and unfinished ones whose
-        claim is older than ``claim_lease_ms``: their run crashed); ``in_progress``:
-        unfinished keys claimed more recently (another delivery is running them);
-        ``new``: the keys of ``to_run`` recorded for the first time. ``rows`` (instead of
-        ``messages``, ``statuses`` and ``identities``) is the projection as
-        ``CheckedRowsBuilder`` checked it; ``finished_keys`` are the updates with no work:
-        the keys this call claims among them are marked handled in the same commit.
-        ``inbox``: the rows of the keys this call records new (``new``) are inserted in
-        the same commit, in the given order; the others are ignored.
+        ``new``: the keys recorded for the first time; a key stored before is a duplicate.
+        ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is the
+        projection as ``CheckedRowsBuilder`` checked it. ``inbox``: the rows of the keys
+        this call records new (``new``) are inserted in the same commit, in the given
+        order; the others are ignored.
         """
-        ...
-
-    async def mark_webhook_updates_handled(
-        self, *, update_keys: Sequence[str], handled_at: datetime
-    ) -> int:
-        """Record that these updates' handlers finished; how many were newly marked."""
         ...
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:

@@ -16,20 +16,15 @@ set-based run failed, runs alone through its single form (``_commit.run_alone``)
 | ``DELIVERY`` | 1 | ``record_deliveries`` | ``Forms.record_delivery`` |
 | ``CLAIM`` | 2 | ``claim_requests`` | ``_ops.claim_service_request`` |
 | ``COMPLETE`` | 2 | ``complete_requests`` | ``_ops.complete_service_request`` |
-| ``HANDLED`` | 3 | ``mark_handled`` | ``_ops.mark_webhook_updates_handled`` |
-| ``PAUSE`` | 4 | ``pause_templates`` | ``_broadcasts.pause_broadcasts_for_template`` |
-| ``INBOX`` | 5 | each in turn | ``_inbox_ops.run_inbox_write`` |
-| ``CALL`` | 6 | none: never merges | the job's own function |
+| ``PAUSE`` | 3 | ``pause_templates`` | ``_broadcasts.pause_broadcasts_for_template`` |
+| ``INBOX`` | 4 | each in turn | ``_inbox_ops.run_inbox_write`` |
+| ``CALL`` | 5 | none: never merges | the job's own function |
 
 The phases are the lock order of a batch: the projection's advisory locks (PostgreSQL takes
-them for the whole phase in one sorted statement), then the claims' rows, then the update
-keys marked handled, then the broadcasts, then the inbox's claims and completions (they
-share the transaction of the webhook writes instead of each taking the writer lock; a
-batch's completions run before its claims, which then find the queues they released).
-Marks of handled updates come after the deliveries: a mark holds its keys' rows until COMMIT,
-and with marks first two PostgreSQL instances deadlocked on each other's copies of a
-delivery. A copy queued in the same batch as the mark of its updates finds them in progress
-(and, in the same process, waits for that run; ``svc.http``'s ``LocalRuns``).
+them for the whole phase in one sorted statement), then the claims' rows, then the
+broadcasts, then the inbox's claims and completions (they share the transaction of the
+webhook writes instead of each taking the writer lock; a batch's completions run before its
+claims, which then find the queues they released).
 """
 
 from __future__ import annotations
@@ -44,24 +39,21 @@ from ._session import Session
 from ._validate import IdentityArgs, StatusArgs
 
 __all__ = [
-    "CLAIM_BUSY",
-    "CLAIM_RUN",
     "DEFER",
     "PHASES",
-    "ClaimRow",
     "DeliveryWrite",
     "Forms",
     "InboxArgs",
     "Kind",
     "MessageArgs",
     "StatusArgs",
+    "UpdateKeyRow",
     "event_answers",
-    "finished_marks",
     "first_of_each_key",
+    "first_recordings",
     "inbox_inserts",
     "lock_keys",
-    "settle_claims",
-    "unwritten_claims_busy",
+    "recorded_new",
     "updates_recorded",
 ]
 
@@ -79,7 +71,6 @@ class Kind(enum.Enum):
     DELIVERY = "delivery"
     CLAIM = "claim"
     COMPLETE = "complete"
-    HANDLED = "handled"
     PAUSE = "pause"
     INBOX = "inbox"
     CALL = "call"
@@ -88,7 +79,6 @@ class Kind(enum.Enum):
 PHASES: Final[tuple[tuple[Kind, ...], ...]] = (
     (Kind.MESSAGE, Kind.STATUS, Kind.DELIVERY),
     (Kind.CLAIM, Kind.COMPLETE),
-    (Kind.HANDLED,),
     (Kind.PAUSE,),
     (Kind.INBOX,),
     (Kind.CALL,),
@@ -99,8 +89,8 @@ PHASES: Final[tuple[tuple[Kind, ...], ...]] = (
 class DeliveryWrite(NamedTuple):
     """One checked webhook delivery, as ``record_webhook_updates`` hands it to the group commit.
 
-    Its rows commit together or not at all: the event row, the update keys (each claimed for
-    dispatch, ``settle_claims``), the inbox rows of the keys it recorded new
+    Its rows commit together or not at all: the event row, the update keys (a key stored
+    before is a duplicate, ``recorded_new``), the inbox rows of the keys it recorded new
     (``inbox_inserts``), the message rows, the status events and the identity sightings.
     (A named tuple: one is built per delivery on the event loop, and a tuple's construction
     is the cheapest immutable record's.)
@@ -109,15 +99,11 @@ class DeliveryWrite(NamedTuple):
     event_key: str
     event_hash: str
     received_at: int
-    """Epoch ms; the claim time of the keys it claims and the handled time of ``finished_keys``."""
+    """Epoch ms; the received time of the keys it records."""
     messages: tuple[MessageArgs, ...] = ()
     statuses: tuple[StatusArgs, ...] = ()
     identities: tuple[IdentityArgs, ...] = ()
     update_keys: tuple[str, ...] = ()
-    claim_cutoff: int = 0
-    """Epoch ms: an unfinished key claimed at or before it has lapsed (its run crashed)."""
-    finished_keys: tuple[str, ...] = ()
-    """The update keys with no work to run: a claim of one marks it handled at once."""
     inbox: tuple[InboxArgs, ...] = ()
     """The updates to run, in queue order: the rows of the keys this delivery records new
     go in the inbox (``inbox_inserts``), due at ``received_at``."""
@@ -171,10 +157,6 @@ class Forms(Protocol):
         self, s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
     ) -> list[object]: ...
 
-    def mark_handled(
-        self, s: Session, items: Sequence[tuple[tuple[str, ...], int]]
-    ) -> list[object]: ...
-
     def pause_templates(
         self, s: Session, items: Sequence[tuple[str, str | None, int]]
     ) -> list[object]: ...
@@ -193,8 +175,6 @@ def set_based(forms: Forms, s: Session, kind: Kind, items: list[Any]) -> list[ob
             return forms.claim_requests(s, items)
         case Kind.COMPLETE:
             return forms.complete_requests(s, items)
-        case Kind.HANDLED:
-            return forms.mark_handled(s, items)
         case Kind.PAUSE:
             return forms.pause_templates(s, items)
         case Kind.INBOX:
@@ -216,8 +196,6 @@ def run_alone(forms: Forms, s: Session, kind: Kind, args: Any) -> object:
             return _ops.claim_service_request(s, *args)
         case Kind.COMPLETE:
             return _ops.complete_service_request(s, *args)
-        case Kind.HANDLED:
-            return _ops.mark_webhook_updates_handled(s, *args)
         case Kind.PAUSE:
             return _broadcasts.pause_broadcasts_for_template(s, *args)
         case Kind.INBOX:
@@ -262,116 +240,39 @@ def event_answers(
     ]
 
 
-CLAIM_RUN: Final = "run"
-CLAIM_BUSY: Final = "busy"
-CLAIM_NEW: Final = "new"
-"""A claim that recorded its key for the first time (it runs, as ``CLAIM_RUN``)."""
-ClaimRow = tuple[str, str, int, int, int]
-"""One claim of an update key in a batch: key, event key, received-at ms, cutoff ms, the
+UpdateKeyRow = tuple[str, str, int, int]
+"""The first recording of an update key in a batch: key, event key, received-at ms, the
 index of its delivery."""
 
 
-def claim_rows(deliveries: Sequence[DeliveryWrite]) -> list[ClaimRow]:
-    """Every claim of a batch's deliveries, in order (a key once per delivery)."""
-    return [
-        (update_key, item.event_key, item.received_at, item.claim_cutoff, index)
-        for index, item in enumerate(deliveries)
-        for update_key in dict.fromkeys(item.update_keys)
-    ]
+def first_recordings(deliveries: Sequence[DeliveryWrite]) -> dict[str, UpdateKeyRow]:
+    """Each update key of a batch's deliveries and its first recording, in order."""
+    first: dict[str, UpdateKeyRow] = {}
+    for index, item in enumerate(deliveries):
+        for key in item.update_keys:
+            if key not in first:
+                first[key] = (key, item.event_key, item.received_at, index)
+    return first
 
 
-def finished_claims(deliveries: Sequence[DeliveryWrite]) -> set[tuple[int, str]]:
-    """``(delivery index, key)`` of each delivery's finished keys."""
-    return {(index, key) for index, item in enumerate(deliveries) for key in item.finished_keys}
-
-
-def settle_claims(
-    rows: Sequence[ClaimRow],
-    first: dict[str, ClaimRow],
-    won: Collection[str],
-    claimed: dict[str, int | None],
-    finished: Collection[tuple[int, str]] = (),
-    new: Collection[str] = (),
-) -> tuple[dict[tuple[int, str], str], dict[str, int], dict[str, int]]:
-    """The answers of every claim of a batch, in order, as the serial claims would give them.
-
-    Each key's first claim went to the database: ``won`` are the keys it inserted (``new``)
-    or reclaimed, ``claimed`` each key's claim time while unfinished (None: finished or
-    gone). A key's later claims are settled from the state the earlier ones left; a claim
-    that wins a key in ``finished`` (its delivery's updates with no work) marks it handled
-    at its received-at, so the key's later claims find it finished.
-    Answers ``(delivery index, key) -> CLAIM_NEW, CLAIM_RUN or CLAIM_BUSY`` (no answer:
-    finished), the later reclaims to write back (key -> new claim time) and the keys marked
-    handled (key -> handled-at ms, each at most once); ``claimed`` is updated.
-    """
-    answers: dict[tuple[int, str], str] = {}
-    later: dict[str, int] = {}
-    done: dict[str, int] = {}
-    for key, _, at, cutoff, index in rows:
-        if first[key][4] == index:
-            if key in won:
-                answers[(index, key)] = CLAIM_NEW if key in new else CLAIM_RUN
-                if (index, key) in finished:
-                    claimed[key] = None
-                    done[key] = at
-            elif claimed.get(key) is not None:
-                answers[(index, key)] = CLAIM_BUSY
-            continue
-        current = claimed.get(key)
-        if current is None:
-            continue
-        if current <= cutoff:
-            claimed[key] = later[key] = at
-            answers[(index, key)] = CLAIM_RUN
-            if (index, key) in finished:
-                claimed[key] = None
-                done[key] = at
-        else:
-            answers[(index, key)] = CLAIM_BUSY
-    return answers, later, done
-
-
-def finished_marks(
-    done: dict[str, int],
-    unwritten: Collection[str],
-    new: Collection[str],
-    first: dict[str, ClaimRow],
-    finished: Collection[tuple[int, str]],
-) -> list[tuple[tuple[str, ...], int]]:
-    """The ``(keys, at)`` marks the keys ``settle_claims`` marked handled still need: not a
-    new key inserted finished by its first claim, nor one whose write-back was not written."""
-    return [
-        ((key,), at)
-        for key, at in done.items()
-        if key not in unwritten and not (key in new and (first[key][4], key) in finished)
-    ]
-
-
-def unwritten_claims_busy(
-    answers: dict[tuple[int, str], str],
-    rows: Sequence[ClaimRow],
-    first: dict[str, ClaimRow],
-    unwritten: Collection[str],
-) -> None:
-    """A later reclaim whose write-back found the row changed by another process keeps
-    that state: this batch's later claims of it count as in progress (retried), and so do
-    those after a reclaim that finished it (it was not written)."""
-    for key, _, _, _, index in rows:
-        if key in unwritten and first[key][4] != index:
-            answers[(index, key)] = CLAIM_BUSY
+def recorded_new(first: dict[str, UpdateKeyRow], inserted: Collection[str]) -> set[tuple[int, str]]:
+    """``(delivery index, key)`` of each update key the batch recorded for the first time:
+    a key the insert stored is new for its first delivery only; every other recording of a
+    key (stored before, or earlier in the batch) is a duplicate, as the serial calls say."""
+    return {(row[3], key) for key, row in first.items() if key in inserted}
 
 
 def inbox_inserts(
-    deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
+    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
 ) -> list[tuple[str, str, str | None, str, bytes, int]]:
     """The inbox rows to insert for a batch's deliveries, in order: each delivery's rows
-    whose key it recorded new (``CLAIM_NEW``; a key new in the batch is new for its first
-    delivery only), a key's first row only, with the delivery's received-at ms."""
+    whose key it recorded new (``recorded_new``), a key's first row only, with the
+    delivery's received-at ms."""
     rows: list[tuple[str, str, str | None, str, bytes, int]] = []
     taken: set[str] = set()
     for index, item in enumerate(deliveries):
         for row in item.inbox:
-            if claims.get((index, row[0])) == CLAIM_NEW and row[0] not in taken:
+            if (index, row[0]) in new and row[0] not in taken:
                 taken.add(row[0])
                 rows.append((*row, item.received_at))
     return rows
@@ -380,19 +281,13 @@ def inbox_inserts(
 def updates_recorded(
     deliveries: Sequence[DeliveryWrite],
     events: Sequence[WebhookEventResult],
-    claims: dict[tuple[int, str], str],
+    new: Collection[tuple[int, str]],
 ) -> list[object]:
-    """Each delivery's answer from its event's and its update keys' claims (``settle_claims``)."""
-    answers: list[object] = []
-    for i, (event, item) in enumerate(zip(events, deliveries, strict=True)):
-        keys = dict.fromkeys(item.update_keys)
-        states = [(key, claims.get((i, key))) for key in keys]
-        answers.append(
-            UpdatesRecorded(
-                event=event,
-                to_run=tuple(k for k, state in states if state in (CLAIM_RUN, CLAIM_NEW)),
-                in_progress=tuple(k for k, state in states if state == CLAIM_BUSY),
-                new=tuple(k for k, state in states if state == CLAIM_NEW),
-            )
+    """Each delivery's answer: its event's outcome and the update keys it recorded new."""
+    return [
+        UpdatesRecorded(
+            event=event,
+            new=tuple(key for key in dict.fromkeys(item.update_keys) if (i, key) in new),
         )
-    return answers
+        for i, (event, item) in enumerate(zip(events, deliveries, strict=True))
+    ]

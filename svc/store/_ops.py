@@ -29,7 +29,7 @@ from ._records import (
     UserIdentityRecord,
     WebhookEventResult,
 )
-from ._session import Row, Session, chunks, in_list
+from ._session import Row, Session, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
 from ._validate import IdentityArgs
@@ -45,8 +45,6 @@ _OUTBOX_COLUMNS: Final = (
 _REQUEST_COLUMNS: Final = (
     "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
 )
-_MARK_CHUNK: Final = 500
-"""Update keys per statement of ``mark_webhook_updates_handled`` (under SQLite's 999 variables)."""
 _ADVISORY_NAMESPACE: Final = 0x5C5C
 """First key of the PostgreSQL advisory locks that serialise work on one message id."""
 
@@ -107,22 +105,6 @@ def record_webhook_event(s: Session, key: str, digest: str, at: int) -> WebhookE
         (key, digest, at),
     )
     return WebhookEventResult.RECORDED if inserted == 1 else WebhookEventResult.DUPLICATE
-
-
-def mark_webhook_updates_handled(s: Session, keys: tuple[str, ...], at: int) -> int:
-    """Mark the keys' handlers finished (once: a finished key keeps its time).
-
-    One statement per run of up to ``_MARK_CHUNK`` keys (a delivery has a dozen), not one per key.
-    """
-    unique = list(dict.fromkeys(keys))
-    done = 0
-    for part in chunks(unique, _MARK_CHUNK):
-        done += s.run(
-            "UPDATE svc_webhook_updates SET handled_at = ?"
-            f" WHERE update_key IN {in_list(part)} AND handled_at IS NULL",
-            (at, *part),
-        )
-    return done
 
 
 # --- service requests

@@ -15,7 +15,6 @@ from typing import Final, Literal
 
 __all__ = [
     "OUTBOX_LEASE_MS",
-    "UPDATE_CLAIM_LEASE_MS",
     "ClaimResult",
     "Claimed",
     "Conflict",
@@ -44,10 +43,6 @@ __all__ = [
 
 OUTBOX_LEASE_MS: Final = 5 * 60 * 1000
 """How long a claimed outbox item stays leased before another worker may reclaim it."""
-
-UPDATE_CLAIM_LEASE_MS: Final = 60 * 1000
-"""How long a webhook update claimed for dispatch stays another delivery's: a copy arriving
-within it is "in progress"; after it, an unfinished update is taken to have crashed."""
 
 MessageDirection = Literal["inbound", "outbound"]
 
@@ -313,19 +308,13 @@ ClaimResult = Claimed | Pending | Conflict | Replay
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdatesRecorded:
-    """What ``record_webhook_updates`` did: the delivery key's outcome and what to run.
+    """What ``record_webhook_updates`` did: the delivery key's outcome and the new updates.
 
-    ``to_run`` holds the given update keys (first occurrence order) this call
-    claimed for dispatch: new ones, and unfinished ones whose claim is older
-    than the lease (their handlers never finished: a crash). ``in_progress``
-    holds unfinished keys claimed within the lease (another delivery may be
-    running them right now). The other keys finished and are skipped. ``new``
-    holds the keys of ``to_run`` this call recorded for the first time.
+    ``new`` holds the given update keys (first occurrence order) this call recorded for
+    the first time; the others were recorded before (duplicates).
     """
 
     event: WebhookEventResult
-    to_run: tuple[str, ...] = ()
-    in_progress: tuple[str, ...] = ()
     new: tuple[str, ...] = ()
 
 

@@ -203,7 +203,7 @@ class WebhookFacade(Protocol):
     """What the service hands updates to: which it handles, and the run of one of them.
 
     ``handles(update)`` is asked at ingest, in the request: True hands the
-    update to the handler runtime (it counts in the answer's ``dispatched``),
+    update to the handler runtime (it counts in the answer's ``queued``),
     False records it without a run. ``run(context)`` runs the handlers of
     ``context.update`` after the answer; it raises when a handler failed, and
     the runtime retries the update (``docs/handlers.md``).

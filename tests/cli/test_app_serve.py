@@ -109,7 +109,13 @@ def test_a_bot_served_with_app_replies_and_the_log_shows_the_reply_id(
     count = 4 if workers == "2" else 1
     for index in range(count):
         answer = post(served, delivery(f"wamid.IN{index}"))
-        assert answer == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+        assert answer == {
+            "status": "ok",
+            "received": 1,
+            "dispatched": 1,
+            "skipped": 0,
+            "queued": 1,
+        }
     replies = [served.wait_for_line(REPLY_LINE).group(1) for _ in range(count)]
     assert len(set(replies)) == count
     with served.client() as client:
@@ -198,6 +204,25 @@ def test_the_echo_reply_shows_its_message_id_in_the_log(
     assert 'graph_operations_total{endpoint_family="messages",outcome="success"' in metrics
     assert served.stop() == 0
     assert TEXT not in "\n".join(served.lines)
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["store", "no-store"])
+def test_without_app_a_new_message_is_dispatched_and_queued_for_no_handler(
+    folder: Path, serving: list[ServeProcess], store: bool
+) -> None:
+    """The counters of docs/http.md, "Webhook", from the served service without ``--app``."""
+    database = ("--database", "demo/svc.db") if store else ()
+    served = start_serve(
+        "--config", "demo/svc.config.yaml", "--dry-run", *database, "--port", "0", cwd=folder,
+    )  # fmt: skip
+    serving.append(served)
+    new = {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0, "queued": 0}
+    duplicate = {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1, "queued": 0}
+    assert post(served, delivery("wamid.NEW1")) == new
+    assert post(served, delivery("wamid.NEW1")) == (duplicate if store else new)
+    foreign = delivery("wamid.F1").replace(PHONE_ID.encode(), b"100000000000001")
+    assert post(served, foreign) == duplicate  # set apart: not dispatched
+    assert served.stop() == 0
 
 
 def test_a_foreign_number_is_named_once_in_the_log(

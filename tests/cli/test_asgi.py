@@ -199,6 +199,10 @@ def test_svc_app_names_the_facade_and_with_a_store_needs_the_inbox_key(
         _env(project, SVC_APP="asgibot:bot", SVC_DATABASE="svc.db", SVC_INBOX_KEY=key)
     )
     assert stored.extensions["svc"].store is not None
-    with pytest.raises(ServeError, match="the SVC_APP module cannot be imported"):
+    with pytest.raises(ServeError) as refused:
         svc.asgi.create(_env(project, SVC_APP="no_such_bot_xyz:bot"))
+    assert refused.value.format_message() == (
+        "SVC_APP no_such_bot_xyz:bot: module 'no_such_bot_xyz' cannot be imported: "
+        "ModuleNotFoundError: No module named 'no_such_bot_xyz'"
+    )
     monkeypatch.delitem(sys.modules, "asgibot")

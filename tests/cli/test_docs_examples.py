@@ -237,7 +237,7 @@ def test_the_readme_bot_replies_to_the_signed_curl_delivery_as_written(
     result = _bash(script, cwd=tmp_path, env={})
     assert result.returncode == 0, result.stderr
     readme = README.read_text()
-    answer = '{"status":"ok","received":1,"dispatched":1,"skipped":0}'
+    answer = '{"status":"ok","received":1,"dispatched":1,"skipped":0,"queued":1}'
     assert result.stdout == answer and f"It answers `{answer}`" in readme
     [log] = [block.strip() for block in _readme_blocks("text") if "message_id=" in block]
     documented = re.escape(log).replace(re.escape("<id>"), r"[0-9a-f]+")

@@ -78,10 +78,24 @@ def test_serve_answers_an_encrypted_flows_request_with_the_handler(
 @pytest.mark.parametrize(
     ("handler", "env", "message"),
     [
-        ("nomodule_xyz:handle", True, "the --flow-handler module cannot be imported."),
-        ("myflows:missing", True, "the --flow-handler module has no such callable."),
-        ("myflows:not_callable", True, "the --flow-handler target is not callable."),
-        ("myflows", True, "--flow-handler must look like module:callable."),
+        (
+            "nomodule_xyz:handle",
+            True,
+            "--flow-handler nomodule_xyz:handle: module 'nomodule_xyz' cannot be imported: "
+            "ModuleNotFoundError: No module named 'nomodule_xyz'",
+        ),
+        (
+            "myflows:missing",
+            True,
+            "--flow-handler myflows:missing: "
+            "AttributeError: module 'myflows' has no attribute 'missing'",
+        ),
+        (
+            "myflows:not_callable",
+            True,
+            "--flow-handler myflows:not_callable: the target is not callable (type int).",
+        ),
+        ("myflows", True, "--flow-handler myflows: must look like module:callable."),
         ("myflows:handle", False, "SVC_FLOWS_KEY is not set."),
         (None, True, "this profile has a flows section: give --flow-handler"),
     ],

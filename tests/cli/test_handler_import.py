@@ -39,6 +39,12 @@ def _svc(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _error_line(stderr: str) -> str:
+    """The one ``Error:`` line of a refusal (the dry-run secret lines come before it)."""
+    [line] = [line for line in stderr.splitlines() if line.startswith("Error: ")]
+    return line
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     made = run_svc("init", str(tmp_path / "bot"))
@@ -48,25 +54,37 @@ def folder(tmp_path: Path) -> Path:
     return tmp_path
 
 
+FACADE = "a facade (an object with handles(update) and run(context))"
+
+
 @pytest.mark.parametrize(
     ("handler", "message"),
     [
         # Imported from the working folder: the refusal is about the callable itself.
         (
             "goodhandler:not_async",
-            "the --outbox-handler target must be an async function of one item.",
+            "--outbox-handler goodhandler:not_async: "
+            "the target must be an async function of one item.",
         ),
-        ("goodhandler:missing", "the --outbox-handler module has no such callable."),
-        ("nomodule_xyz:deliver", "the --outbox-handler module cannot be imported."),
+        (
+            "goodhandler:missing",
+            "--outbox-handler goodhandler:missing: "
+            "AttributeError: module 'goodhandler' has no attribute 'missing'",
+        ),
+        (
+            "nomodule_xyz:deliver",
+            "--outbox-handler nomodule_xyz:deliver: module 'nomodule_xyz' cannot be imported: "
+            "ModuleNotFoundError: No module named 'nomodule_xyz'",
+        ),
         (
             "brokenhandler:deliver",
-            "the --outbox-handler module failed on import "
-            "(ValueError: handler settings missing: SHOP_URL).",
+            "--outbox-handler brokenhandler:deliver: module 'brokenhandler' failed on import: "
+            "ValueError: handler settings missing: SHOP_URL",
         ),
         (
             "typohandler:deliver",
-            "the --outbox-handler module failed on import "
-            "(ModuleNotFoundError: No module named 'nonexistent_dependency_xyz').",
+            "--outbox-handler typohandler:deliver: module 'typohandler' failed on import: "
+            "ModuleNotFoundError: No module named 'nonexistent_dependency_xyz'",
         ),
     ],
 )
@@ -81,7 +99,7 @@ def test_the_console_script_imports_handlers_from_the_working_folder(
         *("--database", "svc.db", "--outbox-handler", handler),
     )
     assert result.returncode == 1
-    assert message in result.stderr
+    assert _error_line(result.stderr) == f"Error: {message}"
     assert "Traceback" not in result.stderr
     assert "svc: serving" not in result.stderr
 
@@ -99,30 +117,48 @@ APPS = {
         "number = 7\n"
     ),
     "brokenapp.py": "raise KeyError('OPENAI_API_KEY')\n",
+    "shop.py": "raise RuntimeError('SHOP_URL is not set')\n",
 }
+SHOP = "--app shop:bot: module 'shop' failed on import: RuntimeError: SHOP_URL is not set"
 
 
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("myapp", "--app must look like module:attribute."),
-        ("myapp:missing", "the --app module has no such attribute."),
-        ("nomodule_xyz:facade", "the --app module cannot be imported."),
-        ("brokenapp:facade", "the --app module failed on import (KeyError: 'OPENAI_API_KEY')."),
+        ("myapp", "--app myapp: must look like module:attribute."),
+        (
+            "myapp:missing",
+            "--app myapp:missing: AttributeError: module 'myapp' has no attribute 'missing'",
+        ),
+        (
+            "nomodule_xyz:facade",
+            "--app nomodule_xyz:facade: module 'nomodule_xyz' cannot be imported: "
+            "ModuleNotFoundError: No module named 'nomodule_xyz'",
+        ),
+        (
+            "brokenapp:facade",
+            "--app brokenapp:facade: module 'brokenapp' failed on import: "
+            "KeyError: 'OPENAI_API_KEY'",
+        ),
+        ("shop:bot", SHOP),
         (
             "myapp:number",
-            "the --app target is neither a facade (an object with dispatch(update)) "
-            "nor a factory of one.",
+            f"--app myapp:number: the target is neither {FACADE} nor a factory of one (type int).",
         ),
         (
             "myapp:make_nothing",
-            "the --app factory did not return a facade (an object with dispatch(update)).",
+            f"--app myapp:make_nothing: the factory returned a value of type int, not {FACADE}.",
         ),
         (
             "myapp:make_badly",
-            "the --app factory failed when called (RuntimeError: BOT_TOKEN is missing).",
+            "--app myapp:make_badly: the factory failed when called: "
+            "RuntimeError: BOT_TOKEN is missing",
         ),
-        ("myapp:needs_an_argument", "the --app factory failed when called (TypeError: "),
+        (
+            "myapp:needs_an_argument",
+            "--app myapp:needs_an_argument: the factory failed when called: TypeError: "
+            "needs_an_argument() missing 1 required positional argument: 'settings'",
+        ),
     ],
 )
 def test_app_import_errors_are_named_before_binding(
@@ -133,9 +169,14 @@ def test_app_import_errors_are_named_before_binding(
     config = str(folder / "bot" / "svc.config.yaml")
     result = _svc(folder, "serve", "--config", config, "--dry-run", "--port", "0", "--app", target)
     assert result.returncode == 1
-    assert f"Error: {message}" in result.stderr
+    assert _error_line(result.stderr) == f"Error: {message}"
     assert "Traceback" not in result.stderr
     assert "svc: serving" not in result.stderr
+
+
+def test_cli_md_quotes_a_refusal_as_it_is_printed() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    assert f"`Error: {SHOP}`" in " ".join(page.split())
 
 
 def test_app_takes_a_facade_a_factory_or_a_facade_class_from_the_working_folder(

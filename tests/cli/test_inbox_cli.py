@@ -40,7 +40,6 @@ def _seed(path: Path) -> tuple[int, int]:
             event_hash="h",
             received_at=T0,
             update_keys=["k1", "k2"],
-            finished_keys=["k1", "k2"],
             inbox=rows,
         )
         [first, second] = await store.claim_inbox_items(now=T0, limit=10, lease_ms=60_000)

@@ -83,7 +83,7 @@ def test_open_migrated_store_runs_postgres_webhook_writes_in_the_writer_process(
                 )
                 child = store._engine._child
                 proc = None if child is None else child._proc
-                return recorded.to_run, None if proc is None else proc.pid
+                return recorded.new, None if proc is None else proc.pid
             finally:
                 await store.close()
 

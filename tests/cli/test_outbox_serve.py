@@ -123,23 +123,26 @@ def test_a_failing_handler_leaves_the_item_pending_and_the_service_serving(
         ),
         (
             ["--database", "svc.db", "--outbox-handler", "nomodule_xyz:deliver"],
-            "the --outbox-handler module cannot be imported.",
+            "--outbox-handler nomodule_xyz:deliver: module 'nomodule_xyz' cannot be imported: "
+            "ModuleNotFoundError: No module named 'nomodule_xyz'",
         ),
         (
             ["--database", "svc.db", "--outbox-handler", "myoutbox:missing"],
-            "the --outbox-handler module has no such callable.",
+            "--outbox-handler myoutbox:missing: "
+            "AttributeError: module 'myoutbox' has no attribute 'missing'",
         ),
         (
             ["--database", "svc.db", "--outbox-handler", "myoutbox:not_callable"],
-            "the --outbox-handler target is not callable.",
+            "--outbox-handler myoutbox:not_callable: the target is not callable (type int).",
         ),
         (
             ["--database", "svc.db", "--outbox-handler", "myoutbox:not_async"],
-            "the --outbox-handler target must be an async function of one item.",
+            "--outbox-handler myoutbox:not_async: "
+            "the target must be an async function of one item.",
         ),
         (
             ["--database", "svc.db", "--outbox-handler", "myoutbox"],
-            "--outbox-handler must look like module:callable.",
+            "--outbox-handler myoutbox: must look like module:callable.",
         ),
     ],
 )

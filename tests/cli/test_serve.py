@@ -299,21 +299,26 @@ def test_a_store_that_cannot_be_opened_stops_serve_before_binding(project: Path)
     assert "svc: serving" not in result.stderr
 
 
-def test_an_address_in_use_exits_1(project: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_address_in_use_exits_1_naming_it_and_the_cause(project: Path, workers: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         result = run_svc(
-            "serve",
-            "--config",
-            str(project / "svc.config.yaml"),
-            "--dry-run",
-            "--port",
-            str(port),
+            *("serve", "--config", str(project / "svc.config.yaml"), "--dry-run"),
+            *("--host", "127.0.0.1", "--port", str(port), "--workers", workers),
         )
     assert result.returncode == 1
-    assert "cannot be bound" in result.stderr
+    line = (
+        f"Error: the address 127.0.0.1:{port} cannot be bound: "
+        "OSError: [Errno 98] Address already in use"
+    )
+    assert result.stderr.splitlines()[-1] == line
+    assert "Traceback" not in result.stderr
+    # docs/cli.md quotes the line with the default port.
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    assert f"`{line.replace(str(port), '8787')}`" in " ".join(page.split())
 
 
 def test_sigterm_with_an_idle_keep_alive_connection_exits_without_waiting_for_the_drain_window(

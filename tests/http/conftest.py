@@ -214,8 +214,7 @@ async def post_webhook(
 
 
 class CountingStore:
-    """A store's proxy counting every public store call by name, and the update keys each
-    mark was given; a call named in
+    """A store's proxy counting every public store call by name; a call named in
     ``failing`` (a set the test may change) is counted, then raises ``PersistenceError``
     (a store outage)."""
 
@@ -223,7 +222,6 @@ class CountingStore:
         self._store = store
         self.failing = set(failing)
         self.names: Counter[str] = Counter()
-        self.marked: list[list[str]] = []
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._store, name)
@@ -235,8 +233,6 @@ class CountingStore:
             self.names[name] += 1
             if name in self.failing:
                 raise PersistenceError("query_failed", "simulated outage")
-            if name == "mark_webhook_updates_handled":
-                self.marked.append(list(kwargs["update_keys"]))
             return await method(*args, **kwargs)
 
         return call

@@ -31,6 +31,7 @@ async def test_standby_threads_are_projected_and_dispatched_as_standby(
         "received": 3,
         "dispatched": 3,
         "skipped": 0,
+        "queued": 3,
     }
     ran = [(u.kind, u.item) for u in facade.updates]
     # The echo names the user by phone only: another queue, run in parallel with the user's.

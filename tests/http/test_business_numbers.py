@@ -56,8 +56,6 @@ TWO_SECRETS = ServiceSecrets(
 )
 
 
-
-
 def inbound(number: str, message_id: str) -> dict[str, Any]:
     """The text-message fixture, addressed to business number ``number``."""
     payload = copy.deepcopy(fixture("message_text.json"))
@@ -92,7 +90,13 @@ async def test_an_inbound_for_each_number_opens_its_own_window(
     clock.value = SENT_AT + timedelta(hours=1)
 
     ack = await post_webhook(client, inbound(OTHER_ID, "wamid.B1"))
-    assert await ack.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+    assert await ack.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 1,
+    }
     assert (await window(client, f"?phoneNumberId={OTHER_ID}"))["open"] is True
     # The default number's window with the same user stays closed.
     assert (await window(client))["open"] is False
@@ -218,7 +222,13 @@ async def test_updates_for_a_number_not_served_are_skipped_and_counted(
     client = client.test_client()
     clock.value = SENT_AT + timedelta(hours=1)
     ack = await post_webhook(client, inbound(FOREIGN_ID, "wamid.F1"))
-    assert await ack.get_json() == {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1}
+    assert await ack.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 0,
+        "skipped": 1,
+        "queued": 0,
+    }
     assert facade.updates == []
     assert (await window(client))["open"] is False
     assert (await window(client, f"?phoneNumberId={OTHER_ID}"))["open"] is False

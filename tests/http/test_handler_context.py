@@ -44,7 +44,13 @@ async def test_a_context_handler_replies_from_the_number_the_update_came_to(
     client = two_number_app(make_app, store, facade=bot, metrics_registry=registry).test_client()
     caplog.set_level(logging.INFO, logger="svc.http.test")
     ack = await post_webhook(client, inbound(OTHER_ID, "wamid.IN1"))
-    assert await ack.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+    assert await ack.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 1,
+    }
 
     [request] = graph.requests
     assert request.url.path == f"/{VERSION}/{OTHER_ID}/messages"

@@ -72,7 +72,13 @@ async def test_a_bsuid_only_inbound_is_dispatched_listed_and_opens_its_window(
     facade = RecordingFacade()
     client = make_app(store=store, facade=facade).test_client()
     ack = await post_webhook(client, fixture("bsuid_message_username_no_phone.json"))
-    assert await _json(ack) == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+    assert await _json(ack) == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 1,
+    }
     assert [u.user.user_id for u in facade.updates] == [BSUID]
 
     expected = {
@@ -283,7 +289,13 @@ async def test_a_change_the_store_cannot_write_is_dispatched_then_redelivered(
     assert await sqlite_store.find_user_identity(user=BSUID) is not None
     failing.failing.clear()
     again = await post_webhook(client, change)
-    assert await _json(again) == {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1}
+    assert await _json(again) == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 0,
+        "skipped": 1,
+        "queued": 0,
+    }
     assert len(facade.updates) == 1
     assert await sqlite_store.find_user_identity(user=BSUID) is None
     assert await sqlite_store.find_user_identity(user=NEW_BSUID) is not None

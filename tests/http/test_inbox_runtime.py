@@ -83,7 +83,13 @@ async def test_the_handler_runs_after_the_answer_from_the_inbox(
     replies: list[SentMessage] = []
     client = make_app(store=store, facade=_replying_bot(replies)).test_client()
     answer = await _record_only(client, _inbound((USER_A, "wamid.A1", "hello")))
-    assert await answer.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
+    assert await answer.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 1,
+    }
     assert graph.requests == []  # answered; nothing ran yet
     [waiting] = await store.list_inbox_items()
     assert waiting.kind == "message" and waiting.status == "pending"

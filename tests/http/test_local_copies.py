@@ -68,6 +68,7 @@ async def test_a_copy_of_a_delivery_run_to_the_end_makes_no_store_call(
         "received": received,
         "dispatched": 0,
         "skipped": received,
+        "queued": 0,
     }
     assert dict(calls.names) == before  # no store call at all
     assert len(facade.updates) == received  # nothing dispatched again

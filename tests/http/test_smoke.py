@@ -46,4 +46,5 @@ async def test_webhook_post(client: Any) -> None:
         "received": 0,
         "dispatched": 0,
         "skipped": 0,
+        "queued": 0,
     }

@@ -73,6 +73,7 @@ async def test_a_delivery_for_another_number_is_skipped_and_leaves_the_window_cl
         "received": 1,
         "dispatched": 0,
         "skipped": 1,
+        "queued": 0,
     }
     assert facade.updates == []
     assert await sqlite_store.get_message(wa_message_id="wamid.f1") is None
@@ -98,6 +99,7 @@ async def test_own_updates_of_a_mixed_delivery_still_go_through(
         "received": 2,
         "dispatched": 1,
         "skipped": 1,
+        "queued": 1,
     }
     assert [u.message_id for u in facade.updates] == ["wamid.own1"]
     assert await sqlite_store.get_message(wa_message_id="wamid.own1") is not None
@@ -168,6 +170,7 @@ async def test_a_redelivery_of_a_recorded_update_is_a_plain_duplicate(
         "received": 2,
         "dispatched": 0,
         "skipped": 2,
+        "queued": 0,
     }
     assert facade.updates == []
 
@@ -182,8 +185,20 @@ async def test_a_concurrent_copy_is_answered_at_once_and_the_update_runs_once(
     headers = {"X-Hub-Signature-256": sign(body=body, secret=APP_SECRET)}
     first = await client.post("/webhooks/whatsapp", data=body, headers=headers)
     copy = await client.post("/webhooks/whatsapp", data=body, headers=headers)
-    assert await first.get_json() == {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0}
-    assert await copy.get_json() == {"status": "ok", "received": 1, "dispatched": 0, "skipped": 1}
+    assert await first.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 1,
+    }
+    assert await copy.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 0,
+        "skipped": 1,
+        "queued": 0,
+    }
     assert facade.updates == []  # neither answer waited for the handler
     await app.extensions["svc.handlers"].run_until_idle()
     assert [u.message_id for u in facade.updates] == ["wamid.w1"]
@@ -216,12 +231,13 @@ async def test_every_item_of_a_delivery_within_the_body_cap_is_processed(
         "received": 10_000,
         "dispatched": 10_000,
         "skipped": 0,
+        "queued": 10_000,
     }
     rows = await sqlite_store._call(
         "query_failed",
-        lambda s: s.fetchall("SELECT COUNT(*), COUNT(handled_at) FROM svc_webhook_updates"),
+        lambda s: s.fetchall("SELECT COUNT(*) FROM svc_webhook_updates"),
         write=False,
     )
-    assert tuple(rows[0]) == (10_000, 10_000)
+    assert tuple(rows[0]) == (10_000,)
     waiting = await sqlite_store.inbox_statistics()
     assert waiting.pending == 10_000  # each one handed to the runtime, in the record's commit

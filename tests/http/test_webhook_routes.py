@@ -183,6 +183,7 @@ async def test_accepted_delivery_dispatches_every_update(make_app: AppFactory) -
         "received": 4,
         "dispatched": 4,
         "skipped": 0,
+        "queued": 4,
     }
     # Each user's updates run in order; different users' in parallel.
     assert sorted(u.status for u in facade.updates) == ["delivered", "failed", "read", "sent"]
@@ -207,16 +208,22 @@ async def test_handler_failure_is_still_acknowledged(make_app: AppFactory) -> No
 
 
 async def test_default_facade_is_used_without_an_injected_one(make_app: AppFactory) -> None:
-    """The default facade handles nothing unless its echo is on: the update is recorded
-    (counted), not handed to a handler."""
+    """The default facade handles nothing unless its echo is on: the update is dispatched
+    (counted), not queued for a handler."""
     response = await post_webhook(await _client(make_app), fixture("message_text.json"))
     assert response.status_code == 200
-    assert (await response.get_json())["dispatched"] == 0
+    assert await response.get_json() == {
+        "status": "ok",
+        "received": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 0,
+    }
     from svc.webhook import FacadeFlags
 
     echo = await _client(make_app, facade_flags=FacadeFlags(echo_reply=True))
     response = await post_webhook(echo, fixture("message_text.json"))
-    assert (await response.get_json())["dispatched"] == 1
+    assert (await response.get_json())["queued"] == 1
 
 
 # --- with a store: dedupe and projection ----------------------------------------------
@@ -235,6 +242,7 @@ async def test_duplicate_delivery_is_acknowledged_without_dispatch(
         "received": 1,
         "dispatched": 0,
         "skipped": 1,
+        "queued": 0,
     }
     assert len(facade.updates) == 1
 

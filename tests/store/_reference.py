@@ -13,21 +13,14 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
     """The event row, the update keys and the delivery's projection, call by call, in the
     caller's transaction.
 
-    The keys it claims that are in ``finished_keys`` (updates with no work to run) are marked
-    handled at ``received_at`` right after the claim; the inbox rows of the keys it recorded
-    new go in next, one by one, in order (a key's first row only). The projection (messages,
-    statuses, then the identity sightings) runs for a duplicate too (a repeated delivery
-    retries it; every step is idempotent). On PostgreSQL the caller holds the advisory locks.
+    The inbox rows of the keys it recorded new go in after the keys, one by one, in order
+    (a key's first row only). The projection (messages, statuses, then the identity
+    sightings) runs for a duplicate too (a repeated delivery retries it; every step is
+    idempotent). On PostgreSQL the caller holds the advisory locks.
     """
     at = item.received_at
     result = _ops.record_webhook_event(s, item.event_key, item.event_hash, at)
-    to_run, busy, new = record_update_keys(
-        s, item.event_key, at, item.update_keys, item.claim_cutoff
-    )
-    if item.finished_keys:
-        _ops.mark_webhook_updates_handled(
-            s, tuple(k for k in to_run if k in item.finished_keys), at
-        )
+    new = record_update_keys(s, item.event_key, at, item.update_keys)
     for update_key, queue_key, number, kind, sealed in item.inbox:
         if update_key in new:
             s.run(
@@ -41,48 +34,22 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
     for wa_message_id, status, occurred_at, category in item.statuses:
         _ops.append_message_status(s, wa_message_id, status, occurred_at, category)
     _identity.upsert_identities(s, item.identities)
-    return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy, new=new)
+    return UpdatesRecorded(event=result, new=new)
 
 
 def record_update_keys(
-    s: Session, event_key: str, at: int, keys: tuple[str, ...], cutoff: int
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Claim each update key for dispatch: (keys to run, keys in progress elsewhere, keys
-    recorded new).
-
-    A new key is recorded and claimed; an unfinished key claimed at or before ``cutoff``
-    (its lease ran out: the run crashed) is claimed again; an unfinished key claimed later
-    is in progress; a finished key is neither.
-    """
-    run: list[str] = []
-    busy: list[str] = []
+    s: Session, event_key: str, at: int, keys: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Record each update key (``claimed_at`` and ``handled_at`` the received time, as the
+    adapters write them); the keys recorded new. A key stored before is a duplicate."""
     new: list[str] = []
     for update_key in dict.fromkeys(keys):
-        if (
-            s.run(
-                "INSERT INTO svc_webhook_updates"
-                " (update_key, event_key, received_at, claimed_at, handled_at)"
-                " VALUES (?, ?, ?, ?, NULL) ON CONFLICT DO NOTHING",
-                (update_key, event_key, at, at),
-            )
-            == 1
-        ):
-            run.append(update_key)
-            new.append(update_key)
-            continue
-        if (
-            s.run(
-                "UPDATE svc_webhook_updates SET claimed_at = ?"
-                " WHERE update_key = ? AND handled_at IS NULL AND claimed_at <= ?",
-                (at, update_key, cutoff),
-            )
-            == 1
-        ):
-            run.append(update_key)
-            continue
-        row = s.fetchone(
-            "SELECT handled_at FROM svc_webhook_updates WHERE update_key = ?", (update_key,)
+        inserted = s.run(
+            "INSERT INTO svc_webhook_updates"
+            " (update_key, event_key, received_at, claimed_at, handled_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (update_key, event_key, at, at, at),
         )
-        if row is not None and row[0] is None:
-            busy.append(update_key)
-    return tuple(run), tuple(busy), tuple(new)
+        if inserted == 1:
+            new.append(update_key)
+    return tuple(new)

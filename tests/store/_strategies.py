@@ -81,14 +81,6 @@ INBOX_ROWS = st.builds(
     st.sampled_from([b"\x00sealed", b"\xffother"]),
 )
 """Checked inbox rows: update key, queue key, business number id, kind, sealed bytes."""
-HANDLED_ITEMS = st.lists(
-    st.tuples(st.lists(UPDATE_KEYS, min_size=1, max_size=3).map(tuple), TIMES),
-    min_size=1,
-    max_size=5,
-)
-"""Group-committed ``mark_webhook_updates_handled`` calls: ``(keys, at)``, keys repeating
-within and across calls (a key the seed never claimed is no row to mark)."""
-
 SINGLE: dict[str, Any] = {
     "message": lambda s, a: _ops.record_message(s, a),
     "status": lambda s, a: _ops.append_message_status(s, *a),
@@ -96,11 +88,14 @@ SINGLE: dict[str, Any] = {
     "complete": lambda s, a: _ops.complete_service_request(s, *a),
     "event": lambda s, a: _ops.record_webhook_event(s, *a),
     "identity": lambda s, a: _identity.upsert_identities(s, [a]),
-    "handled": lambda s, a: (
-        record_update_keys(s, "ev-seed", 0, (a,), 0),
-        _ops.mark_webhook_updates_handled(s, (a,), 1),
+    "update": lambda s, a: record_update_keys(s, "ev-seed", 0, (a,)),
+    # A key an older version recorded and never marked handled: a duplicate all the same.
+    "unfinished": lambda s, a: s.run(
+        "INSERT INTO svc_webhook_updates"
+        " (update_key, event_key, received_at, claimed_at, handled_at)"
+        " VALUES (?, 'ev-seed', 0, 2000, NULL) ON CONFLICT DO NOTHING",
+        (a,),
     ),
-    "claimed": lambda s, a: record_update_keys(s, "ev-seed", 2000, (a,), 0),
     # An inbox row whose update key is not (or no longer) recorded: a pruned key.
     "inbox": lambda s, a: s.run(
         "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
@@ -129,8 +124,8 @@ SEED = st.lists(
         st.tuples(st.just("identity"), IDENTITIES),
         st.tuples(st.just("claim"), CLAIMS),
         st.tuples(st.just("complete"), COMPLETES),
-        st.tuples(st.just("handled"), UPDATE_KEYS),
-        st.tuples(st.just("claimed"), UPDATE_KEYS),
+        st.tuples(st.just("update"), UPDATE_KEYS),
+        st.tuples(st.just("unfinished"), UPDATE_KEYS),
         st.tuples(st.just("inbox"), INBOX_ROWS),
     ),
     max_size=6,
@@ -145,8 +140,6 @@ def delivery(
     statuses: tuple[Any, ...] = (),
     identities: tuple[Any, ...] = (),
     update_keys: tuple[str, ...] = (),
-    claim_cutoff: int = 0,
-    finished_keys: tuple[str, ...] = (),
     inbox: tuple[Any, ...] = (),
 ) -> DeliveryWrite:
     """A checked delivery, its values in the record's order."""
@@ -158,8 +151,6 @@ def delivery(
         statuses=statuses,
         identities=identities,
         update_keys=update_keys,
-        claim_cutoff=claim_cutoff,
-        finished_keys=finished_keys,
         inbox=inbox,
     )
 
@@ -174,9 +165,8 @@ def fresh_row_ids(deliveries: list[DeliveryWrite]) -> list[DeliveryWrite]:
 
 def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[list[DeliveryWrite]]:
     """Lists of checked deliveries (event key, hash, ms, message values, status events,
-    identity sightings, update keys repeated within and across deliveries, the claim cutoff:
-    the time less a lease of 0, 1 or 5 s, the finished keys: updates with no work, some
-    of them not in the delivery, and inbox rows: keys repeated, some not in the delivery)."""
+    identity sightings, update keys repeated within and across deliveries, and inbox rows:
+    keys repeated, some not in the delivery)."""
     return st.lists(
         st.tuples(
             KEYS,
@@ -185,14 +175,8 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
             st.lists(STATUS_EVENTS, max_size=max_updates).map(tuple),
             st.lists(IDENTITIES, max_size=2).map(tuple),
             st.lists(UPDATE_KEYS, max_size=max_updates).map(tuple),
-            st.sampled_from([0, 1000, 5000]),
-            st.lists(UPDATE_KEYS, max_size=3).map(tuple),
             st.lists(INBOX_ROWS, max_size=4).map(tuple),
-        ).map(
-            lambda d: delivery(
-                f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], d[1] - d[6], d[7], d[8]
-            )
-        ),
+        ).map(lambda d: delivery(f"ev-{d[0]}", "h", d[1], d[2], d[3], d[4], d[5], inbox=d[6])),
         min_size=1,
         max_size=max_deliveries,
     )

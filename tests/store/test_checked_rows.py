@@ -327,9 +327,7 @@ def test_the_store_hands_checked_rows_on_as_they_are() -> None:
         messages=(),
         statuses=(),
         identities=(),
-        claim_lease_ms=60_000,
         rows=rows,
-        finished_keys=(),
     )
     assert delivery.messages is rows.messages
     assert delivery.statuses is rows.statuses
@@ -341,7 +339,7 @@ async def test_the_store_takes_checked_rows_without_checking_them_again(store: A
     recorded = await store.record_webhook_updates(
         event_key="ev-1", event_hash="h", received_at=T0, update_keys=("u1",), rows=rows
     )
-    assert recorded.to_run == ("u1",)
+    assert recorded.new == ("u1",)
     stored = await store.get_message(wa_message_id="wamid.A", direction="inbound")
     assert stored is not None and stored.status == "read" and stored.user_id == "US.1"
     identity = await store.find_user_identity(user="US.1")

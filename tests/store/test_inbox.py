@@ -34,7 +34,6 @@ async def record(store: AnyStore, *items: tuple[str, str], offset: int = 0) -> N
         event_hash="h",
         received_at=T0 + ms(offset),
         update_keys=keys,
-        finished_keys=keys,
         inbox=[
             InboxRow(
                 update_key=key,

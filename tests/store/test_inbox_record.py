@@ -66,7 +66,6 @@ async def test_rows_of_new_keys_go_in_with_the_delivery_in_order(store: AnyStore
         event_hash="h",
         received_at=T0,
         update_keys=["u2", "u1", "u3"],
-        finished_keys=["u2", "u1", "u3"],
         # u9 is none of the call's keys: left out.
         inbox=[row("u2", sealed=b"\xff2"), row("u9"), row("u1", queue="q2", sealed=b"\xff1")],
     )
@@ -82,10 +81,9 @@ async def test_rows_of_new_keys_go_in_with_the_delivery_in_order(store: AnyStore
         event_hash="h",
         received_at=later,
         update_keys=["u2", "u1", "u4"],
-        finished_keys=["u2", "u1", "u4"],
         inbox=[row("u2", sealed=b"\xee"), row("u1"), row("u4", sealed=b"\xff4")],
     )
-    assert again == UpdatesRecorded(event=WebhookEventResult.DUPLICATE, to_run=("u4",), new=("u4",))
+    assert again == UpdatesRecorded(event=WebhookEventResult.DUPLICATE, new=("u4",))
     assert [(r[0], r[4], r[7]) for r in await inbox(store)] == [
         ("u2", b"\xff2", MS),
         ("u1", b"\xff1", MS),
@@ -99,7 +97,6 @@ async def test_a_duplicate_delivery_adds_no_row(store: AnyStore) -> None:
         "event_hash": "h",
         "received_at": T0,
         "update_keys": ["u1"],
-        "finished_keys": ["u1"],
         "inbox": [row("u1")],
     }
     assert (await store.record_webhook_updates(**call)).new == ("u1",)  # type: ignore[arg-type]
@@ -108,8 +105,9 @@ async def test_a_duplicate_delivery_adds_no_row(store: AnyStore) -> None:
     assert len(await inbox(store)) == 1
 
 
-async def test_an_unfinished_reclaimed_key_adds_no_row(store: AnyStore) -> None:
-    """Only a key the call records new brings its row: a lapsed claim run again does not."""
+async def test_a_key_recorded_before_adds_no_row(store: AnyStore) -> None:
+    """Only a key the call records new brings its row: one recorded by an earlier delivery
+    (without a row: it had no handler then) does not, however late it comes again."""
     await store.record_webhook_updates(
         event_key="d1", event_hash="h", received_at=T0, update_keys=["u1"]
     )
@@ -120,7 +118,7 @@ async def test_an_unfinished_reclaimed_key_adds_no_row(store: AnyStore) -> None:
         update_keys=["u1"],
         inbox=[row("u1")],
     )
-    assert again.to_run == ("u1",) and again.new == ()
+    assert again == UpdatesRecorded(event=WebhookEventResult.RECORDED)
     assert await inbox(store) == []
 
 
@@ -132,7 +130,6 @@ async def test_a_key_already_in_the_inbox_keeps_its_row(store: AnyStore) -> None
         event_hash="h",
         received_at=old,
         update_keys=["u1"],
-        finished_keys=["u1"],
         inbox=[row("u1", sealed=b"\x01old")],
     )
     await store.prune(older_than=T0 - timedelta(days=14))
@@ -141,7 +138,6 @@ async def test_a_key_already_in_the_inbox_keeps_its_row(store: AnyStore) -> None
         event_hash="h",
         received_at=T0,
         update_keys=["u1"],
-        finished_keys=["u1"],
         inbox=[row("u1", sealed=b"\x02new")],
     )
     assert again.new == ("u1",)
@@ -159,7 +155,6 @@ async def test_a_failing_delivery_leaves_neither_keys_nor_rows(store: AnyStore) 
                 event_hash="h",
                 received_at=T0,
                 update_keys=[f"{name}-u"],
-                finished_keys=[f"{name}-u"],
                 statuses=[StatusEvent(wa_message_id="wamid.x", status=status, timestamp=T0)],
                 inbox=[row(f"{name}-u")],
             )
@@ -214,7 +209,6 @@ def _together(name: str, update_keys: list[str], sealed: bytes) -> dict[str, obj
         "event_hash": "h",
         "received_at": T0,
         "update_keys": update_keys,
-        "finished_keys": update_keys,
         "inbox": [row(k, sealed=sealed) for k in update_keys],
     }
 
@@ -244,7 +238,7 @@ async def test_two_deliveries_of_one_batch_sharing_a_key_make_one_row_sqlite(
             nursery.start_soon(_open_when_queued, store, gate, 2)
         assert [(r[0], r[4]) for r in await inbox(store)] == EXPECTED
         assert answers["b"] == UpdatesRecorded(
-            event=WebhookEventResult.RECORDED, to_run=("u3",), new=("u3",)
+            event=WebhookEventResult.RECORDED, new=("u3",)
         )
     finally:
         await store.close()
@@ -271,5 +265,5 @@ async def test_two_deliveries_of_one_batch_sharing_a_key_make_one_row_postgres(
         await trio.to_thread.run_sync(blocker.release)
     assert [(r[0], r[4]) for r in await inbox(store)] == EXPECTED
     assert answers["b"] == UpdatesRecorded(
-        event=WebhookEventResult.RECORDED, to_run=("u3",), new=("u3",)
+        event=WebhookEventResult.RECORDED, new=("u3",)
     )

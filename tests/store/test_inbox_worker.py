@@ -68,7 +68,6 @@ async def record(store: SqliteStore, *items: tuple[str, str], at: datetime = T0)
         event_hash="h",
         received_at=at,
         update_keys=keys,
-        finished_keys=keys,
         inbox=[
             InboxRow(update_key=k, queue_key=q, phone_number_id=None, kind="message", sealed=b"s")
             for k, q in items

@@ -89,7 +89,6 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
             event_hash="h",
             received_at=T0,
             update_keys=keys,
-            finished_keys=keys,
             inbox=[row("a1", "qa"), row("a2", "qa"), row("b1", "qb")],
         )
         now = int(T0.timestamp() * 1000)

@@ -1,4 +1,4 @@
-"""``PostgresStore(writer="process")``: webhook deliveries and handled marks run in a writer
+"""``PostgresStore(writer="process")``: webhook deliveries and inbox writes run in a writer
 process (``_child``) on a connection of its own; every other call stays on the engine's worker
 thread. ``test_writer_process`` covers the child's losses, interruptions and close; these
 tests its connection, a server lost under a batch, the engine's refusal until its probe
@@ -27,11 +27,11 @@ from svc.store import (
     _child,
 )
 from svc.store._commit import Batch, Job
-from svc.store._kinds import Kind
+from svc.store._kinds import DeliveryWrite, Kind
 from svc.store.postgres._engine import APPLICATION_NAME
 
 from ._writer_calls import child_pid, deliver, writer_of
-from .conftest import T0, Backend
+from .conftest import Backend
 
 pytestmark = pytest.mark.postgres
 
@@ -55,7 +55,7 @@ def _writer_backends(url: str) -> list[int]:
     return [int(row[0]) for row in rows]
 
 
-async def test_deliveries_and_marks_go_to_the_child_and_reads_stay_on_the_thread(
+async def test_deliveries_go_to_the_child_and_reads_stay_on_the_thread(
     pg: Backend,
 ) -> None:
     store = await _open(pg)
@@ -77,10 +77,9 @@ async def test_deliveries_and_marks_go_to_the_child_and_reads_stay_on_the_thread
             os.kill(child, signal.SIGCONT)
     finally:
         os.kill(child, signal.SIGCONT)
-    assert [a.to_run for a in answers] == [("u1",)] and answers[0].event == "recorded"
-    assert await store.mark_webhook_updates_handled(update_keys=["u1"], handled_at=T0) == 1
+    assert [a.new for a in answers] == [("u1",)] and answers[0].event == "recorded"
     again = await deliver(store, 1)
-    assert (again.event, again.to_run) == ("duplicate", ())
+    assert (again.event, again.new) == ("duplicate", ())
     stored = await store.get_message(wa_message_id="wamid.1", direction="inbound")
     assert stored is not None and stored.from_phone == "16505551234"
     assert store._engine.queued == 0
@@ -105,9 +104,8 @@ async def test_concurrent_deliveries_and_copies_are_all_answered_and_stored_once
         copies = [answers[i, c] for c in range(2 if i % 4 == 0 else 1)]
         events = ["recorded", "duplicate"][: len(copies)]
         assert sorted(a.event for a in copies) == sorted(events)
-        # Each update is handed out to run once; a copy finds it in progress.
-        assert sum(len(a.to_run) for a in copies) == 1
-        assert sum(len(a.in_progress) for a in copies) == len(copies) - 1
+        # Each update is recorded new once; a copy finds it recorded (a duplicate).
+        assert sum(len(a.new) for a in copies) == 1
 
 
 async def test_a_server_lost_under_a_batch_fails_it_and_the_next_call_reconnects(
@@ -151,7 +149,7 @@ def test_the_writer_runs_under_asyncio_too(postgres_url: str, postgres_run_prefi
         finally:
             await store.close()
 
-    assert asyncio.run(main()).to_run == ("u1",)
+    assert asyncio.run(main()).new == ("u1",)
 
 
 async def test_a_writer_started_while_the_server_is_out_of_reach_still_starts() -> None:
@@ -162,7 +160,8 @@ async def test_a_writer_started_while_the_server_is_out_of_reach_still_starts() 
     writer = _child.Child("svc.store.postgres._engine", config, fallback=None)
     assert await writer.start()
     try:
-        batch = Batch([Job(Kind.HANDLED, (("u1",), 0), code="outbox_failed")])
+        delivery = DeliveryWrite(event_key="e1", event_hash="h", received_at=0)
+        batch = Batch([Job(Kind.DELIVERY, delivery, code="outbox_failed")])
         await writer.run(batch)
         assert batch.lost is True
         assert [(job.ok, job.result, job.error) for job in batch.jobs] == [(False, None, None)]
@@ -180,7 +179,7 @@ async def test_a_writer_that_cannot_start_leaves_the_writes_on_the_thread(
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
     store = await _open(pg)
     assert writer_of(store).unavailable
-    assert (await deliver(store, 1)).to_run == ("u1",)
+    assert (await deliver(store, 1)).new == ("u1",)
     assert pg.count("SELECT count(*) FROM svc_webhook_events") == 1
     said = [r.getMessage() for r in caplog.records if r.name == "svc.store.writer"]
     assert said == [
@@ -193,9 +192,9 @@ def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -
         def __init__(self, a: str, b: str) -> None:
             super().__init__(a)
 
-    kept: Job[object] = Job(Kind.HANDLED, (), code="outbox_failed")
+    kept: Job[object] = Job(Kind.INBOX, (), code="outbox_failed")
     kept.error = PersistenceValidationError("invalid_record", "row_id must be text.")
-    dropped: Job[object] = Job(Kind.HANDLED, (), code="outbox_failed")
+    dropped: Job[object] = Job(Kind.INBOX, (), code="outbox_failed")
     dropped.error = Unpicklable("a", "b")
     frames = _child._Frames()
     frames.feed(_child._frame((False, [_child._outcome(kept), _child._outcome(dropped)])))

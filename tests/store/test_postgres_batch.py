@@ -25,7 +25,6 @@ from svc.store import (
     UpdatesRecorded,
     WebhookEventResult,
     _broadcasts,
-    _ops,
 )
 from svc.store import _validate as check
 from svc.store._kinds import DEFER, Kind
@@ -39,7 +38,6 @@ from ._strategies import (
     COMPLETES,
     DELIVERY_ITEMS,
     DUMP,
-    HANDLED_ITEMS,
     MESSAGES,
     SEED,
     SINGLE,
@@ -320,49 +318,36 @@ async def test_cancelling_the_draining_caller_hands_the_queue_on(pg: Backend) ->
     assert pg.count("SELECT COUNT(*) FROM svc_message_status_events") == 0
 
 
-async def test_a_batch_runs_its_deliveries_before_its_marks(pg: Backend) -> None:
-    """Marks and deliveries queued together, a copy arriving before the mark of its update:
-    unlike SQLite (``test_a_batch_runs_its_marks_then_its_deliveries_each_as_one_call``, the
-    same calls), the deliveries run first, so the copy finds its update in progress. Marks
-    first made two instances deadlock on each other's copies (see ``_PHASES``)."""
+async def test_a_key_repeated_in_a_batch_is_new_for_its_first_delivery_only(
+    pg: Backend,
+) -> None:
+    """Deliveries queued together share one statement: a key recorded before is a duplicate
+    everywhere, and a key two of them bring is new for the first one only (a phase runs its
+    jobs in event-key order)."""
     store = await _open(pg)
     assert pg.url is not None
     at = T0 + timedelta(seconds=1)
-    answers: dict[str, object] = {}
+    answers: dict[str, UpdatesRecorded] = {}
 
     async def deliver(name: str, keys: tuple[str, ...]) -> None:
         answers[name] = await store.record_webhook_updates(
             event_key=f"ev-{name}", event_hash="h", received_at=at, update_keys=keys
         )
 
-    async def mark(name: str, keys: tuple[str, ...]) -> None:
-        answers[name] = await store.mark_webhook_updates_handled(update_keys=keys, handled_at=at)
-
-    for i in range(3):
-        await deliver(f"d{i}", (f"u{i}",))
+    await deliver("d0", ("u0",))
     async with trio.open_nursery() as nursery:
         blocker = await _queue_behind_a_blocked_batch(store, pg.url, nursery)
         # Queued in this order behind the blocked batch, so they share the next one.
-        nursery.start_soon(deliver, "copy", ("u0", "u4"))  # a copy of u0, marked below
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(mark, "m0", ("u0",))
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(deliver, "d3", ("u3",))
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(mark, "m12", ("u1", "u2"))
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(mark, "m19", ("u1", "u9"))  # u1 marked before; u9 never claimed
-        await trio.testing.wait_all_tasks_blocked()
+        for name, keys in (("c-again", ("u3", "u5")), ("a-copy", ("u0", "u4")), ("b-d3", ("u3",))):
+            nursery.start_soon(deliver, name, keys)
+            await trio.testing.wait_all_tasks_blocked()
         kinds = [job.kind.value for job in store._engine._commit._queue]
-        assert kinds == ["delivery", "handled", "delivery", "handled", "handled"]
+        assert kinds == ["delivery"] * 3
         blocker.release()
-    assert answers["m0"] == 1 and answers["m12"] == 2 and answers["m19"] == 0
-    assert answers["d3"] == UpdatesRecorded(
-        event=WebhookEventResult.RECORDED, to_run=("u3",), new=("u3",)
-    )
-    copy = answers["copy"]
-    assert isinstance(copy, UpdatesRecorded)
-    assert copy.to_run == ("u4",) and copy.in_progress == ("u0",)
+    recorded = WebhookEventResult.RECORDED
+    assert answers["a-copy"] == UpdatesRecorded(event=recorded, new=("u4",))
+    assert answers["b-d3"] == UpdatesRecorded(event=recorded, new=("u3",))
+    assert answers["c-again"] == UpdatesRecorded(event=recorded, new=("u5",))
     await store.close()
 
 
@@ -507,9 +492,9 @@ def test_group_commit_runs_under_asyncio_too(request: pytest.FixtureRequest, tmp
 @example(  # a user's new number, then a sighting of the old number alone: a new row
     seed=[],
     deliveries=[
-        delivery("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",), 0),
-        delivery("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",), 1000),
-        delivery("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",), 2000),
+        delivery("ev-a", "h", 0, (), (), (("US.1", None, "1555", None, 0),), ("u1",)),
+        delivery("ev-b", "h", 1000, (), (), (("US.1", None, "1556", None, 1000),), ("u2",)),
+        delivery("ev-c", "h", 2000, (), (), ((None, None, "1555", "ann", 2000),), ("u3",)),
     ],
 )
 def test_set_based_deliveries_equal_deliveries_one_by_one(
@@ -537,29 +522,6 @@ def test_set_based_deliveries_equal_deliveries_one_by_one(
     outcomes = _seeded_outcomes(migrated_conn, seed, batched, one_by_one)
     assert outcomes[0] == outcomes[1]
     assert all(isinstance(a, UpdatesRecorded) for a in outcomes[0][0])
-
-
-@pytest.mark.slow
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(seed=SEED, items=HANDLED_ITEMS)
-def test_set_based_marks_equal_marks_one_by_one(
-    migrated_conn: Any, seed: list[Any], items: list[Any]
-) -> None:
-    """Group-committed ``mark_webhook_updates_handled`` calls: the answers and tables of
-    running them one by one, in order (a key repeated in the batch counts for its first)."""
-
-    def batched(session: Any) -> list[object]:
-        return _writes.mark_handled(session, items)
-
-    def one_by_one(session: Any) -> list[object]:
-        return [_ops.mark_webhook_updates_handled(session, keys, at) for keys, at in items]
-
-    outcomes = _seeded_outcomes(migrated_conn, seed, batched, one_by_one)
-    assert outcomes[0] == outcomes[1]
 
 
 BROADCAST_ROWS = st.lists(

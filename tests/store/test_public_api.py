@@ -33,7 +33,6 @@ def test_protocol_method_set_is_the_specs() -> None:
         "record_webhook_event",
         "record_webhook_delivery",
         "record_webhook_updates",
-        "mark_webhook_updates_handled",
         "get_service_request",
         "record_service_request",
         "claim_service_request",

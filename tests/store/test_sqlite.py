@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -23,7 +22,7 @@ from svc.store import (
     SqliteStore,
     UpdatesRecorded,
 )
-from svc.store._commit import MAX_BATCH, Batch, Job
+from svc.store._commit import MAX_BATCH
 from svc.store._kinds import DeliveryWrite, Kind
 
 from .conftest import T0, message_row
@@ -380,13 +379,12 @@ def _delivery(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> D
         received_at=at,
         messages=(message,),
         update_keys=keys,
-        claim_cutoff=at - 60_000,
     )
 
 
 async def test_concurrent_deliveries_run_as_one_set_based_call(tmp_path: Path) -> None:
     """Deliveries queued together share their statements; each answer is still its own,
-    and a copy queued with its original finds the original's claim (in progress)."""
+    and of a copy queued with its original only one records the update new."""
     store = SqliteStore(tmp_path / "merge.db")
     await store.migrate()
     statements: list[str] = []
@@ -408,13 +406,9 @@ async def test_concurrent_deliveries_run_as_one_set_based_call(tmp_path: Path) -
             nursery.start_soon(deliver, 16, ("u3",))  # a copy of delivery 3's update
         inserts = [s for s in statements if s.startswith("INSERT INTO svc_webhook_events")]
         assert len(inserts) < 17  # merged: not one statement per delivery
-        assert all(answers[i].to_run == (f"u{i}",) for i in range(16) if i != 3)
-        # Trio may start either first: one of the two runs u3, the other finds it claimed.
-        pair = sorted(
-            (answers[3].to_run, answers[3].in_progress, answers[16].to_run, answers[16].in_progress)
-        )
-        assert pair == [(), (), ("u3",), ("u3",)]
-        assert answers[3].to_run != answers[16].to_run
+        assert all(answers[i].new == (f"u{i}",) for i in range(16) if i != 3)
+        # Trio may start either first: one of the two records u3, the other is a duplicate.
+        assert sorted((answers[3].new, answers[16].new)) == [(), ("u3",)]
         page = await store.list_messages(limit=100)
         assert len(page.items) == 17  # every delivery projected its own message
     finally:
@@ -447,50 +441,3 @@ async def test_a_failing_delivery_of_a_merged_run_fails_alone(tmp_path: Path) ->
         assert sorted(m.row_id for m in page.items) == sorted(f"row-{i}" for i in outcome)
     finally:
         await store.close()
-
-
-async def test_a_batch_runs_its_deliveries_then_its_marks_each_as_one_call(
-    tmp_path: Path,
-) -> None:
-    """Deliveries and marks of handled updates queued together, interleaved as callers
-    arrive, run as two set-based calls, deliveries first (the batch order both adapters
-    share, ``_kinds.PHASES``); each call keeps its own answer, and a copy of a delivery
-    queued with the mark of its update finds it in progress (in the same process, the
-    service then waits for that run)."""
-    store = SqliteStore(tmp_path / "order.db")
-    await store.migrate()
-    statements: list[str] = []
-
-    def job(kind: Kind, args: Any) -> Job[Any]:
-        return Job(kind, args, code="outbox_failed")
-
-    def mark(keys: tuple[str, ...]) -> Job[Any]:
-        return job(Kind.HANDLED, (keys, 1_763_720_200_000))
-
-    try:
-        await store._call("outbox_failed", lambda s: None, write=True)  # opens the connection
-        assert store._conn is not None
-        store._run_batch(
-            Batch([job(Kind.DELIVERY, _delivery(i, keys=(f"u{i}",))) for i in range(3)])
-        )
-        store._conn.set_trace_callback(statements.append)
-        batch = [
-            mark(("u0",)),
-            job(Kind.DELIVERY, _delivery(3, keys=("u3",))),
-            mark(("u1", "u2")),
-            job(Kind.DELIVERY, _delivery(4, keys=("u0", "u4"))),  # a copy of u0, marked here
-            mark(("u1", "u9")),  # u1 is marked by the call before; u9 was never claimed
-        ]
-        store._run_batch(Batch(batch))
-    finally:
-        await store.close()
-    assert [j.error for j in batch] == [None] * 5
-    answers = [j.result for j in batch]
-    assert answers[0] == 1 and answers[2] == 2 and answers[4] == 0
-    assert isinstance(answers[1], UpdatesRecorded) and answers[1].to_run == ("u3",)
-    # The deliveries ran first: the copy's u0 is in progress, not yet finished.
-    assert isinstance(answers[3], UpdatesRecorded)
-    assert answers[3].to_run == ("u4",) and answers[3].in_progress == ("u0",)
-    events = [i for i, s in enumerate(statements) if s.startswith("INSERT INTO svc_webhook_events")]
-    marks = [i for i, s in enumerate(statements) if "SET handled_at" in s]
-    assert len(events) == 1 and len(marks) == 1 and events[0] < marks[0]

@@ -26,7 +26,6 @@ from svc.store import (
 from svc.store._child import Child
 
 from ._writer_calls import child_pid, deliver
-from .conftest import T0
 
 
 def _stored(path: Path, sql: str) -> list[tuple[object, ...]]:
@@ -42,7 +41,7 @@ def path(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "writer.db"
 
 
-async def test_deliveries_and_marks_run_in_the_child_on_its_own_connection(path: Path) -> None:
+async def test_deliveries_run_in_the_child_on_its_own_connection(path: Path) -> None:
     store = SqliteStore(path, writer="process")
     await store.migrate()
     parent_statements: list[str] = []
@@ -51,10 +50,9 @@ async def test_deliveries_and_marks_run_in_the_child_on_its_own_connection(path:
         store._conn.set_trace_callback(parent_statements.append)
         assert child_pid(store) != os.getpid()
         recorded = await deliver(store, 1)
-        assert recorded.to_run == ("u1",) and recorded.event == "recorded"
-        assert await store.mark_webhook_updates_handled(update_keys=["u1"], handled_at=T0) == 1
+        assert recorded.new == ("u1",) and recorded.event == "recorded"
         again = await deliver(store, 1)
-        assert again.event == "duplicate" and again.to_run == ()
+        assert again.event == "duplicate" and again.new == ()
         stored = await store.get_message(wa_message_id="wamid.1", direction="inbound")
         assert stored is not None and stored.from_phone == "16505551234"
     finally:
@@ -78,7 +76,7 @@ async def test_concurrent_deliveries_are_all_answered_and_stored(path: Path) -> 
                 nursery.start_soon(call, i)
     finally:
         await store.close()
-    assert {i: a.to_run for i, a in answers.items()} == {i: (f"u{i}",) for i in range(64)}
+    assert {i: a.new for i, a in answers.items()} == {i: (f"u{i}",) for i in range(64)}
     assert _stored(path, "SELECT count(*) FROM svc_webhook_events") == [(64,)]
     assert _stored(path, "SELECT count(*) FROM svc_messages") == [(64,)]
 
@@ -111,5 +109,5 @@ def test_the_writer_process_runs_under_asyncio_too(path: Path) -> None:
             await store.close()
 
     answers = anyio.run(main, backend="asyncio")
-    assert [a.to_run for a in answers] == [(f"u{i}",) for i in range(8)]
+    assert [a.new for a in answers] == [(f"u{i}",) for i in range(8)]
     assert _stored(path, "SELECT count(*) FROM svc_webhook_events") == [(8,)]

@@ -18,7 +18,7 @@ from svc.store.sqlite import _writes
 from svc.store.sqlite._store import SqliteSession
 
 from ._reference import record_webhook_delivery
-from ._strategies import DUMP, HANDLED_ITEMS, SEED, SINGLE, deliveries, delivery, fresh_row_ids
+from ._strategies import DUMP, SEED, SINGLE, deliveries, delivery, fresh_row_ids
 from .conftest import message_row, migrated_sqlite_file
 
 # Row ids may repeat across messages here: the set-based insert must skip a
@@ -101,7 +101,7 @@ def test_a_delivery_over_the_variable_limit_is_chunked_and_still_equal(
     assert len(events) == 701
     assert len(set_based[1][4]) == 400  # update keys, each recorded once
     assert len(set_based[1][5]) == 2
-    assert len(set_based[0][0].to_run) == 400
+    assert len(set_based[0][0].new) == 400
 
 
 def _merged(session: SqliteSession, deliveries: list[Any]) -> list[Any]:
@@ -137,43 +137,6 @@ def test_deliveries_merged_into_one_call_equal_them_one_by_one(
     one_by_one = _outcome(conn, seed, deliveries, record_webhook_delivery)
     assert merged == one_by_one
     assert len(merged[0]) == len(deliveries)
-
-
-@_EQUIVALENCE
-@given(seed=SEED, items=HANDLED_ITEMS)
-def test_marks_merged_into_one_call_equal_them_one_by_one(
-    conn: sqlite3.Connection, seed: list[Any], items: list[Any]
-) -> None:
-    """A batch's ``mark_webhook_updates_handled`` calls as one statement: each call's count
-    and the table equal running them in order (a key repeated in the batch counts for its
-    first call, which sets its time)."""
-    merged = _outcome_together(conn, seed, items, _writes.mark_handled)
-    one_by_one = _outcome_together(
-        conn,
-        seed,
-        items,
-        lambda s, marks: [_ops.mark_webhook_updates_handled(s, *m) for m in marks],
-    )
-    assert merged == one_by_one
-
-
-def test_marks_over_the_variable_limit_are_chunked_and_still_equal(
-    conn: sqlite3.Connection,
-) -> None:
-    """1,200 keys (several statements of up to 499 pairs), some claimed, some repeated."""
-    at = 1_763_720_130_000
-    seed = [("claimed", f"k{i}") for i in range(0, 1200, 2)]
-    items = [(tuple(f"k{i}" for i in range(j, 1200, 3)), at + j) for j in range(3)]
-    items.append((("k0", "k2", "k4"), at + 9))
-    merged = _outcome_together(conn, seed, items, _writes.mark_handled)
-    one_by_one = _outcome_together(
-        conn,
-        seed,
-        items,
-        lambda s, marks: [_ops.mark_webhook_updates_handled(s, *m) for m in marks],
-    )
-    assert merged == one_by_one
-    assert merged[0] == [200, 200, 200, 0]
 
 
 @given(count=st.integers(min_value=0, max_value=3000), width=st.sampled_from([1, 2, 3, 4, 13]))
@@ -218,30 +181,22 @@ class _RowsReturned:
         return rows[0] if rows else None
 
 
-def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connection) -> None:
+def test_messages_return_no_rows_unless_needed(conn: sqlite3.Connection) -> None:
     """A delivery's messages go in without returned rows when no status event is logged
-    for them, and a batch's marks without returned rows (the keys they cannot mark are
-    read first): each returned row is a step on which the writer thread retakes the GIL.
+    for them: each returned row is a step on which the writer thread retakes the GIL.
     With an event logged for one of the messages, the insert returns the rows to fold."""
     at = 1_763_720_130_000
     messages = tuple(
         message_row(f"row-{i}", f"wamid.{i}", at=at, from_phone="1555") for i in range(20)
     )
     keys = tuple(f"u{i}" for i in range(20))
-    first = delivery("ev-1", "h", at, messages, (), (), keys, at)
+    first = delivery("ev-1", "h", at, messages, (), (), keys)
     session = SqliteSession(conn)
     conn.execute("BEGIN")
     try:
         counting = _RowsReturned(conn)
         _writes.record_deliveries(counting, [first])
-        marks = [(keys[:12], at + 1), ((*keys[8:], "unknown"), at + 2)]
-        counts = _writes.mark_handled(counting, marks)
-        assert counts == [12, 8]
         assert counting.rows["INSERT INTO svc_messages"] == 0
-        assert counting.rows["UPDATE svc_webhook_updates"] == 0
-        assert conn.execute(
-            "SELECT count(*) FROM svc_webhook_updates WHERE handled_at IS NOT NULL"
-        ).fetchone() == (20,)
         _ops.append_message_status(session, "wamid.3", "read", at + 5)
         later = tuple(
             message_row(
@@ -255,7 +210,7 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
             for i in range(3, 5)
         )
         counting = _RowsReturned(conn)
-        _writes.record_deliveries(counting, [delivery("ev-2", "h", at, later, (), (), (), at)])
+        _writes.record_deliveries(counting, [delivery("ev-2", "h", at, later, (), (), ())])
         assert counting.rows["INSERT INTO svc_messages"] == 2
         assert conn.execute(
             "SELECT status FROM svc_messages WHERE row_id = 'row-b3'"
@@ -265,57 +220,42 @@ def test_messages_and_marks_return_no_rows_unless_needed(conn: sqlite3.Connectio
 
 
 def test_update_keys_return_only_the_stored_keys(conn: sqlite3.Connection) -> None:
-    """A batch's update keys are claimed with one read of the keys already stored (their
-    rows the only ones returned) and an insert and a reclaim that return none: each
-    returned row is a step on which the writer thread retakes the GIL. The answers still
-    tell new, lapsed, busy and finished keys apart, and a key finished on arrival is
-    inserted handled."""
+    """A batch's update keys are recorded with one read of the keys already stored (their
+    rows the only ones returned) and an insert that returns none: each returned row is a
+    step on which the writer thread retakes the GIL. A stored key is a duplicate whether an
+    older version left it unfinished or not; a new key's row has every time the received
+    time."""
     at = 1_763_720_130_000
     conn.execute("BEGIN")
     try:
         session = SqliteSession(conn)
         early = tuple(f"u{i}" for i in range(6))
-        recent = tuple(f"u{i}" for i in range(6, 10))
-        _writes.record_deliveries(
-            session,
-            [
-                delivery("ev-1", "h", at, (), (), (), early, at),
-                delivery("ev-2", "h", at + 100, (), (), (), recent, at + 100),
-            ],
+        _writes.record_deliveries(session, [delivery("ev-1", "h", at, (), (), (), early)])
+        conn.executemany(
+            "INSERT INTO svc_webhook_updates"
+            " (update_key, event_key, received_at, claimed_at, handled_at)"
+            " VALUES (?, 'ev-old', ?, ?, NULL)",
+            [(f"u{i}", at, at) for i in range(6, 10)],
         )
-        assert _writes.mark_handled(session, [(early[:3], at + 1)]) == [3]
         keys = tuple(f"u{i}" for i in range(20))
         counting = _RowsReturned(conn)
         result = _writes.record_deliveries(
-            counting, [delivery("ev-3", "h", at + 200, (), (), (), keys, at + 50, ("u19",))]
+            counting, [delivery("ev-3", "h", at + 200, (), (), (), keys)]
         )[0]
-        assert isinstance(result, UpdatesRecorded)
-        assert result.to_run == (*early[3:], *keys[10:])
-        assert result.in_progress == recent
-        read = (
-            "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates WHERE update_key IN"
-        )
-        assert counting.rows[read] == 10
+        assert result == UpdatesRecorded(event="recorded", new=keys[10:])
+        assert counting.rows["SELECT update_key FROM svc_webhook_updates WHERE update_key IN"] == 10
         assert counting.rows["INSERT INTO svc_webhook_updates"] == 0
-        assert counting.rows["UPDATE svc_webhook_updates"] == 0
-        stored = dict(
-            conn.execute("SELECT update_key, claimed_at FROM svc_webhook_updates").fetchall()
-        )
-        assert stored == {
-            **dict.fromkeys(early[:3], at),
-            **dict.fromkeys((*early[3:], *keys[10:]), at + 200),
-            **dict.fromkeys(recent, at + 100),
-        }
-        handled = conn.execute(
-            "SELECT update_key, handled_at FROM svc_webhook_updates WHERE handled_at IS NOT NULL"
+        new_rows = conn.execute(
+            "SELECT DISTINCT received_at, claimed_at, handled_at FROM svc_webhook_updates"
+            " WHERE event_key = 'ev-3'"
         ).fetchall()
-        assert sorted(handled) == sorted([*((key, at + 1) for key in early[:3]), ("u19", at + 200)])
+        assert new_rows == [(at + 200, at + 200, at + 200)]
     finally:
         conn.execute("ROLLBACK")
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 100, 512, 513, 1500])
-def test_stored_claims_reads_every_key_in_padded_runs(conn: sqlite3.Connection, count: int) -> None:
+def test_stored_keys_reads_every_key_in_padded_runs(conn: sqlite3.Connection, count: int) -> None:
     """The stored keys' read pads each ``IN`` list to a power of two and still finds each
     stored key once, over the run cap too."""
     at = 1_763_720_130_000
@@ -332,9 +272,9 @@ def test_stored_claims_reads_every_key_in_padded_runs(conn: sqlite3.Connection, 
         )
         texts: list[str] = []  # each statement as run, its values in place
         conn.set_trace_callback(texts.append)
-        found = _writes._stored_claims(SqliteSession(conn), keys)
+        found = _writes._stored_keys(SqliteSession(conn), keys)
         conn.set_trace_callback(None)
-        assert found == {key: None if i % 3 == 0 else at + i for i, key in enumerate(keys[::2])}
+        assert found == set(keys[::2])
         assert len(texts) == -(-count // 512)
         assert all(text.count("'k") in {1 << n for n in range(10)} for text in texts)
     finally:

@@ -52,7 +52,7 @@ async def test_a_writer_that_exited_is_started_again_before_the_next_call(
     proc = writer_of(store)._proc
     assert proc is not None
     await proc.wait()
-    assert (await deliver(store, 1)).to_run == ("u1",)
+    assert (await deliver(store, 1)).new == ("u1",)
     assert child_pid(store) != first
     assert writer_backend.count(_EVENTS) == 1
     assert _said(caplog, writer_backend) == ["store writer process exited; starting a new one"]
@@ -83,7 +83,7 @@ async def test_a_writer_lost_mid_call_fails_that_call_and_the_next_one_runs(
         os.kill(child, signal.SIGKILL)
     assert [e.code for e in failed] == ["outbox_failed"]
     assert writer_backend.count(_EVENTS) == 0
-    assert (await deliver(store, 2)).to_run == ("u2",)
+    assert (await deliver(store, 2)).new == ("u2",)
     assert child_pid(store) != child
     assert _said(caplog, writer_backend) == [
         "store writer process lost; 1 call(s) in flight failed (a webhook is answered 503"
@@ -128,7 +128,7 @@ async def test_ctrl_c_at_the_terminal_does_not_stop_the_writer(writer_backend: B
     store = await _open(writer_backend)
     child = child_pid(store)
     os.kill(child, signal.SIGINT)
-    assert (await deliver(store, 1)).to_run == ("u1",)
+    assert (await deliver(store, 1)).new == ("u1",)
     assert child_pid(store) == child
 
 
@@ -150,6 +150,6 @@ async def test_close_answers_the_calls_in_flight_then_ends_the_writer(
         nursery.start_soon(store.close)
         await trio.testing.wait_all_tasks_blocked()
         os.kill(proc.pid, signal.SIGCONT)
-    assert [a.to_run for a in answers] == [("u1",)]
+    assert [a.new for a in answers] == [("u1",)]
     assert proc.returncode == 0
     assert writer_backend.count(_EVENTS) == 1

@@ -13,7 +13,7 @@ propagates.
 The hot writes (``_kinds.Kind``) go through the store's group commit (``_commit``): a batch
 runs on one pooled connection in a worker thread (``_Thread``), its advisory locks taken
 phase by phase in one sorted statement, so batches never deadlock. With
-``writer="process"`` the webhook deliveries and marks of handled updates run in a writer
+``writer="process"`` the webhook deliveries and the inbox's writes run in a writer
 process on a connection of its own instead (``_child``; this module's ``main`` is the
 child's). While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """

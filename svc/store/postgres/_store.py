@@ -67,7 +67,7 @@ class PostgresStore(StoreBase):
     first that succeeds replaces the pool, so service resumes right after the
     server does.
 
-    ``writer="process"`` runs the group commit's webhook deliveries and handled marks on
+    ``writer="process"`` runs the group commit's webhook deliveries and inbox writes on
     a connection of their own in a child process, off this process's GIL (a delivery
     sent there runs to its end even if its caller is cancelled); if the child cannot
     start, they run on the worker thread as with ``"thread"``.

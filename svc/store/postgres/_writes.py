@@ -15,18 +15,14 @@ from collections.abc import Sequence
 from .. import _identity, _ops
 from .._kinds import (
     DEFER,
-    ClaimRow,
     DeliveryWrite,
     MessageArgs,
     StatusArgs,
-    claim_rows,
     event_answers,
-    finished_claims,
-    finished_marks,
     first_of_each_key,
+    first_recordings,
     inbox_inserts,
-    settle_claims,
-    unwritten_claims_busy,
+    recorded_new,
     updates_recorded,
 )
 from .._records import (
@@ -45,7 +41,6 @@ __all__ = [
     "claim_requests",
     "complete_requests",
     "lock_message_ids",
-    "mark_handled",
     "pause_templates",
     "record_deliveries",
     "record_delivery",
@@ -119,8 +114,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
         append_statuses(s, statuses)
     upsert_identities(s, [sighting for item in deliveries for sighting in item.identities])
     events = _record_events(s, deliveries)
-    claims = _record_update_keys(s, deliveries)
-    inbox = inbox_inserts(deliveries, claims)
+    new = _record_update_keys(s, deliveries)
+    inbox = inbox_inserts(deliveries, new)
     if inbox:
         # In order (ids rise with it), each pending and due at once; a key already in the
         # inbox keeps its row. The caller holds the rows' queue locks.
@@ -132,88 +127,30 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
             " ORDER BY o ON CONFLICT (update_key) DO NOTHING",
             _columns(inbox),
         )
-    return updates_recorded(deliveries, events, claims)
+    return updates_recorded(deliveries, events, new)
 
 
-def _record_update_keys(
-    s: Session, deliveries: Sequence[DeliveryWrite]
-) -> dict[tuple[int, str], str]:
-    """Claim the update keys of every delivery, in order, in at most four statements.
+def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[tuple[int, str]]:
+    """Record the update keys of every delivery, in order, in one statement; answers
+    ``(delivery index, key)`` of each key recorded for the first time (``recorded_new``).
 
-    The first claim of each key goes to the database (insert the new keys, reclaim
-    lapsed unfinished ones, read the rest); a key's later claims in the batch are
-    settled from the state the earlier ones left (``settle_claims``), and a later
-    reclaim is written back. Answers ``(delivery index, key) -> CLAIM_RUN or CLAIM_BUSY``.
+    ``claimed_at`` and ``handled_at`` are set to the received time: no reader uses them.
     """
-    rows = claim_rows(deliveries)
-    first: dict[str, ClaimRow] = {}
-    for row in rows:
-        first.setdefault(row[0], row)
+    first = first_recordings(deliveries)
     if not first:
-        return {}
-    finished = finished_claims(deliveries)
-    keys, event_keys, ats, _, _ = _columns(list(first.values()))
-    # A new key whose first claim is finished goes in handled at once.
-    handled = [row[2] if (row[4], row[0]) in finished else None for row in first.values()]
-    new = {
+        return set()
+    keys, event_keys, ats, _ = _columns(list(first.values()))
+    inserted = {
         str(row[0])
         for row in s.fetchall(
             "INSERT INTO svc_webhook_updates"
             " (update_key, event_key, received_at, claimed_at, handled_at)"
-            " SELECT k, e, a, a, h"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS t(k, e, a, h)"
+            " SELECT k, e, a, a, a FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, e, a)"
             " ON CONFLICT DO NOTHING RETURNING update_key",
-            (keys, event_keys, ats, handled),
+            (keys, event_keys, ats),
         )
     }
-    known = [row for row in first.values() if row[0] not in new]
-    reclaimed: set[str] = set()
-    if known:
-        known_keys, _, known_ats, known_cutoffs, _ = _columns(known)
-        reclaimed = {
-            str(row[0])
-            for row in s.fetchall(
-                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
-                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, c)"
-                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at <= u.c"
-                " RETURNING w.update_key",
-                (known_keys, known_ats, known_cutoffs),
-            )
-        }
-    # Each key's claim time while unfinished (None: finished or gone).
-    claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
-    rest = [row[0] for row in known if row[0] not in reclaimed]
-    if rest:
-        claimed.update(
-            (str(key), None if handled is not None else int(at))
-            for key, at, handled in s.fetchall(
-                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
-                " WHERE update_key = ANY(?::text[])",
-                (rest,),
-            )
-        )
-    stored = dict(claimed)  # the claim times in the database now
-    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished, new)
-    unwritten: set[str] = set()
-    if later:
-        # Only over the claim read above: a row another process changed meanwhile keeps
-        # its state, and this batch's later claims of it count as in progress (retried).
-        written = {
-            str(row[0])
-            for row in s.fetchall(
-                "UPDATE svc_webhook_updates AS w SET claimed_at = u.a"
-                " FROM unnest(?::text[], ?::bigint[], ?::bigint[]) AS u(k, a, p)"
-                " WHERE w.update_key = u.k AND w.handled_at IS NULL AND w.claimed_at = u.p"
-                " RETURNING w.update_key",
-                (list(later), list(later.values()), [stored[k] for k in later]),
-            )
-        }
-        unwritten = later.keys() - written
-        unwritten_claims_busy(answers, rows, first, unwritten)
-    marks = finished_marks(done, unwritten, new, first, finished)
-    if marks:
-        mark_handled(s, marks)
-    return answers
+    return recorded_new(first, inserted)
 
 
 def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
@@ -395,26 +332,6 @@ def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
             _columns(changed),
         )
     return list[object](matched)
-
-
-def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> list[object]:
-    """``mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, in one statement.
-
-    A key repeated in the batch is marked by its first item (a later one finds it finished).
-    """
-    first: dict[str, tuple[int, object]] = {}
-    for index, (keys, at) in enumerate(items):
-        for key in keys:
-            first.setdefault(key, (index, at))
-    counts = [0] * len(items)
-    for (key,) in s.fetchall(
-        "UPDATE svc_webhook_updates AS w SET handled_at = u.a"
-        " FROM unnest(?::text[], ?::bigint[]) AS u(k, a)"
-        " WHERE w.update_key = u.k AND w.handled_at IS NULL RETURNING w.update_key",
-        (list(first), [at for _, at in first.values()]),
-    ):
-        counts[first[key][0]] += 1
-    return list[object](counts)
 
 
 def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:

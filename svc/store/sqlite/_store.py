@@ -219,8 +219,8 @@ class SqliteStore(StoreBase):
         default) syncs the WAL at every commit, so an acknowledged write survives a power
         loss; ``"normal"`` syncs only at checkpoints and may lose the last commits.
 
-        ``writer="process"`` (files only) runs the webhook deliveries and the marks of handled
-        updates on a second connection in a child process (``_child``), off this process's
+        ``writer="process"`` (files only) runs the webhook deliveries and the inbox's writes
+        on a second connection in a child process (``_child``), off this process's
         GIL; if the child cannot start, they run on the thread as with ``"thread"``."""
         if synchronous not in SQLITE_SYNCHRONOUS_MODES:
             modes = ", ".join(SQLITE_SYNCHRONOUS_MODES)

@@ -9,9 +9,8 @@ another, in the given order (tested with Hypothesis against the call-by-call ref
 in ``tests/store/_reference.py``): rows are inserted in order (a row that conflicts with an
 earlier one, stored or in the same insert, is skipped, as ``record_message`` skips it),
 inserted rows fold the status events logged before them, then the delivery's statuses apply
-in order to every row of their message id. A batch's marks of handled updates are one
-statement run. The other kinds run their single calls one after another (SQLite's statements
-are calls into the library, not round trips).
+in order to every row of their message id. The other kinds run their single calls one after
+another (SQLite's statements are calls into the library, not round trips).
 
 Plain placeholders, no JSON functions, so any SQLite with ``RETURNING`` (3.35, which the
 single-call form needs too) runs it.
@@ -24,18 +23,14 @@ from typing import Final, TypeVar
 
 from .. import _broadcasts, _identity, _ops
 from .._kinds import (
-    ClaimRow,
     DeliveryWrite,
     MessageArgs,
     StatusArgs,
-    claim_rows,
     event_answers,
-    finished_claims,
-    finished_marks,
     first_of_each_key,
+    first_recordings,
     inbox_inserts,
-    settle_claims,
-    unwritten_claims_busy,
+    recorded_new,
     updates_recorded,
 )
 from .._records import UpdatesRecorded, WebhookEventResult
@@ -46,7 +41,6 @@ __all__ = [
     "append_statuses",
     "claim_requests",
     "complete_requests",
-    "mark_handled",
     "pause_templates",
     "record_deliveries",
     "record_delivery",
@@ -59,9 +53,7 @@ _MAX_VARIABLES: Final = 999
 _MESSAGE_WIDTH: Final = 13
 _STATUS_WIDTH: Final = 4
 _UPDATE_WIDTH: Final = 5
-_RECLAIM_WIDTH: Final = 3
 _EVENT_WIDTH: Final = 3
-_HANDLED_WIDTH: Final = 2
 _INBOX_WIDTH: Final = 8
 _MAX_IN: Final = 512
 
@@ -79,11 +71,11 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     The group commit hands it the deliveries queued together: their event keys, update
     keys, inbox rows (``inbox_inserts``), messages and statuses go in one statement run
     each, the identity sightings together, in delivery order; an update key repeated
-    across them settles as the serial calls would (``settle_claims``, as on PostgreSQL).
+    across them is new for its first delivery only (``recorded_new``, as on PostgreSQL).
     """
     events = _record_events(s, items)
-    claims = _record_update_keys(s, items)
-    inbox = inbox_inserts(items, claims)
+    new = _record_update_keys(s, items)
+    inbox = inbox_inserts(items, new)
     if inbox:
         _record_inbox(s, inbox)
     messages = [values for item in items for values in item.messages]
@@ -93,7 +85,7 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     if statuses:
         _append_statuses(s, statuses)
     _identity.upsert_identities_together(s, [seen for item in items for seen in item.identities])
-    return updates_recorded(items, events, claims)
+    return updates_recorded(items, events, new)
 
 
 def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[WebhookEventResult]:
@@ -118,64 +110,26 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[Webh
     return event_answers(keys, first, inserted)
 
 
-def _record_update_keys(
-    s: Session, deliveries: Sequence[DeliveryWrite]
-) -> dict[tuple[int, str], str]:
-    """Claim the update keys of every delivery, in order: each key's first claim goes to
-    the database (insert the new keys, reclaim lapsed unfinished ones, read the rest), its
-    later claims settle in memory (``settle_claims``) and a later reclaim is written back.
-    Answers ``(delivery index, key) -> CLAIM_NEW, CLAIM_RUN or CLAIM_BUSY``.
+def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[tuple[int, str]]:
+    """Record the update keys of every delivery, in order; answers ``(delivery index, key)``
+    of each key recorded for the first time (``recorded_new``).
 
     The stored keys (usually the fewer) are read first, in the caller's transaction, so
-    the new keys' insert and the lapsed claims' update return no rows: each returned row
-    is a step on which the writer thread takes the GIL again.
+    the new keys' insert returns no rows: each returned row is a step on which the writer
+    thread takes the GIL again. ``claimed_at`` and ``handled_at`` are set to the received
+    time: no reader uses them.
     """
-    rows = claim_rows(deliveries)
-    first: dict[str, ClaimRow] = {}
-    for row in rows:
-        first.setdefault(row[0], row)
-    finished = finished_claims(deliveries)
-    known = _stored_claims(s, list(first))
+    first = first_recordings(deliveries)
+    known = _stored_keys(s, list(first))
     fresh = [row for key, row in first.items() if key not in known]
     for chunk in _chunks(fresh, _UPDATE_WIDTH):
         s.run(
             "INSERT INTO svc_webhook_updates"
             " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
             + ",".join(["(?,?,?,?,?)"] * len(chunk)),
-            [
-                value
-                for row in chunk
-                for value in (
-                    row[0],
-                    row[1],
-                    row[2],
-                    row[2],
-                    row[2] if (row[4], row[0]) in finished else None,
-                )
-            ],
+            [value for row in chunk for value in (row[0], row[1], row[2], row[2], row[2])],
         )
-    new = {row[0] for row in fresh}
-    lapsed = [
-        (key, first[key][2], first[key][3])
-        for key, at in known.items()
-        if at is not None and at <= first[key][3]
-    ]
-    reclaimed = {key for key, _, _ in lapsed}
-    if lapsed:
-        _reclaim(s, lapsed)
-    claimed: dict[str, int | None] = {k: first[k][2] for k in new | reclaimed}
-    claimed.update((key, at) for key, at in known.items() if key not in reclaimed)
-    stored = dict(claimed)  # the claim times in the database now
-    answers, later, done = settle_claims(rows, first, new | reclaimed, claimed, finished, new)
-    unwritten: set[str] = set()
-    if later:
-        back = [(key, at, stored[key]) for key, at in later.items()]
-        unwritten = later.keys() - _update_claims(s, back, "claimed_at = v.column3")
-        unwritten_claims_busy(answers, rows, first, unwritten)
-    marks = finished_marks(done, unwritten, new, first, finished)
-    if marks:
-        mark_handled(s, marks)
-    return answers
+    return recorded_new(first, {row[0] for row in fresh})
 
 
 def _record_inbox(s: Session, rows: Sequence[tuple[str, str, str | None, str, bytes, int]]) -> None:
@@ -191,97 +145,24 @@ def _record_inbox(s: Session, rows: Sequence[tuple[str, str, str | None, str, by
         )
 
 
-def _stored_claims(s: Session, keys: Sequence[str]) -> dict[str, int | None]:
-    """The claim time of each of ``keys`` already stored, None where it is finished.
+def _stored_keys(s: Session, keys: Sequence[str]) -> set[str]:
+    """Which of ``keys`` are stored already.
 
     Each ``IN`` list is padded to a power of two by repeating its last key (membership
     is unchanged), so one statement reads up to ``_MAX_IN`` keys with a handful of texts.
     """
-    found: dict[str, int | None] = {}
+    found: set[str] = set()
     for start in range(0, len(keys), _MAX_IN):
         part = list(keys[start : start + _MAX_IN])
         part += part[-1:] * ((1 << (len(part) - 1).bit_length()) - len(part))
         found.update(
-            (str(key), None if handled is not None else int(at))
-            for key, at, handled in s.fetchall(
-                "SELECT update_key, claimed_at, handled_at FROM svc_webhook_updates"
-                f" WHERE update_key IN {in_list(part)}",
+            str(key)
+            for (key,) in s.fetchall(
+                f"SELECT update_key FROM svc_webhook_updates WHERE update_key IN {in_list(part)}",
                 part,
             )
         )
     return found
-
-
-def _reclaim(s: Session, rows: Sequence[tuple[str, int, int]]) -> None:
-    """Set each ``(key, claim time, cutoff)`` row's claim time: the caller read in this
-    transaction that the key is unfinished and its claim lapsed (the guard repeats it)."""
-    for chunk in _chunks(rows, _RECLAIM_WIDTH):
-        s.run(
-            "UPDATE svc_webhook_updates SET claimed_at = v.column2 FROM (VALUES "
-            + ",".join(["(?,?,?)"] * len(chunk))
-            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL"
-            " AND claimed_at <= v.column3",
-            [value for row in chunk for value in row],
-        )
-
-
-def _update_claims(s: Session, rows: Sequence[tuple[str, int, int | None]], guard: str) -> set[str]:
-    """Set each unfinished ``(key, claim time, v.column3)`` row's claim time where ``guard``
-    holds (a write-back: the claim time read); answers the keys set."""
-    done: set[str] = set()
-    for chunk in _chunks(rows, _RECLAIM_WIDTH):
-        done.update(
-            str(row[0])
-            for row in s.fetchall(
-                "UPDATE svc_webhook_updates SET claimed_at = v.column2 FROM (VALUES "
-                + ",".join(["(?,?,?)"] * len(chunk))
-                + f") AS v WHERE update_key = v.column1 AND handled_at IS NULL AND {guard}"
-                " RETURNING update_key",
-                [value for row in chunk for value in row],
-            )
-        )
-    return done
-
-
-def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> list[object]:
-    """``_ops.mark_webhook_updates_handled`` for each ``(keys, at)`` item, in order, as one
-    statement run: a key repeated across the items is marked by its first (a later item
-    finds it finished), so each item's count is the keys it marked first (tested with
-    Hypothesis against the single calls).
-
-    The keys it cannot mark (finished or unknown: usually none) are read first, in the
-    same transaction, so the update returns no rows (each returned row is a step of its
-    own, on which the writer thread takes the GIL again).
-    """
-    first: dict[str, tuple[int, int]] = {}
-    for index, (keys, at) in enumerate(items):
-        for key in keys:
-            first.setdefault(key, (index, at))
-    unmarkable: set[object] = set()
-    for part in _chunks(list(first), 1):
-        unmarkable.update(
-            key
-            for (key,) in s.fetchall(
-                "SELECT v.column1 FROM (VALUES "
-                + ",".join(["(?)"] * len(part))
-                + ") AS v WHERE NOT EXISTS (SELECT 1 FROM svc_webhook_updates"
-                " WHERE update_key = v.column1 AND handled_at IS NULL)",
-                part,
-            )
-        )
-    rows = [(key, at) for key, (_, at) in first.items()]
-    for chunk in _chunks(rows, _HANDLED_WIDTH):
-        s.run(
-            "UPDATE svc_webhook_updates SET handled_at = v.column2 FROM (VALUES "
-            + ",".join(["(?,?)"] * len(chunk))
-            + ") AS v WHERE update_key = v.column1 AND handled_at IS NULL",
-            [value for row in chunk for value in row],
-        )
-    counts = [0] * len(items)
-    for key, (index, _) in first.items():
-        if key not in unmarkable:
-            counts[index] += 1
-    return list[object](counts)
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
