@@ -276,7 +276,7 @@ def test_the_readme_dev_block_talks_to_the_first_bot_as_written(tmp_path: Path) 
             timeout=10,
         )
         assert answer.json()["answer"]["body"] == {
-            "status": "ok", "received": 1, "dispatched": 1, "skipped": 0,
+            "status": "ok", "received": 1, "dispatched": 1, "skipped": 0, "queued": 1,
         }
         said = r'^dev: bot -> 16505551234 text "You said: Hello bot" sent'
         served.wait_for_line(re.compile(said))
