@@ -74,7 +74,7 @@ async def test_a_text_gets_buttons_and_a_tap_gets_its_title(dev_service: DevServ
     sent = await _act(dev_service, KERRY, kind="text", text="hello")
     assert sent["answer"] == {
         "status": 200,
-        "body": {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0},
+        "body": {"status": "ok", "received": 1, "dispatched": 1, "skipped": 0, "queued": 1},
     }
     buttons = await dev_service.wait_for(
         lambda r: r["type"] == "send" and (r.get("payload") or {}).get("type") == "interactive"
