@@ -215,7 +215,7 @@ async def test_an_item_whose_attempts_crashed_away_is_buried_without_a_run(
     await runtime.run_until_idle()
     assert calls == ["a2"]
     assert events.outcomes() == [("a1", "dead"), ("a2", "success")]
-    assert [e for e in events if isinstance(e, RunStarted)][0].attempt == 3
+    assert next(e for e in events if isinstance(e, RunStarted)).attempt == 3
     (dead,) = await store.list_inbox_items()
     assert (dead.update_key, dead.status, dead.attempts, dead.last_error) == (
         "a1",
