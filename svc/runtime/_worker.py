@@ -53,6 +53,7 @@ from svc.webhook import (
 from ._control import RunControl, keep_lease
 from ._conversation import Arrivals, Conversation, RunConversation, coalesce_of
 from ._events import (
+    Observer,
     RunEnded,
     RunOutcome,
     RunStarted,
@@ -83,6 +84,19 @@ the run's conversation (the HTTP layer's, whose sends go through the service).""
 
 def _ignore(event: RuntimeEvent) -> None:
     """The observer when none is given."""
+
+
+def _shielded(observer: Observer, logger: logging.Logger) -> Observer:
+    """``observer``, its failures logged (by class name) and never raised: an observer's
+    failure never stops a run, the loop or the ingest that queues an update."""
+
+    def observe(event: RuntimeEvent) -> None:
+        try:
+            observer(event)
+        except Exception as exc:  # noqa: BLE001 -- reported; the run goes on
+            logger.warning("runtime observer failed error=%s", type(exc).__name__[:_MAX_NAME])
+
+    return observe
 
 
 def _state_change(state: UserState) -> StateChange | None:
@@ -119,7 +133,9 @@ class HandlerRuntime:
         self.options: Final = options
         self._now = now
         self._logger = logger
-        self._observer = options.observer or _ignore
+        self._observer = (
+            _ignore if options.observer is None else _shielded(options.observer, logger)
+        )
         self._reporter = RuntimeReporter(registry, now=now)
         self._policy = RetryPolicy(
             retry_delay_ms=round(options.retry_delay * 1000),
@@ -485,4 +501,3 @@ class HandlerRuntime:
     def statistics(self) -> RuntimeReporter:
         """The reporter of the runtime's metrics."""
         return self._reporter
-
