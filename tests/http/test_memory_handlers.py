@@ -76,6 +76,7 @@ async def test_the_answer_is_200_before_a_handler_that_never_returns_has_run(
             "received": 1,
             "dispatched": 1,
             "skipped": 0,
+            "queued": 1,
         }
         await started.wait()
         assert events == ["answer 200", "handler started"]  # the answer came first
@@ -103,13 +104,14 @@ async def test_a_full_queue_answers_503_with_retry_after_and_queues_nothing(
     assert again.status_code == 200 and ran[-1] == "wamid.A2"
 
 
-async def test_without_a_handler_nothing_is_handed_over(make_app: AppFactory) -> None:
+async def test_without_a_handler_the_update_is_dispatched_and_nothing_queued(make_app: AppFactory) -> None:
     response = await post_webhook(make_app().test_client(), _inbound((USER_A, "wamid.A1")))
     assert await response.get_json() == {
         "status": "ok",
         "received": 1,
-        "dispatched": 0,
-        "skipped": 1,
+        "dispatched": 1,
+        "skipped": 0,
+        "queued": 0,
     }
 
 

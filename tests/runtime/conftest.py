@@ -207,7 +207,6 @@ async def deliver(runtime: HandlerRuntime, *keys: str, wake: bool = True) -> Non
         event_hash="h",
         received_at=now(),
         update_keys=list(keys),
-        finished_keys=list(keys),
         inbox=queue.rows(pairs),
     )
     if wake:
