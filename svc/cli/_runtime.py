@@ -248,6 +248,9 @@ def build_app(
     handler_options: dict[str, Any] = dict(plan.handler_options)
     if "kill-after-handler" in plan.test_faults:
         handler_options["after_run"] = _kill_after_handler
+    kill_at = {fault for fault in plan.test_faults if fault in _KILL_AT}
+    if kill_at:
+        handler_options["observer"] = _killer({_KILL_AT[fault] for fault in kill_at})
     transport = DryRunTransport() if plan.dry_run else None
     if dev is not None:
         transport = dev.transport
@@ -282,11 +285,28 @@ def build_app(
     return app
 
 
-TEST_FAULTS: Final = frozenset({"kill-after-record", "kill-after-handler"})
+_KILL_AT: Final = {
+    "kill-at-run-start": "RunStarted",
+    "kill-at-wait-start": "WaitStarted",
+    "kill-at-wait-end": "WaitEnded",
+}
+TEST_FAULTS: Final = frozenset({"kill-after-record", "kill-after-handler", *_KILL_AT})
 """``kill-after-record``: SIGKILL this process between recording a webhook delivery and
 answering it; ``kill-after-handler``: SIGKILL it between a handler run's end and its
-completion mark (the inbox worker's ``after_run`` seam). The crashes the reliability
-proofs need."""
+completion mark (the runtime's ``after_run`` seam); ``kill-at-run-start``,
+``kill-at-wait-start``, ``kill-at-wait-end``: SIGKILL it at that step of a run (the
+runtime's observer: before a burst is gathered, when a wait begins, when it took an
+update). The crashes the reliability proofs need."""
+
+
+def _killer(events: set[str]) -> Callable[[object], None]:
+    """An observer that SIGKILLs this process at the first event named in ``events``."""
+
+    def observe(event: object) -> None:
+        if type(event).__name__ in events:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return observe
 
 
 def _kill_after_handler(item: object) -> None:

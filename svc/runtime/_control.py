@@ -26,6 +26,9 @@ LEASE_LOST: Final = "lease_lost"
 """Why a run was stopped: another claim holds its item, or it was dropped."""
 LEASE_EXPIRED: Final = "lease_expired"
 """Why a run was stopped: no renewal was confirmed before its lease ran out."""
+_RETRY: Final = 0.25
+"""Seconds at least between two renewals after a failed one (a store outage logs a few
+lines per run, not a storm)."""
 
 
 class RunControl:
@@ -101,7 +104,7 @@ async def keep_lease(
                     kept = await queue.renew(claim, until=now() + timedelta(seconds=lease))
                 except Exception as exc:  # noqa: BLE001 -- reported; tried again before the end
                     on_error(exc)
-                    await trio.sleep(min(interval, max(ends - trio.current_time(), 0) / 2))
+                    await trio.sleep(min(interval, max((ends - trio.current_time()) / 2, _RETRY)))
                     continue
                 if not kept:
                     control.lose(LEASE_LOST)

@@ -308,3 +308,69 @@ def test_a_replayed_send_is_logged_as_replayed(
     assert f"handler reply sent type=text message_id={reply}" in first.lines
     logged = [line for line in again.lines if re.match(r"^handler reply (sent|replayed) ", line)]
     assert logged == [f"handler reply replayed type=text message_id={reply}"]
+
+
+CRASH_POINTS = [
+    # (fault, the deliveries the user makes before the crash)
+    ("kill-at-run-start", ("order",)),  # before the burst is gathered
+    ("kill-at-wait-start", ("order",)),  # after the gather and the question, at the wait
+    ("kill-at-wait-end", ("order", "Ann")),  # the wait took the answer; before the next send
+    ("kill-after-handler", ("order", "Ann", "yes")),  # every send made; before the completion
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("fault", "before"), CRASH_POINTS, ids=[c[0] for c in CRASH_POINTS])
+def test_a_crash_at_each_point_of_a_coalesced_conversation_leaves_the_transcript_whole(
+    bot: PromiseBot,
+    graph: FakeGraph,
+    captured: Captured,
+    serving: list[ServeProcess],
+    fault: str,
+    before: tuple[str, ...],
+) -> None:
+    """Killed at any step of a run (before the gather, at a wait, after a wait, after the last
+    send), the rerun's transcript equals that of a run without a crash, and the user got each
+    reply once."""
+    env = {**bot.env, "SVC_TEST_FAULT": fault}
+    args = (*bot.db, "--app", "bot:burst", "--handler-timeout", str(TIMEOUT))
+    crashing = serve_live(captured, serving, bot.project, *args, env=env)
+    steps = {
+        "order": text(PHONE, "wamid.K1", "order"),
+        "Ann": text(PHONE, "wamid.K2", "Ann"),
+        "yes": click(PHONE, "wamid.K3", "yes"),
+    }
+    for name in before:
+        if name != "order":
+            bot.wait_for("waiting", "wamid.K1")
+        if name == "yes":
+            bot.wait_for("got", "wamid.K1")
+        deliver(crashing, bot, steps[name])
+        if name == "order":
+            time.sleep(1.5)  # past the burst window: "Ann" is never part of the burst
+    crashing.process.wait(timeout=30)  # the fault killed it
+    assert crashing.process.returncode == -9
+    again = _serve(captured, serving, bot, app="bot:burst", timeout=TIMEOUT)
+    for name in ("Ann", "yes"):
+        if name not in before:
+            bot.wait_for("got" if name == "yes" else "waiting", "wamid.K1", timeout=60)
+            deliver(again, bot, steps[name])
+    bot.wait_for("clicked", "wamid.K1", count=2 if "yes" in before else 1, timeout=60)
+    rerun = bot.events("clicked", "wamid.K1")[-1].pid
+    assert rerun == again.process.pid  # the restarted process ran it to the end
+
+    def transcript() -> list[tuple[str, object]]:
+        return [
+            (e.what, e.fields.get("texts") or e.fields.get("text") or e.fields.get("choice"))
+            for e in bot.events(mid="wamid.K1")
+            if e.what in ("burst", "got", "clicked") and e.pid == rerun
+        ]
+
+    assert transcript() == [("burst", ["order"]), ("got", "Ann"), ("clicked", "yes")]
+    seen_within(lambda: len(graph.sends()) > 3, 3)
+    assert Counter(sent_texts([r.body for r in graph.sends()])) == {
+        "Your name?": 1,
+        "Confirm, Ann?": 1,
+        "Ordered for Ann: yes": 1,
+    }
+    assert bot.events("burst", "wamid.K2") == []  # the answer never ran on its own
