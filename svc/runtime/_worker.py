@@ -216,6 +216,9 @@ class HandlerRuntime:
         try:
             async with trio.open_nursery() as runs:
                 self._runs = runs.cancel_scope
+                watching = trio.CancelScope()
+                if isinstance(self.queue, StoreQueue):
+                    runs.start_soon(self._watch, self.queue, watching)
                 task_status.started(self)
                 while not self._stopping:
                     self._wakeup = trio.Event()
@@ -235,10 +238,20 @@ class HandlerRuntime:
                         wait = math.inf if due is None else (due - self._now()).total_seconds()
                     with trio.move_on_after(max(wait, 0.0)):
                         await self._wakeup.wait()
+                watching.cancel()
                 runs.cancel_scope.deadline = trio.current_time() + self._grace
         finally:
             self._done.set()
             self._set_idle()
+
+    async def _watch(self, queue: StoreQueue, scope: trio.CancelScope) -> None:
+        """Wake at once when another process records items (the store's signal: PostgreSQL's
+        ``NOTIFY``), rather than at the next poll; a failed watch leaves the poll alone."""
+        with scope:
+            try:
+                await queue.store.watch_inbox(self.wake)
+            except Exception as exc:  # noqa: BLE001 -- the poll still finds the rows
+                self._queue_fault(exc)
 
     async def _claim(self, runs: trio.Nursery, free: int) -> None:
         self._slots.take(free)  # held across the claim: no resuming run takes them

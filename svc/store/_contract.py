@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -447,6 +447,11 @@ class PersistenceStore(BroadcastStore, Protocol):
         self, *, id: int, lease_id: str, taken: Sequence[int]
     ) -> int:
         """Show the later items a running head's wait or burst took as ``consumed``."""
+        ...
+
+    async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
+        """Call ``on_signal`` whenever another process commits inbox rows, until cancelled
+        (PostgreSQL: ``LISTEN``/``NOTIFY``; SQLite: never, it only waits)."""
         ...
 
     async def get_inbox_item(self, *, id: int) -> InboxItem | None:

@@ -61,6 +61,7 @@ def test_protocol_method_set_is_the_specs() -> None:
         "retry_inbox_item",
         "drop_inbox_item",
         "get_inbox_item",
+        "watch_inbox",
         "mark_inbox_items_taken",
         "inbox_statistics",
         "delete_dead_inbox_items",

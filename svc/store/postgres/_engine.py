@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, Literal, TypeVar
 
 import anyio
+import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 import psycopg
@@ -58,6 +59,8 @@ _CANCEL_RETRY_SECONDS: Final = 0.1
 _OLD_POOL_CLOSE_SECONDS: Final = 1.0
 """How long closing a replaced pool waits for its background threads."""
 _RECONNECT_TIMEOUT_SECONDS: Final = 30.0
+_LISTEN_TICK: Final = 1.0
+"""Seconds a listening thread waits for a notification before it looks at its stop flag."""
 """How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
 MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "PostgreSQL migration failed.",
@@ -577,6 +580,32 @@ class PgEngine:
             # Started now, not by the first delivery: the first ones wait for no start.
             await self._child.start()
         return version
+
+    async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
+        """Call ``on_signal`` (in the caller's event loop) each time another transaction adds
+        inbox rows (``LISTEN`` on a connection of its own, in a thread), until cancelled. A
+        lost connection is opened again after ``reconnect_interval``; notifications sent
+        meanwhile are missed (the runtime's poll finds their rows)."""
+        stop = threading.Event()
+
+        def listen() -> None:
+            while not stop.is_set():
+                try:
+                    with psycopg.connect(
+                        self._dsn, connect_timeout=int(self._connect_timeout), **self._kwargs
+                    ) as conn:
+                        conn.execute(f"LISTEN {_writes.INBOX_CHANNEL}")
+                        anyio.from_thread.run_sync(on_signal)  # rows may have come meanwhile
+                        while not stop.is_set():
+                            for _ in conn.notifies(timeout=_LISTEN_TICK, stop_after=1):
+                                anyio.from_thread.run_sync(on_signal)
+                except psycopg.Error:
+                    stop.wait(self._reconnect_interval)
+
+        try:
+            await anyio.to_thread.run_sync(listen, abandon_on_cancel=True)
+        finally:
+            stop.set()
 
     async def close(self) -> None:
         """Close the writer process (after the batch in flight), then the pool (waiting for

@@ -143,6 +143,11 @@ class PostgresStore(StoreBase):
         """Test seam: ``SELECT pg_sleep(seconds)`` through the normal cancellable path."""
         await self._engine.sleep_in_query(seconds, on_start=on_start)
 
+    async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
+        """Call ``on_signal`` whenever another process commits inbox rows, until cancelled
+        (``LISTEN``/``NOTIFY``)."""
+        await self._engine.watch_inbox(on_signal)
+
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Create the schema if needed and apply pending migrations; return the version."""
         return await self._engine.migrate(target_version=target_version)

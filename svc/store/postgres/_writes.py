@@ -11,6 +11,7 @@ locks (``lock_message_ids``), taken in one sorted statement per phase.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from .. import _identity, _ops
 from .._kinds import (
@@ -37,6 +38,7 @@ from .._status import apply_status_events, fold_statuses
 from .._validate import IdentityArgs
 
 __all__ = [
+    "INBOX_CHANNEL",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -47,6 +49,9 @@ __all__ = [
     "record_messages",
     "upsert_identities",
 ]
+
+INBOX_CHANNEL: Final = "svc_inbox"
+"""The channel a commit that adds inbox rows notifies: the other instances' runtimes wake."""
 
 
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
@@ -127,6 +132,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
             " ORDER BY o ON CONFLICT (update_key) DO NOTHING",
             _columns(inbox),
         )
+        # Delivered to listening instances when this transaction commits (``watch_inbox``).
+        s.fetchone("SELECT pg_notify(?, '')", (INBOX_CHANNEL,))
     return updates_recorded(deliveries, events, new)
 
 

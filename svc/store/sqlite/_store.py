@@ -299,6 +299,11 @@ class SqliteStore(StoreBase):
             commit = self._child_commit
         return await commit.run(Job(kind, args, code=code, key=key, write=write))
 
+    async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
+        """No signal across processes on SQLite: returns only when cancelled (the runtime
+        polls for rows other workers recorded)."""
+        await anyio.sleep_forever()
+
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""
         if self._closed:
