@@ -3,7 +3,10 @@
 
 A sighting merges into the row of its ``user_id`` when it has one (adopting a
 phone-only row of the same wa_id the first time), else into the newest row of
-its ``wa_id``. The merge rule is :func:`merge_identity` (sans-IO). Functions
+its ``wa_id``. A sighting that names a BSUID and the phone its row now holds also
+absorbs the phone-only rows of that phone (merged in, then deleted): they were
+the same person, seen before the platform linked the two. The merge rule is
+:func:`merge_identity` (sans-IO). Functions
 here run inside the caller's transaction; on PostgreSQL the caller holds the
 advisory locks of :func:`lock_keys` first, so concurrent sightings of one user
 serialise.
@@ -21,7 +24,9 @@ from ._validate import IdentityArgs
 
 __all__ = [
     "NEW_ROW",
+    "Absorbed",
     "apply_identity_change",
+    "delete_absorbed",
     "find_identity",
     "lock_keys",
     "merge_identity",
@@ -34,6 +39,9 @@ __all__ = [
 _COLUMNS: Final = "identity_id, user_id, parent_user_id, wa_id, username, last_seen_at"
 _FIELDS: Final = 4  # user_id, parent_user_id, wa_id, username
 _READ_CHUNK: Final = 500
+
+Absorbed = tuple[int, int]
+"""A row merged into another and deleted: (its identity id, the surviving row's id)."""
 
 
 def lock_keys(items: Iterable[IdentityArgs]) -> list[str]:
@@ -102,8 +110,18 @@ def _update(s: Session, row: Row, values: IdentityArgs) -> None:
         )
 
 
-def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
-    """Merge each sighting, in order, into the map (see the module docstring)."""
+def _phone_only_rows(s: Session, wa_id: str, other_than: int) -> list[Row]:
+    return s.fetchall(
+        f"SELECT {_COLUMNS} FROM svc_user_identities"
+        " WHERE wa_id = ? AND user_id IS NULL AND identity_id <> ? ORDER BY identity_id",
+        (wa_id, other_than),
+    )
+
+
+def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> list[Absorbed]:
+    """Merge each sighting, in order, into the map (see the module docstring); the rows
+    absorbed, in order."""
+    absorbed: list[Absorbed] = []
     for item in items:
         user_id, wa_id = item[0], item[2]
         if user_id is not None:
@@ -113,10 +131,17 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
         else:
             assert wa_id is not None
             row = _newest_by_wa_id(s, wa_id, without_user_id=False)
-        if row is None:
+        if row is None:  # no phone-only row of its wa_id either: none to absorb
             _insert(s, item)
-        else:
-            _update(s, row, merge_identity(_values(row), item))
+            continue
+        values = merge_identity(_values(row), item)
+        if user_id is not None and wa_id is not None and values[2] == wa_id:
+            for orphan in _phone_only_rows(s, wa_id, int(row[0])):
+                values = merge_identity(values, _values(orphan))
+                s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (orphan[0],))
+                absorbed.append((int(orphan[0]), int(row[0])))
+        _update(s, row, values)
+    return absorbed
 
 
 NEW_ROW: Final = 1 << 62
@@ -126,9 +151,10 @@ NEW_ROW: Final = 1 << 62
 
 def merge_sightings(
     stored: dict[int, IdentityArgs], items: Sequence[IdentityArgs]
-) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs]]:
+) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs], list[Absorbed]]:
     """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
-    their new values, and the rows to insert, in order.
+    their new values, the rows to insert, in order (with their final values), and the rows
+    absorbed, in order (then deleted; ids from ``NEW_ROW`` up name inserted rows).
 
     ``stored`` must hold every row a sighting can find: those with one of the
     sightings' BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
@@ -151,6 +177,8 @@ def merge_sightings(
         return max(keys, key=lambda key: (rows[key][4], key), default=None)
 
     fresh = NEW_ROW
+    gone: set[int] = set()
+    absorbed: list[Absorbed] = []
     for item in items:
         user_id, wa_id = item[0], item[2]
         if user_id is not None:
@@ -167,6 +195,13 @@ def merge_sightings(
         else:
             before = rows[found]
             values = merge_identity(before, item)
+        if user_id is not None and wa_id is not None and values[2] == wa_id:
+            for orphan in sorted(by_wa.get(wa_id, ())):
+                if orphan != found and rows[orphan][0] is None and rows[orphan][2] == wa_id:
+                    values = merge_identity(values, rows[orphan])
+                    by_wa[wa_id].discard(orphan)
+                    gone.add(orphan)
+                    absorbed.append((orphan, found))
         rows[found] = values
         if values[0] is not None:
             by_user[values[0]] = found
@@ -174,36 +209,56 @@ def merge_sightings(
             by_wa[before[2]].discard(found)
         if values[2] is not None:
             by_wa.setdefault(values[2], set()).add(found)
-    changed = [(key, rows[key]) for key in stored if rows[key] != stored[key]]
-    return changed, [rows[key] for key in range(NEW_ROW, fresh)]
+    changed = [(key, rows[key]) for key in stored if key not in gone and rows[key] != stored[key]]
+    return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed
 
 
-def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> None:
+def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> list[Absorbed]:
     """``upsert_identities`` for many sightings (SQLite's group commit): one read of the
-    rows they can find, ``merge_sightings``, then one write per changed or new row."""
+    rows they can find, ``merge_sightings``, then one write per changed, new or absorbed
+    row; the rows absorbed, in order."""
     if len(items) < 2:
-        upsert_identities(s, items)
-        return
+        return upsert_identities(s, items)
     stored: dict[int, IdentityArgs] = {}
     user_ids = sorted({item[0] for item in items if item[0] is not None})
     wa_ids = sorted({item[2] for item in items if item[2] is not None})
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
         for part in chunks(values, _READ_CHUNK):
             for row in s.fetchall(
-                f"SELECT {_COLUMNS} FROM svc_user_identities"
-                f" WHERE {column} IN {in_list(part)}",
+                f"SELECT {_COLUMNS} FROM svc_user_identities WHERE {column} IN {in_list(part)}",
                 part,
             ):
                 stored[int(row[0])] = _values(row)
-    changed, added = merge_sightings(stored, items)
+    changed, added, absorbed = merge_sightings(stored, items)
     for key, merged in changed:
         s.run(
             "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
             " username = ?, last_seen_at = ? WHERE identity_id = ?",
             (*merged, key),
         )
+    ids: list[int] = []
     for merged in added:
-        _insert(s, merged)
+        inserted = s.fetchone(
+            "INSERT INTO svc_user_identities (user_id, parent_user_id, wa_id, username,"
+            " last_seen_at) VALUES (?, ?, ?, ?, ?) RETURNING identity_id",
+            merged,
+        )
+        assert inserted is not None
+        ids.append(int(inserted[0]))
+    return delete_absorbed(s, absorbed, ids)
+
+
+def delete_absorbed(s: Session, absorbed: Sequence[Absorbed], ids: Sequence[int]) -> list[Absorbed]:
+    """Delete the absorbed rows of ``merge_sightings``, its new rows' stand-in ids replaced by
+    ``ids`` (the identity ids they were inserted with, in order); the pairs as stored ids."""
+    real = [(_stored_id(gone, ids), _stored_id(kept, ids)) for gone, kept in absorbed]
+    for gone, _ in real:
+        s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (gone,))
+    return real
+
+
+def _stored_id(key: int, ids: Sequence[int]) -> int:
+    return ids[key - NEW_ROW] if key >= NEW_ROW else key
 
 
 def _find_row(s: Session, user: str) -> Row | None:
@@ -235,13 +290,14 @@ def user_identifiers(s: Session, user: str) -> tuple[str, ...]:
 
 def apply_identity_change(
     s: Session, user: str, new_user_id: str | None, new_wa_id: str | None, at: int
-) -> UserIdentityRecord:
-    """Re-key the identity of ``user`` to its new BSUID and/or wa_id; return the result.
+) -> tuple[UserIdentityRecord, Absorbed | None]:
+    """Re-key the identity of ``user`` to its new BSUID and/or wa_id; return the result,
+    and the row absorbed if any.
 
     The old identifiers stop resolving (a phone number may be reassigned); the
     username and parent BSUID carry over. When the new BSUID already has a row
-    (its sighting came first), the old row merges into it and is removed. An
-    unknown ``user`` gets a new row with the new identifiers.
+    (its sighting came first), the old row merges into it and is removed (absorbed:
+    one person). An unknown ``user`` gets a new row with the new identifiers.
     """
     old = _find_row(s, user)
     target = _by_user_id(s, new_user_id) if new_user_id is not None else None
@@ -257,9 +313,11 @@ def apply_identity_change(
             old[4],
             max(int(old[5]), at),
         )
+    absorbed: Absorbed | None = None
     if target is not None:
         if old is not None:
             s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (old[0],))
+            absorbed = (int(old[0]), int(target[0]))
         # The target's own values are the newer facts; the carried ones fill its gaps.
         values = merge_identity(carried, (*_values(target)[:4], max(int(target[5]), carried[4])))
         if new_wa_id is not None:
@@ -271,10 +329,11 @@ def apply_identity_change(
     else:
         values = carried
         _insert(s, values)
-    return UserIdentityRecord(
+    record = UserIdentityRecord(
         user_id=values[0],
         parent_user_id=values[1],
         wa_id=values[2],
         username=values[3],
         last_seen_at=from_ms(values[4]),
     )
+    return record, absorbed

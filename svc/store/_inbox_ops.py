@@ -41,7 +41,7 @@ _COLUMNS: Final = (
     " next_attempt_at, lease_id, lease_expires_at, last_error, created_at, updated_at"
 )
 _DUE_HEADS: Final = (
-    "SELECT i.id, u.sealed, u.expires_at, u.updated_at FROM svc_inbox AS i"
+    "SELECT i.id, u.sealed, u.expires_at, u.updated_at, u.sealed_for FROM svc_inbox AS i"
     " LEFT JOIN svc_user_state AS u ON u.queue_key = i.queue_key AND u.expires_at > ?"
     " WHERE (({status} = 'pending' AND i.next_attempt_at <= ?)"
     "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
@@ -52,7 +52,8 @@ _DUE_HEADS: Final = (
 """The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
 earlier row of the queue that is not dead, each with its queue's state unless expired (a
 run's state write commits with its completion, before its queue's next head is claimable,
-so it is current). Read in id order, stopping at the limit: SQLite's
+so it is current; ``sealed_for`` names the key it was sealed under when a fold moved it).
+Read in id order, stopping at the limit: SQLite's
 ``+i.status`` keeps its planner off the status index (which would read and sort every due
 row under the write lock) and on the primary key; PostgreSQL walks its primary key alone."""
 
@@ -87,17 +88,20 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
     due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
     claimed: list[InboxItem] = []
-    for item_id, sealed, expires_at, updated_at in s.fetchall(due + lock, (now, now, now, limit)):
+    for item_id, sealed, expires_at, updated_at, sealed_for in s.fetchall(
+        due + lock, (now, now, now, limit)
+    ):
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
-            f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
+            " attempts = attempts + 1, updated_at = ?, folded_from = NULL WHERE id = ?"
+            f" RETURNING {_COLUMNS}",
             (uuid.uuid4().hex, now + lease_ms, now, item_id),
         )
         assert row is not None
         state = None
         if sealed is not None:
             state = UserStateRecord(
-                queue_key=row[2],
+                queue_key=sealed_for or row[2],
                 sealed=bytes(sealed),
                 expires_at=from_ms(expires_at),
                 updated_at=from_ms(updated_at),
@@ -122,15 +126,16 @@ def mark_inbox_item_succeeded(
     the later rows of its queue the run ``consumed``, and write (or delete) its queue's
     state (``state``: the write and the time, ms). False, and nothing changed, when the lease
     is not current; a consumed id of another queue or not after the head raises (rolled
-    back with the rest)."""
+    back with the rest). The state is kept under the head's queue now, with the key the
+    run sealed it under when a fold moved the head meanwhile (``sealed_for``)."""
     head = s.fetchone(
         "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
-        " RETURNING queue_key, phone_number_id",
+        " RETURNING queue_key, phone_number_id, folded_from",
         (item_id, lease_id),
     )
     if head is None:
         return False
-    queue_key, phone_number_id = head
+    queue_key, phone_number_id, sealed_for = head
     for part in chunks(consumed, _IDS_PER_STATEMENT):
         s.run(
             f"DELETE FROM svc_inbox WHERE id IN {in_list(part)} AND queue_key = ? AND id > ?",
@@ -149,11 +154,12 @@ def mark_inbox_item_succeeded(
             sealed, expires_at = write
             s.run(
                 "INSERT INTO svc_user_state"
-                " (queue_key, phone_number_id, sealed, expires_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
+                " (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
                 " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
-                " expires_at = excluded.expires_at, updated_at = excluded.updated_at",
-                (queue_key, phone_number_id, sealed, expires_at, now),
+                " expires_at = excluded.expires_at, updated_at = excluded.updated_at,"
+                " sealed_for = excluded.sealed_for",
+                (queue_key, phone_number_id, sealed, expires_at, now, sealed_for),
             )
     return True
 
@@ -172,20 +178,23 @@ def extend_inbox_lease(s: Session, item_id: int, lease_id: str, until: int) -> b
 
 def list_inbox_queue(s: Session, queue_key: str, after_id: int, limit: int) -> list[InboxItem]:
     """Up to ``limit`` rows of one queue after ``after_id`` that are not dead, in id order:
-    what waits behind a running head."""
+    what waits behind a running head. A key a fold moved rows from (``_person``) while
+    they wait or run names the queue they are in now."""
     rows = s.fetchall(
-        f"SELECT {_COLUMNS} FROM svc_inbox WHERE queue_key = ? AND id > ?"
+        f"SELECT {_COLUMNS} FROM svc_inbox WHERE queue_key = COALESCE((SELECT queue_key"
+        " FROM svc_inbox WHERE folded_from = ? LIMIT 1), ?) AND id > ?"
         " AND status <> 'dead' ORDER BY id LIMIT ?",
-        (queue_key, after_id, limit),
+        (queue_key, queue_key, after_id, limit),
     )
     return [_item(row) for row in rows]
 
 
 def get_user_state(s: Session, queue_key: str, now: int) -> UserStateRecord | None:
-    """A queue's state unless it is missing or expired at ``now``."""
+    """A queue's state unless it is missing or expired at ``now`` (its ``queue_key`` is the
+    key it was sealed under)."""
     row = s.fetchone(
-        "SELECT queue_key, sealed, expires_at, updated_at FROM svc_user_state"
-        " WHERE queue_key = ? AND expires_at > ?",
+        "SELECT COALESCE(sealed_for, queue_key), sealed, expires_at, updated_at"
+        " FROM svc_user_state WHERE queue_key = ? AND expires_at > ?",
         (queue_key, now),
     )
     if row is None:

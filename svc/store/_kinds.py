@@ -39,6 +39,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
 from . import _broadcasts, _identity, _inbox_ops, _ops
+from ._person import InboxPlacement
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Session
 from ._validate import IdentityArgs, StatusArgs
@@ -67,8 +68,9 @@ __all__ = [
 
 MessageArgs = tuple[object, ...]
 """A checked message row in the store's column order (``_ops._MESSAGE_COLUMNS``), times in ms."""
-InboxArgs = tuple[str, str, str | None, str, bytes]
-"""A checked inbox row: update key, queue key, business number id, kind, sealed update."""
+InboxArgs = tuple[str, str, str | None, str, bytes, str | None, str | None, tuple[str, ...]]
+"""A checked inbox row: update key, own queue key, business number id, kind, sealed update,
+the user's BSUID and phone, and the user's own queue keys (``_person``)."""
 
 
 class Kind(enum.Enum):
@@ -363,17 +365,20 @@ def unwritten_claims_busy(
 
 def inbox_inserts(
     deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
-) -> list[tuple[str, str, str | None, str, bytes, int]]:
-    """The inbox rows to insert for a batch's deliveries, in order: each delivery's rows
+) -> list[InboxPlacement]:
+    """The inbox rows to place for a batch's deliveries, in order: each delivery's rows
     whose key it recorded new (``CLAIM_NEW``; a key new in the batch is new for its first
-    delivery only), a key's first row only, with the delivery's received-at ms."""
-    rows: list[tuple[str, str, str | None, str, bytes, int]] = []
+    delivery only), a key's first row only, with the delivery's received-at ms (then
+    ``_person.place_inbox_rows`` gives each its queue)."""
+    rows: list[InboxPlacement] = []
     taken: set[str] = set()
     for index, item in enumerate(deliveries):
-        for row in item.inbox:
-            if claims.get((index, row[0])) == CLAIM_NEW and row[0] not in taken:
-                taken.add(row[0])
-                rows.append((*row, item.received_at))
+        for key, queue, number, kind, sealed, user_id, wa_id, aliases in item.inbox:
+            if claims.get((index, key)) == CLAIM_NEW and key not in taken:
+                taken.add(key)
+                rows.append(
+                    (key, queue, number, kind, sealed, item.received_at, user_id, wa_id, aliases)
+                )
     return rows
 
 

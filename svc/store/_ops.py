@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from . import _identity
+from . import _identity, _person
 from ._records import (
     OUTBOX_LEASE_MS,
     Claimed,
@@ -530,7 +530,7 @@ def _lock_identities(s: Session, keys: Sequence[str]) -> None:
 
 def record_user_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
     _lock_identities(s, _identity.lock_keys(items))
-    _identity.upsert_identities(s, items)
+    _person.fold_people(s, _identity.upsert_identities(s, items))
 
 
 def record_identity_change(
@@ -542,7 +542,10 @@ def record_identity_change(
         sightings.append((found.user_id, None, found.wa_id, None, at))
     keys = {*_identity.lock_keys(sightings), *_identity.lock_keys([(user, None, user, None, at)])}
     _lock_identities(s, sorted(keys))
-    return _identity.apply_identity_change(s, user, new_user_id, new_wa_id, at)
+    record, absorbed = _identity.apply_identity_change(s, user, new_user_id, new_wa_id, at)
+    if absorbed is not None:
+        _person.fold_people(s, [absorbed])
+    return record
 
 
 def find_user_identity(s: Session, user: str) -> UserIdentityRecord | None:

@@ -4,7 +4,7 @@ answers, same tables (the Hypothesis equivalence tests of both adapters)."""
 
 from __future__ import annotations
 
-from svc.store import UpdatesRecorded, _identity, _ops
+from svc.store import UpdatesRecorded, _identity, _ops, _person
 from svc.store._kinds import DeliveryWrite
 from svc.store._session import Session
 
@@ -14,10 +14,11 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
     caller's transaction.
 
     The keys it claims that are in ``finished_keys`` (updates with no work to run) are marked
-    handled at ``received_at`` right after the claim; the inbox rows of the keys it recorded
-    new go in next, one by one, in order (a key's first row only). The projection (messages,
-    statuses, then the identity sightings) runs for a duplicate too (a repeated delivery
-    retries it; every step is idempotent). On PostgreSQL the caller holds the advisory locks.
+    handled at ``received_at`` right after the claim. The projection (messages, statuses,
+    then the identity sightings) runs for a duplicate too (a repeated delivery retries it;
+    every step is idempotent); the inbox rows of the keys it recorded new go in last, one by
+    one, in order (a key's first row only), each in its person's queue.
+    On PostgreSQL the caller holds the advisory locks.
     """
     at = item.received_at
     result = _ops.record_webhook_event(s, item.event_key, item.event_hash, at)
@@ -28,19 +29,25 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
         _ops.mark_webhook_updates_handled(
             s, tuple(k for k in to_run if k in item.finished_keys), at
         )
-    for update_key, queue_key, number, kind, sealed in item.inbox:
-        if update_key in new:
-            s.run(
-                "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
-                " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (update_key) DO NOTHING",
-                (update_key, queue_key, number, kind, sealed, at, at, at),
-            )
     for values in item.messages:
         _ops.record_message(s, values)
     for wa_message_id, status, occurred_at, category in item.statuses:
         _ops.append_message_status(s, wa_message_id, status, occurred_at, category)
-    _identity.upsert_identities(s, item.identities)
+    absorbed = _identity.upsert_identities(s, item.identities)
+    rows = [
+        (key, queue, number, kind, sealed, at, user_id, wa_id, aliases)
+        for key, queue, number, kind, sealed, user_id, wa_id, aliases in item.inbox
+        if key in new
+    ]
+    for update_key, queue_key, number, kind, sealed, _ in _person.place_inbox_rows(
+        s, rows, absorbed
+    ):
+        s.run(
+            "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+            " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (update_key) DO NOTHING",
+            (update_key, queue_key, number, kind, sealed, at, at, at),
+        )
     return UpdatesRecorded(event=result, to_run=to_run, in_progress=busy, new=new)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import _identity, _ops
+from .. import _identity, _ops, _person
 from .._kinds import (
     DEFER,
     ClaimRow,
@@ -81,7 +81,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     their statuses through one ``append_statuses``, their identity sightings in
     delivery order (``upsert_identities``), then their event keys, their
     update keys (a key repeated across the deliveries settles as the serial calls
-    would) and the inbox rows of the keys recorded new (``inbox_inserts``). With
+    would) and the inbox rows of the keys recorded new (``inbox_inserts``), each in its
+    person's queue (``_person.place_inbox_rows``). With
     fresh row ids per message (as the HTTP layer makes them), the result equals
     running the deliveries one after another in order; a row id reused for another
     message id settles in the order ``record_messages`` gives (first the rows it
@@ -117,13 +118,16 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
                     _ops.record_message(s, values)
     if statuses:
         append_statuses(s, statuses)
-    upsert_identities(s, [sighting for item in deliveries for sighting in item.identities])
+    absorbed = upsert_identities(
+        s, [sighting for item in deliveries for sighting in item.identities]
+    )
     events = _record_events(s, deliveries)
     claims = _record_update_keys(s, deliveries)
-    inbox = inbox_inserts(deliveries, claims)
+    placed = inbox_inserts(deliveries, claims)
+    inbox = _person.place_inbox_rows(s, placed, absorbed) if placed or absorbed else []
     if inbox:
-        # In order (ids rise with it), each pending and due at once; a key already in the
-        # inbox keeps its row. The caller holds the rows' queue locks.
+        # In order (ids rise with it), each pending and due at once, in its person's queue
+        # (``_person``, which took the queues' locks); a key already in the inbox keeps its row.
         s.run(
             "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
             " next_attempt_at, created_at, updated_at)"
@@ -417,16 +421,17 @@ def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> li
     return list[object](counts)
 
 
-def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
-    """``_identity.upsert_identities`` of the sightings, in order, in at most three statements.
+def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> list[_identity.Absorbed]:
+    """``_identity.upsert_identities`` of the sightings, in order, in a few statements; the
+    rows absorbed, in order.
 
     Every row a sighting can find (by its BSUID or its wa_id) is read at once,
     ``_identity.merge_sightings`` runs the merges over them, and the rows that
-    changed are written back, the new ones inserted in order; the caller holds the
-    sightings' advisory locks.
+    changed are written back, the new ones inserted in order and the absorbed ones
+    deleted; the caller holds the sightings' advisory locks.
     """
     if not items:
-        return
+        return []
     stored: dict[int, IdentityArgs] = {}
     for row in s.fetchall(
         f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
@@ -437,7 +442,7 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
         ),
     ):
         stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
-    changed, added = _identity.merge_sightings(stored, items)
+    changed, added, absorbed = _identity.merge_sightings(stored, items)
     if changed:
         s.run(
             "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
@@ -447,14 +452,21 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             " AS u(id, user_id, parent, wa_id, username, seen) WHERE i.identity_id = u.id",
             _columns([(key, *values) for key, values in changed]),
         )
+    ids: list[int] = []
     if added:
-        s.run(
-            "INSERT INTO svc_user_identities"
-            " (user_id, parent_user_id, wa_id, username, last_seen_at)"
-            " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
-            " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o",
-            _columns(added),
+        # The identity column numbers the rows in insertion order (ORDER BY o).
+        ids = sorted(
+            int(row[0])
+            for row in s.fetchall(
+                "INSERT INTO svc_user_identities"
+                " (user_id, parent_user_id, wa_id, username, last_seen_at)"
+                " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
+                " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o"
+                " RETURNING identity_id",
+                _columns(added),
+            )
         )
+    return _identity.delete_absorbed(s, absorbed, ids)
 
 
 def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) -> list[object]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
-from .. import _broadcasts, _identity, _ops
+from .. import _broadcasts, _identity, _ops, _person
 from .._kinds import (
     ClaimRow,
     DeliveryWrite,
@@ -77,22 +77,26 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     """Record each delivery, in order, as a few multi-row statements: the production form.
 
     The group commit hands it the deliveries queued together: their event keys, update
-    keys, inbox rows (``inbox_inserts``), messages and statuses go in one statement run
-    each, the identity sightings together, in delivery order; an update key repeated
+    keys, messages and statuses go in one statement run each, the identity sightings
+    together, in delivery order, then the inbox rows (``inbox_inserts``), each in its
+    person's queue (``_person.place_inbox_rows``); an update key repeated
     across them settles as the serial calls would (``settle_claims``, as on PostgreSQL).
     """
     events = _record_events(s, items)
     claims = _record_update_keys(s, items)
-    inbox = inbox_inserts(items, claims)
-    if inbox:
-        _record_inbox(s, inbox)
     messages = [values for item in items for values in item.messages]
     if messages:
         _record_messages(s, messages)
     statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    _identity.upsert_identities_together(s, [seen for item in items for seen in item.identities])
+    absorbed = _identity.upsert_identities_together(
+        s, [seen for item in items for seen in item.identities]
+    )
+    inbox = inbox_inserts(items, claims)
+    if inbox or absorbed:
+        # After the sightings: each row waits in its person's queue (``_person``).
+        _record_inbox(s, _person.place_inbox_rows(s, inbox, absorbed))
     return updates_recorded(items, events, claims)
 
 
@@ -178,7 +182,7 @@ def _record_update_keys(
     return answers
 
 
-def _record_inbox(s: Session, rows: Sequence[tuple[str, str, str | None, str, bytes, int]]) -> None:
+def _record_inbox(s: Session, rows: Sequence[_person.InboxInsert]) -> None:
     """Insert the inbox rows in order (ids rise with it), each pending and due at once; a
     key already in the inbox keeps its row."""
     for chunk in _chunks(rows, _INBOX_WIDTH):
