@@ -40,9 +40,11 @@ from svc.webhook import (
     WebhookFacade,
     WebhookMetrics,
     canonical_json,
+    queue_user,
     receive_delivery,
     safe_detail,
     update_key,
+    user_queue_keys,
 )
 
 from ._context import ServiceContext
@@ -242,6 +244,7 @@ class Service:
         inbox = self.inbox
         by_id = {id(update): key for update, key in zip(updates, keys, strict=True)}
         rows = inbox.rows([(u, by_id[id(u)]) for u in handled]) if inbox is not None else []
+        rows = _with_people(rows, {by_id[id(u)]: u for u in handled})
         try:
             new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
         except HttpError as exc:
@@ -626,3 +629,18 @@ def _ack(delivery: Delivery, foreign: int, *, dispatched: int) -> Reply:
         "skipped": delivery.skipped_count + received - dispatched + foreign,
     }
     return Reply(200, json_bytes(reply))
+
+
+def _with_people(rows: list[InboxRow], updates: Mapping[str, Update]) -> list[InboxRow]:
+    """The rows with what the store needs to put each in its person's queue: the user's
+    BSUID and phone and the user's own queue keys (``svc.webhook.queue_user``)."""
+    placed: list[InboxRow] = []
+    for row in rows:
+        update = updates[row.update_key]
+        user = queue_user(update)
+        if user is not None:
+            row = replace(
+                row, user_id=user.user_id, wa_id=user.wa_id, aliases=user_queue_keys(update)
+            )
+        placed.append(row)
+    return placed
