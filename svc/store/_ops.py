@@ -29,6 +29,7 @@ from ._records import (
     UserIdentityRecord,
     WebhookEventResult,
 )
+from ._session import ADVISORY_NAMESPACE as _ADVISORY_NAMESPACE
 from ._session import Row, Session, chunks, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
@@ -47,8 +48,6 @@ _REQUEST_COLUMNS: Final = (
 )
 _MARK_CHUNK: Final = 500
 """Update keys per statement of ``mark_webhook_updates_handled`` (under SQLite's 999 variables)."""
-_ADVISORY_NAMESPACE: Final = 0x5C5C
-"""First key of the PostgreSQL advisory locks that serialise work on one message id."""
 
 
 def message_record(row: Sequence[Any]) -> MessageRecord:

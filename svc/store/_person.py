@@ -27,7 +27,7 @@ from typing import Final
 from svc.crypto import sha256_hex
 
 from ._identity import Absorbed
-from ._session import Session, chunks, in_list
+from ._session import ADVISORY_NAMESPACE, Session, chunks, in_list
 
 __all__ = [
     "InboxInsert",
@@ -153,11 +153,9 @@ def _lock_queues(s: Session, keys: set[str]) -> None:
     one sorted statement, so a queue's ids rise in commit order whichever identifier
     reached it. The caller took its delivery's locks before: these come after them."""
     if keys and s.dialect == "postgres":
-        from . import _ops  # _ops imports this module
-
         s.run(
             "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
-            (_ops._ADVISORY_NAMESPACE, sorted(f"inbox:{key}" for key in keys)),
+            (ADVISORY_NAMESPACE, sorted(f"inbox:{key}" for key in keys)),
         )
 
 

@@ -36,7 +36,7 @@ from .._records import (
     UpdatesRecorded,
     WebhookEventResult,
 )
-from .._session import Row, Session
+from .._session import ADVISORY_NAMESPACE, Row, Session
 from .._status import apply_status_events, fold_statuses
 from .._validate import IdentityArgs
 
@@ -58,7 +58,7 @@ def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
     s.run(
         "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
-        (_ops._ADVISORY_NAMESPACE, list(ids)),
+        (ADVISORY_NAMESPACE, list(ids)),
     )
 
 
