@@ -25,12 +25,14 @@ from ._validate import IdentityArgs
 __all__ = [
     "NEW_ROW",
     "Absorbed",
+    "Probe",
     "apply_identity_change",
     "delete_absorbed",
     "find_identity",
     "lock_keys",
     "merge_identity",
     "merge_sightings",
+    "survivors",
     "upsert_identities",
     "upsert_identities_together",
     "user_identifiers",
@@ -149,15 +151,23 @@ NEW_ROW: Final = 1 << 62
 (as the identity column will number them)."""
 
 
-def merge_sightings(
-    stored: dict[int, IdentityArgs], items: Sequence[IdentityArgs]
-) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs], list[Absorbed]]:
-    """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
-    their new values, the rows to insert, in order (with their final values), and the rows
-    absorbed, in order (then deleted; ids from ``NEW_ROW`` up name inserted rows).
+Probe = tuple[int, str | None, str | None]
+"""A lookup between sightings: after the first ``n`` of them, the row ``(BSUID, phone)``
+resolves to (``_person``)."""
 
-    ``stored`` must hold every row a sighting can find: those with one of the
-    sightings' BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
+
+def merge_sightings(
+    stored: dict[int, IdentityArgs],
+    items: Sequence[IdentityArgs],
+    probes: Sequence[Probe] = (),
+) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs], list[Absorbed], list[int | None]]:
+    """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
+    their new values, the rows to insert, in order (with their final values), the rows
+    absorbed, in order (then deleted; ids from ``NEW_ROW`` up name inserted rows), and the
+    row each probe resolves to when it is looked up (None: unknown then).
+
+    ``stored`` must hold every row a sighting or a probe can find: those with one of their
+    BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
     run in memory; a new row takes an id from ``NEW_ROW`` up, so it ranks above the
     stored ones as its real id will.
     """
@@ -176,10 +186,29 @@ def merge_sightings(
         ]
         return max(keys, key=lambda key: (rows[key][4], key), default=None)
 
+    def resolve(user_id: str | None, wa_id: str | None) -> int | None:
+        # ``_person._people``'s lookup, in memory.
+        person = by_user.get(user_id) if user_id is not None else None
+        if person is None and wa_id is not None:
+            person = newest(wa_id, without_user_id=user_id is not None)
+        return person
+
+    order = sorted(range(len(probes)), key=lambda i: probes[i][0])
+    found_by_probe: list[int | None] = [None] * len(probes)
+    next_probe = 0
+
+    def look(upto: int) -> None:
+        nonlocal next_probe
+        while next_probe < len(order) and probes[order[next_probe]][0] <= upto:
+            _, user_id, wa_id = probes[order[next_probe]]
+            found_by_probe[order[next_probe]] = resolve(user_id, wa_id)
+            next_probe += 1
+
     fresh = NEW_ROW
     gone: set[int] = set()
     absorbed: list[Absorbed] = []
-    for item in items:
+    for index, item in enumerate(items):
+        look(index)
         user_id, wa_id = item[0], item[2]
         if user_id is not None:
             found = by_user.get(user_id)
@@ -209,19 +238,30 @@ def merge_sightings(
             by_wa[before[2]].discard(found)
         if values[2] is not None:
             by_wa.setdefault(values[2], set()).add(found)
+    look(len(items))
     changed = [(key, rows[key]) for key in stored if key not in gone and rows[key] != stored[key]]
-    return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed
+    return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed, found_by_probe
 
 
-def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> list[Absorbed]:
+def upsert_identities_together(
+    s: Session, items: Sequence[IdentityArgs], probes: Sequence[Probe] = ()
+) -> tuple[list[Absorbed], list[int | None]]:
     """``upsert_identities`` for many sightings (SQLite's group commit): one read of the
-    rows they can find, ``merge_sightings``, then one write per changed, new or absorbed
-    row; the rows absorbed, in order."""
-    if len(items) < 2:
-        return upsert_identities(s, items)
+    rows they or the probes can find, ``merge_sightings``, then one write per changed, new
+    or absorbed row; the rows absorbed, in order, and the row each probe resolved to (as
+    ``_person`` would have found it at its place among the sightings, then followed to the
+    row that absorbed it)."""
+    if len(items) < 2 and not probes:
+        return upsert_identities(s, items), []
     stored: dict[int, IdentityArgs] = {}
-    user_ids = sorted({item[0] for item in items if item[0] is not None})
-    wa_ids = sorted({item[2] for item in items if item[2] is not None})
+    user_ids = sorted(
+        {item[0] for item in items if item[0] is not None}
+        | {p[1] for p in probes if p[1] is not None}
+    )
+    wa_ids = sorted(
+        {item[2] for item in items if item[2] is not None}
+        | {p[2] for p in probes if p[2] is not None}
+    )
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
         for part in chunks(values, _READ_CHUNK):
             for row in s.fetchall(
@@ -229,7 +269,7 @@ def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> lis
                 part,
             ):
                 stored[int(row[0])] = _values(row)
-    changed, added, absorbed = merge_sightings(stored, items)
+    changed, added, absorbed, found = merge_sightings(stored, items, probes)
     for key, merged in changed:
         s.run(
             "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
@@ -245,7 +285,7 @@ def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> lis
         )
         assert inserted is not None
         ids.append(int(inserted[0]))
-    return delete_absorbed(s, absorbed, ids)
+    return delete_absorbed(s, absorbed, ids), survivors(found, absorbed, ids)
 
 
 def delete_absorbed(s: Session, absorbed: Sequence[Absorbed], ids: Sequence[int]) -> list[Absorbed]:
@@ -254,6 +294,20 @@ def delete_absorbed(s: Session, absorbed: Sequence[Absorbed], ids: Sequence[int]
     real = [(_stored_id(gone, ids), _stored_id(kept, ids)) for gone, kept in absorbed]
     for gone, _ in real:
         s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (gone,))
+    return real
+
+
+def survivors(
+    found: Sequence[int | None], absorbed: Sequence[Absorbed], ids: Sequence[int]
+) -> list[int | None]:
+    """The rows ``merge_sightings``'s probes found, each followed to the row that absorbed it
+    (as the queue it was placed in would have been folded), as stored ids."""
+    kept = dict(absorbed)
+    real: list[int | None] = []
+    for key in found:
+        while key is not None and key in kept:
+            key = kept[key]
+        real.append(None if key is None else _stored_id(key, ids))
     return real
 
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
 from . import _broadcasts, _identity, _inbox_ops, _ops
+from ._identity import Probe
 from ._person import InboxPlacement
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Session
@@ -59,7 +60,9 @@ __all__ = [
     "event_answers",
     "finished_marks",
     "first_of_each_key",
+    "inbox_deliveries",
     "inbox_inserts",
+    "inbox_probes",
     "lock_keys",
     "settle_claims",
     "unwritten_claims_busy",
@@ -363,23 +366,53 @@ def unwritten_claims_busy(
             answers[(index, key)] = CLAIM_BUSY
 
 
+def _new_inbox_rows(
+    deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
+) -> list[tuple[int, InboxArgs]]:
+    """Each delivery's rows whose key it recorded new (``CLAIM_NEW``; a key new in the batch
+    is new for its first delivery only), a key's first row only, with the delivery's index."""
+    rows: list[tuple[int, InboxArgs]] = []
+    taken: set[str] = set()
+    for index, item in enumerate(deliveries):
+        for row in item.inbox:
+            if claims.get((index, row[0])) == CLAIM_NEW and row[0] not in taken:
+                taken.add(row[0])
+                rows.append((index, row))
+    return rows
+
+
 def inbox_inserts(
     deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
 ) -> list[InboxPlacement]:
-    """The inbox rows to place for a batch's deliveries, in order: each delivery's rows
-    whose key it recorded new (``CLAIM_NEW``; a key new in the batch is new for its first
-    delivery only), a key's first row only, with the delivery's received-at ms (then
-    ``_person.place_inbox_rows`` gives each its queue)."""
-    rows: list[InboxPlacement] = []
-    taken: set[str] = set()
-    for index, item in enumerate(deliveries):
-        for key, queue, number, kind, sealed, user_id, wa_id, aliases in item.inbox:
-            if claims.get((index, key)) == CLAIM_NEW and key not in taken:
-                taken.add(key)
-                rows.append(
-                    (key, queue, number, kind, sealed, item.received_at, user_id, wa_id, aliases)
-                )
-    return rows
+    """The inbox rows to place for a batch's deliveries, in order (``_new_inbox_rows``), with
+    their delivery's received-at ms (then ``_person.place_inbox_rows`` gives each its queue)."""
+    return [
+        (key, queue, number, kind, sealed, deliveries[index].received_at, user_id, wa_id, aliases)
+        for index, (key, queue, number, kind, sealed, user_id, wa_id, aliases) in _new_inbox_rows(
+            deliveries, claims
+        )
+    ]
+
+
+def inbox_deliveries(
+    deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
+) -> list[int]:
+    """For each row of ``inbox_inserts``, the index of its delivery in the batch."""
+    return [index for index, _ in _new_inbox_rows(deliveries, claims)]
+
+
+def inbox_probes(
+    deliveries: Sequence[DeliveryWrite], claims: dict[tuple[int, str], str]
+) -> list[Probe]:
+    """For each row of ``inbox_inserts``, the identity lookup of its user as of the end of its
+    delivery's sightings (``_identity.merge_sightings``): the set-based forms resolve each
+    row where the deliveries run one by one would."""
+    ends: list[int] = []
+    count = 0
+    for item in deliveries:
+        count += len(item.identities)
+        ends.append(count)
+    return [(ends[index], row[5], row[6]) for index, row in _new_inbox_rows(deliveries, claims)]
 
 
 def updates_recorded(

@@ -65,22 +65,44 @@ def person_queue_key(number: str | None, identity_id: int) -> str:
 
 
 def place_inbox_rows(
-    s: Session, rows: Sequence[InboxPlacement], absorbed: Sequence[Absorbed] = ()
+    s: Session,
+    rows: Sequence[InboxPlacement],
+    absorbed: Sequence[Absorbed] = (),
+    people: Sequence[int | None] | None = None,
+    batch: Sequence[int] | None = None,
 ) -> list[InboxInsert]:
     """The rows with their queue keys resolved (see the module docstring), after folding the
     queues of ``absorbed`` identity rows and of the resolved rows' own keys into their
-    persons'. Runs after the sightings are merged, before the rows are inserted."""
+    persons'. Runs after the sightings are merged, before the rows are inserted.
+
+    ``people`` is each row's person when the caller resolved them already (a batch's
+    set-based form, ``_identity.merge_sightings``' probes; else the map is read now), and
+    ``batch`` each row's delivery in the batch (default: one delivery): a row left on its own
+    key folds with the rows already stored only when a later delivery's row resolves, as
+    when the deliveries are recorded one by one.
+    """
     moves = _identity_moves(s, absorbed, {row[2] for row in rows})
-    people = _people(s, {(row[6], row[7]) for row in rows if row[6] or row[7]})
+    if people is None:
+        found = _people(s, {(row[6], row[7]) for row in rows if row[6] or row[7]})
+        people = [found.get((row[6], row[7])) for row in rows]
+    index = batch if batch is not None else [0] * len(rows)
+    later: dict[str, list[tuple[int, str]]] = {}  # own key -> (delivery, person's key)
     placed: list[InboxInsert] = []
-    for key, own, number, kind, sealed, at, user_id, wa_id, aliases in rows:
-        person = people.get((user_id, wa_id))
+    for (key, own, number, kind, sealed, at, _, _, aliases), person, i in zip(
+        rows, people, index, strict=True
+    ):
         queue = own if person is None else person_queue_key(number, person)
         if person is not None:
             for alias in (own, *aliases):
                 if alias != queue:
                     moves.setdefault(alias, queue)
+                    later.setdefault(alias, []).append((i, queue))
         placed.append((key, queue, number, kind, sealed, at))
+    for n, (key, queue, number, kind, sealed, at) in enumerate(placed):
+        for i, target in later.get(queue, ()):
+            if i > index[n]:  # a later delivery of the batch folded this row's own queue
+                placed[n] = (key, target, number, kind, sealed, at)
+                break
     _lock_queues(s, {*moves, *moves.values(), *(row[1] for row in placed)})
     move_queues(s, moves)
     return placed

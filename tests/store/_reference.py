@@ -34,10 +34,11 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
     for wa_message_id, status, occurred_at, category in item.statuses:
         _ops.append_message_status(s, wa_message_id, status, occurred_at, category)
     absorbed = _identity.upsert_identities(s, item.identities)
+    first = {row[0]: row for row in reversed(item.inbox) if row[0] in new}  # a key's first row
     rows = [
         (key, queue, number, kind, sealed, at, user_id, wa_id, aliases)
         for key, queue, number, kind, sealed, user_id, wa_id, aliases in item.inbox
-        if key in new
+        if first.get(key) is not None and first.pop(key) is not None
     ]
     for update_key, queue_key, number, kind, sealed, _ in _person.place_inbox_rows(
         s, rows, absorbed

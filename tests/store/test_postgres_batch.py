@@ -38,7 +38,6 @@ from ._strategies import (
     CLAIMS,
     COMPLETES,
     DELIVERY_ITEMS,
-    DUMP,
     HANDLED_ITEMS,
     MESSAGES,
     SEED,
@@ -46,6 +45,7 @@ from ._strategies import (
     STATUS_EVENTS,
     TIMES,
     delivery,
+    dump,
 )
 from .conftest import T0, Backend, _backend
 
@@ -416,7 +416,7 @@ def _run(conn: Any, seed: list[Any], steps: list[tuple[str, Any, bool]]) -> tupl
                 results.append(SET_BASED[kind](session, args))
             else:
                 results.append(SINGLE[kind](session, args))
-        tables = [conn.execute(sql).fetchall() for sql in DUMP]
+        tables = dump(conn.execute)
     return results, tables
 
 
@@ -432,7 +432,7 @@ def _seeded_outcomes(
             for kind, args in seed:
                 SINGLE[kind](session, args)
             answers = run(session)
-            outcomes.append((answers, [conn.execute(sql).fetchall() for sql in DUMP]))
+            outcomes.append((answers, dump(conn.execute)))
     return outcomes
 
 

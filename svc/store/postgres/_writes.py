@@ -24,7 +24,9 @@ from .._kinds import (
     finished_claims,
     finished_marks,
     first_of_each_key,
+    inbox_deliveries,
     inbox_inserts,
+    inbox_probes,
     settle_claims,
     unwritten_claims_busy,
     updates_recorded,
@@ -118,13 +120,18 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
                     _ops.record_message(s, values)
     if statuses:
         append_statuses(s, statuses)
-    absorbed = upsert_identities(
-        s, [sighting for item in deliveries for sighting in item.identities]
-    )
     events = _record_events(s, deliveries)
     claims = _record_update_keys(s, deliveries)
     placed = inbox_inserts(deliveries, claims)
-    inbox = _person.place_inbox_rows(s, placed, absorbed) if placed or absorbed else []
+    probes = inbox_probes(deliveries, claims)
+    absorbed, people = upsert_identities(
+        s, [sighting for item in deliveries for sighting in item.identities], probes
+    )
+    inbox = (
+        _person.place_inbox_rows(s, placed, absorbed, people, inbox_deliveries(deliveries, claims))
+        if placed or absorbed
+        else []
+    )
     if inbox:
         # In order (ids rise with it), each pending and due at once, in its person's queue
         # (``_person``, which took the queues' locks); a key already in the inbox keeps its row.
@@ -421,28 +428,36 @@ def mark_handled(s: Session, items: Sequence[tuple[tuple[str, ...], int]]) -> li
     return list[object](counts)
 
 
-def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> list[_identity.Absorbed]:
+def upsert_identities(
+    s: Session, items: Sequence[IdentityArgs], probes: Sequence[_identity.Probe] = ()
+) -> tuple[list[_identity.Absorbed], list[int | None]]:
     """``_identity.upsert_identities`` of the sightings, in order, in a few statements; the
-    rows absorbed, in order.
+    rows absorbed, in order, and the row each probe resolved to (``merge_sightings``).
 
     Every row a sighting can find (by its BSUID or its wa_id) is read at once,
     ``_identity.merge_sightings`` runs the merges over them, and the rows that
     changed are written back, the new ones inserted in order and the absorbed ones
     deleted; the caller holds the sightings' advisory locks.
     """
-    if not items:
-        return []
+    if not items and not probes:
+        return [], []
     stored: dict[int, IdentityArgs] = {}
     for row in s.fetchall(
         f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
         " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
         (
-            sorted({item[0] for item in items if item[0] is not None}),
-            sorted({item[2] for item in items if item[2] is not None}),
+            sorted(
+                {item[0] for item in items if item[0] is not None}
+                | {p[1] for p in probes if p[1] is not None}
+            ),
+            sorted(
+                {item[2] for item in items if item[2] is not None}
+                | {p[2] for p in probes if p[2] is not None}
+            ),
         ),
     ):
         stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
-    changed, added, absorbed = _identity.merge_sightings(stored, items)
+    changed, added, absorbed, found = _identity.merge_sightings(stored, items, probes)
     if changed:
         s.run(
             "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
@@ -466,7 +481,7 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> list[_identi
                 _columns(added),
             )
         )
-    return _identity.delete_absorbed(s, absorbed, ids)
+    return _identity.delete_absorbed(s, absorbed, ids), _identity.survivors(found, absorbed, ids)
 
 
 def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) -> list[object]:

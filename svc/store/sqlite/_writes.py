@@ -33,7 +33,9 @@ from .._kinds import (
     finished_claims,
     finished_marks,
     first_of_each_key,
+    inbox_deliveries,
     inbox_inserts,
+    inbox_probes,
     settle_claims,
     unwritten_claims_busy,
     updates_recorded,
@@ -90,13 +92,18 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    absorbed = _identity.upsert_identities_together(
-        s, [seen for item in items for seen in item.identities]
-    )
     inbox = inbox_inserts(items, claims)
+    absorbed, people = _identity.upsert_identities_together(
+        s, [seen for item in items for seen in item.identities], inbox_probes(items, claims)
+    )
     if inbox or absorbed:
-        # After the sightings: each row waits in its person's queue (``_person``).
-        _record_inbox(s, _person.place_inbox_rows(s, inbox, absorbed))
+        # Each row waits in its person's queue as of its delivery's sightings (``_person``).
+        _record_inbox(
+            s,
+            _person.place_inbox_rows(
+                s, inbox, absorbed, people or None, inbox_deliveries(items, claims)
+            ),
+        )
     return updates_recorded(items, events, claims)
 
 
