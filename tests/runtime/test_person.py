@@ -18,6 +18,7 @@ from .conftest import (
     Context,
     HeldStore,
     make_runtime,
+    memory_queue,
     now,
     store_queue,
 )
@@ -108,3 +109,52 @@ async def test_a_state_a_fold_moved_opens_with_the_key_it_was_sealed_for(
     assert seen == {"b1": None, "p1": None, "j1": 1}
     assert await store.list_inbox_items() == []
 
+
+async def test_memory_links_a_phone_and_a_bsuid_named_together(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Without a store: once one update names both, the phone's and the BSUID's updates run
+    in one queue, one at a time in recorded order, with one state; what waited under the
+    other key joins in recorded order."""
+    log: list[str] = []
+    release = trio.Event()
+
+    async def handler(ctx: Context) -> None:
+        log.append(f"start {ctx.key} n={ctx.state.get('n', 0)}")
+        if ctx.key == "p1":
+            await release.wait()
+        ctx.state["n"] = ctx.state.get("n", 0) + 1
+        log.append(f"end {ctx.key}")
+
+    queue = memory_queue()
+    runtime = make_runtime(queue, handler, concurrency=4)
+    updates = {
+        "p1": text("wamid.P1"),
+        "b1": text("wamid.B1", phone=None, bsuid=BSUID),
+        "p2": text("wamid.P2"),
+        "j1": text("wamid.J1", bsuid=BSUID),
+        "b2": text("wamid.B2", phone=None, bsuid=BSUID),
+    }
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        assert runtime.accept([(updates["p1"], "p1")]) == ["p1"]
+        await trio.sleep(1)  # p1 runs, held; b1 (its own queue yet) runs beside it
+        assert runtime.accept([(updates["b1"], "b1")]) == ["b1"]
+        await trio.sleep(1)
+        assert runtime.accept([(updates[k], k) for k in ("p2", "j1", "b2")]) == ["p2", "j1", "b2"]
+        await trio.sleep(1)
+        assert log == ["start p1 n=0", "start b1 n=0", "end b1"]  # p2, j1, b2 wait for p1
+        release.set()
+        await runtime.wait_idle()
+        await runtime.stop()
+
+    assert log[3:] == [
+        "end p1",
+        "start p2 n=1",
+        "end p2",
+        "start j1 n=2",
+        "end j1",
+        "start b2 n=3",
+        "end b2",
+    ]
+    assert queue.size == 0
