@@ -642,4 +642,3 @@ def _ack(delivery: Delivery, foreign: int, *, dispatched: int, queued: int) -> R
         "queued": queued,
     }
     return Reply(200, json_bytes(reply))
-
