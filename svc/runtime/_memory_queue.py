@@ -12,7 +12,8 @@ One queue per person, in this process: an update that names its user by more tha
 identifier (a phone and a BSUID) links their own queue keys (``user_queue_keys``) to the
 queue of the update's own key, in a map of at most ``LINKS_MAX`` links (the oldest
 forgotten first); later updates by any of them go to that queue, and the items already
-waiting under a linked key join it in recorded order, with the state written last.
+waiting under a linked key join it in recorded order, with the state written last. A key
+linked before to another queue is pointed to the new one and that queue stays apart.
 """
 
 from __future__ import annotations
@@ -106,15 +107,18 @@ class MemoryQueue:
         return self._links.get(name, name)
 
     def _link(self, update: Update) -> str:
-        """The queue of ``update``: its own key's, as linked; an update naming its user by
-        several identifiers first links their keys (and their queues) to that queue."""
+        """The queue of ``update``: its own key's, as linked. An update naming its user by
+        several identifiers first links their keys to that queue: a key's own queue joins
+        it; a key linked to another queue is only pointed here (its queue stays: a number
+        reassigned to a new BSUID is another person)."""
         name = self._resolve(queue_key(update))
         for key in user_queue_keys(update):
-            other = self._resolve(key)
-            if other != name:
-                self._join(other, name)
-            if key != name and self._links.get(key) != name:
+            if key == name or self._links.get(key) == name:
+                continue
+            if key in self._links:
                 self._add_link(key, name)
+            else:
+                self._join(key, name)
         return name
 
     def _join(self, source: str, target: str) -> None:

@@ -158,3 +158,24 @@ async def test_memory_links_a_phone_and_a_bsuid_named_together(
         "end b2",
     ]
     assert queue.size == 0
+
+
+
+async def test_memory_keeps_two_bsuids_on_one_phone_apart() -> None:
+    """A number reassigned with a new BSUID: the phone's later updates follow the new
+    BSUID, while the first user's queue keeps its own updates."""
+    queue = memory_queue()
+    first, second = "US.1000000000000000001", "US.2000000000000000002"
+    updates = [
+        text("wamid.A1", bsuid=first),
+        text("wamid.A2", phone=None, bsuid=first),
+        text("wamid.B1", bsuid=second),
+        text("wamid.P1"),
+    ]
+    queue.accept([(update, f"k{i}") for i, update in enumerate(updates)], now=now())
+    heads = await queue.claim(now=now(), limit=10, lease=5.0)
+    assert [claim.update_key for claim in heads] == ["k0", "k2"]
+    assert [[entry.update_key for entry in await queue.later(c)] for c in heads] == [
+        ["k1"],
+        ["k3"],
+    ]
