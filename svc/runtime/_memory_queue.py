@@ -7,6 +7,13 @@ delivery that does not fit is refused whole: the service answers 503) and rememb
 last ``seen_window`` update keys, so the platform's redelivery of an update this process
 already accepted runs nothing. A crash or a stop loses what it holds, and dead letters
 are not kept.
+
+One queue per person, in this process: an update that names its user by more than one
+identifier (a phone and a BSUID) links their own queue keys (``user_queue_keys``) to the
+queue of the update's own key, in a map of at most ``LINKS_MAX`` links (the oldest
+forgotten first); later updates by any of them go to that queue, and the items already
+waiting under a linked key join it in recorded order, with the state written last. A key
+linked before to another queue is pointed to the new one and that queue stays apart.
 """
 
 from __future__ import annotations
@@ -17,13 +24,17 @@ from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Final
 
 from svc.store import InboxStatistics
-from svc.webhook import Update, UserState, queue_key
+from svc.webhook import Update, UserState, queue_key, user_queue_keys
 
 from ._queue import Claim, Entry, StateChange
 
-__all__ = ["MemoryQueue"]
+__all__ = ["LINKS_MAX", "MemoryQueue"]
+
+LINKS_MAX: Final = 100_000
+"""The most identifier links the memory queue keeps (one per linked queue key)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -35,6 +46,7 @@ class _Item:
     recorded_at: datetime
     attempts: int = 0
     lease_id: str | None = None
+    due: datetime | None = None
 
 
 class MemoryQueue:
@@ -42,13 +54,20 @@ class MemoryQueue:
 
     keeps_dead_letters = False
 
-    def __init__(self, *, capacity: int, seen_window: int, state_ttl: timedelta) -> None:
+    def __init__(
+        self, *, capacity: int, seen_window: int, state_ttl: timedelta, links: int = LINKS_MAX
+    ) -> None:
         self._capacity = capacity
         self._seen_window = seen_window
         self._ttl = state_ttl
+        self._links_max = links
         self._queues: dict[str, deque[_Item]] = {}
         self._ready: dict[str, None] = {}
-        """Queues whose head is pending and due, in the order they became so."""
+        """Queues whose head may be due, in the order they became so (checked at the claim)."""
+        self._links: OrderedDict[str, str] = OrderedDict()
+        """A linked queue key -> the queue it goes to (never itself a linked key)."""
+        self._linked: dict[str, set[str]] = {}
+        """A queue -> the keys linked to it."""
         self._delayed: list[tuple[datetime, int, str]] = []
         self._states: dict[str, tuple[bytes, datetime]] = {}
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -75,7 +94,7 @@ class MemoryQueue:
             self._seen[key] = None
             if len(self._seen) > self._seen_window:
                 self._seen.popitem(last=False)
-            name = queue_key(update)
+            name = self._link(update)
             queue = self._queues.get(name)
             if queue is None:
                 queue = self._queues[name] = deque()
@@ -84,14 +103,74 @@ class MemoryQueue:
         self._size += len(fresh)
         return [key for _, key in fresh]
 
+    def _resolve(self, name: str) -> str:
+        return self._links.get(name, name)
+
+    def _link(self, update: Update) -> str:
+        """The queue of ``update``: its own key's, as linked. An update naming its user by
+        several identifiers first links their keys to that queue: a key's own queue joins
+        it; a key linked to another queue is only pointed here (its queue stays: a number
+        reassigned to a new BSUID is another person)."""
+        name = self._resolve(queue_key(update))
+        for key in user_queue_keys(update):
+            if key == name or self._links.get(key) == name:
+                continue
+            if key in self._links:
+                self._add_link(key, name)
+            else:
+                self._join(key, name)
+        return name
+
+    def _join(self, source: str, target: str) -> None:
+        """Link ``source`` and every key linked to it to ``target``; move its items (in
+        recorded order) and keep the state written last (the later expiry)."""
+        for key in sorted(self._linked.pop(source, set())):
+            self._add_link(key, target)
+        self._add_link(source, target)
+        moved = self._queues.pop(source, None)
+        if moved:
+            queue = self._queues.get(target)
+            joined = heapq.merge(queue or (), moved, key=lambda item: item.id)
+            self._queues[target] = deque(joined)
+            self._ready[target] = None
+        found = self._states.pop(source, None)
+        kept = self._states.get(target)
+        if found is not None and (kept is None or found[1] > kept[1]):
+            self._states[target] = found
+
+    def _add_link(self, key: str, target: str) -> None:
+        old = self._links.pop(key, None)
+        if old is not None:
+            self._linked.get(old, set()).discard(key)
+        self._links[key] = target
+        self._linked.setdefault(target, set()).add(key)
+        while len(self._links) > self._links_max:
+            gone, to = self._links.popitem(last=False)
+            self._linked.get(to, set()).discard(gone)
+
+    def _claimable(self, name: str, now: datetime) -> _Item | None:
+        """The head of ``name`` when it is pending, due, and nothing of its queue runs."""
+        queue = self._queues.get(name)
+        if not queue:
+            return None
+        head = queue[0]
+        if head.due is not None and head.due > now:
+            return None
+        if any(item.lease_id is not None for item in queue):
+            return None
+        return head
+
     async def claim(self, *, now: datetime, limit: int, lease: float) -> Sequence[Claim]:
         while self._delayed and self._delayed[0][0] <= now:
-            self._ready[heapq.heappop(self._delayed)[2]] = None
+            self._ready[self._resolve(heapq.heappop(self._delayed)[2])] = None
         claims: list[Claim] = []
         while self._ready and len(claims) < limit:
             name = next(iter(self._ready))
             del self._ready[name]
-            head = self._queues[name][0]
+            head = self._claimable(name, now)
+            if head is None:
+                continue
+            head.due = None
             head.attempts += 1
             head.lease_id = f"m{head.id}.{head.attempts}"
             claims.append(
@@ -109,10 +188,13 @@ class MemoryQueue:
         return claims
 
     def _head(self, claim: Claim) -> _Item | None:
-        queue = self._queues.get(claim.queue)
-        if not queue or queue[0].id != claim.id or queue[0].lease_id != claim.lease_id:
-            return None
-        return queue[0]
+        """The claimed item while its lease holds, in the queue it is in now (a link may
+        have joined its queue to another: it is the head there, or runs beside it)."""
+        queue = self._queues.get(self._resolve(claim.queue))
+        for item in queue or ():
+            if item.id == claim.id:
+                return item if item.lease_id == claim.lease_id else None
+        return None
 
     async def renew(self, claim: Claim, *, until: datetime) -> bool:
         return self._head(claim) is not None
@@ -123,19 +205,18 @@ class MemoryQueue:
         return item.update
 
     def load_state(self, claim: Claim, *, now: datetime) -> UserState:
-        found = self._states.get(claim.queue)
+        name = self._resolve(claim.queue)
+        found = self._states.get(name)
         if found is None:
             return UserState()
         document, expires = found
         if expires <= now:
-            del self._states[claim.queue]
+            del self._states[name]
             return UserState()
         return UserState.from_json(document)
 
     async def later(self, claim: Claim) -> Sequence[Entry]:
-        queue = self._queues.get(claim.queue)
-        if not queue:
-            return ()
+        queue = self._queues.get(self._resolve(claim.queue))
         return [
             Entry(
                 id=item.id,
@@ -144,7 +225,8 @@ class MemoryQueue:
                 recorded_at=item.recorded_at,
                 update=item.update,
             )
-            for item in itertools.islice(queue, 1, None)
+            for item in queue or ()
+            if item.id > claim.id
         ]
 
     async def note_taken(self, claim: Claim, ids: Sequence[int]) -> None:
@@ -161,7 +243,8 @@ class MemoryQueue:
         head = self._head(claim)
         if head is None:
             return False
-        queue = self._queues[claim.queue]
+        name = self._resolve(claim.queue)
+        queue = self._queues[name]
         if consumed:
             gone = set(consumed)
             kept = [item for item in queue if item.id not in gone]
@@ -170,10 +253,10 @@ class MemoryQueue:
             queue.extend(kept)
         if state is not None:
             if state.document is None:
-                self._states.pop(claim.queue, None)
+                self._states.pop(name, None)
             else:
-                self._states[claim.queue] = (state.document, now + self._ttl)
-        self._next(claim.queue)
+                self._states[name] = (state.document, now + self._ttl)
+        self._next(name, head)
         return True
 
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:
@@ -181,23 +264,25 @@ class MemoryQueue:
         if head is None:
             return False
         head.lease_id = None
-        if delay <= 0:
-            self._ready[claim.queue] = None
-        else:
-            due = now + timedelta(seconds=delay)
-            heapq.heappush(self._delayed, (due, head.id, claim.queue))
+        name = self._resolve(claim.queue)
+        self._ready[name] = None  # its head may be another item a link moved beside it
+        if delay > 0:
+            head.due = now + timedelta(seconds=delay)
+            heapq.heappush(self._delayed, (head.due, head.id, name))
         return True
 
     async def bury(self, claim: Claim, *, now: datetime, error: str) -> bool:
-        if self._head(claim) is None:
+        head = self._head(claim)
+        if head is None:
             return False
-        self._next(claim.queue)
+        self._next(self._resolve(claim.queue), head)
         return True
 
-    def _next(self, name: str) -> None:
-        """The head of ``name`` is done: the next one becomes ready, or the queue goes."""
+    def _next(self, name: str, done: _Item) -> None:
+        """``done`` (the head of ``name``, or an item a link moved beside it) is settled: the
+        queue may have a head to claim, or it goes."""
         queue = self._queues[name]
-        queue.popleft()
+        queue.remove(done)
         self._size -= 1
         if queue:
             self._ready[name] = None
@@ -213,7 +298,9 @@ class MemoryQueue:
             del self._states[name]
 
     async def statistics(self) -> InboxStatistics:
-        running = sum(1 for queue in self._queues.values() if queue[0].lease_id is not None)
+        running = sum(
+            1 for queue in self._queues.values() for item in queue if item.lease_id is not None
+        )
         oldest = min((queue[0].recorded_at for queue in self._queues.values()), default=None)
         return InboxStatistics(
             pending=self._size - running, running=running, dead=0, oldest_pending_at=oldest

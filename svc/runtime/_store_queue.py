@@ -2,10 +2,13 @@
 
 At ingest ``rows`` seals each handled update (``update_to_json``, encrypted by the
 keyring's writing key, bound to its update key) into an ``InboxRow`` the store commits
-with the delivery. A claim reads its queue's sealed state with it; ``open`` and
-``load_state`` open them (a key no longer held makes a ``key_unavailable`` dead letter;
-an unreadable state starts empty, logged once); a success seals the state under the
-current key, bound to its queue.
+with the delivery; a user's row also names the user's identifiers and own queue keys, so
+the store places it in its person's queue (docs/handlers.md, "One queue per person").
+A claim reads its queue's sealed state with it; ``open`` and ``load_state`` open them (a
+key no longer held makes a ``key_unavailable`` dead letter; an unreadable state starts
+empty, logged once); a success seals the state under the current key, bound to its queue.
+A state a fold of two queues moved is opened with the key it was sealed for
+(``UserStateRecord.queue_key``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from svc.store import (
     PersistenceStore,
     UserStateWrite,
 )
-from svc.webhook import Update, UserState, queue_key, update_from_json, update_to_json
+from svc.webhook import (
+    Update,
+    UserState,
+    queue_key,
+    queue_user,
+    update_from_json,
+    update_to_json,
+    user_queue_keys,
+)
 
 from ._queue import Claim, Entry, StateChange
 
@@ -75,7 +86,9 @@ class StoreQueue:
         self._opened: dict[int, Update | None] = {}
 
     def rows(self, updates: Sequence[tuple[Update, str]]) -> list[InboxRow]:
-        """The sealed inbox rows of ``(update, update key)`` pairs, in order, each key once."""
+        """The sealed inbox rows of ``(update, update key)`` pairs, in order, each key once;
+        a user's row carries the user's BSUID and phone and the user's own queue keys, which
+        the store resolves to the person's queue (``svc.webhook.queue_user``)."""
         rows: list[InboxRow] = []
         seen: set[str] = set()
         encrypt = self._keyring.encrypt
@@ -83,6 +96,7 @@ class StoreQueue:
             if key in seen:
                 continue
             seen.add(key)
+            user = queue_user(update)
             rows.append(
                 InboxRow(
                     update_key=key,
@@ -90,6 +104,9 @@ class StoreQueue:
                     phone_number_id=update.phone_number_id,
                     kind=update.kind,
                     sealed=encrypt(update_to_json(update), key.encode("ascii")),
+                    user_id=None if user is None else user.user_id,
+                    wa_id=None if user is None else user.wa_id,
+                    aliases=user_queue_keys(update),
                 )
             )
         return rows
@@ -126,7 +143,9 @@ class StoreQueue:
         if record is None or record.expires_at <= now:
             return UserState()
         try:
-            return UserState.from_json(self._keyring.decrypt(record.sealed, state_aad(claim.queue)))
+            # The key it was sealed for: the claim's queue, or one a fold moved it from.
+            sealed_for = state_aad(record.queue_key)
+            return UserState.from_json(self._keyring.decrypt(record.sealed, sealed_for))
         except KeyUnavailableError:
             reason = "key_unavailable"
         except (InvalidCiphertextError, ValueError):

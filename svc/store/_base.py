@@ -72,6 +72,10 @@ def _inbox_row(row: object) -> InboxArgs:
         check.optional_text(row.phone_number_id, "phone_number_id", max_len=check.PHONE_MAX),
         check.text(row.kind, "kind", max_len=64),
         row.sealed,
+        # An identifier the identity map cannot hold resolves no person: left out.
+        check.fit(row.user_id, check.USER_ID_MAX),
+        check.fit(row.wa_id, check.PHONE_MAX),
+        check.texts(row.aliases, "aliases"),
     )
 
 

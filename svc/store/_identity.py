@@ -3,7 +3,10 @@
 
 A sighting merges into the row of its ``user_id`` when it has one (adopting a
 phone-only row of the same wa_id the first time), else into the newest row of
-its ``wa_id``. The merge rule is :func:`merge_identity` (sans-IO). Functions
+its ``wa_id``. A sighting that names a BSUID and the phone its row now holds also
+absorbs the phone-only rows of that phone (merged in, then deleted): they were
+the same person, seen before the platform linked the two. The merge rule is
+:func:`merge_identity` (sans-IO). Functions
 here run inside the caller's transaction; on PostgreSQL the caller holds the
 advisory locks of :func:`lock_keys` first, so concurrent sightings of one user
 serialise.
@@ -21,11 +24,15 @@ from ._validate import IdentityArgs
 
 __all__ = [
     "NEW_ROW",
+    "Absorbed",
+    "Probe",
     "apply_identity_change",
+    "delete_absorbed",
     "find_identity",
     "lock_keys",
     "merge_identity",
     "merge_sightings",
+    "survivors",
     "upsert_identities",
     "upsert_identities_together",
     "user_identifiers",
@@ -34,6 +41,9 @@ __all__ = [
 _COLUMNS: Final = "identity_id, user_id, parent_user_id, wa_id, username, last_seen_at"
 _FIELDS: Final = 4  # user_id, parent_user_id, wa_id, username
 _READ_CHUNK: Final = 500
+
+Absorbed = tuple[int, int]
+"""A row merged into another and deleted: (its identity id, the surviving row's id)."""
 
 
 def lock_keys(items: Iterable[IdentityArgs]) -> list[str]:
@@ -102,8 +112,18 @@ def _update(s: Session, row: Row, values: IdentityArgs) -> None:
         )
 
 
-def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
-    """Merge each sighting, in order, into the map (see the module docstring)."""
+def _phone_only_rows(s: Session, wa_id: str, other_than: int) -> list[Row]:
+    return s.fetchall(
+        f"SELECT {_COLUMNS} FROM svc_user_identities"
+        " WHERE wa_id = ? AND user_id IS NULL AND identity_id <> ? ORDER BY identity_id",
+        (wa_id, other_than),
+    )
+
+
+def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> list[Absorbed]:
+    """Merge each sighting, in order, into the map (see the module docstring); the rows
+    absorbed, in order."""
+    absorbed: list[Absorbed] = []
     for item in items:
         user_id, wa_id = item[0], item[2]
         if user_id is not None:
@@ -113,10 +133,17 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
         else:
             assert wa_id is not None
             row = _newest_by_wa_id(s, wa_id, without_user_id=False)
-        if row is None:
+        if row is None:  # no phone-only row of its wa_id either: none to absorb
             _insert(s, item)
-        else:
-            _update(s, row, merge_identity(_values(row), item))
+            continue
+        values = merge_identity(_values(row), item)
+        if user_id is not None and wa_id is not None and values[2] == wa_id:
+            for orphan in _phone_only_rows(s, wa_id, int(row[0])):
+                values = merge_identity(values, _values(orphan))
+                s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (orphan[0],))
+                absorbed.append((int(orphan[0]), int(row[0])))
+        _update(s, row, values)
+    return absorbed
 
 
 NEW_ROW: Final = 1 << 62
@@ -124,14 +151,23 @@ NEW_ROW: Final = 1 << 62
 (as the identity column will number them)."""
 
 
-def merge_sightings(
-    stored: dict[int, IdentityArgs], items: Sequence[IdentityArgs]
-) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs]]:
-    """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
-    their new values, and the rows to insert, in order.
+Probe = tuple[int, str | None, str | None]
+"""A lookup between sightings: after the first ``n`` of them, the row ``(BSUID, phone)``
+resolves to (``_person``)."""
 
-    ``stored`` must hold every row a sighting can find: those with one of the
-    sightings' BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
+
+def merge_sightings(
+    stored: dict[int, IdentityArgs],
+    items: Sequence[IdentityArgs],
+    probes: Sequence[Probe] = (),
+) -> tuple[list[tuple[int, IdentityArgs]], list[IdentityArgs], list[Absorbed], list[int | None]]:
+    """Sans-IO ``upsert_identities``: the stored rows (by id) that ``items`` change, with
+    their new values, the rows to insert, in order (with their final values), the rows
+    absorbed, in order (then deleted; ids from ``NEW_ROW`` up name inserted rows), and the
+    row each probe resolves to when it is looked up (None: unknown then).
+
+    ``stored`` must hold every row a sighting or a probe can find: those with one of their
+    BSUIDs or wa_ids. The lookups and merges are ``upsert_identities``'s,
     run in memory; a new row takes an id from ``NEW_ROW`` up, so it ranks above the
     stored ones as its real id will.
     """
@@ -150,8 +186,29 @@ def merge_sightings(
         ]
         return max(keys, key=lambda key: (rows[key][4], key), default=None)
 
+    def resolve(user_id: str | None, wa_id: str | None) -> int | None:
+        # ``_person._people``'s lookup, in memory.
+        person = by_user.get(user_id) if user_id is not None else None
+        if person is None and wa_id is not None:
+            person = newest(wa_id, without_user_id=user_id is not None)
+        return person
+
+    order = sorted(range(len(probes)), key=lambda i: probes[i][0])
+    found_by_probe: list[int | None] = [None] * len(probes)
+    next_probe = 0
+
+    def look(upto: int) -> None:
+        nonlocal next_probe
+        while next_probe < len(order) and probes[order[next_probe]][0] <= upto:
+            _, user_id, wa_id = probes[order[next_probe]]
+            found_by_probe[order[next_probe]] = resolve(user_id, wa_id)
+            next_probe += 1
+
     fresh = NEW_ROW
-    for item in items:
+    gone: set[int] = set()
+    absorbed: list[Absorbed] = []
+    for index, item in enumerate(items):
+        look(index)
         user_id, wa_id = item[0], item[2]
         if user_id is not None:
             found = by_user.get(user_id)
@@ -167,6 +224,13 @@ def merge_sightings(
         else:
             before = rows[found]
             values = merge_identity(before, item)
+        if user_id is not None and wa_id is not None and values[2] == wa_id:
+            for orphan in sorted(by_wa.get(wa_id, ())):
+                if orphan != found and rows[orphan][0] is None and rows[orphan][2] == wa_id:
+                    values = merge_identity(values, rows[orphan])
+                    by_wa[wa_id].discard(orphan)
+                    gone.add(orphan)
+                    absorbed.append((orphan, found))
         rows[found] = values
         if values[0] is not None:
             by_user[values[0]] = found
@@ -174,36 +238,81 @@ def merge_sightings(
             by_wa[before[2]].discard(found)
         if values[2] is not None:
             by_wa.setdefault(values[2], set()).add(found)
-    changed = [(key, rows[key]) for key in stored if rows[key] != stored[key]]
-    return changed, [rows[key] for key in range(NEW_ROW, fresh)]
+    look(len(items))
+    changed = [(key, rows[key]) for key in stored if key not in gone and rows[key] != stored[key]]
+    return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed, found_by_probe
 
 
-def upsert_identities_together(s: Session, items: Sequence[IdentityArgs]) -> None:
+def upsert_identities_together(
+    s: Session, items: Sequence[IdentityArgs], probes: Sequence[Probe] = ()
+) -> tuple[list[Absorbed], list[int | None]]:
     """``upsert_identities`` for many sightings (SQLite's group commit): one read of the
-    rows they can find, ``merge_sightings``, then one write per changed or new row."""
-    if len(items) < 2:
-        upsert_identities(s, items)
-        return
+    rows they or the probes can find, ``merge_sightings``, then one write per changed, new
+    or absorbed row; the rows absorbed, in order, and the row each probe resolved to (as
+    ``_person`` would have found it at its place among the sightings, then followed to the
+    row that absorbed it)."""
+    if len(items) < 2 and not probes:
+        return upsert_identities(s, items), []
     stored: dict[int, IdentityArgs] = {}
-    user_ids = sorted({item[0] for item in items if item[0] is not None})
-    wa_ids = sorted({item[2] for item in items if item[2] is not None})
+    user_ids = sorted(
+        {item[0] for item in items if item[0] is not None}
+        | {p[1] for p in probes if p[1] is not None}
+    )
+    wa_ids = sorted(
+        {item[2] for item in items if item[2] is not None}
+        | {p[2] for p in probes if p[2] is not None}
+    )
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
         for part in chunks(values, _READ_CHUNK):
             for row in s.fetchall(
-                f"SELECT {_COLUMNS} FROM svc_user_identities"
-                f" WHERE {column} IN {in_list(part)}",
+                f"SELECT {_COLUMNS} FROM svc_user_identities WHERE {column} IN {in_list(part)}",
                 part,
             ):
                 stored[int(row[0])] = _values(row)
-    changed, added = merge_sightings(stored, items)
+    changed, added, absorbed, found = merge_sightings(stored, items, probes)
     for key, merged in changed:
         s.run(
             "UPDATE svc_user_identities SET user_id = ?, parent_user_id = ?, wa_id = ?,"
             " username = ?, last_seen_at = ? WHERE identity_id = ?",
             (*merged, key),
         )
+    ids: list[int] = []
     for merged in added:
-        _insert(s, merged)
+        inserted = s.fetchone(
+            "INSERT INTO svc_user_identities (user_id, parent_user_id, wa_id, username,"
+            " last_seen_at) VALUES (?, ?, ?, ?, ?) RETURNING identity_id",
+            merged,
+        )
+        assert inserted is not None
+        ids.append(int(inserted[0]))
+    return delete_absorbed(s, absorbed, ids), survivors(found, absorbed, ids)
+
+
+def delete_absorbed(s: Session, absorbed: Sequence[Absorbed], ids: Sequence[int]) -> list[Absorbed]:
+    """Delete the absorbed rows of ``merge_sightings``, its new rows' stand-in ids replaced by
+    ``ids`` (the identity ids they were inserted with, in order); the pairs as stored ids."""
+    real = [(_stored_id(gone, ids), _stored_id(kept, ids)) for gone, kept in absorbed]
+    for gone, _ in real:
+        s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (gone,))
+    return real
+
+
+def survivors(
+    found: Sequence[int | None], absorbed: Sequence[Absorbed], ids: Sequence[int]
+) -> list[int | None]:
+    """The rows ``merge_sightings``'s probes found, each followed to the row that absorbed it
+    (as the queue it was placed in would have been folded), as stored ids."""
+    kept = dict(absorbed)
+    real: list[int | None] = []
+    for key in found:
+        while key is not None and key in kept:
+            key = kept[key]
+        real.append(None if key is None else _stored_id(key, ids))
+    return real
+
+
+def _stored_id(key: int, ids: Sequence[int]) -> int:
+    return ids[key - NEW_ROW] if key >= NEW_ROW else key
 
 
 def _find_row(s: Session, user: str) -> Row | None:
@@ -235,13 +344,14 @@ def user_identifiers(s: Session, user: str) -> tuple[str, ...]:
 
 def apply_identity_change(
     s: Session, user: str, new_user_id: str | None, new_wa_id: str | None, at: int
-) -> UserIdentityRecord:
-    """Re-key the identity of ``user`` to its new BSUID and/or wa_id; return the result.
+) -> tuple[UserIdentityRecord, Absorbed | None]:
+    """Re-key the identity of ``user`` to its new BSUID and/or wa_id; return the result,
+    and the row absorbed if any.
 
     The old identifiers stop resolving (a phone number may be reassigned); the
     username and parent BSUID carry over. When the new BSUID already has a row
-    (its sighting came first), the old row merges into it and is removed. An
-    unknown ``user`` gets a new row with the new identifiers.
+    (its sighting came first), the old row merges into it and is removed (absorbed:
+    one person). An unknown ``user`` gets a new row with the new identifiers.
     """
     old = _find_row(s, user)
     target = _by_user_id(s, new_user_id) if new_user_id is not None else None
@@ -257,9 +367,11 @@ def apply_identity_change(
             old[4],
             max(int(old[5]), at),
         )
+    absorbed: Absorbed | None = None
     if target is not None:
         if old is not None:
             s.run("DELETE FROM svc_user_identities WHERE identity_id = ?", (old[0],))
+            absorbed = (int(old[0]), int(target[0]))
         # The target's own values are the newer facts; the carried ones fill its gaps.
         values = merge_identity(carried, (*_values(target)[:4], max(int(target[5]), carried[4])))
         if new_wa_id is not None:
@@ -271,10 +383,11 @@ def apply_identity_change(
     else:
         values = carried
         _insert(s, values)
-    return UserIdentityRecord(
+    record = UserIdentityRecord(
         user_id=values[0],
         parent_user_id=values[1],
         wa_id=values[2],
         username=values[3],
         last_seen_at=from_ms(values[4]),
     )
+    return record, absorbed

@@ -43,7 +43,7 @@ _COLUMNS: Final = (
     " next_attempt_at, lease_id, lease_expires_at, last_error, created_at, updated_at"
 )
 _DUE_HEADS: Final = (
-    "SELECT i.id, u.sealed, u.expires_at, u.updated_at FROM svc_inbox AS i"
+    "SELECT i.id, u.sealed, u.expires_at, u.updated_at, u.sealed_for FROM svc_inbox AS i"
     " LEFT JOIN svc_user_state AS u ON u.queue_key = i.queue_key AND u.expires_at > ?"
     " WHERE (({status} = 'pending' AND i.next_attempt_at <= ?)"
     "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
@@ -59,7 +59,8 @@ earlier row of the queue that is not dead and no later row of it running under a
 lease (a dead letter retried while a later item runs waits for it: one run per queue),
 each with its queue's state unless expired (a
 run's state write commits with its completion, before its queue's next head is claimable,
-so it is current). Read in id order, stopping at the limit: SQLite's
+so it is current; ``sealed_for`` names the key it was sealed under when a fold moved it).
+Read in id order, stopping at the limit: SQLite's
 ``+i.status`` keeps its planner off the status index (which would read and sort every due
 row under the write lock) and on the primary key; PostgreSQL walks its primary key alone."""
 
@@ -97,17 +98,18 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     # A drop whose run never settled (its process died): the lease lapsed, the row goes.
     s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
     rows = s.fetchall(due + lock, (now, now, now, now, limit))
-    for item_id, sealed, expires_at, updated_at in rows:
+    for item_id, sealed, expires_at, updated_at, sealed_for in rows:
         row = s.fetchone(
             "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
-            f" attempts = attempts + 1, updated_at = ? WHERE id = ? RETURNING {_COLUMNS}",
+            " attempts = attempts + 1, updated_at = ?, folded_from = NULL WHERE id = ?"
+            f" RETURNING {_COLUMNS}",
             (uuid.uuid4().hex, now + lease_ms, now, item_id),
         )
         assert row is not None
         state = None
         if sealed is not None:
             state = UserStateRecord(
-                queue_key=row[2],
+                queue_key=sealed_for or row[2],
                 sealed=bytes(sealed),
                 expires_at=from_ms(expires_at),
                 updated_at=from_ms(updated_at),
@@ -132,17 +134,18 @@ def mark_inbox_item_succeeded(
     the later rows of its queue the run ``consumed``, and write (or delete) its queue's
     state (``state``: the write and the time, ms). False, and nothing changed, when the lease
     is not current; a consumed id of another queue or not after the head raises (rolled
-    back with the rest)."""
+    back with the rest). The state is kept under the head's queue now, with the key the
+    run sealed it under when a fold moved the head meanwhile (``sealed_for``)."""
     if _dropped(s, item_id, lease_id):
         return False
     head = s.fetchone(
         "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
-        " RETURNING queue_key, phone_number_id",
+        " RETURNING queue_key, phone_number_id, folded_from",
         (item_id, lease_id),
     )
     if head is None:
         return False
-    queue_key, phone_number_id = head
+    queue_key, phone_number_id, sealed_for = head
     for part in chunks(consumed, _IDS_PER_STATEMENT):
         s.run(
             f"DELETE FROM svc_inbox WHERE id IN {in_list(part)} AND queue_key = ? AND id > ?",
@@ -162,11 +165,12 @@ def mark_inbox_item_succeeded(
             sealed, expires_at = write
             s.run(
                 "INSERT INTO svc_user_state"
-                " (queue_key, phone_number_id, sealed, expires_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
+                " (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
                 " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
-                " expires_at = excluded.expires_at, updated_at = excluded.updated_at",
-                (queue_key, phone_number_id, sealed, expires_at, now),
+                " expires_at = excluded.expires_at, updated_at = excluded.updated_at,"
+                " sealed_for = excluded.sealed_for",
+                (queue_key, phone_number_id, sealed, expires_at, now, sealed_for),
             )
     return True
 
@@ -185,20 +189,23 @@ def extend_inbox_lease(s: Session, item_id: int, lease_id: str, until: int) -> b
 
 def list_inbox_queue(s: Session, queue_key: str, after_id: int, limit: int) -> list[InboxItem]:
     """Up to ``limit`` rows of one queue after ``after_id`` that are not dead, in id order:
-    what waits behind a running head."""
+    what waits behind a running head. A key a fold moved rows from (``_person``) while
+    they wait or run names the queue they are in now."""
     rows = s.fetchall(
-        f"SELECT {_COLUMNS} FROM svc_inbox WHERE queue_key = ? AND id > ?"
+        f"SELECT {_COLUMNS} FROM svc_inbox WHERE queue_key = COALESCE((SELECT queue_key"
+        " FROM svc_inbox WHERE folded_from = ? LIMIT 1), ?) AND id > ?"
         " AND status <> 'dead' ORDER BY id LIMIT ?",
-        (queue_key, after_id, limit),
+        (queue_key, queue_key, after_id, limit),
     )
     return [_item(row) for row in rows]
 
 
 def get_user_state(s: Session, queue_key: str, now: int) -> UserStateRecord | None:
-    """A queue's state unless it is missing or expired at ``now``."""
+    """A queue's state unless it is missing or expired at ``now`` (its ``queue_key`` is the
+    key it was sealed under)."""
     row = s.fetchone(
-        "SELECT queue_key, sealed, expires_at, updated_at FROM svc_user_state"
-        " WHERE queue_key = ? AND expires_at > ?",
+        "SELECT COALESCE(sealed_for, queue_key), sealed, expires_at, updated_at"
+        " FROM svc_user_state WHERE queue_key = ? AND expires_at > ?",
         (queue_key, now),
     )
     if row is None:

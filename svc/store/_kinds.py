@@ -34,6 +34,8 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
 from . import _broadcasts, _identity, _inbox_ops, _ops
+from ._identity import Probe
+from ._person import InboxPlacement
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Session
 from ._validate import IdentityArgs, StatusArgs
@@ -51,7 +53,9 @@ __all__ = [
     "event_answers",
     "first_of_each_key",
     "first_recordings",
+    "inbox_deliveries",
     "inbox_inserts",
+    "inbox_probes",
     "lock_keys",
     "recorded_new",
     "updates_recorded",
@@ -59,8 +63,9 @@ __all__ = [
 
 MessageArgs = tuple[object, ...]
 """A checked message row in the store's column order (``_ops._MESSAGE_COLUMNS``), times in ms."""
-InboxArgs = tuple[str, str, str | None, str, bytes]
-"""A checked inbox row: update key, queue key, business number id, kind, sealed update."""
+InboxArgs = tuple[str, str, str | None, str, bytes, str | None, str | None, tuple[str, ...]]
+"""A checked inbox row: update key, own queue key, business number id, kind, sealed update,
+the user's BSUID and phone, and the user's own queue keys (``_person``)."""
 
 
 class Kind(enum.Enum):
@@ -262,20 +267,54 @@ def recorded_new(first: dict[str, UpdateKeyRow], inserted: Collection[str]) -> s
     return {(row[3], key) for key, row in first.items() if key in inserted}
 
 
-def inbox_inserts(
+def _new_inbox_rows(
     deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
-) -> list[tuple[str, str, str | None, str, bytes, int]]:
-    """The inbox rows to insert for a batch's deliveries, in order: each delivery's rows
-    whose key it recorded new (``recorded_new``), a key's first row only, with the
-    delivery's received-at ms."""
-    rows: list[tuple[str, str, str | None, str, bytes, int]] = []
+) -> list[tuple[int, InboxArgs]]:
+    """Each delivery's rows whose key it recorded new (``recorded_new``: a key new in the
+    batch is new for its first delivery only), a key's first row only, with the delivery's
+    index."""
+    rows: list[tuple[int, InboxArgs]] = []
     taken: set[str] = set()
     for index, item in enumerate(deliveries):
         for row in item.inbox:
             if (index, row[0]) in new and row[0] not in taken:
                 taken.add(row[0])
-                rows.append((*row, item.received_at))
+                rows.append((index, row))
     return rows
+
+
+def inbox_inserts(
+    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
+) -> list[InboxPlacement]:
+    """The inbox rows to place for a batch's deliveries, in order (``_new_inbox_rows``), with
+    their delivery's received-at ms (then ``_person.place_inbox_rows`` gives each its queue)."""
+    return [
+        (key, queue, number, kind, sealed, deliveries[index].received_at, user_id, wa_id, aliases)
+        for index, (key, queue, number, kind, sealed, user_id, wa_id, aliases) in _new_inbox_rows(
+            deliveries, new
+        )
+    ]
+
+
+def inbox_deliveries(
+    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
+) -> list[int]:
+    """For each row of ``inbox_inserts``, the index of its delivery in the batch."""
+    return [index for index, _ in _new_inbox_rows(deliveries, new)]
+
+
+def inbox_probes(
+    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
+) -> list[Probe]:
+    """For each row of ``inbox_inserts``, the identity lookup of its user as of the end of its
+    delivery's sightings (``_identity.merge_sightings``): the set-based forms resolve each
+    row where the deliveries run one by one would."""
+    ends: list[int] = []
+    count = 0
+    for item in deliveries:
+        count += len(item.identities)
+        ends.append(count)
+    return [(ends[index], row[5], row[6]) for index, row in _new_inbox_rows(deliveries, new)]
 
 
 def updates_recorded(

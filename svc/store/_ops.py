@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from . import _identity
+from . import _identity, _person
 from ._records import (
     OUTBOX_LEASE_MS,
     Claimed,
@@ -29,6 +29,7 @@ from ._records import (
     UserIdentityRecord,
     WebhookEventResult,
 )
+from ._session import ADVISORY_NAMESPACE as _ADVISORY_NAMESPACE
 from ._session import Row, Session, in_list
 from ._status import apply_status, fold_statuses
 from ._time import from_ms
@@ -45,8 +46,6 @@ _OUTBOX_COLUMNS: Final = (
 _REQUEST_COLUMNS: Final = (
     "idempotency_key, request_hash, state, response_json, created_at, completed_at, response_status"
 )
-_ADVISORY_NAMESPACE: Final = 0x5C5C
-"""First key of the PostgreSQL advisory locks that serialise work on one message id."""
 
 
 def message_record(row: Sequence[Any]) -> MessageRecord:
@@ -512,7 +511,7 @@ def _lock_identities(s: Session, keys: Sequence[str]) -> None:
 
 def record_user_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
     _lock_identities(s, _identity.lock_keys(items))
-    _identity.upsert_identities(s, items)
+    _person.fold_people(s, _identity.upsert_identities(s, items))
 
 
 def record_identity_change(
@@ -524,7 +523,10 @@ def record_identity_change(
         sightings.append((found.user_id, None, found.wa_id, None, at))
     keys = {*_identity.lock_keys(sightings), *_identity.lock_keys([(user, None, user, None, at)])}
     _lock_identities(s, sorted(keys))
-    return _identity.apply_identity_change(s, user, new_user_id, new_wa_id, at)
+    record, absorbed = _identity.apply_identity_change(s, user, new_user_id, new_wa_id, at)
+    if absorbed is not None:
+        _person.fold_people(s, [absorbed])
+    return record
 
 
 def find_user_identity(s: Session, user: str) -> UserIdentityRecord | None:

@@ -184,9 +184,16 @@ class InboxRow:
     """An update to run, as ``record_webhook_updates(inbox=...)`` takes it.
 
     ``update_key`` is the update's key (one of the delivery's ``update_keys``),
-    ``queue_key`` the hashed key of its queue (never a raw phone or user id), ``kind``
+    ``queue_key`` the hashed key of its own queue (never a raw phone or user id), ``kind``
     the update's kind (a label) and ``sealed`` the update encrypted by the caller: the
     store never sees it in the clear.
+
+    For an update that waits in its user's queue, ``user_id`` and ``wa_id`` are the user's
+    BSUID and phone (as its identity sighting names them) and ``aliases`` the hashed keys
+    the user's queue had on its own; the store resolves the row into its person's queue
+    (``svc.store._person``) and stores neither identifier in the inbox. Left None (a group's
+    or a number's update, or a user the identity map does not know), the row keeps
+    ``queue_key``.
     """
 
     update_key: str
@@ -194,6 +201,9 @@ class InboxRow:
     phone_number_id: str | None
     kind: str
     sealed: bytes = field(repr=False)
+    user_id: str | None = field(default=None, repr=False)
+    wa_id: str | None = field(default=None, repr=False)
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,8 +246,9 @@ class InboxStatistics:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UserStateRecord:
-    """A user's stored state: its queue's key, the state sealed by the caller (never in the
-    clear here, left out of the repr), when it expires and when it was last written."""
+    """A user's stored state: the queue key it was sealed under (its queue's, or the one a
+    fold of two queues of one person moved it from), the state sealed by the caller (never
+    in the clear here, left out of the repr), when it expires and when it was last written."""
 
     queue_key: str
     sealed: bytes = field(repr=False)

@@ -7,7 +7,7 @@ Everything here runs in a worker thread inside one transaction.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 __all__ = ["Dialect", "Row", "Session", "Transact", "chunks", "in_list"]
 
@@ -35,6 +35,11 @@ class Transact(Protocol):
     """Run ``fn`` in its own transaction (committed on return, rolled back on error)."""
 
     def __call__(self, fn: Callable[[Session], T], /) -> T: ...
+
+
+ADVISORY_NAMESPACE: Final = 0x5C5C
+"""First key of the PostgreSQL advisory locks of the projection and the inbox queues (the
+second is a hash of a message id or a prefixed key)."""
 
 
 def in_list(values: Sequence[object]) -> str:

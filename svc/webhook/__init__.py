@@ -87,7 +87,9 @@ from ._keys import body_hash as body_hash
 from ._keys import canonical_json as canonical_json
 from ._keys import event_key as event_key
 from ._keys import queue_key as queue_key
+from ._keys import queue_user as queue_user
 from ._keys import update_key as update_key
+from ._keys import user_queue_keys as user_queue_keys
 
 # --- metrics
 from ._metrics import METRIC_NAME as METRIC_NAME
@@ -355,6 +357,7 @@ __all__ = [
     "parse_envelope",
     "parse_signature_header",
     "queue_key",
+    "queue_user",
     "read_users",
     "receive_delivery",
     "reply_listener",
@@ -363,6 +366,7 @@ __all__ = [
     "update_from_json",
     "update_key",
     "update_to_json",
+    "user_queue_keys",
     "verify_challenge",
     "verify_signature",
 ]

@@ -10,8 +10,17 @@ import orjson
 from svc.crypto import sha256_hex
 
 from ._base import UpdateBase
+from ._values import UserIdentity
 
-__all__ = ["body_hash", "canonical_json", "event_key", "queue_key", "update_key"]
+__all__ = [
+    "body_hash",
+    "canonical_json",
+    "event_key",
+    "queue_key",
+    "queue_user",
+    "update_key",
+    "user_queue_keys",
+]
 
 
 def canonical_json(envelope: Any) -> bytes:
@@ -105,25 +114,53 @@ def update_key(update: UpdateBase, *, may_hold_floats: bool = True) -> str:
     return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
+def queue_user(update: UpdateBase) -> UserIdentity | None:
+    """The user whose queue an update waits in (a ``UserIdentity``), or None: a group's
+    updates wait in the group's queue and updates that name no user in the number's."""
+    group = getattr(update, "group_id", None)
+    if isinstance(group, str) and group:
+        return None
+    user = getattr(update, "user", None)  # the kinds that name a user have ``user``
+    return user if isinstance(user, UserIdentity) and user.key else None
+
+
+def _hashed(number: str, kind: str, value: str) -> str:
+    text = f"{number}\x00{kind}\x00{value}"
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
+
+
 def queue_key(update: UpdateBase) -> str:
-    """The key of the queue an update waits in: its updates run one at a time, in order.
+    """The key of the queue an update waits in on its own: its updates run one at a time,
+    in order.
 
     The group for a group's updates (group messages and group events), else the
     user's identity key (``update.user.key``: BSUID, else parent BSUID, else
     phone), else the business number; scoped to the business number and kept
     hashed (SHA-256 hex of ``phone_number_id NUL kind-of-key NUL value``), so no
-    raw identifier is stored.
+    raw identifier is stored. With a store, a user's update waits in its person's
+    queue instead, which the store derives from its identity map
+    (``InboxRow.user_id``/``wa_id``); this key is the fallback.
     """
     number = update.source.phone_number_id or ""
     group = getattr(update, "group_id", None)
     if isinstance(group, str) and group:
-        kind, value = "group", group
-    else:
-        user = getattr(update, "user", None)  # the kinds that name a user have ``user``
-        key = user.key if user is not None else None
-        if key:
-            kind, value = "user", key
-        else:
-            kind, value = "number", number or (update.source.waba_id or "")
-    text = f"{number}\x00{kind}\x00{value}"
-    return sha256_hex(text.encode("utf-8", "surrogatepass"))
+        return _hashed(number, "group", group)
+    user = queue_user(update)
+    key = user.key if user is not None else None
+    if key:
+        return _hashed(number, "user", key)
+    return _hashed(number, "number", number or (update.source.waba_id or ""))
+
+
+def user_queue_keys(update: UpdateBase) -> tuple[str, ...]:
+    """The keys the queue of an update's user has on its own, one per identifier the update
+    names (BSUID, parent BSUID, phone), sorted; empty when it waits in no user's queue.
+
+    Whichever identifier a delivery led with, its updates waited under one of these: the
+    store folds them into the person's queue."""
+    user = queue_user(update)
+    if user is None:
+        return ()
+    number = update.source.phone_number_id or ""
+    found = (user.user_id, user.parent_user_id, user.wa_id)
+    return tuple(sorted({_hashed(number, "user", value) for value in found if value}))

@@ -22,13 +22,13 @@ import trio
 
 from svc.crypto import InboxKeyring, sealed_key_id
 from svc.store import PostgresStore, SqliteStore
+from svc.store._person import person_queue_key
 from svc.webhook import (
     DefaultFacade,
     HandlerContext,
     ListenerTimeout,
     MessageUpdate,
     normalize,
-    queue_key,
 )
 from tests._support import drop_run_schemas, new_run_prefix, sign
 
@@ -78,8 +78,21 @@ async def record(client: Any, payload: dict[str, Any]) -> None:
     assert answer.status_code == 200
 
 
-def queue_of(payload: dict[str, Any]) -> str:
-    return queue_key(normalize(payload).updates[0])
+async def queue_of(store: Any, payload: dict[str, Any]) -> str:
+    """The queue of the payload's user: the person's, from the store's identity map."""
+    update = normalize(payload).updates[0]
+    user = update.user
+    assert user is not None
+    found = await store._call(
+        "query_failed",
+        lambda s: s.fetchone(
+            "SELECT identity_id FROM svc_user_identities WHERE user_id = ? OR wa_id = ?",
+            (user.user_id, user.wa_id),
+        ),
+        write=False,
+    )
+    assert found is not None
+    return person_queue_key(update.phone_number_id, int(found[0]))
 
 
 @pytest.fixture
@@ -413,7 +426,7 @@ async def test_the_state_survives_across_runs_and_is_encrypted_at_rest(
     await record(client, delivery(text(USER_B, "wamid.B1", "1")))
     await settle(client)
     assert sorted(seen, key=str) == [1, None, None]
-    stored = await store.get_user_state(queue_key=queue_of(first), now=T0)
+    stored = await store.get_user_state(queue_key=await queue_of(store, first), now=T0)
     assert stored is not None and b"Ada" not in stored.sealed
     data = await _database_bytes(store, store_url, tmp_path)
     assert b"Ada Lovelace" not in data and b"visits" not in data
@@ -437,10 +450,10 @@ async def test_the_state_is_sealed_again_under_the_current_key_when_written(
     seen: list[Any] = []
     bot = counting_bot(seen)
     first = delivery(text(USER_A, "wamid.A1", "1"))
-    queue = queue_of(first)
     before = make_app(store=store, facade=bot, inbox_keyring=InboxKeyring([OLD_KEY]))
     await record(before.test_client(), first)
     await settle(before)
+    queue = await queue_of(store, first)
     old = await store.get_user_state(queue_key=queue, now=T0)
     assert sealed_key_id(old.sealed) == InboxKeyring([OLD_KEY]).write_key_id
     rotated = make_app(store=store, facade=bot, inbox_keyring=InboxKeyring([NEW_KEY, OLD_KEY]))

@@ -123,10 +123,7 @@ def test_a_drop_of_the_running_head_fences_its_run_before_the_next_item_starts(
     assert _state_after(served, bot, "wamid.D3") == 1  # D2's write only
 
 
-@pytest.mark.xfail(
-    strict=True, reason="one queue per person is not built yet: a phone and a BSUID queue apart"
-)
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [*BACKENDS, "memory"])
 def test_one_user_named_by_phone_then_by_phone_and_bsuid_has_one_queue_and_one_state(
     bot: PromiseBot, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:
@@ -148,10 +145,7 @@ def test_one_user_named_by_phone_then_by_phone_and_bsuid_has_one_queue_and_one_s
     assert [e.fields["n"] for e in events if e.what == "end"] == [1, 2, 3, 4]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="one queue per person is not built yet: a phone and a BSUID queue apart"
-)
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [*BACKENDS, "memory"])
 def test_a_wait_started_on_a_phone_only_message_gets_the_answer_named_by_phone_and_bsuid(
     bot: PromiseBot, graph: FakeGraph, captured: Captured, serving: list[ServeProcess]
 ) -> None:

@@ -4,7 +4,7 @@ answers, same tables (the Hypothesis equivalence tests of both adapters)."""
 
 from __future__ import annotations
 
-from svc.store import UpdatesRecorded, _identity, _ops
+from svc.store import UpdatesRecorded, _identity, _ops, _person
 from svc.store._kinds import DeliveryWrite
 from svc.store._session import Session
 
@@ -13,27 +13,34 @@ def record_webhook_delivery(s: Session, item: DeliveryWrite) -> UpdatesRecorded:
     """The event row, the update keys and the delivery's projection, call by call, in the
     caller's transaction.
 
-    The inbox rows of the keys it recorded new go in after the keys, one by one, in order
-    (a key's first row only). The projection (messages, statuses, then the identity
-    sightings) runs for a duplicate too (a repeated delivery retries it; every step is
-    idempotent). On PostgreSQL the caller holds the advisory locks.
+    The projection (messages, statuses, then the identity sightings) runs for a duplicate
+    too (a repeated delivery retries it; every step is idempotent); the inbox rows of the
+    keys it recorded new go in last, one by one, in order (a key's first row only), each in
+    its person's queue. On PostgreSQL the caller holds the advisory locks.
     """
     at = item.received_at
     result = _ops.record_webhook_event(s, item.event_key, item.event_hash, at)
     new = record_update_keys(s, item.event_key, at, item.update_keys)
-    for update_key, queue_key, number, kind, sealed in item.inbox:
-        if update_key in new:
-            s.run(
-                "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
-                " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (update_key) DO NOTHING",
-                (update_key, queue_key, number, kind, sealed, at, at, at),
-            )
     for values in item.messages:
         _ops.record_message(s, values)
     for wa_message_id, status, occurred_at, category in item.statuses:
         _ops.append_message_status(s, wa_message_id, status, occurred_at, category)
-    _identity.upsert_identities(s, item.identities)
+    absorbed = _identity.upsert_identities(s, item.identities)
+    first = {row[0]: row for row in reversed(item.inbox) if row[0] in new}  # a key's first row
+    rows = [
+        (key, queue, number, kind, sealed, at, user_id, wa_id, aliases)
+        for key, queue, number, kind, sealed, user_id, wa_id, aliases in item.inbox
+        if first.get(key) is not None and first.pop(key) is not None
+    ]
+    for update_key, queue_key, number, kind, sealed, _ in _person.place_inbox_rows(
+        s, rows, absorbed
+    ):
+        s.run(
+            "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+            " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (update_key) DO NOTHING",
+            (update_key, queue_key, number, kind, sealed, at, at, at),
+        )
     return UpdatesRecorded(event=result, new=new)
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from svc.store import MessageRecord, UserIdentityRecord, _identity, _ops
 from svc.store import _validate as check
 from svc.store._kinds import DeliveryWrite
+from svc.store._person import person_queue_key
 
 from ._reference import record_update_keys
 from .conftest import T0
@@ -74,13 +75,24 @@ COMPLETES = st.tuples(
 )
 UPDATE_KEYS = st.sampled_from(["u1", "u2", "u3", "u4"])
 INBOX_ROWS = st.builds(
-    lambda key, queue, number, sealed: (key, f"q-{queue}", number, "message", sealed),
+    lambda key, queue, number, sealed, user, aliases: (
+        key,
+        f"q-{queue}",
+        number,
+        "message",
+        sealed,
+        *user,
+        aliases,
+    ),
     UPDATE_KEYS,
     KEYS,
     st.sampled_from([None, "106540352242922"]),
     st.sampled_from([b"\x00sealed", b"\xffother"]),
+    st.tuples(USER_IDS, PHONES),
+    st.sampled_from([(), ("q-a",), ("q-a", "q-b")]),
 )
-"""Checked inbox rows: update key, queue key, business number id, kind, sealed bytes."""
+"""Checked inbox rows: update key, own queue key, business number id, kind, sealed bytes,
+the user's BSUID and phone (maybe none: a group's or a number's update) and its own keys."""
 SINGLE: dict[str, Any] = {
     "message": lambda s, a: _ops.record_message(s, a),
     "status": lambda s, a: _ops.append_message_status(s, *a),
@@ -101,7 +113,7 @@ SINGLE: dict[str, Any] = {
         "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
         " next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, 0, 0)"
         " ON CONFLICT DO NOTHING",
-        a,
+        a[:5],
     ),
 }
 DUMP = [
@@ -183,3 +195,18 @@ def deliveries(*, max_updates: int, max_deliveries: int) -> st.SearchStrategy[li
 
 
 DELIVERY_ITEMS = deliveries(max_updates=3, max_deliveries=5).map(fresh_row_ids)
+
+
+def dump(execute: Any) -> list[Any]:
+    """The ``DUMP`` tables through ``execute(sql).fetchall()``, each inbox row's person queue
+    key named by its identity row's values (PostgreSQL's identity ids do not roll back, so
+    the ids, and the keys made of them, differ between two runs)."""
+    tables = [list(execute(sql).fetchall()) for sql in DUMP]
+    names: dict[str, str] = {}
+    for identity_id, user_id, wa_id in execute(
+        "SELECT identity_id, user_id, wa_id FROM svc_user_identities"
+    ).fetchall():
+        for number in (None, "106540352242922"):
+            names[person_queue_key(number, int(identity_id))] = f"person:{user_id}:{wa_id}:{number}"
+    tables[-1] = [(row[0], names.get(row[1], row[1]), *row[2:]) for row in tables[-1]]
+    return tables

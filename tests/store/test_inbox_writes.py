@@ -107,7 +107,7 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
                     event_hash="h",
                     received_at=now,
                     update_keys=("c1",),
-                    inbox=(("c1", "qc", None, "message", b"x"),),
+                    inbox=(("c1", "qc", None, "message", b"x", None, None, ()),),
                 ),
                 code="outbox_failed",
             ),

@@ -37,13 +37,13 @@ from ._strategies import (
     CLAIMS,
     COMPLETES,
     DELIVERY_ITEMS,
-    DUMP,
     MESSAGES,
     SEED,
     SINGLE,
     STATUS_EVENTS,
     TIMES,
     delivery,
+    dump,
 )
 from .conftest import T0, Backend, _backend
 
@@ -401,7 +401,7 @@ def _run(conn: Any, seed: list[Any], steps: list[tuple[str, Any, bool]]) -> tupl
                 results.append(SET_BASED[kind](session, args))
             else:
                 results.append(SINGLE[kind](session, args))
-        tables = [conn.execute(sql).fetchall() for sql in DUMP]
+        tables = dump(conn.execute)
     return results, tables
 
 
@@ -417,7 +417,7 @@ def _seeded_outcomes(
             for kind, args in seed:
                 SINGLE[kind](session, args)
             answers = run(session)
-            outcomes.append((answers, [conn.execute(sql).fetchall() for sql in DUMP]))
+            outcomes.append((answers, dump(conn.execute)))
     return outcomes
 
 

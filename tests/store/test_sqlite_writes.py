@@ -18,7 +18,7 @@ from svc.store.sqlite import _writes
 from svc.store.sqlite._store import SqliteSession
 
 from ._reference import record_webhook_delivery
-from ._strategies import DUMP, SEED, SINGLE, deliveries, delivery, fresh_row_ids
+from ._strategies import SEED, SINGLE, deliveries, delivery, dump, fresh_row_ids
 from .conftest import message_row, migrated_sqlite_file
 
 # Row ids may repeat across messages here: the set-based insert must skip a
@@ -122,7 +122,7 @@ def _outcome_together(
         for kind, args in seed:
             SINGLE[kind](session, args)
         answers = form(session, deliveries)
-        tables = [conn.execute(sql).fetchall() for sql in DUMP]
+        tables = dump(conn.execute)
     finally:
         conn.execute("ROLLBACK")
     return answers, tables

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .. import _identity, _ops
+from .. import _identity, _ops, _person
 from .._kinds import (
     DEFER,
     DeliveryWrite,
@@ -22,7 +22,9 @@ from .._kinds import (
     event_answers,
     first_of_each_key,
     first_recordings,
+    inbox_deliveries,
     inbox_inserts,
+    inbox_probes,
     recorded_new,
     updates_recorded,
 )
@@ -33,7 +35,7 @@ from .._records import (
     UpdatesRecorded,
     WebhookEventResult,
 )
-from .._session import Row, Session
+from .._session import ADVISORY_NAMESPACE, Row, Session
 from .._status import apply_status_events, fold_statuses
 from .._validate import IdentityArgs
 
@@ -58,7 +60,7 @@ def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
     """Take the per-message advisory locks of ``ids`` in the given (sorted) order."""
     s.run(
         "SELECT pg_advisory_xact_lock(?, hashtext(x)) FROM unnest(?::text[]) AS x",
-        (_ops._ADVISORY_NAMESPACE, list(ids)),
+        (ADVISORY_NAMESPACE, list(ids)),
     )
 
 
@@ -78,10 +80,11 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
 
     All the deliveries' messages go through one ``record_messages`` (a deferred
     one runs alone right here: a delivery never waits for a later batch), all
-    their statuses through one ``append_statuses``, their identity sightings in
-    delivery order (``upsert_identities``), then their event keys, their
-    update keys (a key repeated across the deliveries settles as the serial calls
-    would) and the inbox rows of the keys recorded new (``inbox_inserts``). With
+    their statuses through one ``append_statuses``, then their event keys, their
+    update keys (a key repeated across the deliveries is new for its first delivery
+    only), their identity sightings in delivery order (``upsert_identities``) and the
+    inbox rows of the keys recorded new (``inbox_inserts``), each in its person's queue
+    (``_person.place_inbox_rows``). With
     fresh row ids per message (as the HTTP layer makes them), the result equals
     running the deliveries one after another in order; a row id reused for another
     message id settles in the order ``record_messages`` gives (first the rows it
@@ -117,13 +120,21 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
                     _ops.record_message(s, values)
     if statuses:
         append_statuses(s, statuses)
-    upsert_identities(s, [sighting for item in deliveries for sighting in item.identities])
     events = _record_events(s, deliveries)
     new = _record_update_keys(s, deliveries)
-    inbox = inbox_inserts(deliveries, new)
+    placed = inbox_inserts(deliveries, new)
+    probes = inbox_probes(deliveries, new)
+    absorbed, people = upsert_identities(
+        s, [sighting for item in deliveries for sighting in item.identities], probes
+    )
+    inbox = (
+        _person.place_inbox_rows(s, placed, absorbed, people, inbox_deliveries(deliveries, new))
+        if placed or absorbed
+        else []
+    )
     if inbox:
-        # In order (ids rise with it), each pending and due at once; a key already in the
-        # inbox keeps its row. The caller holds the rows' queue locks.
+        # In order (ids rise with it), each pending and due at once, in its person's queue
+        # (``_person``, which took the queues' locks); a key already in the inbox keeps its row.
         s.run(
             "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
             " next_attempt_at, created_at, updated_at)"
@@ -341,27 +352,36 @@ def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
     return list[object](matched)
 
 
-def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
-    """``_identity.upsert_identities`` of the sightings, in order, in at most three statements.
+def upsert_identities(
+    s: Session, items: Sequence[IdentityArgs], probes: Sequence[_identity.Probe] = ()
+) -> tuple[list[_identity.Absorbed], list[int | None]]:
+    """``_identity.upsert_identities`` of the sightings, in order, in a few statements; the
+    rows absorbed, in order, and the row each probe resolved to (``merge_sightings``).
 
     Every row a sighting can find (by its BSUID or its wa_id) is read at once,
     ``_identity.merge_sightings`` runs the merges over them, and the rows that
-    changed are written back, the new ones inserted in order; the caller holds the
-    sightings' advisory locks.
+    changed are written back, the new ones inserted in order and the absorbed ones
+    deleted; the caller holds the sightings' advisory locks.
     """
-    if not items:
-        return
+    if not items and not probes:
+        return [], []
     stored: dict[int, IdentityArgs] = {}
     for row in s.fetchall(
         f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
         " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
         (
-            sorted({item[0] for item in items if item[0] is not None}),
-            sorted({item[2] for item in items if item[2] is not None}),
+            sorted(
+                {item[0] for item in items if item[0] is not None}
+                | {p[1] for p in probes if p[1] is not None}
+            ),
+            sorted(
+                {item[2] for item in items if item[2] is not None}
+                | {p[2] for p in probes if p[2] is not None}
+            ),
         ),
     ):
         stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
-    changed, added = _identity.merge_sightings(stored, items)
+    changed, added, absorbed, found = _identity.merge_sightings(stored, items, probes)
     if changed:
         s.run(
             "UPDATE svc_user_identities AS i SET user_id = u.user_id,"
@@ -371,14 +391,21 @@ def upsert_identities(s: Session, items: Sequence[IdentityArgs]) -> None:
             " AS u(id, user_id, parent, wa_id, username, seen) WHERE i.identity_id = u.id",
             _columns([(key, *values) for key, values in changed]),
         )
+    ids: list[int] = []
     if added:
-        s.run(
-            "INSERT INTO svc_user_identities"
-            " (user_id, parent_user_id, wa_id, username, last_seen_at)"
-            " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
-            " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o",
-            _columns(added),
+        # The identity column numbers the rows in insertion order (ORDER BY o).
+        ids = sorted(
+            int(row[0])
+            for row in s.fetchall(
+                "INSERT INTO svc_user_identities"
+                " (user_id, parent_user_id, wa_id, username, last_seen_at)"
+                " SELECT u, p, w, n, t FROM unnest(?::text[], ?::text[], ?::text[], ?::text[],"
+                " ?::bigint[]) WITH ORDINALITY AS x(u, p, w, n, t, o) ORDER BY o"
+                " RETURNING identity_id",
+                _columns(added),
+            )
         )
+    return _identity.delete_absorbed(s, absorbed, ids), _identity.survivors(found, absorbed, ids)
 
 
 def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) -> list[object]:

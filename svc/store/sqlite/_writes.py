@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
-from .. import _broadcasts, _identity, _ops
+from .. import _broadcasts, _identity, _ops, _person
 from .._kinds import (
     DeliveryWrite,
     MessageArgs,
@@ -29,7 +29,9 @@ from .._kinds import (
     event_answers,
     first_of_each_key,
     first_recordings,
+    inbox_deliveries,
     inbox_inserts,
+    inbox_probes,
     recorded_new,
     updates_recorded,
 )
@@ -69,22 +71,31 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     """Record each delivery, in order, as a few multi-row statements: the production form.
 
     The group commit hands it the deliveries queued together: their event keys, update
-    keys, inbox rows (``inbox_inserts``), messages and statuses go in one statement run
-    each, the identity sightings together, in delivery order; an update key repeated
-    across them is new for its first delivery only (``recorded_new``, as on PostgreSQL).
+    keys, messages and statuses go in one statement run each, the identity sightings
+    together, in delivery order, then the inbox rows (``inbox_inserts``), each in its
+    person's queue (``_person.place_inbox_rows``); an update key repeated across them is
+    new for its first delivery only (``recorded_new``, as on PostgreSQL).
     """
     events = _record_events(s, items)
     new = _record_update_keys(s, items)
-    inbox = inbox_inserts(items, new)
-    if inbox:
-        _record_inbox(s, inbox)
     messages = [values for item in items for values in item.messages]
     if messages:
         _record_messages(s, messages)
     statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    _identity.upsert_identities_together(s, [seen for item in items for seen in item.identities])
+    inbox = inbox_inserts(items, new)
+    absorbed, people = _identity.upsert_identities_together(
+        s, [seen for item in items for seen in item.identities], inbox_probes(items, new)
+    )
+    if inbox or absorbed:
+        # Each row waits in its person's queue as of its delivery's sightings (``_person``).
+        _record_inbox(
+            s,
+            _person.place_inbox_rows(
+                s, inbox, absorbed, people or None, inbox_deliveries(items, new)
+            ),
+        )
     return updates_recorded(items, events, new)
 
 
@@ -132,7 +143,7 @@ def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[
     return recorded_new(first, {row[0] for row in fresh})
 
 
-def _record_inbox(s: Session, rows: Sequence[tuple[str, str, str | None, str, bytes, int]]) -> None:
+def _record_inbox(s: Session, rows: Sequence[_person.InboxInsert]) -> None:
     """Insert the inbox rows in order (ids rise with it), each pending and due at once; a
     key already in the inbox keeps its row."""
     for chunk in _chunks(rows, _INBOX_WIDTH):
