@@ -6,16 +6,17 @@ runtime's steps are shown beside the chat (``docs/dev.md``). Loopback only, behi
 token, and never mounted by ``svc serve``.
 """
 
+from svc.graph import FAILURES as FAILURES
+from svc.graph import CapturedRequest as CapturedRequest
+from svc.graph import CapturingTransport as CapturingTransport
+from svc.graph import Failure as Failure
+from svc.webhook import DevActionError as DevActionError
+from svc.webhook import DevUser as DevUser
+
 from ._app import mount_dev as mount_dev
-from ._deliveries import DevActionError as DevActionError
-from ._deliveries import DevUser as DevUser
 from ._render import describe as describe
 from ._render import terminal_line as terminal_line
 from ._session import DevSession as DevSession
-from ._transport import FAILURES as FAILURES
-from ._transport import CapturedRequest as CapturedRequest
-from ._transport import CapturingTransport as CapturingTransport
-from ._transport import Failure as Failure
 
 __all__ = [
     "FAILURES",

@@ -20,10 +20,10 @@ from urllib.parse import parse_qs
 import trio
 
 from svc import crypto
+from svc.graph import FAILURES
+from svc.webhook import DevActionError
 
-from ._deliveries import DevActionError
 from ._session import DevSession
-from ._transport import FAILURES
 
 __all__ = ["COOKIE", "PREFIX", "TOKEN_HEADER", "mount_dev"]
 

@@ -24,20 +24,21 @@ from typing import Any, Final
 import httpx
 import trio
 
-from svc import crypto
+from svc.graph import FAILURES, CapturedRequest, CapturingTransport
 from svc.runtime import RuntimeEvent
 from svc.store import PersistenceStore
-
-from ._deliveries import (
+from svc.webhook import (
+    SIGNATURE_HEADER,
     DevActionError,
     DevUser,
     action_message,
     message_delivery,
     new_message_id,
+    sign_body,
     status_delivery,
 )
+
 from ._render import describe, terminal_line
-from ._transport import FAILURES, CapturedRequest, CapturingTransport
 
 __all__ = ["DevSession"]
 
@@ -63,7 +64,7 @@ class DevSession:
     ) -> None:
         self.token = token
         """The page's token (``/dev/?token=...``)."""
-        self._app_secret = app_secret.encode("utf-8")
+        self._app_secret = app_secret
         self.webhook_path = webhook_path
         self.metadata = {
             "display_phone_number": display_phone_number,
@@ -227,7 +228,7 @@ class DevSession:
         self, body: dict[str, Any], *, chat: str, origin: str, message_id: str
     ) -> dict[str, Any]:
         raw = json.dumps(body, separators=(",", ":")).encode("utf-8")
-        signature = "sha256=" + crypto.hmac_sha256(self._app_secret, raw).hex()
+        signature = sign_body(raw, self._app_secret)
         assert self.app is not None, "the session is mounted on the app before it serves"
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=self.app), base_url="http://127.0.0.1"
@@ -235,7 +236,7 @@ class DevSession:
             response = await client.post(
                 self.webhook_path,
                 content=raw,
-                headers={"Content-Type": "application/json", "X-Hub-Signature-256": signature},
+                headers={"Content-Type": "application/json", SIGNATURE_HEADER: signature},
             )
         try:
             answer: Any = response.json()

@@ -4,6 +4,10 @@ Nothing here does I/O beyond the injected ``httpx.AsyncBaseTransport``.
 """
 
 # --- core: client, transports, errors
+from ._capture import FAILURES as FAILURES
+from ._capture import CapturedRequest as CapturedRequest
+from ._capture import CapturingTransport as CapturingTransport
+from ._capture import Failure as Failure
 from ._client import DEFAULT_API_VERSION as DEFAULT_API_VERSION
 from ._client import DEFAULT_BASE_URL as DEFAULT_BASE_URL
 from ._client import GraphClient as GraphClient
@@ -375,6 +379,7 @@ __all__ = [
     "COMPLIANCE_ENTITY_TYPES",
     "DEFAULT_API_VERSION",
     "DEFAULT_BASE_URL",
+    "FAILURES",
     "FLOW_CATEGORIES",
     "FLOW_JSON_LIMITS",
     "FLOW_MESSAGE_VERSION",
@@ -437,6 +442,8 @@ __all__ = [
     "CallingCannotBeEnabledError",
     "CallingError",
     "CallingNotEnabledError",
+    "CapturedRequest",
+    "CapturingTransport",
     "CodeVerification",
     "CommerceSettings",
     "ConcurrentCallsLimitError",
@@ -451,6 +458,7 @@ __all__ = [
     "EncryptedMessageResult",
     "Endpoint",
     "ExpiredAccessTokenError",
+    "Failure",
     "FetchCallPermissionLimitHitError",
     "Flow",
     "FlowAsset",

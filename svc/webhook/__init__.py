@@ -45,6 +45,12 @@ from ._conversation import flow_listener as flow_listener
 from ._conversation import listen_timeout as listen_timeout
 from ._conversation import reply_listener as reply_listener
 from ._conversation import status_listener as status_listener
+from ._deliveries import DevActionError as DevActionError
+from ._deliveries import DevUser as DevUser
+from ._deliveries import action_message as action_message
+from ._deliveries import message_delivery as message_delivery
+from ._deliveries import new_message_id as new_message_id
+from ._deliveries import status_delivery as status_delivery
 
 # --- the receive path (POST)
 from ._delivery import Delivery as Delivery
@@ -118,6 +124,7 @@ from ._signature import BoundedBody as BoundedBody
 from ._signature import check_content_length as check_content_length
 from ._signature import parse_envelope as parse_envelope
 from ._signature import parse_signature_header as parse_signature_header
+from ._signature import sign_body as sign_body
 from ._signature import verify_signature as verify_signature
 from ._state import MAX_STATE_BYTES as MAX_STATE_BYTES
 from ._state import StateTooLarge as StateTooLarge
@@ -257,6 +264,8 @@ __all__ = [
     "ConversationInfo",
     "DefaultFacade",
     "Delivery",
+    "DevActionError",
+    "DevUser",
     "Dispatcher",
     "EditContent",
     "FacadeFlags",
@@ -341,6 +350,7 @@ __all__ = [
     "WebhookError",
     "WebhookFacade",
     "WebhookMetrics",
+    "action_message",
     "body_hash",
     "canonical_json",
     "check_content_length",
@@ -353,6 +363,8 @@ __all__ = [
     "format_event_time",
     "is_safe_id",
     "listen_timeout",
+    "message_delivery",
+    "new_message_id",
     "normalize",
     "parse_envelope",
     "parse_signature_header",
@@ -362,6 +374,8 @@ __all__ = [
     "receive_delivery",
     "reply_listener",
     "safe_detail",
+    "sign_body",
+    "status_delivery",
     "status_listener",
     "update_from_json",
     "update_key",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from svc._json import STRICT_DECODER, decode_bounded, finite_float
-from svc.crypto import hmac_sha256_matches
+from svc.crypto import hmac_sha256, hmac_sha256_matches
 
 from ._errors import (
     InvalidEnvelopeError,
@@ -31,6 +31,7 @@ __all__ = [
     "check_content_length",
     "parse_envelope",
     "parse_signature_header",
+    "sign_body",
     "verify_signature",
 ]
 
@@ -39,6 +40,12 @@ SIGNATURE_PREFIX = "sha256="
 _OWS = " \t"
 _PREFIX_LENGTH = len(SIGNATURE_PREFIX)
 _HEADER_LENGTH = _PREFIX_LENGTH + 64
+
+
+def sign_body(body: bytes, app_secret: str) -> str:
+    """The ``X-Hub-Signature-256`` value the platform sends with ``body`` (a simulated
+    delivery's: ``svc dev``, ``svc.testing``)."""
+    return SIGNATURE_PREFIX + hmac_sha256(app_secret.encode("utf-8"), body).hex()
 
 
 def check_content_length(content_length: int | None, *, max_body_bytes: int) -> None:

@@ -8,8 +8,14 @@ from typing import Any
 import pytest
 
 from svc.dev import DevActionError, DevUser
-from svc.dev._deliveries import action_message, message_delivery, status_delivery
-from svc.webhook import MessageUpdate, StatusUpdate, receive_delivery
+from svc.webhook import (
+    MessageUpdate,
+    StatusUpdate,
+    action_message,
+    message_delivery,
+    receive_delivery,
+    status_delivery,
+)
 from tests._support.signing import sign
 
 SECRET = "dev-app-secret"

@@ -2,8 +2,9 @@
 
 ``CapturingTransport`` is ``svc.graph.DryRunTransport`` (a real httpx transport that
 answers every request itself) that also hands each request's JSON and its answer to a
-callback, so ``svc dev`` can draw the bot's sends. ``fail_next(name)`` makes the next
-send answer one of the platform errors of ``FAILURES`` instead.
+callback, so ``svc dev`` can draw the bot's sends and ``svc.testing`` can read them.
+``fail_next(name)`` makes the next send answer one of the platform errors of ``FAILURES``
+instead.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from typing import Any, Final
 
 import httpx
 
-from svc.graph import DryRunTransport
+from ._transports import DryRunTransport
 
 __all__ = ["FAILURES", "CapturedRequest", "CapturingTransport", "Failure"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Failure:
-    """A platform refusal the developer can make the next send answer."""
+    """A platform refusal a capturing transport can make the next send answer."""
 
     label: str
     status: int
@@ -53,7 +54,7 @@ FAILURES: Final[dict[str, Failure]] = {
         title="Service temporarily unavailable",
     ),
 }
-"""The failures the page offers, by name: the HTTP status and the error code answered."""
+"""The failures a capturing transport can answer, by name: the HTTP status and the code."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,6 +1,7 @@
-"""The deliveries a developer's action makes: the platform's webhook JSON, built sans-IO.
+"""The deliveries a simulated user's action makes: the platform's webhook JSON, built sans-IO.
 
-Each action of the chat page (a text, a tap on a reply button, a location, ...) is
+Each action of a user the developer plays (on the ``svc dev`` page, or scripted in a
+test with ``svc.testing``: a text, a tap on a reply button, a location, ...) is
 checked here and turned into the ``messages`` change the platform would post for it,
 in the shapes of the project's webhook fixtures; statuses of the bot's sends are built
 the same way. Nothing here signs, posts or reads a clock: ``now`` and the message id
@@ -35,7 +36,7 @@ _MEDIA_KINDS: Final = {"image": "image/jpeg", "document": "application/pdf"}
 
 
 class DevActionError(ValueError):
-    """An action the chat page posted cannot make a delivery (a missing or bad field)."""
+    """A simulated user's action cannot make a delivery (a missing or bad field)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
