@@ -215,3 +215,29 @@ async def test_a_run_past_its_deadline_in_the_block_times_out_and_stops_typing(
     await run_one(app, text(USER, "wamid.T1", "hi"))
     assert graph.bodies() == [TYPING, TYPING]  # at the start and at 20 s; the run ends at 30 s
     assert any("reason=timeout" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_reply_waits_for_a_typing_request_in_flight(
+    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+) -> None:
+    bot = DefaultFacade()
+    answered: list[str] = []
+
+    async def slow_typing(request: httpx.Request) -> httpx.Response:
+        kind = "typing" if b"typing_indicator" in request.content else "reply"
+        answered.append(f"{kind} out")
+        if kind == "typing" and len(graph.requests) > 0:
+            await trio.sleep(3)  # the renewal at 20 s is answered at 23 s
+        response = FakeGraph.handler(graph, request)
+        answered.append(f"{kind} answered")
+        return response
+
+    @bot.on("message", context=True, typing=True)
+    async def answer(ctx: HandlerContext) -> None:
+        await trio.sleep(21)  # the reply is due while the renewal is out
+        await ctx.reply_text("done")
+
+    app = make_app(facade=bot, transport=httpx.MockTransport(slow_typing))
+    await run_one(app, text(USER, "wamid.T1", "hi"))
+    # The indicator never lands after the reply (it would show "typing..." again).
+    assert answered[2:] == ["typing out", "typing answered", "reply out", "reply answered"]
