@@ -9,19 +9,31 @@ in the run (``send_key``), so a rerun of the update replays the first answer
 instead of sending again. Waits (``wait_for_reply``, ...), the call's updates and the
 user's state come from the runtime's ``Conversation`` of the run; the sends after a
 wait keep counting positions, so they replay too.
+
+``typing()`` marks the user's message read and shows "typing..." (one read receipt with
+``typing_indicator``, sent through the same ``Service.send`` unkeyed: it takes no send
+position), renewed every ``TYPING_RENEWAL`` seconds by a task of the block's own nursery
+until the block ends or the run's first send after it (the platform hides the indicator
+when the business sends). A typing request that fails is logged by class, never raised.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 
 from svc import crypto
-from svc.graph import build_group_text_message, build_text_message, check_message_payload
+from svc.graph import (
+    build_group_text_message,
+    build_read_receipt,
+    build_text_message,
+    check_message_payload,
+)
 from svc.runtime import Conversation, Detached
 from svc.webhook import (
     MessageUpdate,
@@ -40,7 +52,7 @@ from svc.webhook import (
 from ._numbers import ServedNumber
 from ._replies import Reply
 
-__all__ = ["SendFromNumber", "ServiceContext", "reply_address", "send_key"]
+__all__ = ["TYPING_RENEWAL", "SendFromNumber", "ServiceContext", "reply_address", "send_key"]
 
 SendFromNumber = Callable[[Mapping[str, Any], ServedNumber, "str | None"], Awaitable[Reply]]
 """The service's send of one checked payload from one business number, keyed by the given
@@ -54,6 +66,9 @@ def send_key(update_key: str, position: int) -> str:
 
 
 _MAX_LOGGED_ID = 256
+TYPING_RENEWAL = 20.0
+"""Seconds between the typing requests of a ``typing()`` block: the platform shows the
+indicator for 25 seconds at most, so it is renewed before it lapses."""
 
 
 def reply_address(update: Update) -> tuple[str, bool]:
@@ -80,10 +95,29 @@ def _message_id(reply: Reply) -> str | None:
     return None
 
 
+def _typed_message(updates: Sequence[Update]) -> MessageUpdate | None:
+    """The message a typing indicator answers: the call's last inbound message (marking it
+    read marks the earlier ones); None when the call has none (the business's echoes are
+    not the user's)."""
+    for update in reversed(updates):
+        if isinstance(update, MessageUpdate) and not update.is_echo:
+            return update
+    return None
+
+
 class ServiceContext:
     """One update's context: ``update``, the business number, and sends from that number."""
 
-    __slots__ = ("_conversation", "_key", "_logger", "_number", "_send", "_sends", "update")
+    __slots__ = (
+        "_conversation",
+        "_key",
+        "_logger",
+        "_number",
+        "_send",
+        "_sends",
+        "_typing_sent",
+        "update",
+    )
 
     def __init__(
         self,
@@ -101,6 +135,7 @@ class ServiceContext:
         self._logger = logger
         self._key = update_key
         self._sends = 0
+        self._typing_sent: trio.Event | None = None  # unset while a typing request is out
         self._conversation = conversation if conversation is not None else Detached(update)
 
     @property
@@ -160,6 +195,47 @@ class ServiceContext:
             build(to=to, text=text, preview_url=preview_url, reply_to_message_id=quoted)
         )
 
+    @asynccontextmanager
+    async def typing(self) -> AsyncIterator[None]:
+        """Show the user "typing..." while the block runs: the message is marked read with
+        the indicator on entry, renewed every ``TYPING_RENEWAL`` seconds until the block
+        ends or the first send (which hides it); a no-op without a user's message."""
+        message = _typed_message(self.updates)
+        if message is None:
+            yield
+            return
+        sends = self._sends
+        await self._show_typing(message.message_id)
+        error: Exception | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._renew_typing, message.message_id, sends)
+            try:
+                yield
+            except Exception as exc:  # noqa: BLE001 - raised below, outside the nursery
+                error = exc
+            finally:
+                nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
+
+    async def _renew_typing(self, message_id: str, sends: int) -> None:
+        while True:
+            await trio.sleep(TYPING_RENEWAL)
+            if self._sends != sends:
+                return  # a send hid the indicator; renewing would show it again
+            await self._show_typing(message_id)
+
+    async def _show_typing(self, message_id: str) -> None:
+        """One read receipt with the typing indicator; a failure is logged by class only."""
+        done = self._typing_sent = trio.Event()
+        try:
+            receipt = build_read_receipt(message_id=message_id, typing_indicator=True)
+            await self._send(receipt, self._number, None)
+        except Exception as exc:  # noqa: BLE001 - the indicator is a courtesy, never the run's
+            self._logger.warning("handler typing failed error=%s", type(exc).__name__[:80])
+        finally:
+            done.set()
+
     async def send(self, message: Mapping[str, Any]) -> SentMessage:
         """Send a ``svc.graph`` message payload from the context's business number.
 
@@ -172,6 +248,8 @@ class ServiceContext:
         payload = check_message_payload(message)
         key = send_key(self._key, self._sends) if self._key is not None else None
         self._sends += 1
+        if self._typing_sent is not None:
+            await self._typing_sent.wait()  # a typing request going out lands before the send
         reply = await self._send(payload, self._number, key)
         message_id = _message_id(reply)
         kind = payload.get("type")

@@ -21,6 +21,7 @@ from svc.graph import (
     GraphError,
     GraphRequestValidationError,
     PhoneNumberClient,
+    is_read_receipt_payload,
 )
 from svc.runtime import Conversation, HandlerRuntime
 from svc.store import (
@@ -325,7 +326,15 @@ class Service:
     async def _send_from(
         self, payload: Mapping[str, Any], number: ServedNumber, key: str | None
     ) -> Reply:
-        return await self.send(payload, idempotency_key=key, number=number, from_context=True)
+        # A read receipt (a context's typing indicator) is sent like the read route's:
+        # answered by the platform's success, never projected as an outbound message.
+        return await self.send(
+            payload,
+            idempotency_key=key,
+            project=not is_read_receipt_payload(payload),
+            number=number,
+            from_context=True,
+        )
 
     async def _run_update_hooks(self, updates: tuple[Update, ...]) -> bool:
         """Await each update hook with the updates it wants, before the record; False when

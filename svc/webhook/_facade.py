@@ -11,7 +11,8 @@ data; ``run`` raises them (the runtime retries), ``dispatch`` swallows them.
 A handler registered with ``context=True`` receives a ``HandlerContext``
 instead of the bare update: the update, the business number, and replies
 sent through the service that runs it (this layer defines the protocol; the
-HTTP layer implements it).
+HTTP layer implements it). ``typing=True`` runs such a handler inside
+``ctx.typing()``: the user sees "typing..." until its first reply.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, runtime_checkable
@@ -122,6 +124,13 @@ class HandlerContext(Protocol):
         ``build_interactive_buttons_message``, ...), from the context's business number."""
         ...
 
+    def typing(self) -> AbstractAsyncContextManager[None]:
+        """``async with ctx.typing():`` marks the user's message read and shows "typing..."
+        while the block runs (renewed before the platform's 25 s lapse), until the block
+        ends or the first send; a no-op without a user's message. A failed typing request
+        is logged, never raised."""
+        ...
+
     @property
     def updates(self) -> Sequence[Update]:
         """The updates of this call, in order: the burst of a handler registered with
@@ -161,6 +170,15 @@ BurstHandler = Callable[[list[U]], object]
 ContextHandler = Callable[[HandlerContext], object]
 """A sync or async callable taking the ``HandlerContext`` of one update (``context=True``)."""
 C = TypeVar("C", bound=Callable[[HandlerContext], object])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Entry:
+    """How a registered handler is called: with the context or the update, inside
+    ``ctx.typing()`` or not."""
+
+    context: bool
+    typing: bool = False
 
 
 class NoHandlerContext(Exception):
@@ -325,6 +343,12 @@ def safe_detail(update: Update) -> str:
     return _token(update.field)
 
 
+async def _finish(result: object) -> None:
+    """Await a handler's result when it is awaitable (an async handler's coroutine)."""
+    if inspect.isawaitable(result):
+        await result
+
+
 class DefaultFacade:
     """Typed handlers per update kind, plus the optional event log and echo reply.
 
@@ -349,7 +373,7 @@ class DefaultFacade:
         self._echo_reply = echo_reply
         self._echo_client = echo_client if echo_reply else None
         self._logger = logger if logger is not None else logging.getLogger("svc.webhook")
-        self._handlers: dict[str, list[tuple[Callable[[Any], object], bool]]] = {}
+        self._handlers: dict[str, list[tuple[Callable[[Any], object], _Entry]]] = {}
         self._coalesce: dict[str, Coalesce] = {}
         self._dispatched = 0
         self._handler_errors: dict[str, int] = {}
@@ -415,6 +439,7 @@ class DefaultFacade:
         handler: C,
         *,
         context: Literal[True],
+        typing: bool = False,
         coalesce: float | None = None,
         max_wait: float | None = None,
         max_count: int | None = None,
@@ -426,6 +451,7 @@ class DefaultFacade:
         handler: None = None,
         *,
         context: Literal[True],
+        typing: bool = False,
         coalesce: float | None = None,
         max_wait: float | None = None,
         max_count: int | None = None,
@@ -469,6 +495,7 @@ class DefaultFacade:
         handler: Callable[[Any], object] | None = None,
         *,
         context: bool = False,
+        typing: bool = False,
         coalesce: float | None = None,
         max_wait: float | None = None,
         max_count: int | None = None,
@@ -480,6 +507,8 @@ class DefaultFacade:
         parameter against it. With ``context=True`` the handler receives a
         ``HandlerContext`` (``ctx.update``, ``ctx.reply_text(...)``) instead of
         the update: the choice is made here, never read from the handler's signature.
+        ``typing=True`` (a context handler of messages) runs it inside ``ctx.typing()``:
+        the message is marked read and the user sees "typing..." until its first reply.
 
         ``coalesce=SECONDS`` makes the kind's handler answer a burst once: the
         user's updates of the kind arriving until none came for that long
@@ -498,26 +527,29 @@ class DefaultFacade:
             kind = _kind_of(kind)
         elif kind not in UPDATE_KINDS:
             raise ValueError(f"unknown update kind; expected one of {', '.join(UPDATE_KINDS)}")
-        if not isinstance(context, bool):
-            raise TypeError("context must be True or False")
+        if not isinstance(context, bool) or not isinstance(typing, bool):
+            raise TypeError("context and typing must be True or False")
+        if typing and not (context and kind == "message"):
+            raise ValueError("typing goes with a context handler of messages")
+        entry = _Entry(context=context, typing=typing)
         if handler is None:
 
             def register(func: Callable[[Any], object]) -> Callable[[Any], object]:
-                self._add(kind, func, context, burst)
+                self._add(kind, func, entry, burst)
                 return func
 
             return register
-        self._add(kind, handler, context, burst)
+        self._add(kind, handler, entry, burst)
         return handler
 
     def _add(
-        self, kind: str, handler: Callable[[Any], object], context: bool, burst: Coalesce | None
+        self, kind: str, handler: Callable[[Any], object], entry: _Entry, burst: Coalesce | None
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable")
         if kind in self._handlers and self._coalesce.get(kind) != burst:
             raise ValueError("the handlers of a kind are all coalesced alike, or none")
-        self._handlers.setdefault(kind, []).append((handler, context))
+        self._handlers.setdefault(kind, []).append((handler, entry))
         if burst is not None:
             self._coalesce[kind] = burst
 
@@ -577,17 +609,21 @@ class DefaultFacade:
         if self._log_events:
             self._logger.info("webhook update kind=%s detail=%s", kind, safe_detail(update))
         burst = kind in self._coalesce
-        for handler, wants_context in self._handlers.get(kind, ()):
+        for handler, entry in self._handlers.get(kind, ()):
             try:
-                if not wants_context:
+                if not entry.context:
                     if burst:
                         result = handler(list(context.updates) if context else [update])
                     else:
                         result = handler(update)
-                elif context is not None:
-                    result = handler(context)
-                else:
+                elif context is None:
                     raise NoHandlerContext
+                elif entry.typing:
+                    async with context.typing():
+                        await _finish(handler(context))
+                    result = None
+                else:
+                    result = handler(context)
                 if inspect.isawaitable(result):
                     await result
             except ListenerTimeout:

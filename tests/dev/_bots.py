@@ -1,7 +1,8 @@
 """The bot the dev tests talk to (its file is also copied as ``bot.py`` for ``svc dev`` runs).
 
 A text gets reply buttons, a tap gets the button's title, ``order`` holds a conversation
-(``wait_for_reply``), ``fail`` fails the run, and ``show <kind>`` sends one message of
+(``wait_for_reply``), ``think`` shows "typing..." (``ctx.typing()``) until the user's
+next message is answered, ``fail`` fails the run, and ``show <kind>`` sends one message of
 each kind the page draws.
 """
 
@@ -86,6 +87,10 @@ async def answer(ctx: HandlerContext) -> None:
         await ctx.reply_text("Your name?")
         name = await ctx.wait_for_reply(timeout=60)
         await ctx.reply_text(f"Thanks, {name.text}: order placed.")
+    elif update.text == "think":
+        async with ctx.typing():  # drawn as "typing..." until the reply
+            await ctx.wait_for_reply(timeout=60)
+            await ctx.reply_text("Done thinking")
     elif update.text == "fail":
         raise RuntimeError("the bot failed on purpose")
     elif update.text.startswith("show "):

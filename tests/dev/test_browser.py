@@ -156,6 +156,18 @@ def test_a_conversation_waits_for_the_user_s_reply(page: Any) -> None:
     bot_bubble(page, user, "Thanks, Ada Lovelace: order placed.")
 
 
+def test_a_bot_typing_is_drawn_until_its_reply(page: Any) -> None:
+    user = add_user(page, "Thinker")
+    say(page, "think")
+    page.locator("#typing").wait_for(state="visible")  # ctx.typing(): read mark + typing
+    mine = chat(page, user).locator(".bubble.in", has_text="think")
+    mine.locator(".ticks[data-status='read']").wait_for()
+    page.locator("#log summary", has_text="read mark + typing").first.wait_for()
+    say(page, "go on")
+    bot_bubble(page, user, "Done thinking")
+    assert page.locator("#typing").is_hidden()  # the reply hides it
+
+
 def _check_text(page: Any, bubble: Any) -> None:
     assert bubble.locator("b").inner_text() == "bold"
     assert bubble.locator("i").inner_text() == "italic"
@@ -242,7 +254,7 @@ def test_reactions_read_marks_and_typing(page: Any) -> None:
     say(page, "show read")
     read = chat(page, user).locator(".bubble.in", has_text="show read")
     read.locator(".ticks[data-status='read']").wait_for()
-    page.locator("#log summary", has_text="read mark + typing").wait_for()
+    page.locator("#log summary", has_text="read mark + typing").first.wait_for()
 
 
 def test_the_user_sends_a_location_a_contact_a_quote_and_a_reaction(page: Any) -> None:

@@ -65,6 +65,27 @@ async def test_the_context_handler_replies_quoting_the_message(
     assert [re.sub(r"message_id=\S+", "message_id=", line) for line in lines] == [shape]
 
 
+async def test_the_typing_example_types_renews_once_and_replies(
+    make_app: AppFactory, graph: FakeGraph, autojump_clock: Any
+) -> None:
+    from .test_conversations import delivery, record, text
+
+    bot = example("typing")["bot"]
+    async with make_app(facade=bot).test_app() as served:  # trio's virtual clock runs it
+        await record(served.test_client(), delivery(text(USER, "wamid.Y1", "hi")))
+        await settle(served)
+    typing = {
+        "messaging_product": "whatsapp",
+        "status": "read",
+        "message_id": "wamid.Y1",
+        "typing_indicator": {"type": "text"},
+    }
+    *receipts, reply = graph.bodies()
+    assert receipts == [typing, typing]  # at the start, and renewed at 20 s
+    assert reply["text"] == {"body": "Here is your answer."}
+    assert bot.statistics().handler_errors == {}
+
+
 async def test_the_buttons_example_sends_the_builders_payload(
     make_app: AppFactory, graph: FakeGraph
 ) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -256,6 +257,14 @@ class RecordingContext:
         self.sent.append(dict(message))
         return SentMessage(message_id="wamid.SENT")
 
+    @asynccontextmanager
+    async def typing(self) -> AsyncIterator[None]:
+        self.texts.append(("<typing>", False))
+        try:
+            yield
+        finally:
+            self.texts.append(("</typing>", False))
+
 
 async def test_context_handlers_are_chosen_at_registration_and_get_the_context() -> None:
     facade = DefaultFacade()
@@ -280,6 +289,25 @@ async def test_context_handlers_are_chosen_at_registration_and_get_the_context()
     assert facade.handlers("message") == (answer, facade.handlers("message")[1], plain)
     with pytest.raises(TypeError, match="context"):
         facade.on("message", plain, context=1)  # type: ignore[call-overload]
+
+
+async def test_typing_true_runs_the_context_handler_inside_ctx_typing() -> None:
+    facade = DefaultFacade()
+
+    @facade.on("message", context=True, typing=True)
+    async def slow(ctx: HandlerContext) -> None:
+        await ctx.reply_text("done")
+        raise RuntimeError("after the reply")
+
+    facade.on("message", lambda ctx: ctx.reply_text("plain"), context=True)
+    [update] = updates("message_text.json")
+    context = RecordingContext(update)
+    with pytest.raises(RuntimeError):
+        await facade.run(context)  # the handler's own exception, out of the block
+    assert [text for text, _ in context.texts] == ["<typing>", "done", "</typing>"]
+    for kind, wants in (("status", True), ("message", False)):
+        with pytest.raises(ValueError, match="typing goes with a context handler of messages"):
+            facade.on(kind, slow, context=wants, typing=True)  # type: ignore[call-overload]
 
 
 async def test_a_context_handler_dispatched_without_a_context_is_an_error_not_a_call(
