@@ -56,6 +56,7 @@ def _peer_missing() -> list[str]:
         ["bench/inbox_cipher.py", "--rounds", "1", "--items", "200"],
         ["bench/handlers.py", "--quick"],
         ["bench/conversations.py", "--quick", "--no-postgres"],
+        ["bench/crash_resume.py", "--kills", "1", "--no-postgres"],
     ],
     ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )

@@ -1,0 +1,166 @@
+"""Crash resume: how long after a kill -9 another process resumes the user's queue.
+
+Two real ``svc serve --dry-run --app convbot:bot`` processes on one store (a SQLite file,
+and, when ``SVC_TEST_POSTGRES_URL`` answers, one PostgreSQL schema). Each round posts a
+message ``ask`` to process A, whose handler notes that it waits for the user; A is killed
+with SIGKILL; the figure is the time from the kill to the moment process B's rerun of that
+update noted it waits (its lease lapsed, B claimed the head and ran it from the start).
+Then A is started again for the next round. ``--baseline DIR`` measures an earlier
+checkout the same way (DIR holds its own ``.venv``) in the same run, with fewer kills.
+
+Prints one JSON line: per adapter, the median and maximum seconds over ``--kills`` kills,
+and the baseline's with the ratio.
+
+    .venv/bin/python bench/crash_resume.py [--kills 20] [--baseline DIR] [--baseline-kills 3]
+        [--no-postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import _proc
+from conversations import Events, Sender, project
+
+
+@contextlib.contextmanager
+def started(
+    python: str, folder: Path, database: list[str], env: dict[str, str]
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """One ``svc serve`` of ``python``'s svc in ``folder``: (port, process) once it answers."""
+    port = _proc.free_port()
+    argv = [python, "-m", "svc", "serve", "--config", "svc.config.json", "--dry-run"]
+    argv += [*database, "--app", "convbot:bot", "--port", str(port)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
+    process = subprocess.Popen(
+        argv,
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**clean, **env},
+    )
+    try:
+        _proc.wait_until_up(port, process, path="/healthz", seconds=60.0)
+        yield port, process
+    finally:
+        if process.poll() is None:
+            _proc.stop(process, seconds=15.0)
+
+
+def waiting_by(events: Events, mid: str, pid: int, timeout: float) -> float:
+    """The time process ``pid`` noted it waits in the run of ``mid``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = events.seen.get(("waiting", mid))
+        if found is not None and found[0] == str(pid):
+            return found[1]
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no rerun of {mid} by {pid} within {timeout} s")
+        time.sleep(0.005)
+        events._read()
+
+
+def measure(python: str, database: list[str], extra_env: dict[str, str], kills: int) -> list[float]:
+    """Seconds from each kill to the rerun's start on the other process."""
+    with tempfile.TemporaryDirectory(prefix="svc-bench-resume-") as tmp:
+        folder = Path(tmp)
+        env = {**project(folder), **extra_env}
+        events, sender = Events(folder / "events.log"), Sender()
+        seconds: list[float] = []
+        try:
+            with started(python, folder, database, env) as (_port_b, process_b):
+                for round_ in range(kills):
+                    with started(python, folder, database, env) as (port_a, process_a):
+                        mid = f"wamid.RESUME{round_:04d}{secrets.token_hex(4)}"
+                        sender.post(port_a, sender.user(), mid, "ask")
+                        waiting_by(events, mid, process_a.pid, 30.0)
+                        killed = time.time()
+                        os.kill(process_a.pid, signal.SIGKILL)
+                        process_a.wait()
+                        resumed = waiting_by(events, mid, process_b.pid, 180.0)
+                        seconds.append(resumed - killed)
+                        sender.clients.pop(port_a, None)
+        finally:
+            sender.close()
+    return seconds
+
+
+def summary(values: list[float]) -> dict[str, Any]:
+    return {
+        "kills": len(values),
+        "median_s": round(statistics.median(values), 2),
+        "max_s": round(max(values), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--baseline-kills", type=int, default=3)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    import sys
+
+    pythons = {"current": sys.executable}
+    if args.baseline is not None:
+        pythons["baseline"] = str(args.baseline / ".venv" / "bin" / "python")
+    url = _proc.postgres_url_to_measure(args.no_postgres)
+    line: dict[str, Any] = {"bench": "crash_resume", "machine": _proc.machine()}
+    adapters: list[tuple[str, list[str], dict[str, str]]] = [
+        ("sqlite", ["--database", "svc.db"], {})
+    ]
+    schemas: list[str] = []
+    if url is not None:
+        import psycopg
+
+        for name in pythons:
+            schema = f"svc_bench_resume_{name}_{secrets.token_hex(4)}"
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA "{schema}"')
+            schemas.append(schema)
+    try:
+        for adapter, database, extra in adapters + (
+            [("postgres", ["--database-url-env", "SVC_BENCH_DB"], {})] if url else []
+        ):
+            figures: dict[str, Any] = {}
+            for index, (name, python) in enumerate(pythons.items()):
+                env = dict(extra)
+                if adapter == "postgres" and url is not None:
+                    schema = schemas[index]
+                    env["SVC_BENCH_DB"] = (
+                        f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+                    )
+                kills = args.kills if name == "current" else args.baseline_kills
+                figures[name] = summary(measure(python, database, env, kills))
+            if "baseline" in figures:
+                figures["median_ratio_to_baseline"] = round(
+                    figures["current"]["median_s"] / figures["baseline"]["median_s"], 3
+                )
+            line[adapter] = figures
+    finally:
+        for schema in schemas:
+            assert url is not None
+            _proc.drop_schema(url, schema)
+    line["target"] = "median and maximum under 10 s with the default options"
+    line["meets_target"] = all(
+        line[a]["current"]["max_s"] < 10 for a in ("sqlite", "postgres") if a in line
+    )
+    print(json.dumps(line))
+
+
+if __name__ == "__main__":
+    main()
