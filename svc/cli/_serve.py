@@ -313,9 +313,9 @@ def serve(
         broadcast_options=broadcast_options,
     )
     if flow_handler is not None:
-        from ._runtime import load_flow_options
+        from ._runtime import load_flow_handler
 
-        load_flow_options(plan)  # fail before binding when the handler cannot be imported
+        load_flow_handler(plan)  # fail before binding when the handler cannot be imported
     if outbox_handler is not None:
         from ._user_code import load_outbox_handler
 
