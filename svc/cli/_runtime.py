@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from ..dev import DevSession
+    from ..flows import FlowHandler, FlowPrivateKey
     from ..http import Profile, ServiceSecrets
     from ..store import PersistenceStore
 
@@ -35,7 +36,7 @@ __all__ = [
     "DRAIN_SECONDS",
     "STORE_CLOSE_SECONDS",
     "ServePlan",
-    "load_flow_options",
+    "load_flow_handler",
     "serve_once",
 ]
 
@@ -191,12 +192,9 @@ def _metrics_exposition(directory: str) -> Callable[[], bytes]:
     return exposition
 
 
-def load_flow_options(plan: ServePlan) -> dict[str, Any]:
-    """``create_app`` keyword arguments for the plan's flow handler and private key."""
-    import inspect
-
+def load_flow_handler(plan: ServePlan) -> tuple[FlowHandler, FlowPrivateKey]:
+    """The plan's flow handler and its private key (``--flow-handler``), for ``create_app``."""
     from ..flows import load_flow_private_key
-    from ..http import create_app
     from ._errors import SecretResolutionError, ServeError
     from ._inputs import import_callable
 
@@ -210,10 +208,7 @@ def load_flow_options(plan: ServePlan) -> dict[str, Any]:
         raise SecretResolutionError(
             "the flows private key cannot be loaded (PEM, passphrase, RSA >= 2048 bits)."
         ) from None
-    accepted = inspect.signature(create_app).parameters
-    if "flow_handler" not in accepted or "flows_private_key" not in accepted:
-        raise ServeError("this svc.http build does not accept a flow handler yet.")
-    return {"flow_handler": handler, "flows_private_key": key}
+    return handler, key
 
 
 def build_app(
@@ -228,23 +223,17 @@ def build_app(
     transport, runtime observer and replay sink take part (its routes are mounted by the
     caller)."""
     from ..graph import DryRunTransport
-    from ..http import create_app
+    from ..http import ServiceError, create_app
     from ..webhook import FacadeFlags
+    from ._errors import ServeError
     from ._user_code import load_app, load_outbox_handler
 
-    kwargs: dict[str, Any] = {"metrics_registry": registry}
-    if plan.multiproc_dir is not None:
-        kwargs["metrics_exposition"] = _metrics_exposition(plan.multiproc_dir)
-    if plan.flow_handler is not None:
-        kwargs.update(load_flow_options(plan))
+    flow_handler, flows_private_key = (
+        load_flow_handler(plan) if plan.flow_handler is not None else (None, None)
+    )
+    outbox_handler = None
     if plan.outbox_handler is not None:
-        kwargs["outbox_handler"] = load_outbox_handler(plan.outbox_handler)
-    if plan.app is not None:
-        kwargs["facade"] = load_app(plan.app)
-    if plan.access_log:
-        kwargs["access_log"] = True
-    if plan.broadcast_options:
-        kwargs["broadcast_options"] = dict(plan.broadcast_options)
+        outbox_handler = load_outbox_handler(plan.outbox_handler)
     handler_options: dict[str, Any] = dict(plan.handler_options)
     if "kill-after-handler" in plan.test_faults:
         handler_options["after_run"] = _kill_after_handler
@@ -252,19 +241,16 @@ def build_app(
     if kill_at:
         handler_options["observer"] = _killer({_KILL_AT[fault] for fault in kill_at})
     transport = DryRunTransport() if plan.dry_run else None
+    telemetry_sink = None
     if dev is not None:
         transport = dev.transport
         handler_options["observer"] = dev.observe
-        kwargs["telemetry_sink"] = dev.telemetry_sink()
-    if handler_options:
-        kwargs["handler_options"] = handler_options
+        telemetry_sink = dev.telemetry_sink()
+    inbox_keyring = None
     if plan.inbox_keys and store is not None:
         from ..crypto import InboxKeyring
 
-        kwargs["inbox_keyring"] = InboxKeyring(plan.inbox_keys)
-    from ..http import ServiceError
-    from ._errors import ServeError
-
+        inbox_keyring = InboxKeyring(plan.inbox_keys)
     try:
         app = create_app(
             profile=plan.profile(),
@@ -277,7 +263,19 @@ def build_app(
             ),
             body_read_timeout=plan.body_read_timeout,
             max_pending_bodies=plan.max_pending_bodies,
-            **kwargs,
+            metrics_registry=registry,
+            metrics_exposition=(
+                _metrics_exposition(plan.multiproc_dir) if plan.multiproc_dir is not None else None
+            ),
+            flow_handler=flow_handler,
+            flows_private_key=flows_private_key,
+            outbox_handler=outbox_handler,
+            facade=load_app(plan.app) if plan.app is not None else None,
+            access_log=plan.access_log,
+            broadcast_options=dict(plan.broadcast_options) if plan.broadcast_options else None,
+            handler_options=handler_options or None,
+            telemetry_sink=telemetry_sink,
+            inbox_keyring=inbox_keyring,
         )
     except ServiceError as exc:
         raise ServeError(f"the service refused its configuration ({exc.code}).") from None

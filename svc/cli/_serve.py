@@ -1,11 +1,19 @@
-"""``svc serve``: flags checked, config resolved, then the runtime of ``_runtime``."""
+"""``svc serve``: flags checked, config resolved, then the runtime of ``_runtime``.
+
+One function per step: ``_serve_options`` checks the flags into ``ServeOptions``;
+``_read_config`` reads the config and the environment; ``_bind_address`` picks host and port;
+``_build_plan`` resolves secrets and keys into the ``ServePlan`` the serving processes get;
+``run_serve`` (``_workers``) opens the store, binds and runs.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,9 +21,67 @@ from ._errors import CliUsageError, LiveGuardError, ServeError
 from ._inputs import check_env_file_name, check_env_name, parse_int
 
 if TYPE_CHECKING:
+    from ..http import Profile
+    from ._config import DryRunTokens, ProfileSection
     from ._inbox_keys import DryRunInboxKeys
+    from ._runtime import ServePlan
 
-__all__ = ["serve"]
+__all__ = ["ServeOptions", "serve"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeOptions:
+    """The flags of ``svc serve``, checked and parsed; nothing read from disk or environment."""
+
+    config_path: str
+    profile: str | None
+    dry_run: bool
+    live: bool
+    env_file: str | None
+    env_path: Path | None
+    """``env_file`` checked as a relative local file name."""
+    host: str | None
+    port: int | None
+    paas: bool
+    print_routes: bool
+    database: str | None
+    database_url_env: str | None
+    enable_groups: bool
+    workers: int
+    max_worker_restarts: int
+    flow_handler: str | None
+    outbox_handler: str | None
+    app_target: str | None
+    handler_options: dict[str, float]
+    body_read_timeout: float
+    max_pending_bodies: int
+    sqlite_synchronous: str
+    sqlite_writer: str
+    pg_writer: str
+    access_log: bool
+    retention_seconds: float | None
+    broadcast_options: dict[str, float]
+
+    @property
+    def has_store(self) -> bool:
+        return self.database is not None or self.database_url_env is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Setting:
+    """What the config file and the environment say for the chosen profile."""
+
+    environ: Mapping[str, str]
+    profile: Profile
+    section: ProfileSection
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _DryRunNotice:
+    """What a dry run prints before serving: generated tokens and inbox keys."""
+
+    tokens: DryRunTokens
+    inbox: DryRunInboxKeys | None
 
 
 @click.command()
@@ -125,7 +191,35 @@ __all__ = ["serve"]
 @click.option(
     "--broadcast-lease", metavar="SECONDS", help="In-flight broadcast send lease (default 60)."
 )
-def serve(
+def serve(**flags: Any) -> None:
+    """Run the service (dry run, or live with its three flags and gates)."""
+    options = _serve_options(**flags)
+    setting = _read_config(options)
+    host, port = _bind_address(options, setting.profile)
+    if (
+        setting.profile.flows_path is not None
+        and options.flow_handler is None
+        and not options.print_routes
+    ):
+        raise CliUsageError(
+            "this profile has a flows section: give --flow-handler module:callable."
+        )
+    if options.print_routes:
+        _print_routes(setting.profile, options.enable_groups)
+        return
+    plan, notice = _build_plan(options, setting, host=host, port=port)
+    _import_user_code(plan)
+    if notice is not None:
+        _say_dry_run(notice, plan)
+    from ._workers import run_serve
+
+    code = run_serve(plan)
+    if code:
+        raise SystemExit(code)
+
+
+def _serve_options(
+    *,
     config_path: str,
     profile: str | None,
     dry_run: bool,
@@ -157,20 +251,11 @@ def serve(
     retention: str | None,
     broadcast_rate: str | None,
     broadcast_lease: str | None,
-) -> None:
-    """Run the service (dry run, or live with its three flags and gates)."""
-    if dry_run == live:
-        raise CliUsageError("choose one mode: --dry-run, or --live --yes-live --env-file FILE.")
-    if dry_run and yes_live:
-        raise CliUsageError("--yes-live belongs to live mode, not --dry-run.")
-    if live and (not yes_live or env_file is None):
-        raise LiveGuardError("--live, --yes-live and --env-file must be given together.")
-    if database is not None and database_url_env is not None:
-        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
-    if database is not None and (not database or "\x00" in database):
-        raise CliUsageError("--database must be a SQLite file path.")
-    if database_url_env is not None:
-        check_env_name(database_url_env, "--database-url-env")
+) -> ServeOptions:
+    """The flags checked in a fixed order (the first refusal is the one a user sees)."""
+    _check_mode(dry_run=dry_run, live=live, yes_live=yes_live, env_file=env_file)
+    _check_store_flags(database, database_url_env)
+    has_store = database is not None or database_url_env is not None
     worker_count = parse_int(workers, "--workers", low=1, high=64)
     restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
     body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
@@ -181,126 +266,34 @@ def serve(
         "timeout": parse_int(handler_timeout, "--handler-timeout", low=1, high=86_400),
         "max_attempts": parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100),
     }
-    if outbox_handler is not None and database is None and database_url_env is None:
+    if outbox_handler is not None and not has_store:
         raise CliUsageError(
             "--outbox-handler needs a store: give --database or --database-url-env."
         )
     if outbox_handler is not None and worker_count > 1:
         raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
-    retention_seconds = None
-    if retention is not None:
-        from ._store_cmd import parse_duration
-
-        retention_seconds = parse_duration(retention, "--retention").total_seconds()
-        if database is None and database_url_env is None:
-            raise CliUsageError("--retention needs a store: give --database or --database-url-env.")
+    retention_seconds = _retention_seconds(retention, has_store=has_store)
     port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
-    broadcast_options: dict[str, float] = {}
-    if broadcast_rate is not None:
-        broadcast_options["rate_per_second"] = parse_int(
-            broadcast_rate, "--broadcast-rate", low=1, high=1000
-        )
-    if broadcast_lease is not None:
-        broadcast_options["lease"] = parse_int(
-            broadcast_lease, "--broadcast-lease", low=2, high=3600
-        )
-    env_path = check_env_file_name(env_file) if env_file is not None else None
-
-    from ._config import load_config, resolve_profile, resolve_secrets
-    from ._runtime import ServePlan, test_faults_from
-    from ._workers import run_serve
-
-    config = load_config(config_path)
-    environ: Mapping[str, str] = os.environ
-    if env_path is not None and live:
-        from ._inputs import live_environment
-
-        environ = live_environment(env_path, os.environ)
-    elif env_file is not None:
-        from ._config import read_env_file
-
-        environ = read_env_file(env_file, os.environ)
-    resolved = resolve_profile(config, profile, environ, placeholders=dry_run)
-    _, section = config.section(profile)
-    bind_host = host if host is not None else ("0.0.0.0" if paas else resolved.host)  # noqa: S104
-    if port_number is not None:
-        bind_port = port_number
-    elif paas:
-        bind_port = parse_int(os.environ.get("PORT", ""), "$PORT (with --paas)", low=1, high=65535)
-    else:
-        bind_port = resolved.port
-
-    if resolved.flows_path is not None and flow_handler is None and not print_routes:
-        raise CliUsageError(
-            "this profile has a flows section: give --flow-handler module:callable."
-        )
-
-    if print_routes:
-        from ..http import route_inventory
-
-        for route in route_inventory(resolved, enable_group_routes=enable_groups):
-            for line in route.lines():
-                click.echo(line)
-        return
-
-    if dry_run:
-        from ._config import dry_run_tokens
-        from ._tokens import generate_service_token
-
-        tokens = dry_run_tokens(section, environ)
-        bearer, verify, app_secret = (
-            tokens.service_bearer_token,
-            tokens.webhook_verify_token,
-            tokens.webhook_app_secret,
-        )
-        secrets = ("dryrun-access-" + generate_service_token(), verify, app_secret, bearer)
-        number_tokens: tuple[tuple[str, str], ...] = ()
-    else:
-        resolved_secrets = resolve_secrets(section, environ)
-        secrets = resolved_secrets.values()
-        number_tokens = tuple(resolved_secrets.phone_number_tokens.items())
-    from ..webhook import facade_flags_from_env
-    from ._inbox_keys import dry_run_inbox_keys, inbox_keys_needed, resolve_inbox_keys
-
-    flags = facade_flags_from_env(os.environ)
-    inbox = None
-    inbox_keys: tuple[bytes, ...] = ()
-    if inbox_keys_needed(
-        handlers=app_target is not None or flags.echo_reply,
-        store=database is not None or database_url_env is not None,
-    ):
-        if dry_run:
-            inbox = dry_run_inbox_keys(section, environ)
-            inbox_keys = inbox.keys
-        else:
-            inbox_keys = resolve_inbox_keys(section, environ)
-    dsn = None
-    if database_url_env is not None:
-        dsn = environ.get(database_url_env)
-        if not dsn:
-            raise ServeError(f"{database_url_env} is not set.")
-
-    keys = _flows_keys(flow_handler, section, resolved, environ)
-    plan = ServePlan(
-        profile_fields=_profile_fields(resolved),
-        secrets=secrets,
-        number_tokens=number_tokens,
+    broadcast_options = _broadcast_options(broadcast_rate, broadcast_lease)
+    return ServeOptions(
+        config_path=config_path,
+        profile=profile,
         dry_run=dry_run,
-        sqlite_path=database,
-        postgres_dsn=dsn,
+        live=live,
+        env_file=env_file,
+        env_path=check_env_file_name(env_file) if env_file is not None else None,
+        host=host,
+        port=port_number,
+        paas=paas,
+        print_routes=print_routes,
+        database=database,
+        database_url_env=database_url_env,
         enable_groups=enable_groups,
-        log_webhook_events=flags.log_webhook_events,
-        echo_reply=flags.echo_reply,
-        host=bind_host,
-        port=bind_port,
         workers=worker_count,
         max_worker_restarts=restart_limit,
         flow_handler=flow_handler,
-        flows_private_key_pem=keys.get("flows_private_key_pem"),
-        flows_passphrase=keys.get("flows_passphrase"),
         outbox_handler=outbox_handler,
-        app=app_target,
-        inbox_keys=inbox_keys,
+        app_target=app_target,
         handler_options=handler_settings,
         body_read_timeout=float(body_seconds),
         max_pending_bodies=pending_bodies,
@@ -309,37 +302,220 @@ def serve(
         pg_writer=pg_writer,
         access_log=access_log,
         retention_seconds=retention_seconds,
-        test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),
         broadcast_options=broadcast_options,
     )
-    if flow_handler is not None:
-        from ._runtime import load_flow_options
 
-        load_flow_options(plan)  # fail before binding when the handler cannot be imported
-    if outbox_handler is not None:
+
+def _check_mode(*, dry_run: bool, live: bool, yes_live: bool, env_file: str | None) -> None:
+    """Dry run, or live with ``--yes-live`` and ``--env-file``."""
+    if dry_run == live:
+        raise CliUsageError("choose one mode: --dry-run, or --live --yes-live --env-file FILE.")
+    if dry_run and yes_live:
+        raise CliUsageError("--yes-live belongs to live mode, not --dry-run.")
+    if live and (not yes_live or env_file is None):
+        raise LiveGuardError("--live, --yes-live and --env-file must be given together.")
+
+
+def _check_store_flags(database: str | None, database_url_env: str | None) -> None:
+    """At most one store: a SQLite file path, or the env name of a PostgreSQL DSN."""
+    if database is not None and database_url_env is not None:
+        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
+    if database is not None and (not database or "\x00" in database):
+        raise CliUsageError("--database must be a SQLite file path.")
+    if database_url_env is not None:
+        check_env_name(database_url_env, "--database-url-env")
+
+
+def _retention_seconds(retention: str | None, *, has_store: bool) -> float | None:
+    """``--retention`` in seconds; it needs a store."""
+    if retention is None:
+        return None
+    from ._store_cmd import parse_duration
+
+    seconds = parse_duration(retention, "--retention").total_seconds()
+    if not has_store:
+        raise CliUsageError("--retention needs a store: give --database or --database-url-env.")
+    return seconds
+
+
+def _broadcast_options(rate: str | None, lease: str | None) -> dict[str, float]:
+    """``create_app(broadcast_options=...)`` of ``--broadcast-rate`` and ``--broadcast-lease``."""
+    options: dict[str, float] = {}
+    if rate is not None:
+        options["rate_per_second"] = parse_int(rate, "--broadcast-rate", low=1, high=1000)
+    if lease is not None:
+        options["lease"] = parse_int(lease, "--broadcast-lease", low=2, high=3600)
+    return options
+
+
+def _read_config(options: ServeOptions) -> _Setting:
+    """The config file, the environment (with ``--env-file``) and the chosen profile."""
+    from ._config import load_config, resolve_profile
+
+    config = load_config(options.config_path)
+    environ: Mapping[str, str] = os.environ
+    if options.env_path is not None and options.live:
+        from ._inputs import live_environment
+
+        environ = live_environment(options.env_path, os.environ)
+    elif options.env_file is not None:
+        from ._config import read_env_file
+
+        environ = read_env_file(options.env_file, os.environ)
+    profile = resolve_profile(config, options.profile, environ, placeholders=options.dry_run)
+    _, section = config.section(options.profile)
+    return _Setting(environ=environ, profile=profile, section=section)
+
+
+def _bind_address(options: ServeOptions, profile: Profile) -> tuple[str, int]:
+    """``--host``/``--port``, else ``--paas``'s ``0.0.0.0`` and ``$PORT``, else the profile's."""
+    paas_host = "0.0.0.0"  # noqa: S104
+    host = (
+        options.host if options.host is not None else (paas_host if options.paas else profile.host)
+    )
+    if options.port is not None:
+        return host, options.port
+    if options.paas:
+        return host, parse_int(os.environ.get("PORT", ""), "$PORT (with --paas)", low=1, high=65535)
+    return host, profile.port
+
+
+def _print_routes(profile: Profile, enable_groups: bool) -> None:
+    from ..http import route_inventory
+
+    for route in route_inventory(profile, enable_group_routes=enable_groups):
+        for line in route.lines():
+            click.echo(line)
+
+
+def _build_plan(
+    options: ServeOptions, setting: _Setting, *, host: str, port: int
+) -> tuple[ServePlan, _DryRunNotice | None]:
+    """The plan the serving processes get, and what a dry run prints before serving."""
+    from ..webhook import facade_flags_from_env
+    from ._runtime import ServePlan, test_faults_from
+
+    secrets, number_tokens, tokens = _secrets(options, setting)
+    flags = facade_flags_from_env(os.environ)
+    inbox, inbox_keys = _inbox_keys(
+        options, setting, handlers=options.app_target is not None or flags.echo_reply
+    )
+    dsn = _postgres_dsn(options, setting.environ)
+    keys = _flows_keys(options.flow_handler, setting.section, setting.profile, setting.environ)
+    plan = ServePlan(
+        profile_fields=_profile_fields(setting.profile),
+        secrets=secrets,
+        number_tokens=number_tokens,
+        dry_run=options.dry_run,
+        sqlite_path=options.database,
+        postgres_dsn=dsn,
+        enable_groups=options.enable_groups,
+        log_webhook_events=flags.log_webhook_events,
+        echo_reply=flags.echo_reply,
+        host=host,
+        port=port,
+        workers=options.workers,
+        max_worker_restarts=options.max_worker_restarts,
+        flow_handler=options.flow_handler,
+        flows_private_key_pem=keys.get("flows_private_key_pem"),
+        flows_passphrase=keys.get("flows_passphrase"),
+        outbox_handler=options.outbox_handler,
+        app=options.app_target,
+        inbox_keys=inbox_keys,
+        handler_options=options.handler_options,
+        body_read_timeout=options.body_read_timeout,
+        max_pending_bodies=options.max_pending_bodies,
+        sqlite_synchronous=options.sqlite_synchronous,
+        sqlite_writer=options.sqlite_writer,
+        pg_writer=options.pg_writer,
+        access_log=options.access_log,
+        retention_seconds=options.retention_seconds,
+        test_faults=test_faults_from(os.environ.get("SVC_TEST_FAULT", "")),
+        broadcast_options=options.broadcast_options,
+    )
+    notice = _DryRunNotice(tokens=tokens, inbox=inbox) if tokens is not None else None
+    return plan, notice
+
+
+def _secrets(
+    options: ServeOptions, setting: _Setting
+) -> tuple[tuple[str, str, str, str], tuple[tuple[str, str], ...], DryRunTokens | None]:
+    """The four service secrets and the per-number tokens; in a dry run, its tokens too."""
+    if options.dry_run:
+        from ._config import dry_run_tokens
+        from ._tokens import generate_service_token
+
+        tokens = dry_run_tokens(setting.section, setting.environ)
+        access = "dryrun-access-" + generate_service_token()
+        secrets = (
+            access,
+            tokens.webhook_verify_token,
+            tokens.webhook_app_secret,
+            tokens.service_bearer_token,
+        )
+        return secrets, (), tokens
+    from ._config import resolve_secrets
+
+    resolved = resolve_secrets(setting.section, setting.environ)
+    return resolved.values(), tuple(resolved.phone_number_tokens.items()), None
+
+
+def _inbox_keys(
+    options: ServeOptions, setting: _Setting, *, handlers: bool
+) -> tuple[DryRunInboxKeys | None, tuple[bytes, ...]]:
+    """The inbox keys, when the user's handlers run over a store (a dry run may generate one)."""
+    from ._inbox_keys import dry_run_inbox_keys, inbox_keys_needed, resolve_inbox_keys
+
+    if not inbox_keys_needed(handlers=handlers, store=options.has_store):
+        return None, ()
+    if options.dry_run:
+        inbox = dry_run_inbox_keys(setting.section, setting.environ)
+        return inbox, inbox.keys
+    return None, resolve_inbox_keys(setting.section, setting.environ)
+
+
+def _postgres_dsn(options: ServeOptions, environ: Mapping[str, str]) -> str | None:
+    """The PostgreSQL DSN that ``--database-url-env`` names; it must be set."""
+    if options.database_url_env is None:
+        return None
+    dsn = environ.get(options.database_url_env)
+    if not dsn:
+        raise ServeError(f"{options.database_url_env} is not set.")
+    return dsn
+
+
+def _import_user_code(plan: ServePlan) -> None:
+    """Import the flow handler, outbox handler and app: fail before binding when one cannot."""
+    if plan.flow_handler is not None:
+        from ._runtime import load_flow_handler
+
+        load_flow_handler(plan)
+    if plan.outbox_handler is not None:
         from ._user_code import load_outbox_handler
 
-        load_outbox_handler(outbox_handler)
-    if app_target is not None:
+        load_outbox_handler(plan.outbox_handler)
+    if plan.app is not None:
         from ._user_code import load_app
 
-        load_app(app_target)  # fail before binding when the app cannot be imported
-    if dry_run:
-        for name, value in (
-            ("serviceBearerToken", bearer),
-            ("webhookVerifyToken", verify),
-            ("webhookAppSecret", app_secret),
-        ):
-            if name in tokens.generated:
-                print(f"dry-run {name}={value}", file=sys.stderr, flush=True)
-        if tokens.from_env:
-            taken = ", ".join(tokens.from_env)
-            print(f"dry-run tokens from the environment: {taken}", file=sys.stderr, flush=True)
-        if inbox is not None:
-            _say_inbox_keys(inbox)
-    code = run_serve(plan)
-    if code:
-        raise SystemExit(code)
+        load_app(plan.app)
+
+
+def _say_dry_run(notice: _DryRunNotice, plan: ServePlan) -> None:
+    """Print the dry run's generated tokens once, and which came from the environment."""
+    _, verify, app_secret, bearer = plan.secrets
+    tokens = notice.tokens
+    for name, value in (
+        ("serviceBearerToken", bearer),
+        ("webhookVerifyToken", verify),
+        ("webhookAppSecret", app_secret),
+    ):
+        if name in tokens.generated:
+            print(f"dry-run {name}={value}", file=sys.stderr, flush=True)
+    if tokens.from_env:
+        taken = ", ".join(tokens.from_env)
+        print(f"dry-run tokens from the environment: {taken}", file=sys.stderr, flush=True)
+    if notice.inbox is not None:
+        _say_inbox_keys(notice.inbox)
 
 
 def _say_inbox_keys(inbox: DryRunInboxKeys) -> None:

@@ -19,17 +19,17 @@ from svc.webhook import WebhookFacade
 
 from ._errors import ServiceError
 from ._profile import Profile, ServiceSecrets
+from ._protocols import CryptoProvider, TelemetrySink
 
 __all__ = ["CheckedArguments", "check_arguments"]
 
-_STORE_METHODS: Final = tuple(
+_STORE_MEMBERS: Final = tuple(
     name
     for contract in (PersistenceStore, BroadcastStore)
-    for name, member in vars(contract).items()
-    if callable(member) and not name.startswith("_")
+    for name in vars(contract)
+    if not name.startswith("_")
 )
-"""Every method of the contract, read from it so the two never drift apart: the service
-calls them all, so a store must have them all."""
+"""The contract's members, read from it, to name what a refused store lacks."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,17 +93,15 @@ def _check_secrets(secrets: object) -> ServiceSecrets:
 
 
 def _check_store(store: object) -> PersistenceStore | None:
-    """The store, when it has every method of ``PersistenceStore``; else ``invalid_persistence``
-    naming the missing ones."""
-    if store is None:
-        return None
-    missing = [name for name in _STORE_METHODS if not callable(getattr(store, name, None))]
-    if missing or not isinstance(getattr(store, "backend", None), str):
-        raise ServiceError(
-            "invalid_persistence",
-            "store lacks required methods: " + ", ".join(missing or ["backend"]) + ".",
-        )
-    return store  # type: ignore[return-value]
+    """The store, when it implements ``PersistenceStore`` (the service calls every member);
+    else ``invalid_persistence`` naming the members it lacks."""
+    if store is None or isinstance(store, PersistenceStore):
+        return store
+    # Only to name them in the refusal; on 3.12+ isinstance also wants them on the class.
+    missing = [name for name in _STORE_MEMBERS if not hasattr(store, name)] or ["on its class"]
+    raise ServiceError(
+        "invalid_persistence", "store lacks required methods: " + ", ".join(missing) + "."
+    )
 
 
 def _check_options(
@@ -117,9 +115,7 @@ def _check_options(
 ) -> None:
     if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
         raise ServiceError("invalid_transport", "transport must be an httpx.AsyncBaseTransport.")
-    if crypto_provider is not None and not callable(
-        getattr(crypto_provider, "hmac_sha256_matches", None)
-    ):
+    if crypto_provider is not None and not isinstance(crypto_provider, CryptoProvider):
         raise ServiceError(
             "invalid_crypto_provider", "crypto_provider must have hmac_sha256_matches()."
         )
@@ -129,10 +125,7 @@ def _check_options(
         )
     if not isinstance(enable_group_routes, bool):
         raise ServiceError("invalid_config", "enable_group_routes must be a bool.")
-    if telemetry_sink is not None and not (
-        callable(getattr(telemetry_sink, "increment_counter", None))
-        and callable(getattr(telemetry_sink, "record_histogram", None))
-    ):
+    if telemetry_sink is not None and not isinstance(telemetry_sink, TelemetrySink):
         raise ServiceError(
             "invalid_config",
             "telemetry_sink needs increment_counter() and record_histogram().",

@@ -6,6 +6,7 @@
 - ``serve``: ``run_svc`` and ``start_serve``/``ServeProcess``, ``python -m svc`` as a child.
 - ``live_config``: ``make_project``, a live config and env file on disk.
 - ``graph_server``: ``FakeGraph``, a recording Graph API on a local socket.
+- ``graph_transport``: ``FakeGraphTransport``, the same at the transport, for an in-process app.
 - ``graph_limits``: ``GraphLimits``, the platform's throughput and pair limits for a fake Graph.
 - ``wire``: ``H2Client`` and raw frames, for HTTP/2 and HTTP/1.1 a polite client never sends.
 - ``postgres``: ``PrivatePostgres``, a server a test may stop, ``free_port``, and the schemas
@@ -17,6 +18,7 @@ from .doc_examples import doc_example as doc_example
 from .graph_limits import GraphLimits as GraphLimits
 from .graph_server import FakeGraph as FakeGraph
 from .graph_server import GraphRequest as GraphRequest
+from .graph_transport import FakeGraphTransport as FakeGraphTransport
 from .live_config import PHONE_ID as PHONE_ID
 from .live_config import WABA_ID as WABA_ID
 from .live_config import Project as Project
@@ -48,6 +50,7 @@ __all__ = [
     "WEBSOCKET_HEAD",
     "Captured",
     "FakeGraph",
+    "FakeGraphTransport",
     "GraphLimits",
     "GraphRequest",
     "H2Client",

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from .graph_limits import GraphLimits
 
@@ -28,6 +29,15 @@ class GraphRequest:
 def fake_message_id(number: int) -> str:
     """The id the fake gives the ``number``-th send (1-based)."""
     return f"wamid.FAKE{number:08d}"
+
+
+def send_answer(to: object, message_id: str) -> dict[str, Any]:
+    """The platform's answer to an accepted send to ``to``: both fakes answer with it."""
+    return {
+        "messaging_product": "whatsapp",
+        "contacts": [{"input": to, "wa_id": to}],
+        "messages": [{"id": message_id}],
+    }
 
 
 class FakeGraph:
@@ -80,13 +90,7 @@ class FakeGraph:
                     to = json.loads(body).get("to", "")
                 except ValueError:
                     to = ""
-                answer = json.dumps(
-                    {
-                        "messaging_product": "whatsapp",
-                        "contacts": [{"input": to, "wa_id": to}],
-                        "messages": [{"id": message_id(number)}],
-                    }
-                ).encode()
+                answer = json.dumps(send_answer(to, message_id(number))).encode()
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

@@ -13,18 +13,16 @@ import json
 import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.crypto import InboxKeyring
 from svc.http import Profile, ServiceSecrets, create_app
 from svc.store import PersistenceError, PostgresStore, SqliteStore
-from tests._support import drop_run_schemas, new_run_prefix, sign
+from tests._support import FakeGraphTransport, drop_run_schemas, new_run_prefix, sign
 
 ACCESS_TOKEN = "EAAGaccessTOKENvalue1234"
 VERIFY_TOKEN = "verifyTOKENvalue5678"
@@ -63,49 +61,9 @@ class Clock:
         return self.value
 
 
-@dataclass
-class FakeGraph:
-    """A transport-level fake of the Graph API that records every request it gets.
-
-    ``answers`` are used first, in order: a response is answered, an exception
-    raised (``httpx.ConnectError``: no connection; ``httpx.ReadTimeout``: sent,
-    never answered).
-    """
-
-    requests: list[httpx.Request] = field(default_factory=list)
-    answers: list[httpx.Response | Exception] = field(default_factory=list)
-    counter: int = 0
-
-    def handler(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        if self.answers:
-            answer = self.answers.pop(0)
-            if isinstance(answer, Exception):
-                raise answer
-            return answer
-        self.counter += 1
-        body = json.loads(request.content) if request.content else {}
-        if request.url.path.endswith("/messages"):
-            return httpx.Response(
-                200,
-                json={
-                    "messaging_product": "whatsapp",
-                    "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
-                    "messages": [{"id": f"wamid.TEST{self.counter}"}],
-                },
-            )
-        return httpx.Response(200, json={"success": True, "request_id": f"req{self.counter}"})
-
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self.handler)
-
-    def bodies(self) -> list[Any]:
-        return [json.loads(r.content) if r.content else None for r in self.requests]
-
-
 @pytest.fixture
-def graph() -> FakeGraph:
-    return FakeGraph()
+def graph() -> FakeGraphTransport:
+    return FakeGraphTransport()
 
 
 @pytest.fixture
@@ -128,7 +86,7 @@ AppFactory = Callable[..., Any]
 
 @pytest.fixture
 def make_app(
-    graph: FakeGraph, clock: Clock, log_stream: io.StringIO, profile: Profile
+    graph: FakeGraphTransport, clock: Clock, log_stream: io.StringIO, profile: Profile
 ) -> AppFactory:
     """Build an app with the fake Graph, the fixed secrets and the test clock."""
 

@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http import BusinessNumber, Profile, ServiceError, ServiceSecrets
 from svc.store import MessageRecord
+from tests._support import FakeGraphTransport
 
 from .conftest import (
     ACCESS_TOKEN,
@@ -29,7 +30,6 @@ from .conftest import (
     WABA_ID,
     AppFactory,
     Clock,
-    FakeGraph,
     RecordingFacade,
     fixture,
     post_webhook,
@@ -116,7 +116,7 @@ async def test_an_inbound_for_each_number_opens_its_own_window(
 
 
 async def test_a_send_with_phone_number_id_uses_that_numbers_path_and_token(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     registry = CollectorRegistry()
     client = two_number_app(make_app, store, metrics_registry=registry).test_client()
@@ -143,7 +143,7 @@ async def test_a_send_with_phone_number_id_uses_that_numbers_path_and_token(
 
 
 async def test_one_key_on_two_numbers_is_two_sends(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     client = two_number_app(make_app, store).test_client()
     headers = {**AUTH, "Idempotency-Key": "order-42"}
@@ -175,7 +175,7 @@ async def test_one_key_on_two_numbers_is_two_sends(
     ],
 )
 async def test_an_unknown_number_in_a_send_body_is_400(
-    make_app: AppFactory, store: Any, graph: FakeGraph, path: str, body: dict[str, Any]
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, path: str, body: dict[str, Any]
 ) -> None:
     client = two_number_app(make_app, store).test_client()
     response = await client.post(path, json=body, headers=AUTH)
@@ -185,7 +185,7 @@ async def test_an_unknown_number_in_a_send_body_is_400(
 
 
 async def test_a_non_string_number_in_a_send_body_is_400(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     client = two_number_app(make_app, store).test_client()
     body = {"to": USER, "text": "x", "phoneNumberId": int(OTHER_ID)}
@@ -260,7 +260,7 @@ async def test_updates_for_a_number_not_served_are_skipped_and_counted(
 
 
 async def test_one_number_profile_reads_older_rows_as_its_own(
-    make_app: AppFactory, store: Any, clock: Clock, graph: FakeGraph
+    make_app: AppFactory, store: Any, clock: Clock, graph: FakeGraphTransport
 ) -> None:
     """Rows stored before the column (no number) are the default number's, as before."""
     client = make_app(store=store).test_client()

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import AUTH, AppFactory, FakeGraph
+from tests._support import FakeGraphTransport
+
+from .conftest import AUTH, AppFactory
 
 TO = "15551234567"
 ENVELOPE = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": TO}
@@ -230,7 +232,7 @@ CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("body", "wire"), CASES, ids=lambda v: str(v.get("type")))
 async def test_rich_composer_body_becomes_the_wire_payload(
-    make_app: AppFactory, graph: FakeGraph, body: dict[str, Any], wire: dict[str, Any]
+    make_app: AppFactory, graph: FakeGraphTransport, body: dict[str, Any], wire: dict[str, Any]
 ) -> None:
     response = await _post(make_app().test_client(), "/api/messages", body)
     assert response.status_code == 200, await response.get_data()
@@ -238,7 +240,7 @@ async def test_rich_composer_body_becomes_the_wire_payload(
 
 
 async def test_text_route_carries_biz_opaque_callback_data(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     body = {"to": TO, "text": "hi", "bizOpaqueCallbackData": "route-text"}
     response = await _post(make_app().test_client(), "/api/messages/text", body)
@@ -284,7 +286,7 @@ FLOW = {"type": "interactiveFlow", "to": TO, "bodyText": "b", "flowCta": "Go"}
     ],
 )
 async def test_rich_refusals_send_nothing(
-    make_app: AppFactory, graph: FakeGraph, body: dict[str, Any]
+    make_app: AppFactory, graph: FakeGraphTransport, body: dict[str, Any]
 ) -> None:
     response = await _post(make_app().test_client(), "/api/messages", body)
     assert response.status_code == 400

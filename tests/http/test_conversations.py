@@ -30,9 +30,9 @@ from svc.webhook import (
     MessageUpdate,
     normalize,
 )
-from tests._support import drop_run_schemas, new_run_prefix, sign
+from tests._support import FakeGraphTransport, drop_run_schemas, new_run_prefix, sign
 
-from .conftest import APP_SECRET, T0, WEBHOOK, AppFactory, Clock, FakeGraph, fixture, settle
+from .conftest import APP_SECRET, T0, WEBHOOK, AppFactory, Clock, fixture, settle
 
 USER_A = "16505551234"
 USER_B = "16505559876"
@@ -177,7 +177,7 @@ async def ask_while_another_is_echoed(app: Any, asked: trio.Event, echoed: trio.
 
 
 async def test_a_waiting_user_does_not_hold_the_only_run_slot(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     asked, echoed = trio.Event(), trio.Event()
     options = SLOW_POLL | {"concurrency": 1}
@@ -192,7 +192,7 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
 
 
 async def test_a_wait_receives_the_user_s_next_message_recorded_by_a_later_delivery(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     runs: list[str] = []
     asked = trio.Event()
@@ -209,7 +209,7 @@ async def test_a_wait_receives_the_user_s_next_message_recorded_by_a_later_deliv
 
 
 async def test_a_second_instance_records_the_reply_and_the_waiting_instance_gets_it(
-    make_app: AppFactory, stores: tuple[Any, Any], graph: FakeGraph
+    make_app: AppFactory, stores: tuple[Any, Any], graph: FakeGraphTransport
 ) -> None:
     first, second = stores
     runs: list[str] = []
@@ -235,7 +235,7 @@ async def test_a_second_instance_records_the_reply_and_the_waiting_instance_gets
 async def test_a_wait_that_times_out_ends_the_run_as_a_success(
     make_app: AppFactory,
     store: Any,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     clock: Clock,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -266,7 +266,7 @@ async def test_a_wait_that_times_out_ends_the_run_as_a_success(
 
 
 async def test_a_timeout_the_handler_catches_lets_it_go_on(
-    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Clock
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, clock: Clock
 ) -> None:
     bot = DefaultFacade()
     asked = trio.Event()
@@ -317,7 +317,7 @@ async def test_an_update_the_wait_does_not_match_waits_behind_and_runs_after(
 
 
 async def test_a_rerun_after_a_failed_run_finds_the_same_reply_and_replays_its_sends(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     bot = DefaultFacade()
     answers: list[str | None] = []

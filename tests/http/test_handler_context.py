@@ -14,8 +14,9 @@ from prometheus_client import CollectorRegistry
 from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.graph import build_image_message
 from svc.webhook import DefaultFacade, FacadeFlags, HandlerContext, MessageUpdate, SentMessage
+from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, PHONE_ID, AppFactory, FakeGraph, fixture, post_webhook
+from .conftest import AUTH, PHONE_ID, AppFactory, fixture, post_webhook
 from .test_business_numbers import FOREIGN_ID, OTHER_ID, OTHER_TOKEN, inbound, two_number_app
 
 USER = "16505551234"
@@ -29,7 +30,7 @@ def _reply_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 async def test_a_context_handler_replies_from_the_number_the_update_came_to(
-    make_app: AppFactory, store: Any, graph: FakeGraph, caplog: pytest.LogCaptureFixture
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     bot = DefaultFacade()
     sent: list[SentMessage] = []
@@ -79,7 +80,7 @@ async def test_a_context_handler_replies_from_the_number_the_update_came_to(
 
 
 async def test_a_group_message_is_answered_in_the_group_and_send_takes_builder_payloads(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     bot = DefaultFacade()
 
@@ -107,7 +108,7 @@ async def test_a_group_message_is_answered_in_the_group_and_send_takes_builder_p
 
 
 async def test_a_refused_payload_is_a_handler_error_and_nothing_is_sent(
-    make_app: AppFactory, graph: FakeGraph, caplog: pytest.LogCaptureFixture
+    make_app: AppFactory, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     bot = DefaultFacade()
     bot.on("message", lambda ctx: ctx.send({"type": "text"}), context=True)
@@ -120,7 +121,7 @@ async def test_a_refused_payload_is_a_handler_error_and_nothing_is_sent(
 
 
 async def test_the_echo_reply_is_sent_recorded_counted_and_logged_by_id(
-    make_app: AppFactory, store: Any, graph: FakeGraph, caplog: pytest.LogCaptureFixture
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     registry = CollectorRegistry()
     client = make_app(

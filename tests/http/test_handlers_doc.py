@@ -16,9 +16,9 @@ from svc.cli._config import parse_document
 from svc.cli._inbox_keys import resolve_inbox_keys
 from svc.cli._init import config_data
 from svc.crypto import InboxKeyring, KeyUnavailableError
-from tests._support import doc_example
+from tests._support import FakeGraphTransport, doc_example
 
-from .conftest import AppFactory, FakeGraph, fixture, post_webhook, settle
+from .conftest import AppFactory, fixture, post_webhook, settle
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "handlers.md"
 TEXT = "Does it come in another color?"
@@ -45,7 +45,7 @@ async def test_the_plain_handlers_receive_the_updates_of_their_kind(make_app: Ap
 
 
 async def test_the_context_handler_replies_quoting_the_message(
-    make_app: AppFactory, graph: FakeGraph, caplog: pytest.LogCaptureFixture
+    make_app: AppFactory, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     bot = example("context")["bot"]
     client = make_app(facade=bot).test_client()
@@ -57,9 +57,7 @@ async def test_the_context_handler_replies_quoting_the_message(
     assert body["context"]["message_id"].startswith("wamid.")
     assert bot.statistics().handler_errors == {}  # the example's own assert held
     # The log excerpt of the page has the shape of the real line.
-    [excerpt] = [
-        b.strip() for b in blocks("text") if "message_id=" in b and "\n" not in b.strip()
-    ]
+    [excerpt] = [b.strip() for b in blocks("text") if "message_id=" in b and "\n" not in b.strip()]
     shape = re.sub(r"message_id=\S+", "message_id=", excerpt)
     lines = [r.getMessage() for r in caplog.records if "reply sent" in r.getMessage()]
     assert [re.sub(r"message_id=\S+", "message_id=", line) for line in lines] == [shape]
@@ -87,7 +85,7 @@ async def test_the_typing_example_types_renews_once_and_replies(
 
 
 async def test_the_buttons_example_sends_the_builders_payload(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     client = make_app(facade=example("buttons")["bot"]).test_client()
     await post_webhook(client, fixture("message_text.json"))
@@ -97,7 +95,7 @@ async def test_the_buttons_example_sends_the_builders_payload(
 
 
 async def test_the_factory_builds_a_bot_that_replies(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     make_bot = example("factory")["make_bot"]
     client = make_app(facade=make_bot()).test_client()
@@ -127,7 +125,7 @@ def test_the_config_excerpt_is_a_valid_inbox_section_and_the_refusal_is_the_real
 
 
 async def test_the_waits_example_asks_waits_and_orders(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     from .test_conversations import click, delivery, record, text
 
@@ -147,7 +145,7 @@ async def test_the_waits_example_asks_waits_and_orders(
 
 
 async def test_the_waits_example_gives_up_after_its_timeout(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: Any
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: Any
 ) -> None:
     from .test_conversations import delivery, record, text
 
@@ -162,7 +160,7 @@ async def test_the_waits_example_gives_up_after_its_timeout(
 
 
 async def test_the_burst_example_answers_three_messages_once(
-    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Any
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, clock: Any
 ) -> None:
     from datetime import timedelta
 
@@ -177,7 +175,7 @@ async def test_the_burst_example_answers_three_messages_once(
 
 
 async def test_the_state_example_counts_visits_and_forgets(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     from .test_conversations import delivery, record, text
 

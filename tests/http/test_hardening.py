@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from svc.store import SqliteStore
+from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, AppFactory, FakeGraph, RecordingFacade, post_webhook
+from .conftest import AUTH, AppFactory, RecordingFacade, post_webhook
 
 NON_FINITE = [b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity"]
 
@@ -21,7 +22,7 @@ async def _error_code(response: Any) -> str:
 
 @pytest.mark.parametrize("number", NON_FINITE)
 async def test_keyed_send_with_a_non_finite_number_in_components_is_400(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, number: bytes
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore, number: bytes
 ) -> None:
     client = make_app(store=sqlite_store).test_client()
     body = (
@@ -61,7 +62,7 @@ async def test_query_integers_are_ascii_digits_only(
 
 
 async def test_group_paging_limit_is_ascii_digits_only(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     client = make_app(enable_group_routes=True).test_client()
     response = await client.get("/api/groups", query_string={"limit": "²"}, headers=AUTH)
@@ -139,7 +140,7 @@ GROUP_READS = [
 
 @pytest.mark.parametrize(("path", "upstream"), GROUP_READS)
 async def test_group_reads_pass_the_platform_json_through(
-    make_app: AppFactory, graph: FakeGraph, path: str, upstream: dict[str, Any]
+    make_app: AppFactory, graph: FakeGraphTransport, path: str, upstream: dict[str, Any]
 ) -> None:
     graph.answers.append(httpx.Response(200, json=upstream))
     client = make_app(enable_group_routes=True).test_client()
@@ -150,7 +151,7 @@ async def test_group_reads_pass_the_platform_json_through(
 
 
 async def test_group_create_without_request_id_passes_the_answer_through(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     graph.answers.append(httpx.Response(200, json={"success": True}))
     client = make_app(enable_group_routes=True).test_client()
@@ -172,7 +173,7 @@ def test_body_limits_are_checked_at_construction(make_app: AppFactory, options: 
 
 
 async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_reading(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     app = make_app(max_pending_bodies=1, body_read_timeout=7)
     app.extensions["svc.body_gate"].pending = 1  # one body is being read already
@@ -187,7 +188,7 @@ async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_read
 
 @pytest.mark.parametrize("host", ["xn--zz", "xn--.example", "xn--abc.example"])
 async def test_a_media_link_on_an_idna_host_is_sent_as_written_never_a_500(
-    make_app: AppFactory, graph: FakeGraph, host: str
+    make_app: AppFactory, graph: FakeGraphTransport, host: str
 ) -> None:
     """A malformed ``xn--`` label is the platform's to refuse (decoding it raised idna's error)."""
     link = f"https://{host}/cat.jpg"

@@ -14,9 +14,9 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from svc.store import SqliteStore
-from tests._support import free_port, sign
+from tests._support import FakeGraphTransport, free_port, sign
 
-from .conftest import APP_SECRET, AUTH, BEARER, AppFactory, FakeGraph, RecordingFacade, fixture
+from .conftest import APP_SECRET, AUTH, BEARER, AppFactory, RecordingFacade, fixture
 
 
 @asynccontextmanager
@@ -44,7 +44,7 @@ async def _served(app: Any, *, keep_alive_timeout: float | None = None) -> Async
 
 @pytest.mark.slow
 async def test_webhook_send_and_metrics_over_a_real_socket(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     app = make_app(store=sqlite_store, facade=RecordingFacade())
     async with (

@@ -12,8 +12,9 @@ import trio
 
 from svc.http import ServiceError
 from svc.store import ServiceRequestState, SqliteStore
+from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, AppFactory, FailingStore, FakeGraph
+from .conftest import AUTH, AppFactory, FailingStore
 
 TEXT = {"to": "15551234567", "text": "hello"}
 
@@ -26,7 +27,7 @@ async def _send(client: Any, body: Any, key: str | None) -> Any:
 
 
 async def test_replay_returns_the_stored_body_byte_for_byte(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     client = make_app(store=sqlite_store).test_client()
     first = await _send(client, TEXT, "key-1")
@@ -39,7 +40,7 @@ async def test_replay_returns_the_stored_body_byte_for_byte(
 
 
 async def test_changed_payload_conflicts(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     client = make_app(store=sqlite_store).test_client()
     await _send(client, TEXT, "key-2")
@@ -72,7 +73,7 @@ PENDING_MESSAGE = (
 )
 async def test_an_unknown_outcome_stays_pending_and_is_never_resent(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     sqlite_store: SqliteStore,
     answer: httpx.Response | Exception,
 ) -> None:
@@ -106,7 +107,7 @@ async def test_an_unknown_outcome_stays_pending_and_is_never_resent(
 )
 async def test_a_refusal_retrying_cannot_change_is_stored_and_replayed(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     sqlite_store: SqliteStore,
     answer: httpx.Response,
 ) -> None:
@@ -145,7 +146,7 @@ async def test_a_refusal_retrying_cannot_change_is_stored_and_replayed(
 )
 async def test_a_transient_refusal_releases_the_key_and_the_retry_goes_through(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     sqlite_store: SqliteStore,
     answer: httpx.Response | Exception,
     status: int,
@@ -168,7 +169,7 @@ async def test_a_transient_refusal_releases_the_key_and_the_retry_goes_through(
 
 
 async def test_a_release_the_store_fails_leaves_the_key_pending(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     """The safe side of a store fault: the retry is 409, never a second send."""
     graph.answers.append(httpx.Response(429, json={"error": {"code": 130429}}))
@@ -182,7 +183,7 @@ async def test_a_release_the_store_fails_leaves_the_key_pending(
 
 
 async def test_a_released_key_is_free_for_another_payload(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     """Nothing is kept of a request that never started (Stripe's rule): not even its hash."""
     graph.answers.append(httpx.Response(401, json={"error": {"code": 190}}))
@@ -203,7 +204,7 @@ async def _keys(store: SqliteStore) -> set[str]:
 
 
 async def test_keys_are_scoped_to_the_phone_number(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, profile: Any
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore, profile: Any
 ) -> None:
     from dataclasses import replace
 
@@ -218,7 +219,7 @@ async def test_keys_are_scoped_to_the_phone_number(
 
 @pytest.mark.parametrize("key", ["", "   ", "a" * 257, "bad\x01key", "tab\tkey", "del\x7f"])
 async def test_invalid_keys_are_400_with_or_without_a_store(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore, key: str
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore, key: str
 ) -> None:
     for client in (make_app().test_client(), make_app(store=sqlite_store).test_client()):
         response = await _send(client, TEXT, key)
@@ -228,7 +229,7 @@ async def test_invalid_keys_are_400_with_or_without_a_store(
 
 
 async def test_without_a_store_the_key_gives_no_dedupe(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     client = make_app().test_client()
     assert (await _send(client, TEXT, "k")).status_code == 200
@@ -256,7 +257,7 @@ async def test_a_store_without_claim_methods_is_refused_when_the_app_is_built(
 
 
 async def test_failed_completion_returns_the_real_200_marked_degraded(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     store = FailingStore(sqlite_store, {"complete_service_request"})
     client = make_app(store=store).test_client()
@@ -267,7 +268,7 @@ async def test_failed_completion_returns_the_real_200_marked_degraded(
 
 
 async def test_a_completion_the_store_does_not_take_is_marked_degraded(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     """``complete_service_request`` answering False (the key is no longer pending) is degraded."""
 
@@ -289,7 +290,7 @@ async def test_a_completion_the_store_does_not_take_is_marked_degraded(
 
 
 async def test_the_completion_and_the_projection_are_written_together(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     """The three writes after the upstream answer start before any ends (one group commit)."""
     events: list[tuple[str, str]] = []
@@ -326,7 +327,7 @@ async def test_the_completion_and_the_projection_are_written_together(
 
 
 async def test_claim_failure_is_503_and_sends_nothing(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: SqliteStore
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
     store = FailingStore(sqlite_store, {"claim_service_request"})
     response = await _send(make_app(store=store).test_client(), TEXT, "k")

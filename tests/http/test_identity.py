@@ -14,17 +14,9 @@ from typing import Any
 import pytest
 
 from svc.store import SqliteStore
+from tests._support import FakeGraphTransport
 
-from .conftest import (
-    AUTH,
-    AppFactory,
-    Clock,
-    FailingStore,
-    FakeGraph,
-    RecordingFacade,
-    fixture,
-    post_webhook,
-)
+from .conftest import AUTH, AppFactory, Clock, FailingStore, RecordingFacade, fixture, post_webhook
 
 BSUID = "US.13491208655302741918"
 PARENT = "US.ENT.11815799212886844830"
@@ -34,8 +26,6 @@ NEW_BSUID = "US.99887766554433221100"
 USERNAME = "@sheena"
 BSUID_ONLY_AT = datetime.fromtimestamp(1779321024, tz=UTC)
 PII = (BSUID, PARENT, PHONE, NEW_PHONE, NEW_BSUID, USERNAME, "13491208655302741918")
-
-
 
 
 def _value(payload: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +135,7 @@ async def test_a_bad_user_filter_is_malformed_query(
     ("to", "column"), [(BSUID, "userId"), (PARENT, "parentUserId"), (PHONE, "toPhone")]
 )
 async def test_a_text_send_to_a_bsuid_goes_as_recipient_and_its_status_advances(
-    make_app: AppFactory, store: Any, graph: FakeGraph, to: str, column: str
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, to: str, column: str
 ) -> None:
     client = make_app(store=store).test_client()
     sent = await client.post("/api/messages/text", json={"to": to, "text": "hi"}, headers=AUTH)
@@ -175,7 +165,7 @@ async def test_a_text_send_to_a_bsuid_goes_as_recipient_and_its_status_advances(
 
 
 async def test_a_composer_body_to_a_parent_bsuid_goes_as_recipient(
-    make_app: AppFactory, sqlite_store: SqliteStore, graph: FakeGraph
+    make_app: AppFactory, sqlite_store: SqliteStore, graph: FakeGraphTransport
 ) -> None:
     client = make_app(store=sqlite_store).test_client()
     body = {"type": "image", "to": PARENT, "link": "https://example.com/a.png"}
@@ -188,7 +178,7 @@ async def test_a_composer_body_to_a_parent_bsuid_goes_as_recipient(
 
 
 async def test_a_phone_only_template_to_a_bsuid_is_refused_naming_the_rule(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     body = {
         "type": "template",

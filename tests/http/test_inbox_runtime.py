@@ -22,7 +22,7 @@ from svc.crypto import InboxKeyring, sealed_key_id
 from svc.http import ServiceError
 from svc.store import SqliteStore
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate, SentMessage
-from tests._support import sign
+from tests._support import FakeGraphTransport, sign
 
 from .conftest import (
     APP_SECRET,
@@ -30,7 +30,6 @@ from .conftest import (
     WEBHOOK,
     AppFactory,
     Clock,
-    FakeGraph,
     fixture,
     inbox_keyring,
     post_webhook,
@@ -78,7 +77,7 @@ def _replying_bot(replies: list[SentMessage], texts: list[str] | None = None) ->
 
 
 async def test_the_handler_runs_after_the_answer_from_the_inbox(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     replies: list[SentMessage] = []
     client = make_app(store=store, facade=_replying_bot(replies)).test_client()
@@ -118,7 +117,7 @@ async def test_a_user_s_updates_run_in_order_across_deliveries(
 
 
 async def test_a_rerun_replays_the_first_reply_and_graph_receives_it_once(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     bot = DefaultFacade()
     runs: list[SentMessage] = []
@@ -218,7 +217,7 @@ async def test_a_row_sealed_under_a_dropped_key_is_a_key_unavailable_dead_letter
 
 
 async def test_a_send_whose_outcome_is_unknown_is_never_made_again(
-    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Clock
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, clock: Clock
 ) -> None:
     graph.answers.append(httpx.ReadTimeout("sent, never answered"))
     replies: list[SentMessage] = []
@@ -239,7 +238,7 @@ async def test_a_send_whose_outcome_is_unknown_is_never_made_again(
 
 
 async def test_a_transient_refusal_frees_the_send_and_the_retry_sends_it(
-    make_app: AppFactory, store: Any, graph: FakeGraph
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     graph.answers.append(
         httpx.Response(

@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from svc._json import MAX_JSON_DEPTH, JsonTooDeepError, loads_strict
 from svc.flows import FlowPrivateKey, FlowRequest, FlowScreen, load_flow_private_key
 from svc.store import SqliteStore
-from tests._support import sign
+from tests._support import FakeGraphTransport, sign
 
 from ..flows._platform import platform_key, private_pem, seal_request
-from .conftest import APP_SECRET, AUTH, AppFactory, FakeGraph, fixture, post_webhook
+from .conftest import APP_SECRET, AUTH, AppFactory, fixture, post_webhook
 
 DEPTHS = st.integers(min_value=1, max_value=2000)
 KINDS = st.sampled_from(["object", "array"])
@@ -154,7 +154,12 @@ async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
 @example(kind="array", depth=962, keyed=True)
 @example(kind="object", depth=975, keyed=False)
 async def test_an_interactive_flow_send_at_any_depth_is_200_or_malformed_json(
-    make_app: AppFactory, graph: FakeGraph, with_store: bool, kind: str, depth: int, keyed: bool
+    make_app: AppFactory,
+    graph: FakeGraphTransport,
+    with_store: bool,
+    kind: str,
+    depth: int,
+    keyed: bool,
 ) -> None:
     async with _maybe_store(with_store) as store:
         client = make_app(store=store).test_client()

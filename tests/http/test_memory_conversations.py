@@ -13,9 +13,9 @@ import trio
 import trio.testing
 
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
-from tests._support import sign
+from tests._support import FakeGraphTransport, sign
 
-from .conftest import APP_SECRET, WEBHOOK, AppFactory, FakeGraph, settle
+from .conftest import APP_SECRET, WEBHOOK, AppFactory, settle
 from .test_conversations import ask_or_echo_bot, ask_while_another_is_echoed, delivery, text
 
 USER_A = "16505551234"
@@ -29,7 +29,7 @@ async def record(client: Any, payload: dict[str, Any]) -> None:
 
 
 async def test_a_wait_takes_the_next_message_and_its_time_is_not_the_run_s(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
     runs: list[str] = []
@@ -57,7 +57,7 @@ async def test_a_wait_takes_the_next_message_and_its_time_is_not_the_run_s(
 
 
 async def test_a_timeout_ends_the_run_and_the_next_message_runs_on_its_own(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
     runs: list[str] = []
@@ -127,7 +127,7 @@ async def test_the_state_survives_across_runs_and_a_failed_run_leaves_it_as_it_w
 
 
 async def test_a_waiting_user_does_not_hold_the_only_run_slot(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     asked, echoed = trio.Event(), trio.Event()
     app = make_app(facade=ask_or_echo_bot(asked, echoed), handler_options={"concurrency": 1})
@@ -140,7 +140,7 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
 
 
 async def test_a_resumed_run_waits_for_the_slot_another_run_holds(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     asked, echoed, release = trio.Event(), trio.Event(), trio.Event()
     bot = ask_or_echo_bot(asked, echoed, release)

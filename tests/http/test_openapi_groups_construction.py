@@ -13,8 +13,9 @@ from openapi_spec_validator import validate
 from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http import CONSTRUCTION_CODES, Profile, ServiceError, create_app
 from svc.store import SqliteStore
+from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, SECRET_VALUES, SECRETS, AppFactory, FakeGraph
+from .conftest import AUTH, SECRET_VALUES, SECRETS, AppFactory
 
 PROTECTED = {"/status", "/metrics", "/debug/diagnostics"}
 
@@ -163,7 +164,7 @@ GROUP_CASES = [
 )
 async def test_group_route_wire_mapping(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     method: str,
     path: str,
     body: Any,
@@ -205,7 +206,7 @@ async def test_group_route_wire_mapping(
     ],
 )
 async def test_group_route_refusals_send_nothing(
-    make_app: AppFactory, graph: FakeGraph, method: str, path: str, body: Any
+    make_app: AppFactory, graph: FakeGraphTransport, method: str, path: str, body: Any
 ) -> None:
     client = make_app(enable_group_routes=True).test_client()
     response = await client.open(path, method=method, json=body, headers=AUTH)

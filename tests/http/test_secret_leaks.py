@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from svc.store import SqliteStore
-from tests._support import sign
+from tests._support import FakeGraphTransport, sign
 
 from .conftest import (
     ACCESS_TOKEN,
@@ -19,7 +19,6 @@ from .conftest import (
     VERIFY_TOKEN,
     WEBHOOK,
     AppFactory,
-    FakeGraph,
     fixture,
     post_webhook,
 )
@@ -27,7 +26,7 @@ from .conftest import (
 
 async def test_no_secret_in_any_output(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     sqlite_store: SqliteStore,
     log_stream: Any,
     caplog: Any,

@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from svc.graph import DEFAULT_API_VERSION
+from tests._support import FakeGraphTransport
 
-from .conftest import ACCESS_TOKEN, AUTH, BEARER, PHONE_ID, AppFactory, FakeGraph
+from .conftest import ACCESS_TOKEN, AUTH, BEARER, PHONE_ID, AppFactory
 
 TO = "15551234567"
 ENVELOPE = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": TO}
@@ -29,7 +30,7 @@ async def _post(client: Any, path: str, body: Any, headers: dict[str, str] | Non
 
 
 async def test_text_route_sends_with_the_access_token_never_the_bearer(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     client = make_app().test_client()
     response = await _post(
@@ -71,7 +72,7 @@ async def test_text_route_sends_with_the_access_token_never_the_bearer(
     ],
 )
 async def test_text_route_refusals_send_nothing(
-    make_app: AppFactory, graph: FakeGraph, body: Any, code: str
+    make_app: AppFactory, graph: FakeGraphTransport, body: Any, code: str
 ) -> None:
     response = await _post(make_app().test_client(), "/api/messages/text", body)
     assert response.status_code == 400
@@ -90,7 +91,7 @@ async def test_text_route_refusals_send_nothing(
     ],
 )
 async def test_send_routes_need_the_bearer(
-    make_app: AppFactory, graph: FakeGraph, headers: dict[str, str]
+    make_app: AppFactory, graph: FakeGraphTransport, headers: dict[str, str]
 ) -> None:
     client = make_app().test_client()
     for path in ("/api/messages/text", "/api/messages"):
@@ -103,7 +104,7 @@ async def test_send_routes_need_the_bearer(
 
 
 async def test_body_over_the_limit_is_413_on_content_length(
-    make_app: AppFactory, graph: FakeGraph, profile: Any
+    make_app: AppFactory, graph: FakeGraphTransport, profile: Any
 ) -> None:
     from dataclasses import replace
 
@@ -258,7 +259,7 @@ COMPOSER_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("body", "wire"), COMPOSER_CASES, ids=lambda v: str(v.get("type")))
 async def test_composer_body_becomes_the_wire_payload(
-    make_app: AppFactory, graph: FakeGraph, body: dict[str, Any], wire: dict[str, Any]
+    make_app: AppFactory, graph: FakeGraphTransport, body: dict[str, Any], wire: dict[str, Any]
 ) -> None:
     response = await _post(make_app().test_client(), "/api/messages", body)
     assert response.status_code == 200, await response.get_data()
@@ -290,7 +291,7 @@ async def test_composer_body_becomes_the_wire_payload(
     ],
 )
 async def test_generic_refusals_send_nothing(
-    make_app: AppFactory, graph: FakeGraph, body: dict[str, Any]
+    make_app: AppFactory, graph: FakeGraphTransport, body: dict[str, Any]
 ) -> None:
     response = await _post(make_app().test_client(), "/api/messages", body)
     assert response.status_code == 400
@@ -299,7 +300,7 @@ async def test_generic_refusals_send_nothing(
 
 
 async def test_group_bodies_work_with_groups_enabled(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     client = make_app(enable_group_routes=True).test_client()
     text = await _post(
@@ -363,7 +364,12 @@ def _graph_error(
     ],
 )
 async def test_upstream_errors_map_to_502_or_503(
-    make_app: AppFactory, graph: FakeGraph, log_stream: Any, status: int, code: int, expected: int
+    make_app: AppFactory,
+    graph: FakeGraphTransport,
+    log_stream: Any,
+    status: int,
+    code: int,
+    expected: int,
 ) -> None:
     graph.answers.append(_graph_error(status, code, headers={"Retry-After": "37"}))
     response = await _post(make_app().test_client(), "/api/messages/text", {"to": TO, "text": "x"})
@@ -402,7 +408,7 @@ async def test_transport_failure_is_502(make_app: AppFactory) -> None:
 
 
 async def test_read_receipt_is_sent_and_never_projected(
-    make_app: AppFactory, graph: FakeGraph, sqlite_store: Any
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: Any
 ) -> None:
     graph.answers.append(httpx.Response(200, json={"success": True}))
     client = make_app(store=sqlite_store).test_client()
@@ -424,7 +430,7 @@ async def test_read_receipt_is_sent_and_never_projected(
 
 
 async def test_read_receipt_without_typing_indicator(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     graph.answers.append(httpx.Response(200, json={"success": True}))
     response = await _post(

@@ -3,9 +3,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests._support import sign
+from tests._support import FakeGraphTransport, sign
 
-from .conftest import APP_SECRET, AUTH, FakeGraph
+from .conftest import APP_SECRET, AUTH
 
 
 async def test_healthz(client: Any) -> None:
@@ -14,7 +14,7 @@ async def test_healthz(client: Any) -> None:
     assert await response.get_json() == {"ok": True, "service": "svc"}
 
 
-async def test_text_send_reaches_graph(client: Any, graph: FakeGraph) -> None:
+async def test_text_send_reaches_graph(client: Any, graph: FakeGraphTransport) -> None:
     response = await client.post(
         "/api/messages/text", json={"to": "15551234567", "text": "hi"}, headers=AUTH
     )
