@@ -19,8 +19,9 @@ import trio.testing
 from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http._context import TYPING_RENEWAL
 from svc.webhook import DefaultFacade, HandlerContext, ListenerTimeout
+from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, PHONE_ID, AppFactory, Clock, FakeGraph, fixture, post_webhook, settle
+from .conftest import AUTH, PHONE_ID, AppFactory, Clock, fixture, post_webhook, settle
 from .test_conversations import delivery, record, text
 
 USER = "16505551234"
@@ -39,12 +40,12 @@ async def run_one(app: Any, *messages: dict[str, Any]) -> None:
         await settle(served)
 
 
-def replies(graph: FakeGraph) -> list[str]:
+def replies(graph: FakeGraphTransport) -> list[str]:
     return [body["text"]["body"] for body in graph.bodies() if "text" in body]
 
 
 async def test_the_typing_request_is_sent_once_at_the_start_of_the_block(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
     seen: list[int] = []
@@ -64,7 +65,7 @@ async def test_the_typing_request_is_sent_once_at_the_start_of_the_block(
 
 
 async def test_the_indicator_is_renewed_every_20_s_while_the_handler_works(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
     sent_at: list[float] = []
@@ -72,7 +73,7 @@ async def test_the_indicator_is_renewed_every_20_s_while_the_handler_works(
 
     def timed(request: httpx.Request) -> httpx.Response:
         sent_at.append(trio.current_time() - start)
-        return FakeGraph.handler(graph, request)
+        return FakeGraphTransport.handler(graph, request)
 
     @bot.on("message", context=True)
     async def answer(ctx: HandlerContext) -> None:
@@ -93,7 +94,7 @@ async def test_the_indicator_is_renewed_every_20_s_while_the_handler_works(
 
 
 async def test_the_first_reply_stops_the_renewal(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
 
@@ -112,7 +113,7 @@ async def test_the_first_reply_stops_the_renewal(
 
 
 async def test_a_failed_typing_request_is_logged_and_the_run_goes_on(
-    make_app: AppFactory, graph: FakeGraph, caplog: pytest.LogCaptureFixture
+    make_app: AppFactory, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
     bot = DefaultFacade()
 
@@ -133,7 +134,7 @@ async def test_a_failed_typing_request_is_logged_and_the_run_goes_on(
 
 
 async def test_a_status_update_sends_no_typing_request(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     bot = DefaultFacade()
     ran: list[str] = []
@@ -149,7 +150,7 @@ async def test_a_status_update_sends_no_typing_request(
 
 
 async def test_the_registration_option_types_before_the_handler_and_keeps_its_errors(
-    make_app: AppFactory, graph: FakeGraph
+    make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
     bot = DefaultFacade()
     before: list[Any] = []
@@ -174,7 +175,7 @@ def test_typing_goes_with_a_context_handler_of_messages() -> None:
 
 
 async def test_with_a_store_the_receipt_is_not_a_message_and_takes_no_send_position(
-    make_app: AppFactory, store: Any, graph: FakeGraph, clock: Clock
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport, clock: Clock
 ) -> None:
     bot = DefaultFacade()
     runs: list[int] = []
@@ -201,7 +202,7 @@ async def test_with_a_store_the_receipt_is_not_a_message_and_takes_no_send_posit
 
 async def test_a_run_past_its_deadline_in_the_block_times_out_and_stops_typing(
     make_app: AppFactory,
-    graph: FakeGraph,
+    graph: FakeGraphTransport,
     autojump_clock: trio.testing.MockClock,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -218,7 +219,7 @@ async def test_a_run_past_its_deadline_in_the_block_times_out_and_stops_typing(
 
 
 async def test_a_reply_waits_for_a_typing_request_in_flight(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: trio.testing.MockClock
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = DefaultFacade()
     answered: list[str] = []
@@ -228,7 +229,7 @@ async def test_a_reply_waits_for_a_typing_request_in_flight(
         answered.append(f"{kind} out")
         if kind == "typing" and len(graph.requests) > 0:
             await trio.sleep(3)  # the renewal at 20 s is answered at 23 s
-        response = FakeGraph.handler(graph, request)
+        response = FakeGraphTransport.handler(graph, request)
         answered.append(f"{kind} answered")
         return response
 

@@ -64,7 +64,7 @@ async def test_the_context_handler_replies_quoting_the_message(
 
 
 async def test_the_typing_example_types_renews_once_and_replies(
-    make_app: AppFactory, graph: FakeGraph, autojump_clock: Any
+    make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: Any
 ) -> None:
     from .test_conversations import delivery, record, text
 
