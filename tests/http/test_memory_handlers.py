@@ -104,7 +104,9 @@ async def test_a_full_queue_answers_503_with_retry_after_and_queues_nothing(
     assert again.status_code == 200 and ran[-1] == "wamid.A2"
 
 
-async def test_without_a_handler_the_update_is_dispatched_and_nothing_queued(make_app: AppFactory) -> None:
+async def test_without_a_handler_the_update_is_dispatched_and_nothing_queued(
+    make_app: AppFactory,
+) -> None:
     response = await post_webhook(make_app().test_client(), _inbound((USER_A, "wamid.A1")))
     assert await response.get_json() == {
         "status": "ok",
