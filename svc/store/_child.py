@@ -4,8 +4,8 @@ its own (a ``_commit.Runner``).
 A database driver releases the GIL around each statement and must take it back after; in a
 worker thread every retake waits for the event loop, so a batch's wall time grows with each
 statement while the loop is busy. A child process has its own GIL: the batches of webhook
-deliveries and inbox writes (``CHILD_KINDS``, plain records) run there while the loop goes
-on.
+deliveries, their template pauses and inbox writes (``CHILD_KINDS``, plain records) run there
+while the loop goes on.
 
 The wire is a socket pair of length-prefixed pickles: the parent sends one frame per batch
 (its jobs' kinds and arguments), the child answers one frame (whether the batch lost the
@@ -37,9 +37,10 @@ from ._kinds import Kind
 
 __all__ = ["CHILD_KINDS", "Child", "ChildConnection", "serve"]
 
-CHILD_KINDS: Final = frozenset({Kind.DELIVERY, Kind.INBOX})
-"""The writes a writer process runs: webhook deliveries and the inbox's claims and
-completions (so they share the deliveries' transactions)."""
+CHILD_KINDS: Final = frozenset({Kind.DELIVERY, Kind.PAUSE, Kind.INBOX})
+"""The writes a writer process runs: webhook deliveries, the broadcast pauses their template
+status changes make, and the inbox's claims and completions (so they share the deliveries'
+transactions; on another connection they would wait for the writer's lock)."""
 _HEADER: Final = struct.Struct(">I")
 _PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
 _BOOT: Final = (
