@@ -21,6 +21,7 @@ __all__ = [
     "address",
     "envelope",
     "interactive",
+    "interactive_message",
     "routing",
 ]
 
@@ -88,3 +89,28 @@ def interactive(
         }
     wire["action"] = dict(action)
     return wire
+
+
+def interactive_message(
+    addressee: Mapping[str, str],
+    interactive_type: str,
+    *,
+    action: Mapping[str, Any],
+    body_text: object = None,
+    header_text: object = None,
+    footer_text: object = None,
+    body_required: bool = True,
+    header: Mapping[str, Any] | None = None,
+    reply_to_message_id: str | None = None,
+) -> Payload:
+    """A whole ``interactive`` message: the ``interactive`` object in its envelope."""
+    wire = interactive(
+        interactive_type,
+        action=action,
+        body_text=body_text,
+        header_text=header_text,
+        footer_text=footer_text,
+        body_required=body_required,
+        header=header,
+    )
+    return envelope(addressee, "interactive", wire, reply_to_message_id=reply_to_message_id)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final, Literal
 
-from ._envelope import Payload, address, envelope, interactive
+from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._validate import (
@@ -287,15 +287,14 @@ class OrderDetailsMessage(Message):
                     "total_amount must equal subtotal + tax + shipping - discount",
                     field="total_amount",
                 )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "order_details",
             action={"name": "review_and_pay", "parameters": parameters},
             body_text=self.body_text,
             footer_text=self.footer_text,
             header=self.header,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -327,7 +326,8 @@ class OrderStatusMessage(Message):
             order["description"] = check_text(
                 self.description, "description", max_length=MAX_DESCRIPTION
             )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "order_status",
             action={
                 "name": "review_order",
@@ -335,9 +335,7 @@ class OrderStatusMessage(Message):
             },
             body_text=self.body_text,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
