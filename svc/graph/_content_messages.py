@@ -125,12 +125,8 @@ def media_object(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MediaMessage(Message):
-    """An image, video, audio, document or sticker message from one of ``media_id``/``link``.
-
-    ``caption`` is for image, video and document; ``filename`` for document;
-    ``voice`` for audio (``True`` adds ``audio.voice``; ``False`` keeps the standard payload).
-    """
+class MediaFields(Message):
+    """The fields of a media message of any kind; subclasses say where it is addressed."""
 
     kind: MediaKind = field(kw_only=False)
     to: str
@@ -141,9 +137,9 @@ class MediaMessage(Message):
     voice: bool | None = None
     reply_to_message_id: str | None = None
 
-    def render(self) -> Payload:
-        addressee = address(self.to)
-        name, media = media_object(
+    def media(self) -> tuple[str, Payload]:
+        """The message type and its checked media object (``media_object``)."""
+        return media_object(
             self.kind,
             media_id=self.media_id,
             link=self.link,
@@ -151,6 +147,19 @@ class MediaMessage(Message):
             filename=self.filename,
             voice=self.voice,
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MediaMessage(MediaFields):
+    """An image, video, audio, document or sticker message from one of ``media_id``/``link``.
+
+    ``caption`` is for image, video and document; ``filename`` for document;
+    ``voice`` for audio (``True`` adds ``audio.voice``; ``False`` keeps the standard payload).
+    """
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        name, media = self.media()
         return envelope(addressee, name, media, reply_to_message_id=self.reply_to_message_id)
 
 
