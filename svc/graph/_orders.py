@@ -90,6 +90,15 @@ _ORDER_KEYS: Final = (
 )
 
 
+def _reference_id(value: object) -> str:
+    """The business's name of the order: 1..35 letters, digits, ``_``, ``-`` or ``.``."""
+    if not isinstance(value, str) or not _REFERENCE_ID.fullmatch(value):
+        raise GraphRequestValidationError(
+            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
+        )
+    return value
+
+
 def _amount(value: object, field: str, *, extra: Sequence[str] = ()) -> tuple[Payload, Fraction]:
     """An amount object (with its ``extra`` text keys) and what it is worth."""
     checked = check_mapping(value, field, allowed=(*_AMOUNT_KEYS, *extra), required=_AMOUNT_KEYS)
@@ -265,16 +274,13 @@ class OrderDetailsMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
-            raise GraphRequestValidationError(
-                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-            )
+        reference_id = _reference_id(self.reference_id)
         if not isinstance(self.currency, str) or not _CURRENCY.fullmatch(self.currency):
             raise GraphRequestValidationError(
                 "currency must be an ISO 4217 code such as INR", field="currency"
             )
         parameters: Payload = {
-            "reference_id": self.reference_id,
+            "reference_id": reference_id,
             "type": check_choice(self.goods_type, "goods_type", GOODS_TYPES),
             **_payment(self.payment_type, self.payment_configuration, self.payment_settings),
             "currency": self.currency,
@@ -317,10 +323,7 @@ class OrderStatusMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
-            raise GraphRequestValidationError(
-                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-            )
+        reference_id = _reference_id(self.reference_id)
         order: Payload = {"status": check_choice(self.status, "status", ORDER_STATUSES)}
         if self.description is not None:
             order["description"] = check_text(
@@ -331,7 +334,7 @@ class OrderStatusMessage(Message):
             "order_status",
             action={
                 "name": "review_order",
-                "parameters": {"reference_id": self.reference_id, "order": order},
+                "parameters": {"reference_id": reference_id, "order": order},
             },
             body_text=self.body_text,
             footer_text=self.footer_text,
