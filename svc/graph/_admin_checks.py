@@ -49,6 +49,7 @@ __all__ = [
     "check_text",
     "check_url",
     "check_wa_id",
+    "listing_query",
     "opt_text",
     "paging_query",
 ]
@@ -287,6 +288,13 @@ def paging_query(limit: object, after: object, before: object) -> dict[str, obje
         "after": check_cursor(after, field="after"),
         "before": check_cursor(before, field="before"),
     }
+
+
+def listing_query(
+    fields: object, limit: object, after: object, before: object
+) -> dict[str, object]:
+    """The checked ``fields`` and ``paging_query`` of one page request of a list edge."""
+    return {"fields": check_fields(fields), **paging_query(limit, after, before)}
 
 
 def check_cursor(value: object, *, field: str) -> str | None:

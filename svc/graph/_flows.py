@@ -22,6 +22,7 @@ from ._admin_checks import (
     check_limit,
     check_text,
     check_url,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -328,12 +329,7 @@ class Flows(WabaScoped):
         before: str | None = None,
     ) -> Page[Flow]:
         """``GET /{waba_id}/flows``: one page."""
-        params = {
-            "fields": check_fields(fields),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
+        params = listing_query(fields, limit, after, before)
         return Page.from_api(await self._on_waba(LIST_FLOWS, params), Flow.from_api,
                              what="list flows")
 

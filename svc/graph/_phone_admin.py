@@ -13,15 +13,14 @@ from ._admin_checks import (
     PhoneScoped,
     check_bool,
     check_choice,
-    check_cursor,
     check_email,
     check_fields,
     check_id_list,
     check_keys,
-    check_limit,
     check_text,
     check_url,
     opt_text,
+    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -521,11 +520,7 @@ class PhoneAdmin(PhoneScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[BlockedUser]:
         """``GET /{phone_number_id}/block_users``: one page of blocked users."""
-        params = {
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
+        params = paging_query(limit, after, before)
         raw = await self._on_phone(LIST_BLOCKED_USERS, params)
         return Page.from_api(raw, BlockedUser.from_api, what="list blocked users")
 

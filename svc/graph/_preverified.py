@@ -17,7 +17,7 @@ from ._admin_checks import (
     check_choice,
     check_fields,
     check_numeric_id,
-    paging_query,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -167,8 +167,7 @@ class PreverifiedNumbers(BusinessScoped):
                 choices=PREVERIFIED_CODE_STATUSES,
             ),
             "phone_number": None if phone_number is None else _phone_number(phone_number),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_business(LIST_PREVERIFIED, params)
         return Page.from_api(raw, PreverifiedNumber.from_api, what="pre-verified numbers")
@@ -217,8 +216,7 @@ class PreverifiedNumbers(BusinessScoped):
         """``GET /{preverified_id}/partners``: the businesses the number is shared with."""
         params = {
             "preverified_id": preverified_id,
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_node(LIST_PREVERIFIED_PARTNERS, params)
         return Page.from_api(raw, BusinessSummary.from_api, what="pre-verified number partners")

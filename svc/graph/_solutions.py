@@ -20,8 +20,8 @@ from ._admin_checks import (
     check_id_list,
     check_numeric_id,
     check_text,
+    listing_query,
     opt_text,
-    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -234,8 +234,7 @@ class AppSolutions(AppScoped):
             "role": None
             if role is None
             else check_choice(role, field="role", choices=SOLUTION_ROLES),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_app(LIST_APP_SOLUTIONS, params)
         return Page.from_api(raw, Solution.from_api, what="app solutions")
@@ -249,7 +248,7 @@ class AppSolutions(AppScoped):
         before: str | None = None,
     ) -> Page[BusinessSummary]:
         """``GET /{app_id}/connected_client_businesses``."""
-        params = {"fields": check_fields(fields), **paging_query(limit, after, before)}
+        params = listing_query(fields, limit, after, before)
         raw = await self._on_app(LIST_CONNECTED_CLIENTS, params)
         return Page.from_api(raw, BusinessSummary.from_api, what="connected client businesses")
 
@@ -331,7 +330,7 @@ class WabaSolutions(WabaScoped):
         before: str | None = None,
     ) -> Page[Solution]:
         """``GET /{waba_id}/solutions``."""
-        params = {"fields": check_fields(fields), **paging_query(limit, after, before)}
+        params = listing_query(fields, limit, after, before)
         raw = await self._on_waba(LIST_WABA_SOLUTIONS, params)
         return Page.from_api(raw, Solution.from_api, what="WABA solutions")
 

@@ -16,13 +16,12 @@ from ._admin_checks import (
     WabaScoped,
     check_bool,
     check_choice,
-    check_cursor,
     check_fields,
     check_id,
     check_id_list,
-    check_limit,
     check_text,
     opt_text,
+    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -269,9 +268,7 @@ class Templates(WabaScoped):
                 category, field="category", choices=TEMPLATE_CATEGORIES
             ),
             "language": None if language is None else _language(language),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
+            **paging_query(limit, after, before),
         }
         raw = await self._on_waba(LIST_TEMPLATES, params)
         return Page.from_api(raw, Template.from_api, what="list templates")
@@ -380,11 +377,7 @@ class Templates(WabaScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[TemplateGroup]:
         """``GET /{waba_id}/template_groups``: one page."""
-        params = {
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
+        params = paging_query(limit, after, before)
         raw = await self._on_waba(LIST_TEMPLATE_GROUPS, params)
         return Page.from_api(raw, TemplateGroup.from_api, what="list template groups")
 

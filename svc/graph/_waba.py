@@ -9,11 +9,10 @@ from typing import Any, Final
 from ._admin_checks import (
     WabaScoped,
     check_bool,
-    check_cursor,
     check_fields,
-    check_limit,
     check_text,
     check_url,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -190,12 +189,7 @@ class WabaAccount(WabaScoped):
         before: str | None = None,
     ) -> Page[PhoneNumberInfo]:
         """``GET /{waba_id}/phone_numbers``: one page of the account's phone numbers."""
-        params = {
-            "fields": check_fields(fields),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
+        params = listing_query(fields, limit, after, before)
         raw = await self._on_waba(LIST_PHONE_NUMBERS, params)
         return Page.from_api(raw, PhoneNumberInfo.from_api, what="list phone numbers")
 

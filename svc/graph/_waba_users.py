@@ -11,10 +11,9 @@ from ._admin_checks import (
     PAGING_PARAMS,
     WabaScoped,
     check_choice,
-    check_fields,
     check_id_list,
     check_numeric_id,
-    paging_query,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -175,8 +174,7 @@ class WabaUsers(WabaScoped):
         """``GET /{waba_id}/assigned_users?business=...``: users of the portfolio with access."""
         params = {
             "business": check_numeric_id(business_id, field="business_id"),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_waba(LIST_ASSIGNED_USERS, params)
         return Page.from_api(raw, AssignedUser.from_api, what="assigned users")
@@ -221,8 +219,7 @@ class WabaUsers(WabaScoped):
             "since": _time(since, field="since"),
             "until": _time(until, field="until"),
             "activity_type": _activity_types(activity_type),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_waba(LIST_ACTIVITIES, params)
         return Page.from_api(raw, WabaActivity.from_api, what="WABA activities")
