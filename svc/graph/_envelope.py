@@ -20,7 +20,6 @@ __all__ = [
     "Payload",
     "address",
     "envelope",
-    "interactive",
     "interactive_message",
     "routing",
 ]
@@ -66,31 +65,6 @@ def routing(to: object, recipient: object) -> dict[str, str]:
     return {"recipient": recipient}
 
 
-def interactive(
-    interactive_type: str,
-    *,
-    action: Mapping[str, Any],
-    body_text: object = None,
-    header_text: object = None,
-    footer_text: object = None,
-    body_required: bool = True,
-    header: Mapping[str, Any] | None = None,
-) -> Payload:
-    """The ``interactive`` object: type, header?, body (unless optional), footer?, action."""
-    wire: Payload = {"type": interactive_type}
-    wire_header = interactive_header(header_text, header)
-    if wire_header is not None:
-        wire["header"] = wire_header
-    if body_text is not None or body_required:
-        wire["body"] = {"text": check_text(body_text, "body_text", max_length=MAX_INTERACTIVE_BODY)}
-    if footer_text is not None:
-        wire["footer"] = {
-            "text": check_text(footer_text, "footer_text", max_length=MAX_FOOTER_TEXT)
-        }
-    wire["action"] = dict(action)
-    return wire
-
-
 def interactive_message(
     addressee: Mapping[str, str],
     interactive_type: str,
@@ -103,14 +77,17 @@ def interactive_message(
     header: Mapping[str, Any] | None = None,
     reply_to_message_id: str | None = None,
 ) -> Payload:
-    """A whole ``interactive`` message: the ``interactive`` object in its envelope."""
-    wire = interactive(
-        interactive_type,
-        action=action,
-        body_text=body_text,
-        header_text=header_text,
-        footer_text=footer_text,
-        body_required=body_required,
-        header=header,
-    )
+    """An ``interactive`` message: the object (type, header?, body unless optional, footer?,
+    action) in its envelope."""
+    wire: Payload = {"type": interactive_type}
+    wire_header = interactive_header(header_text, header)
+    if wire_header is not None:
+        wire["header"] = wire_header
+    if body_text is not None or body_required:
+        wire["body"] = {"text": check_text(body_text, "body_text", max_length=MAX_INTERACTIVE_BODY)}
+    if footer_text is not None:
+        wire["footer"] = {
+            "text": check_text(footer_text, "footer_text", max_length=MAX_FOOTER_TEXT)
+        }
+    wire["action"] = dict(action)
     return envelope(addressee, "interactive", wire, reply_to_message_id=reply_to_message_id)

@@ -1,7 +1,7 @@
 """Interactive messages: reply buttons, lists, CTA URL, commerce, location and call requests.
 
 One declaration each; ``to_payload()`` checks the platform limits below and
-renders the ``interactive`` object (``_envelope.interactive``).
+renders the ``interactive`` message (``_envelope.interactive_message``).
 """
 
 from __future__ import annotations
