@@ -137,7 +137,7 @@ class MessageHistory(PhoneScoped):
             "message_id": _message_id(message_id),
             **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_phone(LIST_MESSAGE_HISTORY, params)
+        raw = await self._on_scope(LIST_MESSAGE_HISTORY, params)
         return Page.from_api(raw, MessageHistoryEntry.from_api, what="message history")
 
     async def list_message_history_events(

@@ -107,7 +107,7 @@ class BusinessPortfolio(BusinessScoped):
 
     async def get_business(self, *, fields: str | list[str] | None = None) -> BusinessPortfolioInfo:
         """``GET /{business_id}`` with optional ``fields``."""
-        raw = await self._on_business(GET_BUSINESS, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_BUSINESS, {"fields": check_fields(fields)})
         return BusinessPortfolioInfo.from_api(raw)
 
     async def list_owned_wabas(
@@ -120,7 +120,7 @@ class BusinessPortfolio(BusinessScoped):
     ) -> Page[WabaInfo]:
         """``GET /{business_id}/owned_whatsapp_business_accounts``."""
         params = listing_query(fields, limit, after, before)
-        raw = await self._on_business(LIST_OWNED_WABAS, params)
+        raw = await self._on_scope(LIST_OWNED_WABAS, params)
         return Page.from_api(raw, WabaInfo.from_api, what="owned WABAs")
 
     async def list_client_wabas(
@@ -133,7 +133,7 @@ class BusinessPortfolio(BusinessScoped):
     ) -> Page[WabaInfo]:
         """``GET /{business_id}/client_whatsapp_business_accounts``: WABAs clients shared."""
         params = listing_query(fields, limit, after, before)
-        raw = await self._on_business(LIST_CLIENT_WABAS, params)
+        raw = await self._on_scope(LIST_CLIENT_WABAS, params)
         return Page.from_api(raw, WabaInfo.from_api, what="client WABAs")
 
     async def list_credit_lines(
@@ -146,7 +146,7 @@ class BusinessPortfolio(BusinessScoped):
     ) -> Page[CreditLine]:
         """``GET /{business_id}/extendedcredits``."""
         params = listing_query(fields, limit, after, before)
-        raw = await self._on_business(LIST_CREDIT_LINES, params)
+        raw = await self._on_scope(LIST_CREDIT_LINES, params)
         return Page.from_api(raw, CreditLine.from_api, what="credit lines")
 
     async def list_user_assigned_wabas(
@@ -174,5 +174,5 @@ class BusinessPortfolio(BusinessScoped):
             if solution_id is None
             else check_numeric_id(solution_id, field="solution_id")
         }
-        raw = await self._on_business(ONBOARD_TO_MARKETING_MESSAGES, params)
+        raw = await self._on_scope(ONBOARD_TO_MARKETING_MESSAGES, params)
         return OnboardingRequest.from_api(raw)

@@ -182,7 +182,7 @@ class Schedules(WabaScoped):
             else check_choice(sort, field="sort", choices=SCHEDULE_SORTS),
             **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_SCHEDULES, params)
+        raw = await self._on_scope(LIST_SCHEDULES, params)
         return Page.from_api(raw, WabaSchedule.from_api, what="WABA schedules")
 
     async def create_schedule(
@@ -231,5 +231,5 @@ class Schedules(WabaScoped):
             body["is_active"] = check_bool(is_active, field="is_active")
         if recurrence_pattern is not None:
             body["recurrence_pattern"] = _recurrence(recurrence_pattern)
-        raw = await self._on_waba(CREATE_SCHEDULE, body=body)
+        raw = await self._on_scope(CREATE_SCHEDULE, body=body)
         return CreatedObject.from_api(raw, what="create schedule")

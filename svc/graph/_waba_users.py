@@ -176,7 +176,7 @@ class WabaUsers(WabaScoped):
             "business": check_numeric_id(business_id, field="business_id"),
             **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_ASSIGNED_USERS, params)
+        raw = await self._on_scope(LIST_ASSIGNED_USERS, params)
         return Page.from_api(raw, AssignedUser.from_api, what="assigned users")
 
     async def add_assigned_user(self, *, user_id: str, tasks: list[str]) -> Success:
@@ -193,12 +193,12 @@ class WabaUsers(WabaScoped):
                 ),
             ),
         }
-        return Success.from_api(await self._on_waba(ADD_ASSIGNED_USER, body=body))
+        return Success.from_api(await self._on_scope(ADD_ASSIGNED_USER, body=body))
 
     async def remove_assigned_user(self, *, user_id: str) -> Success:
         """``DELETE /{waba_id}/assigned_users?user=...``: the user loses every task."""
         params = {"user": check_numeric_id(user_id, field="user_id")}
-        return Success.from_api(await self._on_waba(REMOVE_ASSIGNED_USER, params))
+        return Success.from_api(await self._on_scope(REMOVE_ASSIGNED_USER, params))
 
     async def list_activities(
         self,
@@ -221,5 +221,5 @@ class WabaUsers(WabaScoped):
             "activity_type": _activity_types(activity_type),
             **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_ACTIVITIES, params)
+        raw = await self._on_scope(LIST_ACTIVITIES, params)
         return Page.from_api(raw, WabaActivity.from_api, what="WABA activities")
