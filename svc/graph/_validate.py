@@ -94,26 +94,29 @@ def check_recipient(value: object, field: str = "recipient") -> str:
     return value
 
 
-def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT_LENGTH) -> str:
-    """Message text: non-empty, bounded; newline and tab allowed, other control characters not."""
+def _check_bounded(value: object, field: str, max_length: int) -> str:
+    """A string that is not blank and holds at most ``max_length`` characters."""
     if not isinstance(value, str) or not value.strip():
         raise _fail("must be a non-empty string", field)
     if len(value) > max_length:
         raise _fail(f"must be at most {max_length} characters", field)
-    if has_text_control(value):
-        raise _fail("must hold no control characters other than newline and tab", field)
     return value
+
+
+def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT_LENGTH) -> str:
+    """Message text: non-empty, bounded; newline and tab allowed, other control characters not."""
+    text = _check_bounded(value, field, max_length)
+    if has_text_control(text):
+        raise _fail("must hold no control characters other than newline and tab", field)
+    return text
 
 
 def check_label(value: object, field: str, *, max_length: int) -> str:
     """A single-line label (titles, ids shown to users): non-empty, bounded, no control chars."""
-    if not isinstance(value, str) or not value.strip():
-        raise _fail("must be a non-empty string", field)
-    if len(value) > max_length:
-        raise _fail(f"must be at most {max_length} characters", field)
-    if has_control(value):
+    label = _check_bounded(value, field, max_length)
+    if has_control(label):
         raise _fail("must hold no control characters", field)
-    return value
+    return label
 
 
 def check_id(value: object, field: str, *, max_length: int = MAX_MESSAGE_ID_LENGTH) -> str:
