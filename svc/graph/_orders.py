@@ -23,6 +23,7 @@ from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._validate import (
+    CURRENCY_CODE,
     check_choice,
     check_id,
     check_int,
@@ -65,7 +66,6 @@ MAX_PAYMENT_SETTINGS: Final = 10
 MAX_AMOUNT: Final = 10**12
 
 _REFERENCE_ID = re.compile(r"[A-Za-z0-9_.-]{1,35}")
-_CURRENCY = re.compile(r"[A-Z]{3}")
 _OFFSETS: Final = frozenset({1, 10, 100, 1000})
 _AMOUNT_KEYS: Final = ("value", "offset")
 _ITEM_KEYS: Final = (
@@ -275,7 +275,7 @@ class OrderDetailsMessage(Message):
     def render(self) -> Payload:
         addressee = address(self.to)
         reference_id = _reference_id(self.reference_id)
-        if not isinstance(self.currency, str) or not _CURRENCY.fullmatch(self.currency):
+        if not isinstance(self.currency, str) or not CURRENCY_CODE.fullmatch(self.currency):
             raise GraphRequestValidationError(
                 "currency must be an ISO 4217 code such as INR", field="currency"
             )

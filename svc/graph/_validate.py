@@ -20,6 +20,7 @@ from ._errors import GraphRequestValidationError
 from ._recipient import is_phone_number, is_user_id
 
 __all__ = [
+    "CURRENCY_CODE",
     "MAX_CAPTION_LENGTH",
     "MAX_FILENAME_LENGTH",
     "MAX_GROUP_ID_LENGTH",
@@ -27,6 +28,8 @@ __all__ = [
     "MAX_MEDIA_ID_LENGTH",
     "MAX_MESSAGE_ID_LENGTH",
     "MAX_TEXT_LENGTH",
+    "PARAMETER_NAME",
+    "PLACEHOLDER",
     "check_bool",
     "check_caption",
     "check_choice",
@@ -56,6 +59,13 @@ MAX_FILENAME_LENGTH = 256
 MAX_GROUP_ID_LENGTH = 256
 
 _GROUP_ID_FORBIDDEN = re.compile(r"[\s/\\?#%]")
+
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
+"""An ISO 4217 currency code as the platform takes it: three capital letters."""
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
+"""A template text's ``{{1}}`` or ``{{name}}`` placeholder (the group is the number or name)."""
+PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+"""A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
 
 
 def _fail(message: str, field: str) -> GraphRequestValidationError:
