@@ -16,9 +16,8 @@ from ._validate import (
     check_id,
     check_label,
     check_latitude,
-    check_link,
     check_longitude,
-    check_media_id,
+    check_media_source,
     check_text,
 )
 
@@ -94,13 +93,7 @@ def media_object(
         raise GraphRequestValidationError(
             "kind must be one of audio, document, image, sticker, video", field="kind"
         )
-    if (media_id is None) == (link is None):
-        raise GraphRequestValidationError(
-            "exactly one of media_id or link is required", field="media_id"
-        )
-    media: Payload = (
-        {"id": check_media_id(media_id)} if media_id is not None else {"link": check_link(link)}
-    )
+    media: Payload = check_media_source(media_id, link)
     if caption is not None:
         if kind not in _CAPTION_KINDS:
             raise GraphRequestValidationError(

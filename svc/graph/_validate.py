@@ -43,6 +43,7 @@ __all__ = [
     "check_longitude",
     "check_mapping",
     "check_media_id",
+    "check_media_source",
     "check_phone_to",
     "check_recipient",
     "check_reply_to",
@@ -142,6 +143,15 @@ def check_reply_to(value: object, field: str = "reply_to_message_id") -> str:
 def check_media_id(value: object, field: str = "media_id") -> str:
     """An uploaded media id: non-empty, at most 2048 characters, no control characters."""
     return check_id(value, field, max_length=MAX_MEDIA_ID_LENGTH)
+
+
+def check_media_source(media_id: object, link: object) -> dict[str, str]:
+    """``{"id": media_id}`` or ``{"link": link}``: exactly one of an uploaded media id or a URL."""
+    if (media_id is None) == (link is None):
+        raise GraphRequestValidationError(
+            "exactly one of media_id or link is required", field="media_id"
+        )
+    return {"id": check_media_id(media_id)} if media_id is not None else {"link": check_link(link)}
 
 
 def check_link(value: object, field: str = "link") -> str:
