@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 import httpx
 
@@ -49,6 +49,7 @@ __all__ = [
     "check_text",
     "check_url",
     "check_wa_id",
+    "listing_query",
     "opt_text",
     "paging_query",
 ]
@@ -73,6 +74,13 @@ _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 
 class _Scoped(abc.ABC):
+    """What every admin mixin needs: ``client``, and the one id its scoped client binds."""
+
+    _ID_FIELD: ClassVar[str]
+    """The bound id's parameter name (``phone_number_id``, ``waba_id``, ...)."""
+    _scope_id: str
+    """The bound id, as given."""
+
     @property
     @abc.abstractmethod
     def client(self) -> GraphClient:
@@ -91,6 +99,17 @@ class _Scoped(abc.ABC):
         """
         return await endpoint.call(self.client, params=params, body=body, headers=headers)
 
+    async def _on_scope(
+        self,
+        endpoint: Endpoint,
+        params: Mapping[str, object] | None = None,
+        body: object = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Call ``endpoint`` with the bound id as ``_ID_FIELD`` (``None`` query values dropped)."""
+        bound = {self._ID_FIELD: self._scope_id, **(params or {})}
+        return await self._on_node(endpoint, bound, body, headers)
+
 
 class PhoneScoped(_Scoped):
     """What a phone-number admin mixin needs: ``client`` and ``phone_number_id``."""
@@ -99,17 +118,6 @@ class PhoneScoped(_Scoped):
     @abc.abstractmethod
     def phone_number_id(self) -> str:
         """The bound phone number id."""
-
-    async def _on_phone(
-        self,
-        endpoint: Endpoint,
-        params: Mapping[str, object] | None = None,
-        body: object = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Call ``endpoint`` with ``phone_number_id`` bound (``None`` query values are dropped)."""
-        bound = {"phone_number_id": self.phone_number_id, **(params or {})}
-        return await self._on_node(endpoint, bound, body, headers)
 
 
 class WabaScoped(_Scoped):
@@ -120,17 +128,6 @@ class WabaScoped(_Scoped):
     def waba_id(self) -> str:
         """The bound WhatsApp Business Account id."""
 
-    async def _on_waba(
-        self,
-        endpoint: Endpoint,
-        params: Mapping[str, object] | None = None,
-        body: object = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Call ``endpoint`` with ``waba_id`` bound (``None`` query values are dropped)."""
-        bound = {"waba_id": self.waba_id, **(params or {})}
-        return await self._on_node(endpoint, bound, body, headers)
-
 
 class BusinessScoped(_Scoped):
     """What a business-portfolio mixin needs: ``client`` and ``business_id``."""
@@ -139,17 +136,6 @@ class BusinessScoped(_Scoped):
     @abc.abstractmethod
     def business_id(self) -> str:
         """The bound business portfolio id."""
-
-    async def _on_business(
-        self,
-        endpoint: Endpoint,
-        params: Mapping[str, object] | None = None,
-        body: object = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Call ``endpoint`` with ``business_id`` bound (``None`` query values are dropped)."""
-        bound = {"business_id": self.business_id, **(params or {})}
-        return await self._on_node(endpoint, bound, body, headers)
 
 
 class AppScoped(_Scoped):
@@ -160,15 +146,6 @@ class AppScoped(_Scoped):
     def app_id(self) -> str:
         """The bound Meta app id."""
 
-    async def _on_app(
-        self,
-        endpoint: Endpoint,
-        params: Mapping[str, object] | None = None,
-        body: object = None,
-    ) -> Any:
-        """Call ``endpoint`` with ``app_id`` bound (``None`` query values are dropped)."""
-        return await self._on_node(endpoint, {"app_id": self.app_id, **(params or {})}, body)
-
 
 class SolutionScoped(_Scoped):
     """What a Multi-Partner Solution mixin needs: ``client`` and ``solution_id``."""
@@ -177,17 +154,6 @@ class SolutionScoped(_Scoped):
     @abc.abstractmethod
     def solution_id(self) -> str:
         """The bound Multi-Partner Solution id."""
-
-    async def _on_solution(
-        self,
-        endpoint: Endpoint,
-        params: Mapping[str, object] | None = None,
-        body: object = None,
-    ) -> Any:
-        """Call ``endpoint`` with ``solution_id`` bound (``None`` query values are dropped)."""
-        return await self._on_node(
-            endpoint, {"solution_id": self.solution_id, **(params or {})}, body
-        )
 
 
 class GroupScoped(_Scoped):
@@ -287,6 +253,13 @@ def paging_query(limit: object, after: object, before: object) -> dict[str, obje
         "after": check_cursor(after, field="after"),
         "before": check_cursor(before, field="before"),
     }
+
+
+def listing_query(
+    fields: object, limit: object, after: object, before: object
+) -> dict[str, object]:
+    """The checked ``fields`` and ``paging_query`` of one page request of a list edge."""
+    return {"fields": check_fields(fields), **paging_query(limit, after, before)}
 
 
 def check_cursor(value: object, *, field: str) -> str | None:

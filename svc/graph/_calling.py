@@ -173,7 +173,7 @@ class Calling(PhoneScoped):
     """Call control for one business phone number (``PhoneNumberClient``)."""
 
     async def _call_action(self, body: dict[str, object]) -> CallResult:
-        return CallResult.from_api(await self._on_phone(CALLS, body={**_PRODUCT, **body}))
+        return CallResult.from_api(await self._on_scope(CALLS, body={**_PRODUCT, **body}))
 
     async def connect_call(
         self, *, to: str, sdp: str, biz_opaque_callback_data: str | None = None
@@ -235,4 +235,4 @@ class Calling(PhoneScoped):
             ),
             "recipient": None if recipient is None else check_id(recipient, field="recipient"),
         }
-        return CallPermissions.from_api(await self._on_phone(CALL_PERMISSIONS, params))
+        return CallPermissions.from_api(await self._on_scope(CALL_PERMISSIONS, params))

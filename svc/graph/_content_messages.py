@@ -16,9 +16,8 @@ from ._validate import (
     check_id,
     check_label,
     check_latitude,
-    check_link,
     check_longitude,
-    check_media_id,
+    check_media_source,
     check_text,
 )
 
@@ -94,13 +93,7 @@ def media_object(
         raise GraphRequestValidationError(
             "kind must be one of audio, document, image, sticker, video", field="kind"
         )
-    if (media_id is None) == (link is None):
-        raise GraphRequestValidationError(
-            "exactly one of media_id or link is required", field="media_id"
-        )
-    media: Payload = (
-        {"id": check_media_id(media_id)} if media_id is not None else {"link": check_link(link)}
-    )
+    media: Payload = check_media_source(media_id, link)
     if caption is not None:
         if kind not in _CAPTION_KINDS:
             raise GraphRequestValidationError(
@@ -125,12 +118,8 @@ def media_object(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MediaMessage(Message):
-    """An image, video, audio, document or sticker message from one of ``media_id``/``link``.
-
-    ``caption`` is for image, video and document; ``filename`` for document;
-    ``voice`` for audio (``True`` adds ``audio.voice``; ``False`` keeps the standard payload).
-    """
+class MediaFields(Message):
+    """The fields of a media message of any kind; subclasses say where it is addressed."""
 
     kind: MediaKind = field(kw_only=False)
     to: str
@@ -141,9 +130,9 @@ class MediaMessage(Message):
     voice: bool | None = None
     reply_to_message_id: str | None = None
 
-    def render(self) -> Payload:
-        addressee = address(self.to)
-        name, media = media_object(
+    def media(self) -> tuple[str, Payload]:
+        """The message type and its checked media object (``media_object``)."""
+        return media_object(
             self.kind,
             media_id=self.media_id,
             link=self.link,
@@ -151,6 +140,19 @@ class MediaMessage(Message):
             filename=self.filename,
             voice=self.voice,
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MediaMessage(MediaFields):
+    """An image, video, audio, document or sticker message from one of ``media_id``/``link``.
+
+    ``caption`` is for image, video and document; ``filename`` for document;
+    ``voice`` for audio (``True`` adds ``audio.voice``; ``False`` keeps the standard payload).
+    """
+
+    def render(self) -> Payload:
+        addressee = address(self.to)
+        name, media = self.media()
         return envelope(addressee, name, media, reply_to_message_id=self.reply_to_message_id)
 
 

@@ -20,7 +20,7 @@ __all__ = [
     "Payload",
     "address",
     "envelope",
-    "interactive",
+    "interactive_message",
     "routing",
 ]
 
@@ -65,7 +65,8 @@ def routing(to: object, recipient: object) -> dict[str, str]:
     return {"recipient": recipient}
 
 
-def interactive(
+def interactive_message(
+    addressee: Mapping[str, str],
     interactive_type: str,
     *,
     action: Mapping[str, Any],
@@ -74,8 +75,10 @@ def interactive(
     footer_text: object = None,
     body_required: bool = True,
     header: Mapping[str, Any] | None = None,
+    reply_to_message_id: str | None = None,
 ) -> Payload:
-    """The ``interactive`` object: type, header?, body (unless optional), footer?, action."""
+    """An ``interactive`` message: the object (type, header?, body unless optional, footer?,
+    action) in its envelope."""
     wire: Payload = {"type": interactive_type}
     wire_header = interactive_header(header_text, header)
     if wire_header is not None:
@@ -87,4 +90,4 @@ def interactive(
             "text": check_text(footer_text, "footer_text", max_length=MAX_FOOTER_TEXT)
         }
     wire["action"] = dict(action)
-    return wire
+    return envelope(addressee, "interactive", wire, reply_to_message_id=reply_to_message_id)

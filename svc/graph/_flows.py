@@ -22,6 +22,7 @@ from ._admin_checks import (
     check_limit,
     check_text,
     check_url,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -328,13 +329,8 @@ class Flows(WabaScoped):
         before: str | None = None,
     ) -> Page[Flow]:
         """``GET /{waba_id}/flows``: one page."""
-        params = {
-            "fields": check_fields(fields),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
-        return Page.from_api(await self._on_waba(LIST_FLOWS, params), Flow.from_api,
+        params = listing_query(fields, limit, after, before)
+        return Page.from_api(await self._on_scope(LIST_FLOWS, params), Flow.from_api,
                              what="list flows")
 
     async def create_flow(
@@ -364,7 +360,7 @@ class Flows(WabaScoped):
                     "publish=True needs flow_json", field="publish"
                 )
             body["publish"] = check_bool(publish, field="publish")
-        return FlowCreated.from_api(await self._on_waba(CREATE_FLOW, body=body))
+        return FlowCreated.from_api(await self._on_scope(CREATE_FLOW, body=body))
 
     async def get_flow(self, *, flow_id: str, fields: str | list[str] | None = None) -> Flow:
         """``GET /{flow_id}`` with optional ``fields``."""
@@ -455,4 +451,4 @@ class Flows(WabaScoped):
                 check_item=lambda item, field: check_text(item, field=field, max_length=200),
             ),
         }
-        return FlowMigration.from_api(await self._on_waba(MIGRATE_FLOWS, body=body))
+        return FlowMigration.from_api(await self._on_scope(MIGRATE_FLOWS, body=body))

@@ -6,10 +6,10 @@ Each renders with ``recipient_type: group`` and ``to`` the checked group id.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ._content_messages import MediaKind, media_object, text_object
+from ._content_messages import MediaFields, text_object
 from ._envelope import Payload, envelope
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
@@ -32,6 +32,19 @@ _GROUP_TEMPLATE_CATEGORIES: Final = frozenset({"UTILITY", "MARKETING"})
 _PIN_TYPES: Final = frozenset({"pin", "unpin"})
 
 
+def _to_group(
+    group: str, message_type: str, body: Payload, reply_to_message_id: str | None = None
+) -> Payload:
+    """The envelope of a group message: ``to`` the checked group id, ``recipient_type: group``."""
+    return envelope(
+        {"to": group},
+        message_type,
+        body,
+        reply_to_message_id=reply_to_message_id,
+        recipient_type="group",
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupTextMessage(Message):
     """A text message to a group (``to`` is the group id)."""
@@ -44,45 +57,17 @@ class GroupTextMessage(Message):
     def render(self) -> Payload:
         group = check_group_id(self.to)
         body = text_object(self.text, self.preview_url)
-        return envelope(
-            {"to": group},
-            "text",
-            body,
-            reply_to_message_id=self.reply_to_message_id,
-            recipient_type="group",
-        )
+        return _to_group(group, "text", body, self.reply_to_message_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupMediaMessage(Message):
+class GroupMediaMessage(MediaFields):
     """A media message to a group, with the rules of ``MediaMessage``."""
-
-    kind: MediaKind = field(kw_only=False)
-    to: str
-    media_id: str | None = None
-    link: str | None = None
-    caption: str | None = None
-    filename: str | None = None
-    voice: bool | None = None
-    reply_to_message_id: str | None = None
 
     def render(self) -> Payload:
         group = check_group_id(self.to)
-        name, media = media_object(
-            self.kind,
-            media_id=self.media_id,
-            link=self.link,
-            caption=self.caption,
-            filename=self.filename,
-            voice=self.voice,
-        )
-        return envelope(
-            {"to": group},
-            name,
-            media,
-            reply_to_message_id=self.reply_to_message_id,
-            recipient_type="group",
-        )
+        name, media = self.media()
+        return _to_group(group, name, media, self.reply_to_message_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,7 +88,7 @@ class GroupTemplateMessage(Message):
         group = check_group_id(self.to)
         check_choice(self.template_category, "template_category", _GROUP_TEMPLATE_CATEGORIES)
         template = template_object(self.name, self.language_code, self.components)
-        return envelope({"to": group}, "template", template, recipient_type="group")
+        return _to_group(group, "template", template)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,7 +116,7 @@ class GroupPinMessage(Message):
             raise GraphRequestValidationError(
                 "expiration_days is only for pin, not unpin", field="expiration_days"
             )
-        return envelope({"to": group}, "pin", pin, recipient_type="group")
+        return _to_group(group, "pin", pin)
 
 
 build_group_text_message = builder(GroupTextMessage)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ._envelope import Payload, address, envelope, interactive
+from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._interactive_header import interactive_media_header
 from ._message import Message, builder
@@ -140,16 +140,15 @@ class InteractiveFlowMessage(Message):
             data=self.data,
             mode=self.mode,
         )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "flow",
             action={"name": "flow", "parameters": parameters},
             body_text=self.body_text,
             header_text=self.header_text,
             header=self.header,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -255,9 +254,12 @@ class InteractiveCarouselMessage(Message):
             shape = card_shape
             wire_card["action"] = action
             wire_cards.append(wire_card)
-        wire = interactive("carousel", action={"cards": wire_cards}, body_text=self.body_text)
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        return interactive_message(
+            addressee,
+            "carousel",
+            action={"cards": wire_cards},
+            body_text=self.body_text,
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 

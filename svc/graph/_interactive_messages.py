@@ -1,7 +1,7 @@
 """Interactive messages: reply buttons, lists, CTA URL, commerce, location and call requests.
 
 One declaration each; ``to_payload()`` checks the platform limits below and
-renders the ``interactive`` object (``_envelope.interactive``).
+renders the ``interactive`` message (``_envelope.interactive_message``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ._envelope import Payload, address, envelope, interactive, routing
+from ._envelope import Payload, address, interactive_message, routing
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._validate import (
@@ -95,16 +95,15 @@ class InteractiveButtonsMessage(Message):
             ids.add(button_id)
             titles.add(title)
             reply_buttons.append({"type": "reply", "reply": {"id": button_id, "title": title}})
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "button",
             action={"buttons": reply_buttons},
             body_text=self.body_text,
             header_text=self.header_text,
             footer_text=self.footer_text,
             header=self.header,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -178,15 +177,14 @@ class InteractiveListMessage(Message):
             raise GraphRequestValidationError(
                 f"a list holds at most {MAX_LIST_ROWS} rows in total", field="sections"
             )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "list",
             action={"button": button, "sections": wire_sections},
             body_text=self.body_text,
             header_text=self.header_text,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -214,16 +212,15 @@ class InteractiveCtaUrlMessage(Message):
             ),
             "url": check_link(self.url, "url"),
         }
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "cta_url",
             action={"name": "cta_url", "parameters": parameters},
             body_text=self.body_text,
             header_text=self.header_text,
             footer_text=self.footer_text,
             header=self.header,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -244,15 +241,14 @@ class InteractiveProductMessage(Message):
             "catalog_id": check_id(self.catalog_id, "catalog_id"),
             "product_retailer_id": check_id(self.product_retailer_id, "product_retailer_id"),
         }
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "product",
             action=action,
             body_text=self.body_text,
             footer_text=self.footer_text,
             body_required=False,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -272,15 +268,14 @@ class InteractiveProductsMessage(Message):
         addressee = address(self.to)
         catalog = check_id(self.catalog_id, "catalog_id")
         wire_sections = product_sections(self.sections, holder="multi-product message")
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "product_list",
             action={"catalog_id": catalog, "sections": wire_sections},
             body_text=self.body_text,
             header_text=self.header_text,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -303,11 +298,13 @@ class InteractiveCatalogMessage(Message):
                     self.thumbnail_product_retailer_id, "thumbnail_product_retailer_id"
                 )
             }
-        wire = interactive(
-            "catalog_message", action=action, body_text=self.body_text, footer_text=self.footer_text
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        return interactive_message(
+            addressee,
+            "catalog_message",
+            action=action,
+            body_text=self.body_text,
+            footer_text=self.footer_text,
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -321,11 +318,12 @@ class InteractiveLocationRequestMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        wire = interactive(
-            "location_request_message", action={"name": "send_location"}, body_text=self.body_text
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        return interactive_message(
+            addressee,
+            "location_request_message",
+            action={"name": "send_location"},
+            body_text=self.body_text,
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -340,14 +338,13 @@ class CallPermissionRequestMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "call_permission_request",
             action={"name": "call_permission_request"},
             body_text=self.body_text,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -385,9 +382,12 @@ class VoiceCallButtonMessage(Message):
         action: Payload = {"name": "voice_call"}
         if parameters:
             action["parameters"] = parameters
-        wire = interactive("voice_call", action=action, body_text=self.body_text)
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+        return interactive_message(
+            addressee,
+            "voice_call",
+            action=action,
+            body_text=self.body_text,
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 

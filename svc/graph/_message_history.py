@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ._admin_checks import PAGING_PARAMS, PhoneScoped, check_choice, check_fields, paging_query
+from ._admin_checks import (
+    PAGING_PARAMS,
+    PhoneScoped,
+    check_choice,
+    listing_query,
+)
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, object_list, opt_int, opt_object, opt_str
@@ -130,10 +135,9 @@ class MessageHistory(PhoneScoped):
         """``GET /{phone_number_id}/message_history``; ``message_id`` narrows to one message."""
         params = {
             "message_id": _message_id(message_id),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_phone(LIST_MESSAGE_HISTORY, params)
+        raw = await self._on_scope(LIST_MESSAGE_HISTORY, params)
         return Page.from_api(raw, MessageHistoryEntry.from_api, what="message history")
 
     async def list_message_history_events(
@@ -152,8 +156,7 @@ class MessageHistory(PhoneScoped):
             "status_filter": None
             if status_filter is None
             else check_choice(status_filter, field="status_filter", choices=DELIVERY_STATUSES),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_node(LIST_MESSAGE_HISTORY_EVENTS, params)
         return Page.from_api(raw, MessageHistoryEvent.from_api, what="message history events")

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Final, Literal
 
-from ._envelope import Payload, address, envelope, interactive
+from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._validate import (
+    CURRENCY_CODE,
     check_choice,
     check_id,
     check_int,
@@ -65,7 +66,6 @@ MAX_PAYMENT_SETTINGS: Final = 10
 MAX_AMOUNT: Final = 10**12
 
 _REFERENCE_ID = re.compile(r"[A-Za-z0-9_.-]{1,35}")
-_CURRENCY = re.compile(r"[A-Z]{3}")
 _OFFSETS: Final = frozenset({1, 10, 100, 1000})
 _AMOUNT_KEYS: Final = ("value", "offset")
 _ITEM_KEYS: Final = (
@@ -88,6 +88,15 @@ _ORDER_KEYS: Final = (
     "shipping",
     "discount",
 )
+
+
+def _reference_id(value: object) -> str:
+    """The business's name of the order: 1..35 letters, digits, ``_``, ``-`` or ``.``."""
+    if not isinstance(value, str) or not _REFERENCE_ID.fullmatch(value):
+        raise GraphRequestValidationError(
+            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
+        )
+    return value
 
 
 def _amount(value: object, field: str, *, extra: Sequence[str] = ()) -> tuple[Payload, Fraction]:
@@ -265,16 +274,13 @@ class OrderDetailsMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
-            raise GraphRequestValidationError(
-                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-            )
-        if not isinstance(self.currency, str) or not _CURRENCY.fullmatch(self.currency):
+        reference_id = _reference_id(self.reference_id)
+        if not isinstance(self.currency, str) or not CURRENCY_CODE.fullmatch(self.currency):
             raise GraphRequestValidationError(
                 "currency must be an ISO 4217 code such as INR", field="currency"
             )
         parameters: Payload = {
-            "reference_id": self.reference_id,
+            "reference_id": reference_id,
             "type": check_choice(self.goods_type, "goods_type", GOODS_TYPES),
             **_payment(self.payment_type, self.payment_configuration, self.payment_settings),
             "currency": self.currency,
@@ -287,15 +293,14 @@ class OrderDetailsMessage(Message):
                     "total_amount must equal subtotal + tax + shipping - discount",
                     field="total_amount",
                 )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "order_details",
             action={"name": "review_and_pay", "parameters": parameters},
             body_text=self.body_text,
             footer_text=self.footer_text,
             header=self.header,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 
@@ -318,26 +323,22 @@ class OrderStatusMessage(Message):
 
     def render(self) -> Payload:
         addressee = address(self.to)
-        if not isinstance(self.reference_id, str) or not _REFERENCE_ID.fullmatch(self.reference_id):
-            raise GraphRequestValidationError(
-                "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-            )
+        reference_id = _reference_id(self.reference_id)
         order: Payload = {"status": check_choice(self.status, "status", ORDER_STATUSES)}
         if self.description is not None:
             order["description"] = check_text(
                 self.description, "description", max_length=MAX_DESCRIPTION
             )
-        wire = interactive(
+        return interactive_message(
+            addressee,
             "order_status",
             action={
                 "name": "review_order",
-                "parameters": {"reference_id": self.reference_id, "order": order},
+                "parameters": {"reference_id": reference_id, "order": order},
             },
             body_text=self.body_text,
             footer_text=self.footer_text,
-        )
-        return envelope(
-            addressee, "interactive", wire, reply_to_message_id=self.reply_to_message_id
+            reply_to_message_id=self.reply_to_message_id,
         )
 
 

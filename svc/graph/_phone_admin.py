@@ -13,15 +13,14 @@ from ._admin_checks import (
     PhoneScoped,
     check_bool,
     check_choice,
-    check_cursor,
     check_email,
     check_fields,
     check_id_list,
     check_keys,
-    check_limit,
     check_text,
     check_url,
     opt_text,
+    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -413,7 +412,7 @@ class PhoneAdmin(PhoneScoped):
         self, *, fields: str | list[str] | None = None
     ) -> PhoneNumberInfo:
         """``GET /{phone_number_id}`` with optional ``fields``."""
-        raw = await self._on_phone(GET_PHONE_NUMBER, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_PHONE_NUMBER, {"fields": check_fields(fields)})
         return PhoneNumberInfo.from_api(raw)
 
     async def get_settings(
@@ -428,7 +427,7 @@ class PhoneAdmin(PhoneScoped):
             if include_sip_credentials is None
             else check_bool(include_sip_credentials, field="include_sip_credentials")
         )
-        raw = await self._on_phone(
+        raw = await self._on_scope(
             GET_SETTINGS, {"fields": check_fields(fields), "include_sip_credentials": include}
         )
         return PhoneNumberSettings.from_api(raw)
@@ -454,14 +453,14 @@ class PhoneAdmin(PhoneScoped):
             raise GraphRequestValidationError(
                 "update_settings needs calling or storage_configuration"
             )
-        return Success.from_api(await self._on_phone(UPDATE_SETTINGS, body=body))
+        return Success.from_api(await self._on_scope(UPDATE_SETTINGS, body=body))
 
     async def request_display_name_review(self, *, new_display_name: str) -> Success:
         """``POST /{phone_number_id}`` with ``new_display_name``: submits a new name for review."""
         body = {"new_display_name": check_text(
             new_display_name, field="new_display_name", max_length=256
         )}
-        return Success.from_api(await self._on_phone(REQUEST_DISPLAY_NAME, body=body))
+        return Success.from_api(await self._on_scope(REQUEST_DISPLAY_NAME, body=body))
 
     # --- business profile and commerce
 
@@ -470,7 +469,7 @@ class PhoneAdmin(PhoneScoped):
     ) -> BusinessProfile:
         """``GET /{phone_number_id}/whatsapp_business_profile`` (every profile field by default)."""
         checked = check_fields(fields if fields is not None else list(BUSINESS_PROFILE_FIELDS))
-        raw = await self._on_phone(GET_BUSINESS_PROFILE, {"fields": checked})
+        raw = await self._on_scope(GET_BUSINESS_PROFILE, {"fields": checked})
         return BusinessProfile.from_api(raw)
 
     async def update_business_profile(
@@ -494,11 +493,11 @@ class PhoneAdmin(PhoneScoped):
             websites=websites,
             profile_picture_handle=profile_picture_handle,
         )
-        return Success.from_api(await self._on_phone(UPDATE_BUSINESS_PROFILE, body=body))
+        return Success.from_api(await self._on_scope(UPDATE_BUSINESS_PROFILE, body=body))
 
     async def get_commerce_settings(self) -> CommerceSettings:
         """``GET /{phone_number_id}/whatsapp_commerce_settings``."""
-        return CommerceSettings.from_api(await self._on_phone(GET_COMMERCE_SETTINGS))
+        return CommerceSettings.from_api(await self._on_scope(GET_COMMERCE_SETTINGS))
 
     async def update_commerce_settings(
         self, *, is_cart_enabled: bool | None = None, is_catalog_visible: bool | None = None
@@ -513,7 +512,7 @@ class PhoneAdmin(PhoneScoped):
             raise GraphRequestValidationError(
                 "update_commerce_settings needs is_cart_enabled or is_catalog_visible"
             )
-        return Success.from_api(await self._on_phone(UPDATE_COMMERCE_SETTINGS, body=body))
+        return Success.from_api(await self._on_scope(UPDATE_COMMERCE_SETTINGS, body=body))
 
     # --- block users
 
@@ -521,22 +520,18 @@ class PhoneAdmin(PhoneScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[BlockedUser]:
         """``GET /{phone_number_id}/block_users``: one page of blocked users."""
-        params = {
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
-        raw = await self._on_phone(LIST_BLOCKED_USERS, params)
+        params = paging_query(limit, after, before)
+        raw = await self._on_scope(LIST_BLOCKED_USERS, params)
         return Page.from_api(raw, BlockedUser.from_api, what="list blocked users")
 
     async def block_users(self, *, users: list[str]) -> BlockUsersResult:
         """``POST /{phone_number_id}/block_users`` for phone numbers or WhatsApp ids."""
-        raw = await self._on_phone(BLOCK_USERS, body=_block_body(users))
+        raw = await self._on_scope(BLOCK_USERS, body=_block_body(users))
         return BlockUsersResult.from_api(raw, users_key="added_users")
 
     async def unblock_users(self, *, users: list[str]) -> BlockUsersResult:
         """``DELETE /{phone_number_id}/block_users`` with the same body shape as blocking."""
-        raw = await self._on_phone(UNBLOCK_USERS, body=_block_body(users))
+        raw = await self._on_scope(UNBLOCK_USERS, body=_block_body(users))
         return BlockUsersResult.from_api(raw, users_key="removed_users")
 
     # --- official business account
@@ -545,7 +540,7 @@ class PhoneAdmin(PhoneScoped):
         self, *, fields: str | list[str] | None = None
     ) -> OfficialBusinessAccountStatus:
         """``GET /{phone_number_id}/official_business_account``: the OBA status."""
-        raw = await self._on_phone(GET_OFFICIAL_BUSINESS_ACCOUNT, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_OFFICIAL_BUSINESS_ACCOUNT, {"fields": check_fields(fields)})
         return OfficialBusinessAccountStatus.from_api(raw)
 
     async def request_official_business_account(
@@ -586,7 +581,7 @@ class PhoneAdmin(PhoneScoped):
             multiline=True,
         )):
             body["additional_supporting_information"] = info
-        return Success.from_api(await self._on_phone(REQUEST_OFFICIAL_BUSINESS_ACCOUNT, body=body))
+        return Success.from_api(await self._on_scope(REQUEST_OFFICIAL_BUSINESS_ACCOUNT, body=body))
 
     # --- registration
 
@@ -594,22 +589,22 @@ class PhoneAdmin(PhoneScoped):
         """``POST /{phone_number_id}/register`` with the six-digit two-step verification pin."""
         if not isinstance(pin, str) or not _PIN.fullmatch(pin):
             raise GraphRequestValidationError("pin must be six digits", field="pin")
-        return Success.from_api(await self._on_phone(REGISTER, body={**_PRODUCT, "pin": pin}))
+        return Success.from_api(await self._on_scope(REGISTER, body={**_PRODUCT, "pin": pin}))
 
     async def deregister_phone_number(self) -> Success:
         """``POST /{phone_number_id}/deregister``."""
-        return Success.from_api(await self._on_phone(DEREGISTER, body={}))
+        return Success.from_api(await self._on_scope(DEREGISTER, body={}))
 
     # --- QR codes
 
     async def list_qr_codes(self) -> Page[QrCode]:
         """``GET /{phone_number_id}/message_qrdls``."""
-        raw = await self._on_phone(LIST_QR_CODES)
+        raw = await self._on_scope(LIST_QR_CODES)
         return Page.from_api(raw, QrCode.from_api, what="list QR codes")
 
     async def get_qr_code(self, *, code: str) -> QrCode:
         """``GET /{phone_number_id}/message_qrdls/{code}``."""
-        return QrCode.from_api(await self._on_phone(GET_QR_CODE, {"code": _qr_code(code)}))
+        return QrCode.from_api(await self._on_scope(GET_QR_CODE, {"code": _qr_code(code)}))
 
     async def create_qr_code(
         self, *, prefilled_message: str, generate_qr_image: str = "PNG"
@@ -623,7 +618,7 @@ class PhoneAdmin(PhoneScoped):
                 generate_qr_image, field="generate_qr_image", choices=QR_IMAGE_FORMATS
             ),
         }
-        return QrCode.from_api(await self._on_phone(CREATE_QR_CODE, body=body))
+        return QrCode.from_api(await self._on_scope(CREATE_QR_CODE, body=body))
 
     async def update_qr_code(self, *, code: str, prefilled_message: str) -> QrCode:
         """``POST /{phone_number_id}/message_qrdls`` with ``code``: changes its message."""
@@ -633,17 +628,17 @@ class PhoneAdmin(PhoneScoped):
                 prefilled_message, field="prefilled_message", max_length=140, multiline=True
             ),
         }
-        return QrCode.from_api(await self._on_phone(CREATE_QR_CODE, body=body))
+        return QrCode.from_api(await self._on_scope(CREATE_QR_CODE, body=body))
 
     async def delete_qr_code(self, *, code: str) -> Success:
         """``DELETE /{phone_number_id}/message_qrdls/{code}``."""
-        return Success.from_api(await self._on_phone(DELETE_QR_CODE, {"code": _qr_code(code)}))
+        return Success.from_api(await self._on_scope(DELETE_QR_CODE, {"code": _qr_code(code)}))
 
     # --- business public key (Flows endpoint encryption)
 
     async def get_business_public_key(self) -> BusinessPublicKey:
         """``GET /{phone_number_id}/whatsapp_business_encryption``."""
-        return BusinessPublicKey.from_api(await self._on_phone(GET_BUSINESS_PUBLIC_KEY))
+        return BusinessPublicKey.from_api(await self._on_scope(GET_BUSINESS_PUBLIC_KEY))
 
     async def set_business_public_key(self, *, business_public_key: str) -> Success:
         """``POST /{phone_number_id}/whatsapp_business_encryption`` with a PEM public key."""
@@ -654,5 +649,5 @@ class PhoneAdmin(PhoneScoped):
             raise GraphRequestValidationError(
                 "business_public_key must be a PEM public key", field="business_public_key"
             )
-        raw = await self._on_phone(SET_BUSINESS_PUBLIC_KEY, body={"business_public_key": key})
+        raw = await self._on_scope(SET_BUSINESS_PUBLIC_KEY, body={"business_public_key": key})
         return Success.from_api(raw)

@@ -308,11 +308,11 @@ class PhoneSetup(PhoneScoped):
     async def request_code(self, *, code_method: str, language: str) -> Success:
         """``POST /{phone_number_id}/request_code``: send a verification code by SMS or voice."""
         body = code_request_body(code_method, language)
-        return Success.from_api(await self._on_phone(REQUEST_CODE, body=body))
+        return Success.from_api(await self._on_scope(REQUEST_CODE, body=body))
 
     async def verify_code(self, *, code: str) -> CodeVerification:
         """``POST /{phone_number_id}/verify_code`` with the six-digit code received."""
-        raw = await self._on_phone(VERIFY_CODE, body={"code": check_code(code)})
+        raw = await self._on_scope(VERIFY_CODE, body={"code": check_code(code)})
         return CodeVerification.from_api(raw)
 
     # --- conversational automation
@@ -344,7 +344,7 @@ class PhoneSetup(PhoneScoped):
                 "configure_conversational_automation needs enable_welcome_message, "
                 "prompts or commands"
             )
-        return Success.from_api(await self._on_phone(CONVERSATIONAL_AUTOMATION, body=body))
+        return Success.from_api(await self._on_scope(CONVERSATIONAL_AUTOMATION, body=body))
 
     async def get_business_bot(
         self, *, bot_id: str, fields: str | list[str] | None = None
@@ -359,7 +359,7 @@ class PhoneSetup(PhoneScoped):
         self, *, fields: str | list[str] | None = None
     ) -> BusinessComplianceInfo:
         """``GET /{phone_number_id}/business_compliance_info``."""
-        raw = await self._on_phone(GET_COMPLIANCE, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_COMPLIANCE, {"fields": check_fields(fields)})
         return BusinessComplianceInfo.from_api(raw)
 
     async def update_compliance_info(
@@ -401,7 +401,7 @@ class PhoneSetup(PhoneScoped):
         body["customer_care_details"] = _contact(
             customer_care_details, field="customer_care_details", named=False
         )
-        return Success.from_api(await self._on_phone(UPDATE_COMPLIANCE, body=body))
+        return Success.from_api(await self._on_scope(UPDATE_COMPLIANCE, body=body))
 
     # --- the business-profile node
 
@@ -446,4 +446,4 @@ class PhoneSetup(PhoneScoped):
         checks its shape, not its content, and returns the platform's encrypted answer.
         """
         body = {**_PRODUCT, "encrypted_contents": _jwe(encrypted_contents)}
-        return EncryptedMessageResult.from_api(await self._on_phone(SEND_ENCRYPTED, body=body))
+        return EncryptedMessageResult.from_api(await self._on_scope(SEND_ENCRYPTED, body=body))

@@ -12,7 +12,7 @@ from ._admin_checks import (
     BusinessScoped,
     check_fields,
     check_numeric_id,
-    paging_query,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._parse import Raw, as_object, opt_str, req_str
@@ -102,16 +102,12 @@ class OnboardingRequest:
         return cls(request_id=req_str(obj, "request_id", what="onboarding request"), raw=obj)
 
 
-def _listing(fields: object, limit: object, after: object, before: object) -> dict[str, object]:
-    return {"fields": check_fields(fields), **paging_query(limit, after, before)}
-
-
 class BusinessPortfolio(BusinessScoped):
     """Accounts, credit lines and client onboarding of one business portfolio."""
 
     async def get_business(self, *, fields: str | list[str] | None = None) -> BusinessPortfolioInfo:
         """``GET /{business_id}`` with optional ``fields``."""
-        raw = await self._on_business(GET_BUSINESS, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_BUSINESS, {"fields": check_fields(fields)})
         return BusinessPortfolioInfo.from_api(raw)
 
     async def list_owned_wabas(
@@ -123,7 +119,8 @@ class BusinessPortfolio(BusinessScoped):
         before: str | None = None,
     ) -> Page[WabaInfo]:
         """``GET /{business_id}/owned_whatsapp_business_accounts``."""
-        raw = await self._on_business(LIST_OWNED_WABAS, _listing(fields, limit, after, before))
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_OWNED_WABAS, params)
         return Page.from_api(raw, WabaInfo.from_api, what="owned WABAs")
 
     async def list_client_wabas(
@@ -135,7 +132,8 @@ class BusinessPortfolio(BusinessScoped):
         before: str | None = None,
     ) -> Page[WabaInfo]:
         """``GET /{business_id}/client_whatsapp_business_accounts``: WABAs clients shared."""
-        raw = await self._on_business(LIST_CLIENT_WABAS, _listing(fields, limit, after, before))
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_CLIENT_WABAS, params)
         return Page.from_api(raw, WabaInfo.from_api, what="client WABAs")
 
     async def list_credit_lines(
@@ -147,7 +145,8 @@ class BusinessPortfolio(BusinessScoped):
         before: str | None = None,
     ) -> Page[CreditLine]:
         """``GET /{business_id}/extendedcredits``."""
-        raw = await self._on_business(LIST_CREDIT_LINES, _listing(fields, limit, after, before))
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_CREDIT_LINES, params)
         return Page.from_api(raw, CreditLine.from_api, what="credit lines")
 
     async def list_user_assigned_wabas(
@@ -160,7 +159,7 @@ class BusinessPortfolio(BusinessScoped):
         before: str | None = None,
     ) -> Page[WabaInfo]:
         """``GET /{user_id}/assigned_whatsapp_business_accounts`` for a user of the portfolio."""
-        params = {"user_id": user_id, **_listing(fields, limit, after, before)}
+        params = {"user_id": user_id, **listing_query(fields, limit, after, before)}
         raw = await self._on_node(LIST_USER_ASSIGNED_WABAS, params)
         return Page.from_api(raw, WabaInfo.from_api, what="assigned WABAs")
 
@@ -175,5 +174,5 @@ class BusinessPortfolio(BusinessScoped):
             if solution_id is None
             else check_numeric_id(solution_id, field="solution_id")
         }
-        raw = await self._on_business(ONBOARD_TO_MARKETING_MESSAGES, params)
+        raw = await self._on_scope(ONBOARD_TO_MARKETING_MESSAGES, params)
         return OnboardingRequest.from_api(raw)

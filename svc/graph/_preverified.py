@@ -17,7 +17,7 @@ from ._admin_checks import (
     check_choice,
     check_fields,
     check_numeric_id,
-    paging_query,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -167,16 +167,15 @@ class PreverifiedNumbers(BusinessScoped):
                 choices=PREVERIFIED_CODE_STATUSES,
             ),
             "phone_number": None if phone_number is None else _phone_number(phone_number),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_business(LIST_PREVERIFIED, params)
+        raw = await self._on_scope(LIST_PREVERIFIED, params)
         return Page.from_api(raw, PreverifiedNumber.from_api, what="pre-verified numbers")
 
     async def add_preverified_number(self, *, phone_number: str) -> CreatedObject:
         """``POST /{business_id}/add_phone_numbers``: add a number to the pre-verified pool."""
         body = {"phone_number": _phone_number(phone_number)}
-        raw = await self._on_business(ADD_PREVERIFIED, body=body)
+        raw = await self._on_scope(ADD_PREVERIFIED, body=body)
         return CreatedObject.from_api(raw, what="add pre-verified number")
 
     async def share_preverified_number(
@@ -184,14 +183,14 @@ class PreverifiedNumbers(BusinessScoped):
     ) -> Success:
         """``POST /{business_id}/share_preverified_numbers`` with another business."""
         body = _sharing(preverified_id, partner_business_id)
-        return Success.from_api(await self._on_business(SHARE_PREVERIFIED, body=body))
+        return Success.from_api(await self._on_scope(SHARE_PREVERIFIED, body=body))
 
     async def unshare_preverified_number(
         self, *, preverified_id: str, partner_business_id: str
     ) -> Success:
         """``DELETE /{business_id}/share_preverified_numbers``: stop sharing with a business."""
         params = _sharing(preverified_id, partner_business_id)
-        return Success.from_api(await self._on_business(UNSHARE_PREVERIFIED, params))
+        return Success.from_api(await self._on_scope(UNSHARE_PREVERIFIED, params))
 
     async def get_preverified_number(
         self, *, preverified_id: str, fields: str | list[str] | None = None
@@ -217,8 +216,7 @@ class PreverifiedNumbers(BusinessScoped):
         """``GET /{preverified_id}/partners``: the businesses the number is shared with."""
         params = {
             "preverified_id": preverified_id,
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
         raw = await self._on_node(LIST_PREVERIFIED_PARTNERS, params)
         return Page.from_api(raw, BusinessSummary.from_api, what="pre-verified number partners")

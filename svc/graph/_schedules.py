@@ -13,12 +13,11 @@ from ._admin_checks import (
     WabaScoped,
     check_bool,
     check_choice,
-    check_fields,
     check_id_list,
     check_keys,
     check_text,
+    listing_query,
     opt_text,
-    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -181,10 +180,9 @@ class Schedules(WabaScoped):
             "sort": None
             if sort is None
             else check_choice(sort, field="sort", choices=SCHEDULE_SORTS),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_SCHEDULES, params)
+        raw = await self._on_scope(LIST_SCHEDULES, params)
         return Page.from_api(raw, WabaSchedule.from_api, what="WABA schedules")
 
     async def create_schedule(
@@ -233,5 +231,5 @@ class Schedules(WabaScoped):
             body["is_active"] = check_bool(is_active, field="is_active")
         if recurrence_pattern is not None:
             body["recurrence_pattern"] = _recurrence(recurrence_pattern)
-        raw = await self._on_waba(CREATE_SCHEDULE, body=body)
+        raw = await self._on_scope(CREATE_SCHEDULE, body=body)
         return CreatedObject.from_api(raw, what="create schedule")

@@ -10,7 +10,7 @@ helpers are added the same way.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from ._admin import (
     AppAdmin,
@@ -38,7 +38,7 @@ __all__ = [
 class _ScopedClient:
     """The shared part: the wrapped client, the bound id and edge requests below it."""
 
-    _ID_FIELD = "id"
+    _ID_FIELD: ClassVar[str] = "id"
 
     def __init__(self, client: GraphClient, scope_id: str) -> None:
         if client is None or not callable(getattr(client, "request", None)):

@@ -20,8 +20,8 @@ from ._admin_checks import (
     check_id_list,
     check_numeric_id,
     check_text,
+    listing_query,
     opt_text,
-    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -216,7 +216,7 @@ class AppSolutions(AppScoped):
             raise GraphRequestValidationError(
                 "solution_name must be 2..75 characters", field="solution_name"
             )
-        obj = as_object(await self._on_app(CREATE_SOLUTION, body=body), what="create solution")
+        obj = as_object(await self._on_scope(CREATE_SOLUTION, body=body), what="create solution")
         solution_id = req_str(obj, "solution_id", what="create solution")
         return CreatedObject(id=solution_id, success=None, raw=obj)
 
@@ -234,10 +234,9 @@ class AppSolutions(AppScoped):
             "role": None
             if role is None
             else check_choice(role, field="role", choices=SOLUTION_ROLES),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_app(LIST_APP_SOLUTIONS, params)
+        raw = await self._on_scope(LIST_APP_SOLUTIONS, params)
         return Page.from_api(raw, Solution.from_api, what="app solutions")
 
     async def list_connected_client_businesses(
@@ -249,8 +248,8 @@ class AppSolutions(AppScoped):
         before: str | None = None,
     ) -> Page[BusinessSummary]:
         """``GET /{app_id}/connected_client_businesses``."""
-        params = {"fields": check_fields(fields), **paging_query(limit, after, before)}
-        raw = await self._on_app(LIST_CONNECTED_CLIENTS, params)
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_CONNECTED_CLIENTS, params)
         return Page.from_api(raw, BusinessSummary.from_api, what="connected client businesses")
 
 
@@ -259,13 +258,13 @@ class SolutionLifecycle(SolutionScoped):
 
     async def get_solution(self, *, fields: str | list[str] | None = None) -> Solution:
         """``GET /{solution_id}``."""
-        raw = await self._on_solution(GET_SOLUTION, {"fields": check_fields(fields)})
+        raw = await self._on_scope(GET_SOLUTION, {"fields": check_fields(fields)})
         return Solution.from_api(raw)
 
     async def get_access_token(self, *, business_id: str) -> SolutionAccessToken:
         """``GET /{solution_id}/access_token?business_id=...``: a token for one client's assets."""
         params = {"business_id": check_numeric_id(business_id, field="business_id")}
-        return SolutionAccessToken.from_api(await self._on_solution(SOLUTION_ACCESS_TOKEN, params))
+        return SolutionAccessToken.from_api(await self._on_scope(SOLUTION_ACCESS_TOKEN, params))
 
     async def accept_invitation(
         self, *, partner_app_id: str, log_session_id: str | None = None
@@ -274,7 +273,7 @@ class SolutionLifecycle(SolutionScoped):
         body = {"partner_app_id": check_numeric_id(partner_app_id, field="partner_app_id")}
         if (session := opt_text(log_session_id, field="log_session_id", max_length=256)):
             body["log_session_id"] = session
-        return Success.from_api(await self._on_solution(ACCEPT_SOLUTION, body=body))
+        return Success.from_api(await self._on_scope(ACCEPT_SOLUTION, body=body))
 
     async def reject_request(
         self,
@@ -293,25 +292,25 @@ class SolutionLifecycle(SolutionScoped):
             body["rejection_reason"] = reason
         if partner_app_id is not None:
             body["partner_app_id"] = check_numeric_id(partner_app_id, field="partner_app_id")
-        return Success.from_api(await self._on_solution(REJECT_SOLUTION, body=body))
+        return Success.from_api(await self._on_scope(REJECT_SOLUTION, body=body))
 
     async def send_deactivation_request(self, *, reason: str | None = None) -> Success:
         """``POST /{solution_id}/send_deactivation_request`` (the solution owner asks)."""
         body = {} if (text := _reason(reason, field="reason")) is None else {"reason": text}
-        return Success.from_api(await self._on_solution(SEND_DEACTIVATION, body=body))
+        return Success.from_api(await self._on_scope(SEND_DEACTIVATION, body=body))
 
     async def accept_deactivation_request(
         self, *, fields: str | list[str] | None = None
     ) -> Solution:
         """``POST /{solution_id}/accept_deactivation_request``: the solution is deactivated."""
-        raw = await self._on_solution(ACCEPT_DEACTIVATION, {"fields": check_fields(fields)}, {})
+        raw = await self._on_scope(ACCEPT_DEACTIVATION, {"fields": check_fields(fields)}, {})
         return Solution.from_api(raw)
 
     async def reject_deactivation_request(
         self, *, fields: str | list[str] | None = None
     ) -> Solution:
         """``POST /{solution_id}/reject_deactivation_request``: the solution stays active."""
-        raw = await self._on_solution(
+        raw = await self._on_scope(
             REJECT_DEACTIVATION,
             {"fields": check_fields(fields)},
             {"reject_deactivation_request": True},
@@ -331,8 +330,8 @@ class WabaSolutions(WabaScoped):
         before: str | None = None,
     ) -> Page[Solution]:
         """``GET /{waba_id}/solutions``."""
-        params = {"fields": check_fields(fields), **paging_query(limit, after, before)}
-        raw = await self._on_waba(LIST_WABA_SOLUTIONS, params)
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_WABA_SOLUTIONS, params)
         return Page.from_api(raw, Solution.from_api, what="WABA solutions")
 
     async def set_solution_migration_intent(
@@ -352,7 +351,7 @@ class WabaSolutions(WabaScoped):
             if solution_id is not None
             else {"app_id": check_numeric_id(app_id, field="app_id")}
         )
-        obj = as_object(await self._on_waba(SET_MIGRATION_INTENT, body=body), what="migration")
+        obj = as_object(await self._on_scope(SET_MIGRATION_INTENT, body=body), what="migration")
         intent = opt_str(obj, "id") or req_str(obj, "migration_intent_id", what="migration")
         return CreatedObject(id=intent, success=None, raw=obj)
 

@@ -8,7 +8,6 @@ sending as ``TemplateCheckError`` whose ``field`` names the offending place.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -16,10 +15,10 @@ from typing import Any, Final
 from ._errors import TemplateCheckError
 from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._results import Template
+from ._validate import PLACEHOLDER
 
 __all__ = ["check_template_send"]
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 _MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "LOCATION", "GIF", "PRODUCT"})
 _HEADER_TYPES: Final = frozenset({"text"})
 _BODY_TYPES: Final = frozenset({"text", "currency", "date_time"})
@@ -202,7 +201,7 @@ def _definition_parts(raw: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 def _placeholders(component: Mapping[str, Any] | None, named_format: bool) -> _Placeholders:
     text = component.get("text") if component is not None else None
-    found = _PLACEHOLDER.findall(text) if isinstance(text, str) else []
+    found = PLACEHOLDER.findall(text) if isinstance(text, str) else []
     names = tuple(dict.fromkeys(found))
     named = named_format or any(not name.isdigit() for name in names)
     return _Placeholders(names=names, named=named)

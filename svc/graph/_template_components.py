@@ -18,9 +18,8 @@ from ._template_params import MAX_BUTTON_INDEX
 from ._validate import (
     check_id,
     check_int,
-    check_link,
     check_mapping,
-    check_media_id,
+    check_media_source,
     check_sequence,
 )
 
@@ -43,11 +42,7 @@ _CARD_COMPONENT_TYPES: Final = frozenset({"header", "body", "button"})
 
 def build_template_header_gif(*, media_id: str | None = None, link: str | None = None) -> Component:
     """A GIF header (templates whose header format is GIF) by ``media_id`` or ``link``."""
-    if (media_id is None) == (link is None):
-        raise GraphRequestValidationError(
-            "exactly one of media_id or link is required", field="media_id"
-        )
-    gif = {"id": check_media_id(media_id)} if media_id is not None else {"link": check_link(link)}
+    gif = check_media_source(media_id, link)
     return {"type": "header", "parameters": [{"type": "gif", "gif": gif}]}
 
 

@@ -16,7 +16,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ._errors import GraphRequestValidationError
-from ._validate import check_bool, check_choice, check_id, check_label, check_sequence, check_text
+from ._validate import (
+    PARAMETER_NAME,
+    PLACEHOLDER,
+    check_bool,
+    check_choice,
+    check_id,
+    check_label,
+    check_sequence,
+    check_text,
+)
 
 __all__ = [
     "build_definition_body",
@@ -63,8 +72,6 @@ MAX_BUTTONS_OF_KIND: Final[Mapping[str, int]] = {
     "OTP": 1,
 }
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
-_NAMED = re.compile(r"[a-z_][a-z0-9_]*")
 _MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "GIF"})
 _FLOW_ACTIONS: Final = frozenset({"navigate", "data_exchange"})
 _FLOW_ICONS: Final = frozenset({"DOCUMENT", "PROMOTION", "REVIEW"})
@@ -72,7 +79,7 @@ _FLOW_ICONS: Final = frozenset({"DOCUMENT", "PROMOTION", "REVIEW"})
 
 def _placeholders(text: str, field: str) -> tuple[list[str], bool]:
     """The distinct placeholders in order, and whether they are named."""
-    names = list(dict.fromkeys(_PLACEHOLDER.findall(text)))
+    names = list(dict.fromkeys(PLACEHOLDER.findall(text)))
     numeric = [name.isdigit() for name in names]
     if names and any(numeric) and not all(numeric):
         raise GraphRequestValidationError(
@@ -86,7 +93,7 @@ def _placeholders(text: str, field: str) -> tuple[list[str], bool]:
             )
         return sorted(names, key=int), False
     for name in names:
-        if not _NAMED.fullmatch(name):
+        if not PARAMETER_NAME.fullmatch(name):
             raise GraphRequestValidationError(
                 f"{field} placeholder {{{{{name}}}}} must be lower-case letters, digits and _",
                 field=field,
@@ -207,7 +214,7 @@ def build_definition_url_button(text: str, *, url: str, example: str | None = No
     checked = check_label(url, "url", max_length=MAX_DEFINITION_URL)
     if not checked.startswith(("https://", "http://")):
         raise GraphRequestValidationError("url must start with http:// or https://", field="url")
-    names = _PLACEHOLDER.findall(checked)
+    names = PLACEHOLDER.findall(checked)
     button: Component = {"type": "URL", "text": _text(text), "url": checked}
     if names:
         if names != ["1"] or not re.search(r"\{\{\s*1\s*\}\}$", checked):

@@ -8,13 +8,14 @@ compose with ``send_template(components=[...])`` and ``check_template_send``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ._content_messages import media_object
 from ._errors import GraphRequestValidationError
 from ._validate import (
+    CURRENCY_CODE,
+    PARAMETER_NAME,
     check_int,
     check_label,
     check_latitude,
@@ -59,14 +60,12 @@ MAX_OTP_CODE: Final = 15
 MAX_FALLBACK_VALUE: Final = 1024
 MAX_BODY_PARAMETERS: Final = 100
 
-_PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
-_CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 _MEDIA_KINDS = frozenset({"image", "video", "document"})
 _BODY_PARAMETER_TYPES = frozenset({"text", "currency", "date_time"})
 
 
 def _parameter_name(value: object) -> str:
-    if not isinstance(value, str) or not _PARAMETER_NAME.fullmatch(value) or len(value) > 512:
+    if not isinstance(value, str) or not PARAMETER_NAME.fullmatch(value) or len(value) > 512:
         raise GraphRequestValidationError(
             "parameter_name must be lower-case letters, digits and underscores, "
             "starting with a letter or underscore",
@@ -101,7 +100,7 @@ def template_currency_parameter(
     parameter_name: str | None = None,
 ) -> Component:
     """A currency parameter: ISO 4217 ``code`` and the amount times 1000 (``amount_1000``)."""
-    if not isinstance(code, str) or not _CURRENCY_CODE.fullmatch(code):
+    if not isinstance(code, str) or not CURRENCY_CODE.fullmatch(code):
         raise GraphRequestValidationError(
             "code must be an ISO 4217 currency code such as USD", field="code"
         )

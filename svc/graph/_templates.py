@@ -16,13 +16,12 @@ from ._admin_checks import (
     WabaScoped,
     check_bool,
     check_choice,
-    check_cursor,
     check_fields,
     check_id,
     check_id_list,
-    check_limit,
     check_text,
     opt_text,
+    paging_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -269,11 +268,9 @@ class Templates(WabaScoped):
                 category, field="category", choices=TEMPLATE_CATEGORIES
             ),
             "language": None if language is None else _language(language),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
+            **paging_query(limit, after, before),
         }
-        raw = await self._on_waba(LIST_TEMPLATES, params)
+        raw = await self._on_scope(LIST_TEMPLATES, params)
         return Page.from_api(raw, Template.from_api, what="list templates")
 
     async def create_template(
@@ -315,7 +312,7 @@ class Templates(WabaScoped):
                     field="optimization_spec",
                 )
             body["optimization_spec"] = _optimization_spec(optimization_spec)
-        return TemplateCreated.from_api(await self._on_waba(CREATE_TEMPLATE, body=body))
+        return TemplateCreated.from_api(await self._on_scope(CREATE_TEMPLATE, body=body))
 
     async def get_template(
         self, *, template_id: str, fields: str | list[str] | None = None
@@ -372,7 +369,7 @@ class Templates(WabaScoped):
             "name": _template_name(name),
             "hsm_id": None if hsm_id is None else check_id(hsm_id, field="hsm_id"),
         }
-        return Success.from_api(await self._on_waba(DELETE_TEMPLATE, params))
+        return Success.from_api(await self._on_scope(DELETE_TEMPLATE, params))
 
     # --- template groups
 
@@ -380,12 +377,8 @@ class Templates(WabaScoped):
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[TemplateGroup]:
         """``GET /{waba_id}/template_groups``: one page."""
-        params = {
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
-        raw = await self._on_waba(LIST_TEMPLATE_GROUPS, params)
+        params = paging_query(limit, after, before)
+        raw = await self._on_scope(LIST_TEMPLATE_GROUPS, params)
         return Page.from_api(raw, TemplateGroup.from_api, what="list template groups")
 
     async def create_template_group(
@@ -399,7 +392,7 @@ class Templates(WabaScoped):
         if (text := opt_text(description, field="description", max_length=2048,
                              multiline=True)) is not None:
             body["description"] = text
-        raw = await self._on_waba(CREATE_TEMPLATE_GROUP, body=body)
+        raw = await self._on_scope(CREATE_TEMPLATE_GROUP, body=body)
         return CreatedObject.from_api(raw, what="create template group")
 
     async def get_template_group(
@@ -478,7 +471,7 @@ class Templates(WabaScoped):
             ),
             "metric_types": None if metrics is None else _id_array(metrics),
         }
-        raw = await self._on_waba(TEMPLATE_GROUP_ANALYTICS, params)
+        raw = await self._on_scope(TEMPLATE_GROUP_ANALYTICS, params)
         return TemplateGroupAnalytics.from_api(raw)
 
 

@@ -62,7 +62,7 @@ class ThreadControl(PhoneScoped):
         body.update(Recipient.parse(to, field="to").wire())
         body["action"] = check_choice(action, field="action", choices=THREAD_CONTROL_ACTIONS)
         body.update(extra)
-        return ThreadControlResult.from_api(await self._on_phone(THREAD_CONTROL, body=body))
+        return ThreadControlResult.from_api(await self._on_scope(THREAD_CONTROL, body=body))
 
     async def pass_thread_control(
         self,

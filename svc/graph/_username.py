@@ -103,7 +103,7 @@ class BusinessUsernames(PhoneScoped):
 
     async def get_username(self) -> BusinessUsername:
         """``GET /{phone_number_id}/username``."""
-        return BusinessUsername.from_api(await self._on_phone(GET_USERNAME))
+        return BusinessUsername.from_api(await self._on_scope(GET_USERNAME))
 
     async def set_username(
         self, *, username: str, transfer_action: str | None = None
@@ -114,12 +114,12 @@ class BusinessUsernames(PhoneScoped):
             body["transfer_action"] = check_choice(
                 transfer_action, field="transfer_action", choices=USERNAME_TRANSFER_ACTIONS
             )
-        return BusinessUsername.from_api(await self._on_phone(SET_USERNAME, body=body))
+        return BusinessUsername.from_api(await self._on_scope(SET_USERNAME, body=body))
 
     async def delete_username(self) -> Success:
         """``DELETE /{phone_number_id}/username``."""
-        return Success.from_api(await self._on_phone(DELETE_USERNAME))
+        return Success.from_api(await self._on_scope(DELETE_USERNAME))
 
     async def list_username_suggestions(self) -> UsernameSuggestions:
         """``GET /{phone_number_id}/username_suggestions``."""
-        return UsernameSuggestions.from_api(await self._on_phone(USERNAME_SUGGESTIONS))
+        return UsernameSuggestions.from_api(await self._on_scope(USERNAME_SUGGESTIONS))

@@ -20,6 +20,7 @@ from ._errors import GraphRequestValidationError
 from ._recipient import is_phone_number, is_user_id
 
 __all__ = [
+    "CURRENCY_CODE",
     "MAX_CAPTION_LENGTH",
     "MAX_FILENAME_LENGTH",
     "MAX_GROUP_ID_LENGTH",
@@ -27,6 +28,8 @@ __all__ = [
     "MAX_MEDIA_ID_LENGTH",
     "MAX_MESSAGE_ID_LENGTH",
     "MAX_TEXT_LENGTH",
+    "PARAMETER_NAME",
+    "PLACEHOLDER",
     "check_bool",
     "check_caption",
     "check_choice",
@@ -40,6 +43,7 @@ __all__ = [
     "check_longitude",
     "check_mapping",
     "check_media_id",
+    "check_media_source",
     "check_phone_to",
     "check_recipient",
     "check_reply_to",
@@ -56,6 +60,13 @@ MAX_FILENAME_LENGTH = 256
 MAX_GROUP_ID_LENGTH = 256
 
 _GROUP_ID_FORBIDDEN = re.compile(r"[\s/\\?#%]")
+
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
+"""An ISO 4217 currency code as the platform takes it: three capital letters."""
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
+"""A template text's ``{{1}}`` or ``{{name}}`` placeholder (the group is the number or name)."""
+PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+"""A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
 
 
 def _fail(message: str, field: str) -> GraphRequestValidationError:
@@ -94,26 +105,29 @@ def check_recipient(value: object, field: str = "recipient") -> str:
     return value
 
 
-def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT_LENGTH) -> str:
-    """Message text: non-empty, bounded; newline and tab allowed, other control characters not."""
+def _check_bounded(value: object, field: str, max_length: int) -> str:
+    """A string that is not blank and holds at most ``max_length`` characters."""
     if not isinstance(value, str) or not value.strip():
         raise _fail("must be a non-empty string", field)
     if len(value) > max_length:
         raise _fail(f"must be at most {max_length} characters", field)
-    if has_text_control(value):
-        raise _fail("must hold no control characters other than newline and tab", field)
     return value
+
+
+def check_text(value: object, field: str = "text", *, max_length: int = MAX_TEXT_LENGTH) -> str:
+    """Message text: non-empty, bounded; newline and tab allowed, other control characters not."""
+    text = _check_bounded(value, field, max_length)
+    if has_text_control(text):
+        raise _fail("must hold no control characters other than newline and tab", field)
+    return text
 
 
 def check_label(value: object, field: str, *, max_length: int) -> str:
     """A single-line label (titles, ids shown to users): non-empty, bounded, no control chars."""
-    if not isinstance(value, str) or not value.strip():
-        raise _fail("must be a non-empty string", field)
-    if len(value) > max_length:
-        raise _fail(f"must be at most {max_length} characters", field)
-    if has_control(value):
+    label = _check_bounded(value, field, max_length)
+    if has_control(label):
         raise _fail("must hold no control characters", field)
-    return value
+    return label
 
 
 def check_id(value: object, field: str, *, max_length: int = MAX_MESSAGE_ID_LENGTH) -> str:
@@ -129,6 +143,15 @@ def check_reply_to(value: object, field: str = "reply_to_message_id") -> str:
 def check_media_id(value: object, field: str = "media_id") -> str:
     """An uploaded media id: non-empty, at most 2048 characters, no control characters."""
     return check_id(value, field, max_length=MAX_MEDIA_ID_LENGTH)
+
+
+def check_media_source(media_id: object, link: object) -> dict[str, str]:
+    """``{"id": media_id}`` or ``{"link": link}``: exactly one of an uploaded media id or a URL."""
+    if (media_id is None) == (link is None):
+        raise GraphRequestValidationError(
+            "exactly one of media_id or link is required", field="media_id"
+        )
+    return {"id": check_media_id(media_id)} if media_id is not None else {"link": check_link(link)}
 
 
 def check_link(value: object, field: str = "link") -> str:

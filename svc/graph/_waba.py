@@ -9,11 +9,10 @@ from typing import Any, Final
 from ._admin_checks import (
     WabaScoped,
     check_bool,
-    check_cursor,
     check_fields,
-    check_limit,
     check_text,
     check_url,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -109,11 +108,11 @@ class WabaAccount(WabaScoped):
 
     async def get_waba_info(self, *, fields: str | list[str] | None = None) -> WabaInfo:
         """``GET /{waba_id}`` with optional ``fields``."""
-        return WabaInfo.from_api(await self._on_waba(GET_WABA, {"fields": check_fields(fields)}))
+        return WabaInfo.from_api(await self._on_scope(GET_WABA, {"fields": check_fields(fields)}))
 
     async def list_subscribed_apps(self) -> Page[SubscribedApp]:
         """``GET /{waba_id}/subscribed_apps``."""
-        raw = await self._on_waba(LIST_SUBSCRIBED_APPS)
+        raw = await self._on_scope(LIST_SUBSCRIBED_APPS)
         return Page.from_api(raw, SubscribedApp.from_api, what="list subscribed apps")
 
     async def subscribe_app(
@@ -138,11 +137,11 @@ class WabaAccount(WabaScoped):
             body["verify_token"] = check_text(
                 verify_token, field="verify_token", max_length=MAX_VERIFY_TOKEN_LENGTH
             )
-        return Success.from_api(await self._on_waba(SUBSCRIBE_APP, body=body))
+        return Success.from_api(await self._on_scope(SUBSCRIBE_APP, body=body))
 
     async def unsubscribe_app(self) -> Success:
         """``DELETE /{waba_id}/subscribed_apps``: the calling app stops getting its webhooks."""
-        return Success.from_api(await self._on_waba(UNSUBSCRIBE_APP))
+        return Success.from_api(await self._on_scope(UNSUBSCRIBE_APP))
 
     async def update_waba(
         self,
@@ -172,7 +171,7 @@ class WabaAccount(WabaScoped):
                 body[key] = check_bool(flag, field=key)
         if not body:
             raise GraphRequestValidationError("update_waba needs at least one setting")
-        return Success.from_api(await self._on_waba(UPDATE_WABA, body=body))
+        return Success.from_api(await self._on_scope(UPDATE_WABA, body=body))
 
     async def get_account_number(
         self, *, account_number_id: str, fields: str | list[str] | None = None
@@ -190,13 +189,8 @@ class WabaAccount(WabaScoped):
         before: str | None = None,
     ) -> Page[PhoneNumberInfo]:
         """``GET /{waba_id}/phone_numbers``: one page of the account's phone numbers."""
-        params = {
-            "fields": check_fields(fields),
-            "limit": check_limit(limit),
-            "after": check_cursor(after, field="after"),
-            "before": check_cursor(before, field="before"),
-        }
-        raw = await self._on_waba(LIST_PHONE_NUMBERS, params)
+        params = listing_query(fields, limit, after, before)
+        raw = await self._on_scope(LIST_PHONE_NUMBERS, params)
         return Page.from_api(raw, PhoneNumberInfo.from_api, what="list phone numbers")
 
     async def add_phone_number(
@@ -215,5 +209,5 @@ class WabaAccount(WabaScoped):
             "verified_name": check_text(verified_name, field="verified_name", max_length=256),
         }
         return CreatedObject.from_api(
-            await self._on_waba(ADD_PHONE_NUMBER, body=body), what="add phone number"
+            await self._on_scope(ADD_PHONE_NUMBER, body=body), what="add phone number"
         )

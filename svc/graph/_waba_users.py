@@ -11,10 +11,9 @@ from ._admin_checks import (
     PAGING_PARAMS,
     WabaScoped,
     check_choice,
-    check_fields,
     check_id_list,
     check_numeric_id,
-    paging_query,
+    listing_query,
 )
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
@@ -175,10 +174,9 @@ class WabaUsers(WabaScoped):
         """``GET /{waba_id}/assigned_users?business=...``: users of the portfolio with access."""
         params = {
             "business": check_numeric_id(business_id, field="business_id"),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_ASSIGNED_USERS, params)
+        raw = await self._on_scope(LIST_ASSIGNED_USERS, params)
         return Page.from_api(raw, AssignedUser.from_api, what="assigned users")
 
     async def add_assigned_user(self, *, user_id: str, tasks: list[str]) -> Success:
@@ -195,12 +193,12 @@ class WabaUsers(WabaScoped):
                 ),
             ),
         }
-        return Success.from_api(await self._on_waba(ADD_ASSIGNED_USER, body=body))
+        return Success.from_api(await self._on_scope(ADD_ASSIGNED_USER, body=body))
 
     async def remove_assigned_user(self, *, user_id: str) -> Success:
         """``DELETE /{waba_id}/assigned_users?user=...``: the user loses every task."""
         params = {"user": check_numeric_id(user_id, field="user_id")}
-        return Success.from_api(await self._on_waba(REMOVE_ASSIGNED_USER, params))
+        return Success.from_api(await self._on_scope(REMOVE_ASSIGNED_USER, params))
 
     async def list_activities(
         self,
@@ -221,8 +219,7 @@ class WabaUsers(WabaScoped):
             "since": _time(since, field="since"),
             "until": _time(until, field="until"),
             "activity_type": _activity_types(activity_type),
-            "fields": check_fields(fields),
-            **paging_query(limit, after, before),
+            **listing_query(fields, limit, after, before),
         }
-        raw = await self._on_waba(LIST_ACTIVITIES, params)
+        raw = await self._on_scope(LIST_ACTIVITIES, params)
         return Page.from_api(raw, WabaActivity.from_api, what="WABA activities")

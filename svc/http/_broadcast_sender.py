@@ -107,15 +107,7 @@ class BroadcastOptions:
             raise _invalid("rate_per_second must be a number.")
         if not 0 < rate <= MAX_RATE_PER_SECOND:
             raise _invalid(f"rate_per_second must be in (0, {MAX_RATE_PER_SECOND:g}].")
-        for name in (
-            "interval",
-            "idle_interval",
-            "horizon",
-            "lease",
-            "pair_backoff",
-            "rate_backoff",
-            "max_backoff",
-        ):
+        for name in _DURATIONS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
                 raise _invalid(f"{name} must be a positive number of seconds.")

@@ -52,6 +52,8 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
         bearer(token)
 
     def group(group_id: str) -> GroupClient:
+        """The bearer checked, the client of the path's group (a 4xx when either is unusable)."""
+        require_bearer()
         try:
             return GroupClient(service.client, group_id=check_path_id(group_id))
         except GraphRequestValidationError:
@@ -59,6 +61,11 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
 
     async def body_of(model: type[BaseModel]) -> Any:
         return parse_body(model, parse_json(await request_body(service.profile.max_body_bytes)))
+
+    async def group_and_body(group_id: str, model: type[BaseModel]) -> tuple[GroupClient, Any]:
+        """``group(group_id)``, then the request body parsed as ``model``."""
+        client = group(group_id)
+        return client, await body_of(model)
 
     def page_args() -> dict[str, Any]:
         return {
@@ -103,7 +110,6 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def get_group(group_id: str) -> Response:
         """Get one group."""
-        require_bearer()
         client = group(group_id)
         fields = query_text("fields")
         return await upstream(lambda: client.get_group(fields=fields))
@@ -114,9 +120,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def update_group(group_id: str) -> Response:
         """Update a group's subject, description or join approval mode."""
-        require_bearer()
-        client = group(group_id)
-        body = await body_of(GroupUpdateBody)
+        client, body = await group_and_body(group_id, GroupUpdateBody)
         return await upstream(
             lambda: client.update_group(
                 subject=body.subject,
@@ -130,9 +134,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def delete_group(group_id: str) -> Response:
         """Delete a group."""
-        require_bearer()
-        client = group(group_id)
-        return await upstream(client.delete_group)
+        return await upstream(group(group_id).delete_group)
 
     @app.route(
         f"{prefix}/groups/<group_id>/invite-link", methods=["GET"], endpoint="get_invite_link"
@@ -141,9 +143,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def get_invite_link(group_id: str) -> Response:
         """Get the group's invite link."""
-        require_bearer()
-        client = group(group_id)
-        return await upstream(client.get_invite_link)
+        return await upstream(group(group_id).get_invite_link)
 
     @app.route(
         f"{prefix}/groups/<group_id>/invite-link", methods=["POST"], endpoint="reset_invite_link"
@@ -152,9 +152,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def reset_invite_link(group_id: str) -> Response:
         """Reset the invite link (POST, never DELETE): the previous link stops working."""
-        require_bearer()
-        client = group(group_id)
-        return await upstream(client.reset_invite_link)
+        return await upstream(group(group_id).reset_invite_link)
 
     @app.route(
         f"{prefix}/groups/<group_id>/participants",
@@ -166,9 +164,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def remove_participants(group_id: str) -> Response:
         """Remove up to 8 participants."""
-        require_bearer()
-        client = group(group_id)
-        body = await body_of(RemoveParticipantsBody)
+        client, body = await group_and_body(group_id, RemoveParticipantsBody)
         return await upstream(lambda: client.remove_participants(wa_ids=list(body.waIds)))
 
     @app.route(
@@ -179,7 +175,6 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def list_join_requests(group_id: str) -> Response:
         """List open join requests."""
-        require_bearer()
         client = group(group_id)
         args = page_args()
         return await upstream(lambda: client.list_join_requests(**args))
@@ -194,9 +189,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def approve_join_requests(group_id: str) -> Response:
         """Approve join requests."""
-        require_bearer()
-        client = group(group_id)
-        body = await body_of(JoinRequestsBody)
+        client, body = await group_and_body(group_id, JoinRequestsBody)
         return await upstream(
             lambda: client.approve_join_requests(join_request_ids=list(body.joinRequestIds))
         )
@@ -211,9 +204,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
     @document_response(GraphAnswer)
     async def reject_join_requests(group_id: str) -> Response:
         """Reject join requests (DELETE, never POST)."""
-        require_bearer()
-        client = group(group_id)
-        body = await body_of(JoinRequestsBody)
+        client, body = await group_and_body(group_id, JoinRequestsBody)
         return await upstream(
             lambda: client.reject_join_requests(join_request_ids=list(body.joinRequestIds))
         )

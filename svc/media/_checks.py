@@ -15,6 +15,7 @@ from urllib.parse import quote
 from ._errors import MediaValidationError
 
 __all__ = [
+    "HEX64",
     "MAX_DOWNLOAD_BYTES",
     "MAX_ID_LENGTH",
     "MAX_SESSION_BYTES",
@@ -44,7 +45,8 @@ MAX_ID_LENGTH: Final = 2048
 _DIGITS = re.compile(r"[0-9]+")
 _MEDIA_ID = re.compile(r"[A-Za-z0-9_-]+")
 _SESSION_ID = re.compile(r"[A-Za-z0-9_:-]+")
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+"""A SHA-256 digest as 64 hex digits."""
 
 
 def _check_segment(value: object, *, field: str, pattern: re.Pattern[str], rule: str) -> str:
@@ -110,7 +112,7 @@ def check_cap(value: object, *, maximum: int, field: str = "max_bytes") -> int:
 def parse_expected_sha256(value: object) -> bytes:
     """The 32-byte digest of an expected SHA-256 given as 64 hex digits or base64 of 32 bytes."""
     if isinstance(value, str):
-        if _HEX64.fullmatch(value):
+        if HEX64.fullmatch(value):
             return bytes.fromhex(value)
         try:
             digest = base64.b64decode(value, validate=True)

@@ -20,6 +20,7 @@ from svc.graph import GraphClient, GraphNetworkError
 
 from ._bodies import ByteSource, CountedBody, UploadFile, byte_source, multipart_envelope
 from ._checks import (
+    HEX64,
     MAX_DOWNLOAD_BYTES,
     MAX_SESSION_BYTES,
     MAX_UPLOAD_BYTES,
@@ -58,7 +59,6 @@ MEDIA_HOSTS: Final = frozenset({"lookaside.fbsbx.com", "mmg.whatsapp.net"})
 ``download_media_bytes`` sends the access token to these only, over https."""
 MAX_FILE_NAME_LENGTH: Final = 255
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}")
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 async def upload_media(
@@ -153,7 +153,7 @@ async def download_media(
     url = _string(answer, "url")
     _check_download_url(url, code="invalid_response")
     sha256 = _string(answer, "sha256")
-    if not _HEX64.fullmatch(sha256):
+    if not HEX64.fullmatch(sha256):
         raise MediaValidationError("invalid_response", "media sha256 is not 64 hex digits")
     product = answer.get("messaging_product")
     return MediaInfo(

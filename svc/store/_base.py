@@ -18,6 +18,7 @@ from . import _ops
 from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
+from ._contract import PersistenceStore
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._inbox_methods import InboxMethods
 from ._kinds import DeliveryWrite, InboxArgs, Kind
@@ -131,7 +132,7 @@ def delivery_write(
     )
 
 
-class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
+class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
 
     __slots__ = ()
@@ -143,7 +144,7 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     @property
     @abc.abstractmethod
     def backend(self) -> str:
-        """``"sqlite"`` or ``"postgres"``."""
+        ...
 
     @abc.abstractmethod
     async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
@@ -159,7 +160,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         """Apply pending migrations (up to ``target_version``); return the version."""
 
     async def health(self) -> PersistenceHealth:
-        """``ok`` with the schema version; never raises for a backend fault."""
         version: int | None = None
         if not self._closed:
             try:
@@ -175,12 +175,11 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Release the connections."""
+        ...
 
     async def record_webhook_event(
         self, *, event_key: str, event_hash: str, received_at: datetime
     ) -> WebhookEventResult:
-        """Remember an event key; ``duplicate`` when it was seen before."""
         key = check.text(event_key, "event_key")
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
@@ -199,15 +198,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         identities: Sequence[UserIdentityRecord] = (),
         rows: CheckedRows | None = None,
     ) -> WebhookEventResult:
-        """Remember a delivery's event key and project its messages, statuses and users, atomically.
-
-        One group-commit job: the event row, the projection and the identity-map
-        merge commit together or not at all. The projection (as
-        ``record_message``, ``append_message_status`` and
-        ``record_user_identities``, idempotent) runs for a ``duplicate`` too, so a
-        repeated delivery retries it; the result says whether the key was new.
-        ``rows`` is the projection already checked (see ``record_webhook_updates``).
-        """
         recorded = await self.record_webhook_updates(
             event_key=event_key,
             event_hash=event_hash,
@@ -232,19 +222,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         rows: CheckedRows | None = None,
         inbox: Sequence[InboxRow] = (),
     ) -> UpdatesRecorded:
-        """``record_webhook_delivery`` plus the delivery's per-update keys, atomically.
-
-        ``new`` names the keys recorded for the first time (first occurrence order); a
-        key stored before, by this delivery or another, is a duplicate, in whatever
-        delivery it comes.
-
-        ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is a
-        projection ``CheckedRowsBuilder`` checked while building it: taken as is.
-
-        ``inbox`` holds the updates a handler runs: the rows whose ``update_key`` this call
-        records new (``new``) go in the inbox in the same commit, in the given order,
-        pending and due at ``received_at``; the others are left out (a redelivery adds none).
-        """
         delivery = delivery_write(
             event_key=event_key,
             event_hash=event_hash,
@@ -262,7 +239,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         return recorded
 
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
-        """The stored request for a key, if any."""
         key = check.text(idempotency_key, "idempotency_key")
         return await self._call(
             "query_failed", lambda s: _ops.get_service_request(s, key), write=False
@@ -271,7 +247,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def record_service_request(
         self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
     ) -> ServiceRequestRecord:
-        """Store a completed request unless the key exists (never overwrites)."""
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         response = check.response_json(response_json)
@@ -285,7 +260,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def claim_service_request(
         self, *, idempotency_key: str, request_hash: str, created_at: datetime
     ) -> ClaimResult:
-        """Atomically reserve a key: Claimed, Pending, Conflict or Replay."""
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         at = to_ms(created_at, field="created_at")
@@ -303,11 +277,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         created_at: datetime,
         response_status: int | None = None,
     ) -> bool:
-        """Store the response of a pending reservation with the same hash; True if stored.
-
-        ``response_status`` is the HTTP status of a definitive refusal (a claim
-        completed with the error answer); None for a successful send.
-        """
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         response = check.response_json(response_json)
@@ -323,7 +292,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         return stored
 
     async def release_service_request(self, *, idempotency_key: str, request_hash: str) -> bool:
-        """Delete a pending reservation with the same hash; True if one was deleted."""
         key = check.text(idempotency_key, "idempotency_key")
         digest = check.text(request_hash, "request_hash")
         return await self._call(
@@ -335,7 +303,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def enqueue_outbox_item(
         self, *, id: str, payload_hash: str, created_at: datetime
     ) -> OutboxItem:
-        """Add a pending item due at ``created_at``; a known id is a no-op."""
         item_id = check.text(id, "id")
         digest = check.text(payload_hash, "payload_hash")
         at = to_ms(created_at, field="created_at")
@@ -344,7 +311,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         )
 
     async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
-        """Lease up to ``limit`` due items for five minutes."""
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
         return await self._call(
@@ -360,7 +326,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         retry_delay_ms: int,
         error: str | None = None,
     ) -> bool:
-        """Reschedule at ``now + retry_delay_ms`` when ``lease_id`` is current."""
         item_id = check.text(id, "id")
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
@@ -375,7 +340,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def mark_outbox_item_dead(
         self, *, id: str, lease_id: str, now: datetime, error: str | None = None
     ) -> bool:
-        """Mark dead (never claimed again) when ``lease_id`` is current; True if so."""
         item_id = check.text(id, "id")
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
@@ -389,7 +353,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def list_outbox_items(
         self, *, status: OutboxStatus | str | None = None, limit: int = 100
     ) -> list[OutboxItem]:
-        """Items (of one ``status`` when given), most recently updated first."""
         state = None if status is None else _outbox_status(status)
         count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
         return await self._call(
@@ -397,7 +360,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         )
 
     async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
-        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
         item_id = check.text(id, "id")
         at = to_ms(now, field="now")
         return await self._call(
@@ -405,14 +367,12 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         )
 
     async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
-        """How many outbox items are in ``status``."""
         state = _outbox_status(status)
         return await self._call(
             "query_failed", lambda s: _ops.count_outbox_items(s, state), write=False
         )
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
-        """Mark succeeded when ``lease_id`` is current."""
         item_id = check.text(id, "id")
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
@@ -423,7 +383,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         )
 
     async def record_message(self, record: MessageRecord) -> MessageRecord:
-        """Insert idempotently on row id and (direction, wa_message_id); return the stored row."""
         values = check.message(record)
         stored: MessageRecord = await self._write(
             Kind.MESSAGE, values, code="outbox_failed", key=str(values[1])
@@ -433,7 +392,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def append_message_status(
         self, *, wa_message_id: str, status: str, timestamp: datetime
     ) -> bool:
-        """Log a status event and advance matching rows by rank; True if a row matched."""
         message_id = check.text(wa_message_id, "wa_message_id")
         value = check.text(status, "status", max_len=64)
         at = to_ms(timestamp, field="timestamp")
@@ -445,7 +403,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
     async def get_message(
         self, *, wa_message_id: str, direction: str | None = None
     ) -> MessageRecord | None:
-        """The row for a platform message id (newest first when direction is omitted)."""
         message_id = check.text(wa_message_id, "wa_message_id")
         if direction not in (None, "inbound", "outbound"):
             raise PersistenceValidationError(
@@ -464,13 +421,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         business_phone_number_id: str | None = None,
         include_unassigned: bool = False,
     ) -> MessagePage:
-        """Newest first (created_at, then row id); an unknown cursor gives an empty page.
-
-        ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user:
-        rows naming it or any identifier the identity map links to it.
-        ``business_phone_number_id`` keeps one business number's rows (with
-        ``include_unassigned``, also rows stored without a number).
-        """
         count = check.integer(limit, "limit", low=1, high=100)
         if before_row_id is not None and not isinstance(before_row_id, str):
             raise PersistenceValidationError("invalid_options", "before_row_id must be a string.")
@@ -491,14 +441,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         business_phone_number_id: str | None = None,
         include_unassigned: bool = False,
     ) -> datetime | None:
-        """created_at of the newest inbound row from ``user``, or None.
-
-        ``user`` is a phone (wa_id), a BSUID or a parent BSUID; rows of every
-        identifier the identity map links to it count. ``phone`` is the older
-        name of the same argument. ``business_phone_number_id`` keeps one
-        business number's rows (the window is per number; with
-        ``include_unassigned``, rows stored without a number count too).
-        """
         if (user is None) == (phone is None):
             raise PersistenceValidationError(
                 "invalid_options", "Pass exactly one of user and phone."
@@ -513,12 +455,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         return None if ms is None else from_ms(ms)
 
     async def record_user_identities(self, identities: Sequence[UserIdentityRecord]) -> None:
-        """Merge user sightings into the identity map, in order, in one transaction.
-
-        A sighting merges by ``user_id`` when it has one, else by ``wa_id``; a
-        newer sighting updates the values it knows, None never erases a value,
-        and ``last_seen_at`` only moves forward.
-        """
         users = tuple(check.identity(i) for i in check.records(identities, "identities"))
         if users:
             await self._call(
@@ -533,12 +469,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         new_wa_id: str | None = None,
         at: datetime,
     ) -> UserIdentityRecord:
-        """Apply "user changed number" (new wa_id and BSUID) or "user changed user id".
-
-        The identity ``user`` names (a BSUID or a wa_id) moves to the new
-        identifiers; the old ones stop resolving, the username and parent BSUID
-        carry over. Returns the identity as stored after the change.
-        """
         old = check.user(user)
         new_id = check.optional_text(new_user_id, "new_user_id", max_len=check.USER_ID_MAX)
         new_wa = check.optional_text(new_wa_id, "new_wa_id", max_len=check.PHONE_MAX)
@@ -554,11 +484,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         )
 
     async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
-        """The known identity of ``user`` (a phone, a BSUID or a parent BSUID), or None.
-
-        Answers which identifiers the service can reply to: a BSUID match wins
-        over a parent-BSUID match over a phone match, then the most recently seen.
-        """
         value = check.user(user)
         return await self._call(
             "query_failed", lambda s: _ops.find_user_identity(s, value), write=False
@@ -571,13 +496,6 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         messages_older_than: datetime | None = None,
         batch_size: int = PRUNE_BATCH,
     ) -> PruneReport:
-        """Delete records older than the cutoffs, ``batch_size`` rows per transaction.
-
-        Before ``older_than``: webhook event and update keys, completed claims
-        (sends and definitive refusals), succeeded outbox items. Before
-        ``messages_older_than`` (only when given): projected messages and status
-        events. Pending claims and pending or dead outbox items are kept.
-        """
         cutoff = to_ms(older_than, field="older_than")
         messages_cutoff = (
             None
@@ -602,5 +520,4 @@ class StoreBase(BroadcastMethods, InboxMethods, abc.ABC):
         return PruneReport(**counts)
 
     async def count_outbox_pending(self) -> int:
-        """How many outbox items are pending."""
         return await self._call("query_failed", _ops.count_outbox_pending, write=False)

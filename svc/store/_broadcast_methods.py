@@ -20,6 +20,7 @@ from ._broadcasts import (
     BroadcastSend,
     BroadcastStatus,
 )
+from ._contract import BroadcastStore
 from ._errors import FaultCode, PersistenceValidationError
 from ._kinds import Kind
 from ._session import Session
@@ -52,8 +53,11 @@ def _recipient(item: object) -> tuple[str, str]:
     return who, payload
 
 
-class BroadcastMethods(abc.ABC):
-    """Create, read, pause and resume broadcasts; claim, complete and retry their sends."""
+class BroadcastMethods(BroadcastStore, abc.ABC):
+    """Create, read, pause and resume broadcasts; claim, complete and retry their sends.
+
+    Each method's docstring is its declaration's in ``BroadcastStore``.
+    """
 
     __slots__ = ()
 
@@ -75,11 +79,6 @@ class BroadcastMethods(abc.ABC):
         template_name: str | None = None,
         template_language: str | None = None,
     ) -> BroadcastCreateResult:
-        """Store a broadcast and its recipients in one transaction, idempotent on ``request_key``.
-
-        A repeated recipient is stored ``skipped`` without its payload. A known
-        key answers ``replay`` (same hash) or ``conflict`` with the stored id.
-        """
         broadcast_id = check.text(id, "id")
         key = check.text(request_key, "request_key")
         digest = check.text(request_hash, "request_hash")
@@ -108,7 +107,6 @@ class BroadcastMethods(abc.ABC):
         )
 
     async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
-        """Pause (queued/running) or resume (paused) a broadcast; False when it is unknown."""
         broadcast_id = check.text(id, "id")
         at = to_ms(now, field="now")
         flag = bool(paused)
@@ -121,7 +119,6 @@ class BroadcastMethods(abc.ABC):
     async def pause_broadcasts_for_template(
         self, *, name: str, language: str | None = None, now: datetime
     ) -> int:
-        """Pause the unfinished broadcasts of a template; return how many were paused."""
         template = check.text(name, "name", max_len=512)
         code = check.optional_text(language, "language", max_len=32)
         at = to_ms(now, field="now")
@@ -131,7 +128,6 @@ class BroadcastMethods(abc.ABC):
         return paused
 
     async def expire_broadcast_leases(self, *, now: datetime) -> int:
-        """Fail (``interrupted``) every in-flight send whose lease expired; return how many."""
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed", lambda s: ops.expire_broadcast_leases(s, at), write=True
@@ -147,11 +143,6 @@ class BroadcastMethods(abc.ABC):
         limit: int,
         lease_ms: int,
     ) -> list[BroadcastSend]:
-        """Lease due recipients of a number, each with a send slot ``1/rate`` after the last.
-
-        The number's next free slot is shared by every instance on the database;
-        slots are handed out only up to ``now + horizon_ms``.
-        """
         number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
         if (
             isinstance(rate_per_second, bool)
@@ -181,7 +172,6 @@ class BroadcastMethods(abc.ABC):
         error_code: str | None = None,
         wa_message_id: str | None = None,
     ) -> bool:
-        """End a leased send as ``sent`` or ``failed``, dropping its payload; True if leased."""
         bid = check.text(broadcast_id, "broadcast_id")
         index = check.integer(seq, "seq", low=0, high=MAX_BROADCAST_RECIPIENTS)
         lease = check.text(lease_id, "lease_id")
@@ -207,7 +197,6 @@ class BroadcastMethods(abc.ABC):
         next_attempt_at: datetime,
         now: datetime,
     ) -> bool:
-        """Queue a leased send again from ``next_attempt_at`` (nothing was sent); True if leased."""
         bid = check.text(broadcast_id, "broadcast_id")
         index = check.integer(seq, "seq", low=0, high=MAX_BROADCAST_RECIPIENTS)
         lease = check.text(lease_id, "lease_id")
@@ -220,7 +209,6 @@ class BroadcastMethods(abc.ABC):
         )
 
     async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
-        """No send slot of this number before ``until`` (a rate-limit backoff on every instance)."""
         number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
         at = to_us(until, field="until")
         await self._call(

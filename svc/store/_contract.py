@@ -41,6 +41,8 @@ __all__ = ["BroadcastStore", "PersistenceStore"]
 class BroadcastStore(Protocol):
     """The broadcast surface of ``PersistenceStore`` (the paced sender takes a store by it)."""
 
+    __slots__ = ()
+
     async def create_broadcast(
         self,
         *,
@@ -53,7 +55,11 @@ class BroadcastStore(Protocol):
         template_name: str | None = None,
         template_language: str | None = None,
     ) -> BroadcastCreateResult:
-        """Store a broadcast and its recipients atomically, idempotent on ``request_key``."""
+        """Store a broadcast and its recipients atomically, idempotent on ``request_key``.
+
+        A repeated recipient is stored ``skipped`` without its payload. A known key answers
+        ``replay`` (same hash) or ``conflict`` with the stored id.
+        """
         ...
 
     async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
@@ -61,7 +67,7 @@ class BroadcastStore(Protocol):
         ...
 
     async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
-        """Pause or resume a broadcast; False when it is unknown."""
+        """Pause (queued/running) or resume (paused) a broadcast; False when it is unknown."""
         ...
 
     async def pause_broadcasts_for_template(
@@ -84,7 +90,11 @@ class BroadcastStore(Protocol):
         limit: int,
         lease_ms: int,
     ) -> list[BroadcastSend]:
-        """Lease due recipients of a number with paced send slots shared by every instance."""
+        """Lease due recipients of a number, each with a send slot ``1/rate`` after the last.
+
+        The number's next free slot is shared by every instance on the database; slots are
+        handed out only up to ``now + horizon_ms``.
+        """
         ...
 
     async def complete_broadcast_send(
@@ -98,7 +108,9 @@ class BroadcastStore(Protocol):
         error_code: str | None = None,
         wa_message_id: str | None = None,
     ) -> bool:
-        """End a leased send (its payload is dropped); True if the lease was current."""
+        """End a leased send as ``sent`` or ``failed``, dropping its payload; True if the lease was
+        current.
+        """
         ...
 
     async def retry_broadcast_send(
@@ -110,11 +122,13 @@ class BroadcastStore(Protocol):
         next_attempt_at: datetime,
         now: datetime,
     ) -> bool:
-        """Queue a leased send again (the platform refused it); True if the lease was current."""
+        """Queue a leased send again from ``next_attempt_at`` (the platform refused it, nothing
+        was sent); True if the lease was current.
+        """
         ...
 
     async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
-        """No send slot of this number before ``until``."""
+        """No send slot of this number before ``until`` (a rate-limit backoff on every instance)."""
         ...
 
 
@@ -128,6 +142,8 @@ class PersistenceStore(BroadcastStore, Protocol):
     ``create_app`` must have them all.
     """
 
+    __slots__ = ()  # the adapters implement it with slots (``StoreBase``)
+
     @property
     def backend(self) -> str:
         """``"sqlite"`` or ``"postgres"``."""
@@ -138,7 +154,10 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def health(self) -> PersistenceHealth:
-        """A redacted health snapshot; never raises for a backend fault."""
+        """A redacted health snapshot (``ok`` with the schema version).
+
+        Never raises for a backend fault.
+        """
         ...
 
     async def record_webhook_event(
@@ -161,9 +180,11 @@ class PersistenceStore(BroadcastStore, Protocol):
         """Remember a delivery's event key, project its messages and statuses and merge its
         identity sightings (as ``record_user_identities``), atomically.
 
-        The projection runs (idempotently) for a ``duplicate`` too; the result says
-        whether the key was new. Everything commits together or not at all. ``rows``:
-        the projection already checked (see ``record_webhook_updates``).
+        One group-commit job: the event row, the projection and the identity-map merge
+        commit together or not at all. The projection (as ``record_message`` and
+        ``append_message_status``, idempotent) runs for a ``duplicate`` too, so a repeated
+        delivery retries it; the result says whether the key was new. ``rows``: the
+        projection already checked (see ``record_webhook_updates``).
         """
         ...
 
@@ -182,11 +203,13 @@ class PersistenceStore(BroadcastStore, Protocol):
     ) -> UpdatesRecorded:
         """``record_webhook_delivery`` and the delivery's update keys, in one atomic call.
 
-        ``new``: the keys recorded for the first time; a key stored before is a duplicate.
-        ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is the
-        projection as ``CheckedRowsBuilder`` checked it. ``inbox``: the rows of the keys
-        this call records new (``new``) are inserted in the same commit, in the given
-        order; the others are ignored.
+        ``new`` names the keys recorded for the first time (first occurrence order); a key
+        stored before, by this delivery or another, is a duplicate, in whatever delivery it
+        comes. ``rows`` (instead of ``messages``, ``statuses`` and ``identities``) is the
+        projection as ``CheckedRowsBuilder`` checked it while building it: taken as is.
+        ``inbox`` holds the updates a handler runs: the rows whose ``update_key`` this call
+        records new (``new``) go in the inbox in the same commit, in the given order, pending
+        and due at ``received_at``; the others are left out (a redelivery adds none).
         """
         ...
 
@@ -197,13 +220,16 @@ class PersistenceStore(BroadcastStore, Protocol):
     async def record_service_request(
         self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
     ) -> ServiceRequestRecord:
-        """Store a completed request unless the key exists; return the stored record."""
+        """Store a completed request unless the key exists (never overwrites).
+
+        Returns the stored record.
+        """
         ...
 
     async def claim_service_request(
         self, *, idempotency_key: str, request_hash: str, created_at: datetime
     ) -> ClaimResult:
-        """Atomically reserve a key before the upstream send."""
+        """Atomically reserve a key before the upstream send: Claimed, Pending, Conflict, Replay."""
         ...
 
     async def complete_service_request(
@@ -217,7 +243,8 @@ class PersistenceStore(BroadcastStore, Protocol):
     ) -> bool:
         """Store the response of a pending reservation with the same hash; True if stored.
 
-        ``response_status`` marks a definitive refusal (its HTTP status), replayed as such.
+        ``response_status`` is the HTTP status of a definitive refusal (a claim completed
+        with the error answer, replayed as such); None for a successful send.
         """
         ...
 
@@ -232,11 +259,17 @@ class PersistenceStore(BroadcastStore, Protocol):
     async def enqueue_outbox_item(
         self, *, id: str, payload_hash: str, created_at: datetime
     ) -> OutboxItem:
-        """Add a pending item (a no-op for a known id); return the stored item."""
+        """Add a pending item due at ``created_at``; return the stored item.
+
+        A known id is a no-op.
+        """
         ...
 
     async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
-        """Lease up to ``limit`` due items (pending, or processing with a stale lease)."""
+        """Lease up to ``limit`` due items for five minutes.
+
+        Due: pending, or processing with a stale lease.
+        """
         ...
 
     async def mark_outbox_item_failed(
@@ -279,13 +312,15 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def record_message(self, record: MessageRecord) -> MessageRecord:
-        """Insert a message row idempotently; return the stored (reconciled) row."""
+        """Insert a message row idempotently on row id and (direction, wa_message_id); return the
+        stored (reconciled) row.
+        """
         ...
 
     async def append_message_status(
         self, *, wa_message_id: str, status: str, timestamp: datetime
     ) -> bool:
-        """Log a status event and advance matching rows; True if a row matched."""
+        """Log a status event and advance matching rows by rank; True if a row matched."""
         ...
 
     async def get_message(
@@ -303,12 +338,13 @@ class PersistenceStore(BroadcastStore, Protocol):
         business_phone_number_id: str | None = None,
         include_unassigned: bool = False,
     ) -> MessagePage:
-        """Rows by created_at then row id, both descending, after an optional cursor.
+        """Rows newest first (created_at, then row id, both descending), after an optional cursor;
+        an unknown cursor gives an empty page.
 
-        ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user,
-        resolved through the identity map to every identifier linked to it.
-        ``business_phone_number_id`` keeps one business number's rows; with
-        ``include_unassigned`` rows stored without a number count as its too.
+        ``user`` (a phone, a BSUID or a parent BSUID) keeps the rows of that user: rows
+        naming it or any identifier the identity map links to it.
+        ``business_phone_number_id`` keeps one business number's rows (with
+        ``include_unassigned``, also rows stored without a number).
         """
         ...
 
@@ -322,15 +358,20 @@ class PersistenceStore(BroadcastStore, Protocol):
     ) -> datetime | None:
         """created_at of the newest inbound row from ``user`` (``phone`` is an alias), or None.
 
-        ``user`` is a phone, a BSUID or a parent BSUID, resolved through the
-        identity map: the window of one user, whichever identifier names it.
-        ``business_phone_number_id`` (and ``include_unassigned``) scope it to one
-        business number, as in ``list_messages``.
+        ``user`` is a phone (wa_id), a BSUID or a parent BSUID; rows of every identifier the
+        identity map links to it count: the window of one user, whichever identifier names
+        it. ``business_phone_number_id`` keeps one business number's rows (the window is per
+        number; with ``include_unassigned``, rows stored without a number count too).
         """
         ...
 
     async def record_user_identities(self, identities: Sequence[UserIdentityRecord]) -> None:
-        """Merge user sightings into the identity map (by user_id, else by wa_id)."""
+        """Merge user sightings into the identity map, in order, in one transaction.
+
+        A sighting merges by ``user_id`` when it has one, else by ``wa_id``; a newer
+        sighting updates the values it knows, None never erases a value, and
+        ``last_seen_at`` only moves forward.
+        """
         ...
 
     async def record_identity_change(
@@ -341,11 +382,20 @@ class PersistenceStore(BroadcastStore, Protocol):
         new_wa_id: str | None = None,
         at: datetime,
     ) -> UserIdentityRecord:
-        """Move the identity ``user`` names to its new BSUID and/or wa_id; return it."""
+        """Apply "user changed number" (new wa_id and BSUID) or "user changed user id".
+
+        The identity ``user`` names (a BSUID or a wa_id) moves to the new identifiers; the
+        old ones stop resolving, the username and parent BSUID carry over. Returns the
+        identity as stored after the change.
+        """
         ...
 
     async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
-        """The known identity of a phone, BSUID or parent BSUID, or None."""
+        """The known identity of ``user`` (a phone, a BSUID or a parent BSUID), or None.
+
+        Answers which identifiers the service can reply to: a BSUID match wins over a
+        parent-BSUID match over a phone match, then the most recently seen.
+        """
         ...
 
     async def prune(
@@ -355,9 +405,13 @@ class PersistenceStore(BroadcastStore, Protocol):
         messages_older_than: datetime | None = None,
         batch_size: int = 500,
     ) -> PruneReport:
-        """Delete dedupe keys, completed claims and succeeded outbox items before
-        ``older_than``, and messages and status events before ``messages_older_than``
-        when given, in small transactions; return the counts."""
+        """Delete records older than the cutoffs, ``batch_size`` rows per transaction; the counts.
+
+        Before ``older_than``: webhook event and update keys, completed claims (sends and
+        definitive refusals), succeeded outbox items. Before ``messages_older_than`` (only
+        when given): projected messages and status events. Pending claims and pending or
+        dead outbox items are kept.
+        """
         ...
 
     async def claim_inbox_items(
@@ -471,5 +525,5 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def close(self) -> None:
-        """Release connections; later calls raise ``store_closed``. Idempotent."""
+        """Release the connections; later calls raise ``store_closed``. Idempotent."""
         ...

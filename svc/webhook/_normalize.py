@@ -320,37 +320,25 @@ def _build_call(c: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
 def _build_call_status(s: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     if type(s) is not dict:
         return "malformed_call"
-    problem = _id_problem(s.get("id"), "malformed_call")
-    if problem is not None:
-        return problem
-    return _call_status(source, s)
+    return _id_problem(s.get("id"), "malformed_call") or _call_status(source, s)
 
 
 def _build_group(g: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     if type(g) is not dict:
         return "malformed_group"
-    problem = _optional_id_problem(g.get("group_id"))
-    if problem is not None:
-        return problem
-    return _GROUP_MAKERS[source.field](source, g)
+    return _optional_id_problem(g.get("group_id")) or _GROUP_MAKERS[source.field](source, g)
 
 
 def _build_preference(p: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     if type(p) is not dict:
         return "malformed_preference"
-    problem = _optional_id_problem(p.get("wa_id"))
-    if problem is not None:
-        return problem
-    return _preferences(source, p)
+    return _optional_id_problem(p.get("wa_id")) or _preferences(source, p)
 
 
 def _build_user_id_update(u: Any, source: UpdateSource, _seen: set[str]) -> Update | str:
     if type(u) is not dict:
         return "malformed_user_id_update"
-    problem = _optional_id_problem(u.get("wa_id"))
-    if problem is not None:
-        return problem
-    return _user_id_update(source, u)
+    return _optional_id_problem(u.get("wa_id")) or _user_id_update(source, u)
 
 
 def _build_history(h: Any, source: UpdateSource, _seen: set[str]) -> Update | str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypedDict
 
 from ._read import read_dict, read_graph_id, read_list, read_str, read_timestamp
 
@@ -120,22 +120,26 @@ TemplateChange: TypeAlias = (
 )
 
 
-def _ref(value: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-    return (
-        read_graph_id(value.get("message_template_id")),
-        read_str(value.get("message_template_name")),
-        read_str(value.get("message_template_language")),
-    )
+class _Ref(TypedDict):
+    template_id: str | None
+    name: str | None
+    language: str | None
+
+
+def _ref(value: Mapping[str, Any]) -> _Ref:
+    """The fields naming the template every template change carries."""
+    return {
+        "template_id": read_graph_id(value.get("message_template_id")),
+        "name": read_str(value.get("message_template_name")),
+        "language": read_str(value.get("message_template_language")),
+    }
 
 
 def _status(value: Mapping[str, Any]) -> TemplateChange:
-    template_id, name, language = _ref(value)
     rejection = value.get("rejection_info")
     other = value.get("other_info")
     return TemplateStatusChange(
-        template_id=template_id,
-        name=name,
-        language=language,
+        **_ref(value),
         event=read_str(value.get("event")),
         reason=read_str(value.get("reason")),
         category=read_str(value.get("message_template_category")),
@@ -159,11 +163,8 @@ def _status(value: Mapping[str, Any]) -> TemplateChange:
 
 
 def _category(value: Mapping[str, Any]) -> TemplateChange:
-    template_id, name, language = _ref(value)
     return TemplateCategoryChange(
-        template_id=template_id,
-        name=name,
-        language=language,
+        **_ref(value),
         previous_category=read_str(value.get("previous_category")),
         new_category=read_str(value.get("new_category")),
         correct_category=read_str(value.get("correct_category")),
@@ -171,22 +172,16 @@ def _category(value: Mapping[str, Any]) -> TemplateChange:
 
 
 def _quality(value: Mapping[str, Any]) -> TemplateChange:
-    template_id, name, language = _ref(value)
     return TemplateQualityChange(
-        template_id=template_id,
-        name=name,
-        language=language,
+        **_ref(value),
         previous_quality_score=read_str(value.get("previous_quality_score")),
         new_quality_score=read_str(value.get("new_quality_score")),
     )
 
 
 def _components(value: Mapping[str, Any]) -> TemplateChange:
-    template_id, name, language = _ref(value)
     return TemplateComponentsChange(
-        template_id=template_id,
-        name=name,
-        language=language,
+        **_ref(value),
         body=read_str(value.get("message_template_element")),
         header=read_str(value.get("message_template_title")),
         footer=read_str(value.get("message_template_footer")),
