@@ -31,7 +31,9 @@ RunOutcome = Literal["success", "error", "timeout", "dead"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateQueued:
-    """An update was accepted for the handlers: it waits in its queue (``pending``)."""
+    """An update was accepted for the handlers: it waits in its queue (``pending``).
+    ``queue`` is the queue its own identifiers name; with a store the record may place it
+    in the person's queue instead (``RunStarted`` names the queue it runs in)."""
 
     update_key: str
     queue: str

@@ -30,6 +30,7 @@ from svc.graph import FAILURES, CapturedRequest, CapturingTransport
 from svc.http import Profile, ServiceSecrets, create_app
 from svc.runtime import (
     RunEnded,
+    RunStarted,
     RuntimeEvent,
     StateWritten,
     TrioClock,
@@ -109,6 +110,11 @@ class BotTest:
         self._received: dict[str, list[BotMessage]] = {}
         self._states: dict[str, bytes | None] = {}
         self._open: dict[str, str] = {}
+        self._own: dict[str, str] = {}
+        """Update key -> the queue its own identifiers name (what ``UpdateQueued`` says)."""
+        self._alias: dict[str, str] = {}
+        """A queue its identifiers name -> the queue the runtime runs it in (with a store,
+        the person's queue of the identity map; learned from ``RunStarted``)."""
         self._waiting: set[str] = set()
         self._changed = trio.Event()
         self._store: HeldStore | None = None
@@ -238,7 +244,15 @@ class BotTest:
     def _observe(self, event: RuntimeEvent) -> None:
         self.events.append(event)
         if isinstance(event, UpdateQueued):
-            self._open[event.update_key] = event.queue
+            self._own[event.update_key] = event.queue
+            self._open[event.update_key] = self._alias.get(event.queue, event.queue)
+        elif isinstance(event, RunStarted):
+            own = self._own.get(event.update_key)
+            if own is not None and own != event.queue:
+                self._alias[own] = event.queue
+                for key, queue in list(self._open.items()):
+                    if queue == own:
+                        self._open[key] = event.queue
         elif isinstance(event, WaitStarted):
             self._waiting.add(event.queue)
         elif isinstance(event, WaitEnded):
@@ -266,7 +280,7 @@ class BotTest:
 
     def state(self, user: ScriptedUser) -> dict[str, Any]:
         """The user's ``ctx.state`` as the last run that wrote it left it (``{}``: none)."""
-        document = self._states.get(user.queue)
+        document = self._states.get(self._alias.get(user.queue, user.queue))
         if document is None:
             return {}
         found: dict[str, Any] = json.loads(document)

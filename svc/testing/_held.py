@@ -19,6 +19,10 @@ import trio.testing
 __all__ = ["HeldStore"]
 
 
+_NOT_HELD = frozenset({"watch_inbox"})
+"""Calls that wait for as long as the runtime lives (a listener), not for I/O: never held."""
+
+
 class HeldStore:
     """``store`` with every async call holding ``clock`` still (``busy`` counts them)."""
 
@@ -37,7 +41,7 @@ class HeldStore:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
-        if not inspect.iscoroutinefunction(attr):
+        if not inspect.iscoroutinefunction(attr) or name in _NOT_HELD:
             return attr
 
         async def held(*args: Any, **kwargs: Any) -> Any:

@@ -213,6 +213,10 @@ async def deliver(runtime: HandlerRuntime, *keys: str, wake: bool = True) -> Non
         runtime.accepted(pairs, set(keys))
 
 
+_NOT_HELD = frozenset({"watch_inbox"})
+"""Calls that wait for as long as the runtime lives (a listener), not for I/O: never held."""
+
+
 class HeldStore:
     """A store, with trio's autojump clock held still while one of its calls is in flight,
     each call's name kept in ``calls``, and the calls named in ``faults`` failing (as many
@@ -227,7 +231,7 @@ class HeldStore:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
-        if not inspect.iscoroutinefunction(attr):
+        if not inspect.iscoroutinefunction(attr) or name in _NOT_HELD:
             return attr
 
         async def held(*args: Any, **kwargs: Any) -> Any:
