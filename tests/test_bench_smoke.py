@@ -57,6 +57,7 @@ def _peer_missing() -> list[str]:
         ["bench/handlers.py", "--quick"],
         ["bench/conversations.py", "--quick", "--no-postgres"],
         ["bench/crash_resume.py", "--kills", "1", "--no-postgres"],
+        ["bench/first_chat.py"],
     ],
     ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )
