@@ -19,7 +19,7 @@ to the waiting instance (``listener_same_instance``) or to the other one
 
 Then ``--waiting`` conversations wait at once (``--handler-concurrency`` above it: a
 waiting run holds a run slot) for ``--window`` seconds with the default deadline (30 s:
-a lease of 50 s, renewed every third of it while waiting): per waiting conversation,
+a lease of 6 s, renewed every third of it while a run lives): per waiting conversation,
 the inbox rows, their bytes (SQLite: table and index payload, from ``dbstat``;
 PostgreSQL: the heap row, ``pg_column_size``), the lease renewals per minute (from the
 median gap between the successive ends of a row's lease, sampled every 0.2 s: a renewal
@@ -108,7 +108,7 @@ CONFIG = {
     },
 }
 POLL_S = 1.0  # how often a wait looks for rows other processes recorded
-LEASE_S = 50.0  # the default deadline (30 s) and a half plus 5 s
+LEASE_S = 6.0  # the default lease (HandlerOptions.lease), renewed every third of it
 
 
 # --- the served bot ----------------------------------------------------------------------

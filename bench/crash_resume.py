@@ -2,11 +2,12 @@
 
 Two real ``svc serve --dry-run --app convbot:bot`` processes on one store (a SQLite file,
 and, when ``SVC_TEST_POSTGRES_URL`` answers, one PostgreSQL schema). Each round posts a
-message ``ask`` to process A, whose handler notes that it waits for the user; A is killed
-with SIGKILL; the figure is the time from the kill to the moment process B's rerun of that
-update noted it waits (its lease lapsed, B claimed the head and ran it from the start).
-Then A is started again for the next round. ``--baseline DIR`` measures an earlier
-checkout the same way (DIR holds its own ``.venv``) in the same run, with fewer kills.
+message ``ask``, whose handler notes that it waits for the user; the process that runs it
+is killed with SIGKILL; the figure is the time from the kill to the moment the other
+process's rerun of that update noted it waits (the lease lapsed, it claimed the head and
+ran it from the start). A fresh process replaces the killed one for the next round.
+``--baseline DIR`` measures an earlier checkout the same way (DIR holds its own ``.venv``)
+in the same run, with fewer kills.
 
 Prints one JSON line: per adapter, the median and maximum seconds over ``--kills`` kills,
 and the baseline's with the ratio.
@@ -60,41 +61,46 @@ def started(
             _proc.stop(process, seconds=15.0)
 
 
-def waiting_by(events: Events, mid: str, pid: int, timeout: float) -> float:
-    """The time process ``pid`` noted it waits in the run of ``mid``."""
+def waiting(events: Events, mid: str, pids: set[int], timeout: float) -> tuple[int, float]:
+    """(pid, time) of the first of ``pids`` noted waiting in the run of ``mid``."""
     deadline = time.monotonic() + timeout
     while True:
         found = events.seen.get(("waiting", mid))
-        if found is not None and found[0] == str(pid):
-            return found[1]
+        if found is not None and int(found[0]) in pids:
+            return int(found[0]), found[1]
         if time.monotonic() > deadline:
-            raise RuntimeError(f"no rerun of {mid} by {pid} within {timeout} s")
+            raise RuntimeError(f"no run of {mid} by {sorted(pids)} within {timeout} s")
         time.sleep(0.005)
         events._read()
 
 
 def measure(python: str, database: list[str], extra_env: dict[str, str], kills: int) -> list[float]:
-    """Seconds from each kill to the rerun's start on the other process."""
+    """Seconds from each kill of the process running the update to the other's rerun."""
     with tempfile.TemporaryDirectory(prefix="svc-bench-resume-") as tmp:
         folder = Path(tmp)
         env = {**project(folder), **extra_env}
         events, sender = Events(folder / "events.log"), Sender()
         seconds: list[float] = []
-        try:
-            with started(python, folder, database, env) as (_port_b, process_b):
+        with contextlib.ExitStack() as stack:
+            alive = [stack.enter_context(started(python, folder, database, env)) for _ in "ab"]
+            try:
                 for round_ in range(kills):
-                    with started(python, folder, database, env) as (port_a, process_a):
-                        mid = f"wamid.RESUME{round_:04d}{secrets.token_hex(4)}"
-                        sender.post(port_a, sender.user(), mid, "ask")
-                        waiting_by(events, mid, process_a.pid, 30.0)
-                        killed = time.time()
-                        os.kill(process_a.pid, signal.SIGKILL)
-                        process_a.wait()
-                        resumed = waiting_by(events, mid, process_b.pid, 180.0)
-                        seconds.append(resumed - killed)
-                        sender.clients.pop(port_a, None)
-        finally:
-            sender.close()
+                    mid = f"wamid.RESUME{round_:04d}{secrets.token_hex(4)}"
+                    sender.post(alive[0][0], sender.user(), mid, "ask")
+                    pids = {process.pid for _, process in alive}
+                    runner, _ = waiting(events, mid, pids, 30.0)
+                    (victim,) = [pair for pair in alive if pair[1].pid == runner]
+                    killed = time.time()
+                    os.kill(runner, signal.SIGKILL)
+                    victim[1].wait()
+                    alive.remove(victim)
+                    sender.clients.pop(victim[0], None)
+                    (survivor,) = alive
+                    _, resumed = waiting(events, mid, {survivor[1].pid}, 180.0)
+                    seconds.append(resumed - killed)
+                    alive.append(stack.enter_context(started(python, folder, database, env)))
+            finally:
+                sender.close()
     return seconds
 
 
