@@ -146,14 +146,14 @@ class Events:
 
 
 @contextlib.contextmanager
-def serve(
-    folder: Path, database: list[str], env: dict[str, str], concurrency: int
-) -> Iterator[tuple[int, int]]:
-    """``svc serve --dry-run --app convbot:bot`` in ``folder``: (port, pid) once it answers."""
+def served(
+    python: str, folder: Path, database: list[str], env: dict[str, str], *flags: str
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``svc serve --dry-run --app convbot:bot`` of ``python``'s svc in ``folder``, with
+    ``flags``: (port, process) once it answers; stopped on the way out (if still alive)."""
     port = _proc.free_port()
-    argv = [sys.executable, "-m", "svc", "serve", "--config", "svc.config.json", "--dry-run"]
-    argv += [*database, "--app", "convbot:bot", "--port", str(port)]
-    argv += ["--handler-concurrency", str(concurrency)]
+    argv = [python, "-m", "svc", "serve", "--config", "svc.config.json", "--dry-run"]
+    argv += [*database, "--app", "convbot:bot", "--port", str(port), *flags]
     clean = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
     process = subprocess.Popen(
         argv,
@@ -165,9 +165,19 @@ def serve(
     )
     try:
         _proc.wait_until_up(port, process, path="/healthz", seconds=60.0)
-        yield port, process.pid
+        yield port, process
     finally:
         _proc.stop(process, seconds=15.0)
+
+
+@contextlib.contextmanager
+def serve(
+    folder: Path, database: list[str], env: dict[str, str], concurrency: int
+) -> Iterator[tuple[int, int]]:
+    """This checkout's ``served`` with ``--handler-concurrency``: (port, pid)."""
+    flags = ("--handler-concurrency", str(concurrency))
+    with served(sys.executable, folder, database, env, *flags) as (port, process):
+        yield port, process.pid
 
 
 def project(folder: Path) -> dict[str, str]:

@@ -25,40 +25,13 @@ import os
 import secrets
 import signal
 import statistics
-import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import _proc
-from conversations import Events, Sender, project
-
-
-@contextlib.contextmanager
-def started(
-    python: str, folder: Path, database: list[str], env: dict[str, str]
-) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
-    """One ``svc serve`` of ``python``'s svc in ``folder``: (port, process) once it answers."""
-    port = _proc.free_port()
-    argv = [python, "-m", "svc", "serve", "--config", "svc.config.json", "--dry-run"]
-    argv += [*database, "--app", "convbot:bot", "--port", str(port)]
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SVC_")}
-    process = subprocess.Popen(
-        argv,
-        cwd=folder,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env={**clean, **env},
-    )
-    try:
-        _proc.wait_until_up(port, process, path="/healthz", seconds=60.0)
-        yield port, process
-    finally:
-        if process.poll() is None:
-            _proc.stop(process, seconds=15.0)
+from conversations import Events, Sender, project, served
 
 
 def waiting(events: Events, mid: str, pids: set[int], timeout: float) -> tuple[int, float]:
@@ -82,7 +55,7 @@ def measure(python: str, database: list[str], extra_env: dict[str, str], kills: 
         events, sender = Events(folder / "events.log"), Sender()
         seconds: list[float] = []
         with contextlib.ExitStack() as stack:
-            alive = [stack.enter_context(started(python, folder, database, env)) for _ in "ab"]
+            alive = [stack.enter_context(served(python, folder, database, env)) for _ in "ab"]
             try:
                 for round_ in range(kills):
                     mid = f"wamid.RESUME{round_:04d}{secrets.token_hex(4)}"
@@ -98,7 +71,7 @@ def measure(python: str, database: list[str], extra_env: dict[str, str], kills: 
                     (survivor,) = alive
                     _, resumed = waiting(events, mid, {survivor[1].pid}, 180.0)
                     seconds.append(resumed - killed)
-                    alive.append(stack.enter_context(started(python, folder, database, env)))
+                    alive.append(stack.enter_context(served(python, folder, database, env)))
             finally:
                 sender.close()
     return seconds
