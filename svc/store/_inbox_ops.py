@@ -3,7 +3,9 @@
 
 Only the head of a queue is ever claimed: the lowest ``id`` among that queue's rows that are
 not dead, whatever its state. So a running or retrying item holds back its queue's later
-items, and a dead letter releases them. Times are epoch milliseconds; each function runs in
+items, and a dead letter releases them. Each queue's head and the time it is claimable are
+kept in ``svc_inbox_heads`` by triggers (migration 016), so a claim's cost does not grow
+with any queue's depth. Times are epoch milliseconds; each function runs in
 the one transaction its adapter opened (SQLite's ``BEGIN IMMEDIATE`` excludes every other
 writer; PostgreSQL locks the heads it takes with ``FOR UPDATE SKIP LOCKED``).
 """
@@ -42,27 +44,36 @@ _COLUMNS: Final = (
     "id, update_key, queue_key, phone_number_id, kind, sealed, status, attempts,"
     " next_attempt_at, lease_id, lease_expires_at, last_error, created_at, updated_at"
 )
-_DUE_HEADS: Final = (
-    "SELECT i.id, u.sealed, u.expires_at, u.updated_at, u.sealed_for FROM svc_inbox AS i"
+_HEADS: Final = (
+    "SELECT i.id, i.queue_key, u.sealed, u.expires_at, u.updated_at, u.sealed_for"
+    " FROM svc_inbox_heads AS i"
     " LEFT JOIN svc_user_state AS u ON u.queue_key = i.queue_key AND u.expires_at > ?"
-    " WHERE (({status} = 'pending' AND i.next_attempt_at <= ?)"
-    "  OR ({status} = 'running' AND i.lease_expires_at <= ?))"
-    " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS e"
-    "  WHERE e.queue_key = i.queue_key AND e.id < i.id AND e.status <> 'dead')"
-    " AND NOT EXISTS (SELECT 1 FROM svc_inbox AS r"
-    "  WHERE r.queue_key = i.queue_key AND r.id > i.id"
-    "  AND r.status IN ('running', 'dropping') AND r.lease_expires_at > ?)"
-    " ORDER BY i.id LIMIT ?"
+    " WHERE i.due_at <= ?"
 )
-"""The due heads: pending and due, or running with a lapsed lease (its run crashed), and no
-earlier row of the queue that is not dead and no later row of it running under a live
-lease (a dead letter retried while a later item runs waits for it: one run per queue),
-each with its queue's state unless expired (a
-run's state write commits with its completion, before its queue's next head is claimable,
-so it is current; ``sealed_for`` names the key it was sealed under when a fold moved it).
-Read in id order, stopping at the limit: SQLite's
-``+i.status`` keeps its planner off the status index (which would read and sort every due
-row under the write lock) and on the primary key; PostgreSQL walks its primary key alone."""
+_DUE_HEADS: Final = _HEADS + " ORDER BY i.id LIMIT ?"
+"""The due heads, from ``svc_inbox_heads`` (one row per queue with a row not dead, kept by
+the triggers of migration 016 in the transaction of every change to ``svc_inbox``): its
+``due_at`` says when the head is pending and due, or running with a lapsed lease (its run
+crashed), and no later row of its queue runs under a live lease (a dead letter retried
+while a later item runs waits for it: one run per queue). Read in head id order by the
+primary key, so a claim never reads a queue's waiting rows. Each comes with its queue's
+state unless expired (a run's state write commits with its completion, before its queue's
+next head is claimable, so it is current; ``sealed_for`` names the key it was sealed under
+when a fold moved it)."""
+_TAKE: Final = (
+    "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
+    " attempts = attempts + 1, updated_at = ?, folded_from = NULL WHERE id = ?"
+    " AND ((status = 'pending' AND next_attempt_at <= ?)"
+    " OR (status = 'running' AND lease_expires_at <= ?))"
+    f" RETURNING {_COLUMNS}"
+)
+"""Lease one head, if it is still due (a head row left due at once by a queue emptied while
+a record was inserting into it names a row that is gone)."""
+
+
+StateArgs = tuple[bytes, int] | None
+"""A checked state write: the sealed state and its expiry (ms), or None to delete it."""
+_IDS_PER_STATEMENT: Final = 500
 
 
 def _item(row: Row, state: UserStateRecord | None = None) -> InboxItem:
@@ -89,23 +100,28 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     """Lease up to ``limit`` due heads, in id order: running, a fresh lease id, one more
     attempt, the lease until ``now + lease_ms``; each carries its queue's state unless
     expired at ``now``."""
-    # PostgreSQL: a head another instance holds is skipped (its queue waits: no later row
-    # of it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer.
-    postgres = s.dialect == "postgres"
-    lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
-    due = _DUE_HEADS.format(status="i.status" if postgres else "+i.status")
-    claimed: list[InboxItem] = []
     # A drop whose run never settled (its process died): the lease lapsed, the row goes.
     s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
-    rows = s.fetchall(due + lock, (now, now, now, now, limit))
-    for item_id, sealed, expires_at, updated_at, sealed_for in rows:
-        row = s.fetchone(
-            "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
-            " attempts = attempts + 1, updated_at = ?, folded_from = NULL WHERE id = ?"
-            f" RETURNING {_COLUMNS}",
-            (uuid.uuid4().hex, now + lease_ms, now, item_id),
-        )
-        assert row is not None
+    return _take(s, _DUE_HEADS, (now, now, limit), now, lease_ms)
+
+
+def _take(
+    s: Session, heads: str, params: tuple[object, ...], now: int, lease_ms: int
+) -> list[InboxItem]:
+    """Lease the heads the ``heads`` query (a form of ``_HEADS``) finds, in its order.
+    PostgreSQL: a head another instance holds is skipped (its queue waits: no later row of
+    it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer."""
+    postgres = s.dialect == "postgres"
+    lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
+    claimed: list[InboxItem] = []
+    for item_id, queue_key, sealed, expires_at, updated_at, sealed_for in s.fetchall(
+        heads + lock, params
+    ):
+        row = s.fetchone(_TAKE, (uuid.uuid4().hex, now + lease_ms, now, item_id, now, now))
+        if row is None:
+            if postgres:  # the queue's head row was left to recompute
+                s.fetchone("SELECT svc_inbox_heads_refresh(?, ?)", (queue_key, item_id))
+            continue
         state = None
         if sealed is not None:
             state = UserStateRecord(
@@ -116,11 +132,6 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
             )
         claimed.append(_item(row, state))
     return claimed
-
-
-StateArgs = tuple[bytes, int] | None
-"""A checked state write: the sealed state and its expiry (ms), or None to delete it."""
-_IDS_PER_STATEMENT: Final = 500
 
 
 def mark_inbox_item_succeeded(
@@ -136,15 +147,26 @@ def mark_inbox_item_succeeded(
     is not current; a consumed id of another queue or not after the head raises (rolled
     back with the rest). The state is kept under the head's queue now, with the key the
     run sealed it under when a fold moved the head meanwhile (``sealed_for``)."""
+    return _succeed(s, item_id, lease_id, consumed, state) is not None
+
+
+def _succeed(
+    s: Session,
+    item_id: int,
+    lease_id: str,
+    consumed: tuple[int, ...],
+    state: tuple[StateArgs, int] | None,
+) -> str | None:
+    """``mark_inbox_item_succeeded``: the queue the head was in, or None."""
     if _dropped(s, item_id, lease_id):
-        return False
+        return None
     head = s.fetchone(
         "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
         " RETURNING queue_key, phone_number_id, folded_from",
         (item_id, lease_id),
     )
     if head is None:
-        return False
+        return None
     queue_key, phone_number_id, sealed_for = head
     for part in chunks(consumed, _IDS_PER_STATEMENT):
         s.run(
@@ -172,7 +194,7 @@ def mark_inbox_item_succeeded(
                 " sealed_for = excluded.sealed_for",
                 (queue_key, phone_number_id, sealed, expires_at, now, sealed_for),
             )
-    return True
+    return str(queue_key)
 
 
 def extend_inbox_lease(s: Session, item_id: int, lease_id: str, until: int) -> bool:
@@ -249,9 +271,7 @@ def _release_taken(s: Session, queue_key: str) -> None:
     )
 
 
-def mark_inbox_items_taken(
-    s: Session, item_id: int, lease_id: str, taken: tuple[int, ...]
-) -> int:
+def mark_inbox_items_taken(s: Session, item_id: int, lease_id: str, taken: tuple[int, ...]) -> int:
     """Show later items a running head's wait or burst took as ``consumed`` (listing only:
     they are deleted with its success); how many."""
     head = s.fetchone(

@@ -24,7 +24,7 @@ __all__ = [
     "split_statements",
 ]
 
-SCHEMA_VERSION: Final = 15
+SCHEMA_VERSION: Final = 16
 """The highest packaged migration of every backend (a test checks it against the files):
 what ``migrate()`` reaches and what a ready service's ``health().current_version`` is."""
 
@@ -77,14 +77,15 @@ def load_migrations(dialect: Dialect) -> tuple[Migration, ...]:
 
 
 def split_statements(sql: str) -> list[str]:
-    """Split a migration file into statements (no procedural bodies are used)."""
+    """Split a migration file into statements; a PostgreSQL function's ``$$``-quoted body
+    (its semicolons included) stays in its statement."""
     statements: list[str] = []
     buffer = ""
     for line in sql.splitlines(keepends=True):
         if line.lstrip().startswith("--") and not buffer.strip():
             continue
         buffer += line
-        if sqlite3.complete_statement(buffer):
+        if buffer.count("$$") % 2 == 0 and sqlite3.complete_statement(buffer):
             statements.append(buffer.strip())
             buffer = ""
     if buffer.strip():
