@@ -37,11 +37,13 @@ from ._slots import DEFAULT_MAX_WAITING as DEFAULT_MAX_WAITING
 from ._slots import RunSlots as RunSlots
 from ._store_queue import StoreQueue as StoreQueue
 from ._store_queue import state_aad as state_aad
+from ._worker import CONTINUED_RUNS as CONTINUED_RUNS
 from ._worker import INVALID_COMPLETION as INVALID_COMPLETION
 from ._worker import ContextFor as ContextFor
 from ._worker import HandlerRuntime as HandlerRuntime
 
 __all__ = [
+    "CONTINUED_RUNS",
     "DEFAULT_LEASE",
     "DEFAULT_MAX_WAITING",
     "DEFAULT_QUEUE_CAPACITY",

@@ -166,26 +166,31 @@ class MemoryQueue:
         claims: list[Claim] = []
         while self._ready and len(claims) < limit:
             name = next(iter(self._ready))
-            del self._ready[name]
-            head = self._claimable(name, now)
-            if head is None:
-                continue
-            head.due = None
-            head.attempts += 1
-            head.lease_id = f"m{head.id}.{head.attempts}"
-            claims.append(
-                Claim(
-                    id=head.id,
-                    update_key=head.update_key,
-                    queue=name,
-                    kind=head.update.kind,
-                    attempt=head.attempts,
-                    recorded_at=head.recorded_at,
-                    lease_id=head.lease_id,
-                    payload=head,
-                )
-            )
+            claim = self._take(name, now)
+            if claim is not None:
+                claims.append(claim)
         return claims
+
+    def _take(self, name: str, now: datetime) -> Claim | None:
+        """Lease the head of ``name`` if it is claimable (``name`` leaves the ready queues:
+        a change that may make it claimable puts it back)."""
+        self._ready.pop(name, None)
+        head = self._claimable(name, now)
+        if head is None:
+            return None
+        head.due = None
+        head.attempts += 1
+        head.lease_id = f"m{head.id}.{head.attempts}"
+        return Claim(
+            id=head.id,
+            update_key=head.update_key,
+            queue=name,
+            kind=head.update.kind,
+            attempt=head.attempts,
+            recorded_at=head.recorded_at,
+            lease_id=head.lease_id,
+            payload=head,
+        )
 
     def _head(self, claim: Claim) -> _Item | None:
         """The claimed item while its lease holds, in the queue it is in now (a link may
@@ -258,6 +263,27 @@ class MemoryQueue:
                 self._states[name] = (state.document, now + self._ttl)
         self._next(name, head)
         return True
+
+    async def complete_and_continue(
+        self,
+        claim: Claim,
+        *,
+        consumed: Sequence[int],
+        state: StateChange | None,
+        now: datetime,
+        lease: float,
+        others_first: bool,
+    ) -> tuple[bool, Claim | None]:
+        if not await self.complete(claim, consumed=consumed, state=state, now=now):
+            return False, None
+        name = self._resolve(claim.queue)
+        if others_first:
+            for other in [other for other in self._ready if other != name]:
+                taken = self._take(other, now)
+                if taken is not None:
+                    return True, taken
+        following = await self.claim(now=now, limit=1, lease=lease)
+        return True, following[0] if following else None
 
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:
         head = self._head(claim)

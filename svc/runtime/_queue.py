@@ -100,6 +100,23 @@ class RunQueue(Protocol):
         (None: leave it), all at once."""
         ...
 
+    async def complete_and_continue(
+        self,
+        claim: Claim,
+        *,
+        consumed: Sequence[int],
+        state: StateChange | None,
+        now: datetime,
+        lease: float,
+        others_first: bool,
+    ) -> tuple[bool, Claim | None]:
+        """``complete``, and at once lease the first due head, as ``claim`` with a limit of
+        one would (``others_first``: of another queue than the claim's, when one is due),
+        which the same run slot runs next without a claim of its own: whether the
+        completion applied, and the next claim (None: nothing due; never after a refused
+        completion)."""
+        ...
+
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:
         """Back to pending, due ``delay`` seconds after ``now``; ``error`` kept."""
         ...

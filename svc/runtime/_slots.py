@@ -51,6 +51,12 @@ class RunSlots:
         """Slots a claim may take now (resuming runs go first)."""
         return max(0, self._concurrency - self.held - self._resuming)
 
+    @property
+    def resuming(self) -> bool:
+        """Whether a resuming run waits for a slot (it goes before new claims and
+        continuations)."""
+        return self._resuming > 0
+
     def take(self, count: int) -> None:
         """``count`` claimed runs take a slot each (at most ``free``)."""
         self.held += count

@@ -50,6 +50,10 @@ def state_aad(queue: str) -> bytes:
     return b"state:" + queue.encode("ascii")
 
 
+def _lease_ms(lease: float) -> int:
+    return max(1, round(lease * 1000))
+
+
 def _claim(item: InboxItem) -> Claim:
     assert item.lease_id is not None
     return Claim(
@@ -112,9 +116,7 @@ class StoreQueue:
         return rows
 
     async def claim(self, *, now: datetime, limit: int, lease: float) -> Sequence[Claim]:
-        items = await self.store.claim_inbox_items(
-            now=now, limit=limit, lease_ms=max(1, round(lease * 1000))
-        )
+        items = await self.store.claim_inbox_items(now=now, limit=limit, lease_ms=_lease_ms(lease))
         return [_claim(item) for item in items]
 
     async def renew(self, claim: Claim, *, until: datetime) -> bool:
@@ -203,18 +205,47 @@ class StoreQueue:
         state: StateChange | None,
         now: datetime,
     ) -> bool:
-        write: UserStateWrite | None = None
-        if state is not None:
-            if state.document is None:
-                write = UserStateWrite(sealed=None)
-            else:
-                sealed = self._keyring.encrypt(state.document, state_aad(claim.queue))
-                write = UserStateWrite(sealed=sealed, expires_at=now + self._ttl)
+        return await self.store.mark_inbox_item_succeeded(
+            id=claim.id,
+            lease_id=claim.lease_id,
+            consumed=consumed,
+            state=self._completion(claim, consumed, state, now),
+            now=now,
+        )
+
+    async def complete_and_continue(
+        self,
+        claim: Claim,
+        *,
+        consumed: Sequence[int],
+        state: StateChange | None,
+        now: datetime,
+        lease: float,
+        others_first: bool,
+    ) -> tuple[bool, Claim | None]:
+        kept, item = await self.store.mark_inbox_item_succeeded_and_claim(
+            id=claim.id,
+            lease_id=claim.lease_id,
+            consumed=consumed,
+            state=self._completion(claim, consumed, state, now),
+            now=now,
+            lease_ms=_lease_ms(lease),
+            others_first=others_first,
+        )
+        return kept, None if item is None else _claim(item)
+
+    def _completion(
+        self, claim: Claim, consumed: Sequence[int], state: StateChange | None, now: datetime
+    ) -> UserStateWrite | None:
+        """The sealed state write of a success (None: leave it); forgets its opened items."""
         for item_id in (claim.id, *consumed):
             self._opened.pop(item_id, None)
-        return await self.store.mark_inbox_item_succeeded(
-            id=claim.id, lease_id=claim.lease_id, consumed=consumed, state=write, now=now
-        )
+        if state is None:
+            return None
+        if state.document is None:
+            return UserStateWrite(sealed=None)
+        sealed = self._keyring.encrypt(state.document, state_aad(claim.queue))
+        return UserStateWrite(sealed=sealed, expires_at=now + self._ttl)
 
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:
         return await self.store.mark_inbox_item_failed(

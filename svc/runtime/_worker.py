@@ -68,12 +68,16 @@ from ._queue import Claim, StateChange
 from ._slots import RunSlots
 from ._store_queue import StoreQueue
 
-__all__ = ["INVALID_COMPLETION", "ContextFor", "HandlerRuntime"]
+__all__ = ["CONTINUED_RUNS", "INVALID_COMPLETION", "ContextFor", "HandlerRuntime"]
 
 INVALID_COMPLETION: Final = "invalid_completion"
 """The error of a run whose completion the store refused (a consumed id not of its queue):
 buried, as no rerun changes it."""
 _MAX_NAME: Final = 80
+CONTINUED_RUNS: Final = 32
+"""After this many runs of one queue in a row in one slot, a success continues with another
+queue's due head first, when there is one, whatever its record order: a user's backlog holds
+a slot for this many runs at most while others wait."""
 _TIDY_EVERY: Final = 3600.0
 _STATISTICS_EVERY: Final = 1.0
 
@@ -304,32 +308,46 @@ class HandlerRuntime:
     # --- one run ------------------------------------------------------------------------
 
     async def _run(self, claim: Claim) -> None:
-        control = RunControl(self.options.timeout, self._slots)
-        started = trio.current_time()
+        """Run ``claim`` in its slot, then each item its success continued with
+        (``_settle``), until a run ends without one."""
+        streak = 0
         try:
-            self._observer(
-                RunStarted(
-                    update_key=claim.update_key,
-                    queue=claim.queue,
-                    kind=claim.kind,
-                    attempt=claim.attempt,
-                )
-            )
-            if self._policy.max_attempts is not None and claim.attempt > self._policy.max_attempts:
-                failure: Failure | None = Failure(EXHAUSTED)  # its earlier runs crashed
-                error: BaseException | None = None
-                change: StateChange | None = None
-            else:
-                failure, error, change = await self._attempt(claim, control)
-                if self.options.after_run is not None:
-                    self.options.after_run(claim)
-            seconds = trio.current_time() - started
-            await self._settle(claim, control, failure, error, change, seconds)
+            following: Claim | None = claim
+            while following is not None:
+                current, following = following, None
+                control = RunControl(self.options.timeout, self._slots)
+                try:
+                    following = await self._run_one(current, control, streak >= CONTINUED_RUNS)
+                finally:
+                    if following is None and control.holds_slot:
+                        self._slots.release()
+                if following is not None:
+                    streak = streak + 1 if following.queue == current.queue else 0
         finally:
             self._in_flight -= 1
-            if control.holds_slot:
-                self._slots.release()
             self._kick()
+
+    async def _run_one(self, claim: Claim, control: RunControl, others_first: bool) -> Claim | None:
+        """One run, settled; the claim its success continued with, if any."""
+        started = trio.current_time()
+        self._observer(
+            RunStarted(
+                update_key=claim.update_key,
+                queue=claim.queue,
+                kind=claim.kind,
+                attempt=claim.attempt,
+            )
+        )
+        if self._policy.max_attempts is not None and claim.attempt > self._policy.max_attempts:
+            failure: Failure | None = Failure(EXHAUSTED)  # its earlier runs crashed
+            error: BaseException | None = None
+            change: StateChange | None = None
+        else:
+            failure, error, change = await self._attempt(claim, control)
+            if self.options.after_run is not None:
+                self.options.after_run(claim)
+        seconds = trio.current_time() - started
+        return await self._settle(claim, control, failure, error, change, seconds, others_first)
 
     async def _attempt(
         self, claim: Claim, control: RunControl
@@ -402,18 +420,34 @@ class HandlerRuntime:
         error: BaseException | None,
         change: StateChange | None,
         seconds: float,
-    ) -> None:
-        """Tell the queue how the run ended, under its lease; log, count and report it."""
+        others_first: bool,
+    ) -> Claim | None:
+        """Tell the queue how the run ended, under its lease; log, count and report it. A
+        success of a run that holds its slot, while the loop runs and no paused run waits to
+        resume (it goes first), is completed together
+        with the claim of the first due head (``others_first``: of another queue, when one
+        is due): the claim this slot runs next (None: none)."""
         decision = settle(failure, attempts=claim.attempt, policy=self._policy)
         now = self._now()
         outcome: RunOutcome
         kept = True
+        following: Claim | None = None
         try:
             if decision.verdict is Verdict.SUCCEEDED:
                 try:
-                    kept = await self.queue.complete(
-                        claim, consumed=tuple(control.consumed), state=change, now=now
-                    )
+                    if control.holds_slot and not (self._stopping or self._slots.resuming):
+                        kept, following = await self.queue.complete_and_continue(
+                            claim,
+                            consumed=tuple(control.consumed),
+                            state=change,
+                            now=now,
+                            lease=self.options.lease,
+                            others_first=others_first,
+                        )
+                    else:
+                        kept = await self.queue.complete(
+                            claim, consumed=tuple(control.consumed), state=change, now=now
+                        )
                 except PersistenceValidationError:
                     decision = settle(
                         Failure(INVALID_COMPLETION, final=True),
@@ -431,7 +465,7 @@ class HandlerRuntime:
                 kept = await self.queue.bury(claim, now=now, error=decision.error or "")
         except Exception as exc:  # noqa: BLE001 -- reported; the lease lapses and it reruns
             self._queue_fault(exc)
-            return
+            return None
         if decision.verdict is Verdict.SUCCEEDED:
             outcome = "success"
         elif decision.verdict is Verdict.DEAD:
@@ -454,6 +488,7 @@ class HandlerRuntime:
                 error=error,
             )
         )
+        return following
 
     def _log(
         self,

@@ -444,6 +444,22 @@ class PersistenceStore(BroadcastStore, Protocol):
         refused (``PersistenceValidationError``) and changes nothing."""
         ...
 
+    async def mark_inbox_item_succeeded_and_claim(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        consumed: Sequence[int] = (),
+        state: UserStateWrite | None = None,
+        now: datetime,
+        lease_ms: int,
+        others_first: bool = False,
+    ) -> tuple[bool, InboxItem | None]:
+        """``mark_inbox_item_succeeded`` and, in the same transaction, the claim of one due
+        head (``others_first``: of another queue than the item's when one is due); whether
+        the completion applied, and the item leased (None after a stale lease)."""
+        ...
+
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
         """Move a running item's lease to end at ``until`` if ``lease_id`` is current."""
         ...

@@ -112,9 +112,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
-        claimed: list[InboxItem] = await self._inbox_write(
-            "claim", at, count, lease, key="claim"
-        )
+        claimed: list[InboxItem] = await self._inbox_write("claim", at, count, lease, key="claim")
         return claimed
 
     async def mark_inbox_item_succeeded(
@@ -138,9 +136,38 @@ class InboxMethods(abc.ABC):
         done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
         return done
 
-    async def mark_inbox_items_taken(
-        self, *, id: int, lease_id: str, taken: Sequence[int]
-    ) -> int:
+    async def mark_inbox_item_succeeded_and_claim(
+        self,
+        *,
+        id: int,
+        lease_id: str,
+        consumed: Sequence[int] = (),
+        state: UserStateWrite | None = None,
+        now: datetime,
+        lease_ms: int,
+        others_first: bool = False,
+    ) -> tuple[bool, InboxItem | None]:
+        """``mark_inbox_item_succeeded`` and, in the same transaction, lease the first due
+        head at ``now`` in id order, as ``claim_inbox_items(limit=1)`` would (running, one
+        more attempt, a fresh lease until ``now + lease_ms``; its queue's state as this
+        completion left it); with ``others_first``, the first due head of another queue
+        than the item's when there is one. Whether the completion applied, and the item
+        leased (None: none due; never after a stale lease): one round trip where a
+        completion and a claim take two."""
+        item_id = _id(id)
+        lease = check.text(lease_id, "lease_id")
+        ids = _consumed(consumed, item_id)
+        write = None if state is None else _state(state, now)
+        at = to_ms(now, field="now")
+        span = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
+        if type(others_first) is not bool:
+            raise _options("others_first must be a bool.")
+        done: tuple[bool, InboxItem | None] = await self._inbox_write(
+            "succeeded_and_claim", item_id, lease, ids, write, at, span, others_first
+        )
+        return done
+
+    async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
         """Show later items of a running head's queue that its wait or burst took as
         ``consumed`` while ``lease_id`` is current (they are deleted with its success and
         pending again if it ends otherwise); how many."""

@@ -35,6 +35,7 @@ __all__ = [
     "mark_inbox_item_dead",
     "mark_inbox_item_failed",
     "mark_inbox_item_succeeded",
+    "mark_inbox_item_succeeded_and_claim",
     "mark_inbox_items_taken",
     "retry_inbox_item",
     "run_inbox_write",
@@ -132,6 +133,33 @@ def _take(
             )
         claimed.append(_item(row, state))
     return claimed
+
+
+def mark_inbox_item_succeeded_and_claim(
+    s: Session,
+    item_id: int,
+    lease_id: str,
+    consumed: tuple[int, ...],
+    state: tuple[StateArgs, int] | None,
+    now: int,
+    lease_ms: int,
+    others_first: bool,
+) -> tuple[bool, InboxItem | None]:
+    """Complete a run (``mark_inbox_item_succeeded``) and, in the same transaction, lease the
+    first due head in id order, as a claim of one would (its queue's next head carries the
+    state the completion wrote); with ``others_first``, the first due head of another queue
+    when there is one. Whether the completion applied, and the item leased (None: none due;
+    never after a stale lease)."""
+    queue_key = _succeed(s, item_id, lease_id, consumed, state)
+    if queue_key is None:
+        return False, None
+    if others_first:
+        others = _HEADS + " AND i.queue_key <> ? ORDER BY i.id LIMIT 1"
+        other = _take(s, others, (now, now, queue_key), now, lease_ms)
+        if other:
+            return True, other[0]
+    following = _take(s, _DUE_HEADS, (now, now, 1), now, lease_ms)
+    return True, following[0] if following else None
 
 
 def mark_inbox_item_succeeded(
@@ -405,6 +433,7 @@ writer process can take): its name in ``_WRITES`` and its checked arguments afte
 _WRITES: Final[dict[str, Callable[..., object]]] = {
     "claim": claim_inbox_items,
     "succeeded": mark_inbox_item_succeeded,
+    "succeeded_and_claim": mark_inbox_item_succeeded_and_claim,
     "failed": mark_inbox_item_failed,
     "dead": mark_inbox_item_dead,
 }

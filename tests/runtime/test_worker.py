@@ -270,7 +270,7 @@ async def test_after_run_comes_between_the_handler_and_the_completion_mark(
     store.calls.clear()
     await runtime.run_until_idle()
     log = [c for c in store.calls if c.startswith(("handler", "after_run", "mark_inbox_item_"))]
-    assert log == ["handler", "after_run:a1", "mark_inbox_item_succeeded"]
+    assert log == ["handler", "after_run:a1", "mark_inbox_item_succeeded_and_claim"]
 
 
 async def test_stop_waits_for_the_runs_in_flight_and_claims_no_more(
@@ -459,7 +459,7 @@ async def test_store_faults_are_logged_and_never_end_the_loop(
         "delete_dead_inbox_items": 1,
         "inbox_statistics": 1,
         "claim_inbox_items": 2,
-        "mark_inbox_item_succeeded": 1,
+        "mark_inbox_item_succeeded_and_claim": 1,
     }
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)

@@ -55,6 +55,7 @@ def test_protocol_method_set_is_the_specs() -> None:
         "count_outbox_pending",
         "claim_inbox_items",
         "mark_inbox_item_succeeded",
+        "mark_inbox_item_succeeded_and_claim",
         "mark_inbox_item_failed",
         "mark_inbox_item_dead",
         "list_inbox_items",
