@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from svc.store import SqliteStore, _inbox_ops, _person
@@ -329,3 +330,29 @@ async def test_a_postgres_completion_consuming_a_queue_refreshes_it_once(pg: Bac
     assert reads["consumed"] == 3000
     assert reads["idx_tup_fetch"] <= 5 * 3000, reads
     assert pg.raw_sql("SELECT count(*) FROM svc_inbox_heads") == [(0,)]
+
+
+async def test_a_postgres_queue_emptied_while_a_record_inserts_into_it_keeps_its_head(
+    pg: Backend,
+) -> None:
+    """A record holding the queue's advisory lock saw the queue's heads row and skipped it;
+    the completion that empties the queue meanwhile keeps the row (due at once) instead of
+    deleting it, and the next claims find the recorded row."""
+    store = pg.open()
+    await store.migrate()
+    await record(store, ("a1", "q"))
+    (a1,) = await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
+    assert pg.url is not None
+    with psycopg.connect(pg.url, options=f"-c search_path={pg.schema}") as other:
+        other.execute("SELECT pg_advisory_xact_lock(23644, hashtext('inbox:q'))")
+        other.execute(
+            "INSERT INTO svc_inbox (update_key, queue_key, kind, sealed, next_attempt_at,"
+            " created_at, updated_at) VALUES ('a2', 'q', 'm', '\\x00', 0, 0, 0)"
+        )  # its trigger saw a1's heads row: nothing to insert
+        assert await store.mark_inbox_item_succeeded(id=a1.id, lease_id=a1.lease_id or "")
+        assert pg.raw_sql("SELECT id, due_at FROM svc_inbox_heads") == [(a1.id, 0)]
+        assert await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE) == []
+        other.commit()
+    claimed = await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
+    claimed += await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
+    assert [i.update_key for i in claimed] == ["a2"]
