@@ -33,6 +33,7 @@ from .._kinds import Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
+from ._wake import Wakes
 
 __all__ = [
     "MESSAGES",
@@ -205,6 +206,7 @@ class SqliteStore(StoreBase):
         "_limiter",
         "_path",
         "_synchronous",
+        "_wakes",
     )
 
     def __init__(
@@ -243,6 +245,7 @@ class SqliteStore(StoreBase):
             config = (self._path, busy_timeout_ms, synchronous)
             self._child = _child.Child(__name__, config, fallback=thread)
             self._child_commit = GroupCommit(self._child, messages=MESSAGES)
+        self._wakes: Final = None if self._path == ":memory:" else Wakes(self._path)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -297,12 +300,21 @@ class SqliteStore(StoreBase):
             and kind in _child.CHILD_KINDS
         ):
             commit = self._child_commit
-        return await commit.run(Job(kind, args, code=code, key=key, write=write))
+        result: Any = await commit.run(Job(kind, args, code=code, key=key, write=write))
+        if kind is Kind.DELIVERY and args.inbox and result.new and self._wakes is not None:
+            self._wakes.signal()  # committed: wake the other processes' watches
+        return result
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
-        """No signal across processes on SQLite: returns only when cancelled (the runtime
-        polls for rows other workers recorded)."""
-        await anyio.sleep_forever()
+        """Call ``on_signal`` at once and whenever another store on this file commits inbox
+        rows (a datagram to this watch's socket beside the file: ``_wake``), until cancelled
+        or closed. ``:memory:`` has no other store: it only waits."""
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+        if self._wakes is None:
+            await anyio.sleep_forever()
+        else:
+            await self._wakes.watch(on_signal)
 
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""
@@ -331,6 +343,8 @@ class SqliteStore(StoreBase):
         """Close the writer process after the batch in flight, then the connection after the
         call in flight; idempotent."""
         self._closed = True
+        if self._wakes is not None:
+            self._wakes.close()
         if self._child is not None:
             await self._child.aclose()
 
