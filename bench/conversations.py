@@ -204,18 +204,22 @@ def project(folder: Path) -> dict[str, str]:
 
 def delivery(sender: str, mid: str, text: str) -> tuple[bytes, dict[str, str]]:
     """One signed inbound text."""
+    return batch([(sender, mid, text)])
+
+
+def batch(messages: list[tuple[str, str, str]]) -> tuple[bytes, dict[str, str]]:
+    """One signed delivery of inbound texts, each ``(sender, message id, text)``, in order."""
+    now = str(int(time.time()))
     value = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": "15550783881", "phone_number_id": PHONE},
-        "contacts": [{"profile": {"name": "Bench"}, "wa_id": sender}],
+        "contacts": [
+            {"profile": {"name": "Bench"}, "wa_id": sender}
+            for sender in dict.fromkeys(sender for sender, _, _ in messages)
+        ],
         "messages": [
-            {
-                "from": sender,
-                "id": mid,
-                "timestamp": str(int(time.time())),
-                "type": "text",
-                "text": {"body": text},
-            }
+            {"from": sender, "id": mid, "timestamp": now, "type": "text", "text": {"body": text}}
+            for sender, mid, text in messages
         ],
     }
     body = json.dumps(
