@@ -333,7 +333,7 @@ def main() -> None:
     parser.add_argument("--others-backlog", type=int, default=50_000)
     parser.add_argument("--drain", default="1000,20000", help="queue lengths drained")
     parser.add_argument("--drain-runs", type=int, default=1000, help="runs timed per drain")
-    parser.add_argument("--claims", type=int, default=20, help="claims timed per size")
+    parser.add_argument("--claims", type=int, default=30, help="claims timed per size")
     parser.add_argument("--per-delivery", type=int, default=500, help="messages per delivery")
     args = parser.parse_args()
     if args.quick:

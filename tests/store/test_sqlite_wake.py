@@ -3,8 +3,9 @@ other stores' watch sockets in ``<file>.wake/`` (``svc/store/sqlite/_wake.py``).
 
 from __future__ import annotations
 
+import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import trio.testing
 
 from svc.store import PersistenceError, SqliteStore, utc_now
 
-from .conftest import SQLITE_FILES, Backend
+from .conftest import SQLITE_FILES, AnyStore, Backend
 from .test_inbox import record
 
 pytestmark = pytest.mark.slow  # each opens a file store; the writer process starts in ~1 s
@@ -39,14 +40,21 @@ def sockets(backend: Backend) -> list[str]:
     return sorted(p.name for p in folder.glob("*.sock")) if folder.exists() else []
 
 
-def peer(backend: Backend, name: str) -> socket.socket:
+@contextlib.contextmanager
+def peer(backend: Backend, name: str) -> Iterator[socket.socket]:
     """A raw socket bound in the wake folder, as another process's watch binds one."""
     folder = wake_folder(backend)
     folder.mkdir(mode=0o700, exist_ok=True)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    sock.setblocking(False)
-    sock.bind(str(folder / name))
-    return sock
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.setblocking(False)
+        sock.bind(str(folder / name))
+        yield sock
+
+
+async def migrated(backend: Backend) -> AnyStore:
+    store = backend.open()
+    await store.migrate()
+    return store
 
 
 def pending(sock: socket.socket) -> int:
@@ -78,8 +86,7 @@ class Signals:
 async def test_a_record_on_one_store_wakes_the_watch_of_another_on_the_file(
     files: Backend,
 ) -> None:
-    writer, watcher = files.open(), files.open()
-    await writer.migrate()
+    writer, watcher = await migrated(files), files.open()
     signals = Signals()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watcher.watch_inbox, signals)
@@ -95,10 +102,8 @@ async def test_a_record_on_one_store_wakes_the_watch_of_another_on_the_file(
 
 
 async def test_only_a_commit_of_new_inbox_rows_sends_a_wake(files: Backend) -> None:
-    writer = files.open()
-    await writer.migrate()
-    other = peer(files, "1-other.sock")
-    try:
+    writer = await migrated(files)
+    with peer(files, "1-other.sock") as other:
         await writer.record_webhook_updates(
             event_key="d-none", event_hash="h", received_at=utc_now(), update_keys=["none1"]
         )
@@ -107,16 +112,12 @@ async def test_only_a_commit_of_new_inbox_rows_sends_a_wake(files: Backend) -> N
         assert pending(other) == 1  # sent before the record returned
         await record(writer, ("k1", "q1"))
         assert pending(other) == 0  # a duplicate delivery adds no rows
-    finally:
-        other.close()
 
 
 async def test_a_store_does_not_wake_its_own_watch(files: Backend) -> None:
-    store = files.open()
-    await store.migrate()
-    other = peer(files, "1-other.sock")
+    store = await migrated(files)
     signals = Signals()
-    try:
+    with peer(files, "1-other.sock") as other:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(store.watch_inbox, signals)
             await signals.next()
@@ -125,42 +126,31 @@ async def test_a_store_does_not_wake_its_own_watch(files: Backend) -> None:
             await trio.testing.wait_all_tasks_blocked()
             assert signals.count == 1  # this process learns of its own rows in process
             nursery.cancel_scope.cancel()
-    finally:
-        other.close()
 
 
 async def test_a_dead_processs_socket_is_removed_and_the_others_still_woken(
     files: Backend,
 ) -> None:
-    writer = files.open()
-    await writer.migrate()
-    dead = peer(files, "999999-dead.sock")
-    dead.close()  # its file stays, bound by nobody: a killed process's
-    live = peer(files, "2-live.sock")
-    try:
+    writer = await migrated(files)
+    with peer(files, "999999-dead.sock"):
+        pass  # its file stays, bound by nobody: a killed process's
+    with peer(files, "2-live.sock") as live:
         await record(writer, ("k1", "q1"))
         assert pending(live) == 1
         assert sockets(files) == ["2-live.sock"]
-    finally:
-        live.close()
 
 
 async def test_a_full_socket_never_fails_the_write(files: Backend) -> None:
-    writer = files.open()
-    await writer.migrate()
-    slow = peer(files, "3-slow.sock")
-    try:
+    writer = await migrated(files)
+    with peer(files, "3-slow.sock") as slow:
         for n in range(40):  # past the kernel's queue of unread datagrams (10 by default)
             await record(writer, (f"k{n}", "q1"))
         assert 0 < pending(slow) < 40
         assert await writer.claim_inbox_items(now=utc_now(), limit=1, lease_ms=1000)
-    finally:
-        slow.close()
 
 
 async def test_closing_the_store_removes_its_socket_and_ends_its_watch(files: Backend) -> None:
-    store = files.open()
-    await store.migrate()
+    store = await migrated(files)
     signals = Signals()
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
@@ -175,8 +165,7 @@ async def test_closing_the_store_removes_its_socket_and_ends_its_watch(files: Ba
 
 
 async def test_a_cancelled_watch_removes_its_socket(files: Backend) -> None:
-    store = files.open()
-    await store.migrate()
+    store = await migrated(files)
     signals = Signals()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(store.watch_inbox, signals)
