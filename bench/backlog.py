@@ -13,9 +13,9 @@ checkout the script runs from (``current``) and for ``--baseline`` (a checkout w
 1. ``claim_ms``: the store's own ``claim_inbox_items`` (limit 8), called from a separate
    process (the checkout's python) against the served database, ``--claims`` times, while
    one user has 0, 1k, 20k or 100k messages waiting behind a held run (nothing is due: the
-   claim finds nothing, as the server's own poll does every second). SQLite: the call's round
-   trip; PostgreSQL: the round trip minus a trivial call's through the same store
-   (``count_outbox_pending``), which leaves the claim's statements.
+   claim finds nothing, as the server's own poll does every second): the call's round trip,
+   and on PostgreSQL also its statements' executor time alone (``sql``: the sum of the
+   durations ``auto_explain`` reports to the probe's connections for the call).
 2. ``drain_runs_per_s``: one user's queue released with 1k (nothing else waiting) or 20k
    messages behind its held run: runs per second over its first ``--drain-runs`` runs.
 3. ``others_s``: 300 other users' messages (``--others``, one each, in deliveries of 50),
@@ -25,8 +25,9 @@ checkout the script runs from (``current``) and for ``--baseline`` (a checkout w
 Prints one JSON line: each figure as ``{"current": ..., "baseline": ...}``, with the machine,
 its load average and how busy it was over the run.
 
-    .venv/bin/python bench/backlog.py [--quick] [--no-postgres] [--baseline REV-or-DIR]
-        [--sizes 0,1000,20000,100000] [--others-backlog 50000] [--drain 1000,20000]
+    .venv/bin/python bench/backlog.py [--quick] [--no-postgres] [--no-sqlite]
+        [--baseline REV-or-DIR] [--no-baseline] [--sizes 0,1000,20000,100000]
+        [--others 300] [--others-backlog 50000] [--drain 1000,20000] [--drain-runs 1000]
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ async def run(ctx: HandlerContext) -> None:
 """
 PROBE = """
 import json
+import re
 import sys
 import time
 
@@ -77,23 +79,48 @@ import trio
 
 from svc.store import PostgresStore, SqliteStore, utc_now
 
+DURATION = re.compile(r"duration: ([0-9.]+) ms")
+EXPLAIN = (
+    "%20-csession_preload_libraries%3Dauto_explain%20-cauto_explain.log_min_duration%3D0"
+    "%20-cclient_min_messages%3Dlog"
+)
+notices = []
+
+
+def hear_notices() -> None:
+    # PostgreSQL: auto_explain sends each statement's executor time to the client as a LOG
+    # notice; every connection the store opens keeps them here.
+    import psycopg
+
+    connect = psycopg.Connection.connect.__func__
+
+    def connect_hearing(cls, *args, **kwargs):
+        conn = connect(cls, *args, **kwargs)
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        return conn
+
+    psycopg.Connection.connect = classmethod(connect_hearing)
+
 
 async def main(kind: str, where: str, rounds: int) -> None:
-    store = SqliteStore(where) if kind == "sqlite" else PostgresStore(where, max_size=2)
-    claims, trivial, claimed = [], [], 0
+    if kind == "sqlite":
+        store = SqliteStore(where)
+    else:
+        hear_notices()
+        store = PostgresStore(where + EXPLAIN, max_size=2)  # its DSN ends in its options
+    claims, sql, claimed = [], [], 0
     try:
         await store.count_outbox_pending()  # the connection opened, untimed
         for _ in range(rounds):
+            heard = len(notices)
             began = time.perf_counter()
             got = await store.claim_inbox_items(now=utc_now(), limit=8, lease_ms=6000)
             claims.append((time.perf_counter() - began) * 1000)
             claimed += len(got)
-            began = time.perf_counter()
-            await store.count_outbox_pending()
-            trivial.append((time.perf_counter() - began) * 1000)
+            sql.append(sum(float(m) for n in notices[heard:] for m in DURATION.findall(n)))
     finally:
         await store.close()
-    print(json.dumps({"claims_ms": claims, "trivial_ms": trivial, "claimed": claimed}))
+    print(json.dumps({"claims_ms": claims, "sql_ms": sql, "claimed": claimed}))
 
 
 trio.run(main, sys.argv[1], sys.argv[2], int(sys.argv[3]))
@@ -202,7 +229,7 @@ def hold(feed: Feed, db: Database, user: str, name: str) -> None:
 
 
 def probe(python: str, folder: Path, db: Database, rounds: int) -> dict[str, Any]:
-    """``rounds`` claims from a separate process of ``python``'s svc (and trivial calls)."""
+    """``rounds`` claims from a separate process of ``python``'s svc."""
     out = subprocess.run(
         [python, str(folder / "probe.py"), db.kind, db.where, str(rounds)],
         cwd=folder,
@@ -212,11 +239,9 @@ def probe(python: str, folder: Path, db: Database, rounds: int) -> dict[str, Any
         env={k: v for k, v in os.environ.items() if not k.startswith("SVC_")},
     )
     raw = json.loads(out.stdout.decode().strip().splitlines()[-1])
-    claims, trivial = raw["claims_ms"], raw["trivial_ms"]
-    result = spread(claims)
+    result = {"round_trip": spread(raw["claims_ms"])}
     if db.kind == "postgres":
-        result["trivial_p50"] = round(statistics.median(trivial), 3)
-        result["sql_p50"] = round(statistics.median(claims) - statistics.median(trivial), 3)
+        result["sql"] = spread(raw["sql_ms"])
     result["claimed"] = raw["claimed"]
     return result
 
@@ -326,6 +351,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, SQLite-fast")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--no-baseline", action="store_true", help="this checkout alone")
     parser.add_argument("--baseline", default=None, help=f"a checkout or a revision ({BASELINE})")
     parser.add_argument("--sizes", default="0,1000,20000,100000", help="claim backlogs")
@@ -352,7 +378,7 @@ def main() -> None:
         "revisions": {name: revision for name, (_, revision) in pythons.items()},
     }
     url = _proc.postgres_url_to_measure(args.no_postgres)
-    for kind in ["sqlite", *(["postgres"] if url else [])]:
+    for kind in [*([] if args.no_sqlite else ["sqlite"]), *(["postgres"] if url else [])]:
         figures: dict[str, dict[str, Any]] = {}
         for name, (python, _) in pythons.items():
             figures[name] = {
