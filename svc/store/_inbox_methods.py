@@ -18,6 +18,7 @@ from typing import Any, Final, TypeVar
 from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
+from ._inbox_ops import InboxWrite
 from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
@@ -94,9 +95,9 @@ class InboxMethods(abc.ABC):
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
-    async def _inbox_write(self, name: str, *args: object, key: str = "") -> Any:
+    async def _inbox_write(self, write: InboxWrite, *args: object, key: str = "") -> Any:
         """A claim (``key`` "claim": after the completions of its batch) or a completion."""
-        return await self._write(Kind.INBOX, (name, args), code="outbox_failed", key=key)
+        return await self._write(Kind.INBOX, (write, args), code="outbox_failed", key=key)
 
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
@@ -113,7 +114,7 @@ class InboxMethods(abc.ABC):
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         claimed: list[InboxItem] = await self._inbox_write(
-            "claim", at, count, lease, key="claim"
+            InboxWrite.CLAIM, at, count, lease, key="claim"
         )
         return claimed
 
@@ -135,12 +136,10 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)
         write = None if state is None else _state(state, now)
-        done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
+        done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write)
         return done
 
-    async def mark_inbox_items_taken(
-        self, *, id: int, lease_id: str, taken: Sequence[int]
-    ) -> int:
+    async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
         """Show later items of a running head's queue that its wait or burst took as
         ``consumed`` while ``lease_id`` is current (they are deleted with its success and
         pending again if it ends otherwise); how many."""
@@ -218,7 +217,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("failed", item_id, lease, at, delay, reason)
+        done: bool = await self._inbox_write(InboxWrite.FAILED, item_id, lease, at, delay, reason)
         return done
 
     async def mark_inbox_item_dead(
@@ -230,7 +229,7 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("dead", item_id, lease, at, reason)
+        done: bool = await self._inbox_write(InboxWrite.DEAD, item_id, lease, at, reason)
         return done
 
     async def list_inbox_items(

@@ -139,7 +139,8 @@ def lock_keys(kind: Kind, args: Any) -> tuple[str, ...]:
 
 
 class Forms(Protocol):
-    """An adapter's set-based forms (a module: ``sqlite/_writes.py``, ``postgres/_writes.py``).
+    """An adapter's set-based forms: ``SqliteForms`` (``sqlite/_writes.py``) and
+    ``PostgresForms`` (``postgres/_writes.py``).
 
     Each takes the arguments of a batch's jobs of one kind, in order, and answers each as if
     the single calls had run one after another in that order; ``DEFER`` for one it leaves to

@@ -1,7 +1,7 @@
 """The PostgreSQL engine behind ``PostgresStore``: psycopg 3 (sync API) and a psycopg_pool pool.
 
 This module is where psycopg is imported (with ``_writes``, ``_arrays`` and the child's
-``main``, which only it and the writer process import); ``PostgresStore`` loads it when it
+``run_writer``, which only it and the writer process import); ``PostgresStore`` loads it when it
 is constructed, so ``svc.store`` imports without the ``postgres`` extra.
 
 psycopg's async API is asyncio-only, so every call runs the sync API in an ``anyio`` worker
@@ -14,7 +14,7 @@ The hot writes (``_kinds.Kind``) go through the store's group commit (``_commit`
 runs on one pooled connection in a worker thread (``_Thread``), its advisory locks taken
 phase by phase in one sorted statement, so batches never deadlock. With
 ``writer="process"`` the webhook deliveries and the inbox's writes run in a writer
-process on a connection of its own instead (``_child``; this module's ``main`` is the
+process on a connection of its own instead (``_child``; this module's ``run_writer`` is the
 child's). While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """
 
@@ -50,7 +50,7 @@ from .._session import Row, Session
 from . import _writes
 from ._arrays import array_casts, packed, placeholders
 
-__all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "main"]
+__all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "run_writer"]
 
 T = TypeVar("T")
 _POOL_NAMES: Final = itertools.count(1)
@@ -214,7 +214,7 @@ class PgBatchConnection:
     next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
 
     __slots__ = ("_conn", "_pending", "_sent", "session")
-    forms: Final = _writes
+    forms: Final = _writes.PostgresForms()
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 
@@ -364,7 +364,7 @@ class PgEngine:
             if "application_name" not in options:
                 child_kwargs["application_name"] = APPLICATION_NAME
             config = (dsn, child_kwargs, self._connect_timeout)
-            self._child = _child.Child(__name__, config, fallback=thread)
+            self._child = _child.Child(run_writer, config, fallback=thread)
             self._child_commit = GroupCommit(self._child, messages=MESSAGES)
         self._closed = False
         self._unreachable = False  # a call found the server out of reach; probe before use
@@ -669,7 +669,7 @@ class _ChildConnection:
             conn.close()
 
 
-def main(fd: int) -> None:
+def run_writer(fd: int) -> None:
     """The writer process: run batches until the parent's end closes. It connects at its first
     batch, so a child started while the server restarts still starts: its batches answer
     "lost" until the server is back, and the engine goes on refusing calls until its own

@@ -127,7 +127,7 @@ class SqliteBatchConnection:
     writes, savepoints by name, no advisory locks (the write lock is the whole file's)."""
 
     __slots__ = ("_conn", "session")
-    forms: Final = _writes
+    forms: Final = _writes.SqliteForms()
     faults: Final = (sqlite3.Error,)
     locks: Final = False
 
@@ -241,7 +241,7 @@ class SqliteStore(StoreBase):
         self._child_commit: GroupCommit | None = None
         if writer == "process":
             config = (self._path, busy_timeout_ms, synchronous)
-            self._child = _child.Child(__name__, config, fallback=thread)
+            self._child = _child.Child(run_writer, config, fallback=thread)
             self._child_commit = GroupCommit(self._child, messages=MESSAGES)
         self._closed = False
 
@@ -373,6 +373,6 @@ def _open_child(config: tuple[str, int, str]) -> _ChildConnection | None:
     return _ChildConnection(conn)
 
 
-def main(fd: int) -> None:
+def run_writer(fd: int) -> None:
     """The writer process: open the file, then run batches until the parent's end closes."""
     _child.serve(fd, _open_child)
