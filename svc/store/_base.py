@@ -1,9 +1,9 @@
 """The method layer both adapters share: validation, time conversion, error codes.
 
 An adapter supplies ``_call`` (run a sync operation in one transaction in a worker thread,
-mapping driver errors to ``PersistenceError``) and ``_write`` (a hot write of one
-``_kinds.Kind``, through its group commit, ``_commit``); everything else here is
-backend-neutral.
+mapping driver errors to ``PersistenceError``) and ``_writers`` (``_child.Writers``: the
+group commits its hot writes run through); ``_write`` hands each hot write of one
+``_kinds.Kind`` to the group commit that runs it. Everything else here is backend-neutral.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from . import _ops
 from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
+from ._child import Writers
+from ._commit import Job
 from ._contract import PersistenceStore
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._inbox_methods import InboxMethods
@@ -140,6 +142,8 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     _redacted_location: ClassVar[str]
     """What health and diagnostics show instead of the path or DSN."""
     _closed: bool
+    _writers: Writers
+    """The group commits of the hot writes (the thread's, and the writer process's)."""
 
     @property
     @abc.abstractmethod
@@ -150,10 +154,26 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
         """Run ``fn`` in one transaction in a worker thread."""
 
-    @abc.abstractmethod
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        """Run a hot write of ``kind`` (checked ``args``) through the group commit, with the
-        concurrent ones; ``key`` is the row it contends for (a batch's phase sorts by it)."""
+    async def _write(
+        self, kind: Kind, args: Any, *, code: FaultCode, key: str = "", write: bool = True
+    ) -> Any:
+        """Run a hot write of ``kind`` (checked ``args``) through the group commit that runs
+        it (``Writers.commit_for``), with the concurrent ones; ``key`` is the row it contends
+        for (a batch's phase sorts by it)."""
+        await self._writable(code)
+        job: Job[Any] = Job(kind, args, code=code, key=key, write=write)
+        try:
+            return await self._writers.commit_for(kind).run(job)
+        finally:
+            self._written(job)
+
+    async def _writable(self, code: FaultCode) -> None:
+        """Refuse a write the store cannot take now: it is closed."""
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+
+    def _written(self, job: Job[Any]) -> None:
+        """After a write's batch (PostgreSQL notes a server found out of reach)."""
 
     @abc.abstractmethod
     async def migrate(self, *, target_version: int | None = None) -> int:

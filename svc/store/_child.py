@@ -43,7 +43,7 @@ from typing import Any, Final, NamedTuple, Protocol
 import anyio
 from anyio.abc import Process
 
-from ._commit import Batch, Job
+from ._commit import Batch, GroupCommit, Job, Runner
 from ._kinds import Kind
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "JobRequest",
     "WriteRequest",
     "WriteResponse",
+    "Writers",
     "serve",
 ]
 
@@ -308,6 +309,29 @@ class Child:
                 if kill and proc.returncode is None:
                     proc.kill()
                 await proc.wait()
+
+
+class Writers:
+    """Where a store's hot writes run: the group commit of its thread, and with a writer
+    process (``child``) that child's, for the kinds it runs (``CHILD_KINDS``) while it is
+    available."""
+
+    __slots__ = ("_child_commit", "child", "thread")
+
+    def __init__(self, thread: Runner, child: Child | None, *, messages: dict[str, str]) -> None:
+        self.thread: Final = GroupCommit(thread, messages=messages)
+        self.child: Final = child
+        self._child_commit: Final = (
+            None if child is None else GroupCommit(child, messages=messages)
+        )
+
+    def commit_for(self, kind: Kind) -> GroupCommit:
+        """The group commit that runs a job of ``kind``."""
+        child, commit = self.child, self._child_commit
+        available = child is not None and not child.unavailable
+        if commit is not None and available and kind in CHILD_KINDS:
+            return commit
+        return self.thread
 
 
 # --- the child ---------------------------------------------------------------------------

@@ -37,14 +37,13 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _child
-from .._commit import Batch, GroupCommit, Job, OperationCancelled, run_batch
+from .._commit import Batch, Job, OperationCancelled, run_batch
 from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from .._kinds import Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
@@ -304,10 +303,7 @@ class PgEngine:
     """
 
     __slots__ = (
-        "_child",
-        "_child_commit",
         "_closed",
-        "_commit",
         "_connect_timeout",
         "_dsn",
         "_kwargs",
@@ -321,6 +317,7 @@ class PgEngine:
         "_retry_at",
         "_schema",
         "_unreachable",
+        "writers",
     )
 
     def __init__(
@@ -356,16 +353,15 @@ class PgEngine:
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
         thread = _Thread(self)
-        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
-        self._child: _child.Child | None = None
-        self._child_commit: GroupCommit | None = None
+        child = None
         if writer == "process":
             child_kwargs = dict(kwargs)
             if "application_name" not in options:
                 child_kwargs["application_name"] = APPLICATION_NAME
             config = (dsn, child_kwargs, self._connect_timeout)
-            self._child = _child.Child(run_writer, config, fallback=thread)
-            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
+            child = _child.Child(run_writer, config, fallback=thread)
+        self.writers: Final = _child.Writers(thread, child, messages=MESSAGES)
+        """The group commits of the hot writes (``StoreBase._write``)."""
         self._closed = False
         self._unreachable = False  # a call found the server out of reach; probe before use
         self._retry_at = 0.0  # while unreachable, no connection attempt before this time
@@ -512,32 +508,20 @@ class PgEngine:
 
     # --- group commit
 
-    async def write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        """A job of ``kind`` through the group commit: the writer process's for its kinds
-        (``_child.CHILD_KINDS``), else the thread's. While the server is out of reach it
-        fails at once, as every call does (``_ensure_pool``)."""
+    async def writable(self, code: FaultCode) -> None:
+        """Before a group-commit write: while the server is out of reach it fails at once, as
+        every call does (``_ensure_pool``)."""
         await self._ensure_pool(code)
-        commit = self._commit
-        if (
-            self._child_commit is not None
-            and kind in _child.CHILD_KINDS
-            and not self._child_unavailable()
-        ):
-            commit = self._child_commit
-        job: Job[Any] = Job(kind, args, code=code, key=key)
-        try:
-            return await commit.run(job)
-        finally:
-            if job.batch is not None:
-                self._note_lost(job.batch.lost)
 
-    def _child_unavailable(self) -> bool:
-        return self._child is None or self._child.unavailable
+    def written(self, job: Job[Any]) -> None:
+        """After a group-commit write: remember when its batch found the server out of reach."""
+        if job.batch is not None:
+            self._note_lost(job.batch.lost)
 
     @property
     def queued(self) -> int:
-        """How many group-commit jobs wait for a batch (tests)."""
-        return self._commit.queued
+        """How many group-commit jobs of the thread wait for a batch (tests)."""
+        return self.writers.thread.queued
 
     async def sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None
@@ -576,9 +560,9 @@ class PgEngine:
             )
 
         version = await self._run_in_connection("migration_failed", work)
-        if self._child is not None:
+        if self.writers.child is not None:
             # Started now, not by the first delivery: the first ones wait for no start.
-            await self._child.start()
+            await self.writers.child.start()
         return version
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
@@ -611,8 +595,8 @@ class PgEngine:
         """Close the writer process (after the batch in flight), then the pool (waiting for
         connections in use); idempotent."""
         self._closed = True
-        if self._child is not None:
-            await self._child.aclose()
+        if self.writers.child is not None:
+            await self.writers.child.aclose()
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True):

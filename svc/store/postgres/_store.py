@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from .._base import StoreBase
+from .._commit import Job
 from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from .._kinds import Kind
 from .._session import Session
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class PostgresStore(StoreBase):
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
 
-    __slots__ = ("_closed", "_engine", "_schema")
+    __slots__ = ("_closed", "_engine", "_schema", "_writers")
 
     def __init__(
         self,
@@ -116,6 +116,7 @@ class PostgresStore(StoreBase):
             writer=writer,
         )
         self._schema: Final = schema
+        self._writers = self._engine.writers
         self._closed = False
 
     def __repr__(self) -> str:
@@ -134,8 +135,11 @@ class PostgresStore(StoreBase):
     async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
         return await self._engine.call(code, fn, write=write)
 
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        return await self._engine.write(kind, args, code=code, key=key)
+    async def _writable(self, code: FaultCode) -> None:
+        await self._engine.writable(code)
+
+    def _written(self, job: Job[Any]) -> None:
+        self._engine.written(job)
 
     async def _sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -22,7 +22,7 @@ from svc._text import has_ascii_control
 
 from .. import _child
 from .._base import StoreBase
-from .._commit import Batch, GroupCommit, Job, run_batch
+from .._commit import Batch, run_batch
 from .._errors import (
     REDACTED_SQLITE_LOCATION,
     FaultCode,
@@ -197,14 +197,12 @@ class SqliteStore(StoreBase):
 
     __slots__ = (
         "_busy_timeout_ms",
-        "_child",
-        "_child_commit",
         "_closed",
-        "_commit",
         "_conn",
         "_limiter",
         "_path",
         "_synchronous",
+        "_writers",
     )
 
     def __init__(
@@ -236,13 +234,11 @@ class SqliteStore(StoreBase):
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
         thread = _Thread(self)
-        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
-        self._child: _child.Child | None = None
-        self._child_commit: GroupCommit | None = None
+        child = None
         if writer == "process":
             config = (self._path, busy_timeout_ms, synchronous)
-            self._child = _child.Child(run_writer, config, fallback=thread)
-            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
+            child = _child.Child(run_writer, config, fallback=thread)
+        self._writers = _child.Writers(thread, child, messages=MESSAGES)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -282,23 +278,6 @@ class SqliteStore(StoreBase):
         result: T = await self._write(Kind.CALL, fn, code=code, write=write)
         return result
 
-    async def _write(
-        self, kind: Kind, args: Any, *, code: FaultCode, key: str = "", write: bool = True
-    ) -> Any:
-        """A job of ``kind`` through the group commit: the writer process's for its kinds
-        (``_child.CHILD_KINDS``), else the thread's."""
-        if self._closed:
-            raise PersistenceError("store_closed", "The store is closed.")
-        commit = self._commit
-        if (
-            self._child_commit is not None
-            and self._child is not None
-            and not self._child.unavailable
-            and kind in _child.CHILD_KINDS
-        ):
-            commit = self._child_commit
-        return await commit.run(Job(kind, args, code=code, key=key, write=write))
-
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
         """No signal across processes on SQLite: returns only when cancelled (the runtime
         polls for rows other workers recorded)."""
@@ -322,17 +301,17 @@ class SqliteStore(StoreBase):
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
         except sqlite3.Error:
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
-        if self._child is not None:
+        if self._writers.child is not None:
             # Started now, not by the first delivery: the first ones wait for no start.
-            await self._child.start()
+            await self._writers.child.start()
         return version
 
     async def close(self) -> None:
         """Close the writer process after the batch in flight, then the connection after the
         call in flight; idempotent."""
         self._closed = True
-        if self._child is not None:
-            await self._child.aclose()
+        if self._writers.child is not None:
+            await self._writers.child.aclose()
 
         def work() -> None:
             if self._conn is not None:
