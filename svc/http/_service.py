@@ -25,6 +25,7 @@ from svc.graph import (
 )
 from svc.runtime import Conversation, HandlerRuntime
 from svc.store import (
+    CheckedRows,
     Claimed,
     Conflict,
     InboxRow,
@@ -406,37 +407,46 @@ class Service:
                 projection.unprojected,
             )
 
-        store = self.require_store()
         try:
             if projection.refusal is not None:
                 raise projection.refusal
-            recorded = await self.store_call(
-                store.record_webhook_updates(
-                    event_key=delivery.event_key,
-                    event_hash=delivery.body_hash,
-                    received_at=received_at,
-                    update_keys=keys,
-                    rows=projection.rows,
-                    inbox=rows,
-                ),
-                validation_errors=True,
+            new = await self._record_updates(
+                delivery, keys, received_at, rows, projection.rows, validation_errors=True
             )
         except PersistenceValidationError as exc:
             # A record the store refuses must not turn the delivery into a poison pill
             # (503, redelivered forever): keep the dedupe rows and skip the projection.
             self.recent_errors.add(exc)
             self.logger.warning("webhook projection refused by the store; delivery recorded")
-            recorded = await self.store_call(
-                store.record_webhook_updates(
-                    event_key=delivery.event_key,
-                    event_hash=delivery.body_hash,
-                    received_at=received_at,
-                    update_keys=keys,
-                    inbox=rows,
-                )
-            )
-            return set(recorded.new), projection.changes, False
-        return set(recorded.new), projection.changes, True
+            new = await self._record_updates(delivery, keys, received_at, rows, None)
+            return new, projection.changes, False
+        return new, projection.changes, True
+
+    async def _record_updates(
+        self,
+        delivery: Delivery,
+        keys: list[str],
+        received_at: datetime,
+        inbox: Sequence[InboxRow],
+        rows: CheckedRows | None,
+        *,
+        validation_errors: bool = False,
+    ) -> set[str]:
+        """One ``record_webhook_updates`` of the delivery (with its projection's ``rows``, or
+        without a projection); the update keys it recorded for the first time."""
+        store = self.require_store()
+        recorded = await self.store_call(
+            store.record_webhook_updates(
+                event_key=delivery.event_key,
+                event_hash=delivery.body_hash,
+                received_at=received_at,
+                update_keys=keys,
+                rows=rows,
+                inbox=inbox,
+            ),
+            validation_errors=validation_errors,
+        )
+        return set(recorded.new)
 
     async def _apply_identity_changes(self, changes: tuple[IdentityChange, ...]) -> bool:
         """Re-key the identity map for each change, in order; False after a store fault.
