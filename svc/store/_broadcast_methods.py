@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 
 from . import _broadcasts as ops
 from . import _validate as check
@@ -27,6 +27,7 @@ from ._session import Session
 from ._time import _EPOCH, to_ms
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_BROADCAST_RECIPIENTS: Final = 5000
 """Recipients one broadcast may hold (one request); larger lists are split by the caller."""
@@ -62,7 +63,9 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T: ...
 
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...

@@ -13,7 +13,7 @@ import abc
 import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, TypeVarTuple
 
 from . import _inbox_ops as ops
 from . import _validate as check
@@ -26,6 +26,7 @@ from ._session import Session
 from ._time import to_ms, utc_now
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_INBOX_CLAIM: Final = 1000
 MAX_USER_STATE_BYTES: Final = 65_536
@@ -90,7 +91,9 @@ class InboxMethods(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T: ...
 
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...

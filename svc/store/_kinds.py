@@ -207,8 +207,9 @@ def run_alone(forms: Forms, s: Session, kind: Kind, args: Any) -> object:
         case Kind.INBOX:
             return _inbox_ops.run_inbox_write(s, args)
         case Kind.CALL:
-            call: Callable[[Session], object] = args
-            return call(s)
+            call: Callable[..., object]
+            call, call_args = args
+            return call(s, *call_args)
 
 
 class _Defer:

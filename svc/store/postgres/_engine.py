@@ -25,7 +25,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.from_thread
@@ -52,6 +52,7 @@ from ._arrays import array_casts, packed, placeholders
 __all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "run_writer"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 _POOL_NAMES: Final = itertools.count(1)
 _MIGRATE_LOCK_NAMESPACE: Final = 0x5C5D
 _CANCEL_RETRY_SECONDS: Final = 0.1
@@ -497,12 +498,15 @@ class PgEngine:
             raise exc
         return outcome[0]
 
-    async def call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """``fn`` in a transaction of its own on a pooled connection (not group-committed)."""
+    async def call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        """``fn(session, *args)`` in a transaction of its own on a pooled connection (not
+        group-committed)."""
 
         def work(conn: psycopg.Connection[Any], op: _Operation) -> T:
             with conn.transaction():
-                return fn(PgSession(conn, op))
+                return fn(PgSession(conn, op), *args)
 
         return await self._run_in_connection(code, work)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, TypeVarTuple
 
 from .._base import StoreBase
 from .._commit import Job
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["MISSING_EXTRA_MESSAGE", "POSTGRES_WRITERS", "PostgresStore"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )
@@ -132,8 +133,10 @@ class PostgresStore(StoreBase):
         """The schema on ``search_path``, or None for the server default."""
         return self._schema
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        return await self._engine.call(code, fn, write=write)
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        return await self._engine.call(code, fn, *args, write=write)
 
     async def _writable(self, code: FaultCode) -> None:
         await self._engine.writable(code)

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -50,6 +50,7 @@ SQLITE_WRITERS: Final = ("thread", "process")
 """Where ``SqliteStore`` runs its webhook writes (``"thread"`` first: the default)."""
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "SQLite migration failed.",
     "claim_failed": "SQLite service-request transaction failed.",
@@ -273,9 +274,11 @@ class SqliteStore(StoreBase):
         """Blocking: one batch on the connection (runs in the worker thread)."""
         run_on(self._connection(), batch)
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """``fn`` as a ``CALL`` job of the group commit."""
-        result: T = await self._write(Kind.CALL, fn, code=code, write=write)
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        """``fn(session, *args)`` as a ``CALL`` job of the group commit."""
+        result: T = await self._write(Kind.CALL, (fn, args), code=code, write=write)
         return result
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
