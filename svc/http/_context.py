@@ -27,7 +27,7 @@ from typing import Any
 
 import trio
 
-from svc import crypto
+from svc import crypto, media
 from svc.graph import (
     build_group_text_message,
     build_read_receipt,
@@ -235,6 +235,17 @@ class ServiceContext:
             self._logger.warning("handler typing failed error=%s", type(exc).__name__[:80])
         finally:
             done.set()
+
+    async def download_media(self, media_id: str) -> media.DownloadedMedia:
+        """The bytes of a media the user sent, through the business number's client: its
+        metadata (``GET /{media-id}``), then its URL, checked against its SHA-256."""
+        client = self._number.client
+        info = await media.download_media(
+            client, media_id=media_id, phone_number_id=self.phone_number_id
+        )
+        return await media.download_media_bytes(
+            client, url=info.url, expected_sha256=info.sha256
+        )
 
     async def send(self, message: Mapping[str, Any]) -> SentMessage:
         """Send a ``svc.graph`` message payload from the context's business number.

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, runtime_checkable
 
+from svc.media import DownloadedMedia
+
 from ._conversation import Coalesce, ListenerTimeout
 from ._state import UserState
 from ._updates import (
@@ -129,6 +131,12 @@ class HandlerContext(Protocol):
         while the block runs (renewed before the platform's 25 s lapse), until the block
         ends or the first send; a no-op without a user's message. A failed typing request
         is logged, never raised."""
+        ...
+
+    async def download_media(self, media_id: str) -> DownloadedMedia:
+        """The bytes of a media the user sent (its ``id``), through the context's business
+        number: ``GET /{media-id}``, then its URL, checked against the media's SHA-256
+        (``svc.media.download_media`` and ``download_media_bytes``, and their errors)."""
         ...
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import itertools
 import os
 import queue
@@ -26,6 +27,7 @@ from svc.cli._runtime import serve_once
 from svc.dev import DevSession
 
 from .conftest import BOT, DevProcess, start_dev
+from .test_uploads import png
 
 pytestmark = pytest.mark.slow
 
@@ -278,6 +280,30 @@ def test_the_user_sends_a_location_a_contact_a_quote_and_a_reaction(page: Any) -
     say(page, "about this")
     quoted = chat(page, user).locator(".bubble.in", has_text="about this")
     assert "Got a location" in quoted.locator(".quoted").inner_text()
+
+
+def test_the_user_uploads_an_image_and_a_document(page: Any, tmp_path: Path) -> None:
+    user = add_user(page, "Uploader")
+    image = tmp_path / "red.png"
+    image.write_bytes(png(4, 3))
+    page.click("#attach")
+    page.set_input_files("#upload-file", str(image))
+    page.fill("#upload-caption", "A red square")
+    page.click("#send-file")
+    # The bot fetched it through ctx.download_media (GET /{media-id}, then its URL).
+    digest = hashlib.sha256(image.read_bytes()).hexdigest()
+    answer = bot_bubble(page, user, f"sha256 {digest}")
+    assert f"Got image: {image.stat().st_size} bytes, image/png" in answer.inner_text()
+    mine = chat(page, user).locator(".bubble.in", has_text="A red square")
+    thumbnail = mine.locator("img.thumbnail")
+    assert thumbnail.evaluate("img => img.complete && img.naturalWidth") == 4
+    document = tmp_path / "notes.txt"
+    document.write_text("first line\n")
+    page.click("#attach")
+    page.set_input_files("#upload-file", str(document))
+    page.click("#send-file")
+    bot_bubble(page, user, "Got notes.txt: 11 bytes, text/plain")
+    assert "notes.txt" in chat(page, user).locator(".bubble.in .filename").last.inner_text()
 
 
 def test_a_chosen_platform_error_fails_the_next_send(page: Any) -> None:

@@ -214,7 +214,12 @@ function userMessage(chat, message) {
     summary = body.text; content = el("div", { class: "tapped" }, body.text);
   } else if (type === "image" || type === "document") {
     summary = `${type === "image" ? "🖼" : "📄"} ${body.caption || body.filename || type}`;
-    content = el("div", { class: "media" }, summary);
+    content = el("div", { class: "media" },
+      type === "image" ? el("img", {
+        class: "thumbnail", alt: body.caption || "image", src: `/dev/media/${encodeURIComponent(body.id)}`,
+        onerror: (event) => event.target.remove(),
+      }) : el("div", { class: "filename" }, `📄 ${body.filename || "file"}`),
+      body.caption ? el("div", { class: "caption" }, body.caption) : null);
   } else { summary = type; content = el("pre", {}, JSON.stringify(message, null, 1)); }
   bubble(chat, "in", message.id, type, summary, quoted(message), content);
 }
@@ -460,10 +465,27 @@ function attachPanel() {
       field("contact-name", "Contact name", "Barbara Johnson"), field("contact-phone", "Contact phone", "+1 940 555 1234"),
       el("button", { type: "button", id: "send-contact", onclick: () => { box.hidden = true; act({
         kind: "contact", name: $("contact-name").value, phone: $("contact-phone").value }); } }, "Send contact")),
-    el("fieldset", {}, el("legend", {}, "Image"),
-      field("image-caption", "Caption", "A photo"),
-      el("button", { type: "button", id: "send-image", onclick: () => { box.hidden = true; act({
-        kind: "image", caption: $("image-caption").value }); } }, "Send image")));
+    el("fieldset", {}, el("legend", {}, "Image or document"),
+      el("input", { type: "file", id: "upload-file", "aria-label": "File" }),
+      field("upload-caption", "Caption", ""),
+      el("button", { type: "button", id: "send-file", onclick: () => { box.hidden = true; sendFile(); } },
+        "Send file")));
+}
+
+// The file's bytes go to the dev server (kept under a media id the bot can download), then
+// the image or document delivery names that id.
+async function sendFile() {
+  const file = $("upload-file").files[0];
+  if (!file) { note("choose a file first", "error"); return; }
+  const query = new URLSearchParams({ filename: file.name, type: file.type || "application/octet-stream" });
+  const response = await fetch(`/dev/api/upload?${query}`, {
+    method: "POST", headers: { "Content-Type": "application/octet-stream" }, body: file,
+  });
+  const upload = await response.json().catch(() => ({}));
+  if (!response.ok) { note(`upload: ${upload.error || response.status}`, "error"); return; }
+  const kind = /^image\/(png|jpeg|webp)$/.test(upload.mime_type) ? "image" : "document";
+  const caption = $("upload-caption").value || undefined;
+  await act({ kind, media_id: upload.media_id, caption, filename: kind === "document" ? upload.filename : undefined });
 }
 
 async function start() {
