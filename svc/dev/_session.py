@@ -4,9 +4,10 @@ The session builds each delivery the developer's action asks for, signs it with 
 dev profile's app secret and posts it through the app's own webhook path (in process,
 through the ASGI app); it hears every request the bot makes (the capturing transport),
 every step of the handler runtime (``observe``) and every replayed send (the telemetry
-sink), keeps them as numbered records for the page's event stream, and posts the
-statuses of the bot's sends back as the platform would (sent, delivered, and read when
-that user's chat is open on the page).
+sink), keeps them as numbered records for the page's event stream (a send with the Flow
+JSON or template definition the dev folder holds for it), and posts the statuses of the
+bot's sends back as the platform would (sent, delivered, and read when that user's chat
+is open on the page).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from svc.webhook import (
     status_delivery,
 )
 
+from ._definitions import definition_of
 from ._media import DevTransport, DevUploads, Upload
 from ._render import describe, terminal_line
 
@@ -177,6 +179,7 @@ class DevSession:
                 "answer": request.answer,
                 "message_id": request.message_id,
                 "failure": request.failure,
+                "definition": definition_of(self.folder, request.payload),
             },
         )
         self._say(f"dev: bot -> {chat or '?'} {_summary(request.payload)} {outcome} "

@@ -63,6 +63,25 @@ SHOW: dict[str, Builder] = {
         to=to, body_text="Rate us", flow_cta="Give a rating", flow_id="1234567890",
         flow_token="rating-7", screen="RATE",
     ),
+    "signup": lambda to, mid: graph.build_interactive_flow_message(
+        to=to, body_text="Sign up for the club", flow_cta="Sign up", flow_name="signup",
+        flow_token="signup-1", screen="SIGN_UP",
+    ),
+    "receipt": lambda to, mid: graph.build_template_message(
+        to=to,
+        name="order_receipt",
+        language_code="en_US",
+        components=[
+            {"type": "header", "parameters": [{"type": "text", "text": "42"}]},
+            {"type": "body", "parameters": [
+                {"type": "text", "text": "Kerry"}, {"type": "text", "text": "2 teas"},
+            ]},
+            {"type": "button", "sub_type": "quick_reply", "index": "0",
+             "parameters": [{"type": "payload", "payload": "RECEIPT_OK"}]},
+            {"type": "button", "sub_type": "url", "index": "2",
+             "parameters": [{"type": "text", "text": "42"}]},
+        ],
+    ),
     "reaction": lambda to, mid: graph.build_reaction_message(to=to, message_id=mid, emoji="🎉"),
     "read": lambda to, mid: graph.build_read_receipt(message_id=mid, typing_indicator=True),
 }
