@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,13 @@ def test_other_sends_and_bad_files_have_no_definition(tmp_path: Path) -> None:
     payload = _flow(flow_name="rating")
     payload["interactive"]["action"]["parameters"]["flow_name"] = "../secrets"
     assert definition_of(tmp_path, payload) is None
+
+
+def test_the_docs_template_definition_is_found(tmp_path: Path) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "dev.md").read_text()
+    block = re.search(r"```json\n(.*?)```", page, re.S)
+    assert block is not None
+    _write(tmp_path, "templates/order_receipt.json", block.group(1))
+    found = definition_of(tmp_path, _template("order_receipt", "en_US"))
+    assert found is not None
+    assert [c["type"] for c in found["components"]] == ["HEADER", "BODY", "FOOTER", "BUTTONS"]
