@@ -137,6 +137,9 @@ class Bot:
     async def run(self, context: Any) -> None:
         await self._handler(context)
 
+    def coalesce_for(self, update: Update) -> None:
+        return None
+
 
 class Events(list[RuntimeEvent]):
     """What the runtime told its observer, in order."""
