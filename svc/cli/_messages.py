@@ -82,16 +82,9 @@ def service_endpoint(
     import httpx
 
     from ._config import load_config, resolve_profile
-    from ._inputs import check_env_file_name, read_dotenv
 
     loaded = load_config(config_path)
-    environ: dict[str, str] = {}
-    if env_file is not None:
-        env_path = check_env_file_name(env_file)
-        if not env_path.is_file():
-            raise MessagesError("the env file does not exist or is not a file.")
-        environ.update(read_dotenv(env_path))
-    environ.update(os.environ)
+    environ = _environment(env_file)
     resolved = resolve_profile(loaded, profile, environ, placeholders=True)
     _, section = loaded.section(profile)
     token_name = section.secrets.serviceBearerToken.env
@@ -106,6 +99,15 @@ def service_endpoint(
     if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.userinfo:
         raise CliUsageError("--url must be an http(s) URL without credentials.")
     return base.rstrip("/") + resolved.api_prefix, token
+
+
+def _environment(env_file: str | None) -> dict[str, str]:
+    """The process environment, over ``--env-file``'s values when one is given."""
+    from ._config import read_env_file
+
+    if env_file is None:
+        return dict(os.environ)
+    return read_env_file(env_file, os.environ)
 
 
 def _call(
@@ -161,18 +163,11 @@ def _store_source(
         if not database or "\x00" in database or not os.path.isfile(database):
             raise MessagesError("--database names no SQLite file (a read never creates one).")
         return database, None
-    from ._inputs import check_env_file_name, check_env_name, read_dotenv
+    from ._inputs import check_env_name
 
     assert dsn_env is not None
     check_env_name(dsn_env, "--database-url-env")
-    environ: dict[str, str] = {}
-    if env_file is not None:
-        env_path = check_env_file_name(env_file)
-        if not env_path.is_file():
-            raise MessagesError("the env file does not exist or is not a file.")
-        environ.update(read_dotenv(env_path))
-    environ.update(os.environ)
-    dsn = environ.get(dsn_env)
+    dsn = _environment(env_file).get(dsn_env)
     if not dsn:
         raise MessagesError(f"{dsn_env} is not set (env file or environment).")
     return None, dsn
