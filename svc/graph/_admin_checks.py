@@ -20,6 +20,7 @@ from svc._text import has_control
 from ._client import GraphClient
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._recipient import check_user, user_entry
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
 from ._validate import check_label
@@ -27,8 +28,10 @@ from ._validate import check_phone_to as check_wa_id
 from ._validate import check_text as _check_multiline_text
 
 __all__ = [
+    "FIELDS_PARAM",
     "MAX_CURSOR_LENGTH",
     "MAX_PAGE_LIMIT",
+    "MESSAGING_PRODUCT",
     "PAGING_PARAMS",
     "AppScoped",
     "BusinessScoped",
@@ -52,6 +55,7 @@ __all__ = [
     "listing_query",
     "opt_text",
     "paging_query",
+    "user_entries",
 ]
 
 T = TypeVar("T")
@@ -66,6 +70,10 @@ PAGING_PARAMS: Final = {
     "before": Param(in_="query"),
 }
 """The cursor-paging query parameters of every paged list edge."""
+FIELDS_PARAM: Final = {"fields": Param(in_="query")}
+"""The ``fields`` query parameter of a read that lets the caller choose the fields."""
+MESSAGING_PRODUCT: Final = {"messaging_product": "whatsapp"}
+"""The product member that the phone-number and group edges want in every body."""
 
 _FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
 _ID = re.compile(r"[A-Za-z0-9_.:=-]+")
@@ -233,6 +241,17 @@ def check_id_list(
     if len(set(checked)) != len(checked):
         raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
     return checked
+
+
+def user_entries(
+    users: object, *, field: str, max_items: int, phone_key: str
+) -> list[dict[str, str]]:
+    """1..``max_items`` distinct users, each a phone (under ``phone_key``) or a BSUID
+    (under ``recipient``): the user list of a block or a group participants call."""
+    ids = check_id_list(
+        users, field=field, min_items=1, max_items=max_items, check_item=check_user
+    )
+    return [user_entry(user, phone_key=phone_key) for user in ids]
 
 
 def check_limit(value: object, *, field: str = "limit") -> int | None:

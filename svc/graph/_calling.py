@@ -13,7 +13,12 @@ from typing import Any, Final
 
 from svc._text import has_ascii_control, has_sdp_control
 
-from ._admin_checks import PhoneScoped, check_id, check_wa_id
+from ._admin_checks import (
+    MESSAGING_PRODUCT,
+    PhoneScoped,
+    check_id,
+    check_wa_id,
+)
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_object, opt_str
@@ -33,7 +38,6 @@ CALL_ACTIONS: Final = ("connect", "pre_accept", "accept", "reject", "terminate")
 MAX_SDP_LENGTH: Final = 65536
 MAX_CALLBACK_DATA_LENGTH: Final = 512
 
-_PRODUCT: Final = {"messaging_product": "whatsapp"}
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
 
 CALLS = Endpoint(
@@ -173,7 +177,7 @@ class Calling(PhoneScoped):
     """Call control for one business phone number (``PhoneNumberClient``)."""
 
     async def _call_action(self, body: dict[str, object]) -> CallResult:
-        return CallResult.from_api(await self._on_scope(CALLS, body={**_PRODUCT, **body}))
+        return CallResult.from_api(await self._on_scope(CALLS, body={**MESSAGING_PRODUCT, **body}))
 
     async def connect_call(
         self, *, to: str, sdp: str, biz_opaque_callback_data: str | None = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_choice,
@@ -69,12 +70,11 @@ FLOW_ASSET_TYPE: Final = "FLOW_JSON"
 
 _WABA = {"waba_id": Param(in_="path")}
 _FLOW = {"flow_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 
 LIST_FLOWS = Endpoint(
     method="GET",
     path_template="/{waba_id}/flows",
-    params={**_WABA, **_PAGING, "fields": Param(in_="query")},
+    params={**_WABA, **PAGING_PARAMS, "fields": Param(in_="query")},
 )
 CREATE_FLOW = Endpoint(method="POST", path_template="/{waba_id}/flows", params=_WABA)
 GET_FLOW = Endpoint(
@@ -83,7 +83,7 @@ GET_FLOW = Endpoint(
 UPDATE_FLOW = Endpoint(method="POST", path_template="/{flow_id}", params=_FLOW)
 DELETE_FLOW = Endpoint(method="DELETE", path_template="/{flow_id}", params=_FLOW)
 LIST_FLOW_ASSETS = Endpoint(
-    method="GET", path_template="/{flow_id}/assets", params={**_FLOW, **_PAGING}
+    method="GET", path_template="/{flow_id}/assets", params={**_FLOW, **PAGING_PARAMS}
 )
 UPDATE_FLOW_ASSETS = Endpoint(method="POST", path_template="/{flow_id}/assets", params=_FLOW)
 PUBLISH_FLOW = Endpoint(method="POST", path_template="/{flow_id}/publish", params=_FLOW)

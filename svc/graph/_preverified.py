@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
     check_choice,
@@ -37,14 +38,13 @@ _E164 = re.compile(r"\+?[1-9][0-9]{6,14}")
 
 _BUSINESS = {"business_id": Param(in_="path")}
 _NUMBER = {"preverified_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
 
 LIST_PREVERIFIED = Endpoint(
     method="GET",
     path_template="/{business_id}/preverified_numbers",
     params={
         **_BUSINESS,
-        **_FIELDS,
+        **FIELDS_PARAM,
         "code_verification_status": Param(in_="query"),
         "phone_number": Param(in_="query"),
         **PAGING_PARAMS,
@@ -66,13 +66,13 @@ UNSHARE_PREVERIFIED = Endpoint(
     },
 )
 GET_PREVERIFIED = Endpoint(
-    method="GET", path_template="/{preverified_id}", params={**_NUMBER, **_FIELDS}
+    method="GET", path_template="/{preverified_id}", params={**_NUMBER, **FIELDS_PARAM}
 )
 DELETE_PREVERIFIED = Endpoint(method="DELETE", path_template="/{preverified_id}", params=_NUMBER)
 LIST_PREVERIFIED_PARTNERS = Endpoint(
     method="GET",
     path_template="/{preverified_id}/partners",
-    params={**_NUMBER, **_FIELDS, **PAGING_PARAMS},
+    params={**_NUMBER, **FIELDS_PARAM, **PAGING_PARAMS},
 )
 PREVERIFIED_REQUEST_CODE = Endpoint(
     method="POST", path_template="/{preverified_id}/request_code", params=_NUMBER

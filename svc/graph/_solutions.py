@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     AppScoped,
     SolutionScoped,
@@ -47,7 +48,6 @@ MAX_REASON_LENGTH: Final = 500
 
 _APP = {"app_id": Param(in_="path")}
 _SOLUTION = {"solution_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
 
 CREATE_SOLUTION = Endpoint(
     method="POST", path_template="/{app_id}/whatsapp_business_solution", params=_APP
@@ -55,15 +55,15 @@ CREATE_SOLUTION = Endpoint(
 LIST_APP_SOLUTIONS = Endpoint(
     method="GET",
     path_template="/{app_id}/whatsapp_business_solutions",
-    params={**_APP, "role": Param(in_="query"), **_FIELDS, **PAGING_PARAMS},
+    params={**_APP, "role": Param(in_="query"), **FIELDS_PARAM, **PAGING_PARAMS},
 )
 LIST_CONNECTED_CLIENTS = Endpoint(
     method="GET",
     path_template="/{app_id}/connected_client_businesses",
-    params={**_APP, **_FIELDS, **PAGING_PARAMS},
+    params={**_APP, **FIELDS_PARAM, **PAGING_PARAMS},
 )
 GET_SOLUTION = Endpoint(
-    method="GET", path_template="/{solution_id}", params={**_SOLUTION, **_FIELDS}
+    method="GET", path_template="/{solution_id}", params={**_SOLUTION, **FIELDS_PARAM}
 )
 SOLUTION_ACCESS_TOKEN = Endpoint(
     method="GET",
@@ -78,17 +78,17 @@ SEND_DEACTIVATION = Endpoint(
 ACCEPT_DEACTIVATION = Endpoint(
     method="POST",
     path_template="/{solution_id}/accept_deactivation_request",
-    params={**_SOLUTION, **_FIELDS},
+    params={**_SOLUTION, **FIELDS_PARAM},
 )
 REJECT_DEACTIVATION = Endpoint(
     method="POST",
     path_template="/{solution_id}/reject_deactivation_request",
-    params={**_SOLUTION, **_FIELDS},
+    params={**_SOLUTION, **FIELDS_PARAM},
 )
 LIST_WABA_SOLUTIONS = Endpoint(
     method="GET",
     path_template="/{waba_id}/solutions",
-    params={"waba_id": Param(in_="path"), **_FIELDS, **PAGING_PARAMS},
+    params={"waba_id": Param(in_="path"), **FIELDS_PARAM, **PAGING_PARAMS},
 )
 SET_MIGRATION_INTENT = Endpoint(
     method="POST",
@@ -98,7 +98,7 @@ SET_MIGRATION_INTENT = Endpoint(
 GET_MIGRATION_INTENT = Endpoint(
     method="GET",
     path_template="/{migration_intent_id}",
-    params={"migration_intent_id": Param(in_="path"), **_FIELDS},
+    params={"migration_intent_id": Param(in_="path"), **FIELDS_PARAM},
 )
 
 

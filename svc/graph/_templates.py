@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_choice,
@@ -52,7 +53,6 @@ MAX_COMPONENTS: Final = 20
 MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
 
 _WABA = {"waba_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 _TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
 
@@ -61,7 +61,7 @@ LIST_TEMPLATES = Endpoint(
     path_template="/{waba_id}/message_templates",
     params={
         **_WABA,
-        **_PAGING,
+        **PAGING_PARAMS,
         "fields": Param(in_="query"),
         "name": Param(in_="query"),
         "status": Param(in_="query"),
@@ -86,7 +86,7 @@ UPDATE_TEMPLATE = Endpoint(
     method="POST", path_template="/{template_id}", params={"template_id": Param(in_="path")}
 )
 LIST_TEMPLATE_GROUPS = Endpoint(
-    method="GET", path_template="/{waba_id}/template_groups", params={**_WABA, **_PAGING}
+    method="GET", path_template="/{waba_id}/template_groups", params={**_WABA, **PAGING_PARAMS}
 )
 CREATE_TEMPLATE_GROUP = Endpoint(
     method="POST", path_template="/{waba_id}/template_groups", params=_WABA

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_fields,
@@ -23,7 +24,6 @@ from ._results import CreatedObject, Page, Success
 __all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 
 _WABA = {"waba_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 _CC = re.compile(r"[0-9]{1,3}")
 _NATIONAL = re.compile(r"[0-9]{4,14}")
 
@@ -46,7 +46,7 @@ GET_ACCOUNT_NUMBER = Endpoint(
 LIST_PHONE_NUMBERS = Endpoint(
     method="GET",
     path_template="/{waba_id}/phone_numbers",
-    params={**_WABA, **_PAGING, "fields": Param(in_="query")},
+    params={**_WABA, **PAGING_PARAMS, "fields": Param(in_="query")},
 )
 ADD_PHONE_NUMBER = Endpoint(method="POST", path_template="/{waba_id}/phone_numbers", params=_WABA)
 
