@@ -2,8 +2,9 @@
 
 Validators raise ``GraphRequestValidationError`` naming the field (never
 echoing the value) and return the value to put on the wire. The ``*Scoped``
-abstract bases are what each admin mixin needs from the scoped client it is
-mixed into: the wrapped ``GraphClient`` and the bound id.
+bases are what each admin mixin needs from the scoped client it is mixed into:
+the wrapped ``GraphClient`` (abstract) and the bound id, read back by name
+(``phone_number_id``, ``waba_id``, ...).
 """
 
 from __future__ import annotations
@@ -120,57 +121,57 @@ class _Scoped(abc.ABC):
 
 
 class PhoneScoped(_Scoped):
-    """What a phone-number admin mixin needs: ``client`` and ``phone_number_id``."""
+    """What a phone-number admin mixin works with: ``client`` and the bound ``phone_number_id``."""
 
     @property
-    @abc.abstractmethod
     def phone_number_id(self) -> str:
-        """The bound phone number id."""
+        """The bound phone number id, as given."""
+        return self._scope_id
 
 
 class WabaScoped(_Scoped):
-    """What a WABA admin mixin needs: ``client`` and ``waba_id``."""
+    """What a WABA admin mixin works with: ``client`` and the bound ``waba_id``."""
 
     @property
-    @abc.abstractmethod
     def waba_id(self) -> str:
-        """The bound WhatsApp Business Account id."""
+        """The bound WhatsApp Business Account id, as given."""
+        return self._scope_id
 
 
 class BusinessScoped(_Scoped):
-    """What a business-portfolio mixin needs: ``client`` and ``business_id``."""
+    """What a business-portfolio mixin works with: ``client`` and the bound ``business_id``."""
 
     @property
-    @abc.abstractmethod
     def business_id(self) -> str:
-        """The bound business portfolio id."""
+        """The bound business portfolio id, as given."""
+        return self._scope_id
 
 
 class AppScoped(_Scoped):
-    """What an app mixin needs: ``client`` and ``app_id``."""
+    """What an app mixin works with: ``client`` and the bound ``app_id``."""
 
     @property
-    @abc.abstractmethod
     def app_id(self) -> str:
-        """The bound Meta app id."""
+        """The bound Meta app id, as given."""
+        return self._scope_id
 
 
 class SolutionScoped(_Scoped):
-    """What a Multi-Partner Solution mixin needs: ``client`` and ``solution_id``."""
+    """What a Multi-Partner Solution mixin works with: ``client`` and the bound ``solution_id``."""
 
     @property
-    @abc.abstractmethod
     def solution_id(self) -> str:
-        """The bound Multi-Partner Solution id."""
+        """The bound Multi-Partner Solution id, as given."""
+        return self._scope_id
 
 
 class GroupScoped(_Scoped):
-    """What a group admin mixin needs: ``client`` and ``group_id``."""
+    """What a group admin mixin works with: ``client`` and the bound ``group_id``."""
 
     @property
-    @abc.abstractmethod
     def group_id(self) -> str:
-        """The bound group id."""
+        """The bound group id, as given."""
+        return self._scope_id
 
 
 def check_text(
