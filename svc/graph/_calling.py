@@ -19,7 +19,7 @@ from ._admin_checks import (
     check_id,
     check_wa_id,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_object, opt_str
 from ._recipient import Recipient
@@ -40,19 +40,12 @@ MAX_CALLBACK_DATA_LENGTH: Final = 512
 
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
 
-CALLS = Endpoint(
-    method="POST",
-    path_template="/{phone_number_id}/calls",
-    params={"phone_number_id": Param(in_="path")},
-)
-CALL_PERMISSIONS = Endpoint(
-    method="GET",
-    path_template="/{phone_number_id}/call_permissions",
-    params={
-        "phone_number_id": Param(in_="path"),
-        "user_wa_id": Param(in_="query"),
-        "recipient": Param(in_="query"),
-    },
+CALLS = route("POST", "/{phone_number_id}/calls")
+CALL_PERMISSIONS = route(
+    "GET",
+    "/{phone_number_id}/call_permissions",
+    user_wa_id=Param(in_="query"),
+    recipient=Param(in_="query"),
 )
 
 

@@ -28,7 +28,7 @@ from ._admin_checks import (
     paging_query,
     user_entries,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
 from ._results import Page, Success
@@ -57,36 +57,19 @@ GROUP_MAX_ADDED_PARTICIPANTS: Final = 8
 GROUP_MAX_JOIN_REQUESTS: Final = 1000
 GROUP_JOIN_APPROVAL_MODES: Final = ("auto_approve", "approval_required")
 
-_PHONE = {"phone_number_id": Param(in_="path")}
-_GROUP = {"group_id": Param(in_="path")}
-
-CREATE_GROUP = Endpoint(method="POST", path_template="/{phone_number_id}/groups", params=_PHONE)
-LIST_GROUPS = Endpoint(
-    method="GET", path_template="/{phone_number_id}/groups", params={**_PHONE, **PAGING_PARAMS}
-)
-GET_GROUP = Endpoint(
-    method="GET", path_template="/{group_id}", params={**_GROUP, "fields": Param(in_="query")}
-)
-UPDATE_GROUP = Endpoint(method="POST", path_template="/{group_id}", params=_GROUP)
-DELETE_GROUP = Endpoint(method="DELETE", path_template="/{group_id}", params=_GROUP)
-GET_INVITE_LINK = Endpoint(method="GET", path_template="/{group_id}/invite_link", params=_GROUP)
-RESET_INVITE_LINK = Endpoint(method="POST", path_template="/{group_id}/invite_link", params=_GROUP)
-REVOKE_INVITE_LINK = Endpoint(
-    method="DELETE", path_template="/{group_id}/invite_link", params=_GROUP
-)
-ADD_PARTICIPANTS = Endpoint(method="POST", path_template="/{group_id}/participants", params=_GROUP)
-REMOVE_PARTICIPANTS = Endpoint(
-    method="DELETE", path_template="/{group_id}/participants", params=_GROUP
-)
-LIST_JOIN_REQUESTS = Endpoint(
-    method="GET", path_template="/{group_id}/join_requests", params={**_GROUP, **PAGING_PARAMS}
-)
-APPROVE_JOIN_REQUESTS = Endpoint(
-    method="POST", path_template="/{group_id}/join_requests", params=_GROUP
-)
-REJECT_JOIN_REQUESTS = Endpoint(
-    method="DELETE", path_template="/{group_id}/join_requests", params=_GROUP
-)
+CREATE_GROUP = route("POST", "/{phone_number_id}/groups")
+LIST_GROUPS = route("GET", "/{phone_number_id}/groups", **PAGING_PARAMS)
+GET_GROUP = route("GET", "/{group_id}", fields=Param(in_="query"))
+UPDATE_GROUP = route("POST", "/{group_id}")
+DELETE_GROUP = route("DELETE", "/{group_id}")
+GET_INVITE_LINK = route("GET", "/{group_id}/invite_link")
+RESET_INVITE_LINK = route("POST", "/{group_id}/invite_link")
+REVOKE_INVITE_LINK = route("DELETE", "/{group_id}/invite_link")
+ADD_PARTICIPANTS = route("POST", "/{group_id}/participants")
+REMOVE_PARTICIPANTS = route("DELETE", "/{group_id}/participants")
+LIST_JOIN_REQUESTS = route("GET", "/{group_id}/join_requests", **PAGING_PARAMS)
+APPROVE_JOIN_REQUESTS = route("POST", "/{group_id}/join_requests")
+REJECT_JOIN_REQUESTS = route("DELETE", "/{group_id}/join_requests")
 
 
 # --- results ------------------------------------------------------------------

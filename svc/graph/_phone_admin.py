@@ -26,7 +26,7 @@ from ._admin_checks import (
     paging_query,
     user_entries,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
 from ._results import Page, Success
@@ -63,7 +63,6 @@ MAX_BLOCK_USERS: Final = 1000
 STORAGE_STATUSES: Final = ("DEFAULT", "IN_COUNTRY_STORAGE_ENABLED")
 QR_IMAGE_FORMATS: Final = ("PNG", "SVG")
 
-_PHONE = {"phone_number_id": Param(in_="path")}
 _PIN = re.compile(r"[0-9]{6}")
 _REGION = re.compile(r"[A-Z]{2}")
 _VERTICAL = re.compile(r"[A-Z_]{1,64}")
@@ -278,35 +277,34 @@ class BusinessPublicKey:
         )
 
 
-# --- helpers ------------------------------------------------------------------
+# --- endpoints and helpers ----------------------------------------------------
 
 
-def _edge(method: str, edge: str, **extra: Param) -> Endpoint:
-    path = "/{phone_number_id}" + (f"/{edge}" if edge else "")
-    return Endpoint(method=method, path_template=path, params={**_PHONE, **extra})
-
-
-GET_PHONE_NUMBER = _edge("GET", "", **FIELDS_PARAM)
-REQUEST_DISPLAY_NAME = _edge("POST", "")
-GET_SETTINGS = _edge("GET", "settings", **FIELDS_PARAM, include_sip_credentials=Param(in_="query"))
-UPDATE_SETTINGS = _edge("POST", "settings")
-GET_BUSINESS_PROFILE = _edge("GET", "whatsapp_business_profile", **FIELDS_PARAM)
-UPDATE_BUSINESS_PROFILE = _edge("POST", "whatsapp_business_profile")
-GET_COMMERCE_SETTINGS = _edge("GET", "whatsapp_commerce_settings")
-UPDATE_COMMERCE_SETTINGS = _edge("POST", "whatsapp_commerce_settings")
-LIST_BLOCKED_USERS = _edge("GET", "block_users", **PAGING_PARAMS)
-BLOCK_USERS = _edge("POST", "block_users")
-UNBLOCK_USERS = _edge("DELETE", "block_users")
-GET_OFFICIAL_BUSINESS_ACCOUNT = _edge("GET", "official_business_account", **FIELDS_PARAM)
-REQUEST_OFFICIAL_BUSINESS_ACCOUNT = _edge("POST", "official_business_account")
-REGISTER = _edge("POST", "register")
-DEREGISTER = _edge("POST", "deregister")
-LIST_QR_CODES = _edge("GET", "message_qrdls")
-CREATE_QR_CODE = _edge("POST", "message_qrdls")
-GET_QR_CODE = _edge("GET", "message_qrdls/{code}", code=Param(in_="path"))
-DELETE_QR_CODE = _edge("DELETE", "message_qrdls/{code}", code=Param(in_="path"))
-GET_BUSINESS_PUBLIC_KEY = _edge("GET", "whatsapp_business_encryption")
-SET_BUSINESS_PUBLIC_KEY = _edge("POST", "whatsapp_business_encryption")
+GET_PHONE_NUMBER = route("GET", "/{phone_number_id}", **FIELDS_PARAM)
+REQUEST_DISPLAY_NAME = route("POST", "/{phone_number_id}")
+GET_SETTINGS = route(
+    "GET", "/{phone_number_id}/settings", **FIELDS_PARAM, include_sip_credentials=Param(in_="query")
+)
+UPDATE_SETTINGS = route("POST", "/{phone_number_id}/settings")
+GET_BUSINESS_PROFILE = route("GET", "/{phone_number_id}/whatsapp_business_profile", **FIELDS_PARAM)
+UPDATE_BUSINESS_PROFILE = route("POST", "/{phone_number_id}/whatsapp_business_profile")
+GET_COMMERCE_SETTINGS = route("GET", "/{phone_number_id}/whatsapp_commerce_settings")
+UPDATE_COMMERCE_SETTINGS = route("POST", "/{phone_number_id}/whatsapp_commerce_settings")
+LIST_BLOCKED_USERS = route("GET", "/{phone_number_id}/block_users", **PAGING_PARAMS)
+BLOCK_USERS = route("POST", "/{phone_number_id}/block_users")
+UNBLOCK_USERS = route("DELETE", "/{phone_number_id}/block_users")
+GET_OFFICIAL_BUSINESS_ACCOUNT = route(
+    "GET", "/{phone_number_id}/official_business_account", **FIELDS_PARAM
+)
+REQUEST_OFFICIAL_BUSINESS_ACCOUNT = route("POST", "/{phone_number_id}/official_business_account")
+REGISTER = route("POST", "/{phone_number_id}/register")
+DEREGISTER = route("POST", "/{phone_number_id}/deregister")
+LIST_QR_CODES = route("GET", "/{phone_number_id}/message_qrdls")
+CREATE_QR_CODE = route("POST", "/{phone_number_id}/message_qrdls")
+GET_QR_CODE = route("GET", "/{phone_number_id}/message_qrdls/{code}")
+DELETE_QR_CODE = route("DELETE", "/{phone_number_id}/message_qrdls/{code}")
+GET_BUSINESS_PUBLIC_KEY = route("GET", "/{phone_number_id}/whatsapp_business_encryption")
+SET_BUSINESS_PUBLIC_KEY = route("POST", "/{phone_number_id}/whatsapp_business_encryption")
 
 
 def _qr_code(value: object) -> str:

@@ -21,7 +21,7 @@ from ._admin_checks import (
     check_text,
     opt_text,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
 from ._phone_admin import BusinessProfile, business_profile_body
@@ -56,41 +56,21 @@ MAX_COMMAND_NAME_LENGTH: Final = 30
 MAX_COMMAND_DESCRIPTION_LENGTH: Final = 256
 MAX_ENCRYPTED_CONTENTS: Final = 1_048_576
 
-_PHONE = {"phone_number_id": Param(in_="path")}
 _CODE = re.compile(r"[0-9]{6}")
 _CODE_LANGUAGE = re.compile(r"[a-z]{2}(_[A-Z]{2})?")
 _COMMAND_NAME = re.compile(rf"[A-Za-z0-9_]{{1,{MAX_COMMAND_NAME_LENGTH}}}")
 _E164 = re.compile(r"\+[1-9][0-9]{1,14}")
 _JWE = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}")
 
-REQUEST_CODE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/request_code", params=_PHONE
-)
-VERIFY_CODE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/verify_code", params=_PHONE
-)
-CONVERSATIONAL_AUTOMATION = Endpoint(
-    method="POST", path_template="/{phone_number_id}/conversational_automation", params=_PHONE
-)
-GET_BOT = Endpoint(
-    method="GET", path_template="/{bot_id}", params={"bot_id": Param(in_="path"), **FIELDS_PARAM}
-)
-GET_COMPLIANCE = Endpoint(
-    method="GET",
-    path_template="/{phone_number_id}/business_compliance_info",
-    params={**_PHONE, **FIELDS_PARAM},
-)
-UPDATE_COMPLIANCE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/business_compliance_info", params=_PHONE
-)
-_PROFILE = {"profile_id": Param(in_="path")}
-GET_PROFILE_NODE = Endpoint(
-    method="GET", path_template="/{profile_id}", params={**_PROFILE, **FIELDS_PARAM}
-)
-UPDATE_PROFILE_NODE = Endpoint(method="POST", path_template="/{profile_id}", params=_PROFILE)
-SEND_ENCRYPTED = Endpoint(
-    method="POST", path_template="/{phone_number_id}/messages_encrypted", params=_PHONE
-)
+REQUEST_CODE = route("POST", "/{phone_number_id}/request_code")
+VERIFY_CODE = route("POST", "/{phone_number_id}/verify_code")
+CONVERSATIONAL_AUTOMATION = route("POST", "/{phone_number_id}/conversational_automation")
+GET_BOT = route("GET", "/{bot_id}", **FIELDS_PARAM)
+GET_COMPLIANCE = route("GET", "/{phone_number_id}/business_compliance_info", **FIELDS_PARAM)
+UPDATE_COMPLIANCE = route("POST", "/{phone_number_id}/business_compliance_info")
+GET_PROFILE_NODE = route("GET", "/{profile_id}", **FIELDS_PARAM)
+UPDATE_PROFILE_NODE = route("POST", "/{profile_id}")
+SEND_ENCRYPTED = route("POST", "/{phone_number_id}/messages_encrypted")
 
 
 # --- results ------------------------------------------------------------------
