@@ -9,7 +9,6 @@ and the output is the same.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -21,11 +20,12 @@ import click
 from svc._text import is_printable_ascii
 
 from ._errors import CliUsageError, MessagesError
+from ._local_service import LocalService, environment
 
 if TYPE_CHECKING:
     from ..store import PersistenceStore
 
-__all__ = ["COLUMNS", "messages", "service_endpoint"]
+__all__ = ["COLUMNS", "messages"]
 
 COLUMNS: Final = (
     "createdAt",
@@ -71,81 +71,6 @@ def messages() -> None:
     """Read the message projection of the running local service."""
 
 
-def service_endpoint(
-    config_path: str, profile: str | None, env_file: str | None, url: str | None
-) -> tuple[str, str]:
-    """The running service of a profile: its API base URL (prefix included) and its bearer.
-
-    The bearer is read from the env file (literally) or the environment and never printed;
-    ``url`` (else the profile's host and port) must be http(s) without credentials.
-    """
-    import httpx
-
-    from ._config import load_config, resolve_profile
-
-    loaded = load_config(config_path)
-    environ = _environment(env_file)
-    resolved = resolve_profile(loaded, profile, environ, placeholders=True)
-    _, section = loaded.section(profile)
-    token_name = section.secrets.serviceBearerToken.env
-    token = environ.get(token_name)
-    if not token:
-        raise MessagesError(f"{token_name} is not set (env file or environment).")
-    base = url if url is not None else _default_url(resolved.host, resolved.port)
-    try:
-        parsed = httpx.URL(base)
-    except httpx.InvalidURL:
-        raise CliUsageError("--url must be an http(s) URL.") from None
-    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.userinfo:
-        raise CliUsageError("--url must be an http(s) URL without credentials.")
-    return base.rstrip("/") + resolved.api_prefix, token
-
-
-def _environment(env_file: str | None) -> dict[str, str]:
-    """The process environment, over ``--env-file``'s values when one is given."""
-    from ._config import read_env_file
-
-    if env_file is None:
-        return dict(os.environ)
-    return read_env_file(env_file, os.environ)
-
-
-def _call(
-    config_path: str,
-    profile: str | None,
-    env_file: str | None,
-    url: str | None,
-    path: str,
-    query: Mapping[str, str],
-) -> Any:
-    import httpx
-
-    api, token = service_endpoint(config_path, profile, env_file, url)
-    target = api + path
-    try:
-        with httpx.Client(timeout=10.0) as client:
-            response = client.get(
-                target, params=dict(query), headers={"Authorization": f"Bearer {token}"}
-            )
-    except httpx.HTTPError:
-        raise MessagesError("the service cannot be reached (is `svc serve` running?).") from None
-    if response.status_code != 200:
-        code, said = "unknown", ""
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            error = response.json()["error"]
-            code = str(error["code"])
-            said = str(error.get("message", ""))
-        if not code.replace("_", "").isalnum():
-            code = "unknown"
-        # The service's sentence is fixed text; anything else (another server) is left out.
-        said = f": {said}" if said and len(said) <= 200 and is_printable_ascii(said) else "."
-        raise MessagesError(f"the service answered {response.status_code} ({code}){said}")
-    try:
-        return response.json()
-    except ValueError:
-        raise MessagesError("the service answered with something that is not JSON.") from None
-
-
 def _store_source(
     config_path: str | None, env_file: str | None, database: str | None, dsn_env: str | None
 ) -> tuple[str | None, str | None] | None:
@@ -167,7 +92,7 @@ def _store_source(
 
     assert dsn_env is not None
     check_env_name(dsn_env, "--database-url-env")
-    dsn = _environment(env_file).get(dsn_env)
+    dsn = environment(env_file).get(dsn_env)
     if not dsn:
         raise MessagesError(f"{dsn_env} is not set (env file or environment).")
     return None, dsn
@@ -193,14 +118,6 @@ def _read_store(
             await close_store(store, STORE_CLOSE_SECONDS)
 
     return trio.run(main)
-
-
-def _default_url(host: str, port: int) -> str:
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - a listen-all address, reached locally
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
 
 
 def _cell(value: object) -> str:
@@ -262,7 +179,8 @@ def list_messages(
     source = _store_source(config_path, env_file, database, database_url_env)
     if source is None:
         assert config_path is not None
-        page = _call(config_path, profile, env_file, url, "/messages", query)
+        with LocalService(config_path, profile, env_file, url, timeout=10.0) as service:
+            page = service.call("GET", "/messages", query=query)
     else:
         count = int(query["limit"])
         page = _read_store(source, lambda store: _store_page(store, count, cursor, user))
@@ -300,9 +218,8 @@ def show_message(
     source = _store_source(config_path, env_file, database, database_url_env)
     if source is None:
         assert config_path is not None
-        record = _call(
-            config_path, profile, env_file, url, "/messages/" + quote(message_id, safe=""), {}
-        )
+        with LocalService(config_path, profile, env_file, url, timeout=10.0) as service:
+            record = service.call("GET", "/messages/" + quote(message_id, safe=""))
     else:
         record = _read_store(source, lambda store: _store_record(store, message_id))
     if as_json:
