@@ -102,22 +102,13 @@ def _read_store(
     source: tuple[str | None, str | None], read: Callable[[PersistenceStore], Awaitable[T]]
 ) -> T:
     """Open (and migrate) the store in a short trio run, make one read, close it."""
-    import trio
-
     from ..store import PersistenceError
-    from ._runtime import STORE_CLOSE_SECONDS, close_store, open_store_at
+    from ._runtime import run_on_store
 
-    async def main() -> T:
-        store = await open_store_at(sqlite_path=source[0], postgres_dsn=source[1])
-        assert store is not None
-        try:
-            return await read(store)
-        except PersistenceError as exc:
-            raise MessagesError(f"the store could not be read ({exc.code}).") from None
-        finally:
-            await close_store(store, STORE_CLOSE_SECONDS)
-
-    return trio.run(main)
+    try:
+        return run_on_store(sqlite_path=source[0], postgres_dsn=source[1], work=read)
+    except PersistenceError as exc:
+        raise MessagesError(f"the store could not be read ({exc.code}).") from None
 
 
 def _cell(value: object) -> str:
