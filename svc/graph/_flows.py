@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_bool,
@@ -25,7 +26,7 @@ from ._admin_checks import (
     check_url,
     listing_query,
 )
-from ._endpoint import Param, route
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
 from ._parse import (
@@ -68,9 +69,9 @@ FLOW_CATEGORIES: Final = (
 FLOW_ASSET_NAME: Final = "flow.json"
 FLOW_ASSET_TYPE: Final = "FLOW_JSON"
 
-LIST_FLOWS = route("GET", "/{waba_id}/flows", **PAGING_PARAMS, fields=Param(in_="query"))
+LIST_FLOWS = route("GET", "/{waba_id}/flows", **PAGING_PARAMS, **FIELDS_PARAM)
 CREATE_FLOW = route("POST", "/{waba_id}/flows")
-GET_FLOW = route("GET", "/{flow_id}", fields=Param(in_="query"))
+GET_FLOW = route("GET", "/{flow_id}", **FIELDS_PARAM)
 UPDATE_FLOW = route("POST", "/{flow_id}")
 DELETE_FLOW = route("DELETE", "/{flow_id}")
 LIST_FLOW_ASSETS = route("GET", "/{flow_id}/assets", **PAGING_PARAMS)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     MESSAGING_PRODUCT,
     PAGING_PARAMS,
     GroupScoped,
@@ -28,7 +29,7 @@ from ._admin_checks import (
     paging_query,
     user_entries,
 )
-from ._endpoint import Param, route
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
 from ._results import Page, Success
@@ -59,7 +60,7 @@ GROUP_JOIN_APPROVAL_MODES: Final = ("auto_approve", "approval_required")
 
 CREATE_GROUP = route("POST", "/{phone_number_id}/groups")
 LIST_GROUPS = route("GET", "/{phone_number_id}/groups", **PAGING_PARAMS)
-GET_GROUP = route("GET", "/{group_id}", fields=Param(in_="query"))
+GET_GROUP = route("GET", "/{group_id}", **FIELDS_PARAM)
 UPDATE_GROUP = route("POST", "/{group_id}")
 DELETE_GROUP = route("DELETE", "/{group_id}")
 GET_INVITE_LINK = route("GET", "/{group_id}/invite_link")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     PhoneScoped,
     check_choice,
@@ -34,14 +35,14 @@ LIST_MESSAGE_HISTORY = route(
     "GET",
     "/{phone_number_id}/message_history",
     message_id=Param(in_="query"),
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     **PAGING_PARAMS,
 )
 LIST_MESSAGE_HISTORY_EVENTS = route(
     "GET",
     "/{message_history_id}/events",
     status_filter=Param(in_="query"),
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     **PAGING_PARAMS,
 )
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
     check_fields,
@@ -21,9 +22,9 @@ from ._waba import WabaInfo
 
 __all__ = ["BusinessPortfolio", "BusinessPortfolioInfo", "CreditLine", "OnboardingRequest"]
 
-_LISTED = {"fields": Param(in_="query"), **PAGING_PARAMS}
+_LISTED = {**FIELDS_PARAM, **PAGING_PARAMS}
 
-GET_BUSINESS = route("GET", "/{business_id}", fields=Param(in_="query"))
+GET_BUSINESS = route("GET", "/{business_id}", **FIELDS_PARAM)
 LIST_OWNED_WABAS = route("GET", "/{business_id}/owned_whatsapp_business_accounts", **_LISTED)
 LIST_CLIENT_WABAS = route("GET", "/{business_id}/client_whatsapp_business_accounts", **_LISTED)
 LIST_CREDIT_LINES = route("GET", "/{business_id}/extendedcredits", **_LISTED)

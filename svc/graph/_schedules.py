@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_bool,
@@ -49,7 +50,7 @@ _TIMEZONE = re.compile(r"[A-Za-z0-9_+-]{1,32}(/[A-Za-z0-9_+-]{1,32}){0,2}")
 LIST_SCHEDULES = route(
     "GET",
     "/{waba_id}/schedules",
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     filtering=Param(in_="query"),
     sort=Param(in_="query"),
     **PAGING_PARAMS,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_bool,
@@ -59,7 +60,7 @@ LIST_TEMPLATES = route(
     "GET",
     "/{waba_id}/message_templates",
     **PAGING_PARAMS,
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     name=Param(in_="query"),
     status=Param(in_="query"),
     category=Param(in_="query"),
@@ -72,11 +73,11 @@ DELETE_TEMPLATE = route(
     name=Param(in_="query", required=True),
     hsm_id=Param(in_="query"),
 )
-GET_TEMPLATE = route("GET", "/{template_id}", fields=Param(in_="query"))
+GET_TEMPLATE = route("GET", "/{template_id}", **FIELDS_PARAM)
 UPDATE_TEMPLATE = route("POST", "/{template_id}")
 LIST_TEMPLATE_GROUPS = route("GET", "/{waba_id}/template_groups", **PAGING_PARAMS)
 CREATE_TEMPLATE_GROUP = route("POST", "/{waba_id}/template_groups")
-GET_TEMPLATE_GROUP = route("GET", "/{template_group_id}", fields=Param(in_="query"))
+GET_TEMPLATE_GROUP = route("GET", "/{template_group_id}", **FIELDS_PARAM)
 UPDATE_TEMPLATE_GROUP = route("POST", "/{template_group_id}")
 DELETE_TEMPLATE_GROUP = route("DELETE", "/{template_group_id}")
 TEMPLATE_GROUP_ANALYTICS = route(

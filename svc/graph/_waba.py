@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_bool,
@@ -15,7 +16,7 @@ from ._admin_checks import (
     check_url,
     listing_query,
 )
-from ._endpoint import Param, route
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, opt_object, opt_str, req_str
 from ._phone_admin import PhoneNumberInfo
@@ -26,14 +27,14 @@ __all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 _CC = re.compile(r"[0-9]{1,3}")
 _NATIONAL = re.compile(r"[0-9]{4,14}")
 
-GET_WABA = route("GET", "/{waba_id}", fields=Param(in_="query"))
+GET_WABA = route("GET", "/{waba_id}", **FIELDS_PARAM)
 LIST_SUBSCRIBED_APPS = route("GET", "/{waba_id}/subscribed_apps")
 SUBSCRIBE_APP = route("POST", "/{waba_id}/subscribed_apps")
 UNSUBSCRIBE_APP = route("DELETE", "/{waba_id}/subscribed_apps")
 UPDATE_WABA = route("POST", "/{waba_id}")
-GET_ACCOUNT_NUMBER = route("GET", "/{account_number_id}", fields=Param(in_="query"))
+GET_ACCOUNT_NUMBER = route("GET", "/{account_number_id}", **FIELDS_PARAM)
 LIST_PHONE_NUMBERS = route(
-    "GET", "/{waba_id}/phone_numbers", **PAGING_PARAMS, fields=Param(in_="query")
+    "GET", "/{waba_id}/phone_numbers", **PAGING_PARAMS, **FIELDS_PARAM
 )
 ADD_PHONE_NUMBER = route("POST", "/{waba_id}/phone_numbers")
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_choice,
@@ -49,7 +50,7 @@ LIST_ASSIGNED_USERS = route(
     "GET",
     _USERS,
     business=Param(in_="query", required=True),
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     **PAGING_PARAMS,
 )
 ADD_ASSIGNED_USER = route("POST", _USERS)
@@ -57,7 +58,7 @@ REMOVE_ASSIGNED_USER = route("DELETE", _USERS, user=Param(in_="query", required=
 LIST_ACTIVITIES = route(
     "GET",
     "/{waba_id}/activities",
-    fields=Param(in_="query"),
+    **FIELDS_PARAM,
     since=Param(in_="query"),
     until=Param(in_="query"),
     activity_type=Param(in_="query"),
