@@ -96,9 +96,14 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(created_at, field="created_at")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.create_broadcast(
-                s, broadcast_id, key, digest, number, (name, language), items, at
-            ),
+            ops.create_broadcast,
+            broadcast_id,
+            key,
+            digest,
+            number,
+            (name, language),
+            items,
+            at,
             write=True,
         )
 
@@ -106,7 +111,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         """A broadcast's state and counts, or None."""
         broadcast_id = check.text(id, "id")
         return await self._call(
-            "query_failed", lambda s: ops.get_broadcast(s, broadcast_id), write=False
+            "query_failed", ops.get_broadcast, broadcast_id, write=False
         )
 
     async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
@@ -115,7 +120,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         flag = bool(paused)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.set_broadcast_paused(s, broadcast_id, flag, at),
+            ops.set_broadcast_paused, broadcast_id, flag, at,
             write=True,
         )
 
@@ -133,7 +138,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
     async def expire_broadcast_leases(self, *, now: datetime) -> int:
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: ops.expire_broadcast_leases(s, at), write=True
+            "outbox_failed", ops.expire_broadcast_leases, at, write=True
         )
 
     async def claim_broadcast_sends(
@@ -160,7 +165,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_us(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.claim_broadcast_sends(s, number, at, interval, horizon, count, lease),
+            ops.claim_broadcast_sends, number, at, interval, horizon, count, lease,
             write=True,
         )
 
@@ -185,9 +190,14 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.complete_broadcast_send(
-                s, bid, index, lease, outcome, code, message_id, at
-            ),
+            ops.complete_broadcast_send,
+            bid,
+            index,
+            lease,
+            outcome,
+            code,
+            message_id,
+            at,
             write=True,
         )
 
@@ -207,7 +217,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.retry_broadcast_send(s, bid, index, lease, due, at),
+            ops.retry_broadcast_send, bid, index, lease, due, at,
             write=True,
         )
 
@@ -215,5 +225,5 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
         at = to_us(until, field="until")
         await self._call(
-            "outbox_failed", lambda s: ops.delay_broadcast_pacing(s, number, at), write=True
+            "outbox_failed", ops.delay_broadcast_pacing, number, at, write=True
         )

@@ -10,7 +10,6 @@ and completions, a worker's hot writes, go through the group commit (``_write``,
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar, TypeVarTuple
@@ -151,7 +150,7 @@ class InboxMethods(abc.ABC):
         ids = _consumed(taken, item_id)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.mark_inbox_items_taken(s, item_id, lease, ids),
+            ops.mark_inbox_items_taken, item_id, lease, ids,
             write=True,
         )
 
@@ -163,7 +162,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(until, field="until")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.extend_inbox_lease(s, item_id, lease, at),
+            ops.extend_inbox_lease, item_id, lease, at,
             write=True,
         )
 
@@ -177,7 +176,7 @@ class InboxMethods(abc.ABC):
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
             "query_failed",
-            lambda s: ops.list_inbox_queue(s, queue, after, count),
+            ops.list_inbox_queue, queue, after, count,
             write=False,
         )
 
@@ -186,7 +185,7 @@ class InboxMethods(abc.ABC):
         queue = check.text(queue_key, "queue_key")
         at = to_ms(now, field="now")
         return await self._call(
-            "query_failed", lambda s: ops.get_user_state(s, queue, at), write=False
+            "query_failed", ops.get_user_state, queue, at, write=False
         )
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
@@ -197,7 +196,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_expired_user_states, now=at, limit=size),
+                ops.delete_expired_user_states, at, size,
                 write=True,
             )
             total += deleted
@@ -242,7 +241,7 @@ class InboxMethods(abc.ABC):
         state = None if status is None else _status(status)
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
-            "query_failed", lambda s: ops.list_inbox_items(s, state, count), write=False
+            "query_failed", ops.list_inbox_items, state, count, write=False
         )
 
     async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
@@ -250,7 +249,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: ops.retry_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.retry_inbox_item, item_id, at, write=True
         )
 
     async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
@@ -261,7 +260,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now if now is not None else utc_now(), field="now")
         found = await self._call(
-            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.drop_inbox_item, item_id, at, write=True
         )
         return found is not None
 
@@ -269,7 +268,7 @@ class InboxMethods(abc.ABC):
         """One item by id, or None."""
         item_id = _id(id)
         return await self._call(
-            "query_failed", lambda s: ops.get_inbox_item(s, item_id), write=False
+            "query_failed", ops.get_inbox_item, item_id, write=False
         )
 
     async def inbox_statistics(self) -> InboxStatistics:
@@ -286,7 +285,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_dead_inbox_items, cutoff=cutoff, limit=size),
+                ops.delete_dead_inbox_items, cutoff, size,
                 write=True,
             )
             total += deleted
