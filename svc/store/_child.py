@@ -6,7 +6,8 @@ A database driver releases the GIL around each statement and must take it back a
 worker thread every retake waits for the event loop, so a batch's wall time grows with each
 statement while the loop is busy. A child process has its own GIL: the batches of webhook
 deliveries, their template pauses and inbox writes (``CHILD_KINDS``, plain records) run there
-while the loop goes on.
+while the loop goes on. ``Writers`` holds a store's group commits and sends each write to the
+child's or the thread's (``StoreBase._write``).
 
 The child is started from a function object, its adapter's entry (``run_writer`` of
 ``sqlite/_store.py`` or ``postgres/_engine.py``): a fresh interpreter (``sys.executable``)
