@@ -10,14 +10,14 @@ and completions, a worker's hot writes, go through the group commit (``_write``,
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, TypeVarTuple
 
 from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
+from ._inbox_ops import InboxWrite
 from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
@@ -25,6 +25,7 @@ from ._session import Session
 from ._time import to_ms, utc_now
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_INBOX_CLAIM: Final = 1000
 MAX_USER_STATE_BYTES: Final = 65_536
@@ -89,14 +90,16 @@ class InboxMethods(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T: ...
 
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
-    async def _inbox_write(self, name: str, *args: object, key: str = "") -> Any:
+    async def _inbox_write(self, write: InboxWrite, *args: object, key: str = "") -> Any:
         """A claim (``key`` "claim": after the completions of its batch) or a completion."""
-        return await self._write(Kind.INBOX, (name, args), code="outbox_failed", key=key)
+        return await self._write(Kind.INBOX, (write, args), code="outbox_failed", key=key)
 
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
@@ -113,7 +116,7 @@ class InboxMethods(abc.ABC):
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         claimed: list[InboxItem] = await self._inbox_write(
-            "claim", at, count, lease, key="claim"
+            InboxWrite.CLAIM, at, count, lease, key="claim"
         )
         return claimed
 
@@ -135,12 +138,10 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)
         write = None if state is None else _state(state, now)
-        done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
+        done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write)
         return done
 
-    async def mark_inbox_items_taken(
-        self, *, id: int, lease_id: str, taken: Sequence[int]
-    ) -> int:
+    async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
         """Show later items of a running head's queue that its wait or burst took as
         ``consumed`` while ``lease_id`` is current (they are deleted with its success and
         pending again if it ends otherwise); how many."""
@@ -149,7 +150,7 @@ class InboxMethods(abc.ABC):
         ids = _consumed(taken, item_id)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.mark_inbox_items_taken(s, item_id, lease, ids),
+            ops.mark_inbox_items_taken, item_id, lease, ids,
             write=True,
         )
 
@@ -161,7 +162,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(until, field="until")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.extend_inbox_lease(s, item_id, lease, at),
+            ops.extend_inbox_lease, item_id, lease, at,
             write=True,
         )
 
@@ -175,7 +176,7 @@ class InboxMethods(abc.ABC):
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
             "query_failed",
-            lambda s: ops.list_inbox_queue(s, queue, after, count),
+            ops.list_inbox_queue, queue, after, count,
             write=False,
         )
 
@@ -184,7 +185,7 @@ class InboxMethods(abc.ABC):
         queue = check.text(queue_key, "queue_key")
         at = to_ms(now, field="now")
         return await self._call(
-            "query_failed", lambda s: ops.get_user_state(s, queue, at), write=False
+            "query_failed", ops.get_user_state, queue, at, write=False
         )
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
@@ -195,7 +196,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_expired_user_states, now=at, limit=size),
+                ops.delete_expired_user_states, at, size,
                 write=True,
             )
             total += deleted
@@ -218,7 +219,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("failed", item_id, lease, at, delay, reason)
+        done: bool = await self._inbox_write(InboxWrite.FAILED, item_id, lease, at, delay, reason)
         return done
 
     async def mark_inbox_item_dead(
@@ -230,7 +231,7 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("dead", item_id, lease, at, reason)
+        done: bool = await self._inbox_write(InboxWrite.DEAD, item_id, lease, at, reason)
         return done
 
     async def list_inbox_items(
@@ -240,7 +241,7 @@ class InboxMethods(abc.ABC):
         state = None if status is None else _status(status)
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
-            "query_failed", lambda s: ops.list_inbox_items(s, state, count), write=False
+            "query_failed", ops.list_inbox_items, state, count, write=False
         )
 
     async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
@@ -248,7 +249,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: ops.retry_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.retry_inbox_item, item_id, at, write=True
         )
 
     async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
@@ -259,7 +260,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now if now is not None else utc_now(), field="now")
         found = await self._call(
-            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.drop_inbox_item, item_id, at, write=True
         )
         return found is not None
 
@@ -267,7 +268,7 @@ class InboxMethods(abc.ABC):
         """One item by id, or None."""
         item_id = _id(id)
         return await self._call(
-            "query_failed", lambda s: ops.get_inbox_item(s, item_id), write=False
+            "query_failed", ops.get_inbox_item, item_id, write=False
         )
 
     async def inbox_statistics(self) -> InboxStatistics:
@@ -284,7 +285,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_dead_inbox_items, cutoff=cutoff, limit=size),
+                ops.delete_dead_inbox_items, cutoff, size,
                 write=True,
             )
             total += deleted
