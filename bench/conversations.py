@@ -12,10 +12,13 @@ resumed. In one run, alternated sample by sample so drift hits both alike:
   random) -> the waiting handler resumed with it; ``listener_extra_ms``: the
   listener's p50/p99 minus the plain handler's.
 
-With SQLite (one process: the ingest that records the reply wakes the wait) and, when
-``SVC_TEST_POSTGRES_URL`` answers, two instances on one PostgreSQL schema, the reply sent
-to the waiting instance (``listener_same_instance``) or to the other one
-(``listener_other_instance``: found by the wait's poll, every second).
+With SQLite (one process: the ingest that records the reply wakes the wait), two
+instances on one SQLite file (``sqlite_two_instances``; the other's record wakes the wait
+with a datagram) and, when ``SVC_TEST_POSTGRES_URL`` answers, two instances on one
+PostgreSQL schema (``NOTIFY``), the reply sent to the waiting instance
+(``listener_same_instance``) or to the other one (``listener_other_instance``; without a
+wake, found by the wait's poll, every second). ``--baseline DIR`` serves the two SQLite
+instances from an earlier checkout too (DIR holds its own ``.venv``), in the same run.
 
 Then ``--waiting`` conversations wait at once (``--handler-concurrency`` above it: a
 waiting run holds a run slot) for ``--window`` seconds with the default deadline (30 s:
@@ -29,7 +32,7 @@ minute over the idle services' (``pg_stat_user_tables``).
 Prints one JSON line, with the machine it ran on and how busy the machine was.
 
     .venv/bin/python bench/conversations.py [--quick] [--samples 40] [--waiting 50]
-        [--window 30] [--no-postgres]
+        [--window 30] [--no-postgres] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -172,11 +175,15 @@ def served(
 
 @contextlib.contextmanager
 def serve(
-    folder: Path, database: list[str], env: dict[str, str], concurrency: int
+    folder: Path,
+    database: list[str],
+    env: dict[str, str],
+    concurrency: int,
+    python: str = sys.executable,
 ) -> Iterator[tuple[int, int]]:
-    """This checkout's ``served`` with ``--handler-concurrency``: (port, pid)."""
+    """``python``'s (this checkout's) ``served`` with ``--handler-concurrency``: (port, pid)."""
     flags = ("--handler-concurrency", str(concurrency))
-    with served(sys.executable, folder, database, env, *flags) as (port, process):
+    with served(python, folder, database, env, *flags) as (port, process):
         yield port, process.pid
 
 
@@ -197,18 +204,22 @@ def project(folder: Path) -> dict[str, str]:
 
 def delivery(sender: str, mid: str, text: str) -> tuple[bytes, dict[str, str]]:
     """One signed inbound text."""
+    return batch([(sender, mid, text)])
+
+
+def batch(messages: list[tuple[str, str, str]]) -> tuple[bytes, dict[str, str]]:
+    """One signed delivery of inbound texts, each ``(sender, message id, text)``, in order."""
+    now = str(int(time.time()))
     value = {
         "messaging_product": "whatsapp",
         "metadata": {"display_phone_number": "15550783881", "phone_number_id": PHONE},
-        "contacts": [{"profile": {"name": "Bench"}, "wa_id": sender}],
+        "contacts": [
+            {"profile": {"name": "Bench"}, "wa_id": sender}
+            for sender in dict.fromkeys(sender for sender, _, _ in messages)
+        ],
         "messages": [
-            {
-                "from": sender,
-                "id": mid,
-                "timestamp": str(int(time.time())),
-                "type": "text",
-                "text": {"body": text},
-            }
+            {"from": sender, "id": mid, "timestamp": now, "type": "text", "text": {"body": text}}
+            for sender, mid, text in messages
         ],
     }
     body = json.dumps(
@@ -404,6 +415,37 @@ def sqlite_run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def sqlite_instances_run(python: str, samples: int) -> dict[str, Any]:
+    """The latencies with two instances of ``python``'s svc on one SQLite file."""
+    with tempfile.TemporaryDirectory(prefix="svc-bench-conversations-") as tmp:
+        folder = Path(tmp)
+        env = project(folder)
+        events, sender = Events(folder / "events.log"), Sender()
+        database = ["--database", "svc.db"]
+        try:
+            with (
+                serve(folder, database, env, 8, python) as (first, pid_a),
+                serve(folder, database, env, 8, python) as (second, pid_b),
+            ):
+                ports, pids = [first, second], [str(pid_a), str(pid_b)]
+                result = latency(sender, events, ports, pids, samples)
+        finally:
+            sender.close()
+    result["store"] = "sqlite file (writer process each), two instances"
+    return result
+
+
+def sqlite_instances(args: argparse.Namespace) -> dict[str, Any]:
+    """This checkout's two SQLite instances, and the baseline's with ``--baseline``."""
+    result: dict[str, Any] = {"current": sqlite_instances_run(sys.executable, args.samples)}
+    result["current"]["revision"] = _proc.git_head(Path(__file__).resolve().parent.parent)
+    if args.baseline is not None:
+        python = str(args.baseline / ".venv" / "bin" / "python")
+        result["baseline"] = sqlite_instances_run(python, args.samples)
+        result["baseline"]["revision"] = _proc.git_head(args.baseline)
+    return result
+
+
 def postgres_run(args: argparse.Namespace, url: str) -> dict[str, Any]:
     import psycopg
 
@@ -469,6 +511,7 @@ def main() -> None:
     parser.add_argument("--waiting", type=int, default=50, help="conversations waiting at once")
     parser.add_argument("--window", type=float, default=30.0, help="seconds they wait")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--baseline", type=Path, default=None, help="an earlier checkout")
     args = parser.parse_args()
     if args.quick:
         args.samples, args.waiting, args.window = 4, 4, 3.0
@@ -479,6 +522,7 @@ def main() -> None:
         "deliveries": "one signed text each, one at a time, keep-alive connections",
         "latency": "POST sent -> the handler noted it ran or resumed (wall clock, one machine)",
         "sqlite": sqlite_run(args),
+        "sqlite_two_instances": sqlite_instances(args),
     }
     url = _proc.postgres_url_to_measure(args.no_postgres)
     line["postgres"] = postgres_run(args, url) if url else "skipped"

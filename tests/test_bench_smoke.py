@@ -65,6 +65,17 @@ def test_benchmark_short_variant_prints_one_json_line(argv: list[str]) -> None:
     _run(*argv)
 
 
+def test_backlog_short_variant_holds_the_backlog_and_names_each_figure() -> None:
+    line = _run("bench/backlog.py", "--quick", "--no-postgres", "--no-baseline")
+    sqlite = line["sqlite"]
+    assert isinstance(sqlite, dict)
+    assert set(sqlite["claim_ms"]) == {"0", "200"}
+    # The held run kept the backlog standing: the probe's claims found nothing due.
+    assert sqlite["claim_ms"]["200"]["current"]["claimed"] == 0
+    assert set(sqlite["drain_runs_per_s"]) == {"20", "200"}
+    assert sqlite["others_s"]["with_over_without"]["current"] > 0
+
+
 def test_http_ingest_peer_short_variant_prints_one_json_line() -> None:
     missing = _peer_missing()
     if missing:

@@ -11,7 +11,6 @@ as ``svc messages`` reads it.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -23,7 +22,8 @@ from typing import Any, Final
 
 import click
 
-from ._errors import CliUsageError, MessagesError
+from ._errors import CliUsageError
+from ._local_service import LocalService
 
 __all__ = ["broadcast", "read_recipients"]
 
@@ -50,55 +50,6 @@ def _options(function: Any) -> Any:
 @click.group()
 def broadcast() -> None:
     """Paced broadcasts through the running local service."""
-
-
-class _Service:
-    """The running service of a profile: its API base URL and bearer (never printed)."""
-
-    def __init__(
-        self, config_path: str, profile: str | None, env_file: str | None, url: str | None
-    ) -> None:
-        import httpx
-
-        from ._messages import service_endpoint
-
-        self.base, token = service_endpoint(config_path, profile, env_file, url)
-        self._headers = {"Authorization": f"Bearer {token}"}
-        self._client = httpx.Client(timeout=30.0)
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: object = None,
-        headers: Mapping[str, str] | None = None,
-        ok: tuple[int, ...] = (200,),
-    ) -> Any:
-        import httpx
-
-        try:
-            response = self._client.request(
-                method, self.base + path, json=body, headers={**self._headers, **(headers or {})}
-            )
-        except httpx.HTTPError:
-            raise MessagesError(
-                "the service cannot be reached (is `svc serve` running?)."
-            ) from None
-        if response.status_code not in ok:
-            code = "unknown"
-            with contextlib.suppress(ValueError, KeyError, TypeError):
-                code = str(response.json()["error"]["code"])
-            if not code.replace("_", "").isalnum():
-                code = "unknown"
-            raise MessagesError(f"the service answered {response.status_code} ({code}).")
-        try:
-            return response.json()
-        except ValueError:
-            raise MessagesError("the service answered with something that is not JSON.") from None
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def read_recipients(
@@ -165,7 +116,7 @@ def _progress(summary: Mapping[str, Any], total: int) -> None:
     click.echo(f"\r[{bar}] {done}/{total} {_summary_line(summary)}", err=True, nl=False)
 
 
-def _follow(service: _Service, ids: Sequence[str], *, show: bool) -> dict[str, Any]:
+def _follow(service: LocalService, ids: Sequence[str], *, show: bool) -> dict[str, Any]:
     """Poll the broadcasts until each is done or paused; return the combined summary."""
     while True:
         statuses = [service.call("GET", f"/broadcasts/{bid}") for bid in ids]
@@ -221,8 +172,7 @@ def send(
     seed = crypto.sha256_hex(
         json.dumps([message, phone_number_id, to_column, param_columns]).encode() + data
     )
-    service = _Service(config_path, profile, env_file, url)
-    try:
+    with LocalService(config_path, profile, env_file, url, timeout=30.0) as service:
         ids: list[str] = []
         for index, start in enumerate(range(0, len(recipients), CHUNK)):
             body: dict[str, Any] = {
@@ -240,8 +190,6 @@ def send(
             click.echo(json.dumps({"broadcastIds": ids}) if as_json else "\n".join(ids))
             return
         summary = _follow(service, ids, show=sys.stderr.isatty() and not as_json)
-    finally:
-        service.close()
     if as_json:
         click.echo(json.dumps({"broadcastIds": ids, **summary}))
         return
@@ -266,11 +214,8 @@ def status(
 
     if not broadcast_id or len(broadcast_id) > 256 or not broadcast_id.isprintable():
         raise CliUsageError("ID must be a broadcast id.")
-    service = _Service(config_path, profile, env_file, url)
-    try:
+    with LocalService(config_path, profile, env_file, url, timeout=30.0) as service:
         record = service.call("GET", "/broadcasts/" + quote(broadcast_id, safe=""))
-    finally:
-        service.close()
     if as_json:
         click.echo(json.dumps(record))
         return

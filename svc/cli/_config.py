@@ -450,17 +450,9 @@ def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceS
 
 def read_env_file(value: str, environ: Mapping[str, str]) -> dict[str, str]:
     """``--env-file`` (a relative local name) overlaid by ``environ``, which wins; no gate check."""
-    from ._inputs import check_env_file_name, read_dotenv
+    from ._inputs import check_env_file_name, env_file_environment
 
-    path = check_env_file_name(value)
-    if not path.is_file():
-        raise SecretResolutionError("the env file does not exist or is not a file.")
-    try:
-        merged = read_dotenv(path)
-    except (OSError, UnicodeDecodeError):
-        raise SecretResolutionError("the env file cannot be read.") from None
-    merged.update(environ)
-    return merged
+    return env_file_environment(check_env_file_name(value), environ)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -161,6 +161,7 @@ def dev_session(plan: ServePlan, token: str, say: Callable[[str], None] = _say) 
 
     profile = plan.profile()
     _, _, app_secret, _ = plan.secrets
+    assert plan.sqlite_path is not None, "svc dev's store is dev.db in its folder"
     return DevSession(
         token=token,
         app_secret=app_secret,
@@ -168,6 +169,7 @@ def dev_session(plan: ServePlan, token: str, say: Callable[[str], None] = _say) 
         phone_number_id=profile.phone_number_id,
         display_phone_number=DEV_DISPLAY_PHONE,
         waba_id=profile.waba_id or DEV_WABA_ID,
+        folder=Path(plan.sqlite_path).parent,
         say=say,
     )
 

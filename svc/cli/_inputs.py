@@ -29,6 +29,7 @@ __all__ = [
     "check_env_name",
     "check_out_path",
     "dotenv_line",
+    "env_file_environment",
     "import_attribute",
     "import_callable",
     "live_environment",
@@ -129,12 +130,8 @@ def read_dotenv(env_file: Path) -> dict[str, str]:
     return {key: value for key, value in values.items() if value is not None}
 
 
-def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
-    """The env file's values overlaid by the process environment (which wins); gates checked.
-
-    Read with ``read_dotenv`` (values taken literally): the process environment
-    is never changed.
-    """
+def env_file_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values (``read_dotenv``) overlaid by ``environ``, which wins."""
     if not env_file.is_file():
         raise SecretResolutionError("the env file does not exist or is not a file.")
     try:
@@ -142,6 +139,16 @@ def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, st
     except (OSError, UnicodeDecodeError):
         raise SecretResolutionError("the env file cannot be read.") from None
     merged.update(environ)
+    return merged
+
+
+def live_environment(env_file: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The env file's values overlaid by the process environment (which wins); gates checked.
+
+    Read with ``read_dotenv`` (values taken literally): the process environment
+    is never changed.
+    """
+    merged = env_file_environment(env_file, environ)
     for gate in LIVE_GATES:
         if merged.get(gate) != "1":
             raise LiveGuardError(

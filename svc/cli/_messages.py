@@ -9,7 +9,6 @@ and the output is the same.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -21,11 +20,12 @@ import click
 from svc._text import is_printable_ascii
 
 from ._errors import CliUsageError, MessagesError
+from ._local_service import LocalService, environment
 
 if TYPE_CHECKING:
     from ..store import PersistenceStore
 
-__all__ = ["COLUMNS", "messages", "service_endpoint"]
+__all__ = ["COLUMNS", "messages"]
 
 COLUMNS: Final = (
     "createdAt",
@@ -71,79 +71,6 @@ def messages() -> None:
     """Read the message projection of the running local service."""
 
 
-def service_endpoint(
-    config_path: str, profile: str | None, env_file: str | None, url: str | None
-) -> tuple[str, str]:
-    """The running service of a profile: its API base URL (prefix included) and its bearer.
-
-    The bearer is read from the env file (literally) or the environment and never printed;
-    ``url`` (else the profile's host and port) must be http(s) without credentials.
-    """
-    import httpx
-
-    from ._config import load_config, resolve_profile
-    from ._inputs import check_env_file_name, read_dotenv
-
-    loaded = load_config(config_path)
-    environ: dict[str, str] = {}
-    if env_file is not None:
-        env_path = check_env_file_name(env_file)
-        if not env_path.is_file():
-            raise MessagesError("the env file does not exist or is not a file.")
-        environ.update(read_dotenv(env_path))
-    environ.update(os.environ)
-    resolved = resolve_profile(loaded, profile, environ, placeholders=True)
-    _, section = loaded.section(profile)
-    token_name = section.secrets.serviceBearerToken.env
-    token = environ.get(token_name)
-    if not token:
-        raise MessagesError(f"{token_name} is not set (env file or environment).")
-    base = url if url is not None else _default_url(resolved.host, resolved.port)
-    try:
-        parsed = httpx.URL(base)
-    except httpx.InvalidURL:
-        raise CliUsageError("--url must be an http(s) URL.") from None
-    if parsed.scheme not in ("http", "https") or not parsed.raw_host or parsed.userinfo:
-        raise CliUsageError("--url must be an http(s) URL without credentials.")
-    return base.rstrip("/") + resolved.api_prefix, token
-
-
-def _call(
-    config_path: str,
-    profile: str | None,
-    env_file: str | None,
-    url: str | None,
-    path: str,
-    query: Mapping[str, str],
-) -> Any:
-    import httpx
-
-    api, token = service_endpoint(config_path, profile, env_file, url)
-    target = api + path
-    try:
-        with httpx.Client(timeout=10.0) as client:
-            response = client.get(
-                target, params=dict(query), headers={"Authorization": f"Bearer {token}"}
-            )
-    except httpx.HTTPError:
-        raise MessagesError("the service cannot be reached (is `svc serve` running?).") from None
-    if response.status_code != 200:
-        code, said = "unknown", ""
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            error = response.json()["error"]
-            code = str(error["code"])
-            said = str(error.get("message", ""))
-        if not code.replace("_", "").isalnum():
-            code = "unknown"
-        # The service's sentence is fixed text; anything else (another server) is left out.
-        said = f": {said}" if said and len(said) <= 200 and is_printable_ascii(said) else "."
-        raise MessagesError(f"the service answered {response.status_code} ({code}){said}")
-    try:
-        return response.json()
-    except ValueError:
-        raise MessagesError("the service answered with something that is not JSON.") from None
-
-
 def _store_source(
     config_path: str | None, env_file: str | None, database: str | None, dsn_env: str | None
 ) -> tuple[str | None, str | None] | None:
@@ -161,18 +88,11 @@ def _store_source(
         if not database or "\x00" in database or not os.path.isfile(database):
             raise MessagesError("--database names no SQLite file (a read never creates one).")
         return database, None
-    from ._inputs import check_env_file_name, check_env_name, read_dotenv
+    from ._inputs import check_env_name
 
     assert dsn_env is not None
     check_env_name(dsn_env, "--database-url-env")
-    environ: dict[str, str] = {}
-    if env_file is not None:
-        env_path = check_env_file_name(env_file)
-        if not env_path.is_file():
-            raise MessagesError("the env file does not exist or is not a file.")
-        environ.update(read_dotenv(env_path))
-    environ.update(os.environ)
-    dsn = environ.get(dsn_env)
+    dsn = environment(env_file).get(dsn_env)
     if not dsn:
         raise MessagesError(f"{dsn_env} is not set (env file or environment).")
     return None, dsn
@@ -182,30 +102,13 @@ def _read_store(
     source: tuple[str | None, str | None], read: Callable[[PersistenceStore], Awaitable[T]]
 ) -> T:
     """Open (and migrate) the store in a short trio run, make one read, close it."""
-    import trio
-
     from ..store import PersistenceError
-    from ._runtime import STORE_CLOSE_SECONDS, close_store, open_store_at
+    from ._runtime import run_on_store
 
-    async def main() -> T:
-        store = await open_store_at(sqlite_path=source[0], postgres_dsn=source[1])
-        assert store is not None
-        try:
-            return await read(store)
-        except PersistenceError as exc:
-            raise MessagesError(f"the store could not be read ({exc.code}).") from None
-        finally:
-            await close_store(store, STORE_CLOSE_SECONDS)
-
-    return trio.run(main)
-
-
-def _default_url(host: str, port: int) -> str:
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - a listen-all address, reached locally
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}"
+    try:
+        return run_on_store(sqlite_path=source[0], postgres_dsn=source[1], work=read)
+    except PersistenceError as exc:
+        raise MessagesError(f"the store could not be read ({exc.code}).") from None
 
 
 def _cell(value: object) -> str:
@@ -267,7 +170,8 @@ def list_messages(
     source = _store_source(config_path, env_file, database, database_url_env)
     if source is None:
         assert config_path is not None
-        page = _call(config_path, profile, env_file, url, "/messages", query)
+        with LocalService(config_path, profile, env_file, url, timeout=10.0) as service:
+            page = service.call("GET", "/messages", query=query)
     else:
         count = int(query["limit"])
         page = _read_store(source, lambda store: _store_page(store, count, cursor, user))
@@ -305,9 +209,8 @@ def show_message(
     source = _store_source(config_path, env_file, database, database_url_env)
     if source is None:
         assert config_path is not None
-        record = _call(
-            config_path, profile, env_file, url, "/messages/" + quote(message_id, safe=""), {}
-        )
+        with LocalService(config_path, profile, env_file, url, timeout=10.0) as service:
+            record = service.call("GET", "/messages/" + quote(message_id, safe=""))
     else:
         record = _read_store(source, lambda store: _store_record(store, message_id))
     if as_json:

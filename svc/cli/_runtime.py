@@ -21,7 +21,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     import trio
@@ -37,8 +37,11 @@ __all__ = [
     "STORE_CLOSE_SECONDS",
     "ServePlan",
     "load_flow_handler",
+    "run_on_store",
     "serve_once",
 ]
+
+T = TypeVar("T")
 
 DRAIN_SECONDS: Final = 10.0
 READ_TIMEOUT_SECONDS: Final = 120
@@ -179,6 +182,30 @@ async def close_store(store: PersistenceStore | None, timeout: float) -> bool:
         scope.shield = True
         await store.close()
     return not scope.cancelled_caught
+
+
+def run_on_store(
+    *,
+    sqlite_path: str | None,
+    postgres_dsn: str | None,
+    work: Callable[[PersistenceStore], Awaitable[T]],
+    close_timeout: float = STORE_CLOSE_SECONDS,
+) -> T:
+    """Open and migrate the store in a short trio run, run ``work`` on it, close it.
+
+    A ``PersistenceError`` of ``work`` is raised to the caller, which says what failed.
+    """
+    import trio
+
+    async def main() -> T:
+        store = await open_store_at(sqlite_path=sqlite_path, postgres_dsn=postgres_dsn)
+        assert store is not None
+        try:
+            return await work(store)
+        finally:
+            await close_store(store, close_timeout)
+
+    return trio.run(main)
 
 
 def _metrics_exposition(directory: str) -> Callable[[], bytes]:

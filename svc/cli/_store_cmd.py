@@ -79,24 +79,14 @@ def run_with_store(
     work: Callable[[PersistenceStore], Awaitable[T]],
 ) -> T:
     """Open and migrate the store, run ``work`` under trio, close; store faults exit 1."""
-    import trio
-
     from ..store import PersistenceError
-    from ._runtime import close_store, open_store_at
+    from ._runtime import run_on_store
 
     sqlite_path, dsn = _locate(database, database_url_env)
-
-    async def main() -> T:
-        store = await open_store_at(sqlite_path=sqlite_path, postgres_dsn=dsn)
-        assert store is not None
-        try:
-            return await work(store)
-        except PersistenceError as exc:
-            raise ServeError(f"the store refused the command ({exc.code}).") from None
-        finally:
-            await close_store(store, timeout=10)
-
-    return trio.run(main)
+    try:
+        return run_on_store(sqlite_path=sqlite_path, postgres_dsn=dsn, work=work, close_timeout=10)
+    except PersistenceError as exc:
+        raise ServeError(f"the store refused the command ({exc.code}).") from None
 
 
 @click.group()

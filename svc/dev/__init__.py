@@ -14,18 +14,26 @@ from svc.webhook import DevActionError as DevActionError
 from svc.webhook import DevUser as DevUser
 
 from ._app import mount_dev as mount_dev
+from ._media import MAX_UPLOAD as MAX_UPLOAD
+from ._media import DevTransport as DevTransport
+from ._media import DevUploads as DevUploads
+from ._media import Upload as Upload
 from ._render import describe as describe
 from ._render import terminal_line as terminal_line
 from ._session import DevSession as DevSession
 
 __all__ = [
     "FAILURES",
+    "MAX_UPLOAD",
     "CapturedRequest",
     "CapturingTransport",
     "DevActionError",
     "DevSession",
+    "DevTransport",
+    "DevUploads",
     "DevUser",
     "Failure",
+    "Upload",
     "describe",
     "mount_dev",
     "terminal_line",

@@ -5,7 +5,9 @@ every other request (and the lifespan) to ``app`` unchanged. Each ``/dev/`` requ
 needs the token: ``/dev/?token=...`` once (it is then kept in an HttpOnly, SameSite
 cookie) or the ``X-Svc-Dev-Token`` header; a missing one is answered 401, a wrong one
 403. A request whose Host is not a loopback name is refused (403), and every POST must
-be JSON (415 otherwise), so another site cannot drive the page's actions.
+be JSON (415 otherwise), so another site cannot drive the page's actions; the one
+exception, ``/dev/api/upload``, takes a file's bytes as ``application/octet-stream``
+(the file's name and type in the query), never a form's body type.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from svc import crypto
 from svc.graph import FAILURES
 from svc.webhook import DevActionError
 
+from ._media import MAX_UPLOAD
 from ._session import DevSession
 
 __all__ = ["COOKIE", "PREFIX", "TOKEN_HEADER", "mount_dev"]
@@ -37,6 +40,10 @@ TOKEN_HEADER: Final = "x-svc-dev-token"  # noqa: S105 - a header name, not a sec
 MAX_BODY: Final = 64 * 1024
 KEEPALIVE_SECONDS: Final = 15.0
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "[::1]"})
+UPLOAD_TYPE: Final = "application/octet-stream"
+"""The body type of an upload: one another site's form cannot post without a preflight."""
+_THUMBNAIL_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The uploads the page may show as images (raster only: an SVG could carry a script)."""
 _STATIC: Final = {
     "dev.js": "text/javascript; charset=utf-8",
     "dev.css": "text/css; charset=utf-8",
@@ -106,7 +113,12 @@ def _presented_token(headers: dict[str, str]) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-async def _read_body(receive: Receive) -> bytes | None:
+class _TooLarge(Exception):
+    """A body past its route's cap."""
+
+
+async def _read_body(receive: Receive, limit: int = MAX_BODY) -> bytes | None:
+    """The request's body; None if the client left, ``_TooLarge`` past ``limit`` bytes."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -115,11 +127,16 @@ async def _read_body(receive: Receive) -> bytes | None:
             return None
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY:
-            return None
+        if size > limit:
+            raise _TooLarge
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+def query_of(scope: Scope) -> dict[str, list[str]]:
+    """The request's query parameters."""
+    return parse_qs(scope.get("query_string", b"").decode("latin-1"))
 
 
 def mount_dev(app: Any, session: DevSession) -> Any:
@@ -141,7 +158,7 @@ def mount_dev(app: Any, session: DevSession) -> Any:
         if not _host_is_loopback(headers):
             await _json(send, 403, {"error": "the dev page answers on a loopback host only"})
             return
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        query = query_of(scope)
         method = scope["method"]
         if path in ("/dev", PREFIX) and method == "GET" and "token" in query:
             if not token_matches(query["token"][0]):
@@ -198,16 +215,25 @@ async def _route(
             )
         elif path == "/dev/api/dead":
             await _json(send, 200, {"items": await session.dead_letters()})
+        elif path.startswith("/dev/media/"):
+            await _media(send, path.removeprefix("/dev/media/"), session)
         else:
             await _json(send, 404, {"error": "not found"})
         return
     if method != "POST":
         await _json(send, 405, {"error": "method not allowed"})
         return
-    if headers.get("content-type", "").split(";")[0].strip() != "application/json":
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if path == "/dev/api/upload" and content_type == UPLOAD_TYPE:
+        await _upload(receive, send, headers, query_of(scope), session)
+        return
+    if content_type != "application/json":
         await _json(send, 415, {"error": "send JSON"})
         return
-    body = await _read_body(receive)
+    try:
+        body = await _read_body(receive)
+    except _TooLarge:
+        body = None
     try:
         data = json.loads(body) if body is not None else None
     except ValueError:
@@ -219,6 +245,56 @@ async def _route(
         await _post(send, path, data, session)
     except DevActionError as exc:
         await _json(send, 400, {"error": str(exc)})
+
+
+async def _upload(
+    receive: Receive,
+    send: Send,
+    headers: dict[str, str],
+    query: dict[str, list[str]],
+    session: DevSession,
+) -> None:
+    """Keep the body (a file; ``?filename=&type=``) as an upload; its media fields."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_UPLOAD:
+        await _json(send, 413, {"error": f"a file may hold {MAX_UPLOAD} bytes at most"})
+        return
+    try:
+        content = await _read_body(receive, MAX_UPLOAD)
+    except _TooLarge:
+        await _json(send, 413, {"error": f"a file may hold {MAX_UPLOAD} bytes at most"})
+        return
+    if content is None:
+        return
+    try:
+        upload = session.upload(
+            content,
+            mime_type=query.get("type", [""])[0],
+            filename=query.get("filename", ["file"])[0],
+        )
+    except ValueError as exc:
+        await _json(send, 400, {"error": str(exc)})
+        return
+    await _json(
+        send,
+        200,
+        {
+            "media_id": upload.media_id,
+            "mime_type": upload.mime_type,
+            "sha256": upload.sha256,
+            "file_size": upload.file_size,
+            "filename": upload.filename,
+        },
+    )
+
+
+async def _media(send: Send, media_id: str, session: DevSession) -> None:
+    """An uploaded image's bytes, for the chat's thumbnail (other types are not served)."""
+    upload = session.uploads.get(media_id)
+    if upload is None or upload.mime_type not in _THUMBNAIL_TYPES:
+        await _json(send, 404, {"error": "no uploaded image with this id"})
+        return
+    await _answer(send, 200, session.uploads.content(upload), upload.mime_type)
 
 
 async def _post(send: Send, path: str, data: dict[str, Any], session: DevSession) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import traceback
-from typing import Any
+from typing import Any, Protocol
 
 from svc.runtime import (
     RunEnded,
@@ -39,34 +39,42 @@ def _state(document: bytes | None) -> Any:
         return document.decode("utf-8", "replace")
 
 
+class _OfAnUpdate(Protocol):
+    """The fields every event about one update has."""
+
+    @property
+    def update_key(self) -> str: ...
+
+    @property
+    def queue(self) -> str: ...
+
+
+def _record(step: str, event: _OfAnUpdate, **details: Any) -> dict[str, Any]:
+    return {"step": step, "update": event.update_key, "queue": event.queue, **details}
+
+
 def describe(event: RuntimeEvent) -> dict[str, Any]:
     """The inspector's record of ``event``: ``step``, the update and queue, and its details."""
     if isinstance(event, UpdateQueued):
-        return {"step": "pending", "update": event.update_key, "queue": event.queue,
-                "kind": event.kind}
+        return _record("pending", event, kind=event.kind)
     if isinstance(event, RunStarted):
-        return {"step": "running", "update": event.update_key, "queue": event.queue,
-                "kind": event.kind, "attempt": event.attempt}
+        return _record("running", event, kind=event.kind, attempt=event.attempt)
     if isinstance(event, WaitStarted):
-        return {"step": "waiting", "update": event.update_key, "queue": event.queue,
-                "listener": event.listener, "timeout": event.timeout}
+        return _record("waiting", event, listener=event.listener, timeout=event.timeout)
     if isinstance(event, WaitEnded):
-        return {"step": "running" if event.taken is not None else "wait timed out",
-                "update": event.update_key, "queue": event.queue, "listener": event.listener,
-                "taken": event.taken}
+        step = "running" if event.taken is not None else "wait timed out"
+        return _record(step, event, listener=event.listener, taken=event.taken)
     if isinstance(event, UpdateTaken):
-        return {"step": "consumed", "update": event.update_key, "queue": event.queue,
-                "by": event.by, "how": event.how}
+        return _record("consumed", event, by=event.by, how=event.how)
     if isinstance(event, RunEnded):
-        record: dict[str, Any] = {
-            "step": _ENDED_STEP[event.outcome],
-            "update": event.update_key,
-            "queue": event.queue,
-            "kind": event.kind,
-            "attempt": event.attempt,
-            "outcome": event.outcome,
-            "seconds": round(event.seconds, 4),
-        }
+        record = _record(
+            _ENDED_STEP[event.outcome],
+            event,
+            kind=event.kind,
+            attempt=event.attempt,
+            outcome=event.outcome,
+            seconds=round(event.seconds, 4),
+        )
         if event.reason is not None:
             record["reason"] = event.reason
         if event.retry_in is not None:

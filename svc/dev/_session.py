@@ -4,9 +4,10 @@ The session builds each delivery the developer's action asks for, signs it with 
 dev profile's app secret and posts it through the app's own webhook path (in process,
 through the ASGI app); it hears every request the bot makes (the capturing transport),
 every step of the handler runtime (``observe``) and every replayed send (the telemetry
-sink), keeps them as numbered records for the page's event stream, and posts the
-statuses of the bot's sends back as the platform would (sent, delivered, and read when
-that user's chat is open on the page).
+sink), keeps them as numbered records for the page's event stream (a send with the Flow
+JSON or template definition the dev folder holds for it), and posts the statuses of the
+bot's sends back as the platform would (sent, delivered, and read when that user's chat
+is open on the page).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Final
 
 import httpx
 import trio
 
-from svc.graph import FAILURES, CapturedRequest, CapturingTransport
+from svc.graph import FAILURES, CapturedRequest
 from svc.runtime import RuntimeEvent
 from svc.store import PersistenceStore
 from svc.webhook import (
@@ -38,6 +40,8 @@ from svc.webhook import (
     status_delivery,
 )
 
+from ._definitions import definition_of
+from ._media import DevTransport, DevUploads, Upload
 from ._render import describe, terminal_line
 
 __all__ = ["DevSession"]
@@ -59,6 +63,7 @@ class DevSession:
         phone_number_id: str,
         display_phone_number: str,
         waba_id: str,
+        folder: Path,
         say: Callable[[str], None] = lambda line: None,
         now: Callable[[], float] = time.time,
     ) -> None:
@@ -74,7 +79,10 @@ class DevSession:
         self._say = say
         self._now = now
         self.boot = secrets.token_hex(6)
-        self.transport = CapturingTransport(self._captured)
+        self.folder = folder
+        """The dev folder: its ``uploads/``, ``flows/`` and ``templates/``."""
+        self.uploads = DevUploads(folder)
+        self.transport = DevTransport(self._captured, self.uploads)
         self.app: Any = None
         self.store: PersistenceStore | None = None
         self._records: deque[dict[str, Any]] = deque(maxlen=KEEP_RECORDS)
@@ -171,6 +179,7 @@ class DevSession:
                 "answer": request.answer,
                 "message_id": request.message_id,
                 "failure": request.failure,
+                "definition": definition_of(self.folder, request.payload),
             },
         )
         self._say(f"dev: bot -> {chat or '?'} {_summary(request.payload)} {outcome} "
@@ -204,10 +213,31 @@ class DevSession:
         for message_id in self._unread.pop(chat, []):
             self._statuses_send.send_nowait((message_id, user, "read"))
 
+    def upload(self, content: bytes, *, mime_type: str, filename: str) -> Upload:
+        """Keep a file the page uploads (``ValueError`` for a bad type or size)."""
+        upload = self.uploads.add(content, mime_type=mime_type, filename=filename)
+        self._say(f"dev: upload {upload.media_id} {upload.mime_type} {upload.file_size} bytes")
+        return upload
+
+    def _with_upload(self, action: Mapping[str, Any]) -> Mapping[str, Any]:
+        """An image or document action naming an upload, with the upload's media fields."""
+        media_id = action.get("media_id")
+        if action.get("kind") not in ("image", "document") or media_id is None:
+            return action
+        upload = self.uploads.get(media_id) if isinstance(media_id, str) else None
+        if upload is None:
+            raise DevActionError("media_id must name a file uploaded to this dev folder")
+        return {
+            **action,
+            "mime_type": upload.mime_type,
+            "sha256": upload.sha256,
+            "filename": action.get("filename") or upload.filename,
+        }
+
     async def act(self, user_json: object, action: Mapping[str, Any]) -> dict[str, Any]:
         """Post the delivery of one action of the page; its record (with the answer)."""
         user = DevUser.from_json(user_json)
-        message = action_message(action, self.metadata["display_phone_number"])
+        message = action_message(self._with_upload(action), self.metadata["display_phone_number"])
         for key in (user.phone, user.bsuid):
             if key is not None:
                 self._users[key] = user

@@ -2,8 +2,9 @@
 
 Validators raise ``GraphRequestValidationError`` naming the field (never
 echoing the value) and return the value to put on the wire. The ``*Scoped``
-abstract bases are what each admin mixin needs from the scoped client it is
-mixed into: the wrapped ``GraphClient`` and the bound id.
+bases are what each admin mixin needs from the scoped client it is mixed into:
+the wrapped ``GraphClient`` (abstract) and the bound id, read back by name
+(``phone_number_id``, ``waba_id``, ...).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from svc._text import has_control
 from ._client import GraphClient
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._recipient import check_user, user_entry
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
 from ._validate import check_label
@@ -27,8 +29,10 @@ from ._validate import check_phone_to as check_wa_id
 from ._validate import check_text as _check_multiline_text
 
 __all__ = [
+    "FIELDS_PARAM",
     "MAX_CURSOR_LENGTH",
     "MAX_PAGE_LIMIT",
+    "MESSAGING_PRODUCT",
     "PAGING_PARAMS",
     "AppScoped",
     "BusinessScoped",
@@ -52,6 +56,7 @@ __all__ = [
     "listing_query",
     "opt_text",
     "paging_query",
+    "user_entries",
 ]
 
 T = TypeVar("T")
@@ -66,6 +71,10 @@ PAGING_PARAMS: Final = {
     "before": Param(in_="query"),
 }
 """The cursor-paging query parameters of every paged list edge."""
+FIELDS_PARAM: Final = {"fields": Param(in_="query")}
+"""The ``fields`` query parameter of a read that lets the caller choose the fields."""
+MESSAGING_PRODUCT: Final = {"messaging_product": "whatsapp"}
+"""The product member that the phone-number and group edges want in every body."""
 
 _FIELD = re.compile(r"[A-Za-z0-9_.{}():,]+")
 _ID = re.compile(r"[A-Za-z0-9_.:=-]+")
@@ -112,57 +121,57 @@ class _Scoped(abc.ABC):
 
 
 class PhoneScoped(_Scoped):
-    """What a phone-number admin mixin needs: ``client`` and ``phone_number_id``."""
+    """What a phone-number admin mixin works with: ``client`` and the bound ``phone_number_id``."""
 
     @property
-    @abc.abstractmethod
     def phone_number_id(self) -> str:
-        """The bound phone number id."""
+        """The bound phone number id, as given."""
+        return self._scope_id
 
 
 class WabaScoped(_Scoped):
-    """What a WABA admin mixin needs: ``client`` and ``waba_id``."""
+    """What a WABA admin mixin works with: ``client`` and the bound ``waba_id``."""
 
     @property
-    @abc.abstractmethod
     def waba_id(self) -> str:
-        """The bound WhatsApp Business Account id."""
+        """The bound WhatsApp Business Account id, as given."""
+        return self._scope_id
 
 
 class BusinessScoped(_Scoped):
-    """What a business-portfolio mixin needs: ``client`` and ``business_id``."""
+    """What a business-portfolio mixin works with: ``client`` and the bound ``business_id``."""
 
     @property
-    @abc.abstractmethod
     def business_id(self) -> str:
-        """The bound business portfolio id."""
+        """The bound business portfolio id, as given."""
+        return self._scope_id
 
 
 class AppScoped(_Scoped):
-    """What an app mixin needs: ``client`` and ``app_id``."""
+    """What an app mixin works with: ``client`` and the bound ``app_id``."""
 
     @property
-    @abc.abstractmethod
     def app_id(self) -> str:
-        """The bound Meta app id."""
+        """The bound Meta app id, as given."""
+        return self._scope_id
 
 
 class SolutionScoped(_Scoped):
-    """What a Multi-Partner Solution mixin needs: ``client`` and ``solution_id``."""
+    """What a Multi-Partner Solution mixin works with: ``client`` and the bound ``solution_id``."""
 
     @property
-    @abc.abstractmethod
     def solution_id(self) -> str:
-        """The bound Multi-Partner Solution id."""
+        """The bound Multi-Partner Solution id, as given."""
+        return self._scope_id
 
 
 class GroupScoped(_Scoped):
-    """What a group admin mixin needs: ``client`` and ``group_id``."""
+    """What a group admin mixin works with: ``client`` and the bound ``group_id``."""
 
     @property
-    @abc.abstractmethod
     def group_id(self) -> str:
-        """The bound group id."""
+        """The bound group id, as given."""
+        return self._scope_id
 
 
 def check_text(
@@ -233,6 +242,17 @@ def check_id_list(
     if len(set(checked)) != len(checked):
         raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
     return checked
+
+
+def user_entries(
+    users: object, *, field: str, max_items: int, phone_key: str
+) -> list[dict[str, str]]:
+    """1..``max_items`` distinct users, each a phone (under ``phone_key``) or a BSUID
+    (under ``recipient``): the user list of a block or a group participants call."""
+    ids = check_id_list(
+        users, field=field, min_items=1, max_items=max_items, check_item=check_user
+    )
+    return [user_entry(user, phone_key=phone_key) for user in ids]
 
 
 def check_limit(value: object, *, field: str = "limit") -> int | None:

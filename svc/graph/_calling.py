@@ -13,8 +13,13 @@ from typing import Any, Final
 
 from svc._text import has_ascii_control, has_sdp_control
 
-from ._admin_checks import PhoneScoped, check_id, check_wa_id
-from ._endpoint import Endpoint, Param
+from ._admin_checks import (
+    MESSAGING_PRODUCT,
+    PhoneScoped,
+    check_id,
+    check_wa_id,
+)
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_object, opt_str
 from ._recipient import Recipient
@@ -33,22 +38,14 @@ CALL_ACTIONS: Final = ("connect", "pre_accept", "accept", "reject", "terminate")
 MAX_SDP_LENGTH: Final = 65536
 MAX_CALLBACK_DATA_LENGTH: Final = 512
 
-_PRODUCT: Final = {"messaging_product": "whatsapp"}
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
 
-CALLS = Endpoint(
-    method="POST",
-    path_template="/{phone_number_id}/calls",
-    params={"phone_number_id": Param(in_="path")},
-)
-CALL_PERMISSIONS = Endpoint(
-    method="GET",
-    path_template="/{phone_number_id}/call_permissions",
-    params={
-        "phone_number_id": Param(in_="path"),
-        "user_wa_id": Param(in_="query"),
-        "recipient": Param(in_="query"),
-    },
+CALLS = route("POST", "/{phone_number_id}/calls")
+CALL_PERMISSIONS = route(
+    "GET",
+    "/{phone_number_id}/call_permissions",
+    user_wa_id=Param(in_="query"),
+    recipient=Param(in_="query"),
 )
 
 
@@ -173,7 +170,7 @@ class Calling(PhoneScoped):
     """Call control for one business phone number (``PhoneNumberClient``)."""
 
     async def _call_action(self, body: dict[str, object]) -> CallResult:
-        return CallResult.from_api(await self._on_scope(CALLS, body={**_PRODUCT, **body}))
+        return CallResult.from_api(await self._on_scope(CALLS, body={**MESSAGING_PRODUCT, **body}))
 
     async def connect_call(
         self, *, to: str, sdp: str, biz_opaque_callback_data: str | None = None

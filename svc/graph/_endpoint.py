@@ -25,7 +25,7 @@ from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
 
-__all__ = ["HTTP_METHODS", "Endpoint", "Param"]
+__all__ = ["HTTP_METHODS", "Endpoint", "Param", "route"]
 
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 """The methods an endpoint may declare (exact, upper case)."""
@@ -211,6 +211,15 @@ class Endpoint:
             raise GraphRequestValidationError(
                 f"build_body rejected the body: {type(exc).__name__}", field="body"
             ) from None
+
+
+def route(method: str, path_template: str, /, **query: Param) -> Endpoint:
+    """An ``Endpoint`` whose path params are the template's ``{name}`` placeholders, plus ``query``.
+
+    The template already names every path parameter, so the declaration states it once.
+    """
+    path = {name: Param(in_="path") for name in _parse_template(path_template)}
+    return Endpoint(method=method, path_template=path_template, params={**path, **query})
 
 
 def _parse_template(template: object) -> list[str]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_choice,
@@ -24,7 +26,7 @@ from ._admin_checks import (
     check_url,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
 from ._parse import (
@@ -67,28 +69,16 @@ FLOW_CATEGORIES: Final = (
 FLOW_ASSET_NAME: Final = "flow.json"
 FLOW_ASSET_TYPE: Final = "FLOW_JSON"
 
-_WABA = {"waba_id": Param(in_="path")}
-_FLOW = {"flow_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
-
-LIST_FLOWS = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/flows",
-    params={**_WABA, **_PAGING, "fields": Param(in_="query")},
-)
-CREATE_FLOW = Endpoint(method="POST", path_template="/{waba_id}/flows", params=_WABA)
-GET_FLOW = Endpoint(
-    method="GET", path_template="/{flow_id}", params={**_FLOW, "fields": Param(in_="query")}
-)
-UPDATE_FLOW = Endpoint(method="POST", path_template="/{flow_id}", params=_FLOW)
-DELETE_FLOW = Endpoint(method="DELETE", path_template="/{flow_id}", params=_FLOW)
-LIST_FLOW_ASSETS = Endpoint(
-    method="GET", path_template="/{flow_id}/assets", params={**_FLOW, **_PAGING}
-)
-UPDATE_FLOW_ASSETS = Endpoint(method="POST", path_template="/{flow_id}/assets", params=_FLOW)
-PUBLISH_FLOW = Endpoint(method="POST", path_template="/{flow_id}/publish", params=_FLOW)
-DEPRECATE_FLOW = Endpoint(method="POST", path_template="/{flow_id}/deprecate", params=_FLOW)
-MIGRATE_FLOWS = Endpoint(method="POST", path_template="/{waba_id}/migrate_flows", params=_WABA)
+LIST_FLOWS = route("GET", "/{waba_id}/flows", **PAGING_PARAMS, **FIELDS_PARAM)
+CREATE_FLOW = route("POST", "/{waba_id}/flows")
+GET_FLOW = route("GET", "/{flow_id}", **FIELDS_PARAM)
+UPDATE_FLOW = route("POST", "/{flow_id}")
+DELETE_FLOW = route("DELETE", "/{flow_id}")
+LIST_FLOW_ASSETS = route("GET", "/{flow_id}/assets", **PAGING_PARAMS)
+UPDATE_FLOW_ASSETS = route("POST", "/{flow_id}/assets")
+PUBLISH_FLOW = route("POST", "/{flow_id}/publish")
+DEPRECATE_FLOW = route("POST", "/{flow_id}/deprecate")
+MIGRATE_FLOWS = route("POST", "/{waba_id}/migrate_flows")
 MAX_MIGRATED_FLOWS: Final = 100
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    MESSAGING_PRODUCT,
     PAGING_PARAMS,
     GroupScoped,
     PhoneScoped,
@@ -25,11 +27,11 @@ from ._admin_checks import (
     check_text,
     opt_text,
     paging_query,
+    user_entries,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
-from ._recipient import check_user, user_entry
 from ._results import Page, Success
 
 __all__ = [
@@ -56,37 +58,19 @@ GROUP_MAX_ADDED_PARTICIPANTS: Final = 8
 GROUP_MAX_JOIN_REQUESTS: Final = 1000
 GROUP_JOIN_APPROVAL_MODES: Final = ("auto_approve", "approval_required")
 
-_PRODUCT: Final = {"messaging_product": "whatsapp"}
-_PHONE = {"phone_number_id": Param(in_="path")}
-_GROUP = {"group_id": Param(in_="path")}
-
-CREATE_GROUP = Endpoint(method="POST", path_template="/{phone_number_id}/groups", params=_PHONE)
-LIST_GROUPS = Endpoint(
-    method="GET", path_template="/{phone_number_id}/groups", params={**_PHONE, **PAGING_PARAMS}
-)
-GET_GROUP = Endpoint(
-    method="GET", path_template="/{group_id}", params={**_GROUP, "fields": Param(in_="query")}
-)
-UPDATE_GROUP = Endpoint(method="POST", path_template="/{group_id}", params=_GROUP)
-DELETE_GROUP = Endpoint(method="DELETE", path_template="/{group_id}", params=_GROUP)
-GET_INVITE_LINK = Endpoint(method="GET", path_template="/{group_id}/invite_link", params=_GROUP)
-RESET_INVITE_LINK = Endpoint(method="POST", path_template="/{group_id}/invite_link", params=_GROUP)
-REVOKE_INVITE_LINK = Endpoint(
-    method="DELETE", path_template="/{group_id}/invite_link", params=_GROUP
-)
-ADD_PARTICIPANTS = Endpoint(method="POST", path_template="/{group_id}/participants", params=_GROUP)
-REMOVE_PARTICIPANTS = Endpoint(
-    method="DELETE", path_template="/{group_id}/participants", params=_GROUP
-)
-LIST_JOIN_REQUESTS = Endpoint(
-    method="GET", path_template="/{group_id}/join_requests", params={**_GROUP, **PAGING_PARAMS}
-)
-APPROVE_JOIN_REQUESTS = Endpoint(
-    method="POST", path_template="/{group_id}/join_requests", params=_GROUP
-)
-REJECT_JOIN_REQUESTS = Endpoint(
-    method="DELETE", path_template="/{group_id}/join_requests", params=_GROUP
-)
+CREATE_GROUP = route("POST", "/{phone_number_id}/groups")
+LIST_GROUPS = route("GET", "/{phone_number_id}/groups", **PAGING_PARAMS)
+GET_GROUP = route("GET", "/{group_id}", **FIELDS_PARAM)
+UPDATE_GROUP = route("POST", "/{group_id}")
+DELETE_GROUP = route("DELETE", "/{group_id}")
+GET_INVITE_LINK = route("GET", "/{group_id}/invite_link")
+RESET_INVITE_LINK = route("POST", "/{group_id}/invite_link")
+REVOKE_INVITE_LINK = route("DELETE", "/{group_id}/invite_link")
+ADD_PARTICIPANTS = route("POST", "/{group_id}/participants")
+REMOVE_PARTICIPANTS = route("DELETE", "/{group_id}/participants")
+LIST_JOIN_REQUESTS = route("GET", "/{group_id}/join_requests", **PAGING_PARAMS)
+APPROVE_JOIN_REQUESTS = route("POST", "/{group_id}/join_requests")
+REJECT_JOIN_REQUESTS = route("DELETE", "/{group_id}/join_requests")
 
 
 # --- results ------------------------------------------------------------------
@@ -250,24 +234,21 @@ class PhoneGroups(PhoneScoped):
     ) -> GroupMutation:
         """``POST /{phone_number_id}/groups``; the group id arrives later by webhook."""
         body: dict[str, object] = {
-            **_PRODUCT,
+            **MESSAGING_PRODUCT,
             "subject": check_text(subject, field="subject", max_length=GROUP_SUBJECT_MAX_LENGTH),
         }
         if (text := _description(description)) is not None:
             body["description"] = text
         if (mode := _mode(join_approval_mode)) is not None:
             body["join_approval_mode"] = mode
-        raw = await CREATE_GROUP.call(
-            self.client, params={"phone_number_id": self.phone_number_id}, body=body
-        )
+        raw = await self._on_scope(CREATE_GROUP, body=body)
         return GroupMutation.from_api(raw, what="create group")
 
     async def list_groups(
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[GroupSummary]:
         """``GET /{phone_number_id}/groups``: one page of active groups."""
-        params = {"phone_number_id": self.phone_number_id, **paging_query(limit, after, before)}
-        raw = await LIST_GROUPS.call(self.client, params=params)
+        raw = await self._on_scope(LIST_GROUPS, paging_query(limit, after, before))
         return Page.from_api(raw, GroupSummary.from_api, what="list groups", nested_key="groups")
 
 
@@ -276,8 +257,7 @@ class GroupAdmin(GroupScoped):
 
     async def get_group(self, *, fields: str | list[str] | None = None) -> Group:
         """``GET /{group_id}`` with optional ``fields``."""
-        params = {"group_id": self.group_id, "fields": check_fields(fields)}
-        return Group.from_api(await GET_GROUP.call(self.client, params=params))
+        return Group.from_api(await self._on_scope(GET_GROUP, {"fields": check_fields(fields)}))
 
     async def update_group(
         self,
@@ -287,7 +267,7 @@ class GroupAdmin(GroupScoped):
         join_approval_mode: str | None = None,
     ) -> GroupMutation:
         """``POST /{group_id}`` with at least one of the three settings."""
-        body: dict[str, object] = dict(_PRODUCT)
+        body: dict[str, object] = dict(MESSAGING_PRODUCT)
         if subject is not None:
             body["subject"] = check_text(
                 subject, field="subject", max_length=GROUP_SUBJECT_MAX_LENGTH
@@ -300,31 +280,27 @@ class GroupAdmin(GroupScoped):
             raise GraphRequestValidationError(
                 "update_group needs subject, description or join_approval_mode"
             )
-        raw = await UPDATE_GROUP.call(self.client, params={"group_id": self.group_id}, body=body)
+        raw = await self._on_scope(UPDATE_GROUP, body=body)
         return GroupMutation.from_api(raw, what="update group")
 
     async def delete_group(self) -> GroupMutation:
         """``DELETE /{group_id}``: removes every participant and closes the group."""
-        raw = await DELETE_GROUP.call(self.client, params={"group_id": self.group_id})
+        raw = await self._on_scope(DELETE_GROUP)
         return GroupMutation.from_api(raw, what="delete group")
 
     async def get_invite_link(self) -> GroupInviteLink:
         """``GET /{group_id}/invite_link``."""
-        raw = await GET_INVITE_LINK.call(self.client, params={"group_id": self.group_id})
+        raw = await self._on_scope(GET_INVITE_LINK)
         return GroupInviteLink.from_api(raw)
 
     async def reset_invite_link(self) -> GroupInviteLink:
         """``POST /{group_id}/invite_link``: a new link; the previous one stops working."""
-        raw = await RESET_INVITE_LINK.call(
-            self.client, params={"group_id": self.group_id}, body=dict(_PRODUCT)
-        )
+        raw = await self._on_scope(RESET_INVITE_LINK, body=dict(MESSAGING_PRODUCT))
         return GroupInviteLink.from_api(raw)
 
     async def revoke_invite_link(self) -> Success:
         """``DELETE /{group_id}/invite_link``: the link stops working and no new one is made."""
-        raw = await REVOKE_INVITE_LINK.call(
-            self.client, params={"group_id": self.group_id}, body=dict(_PRODUCT)
-        )
+        raw = await self._on_scope(REVOKE_INVITE_LINK, body=dict(MESSAGING_PRODUCT))
         return Success.from_api(raw, what="revoke invite link")
 
     async def add_participants(self, *, users: list[str]) -> GroupMutation:
@@ -333,17 +309,11 @@ class GroupAdmin(GroupScoped):
         Each user is a phone number / wa_id (``{"user": ...}``) or a (parent) BSUID
         (``{"recipient": ...}``).
         """
-        ids = check_id_list(
-            users,
-            field="users",
-            min_items=1,
-            max_items=GROUP_MAX_ADDED_PARTICIPANTS,
-            check_item=check_user,
+        participants = user_entries(
+            users, field="users", max_items=GROUP_MAX_ADDED_PARTICIPANTS, phone_key="user"
         )
-        body = {**_PRODUCT, "participants": [user_entry(user, phone_key="user") for user in ids]}
-        raw = await ADD_PARTICIPANTS.call(
-            self.client, params={"group_id": self.group_id}, body=body
-        )
+        body = {**MESSAGING_PRODUCT, "participants": participants}
+        raw = await self._on_scope(ADD_PARTICIPANTS, body=body)
         return GroupMutation.from_api(raw, what="add participants")
 
     async def remove_participants(self, *, wa_ids: list[str]) -> GroupMutation:
@@ -351,25 +321,18 @@ class GroupAdmin(GroupScoped):
 
         Each user is a phone number / wa_id or a (parent) BSUID, sent as ``{recipient}``.
         """
-        ids = check_id_list(
-            wa_ids,
-            field="wa_ids",
-            min_items=1,
-            max_items=GROUP_MAX_REMOVED_PARTICIPANTS,
-            check_item=check_user,
+        participants = user_entries(
+            wa_ids, field="wa_ids", max_items=GROUP_MAX_REMOVED_PARTICIPANTS, phone_key="wa_id"
         )
-        body = {**_PRODUCT, "participants": [user_entry(user, phone_key="wa_id") for user in ids]}
-        raw = await REMOVE_PARTICIPANTS.call(
-            self.client, params={"group_id": self.group_id}, body=body
-        )
+        body = {**MESSAGING_PRODUCT, "participants": participants}
+        raw = await self._on_scope(REMOVE_PARTICIPANTS, body=body)
         return GroupMutation.from_api(raw, what="remove participants")
 
     async def list_join_requests(
         self, *, limit: int | None = None, after: str | None = None, before: str | None = None
     ) -> Page[GroupJoinRequest]:
         """``GET /{group_id}/join_requests``: one page of open join requests."""
-        params = {"group_id": self.group_id, **paging_query(limit, after, before)}
-        raw = await LIST_JOIN_REQUESTS.call(self.client, params=params)
+        raw = await self._on_scope(LIST_JOIN_REQUESTS, paging_query(limit, after, before))
         return Page.from_api(raw, GroupJoinRequest.from_api, what="list join requests")
 
     async def approve_join_requests(
@@ -377,9 +340,7 @@ class GroupAdmin(GroupScoped):
     ) -> GroupJoinRequestsResult:
         """``POST /{group_id}/join_requests`` with ``join_requests: [ids]``."""
         body = _join_requests_body(join_request_ids)
-        raw = await APPROVE_JOIN_REQUESTS.call(
-            self.client, params={"group_id": self.group_id}, body=body
-        )
+        raw = await self._on_scope(APPROVE_JOIN_REQUESTS, body=body)
         return GroupJoinRequestsResult.from_api(raw, succeeded_key="approved_join_requests")
 
     async def reject_join_requests(
@@ -387,9 +348,7 @@ class GroupAdmin(GroupScoped):
     ) -> GroupJoinRequestsResult:
         """``DELETE /{group_id}/join_requests`` (never POST) with ``join_requests: [ids]``."""
         body = _join_requests_body(join_request_ids)
-        raw = await REJECT_JOIN_REQUESTS.call(
-            self.client, params={"group_id": self.group_id}, body=body
-        )
+        raw = await self._on_scope(REJECT_JOIN_REQUESTS, body=body)
         return GroupJoinRequestsResult.from_api(raw, succeeded_key="rejected_join_requests")
 
 
@@ -401,4 +360,4 @@ def _join_requests_body(join_request_ids: object) -> dict[str, object]:
         max_items=GROUP_MAX_JOIN_REQUESTS,
         check_item=check_id,
     )
-    return {**_PRODUCT, "join_requests": ids}
+    return {**MESSAGING_PRODUCT, "join_requests": ids}

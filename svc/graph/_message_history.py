@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     PhoneScoped,
     check_choice,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, object_list, opt_int, opt_object, opt_str
 from ._results import Page
@@ -30,25 +31,19 @@ __all__ = [
 DELIVERY_STATUSES: Final = ("SENT", "DELIVERED", "READ", "FAILED", "DELETED")
 MAX_MESSAGE_ID_LENGTH: Final = 256
 
-LIST_MESSAGE_HISTORY = Endpoint(
-    method="GET",
-    path_template="/{phone_number_id}/message_history",
-    params={
-        "phone_number_id": Param(in_="path"),
-        "message_id": Param(in_="query"),
-        "fields": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+LIST_MESSAGE_HISTORY = route(
+    "GET",
+    "/{phone_number_id}/message_history",
+    message_id=Param(in_="query"),
+    **FIELDS_PARAM,
+    **PAGING_PARAMS,
 )
-LIST_MESSAGE_HISTORY_EVENTS = Endpoint(
-    method="GET",
-    path_template="/{message_history_id}/events",
-    params={
-        "message_history_id": Param(in_="path"),
-        "status_filter": Param(in_="query"),
-        "fields": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+LIST_MESSAGE_HISTORY_EVENTS = route(
+    "GET",
+    "/{message_history_id}/events",
+    status_filter=Param(in_="query"),
+    **FIELDS_PARAM,
+    **PAGING_PARAMS,
 )
 
 

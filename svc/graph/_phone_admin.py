@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    MESSAGING_PRODUCT,
+    PAGING_PARAMS,
     PhoneScoped,
     check_bool,
     check_choice,
@@ -21,11 +24,11 @@ from ._admin_checks import (
     check_url,
     opt_text,
     paging_query,
+    user_entries,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
-from ._recipient import check_user, user_entry
 from ._results import Page, Success
 
 __all__ = [
@@ -60,10 +63,6 @@ MAX_BLOCK_USERS: Final = 1000
 STORAGE_STATUSES: Final = ("DEFAULT", "IN_COUNTRY_STORAGE_ENABLED")
 QR_IMAGE_FORMATS: Final = ("PNG", "SVG")
 
-_PRODUCT: Final = {"messaging_product": "whatsapp"}
-_PHONE = {"phone_number_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 _PIN = re.compile(r"[0-9]{6}")
 _REGION = re.compile(r"[A-Z]{2}")
 _VERTICAL = re.compile(r"[A-Z_]{1,64}")
@@ -278,35 +277,34 @@ class BusinessPublicKey:
         )
 
 
-# --- helpers ------------------------------------------------------------------
+# --- endpoints and helpers ----------------------------------------------------
 
 
-def _edge(method: str, edge: str, **extra: Param) -> Endpoint:
-    path = "/{phone_number_id}" + (f"/{edge}" if edge else "")
-    return Endpoint(method=method, path_template=path, params={**_PHONE, **extra})
-
-
-GET_PHONE_NUMBER = _edge("GET", "", **_FIELDS)
-REQUEST_DISPLAY_NAME = _edge("POST", "")
-GET_SETTINGS = _edge("GET", "settings", **_FIELDS, include_sip_credentials=Param(in_="query"))
-UPDATE_SETTINGS = _edge("POST", "settings")
-GET_BUSINESS_PROFILE = _edge("GET", "whatsapp_business_profile", **_FIELDS)
-UPDATE_BUSINESS_PROFILE = _edge("POST", "whatsapp_business_profile")
-GET_COMMERCE_SETTINGS = _edge("GET", "whatsapp_commerce_settings")
-UPDATE_COMMERCE_SETTINGS = _edge("POST", "whatsapp_commerce_settings")
-LIST_BLOCKED_USERS = _edge("GET", "block_users", **_PAGING)
-BLOCK_USERS = _edge("POST", "block_users")
-UNBLOCK_USERS = _edge("DELETE", "block_users")
-GET_OFFICIAL_BUSINESS_ACCOUNT = _edge("GET", "official_business_account", **_FIELDS)
-REQUEST_OFFICIAL_BUSINESS_ACCOUNT = _edge("POST", "official_business_account")
-REGISTER = _edge("POST", "register")
-DEREGISTER = _edge("POST", "deregister")
-LIST_QR_CODES = _edge("GET", "message_qrdls")
-CREATE_QR_CODE = _edge("POST", "message_qrdls")
-GET_QR_CODE = _edge("GET", "message_qrdls/{code}", code=Param(in_="path"))
-DELETE_QR_CODE = _edge("DELETE", "message_qrdls/{code}", code=Param(in_="path"))
-GET_BUSINESS_PUBLIC_KEY = _edge("GET", "whatsapp_business_encryption")
-SET_BUSINESS_PUBLIC_KEY = _edge("POST", "whatsapp_business_encryption")
+GET_PHONE_NUMBER = route("GET", "/{phone_number_id}", **FIELDS_PARAM)
+REQUEST_DISPLAY_NAME = route("POST", "/{phone_number_id}")
+GET_SETTINGS = route(
+    "GET", "/{phone_number_id}/settings", **FIELDS_PARAM, include_sip_credentials=Param(in_="query")
+)
+UPDATE_SETTINGS = route("POST", "/{phone_number_id}/settings")
+GET_BUSINESS_PROFILE = route("GET", "/{phone_number_id}/whatsapp_business_profile", **FIELDS_PARAM)
+UPDATE_BUSINESS_PROFILE = route("POST", "/{phone_number_id}/whatsapp_business_profile")
+GET_COMMERCE_SETTINGS = route("GET", "/{phone_number_id}/whatsapp_commerce_settings")
+UPDATE_COMMERCE_SETTINGS = route("POST", "/{phone_number_id}/whatsapp_commerce_settings")
+LIST_BLOCKED_USERS = route("GET", "/{phone_number_id}/block_users", **PAGING_PARAMS)
+BLOCK_USERS = route("POST", "/{phone_number_id}/block_users")
+UNBLOCK_USERS = route("DELETE", "/{phone_number_id}/block_users")
+GET_OFFICIAL_BUSINESS_ACCOUNT = route(
+    "GET", "/{phone_number_id}/official_business_account", **FIELDS_PARAM
+)
+REQUEST_OFFICIAL_BUSINESS_ACCOUNT = route("POST", "/{phone_number_id}/official_business_account")
+REGISTER = route("POST", "/{phone_number_id}/register")
+DEREGISTER = route("POST", "/{phone_number_id}/deregister")
+LIST_QR_CODES = route("GET", "/{phone_number_id}/message_qrdls")
+CREATE_QR_CODE = route("POST", "/{phone_number_id}/message_qrdls")
+GET_QR_CODE = route("GET", "/{phone_number_id}/message_qrdls/{code}")
+DELETE_QR_CODE = route("DELETE", "/{phone_number_id}/message_qrdls/{code}")
+GET_BUSINESS_PUBLIC_KEY = route("GET", "/{phone_number_id}/whatsapp_business_encryption")
+SET_BUSINESS_PUBLIC_KEY = route("POST", "/{phone_number_id}/whatsapp_business_encryption")
 
 
 def _qr_code(value: object) -> str:
@@ -356,10 +354,8 @@ def _calling(value: object) -> dict[str, Any]:
 
 
 def _block_body(users: object) -> dict[str, object]:
-    checked = check_id_list(
-        users, field="users", min_items=1, max_items=MAX_BLOCK_USERS, check_item=check_user
-    )
-    return {**_PRODUCT, "block_users": [user_entry(user, phone_key="user") for user in checked]}
+    checked = user_entries(users, field="users", max_items=MAX_BLOCK_USERS, phone_key="user")
+    return {**MESSAGING_PRODUCT, "block_users": checked}
 
 
 def business_profile_body(
@@ -373,7 +369,7 @@ def business_profile_body(
     profile_picture_handle: object,
 ) -> dict[str, object]:
     """The checked body of a business-profile update (the phone edge and the profile node)."""
-    body: dict[str, object] = dict(_PRODUCT)
+    body: dict[str, object] = dict(MESSAGING_PRODUCT)
     for name, value, limit, multiline in (
         ("about", about, 139, False),
         ("address", address, 256, False),
@@ -589,7 +585,8 @@ class PhoneAdmin(PhoneScoped):
         """``POST /{phone_number_id}/register`` with the six-digit two-step verification pin."""
         if not isinstance(pin, str) or not _PIN.fullmatch(pin):
             raise GraphRequestValidationError("pin must be six digits", field="pin")
-        return Success.from_api(await self._on_scope(REGISTER, body={**_PRODUCT, "pin": pin}))
+        body = {**MESSAGING_PRODUCT, "pin": pin}
+        return Success.from_api(await self._on_scope(REGISTER, body=body))
 
     async def deregister_phone_number(self) -> Success:
         """``POST /{phone_number_id}/deregister``."""

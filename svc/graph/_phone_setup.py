@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    MESSAGING_PRODUCT,
     PhoneScoped,
     check_bool,
     check_choice,
@@ -19,7 +21,7 @@ from ._admin_checks import (
     check_text,
     opt_text,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
 from ._phone_admin import BusinessProfile, business_profile_body
@@ -54,43 +56,21 @@ MAX_COMMAND_NAME_LENGTH: Final = 30
 MAX_COMMAND_DESCRIPTION_LENGTH: Final = 256
 MAX_ENCRYPTED_CONTENTS: Final = 1_048_576
 
-_PRODUCT: Final = {"messaging_product": "whatsapp"}
-_PHONE = {"phone_number_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
 _CODE = re.compile(r"[0-9]{6}")
 _CODE_LANGUAGE = re.compile(r"[a-z]{2}(_[A-Z]{2})?")
 _COMMAND_NAME = re.compile(rf"[A-Za-z0-9_]{{1,{MAX_COMMAND_NAME_LENGTH}}}")
 _E164 = re.compile(r"\+[1-9][0-9]{1,14}")
 _JWE = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}")
 
-REQUEST_CODE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/request_code", params=_PHONE
-)
-VERIFY_CODE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/verify_code", params=_PHONE
-)
-CONVERSATIONAL_AUTOMATION = Endpoint(
-    method="POST", path_template="/{phone_number_id}/conversational_automation", params=_PHONE
-)
-GET_BOT = Endpoint(
-    method="GET", path_template="/{bot_id}", params={"bot_id": Param(in_="path"), **_FIELDS}
-)
-GET_COMPLIANCE = Endpoint(
-    method="GET",
-    path_template="/{phone_number_id}/business_compliance_info",
-    params={**_PHONE, **_FIELDS},
-)
-UPDATE_COMPLIANCE = Endpoint(
-    method="POST", path_template="/{phone_number_id}/business_compliance_info", params=_PHONE
-)
-_PROFILE = {"profile_id": Param(in_="path")}
-GET_PROFILE_NODE = Endpoint(
-    method="GET", path_template="/{profile_id}", params={**_PROFILE, **_FIELDS}
-)
-UPDATE_PROFILE_NODE = Endpoint(method="POST", path_template="/{profile_id}", params=_PROFILE)
-SEND_ENCRYPTED = Endpoint(
-    method="POST", path_template="/{phone_number_id}/messages_encrypted", params=_PHONE
-)
+REQUEST_CODE = route("POST", "/{phone_number_id}/request_code")
+VERIFY_CODE = route("POST", "/{phone_number_id}/verify_code")
+CONVERSATIONAL_AUTOMATION = route("POST", "/{phone_number_id}/conversational_automation")
+GET_BOT = route("GET", "/{bot_id}", **FIELDS_PARAM)
+GET_COMPLIANCE = route("GET", "/{phone_number_id}/business_compliance_info", **FIELDS_PARAM)
+UPDATE_COMPLIANCE = route("POST", "/{phone_number_id}/business_compliance_info")
+GET_PROFILE_NODE = route("GET", "/{profile_id}", **FIELDS_PARAM)
+UPDATE_PROFILE_NODE = route("POST", "/{profile_id}")
+SEND_ENCRYPTED = route("POST", "/{phone_number_id}/messages_encrypted")
 
 
 # --- results ------------------------------------------------------------------
@@ -379,7 +359,7 @@ class PhoneSetup(PhoneScoped):
         care ``email``; both may add ``mobile_number`` and ``landline_number`` (E.164).
         """
         body: dict[str, object] = {
-            **_PRODUCT,
+            **MESSAGING_PRODUCT,
             "entity_name": check_text(entity_name, field="entity_name", max_length=128),
             "entity_type": check_choice(
                 entity_type, field="entity_type", choices=COMPLIANCE_ENTITY_TYPES
@@ -445,5 +425,5 @@ class PhoneSetup(PhoneScoped):
         ``encrypted_contents`` is the JWE (compact serialization) of a message payload; svc
         checks its shape, not its content, and returns the platform's encrypted answer.
         """
-        body = {**_PRODUCT, "encrypted_contents": _jwe(encrypted_contents)}
+        body = {**MESSAGING_PRODUCT, "encrypted_contents": _jwe(encrypted_contents)}
         return EncryptedMessageResult.from_api(await self._on_scope(SEND_ENCRYPTED, body=body))

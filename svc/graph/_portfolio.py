@@ -8,50 +8,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
     check_fields,
     check_numeric_id,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._parse import Raw, as_object, opt_str, req_str
 from ._results import Page
 from ._waba import WabaInfo
 
 __all__ = ["BusinessPortfolio", "BusinessPortfolioInfo", "CreditLine", "OnboardingRequest"]
 
-_BUSINESS = {"business_id": Param(in_="path")}
-_LISTED = {"fields": Param(in_="query"), **PAGING_PARAMS}
+_LISTED = {**FIELDS_PARAM, **PAGING_PARAMS}
 
-GET_BUSINESS = Endpoint(
-    method="GET", path_template="/{business_id}", params={**_BUSINESS, "fields": Param(in_="query")}
+GET_BUSINESS = route("GET", "/{business_id}", **FIELDS_PARAM)
+LIST_OWNED_WABAS = route("GET", "/{business_id}/owned_whatsapp_business_accounts", **_LISTED)
+LIST_CLIENT_WABAS = route("GET", "/{business_id}/client_whatsapp_business_accounts", **_LISTED)
+LIST_CREDIT_LINES = route("GET", "/{business_id}/extendedcredits", **_LISTED)
+ONBOARD_TO_MARKETING_MESSAGES = route(
+    "POST", "/{business_id}/onboard_partners_to_mm_lite", solution_id=Param(in_="query")
 )
-LIST_OWNED_WABAS = Endpoint(
-    method="GET",
-    path_template="/{business_id}/owned_whatsapp_business_accounts",
-    params={**_BUSINESS, **_LISTED},
-)
-LIST_CLIENT_WABAS = Endpoint(
-    method="GET",
-    path_template="/{business_id}/client_whatsapp_business_accounts",
-    params={**_BUSINESS, **_LISTED},
-)
-LIST_CREDIT_LINES = Endpoint(
-    method="GET",
-    path_template="/{business_id}/extendedcredits",
-    params={**_BUSINESS, **_LISTED},
-)
-ONBOARD_TO_MARKETING_MESSAGES = Endpoint(
-    method="POST",
-    path_template="/{business_id}/onboard_partners_to_mm_lite",
-    params={**_BUSINESS, "solution_id": Param(in_="query")},
-)
-LIST_USER_ASSIGNED_WABAS = Endpoint(
-    method="GET",
-    path_template="/{user_id}/assigned_whatsapp_business_accounts",
-    params={"user_id": Param(in_="path"), **_LISTED},
-)
+LIST_USER_ASSIGNED_WABAS = route("GET", "/{user_id}/assigned_whatsapp_business_accounts", **_LISTED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

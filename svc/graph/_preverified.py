@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
     check_choice,
@@ -19,7 +20,7 @@ from ._admin_checks import (
     check_numeric_id,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, opt_bool, opt_str
 from ._phone_setup import CodeVerification, check_code, code_request_body
@@ -35,51 +36,29 @@ __all__ = [
 PREVERIFIED_CODE_STATUSES: Final = ("VERIFIED", "NOT_VERIFIED", "EXPIRED")
 _E164 = re.compile(r"\+?[1-9][0-9]{6,14}")
 
-_BUSINESS = {"business_id": Param(in_="path")}
-_NUMBER = {"preverified_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
-
-LIST_PREVERIFIED = Endpoint(
-    method="GET",
-    path_template="/{business_id}/preverified_numbers",
-    params={
-        **_BUSINESS,
-        **_FIELDS,
-        "code_verification_status": Param(in_="query"),
-        "phone_number": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+LIST_PREVERIFIED = route(
+    "GET",
+    "/{business_id}/preverified_numbers",
+    **FIELDS_PARAM,
+    code_verification_status=Param(in_="query"),
+    phone_number=Param(in_="query"),
+    **PAGING_PARAMS,
 )
-ADD_PREVERIFIED = Endpoint(
-    method="POST", path_template="/{business_id}/add_phone_numbers", params=_BUSINESS
+ADD_PREVERIFIED = route("POST", "/{business_id}/add_phone_numbers")
+SHARE_PREVERIFIED = route("POST", "/{business_id}/share_preverified_numbers")
+UNSHARE_PREVERIFIED = route(
+    "DELETE",
+    "/{business_id}/share_preverified_numbers",
+    preverified_id=Param(in_="query", required=True),
+    partner_business_id=Param(in_="query", required=True),
 )
-SHARE_PREVERIFIED = Endpoint(
-    method="POST", path_template="/{business_id}/share_preverified_numbers", params=_BUSINESS
+GET_PREVERIFIED = route("GET", "/{preverified_id}", **FIELDS_PARAM)
+DELETE_PREVERIFIED = route("DELETE", "/{preverified_id}")
+LIST_PREVERIFIED_PARTNERS = route(
+    "GET", "/{preverified_id}/partners", **FIELDS_PARAM, **PAGING_PARAMS
 )
-UNSHARE_PREVERIFIED = Endpoint(
-    method="DELETE",
-    path_template="/{business_id}/share_preverified_numbers",
-    params={
-        **_BUSINESS,
-        "preverified_id": Param(in_="query", required=True),
-        "partner_business_id": Param(in_="query", required=True),
-    },
-)
-GET_PREVERIFIED = Endpoint(
-    method="GET", path_template="/{preverified_id}", params={**_NUMBER, **_FIELDS}
-)
-DELETE_PREVERIFIED = Endpoint(method="DELETE", path_template="/{preverified_id}", params=_NUMBER)
-LIST_PREVERIFIED_PARTNERS = Endpoint(
-    method="GET",
-    path_template="/{preverified_id}/partners",
-    params={**_NUMBER, **_FIELDS, **PAGING_PARAMS},
-)
-PREVERIFIED_REQUEST_CODE = Endpoint(
-    method="POST", path_template="/{preverified_id}/request_code", params=_NUMBER
-)
-PREVERIFIED_VERIFY_CODE = Endpoint(
-    method="POST", path_template="/{preverified_id}/verify_code", params=_NUMBER
-)
+PREVERIFIED_REQUEST_CODE = route("POST", "/{preverified_id}/request_code")
+PREVERIFIED_VERIFY_CODE = route("POST", "/{preverified_id}/verify_code")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_bool,
@@ -19,7 +20,7 @@ from ._admin_checks import (
     listing_query,
     opt_text,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, opt_bool, opt_str, str_tuple
 from ._results import CreatedObject, Page
@@ -46,19 +47,15 @@ _CLOCK = re.compile(r"([01]?[0-9]|2[0-3]):[0-5][0-9]")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMEZONE = re.compile(r"[A-Za-z0-9_+-]{1,32}(/[A-Za-z0-9_+-]{1,32}){0,2}")
 
-_WABA = {"waba_id": Param(in_="path")}
-LIST_SCHEDULES = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/schedules",
-    params={
-        **_WABA,
-        "fields": Param(in_="query"),
-        "filtering": Param(in_="query"),
-        "sort": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+LIST_SCHEDULES = route(
+    "GET",
+    "/{waba_id}/schedules",
+    **FIELDS_PARAM,
+    filtering=Param(in_="query"),
+    sort=Param(in_="query"),
+    **PAGING_PARAMS,
 )
-CREATE_SCHEDULE = Endpoint(method="POST", path_template="/{waba_id}/schedules", params=_WABA)
+CREATE_SCHEDULE = route("POST", "/{waba_id}/schedules")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -90,11 +90,6 @@ class PhoneNumberClient(_ScopedClient, InteractiveSender, PhoneNumberAdmin):
     def __init__(self, client: GraphClient, *, phone_number_id: str) -> None:
         super().__init__(client, phone_number_id)
 
-    @property
-    def phone_number_id(self) -> str:
-        """The bound phone number id, as given."""
-        return self._scope_id
-
     async def _post_phone_edge(self, edge: str, payload: Mapping[str, Any]) -> Any:
         return await self.request("POST", edge, json=payload)
 
@@ -107,11 +102,6 @@ class WABAClient(_ScopedClient, WABAAdmin):
     def __init__(self, client: GraphClient, *, waba_id: str) -> None:
         super().__init__(client, waba_id)
 
-    @property
-    def waba_id(self) -> str:
-        """The bound WhatsApp Business Account id, as given."""
-        return self._scope_id
-
 
 class GroupClient(_ScopedClient, GroupAdmin):
     """One WhatsApp group: the ``/{group_id}/...`` edges."""
@@ -120,11 +110,6 @@ class GroupClient(_ScopedClient, GroupAdmin):
 
     def __init__(self, client: GraphClient, *, group_id: str) -> None:
         super().__init__(client, group_id)
-
-    @property
-    def group_id(self) -> str:
-        """The bound group id, as given."""
-        return self._scope_id
 
 
 class BusinessClient(_ScopedClient, BusinessAdmin):
@@ -135,11 +120,6 @@ class BusinessClient(_ScopedClient, BusinessAdmin):
     def __init__(self, client: GraphClient, *, business_id: str) -> None:
         super().__init__(client, business_id)
 
-    @property
-    def business_id(self) -> str:
-        """The bound business portfolio id, as given."""
-        return self._scope_id
-
 
 class AppClient(_ScopedClient, AppAdmin):
     """One Meta app: the ``/{app_id}/...`` edges (solutions, connected clients)."""
@@ -149,11 +129,6 @@ class AppClient(_ScopedClient, AppAdmin):
     def __init__(self, client: GraphClient, *, app_id: str) -> None:
         super().__init__(client, app_id)
 
-    @property
-    def app_id(self) -> str:
-        """The bound app id, as given."""
-        return self._scope_id
-
 
 class SolutionClient(_ScopedClient, SolutionAdmin):
     """One Multi-Partner Solution: the ``/{solution_id}/...`` edges."""
@@ -162,8 +137,3 @@ class SolutionClient(_ScopedClient, SolutionAdmin):
 
     def __init__(self, client: GraphClient, *, solution_id: str) -> None:
         super().__init__(client, solution_id)
-
-    @property
-    def solution_id(self) -> str:
-        """The bound solution id, as given."""
-        return self._scope_id

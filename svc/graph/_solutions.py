@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     AppScoped,
     SolutionScoped,
@@ -23,7 +24,7 @@ from ._admin_checks import (
     listing_query,
     opt_text,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, opt_int, opt_object, opt_str, req_str, str_tuple
 from ._preverified import BusinessSummary
@@ -45,61 +46,29 @@ SOLUTION_REQUEST_TYPES: Final = ("PARTNERSHIP_REQUEST", "DEACTIVATION_REQUEST")
 SOLUTION_PERMISSIONS: Final = ("MESSAGING",)
 MAX_REASON_LENGTH: Final = 500
 
-_APP = {"app_id": Param(in_="path")}
-_SOLUTION = {"solution_id": Param(in_="path")}
-_FIELDS = {"fields": Param(in_="query")}
-
-CREATE_SOLUTION = Endpoint(
-    method="POST", path_template="/{app_id}/whatsapp_business_solution", params=_APP
+CREATE_SOLUTION = route("POST", "/{app_id}/whatsapp_business_solution")
+LIST_APP_SOLUTIONS = route(
+    "GET",
+    "/{app_id}/whatsapp_business_solutions",
+    role=Param(in_="query"),
+    **FIELDS_PARAM,
+    **PAGING_PARAMS,
 )
-LIST_APP_SOLUTIONS = Endpoint(
-    method="GET",
-    path_template="/{app_id}/whatsapp_business_solutions",
-    params={**_APP, "role": Param(in_="query"), **_FIELDS, **PAGING_PARAMS},
+LIST_CONNECTED_CLIENTS = route(
+    "GET", "/{app_id}/connected_client_businesses", **FIELDS_PARAM, **PAGING_PARAMS
 )
-LIST_CONNECTED_CLIENTS = Endpoint(
-    method="GET",
-    path_template="/{app_id}/connected_client_businesses",
-    params={**_APP, **_FIELDS, **PAGING_PARAMS},
+GET_SOLUTION = route("GET", "/{solution_id}", **FIELDS_PARAM)
+SOLUTION_ACCESS_TOKEN = route(
+    "GET", "/{solution_id}/access_token", business_id=Param(in_="query", required=True)
 )
-GET_SOLUTION = Endpoint(
-    method="GET", path_template="/{solution_id}", params={**_SOLUTION, **_FIELDS}
-)
-SOLUTION_ACCESS_TOKEN = Endpoint(
-    method="GET",
-    path_template="/{solution_id}/access_token",
-    params={**_SOLUTION, "business_id": Param(in_="query", required=True)},
-)
-ACCEPT_SOLUTION = Endpoint(method="POST", path_template="/{solution_id}/accept", params=_SOLUTION)
-REJECT_SOLUTION = Endpoint(method="POST", path_template="/{solution_id}/reject", params=_SOLUTION)
-SEND_DEACTIVATION = Endpoint(
-    method="POST", path_template="/{solution_id}/send_deactivation_request", params=_SOLUTION
-)
-ACCEPT_DEACTIVATION = Endpoint(
-    method="POST",
-    path_template="/{solution_id}/accept_deactivation_request",
-    params={**_SOLUTION, **_FIELDS},
-)
-REJECT_DEACTIVATION = Endpoint(
-    method="POST",
-    path_template="/{solution_id}/reject_deactivation_request",
-    params={**_SOLUTION, **_FIELDS},
-)
-LIST_WABA_SOLUTIONS = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/solutions",
-    params={"waba_id": Param(in_="path"), **_FIELDS, **PAGING_PARAMS},
-)
-SET_MIGRATION_INTENT = Endpoint(
-    method="POST",
-    path_template="/{waba_id}/set_solution_migration_intent",
-    params={"waba_id": Param(in_="path")},
-)
-GET_MIGRATION_INTENT = Endpoint(
-    method="GET",
-    path_template="/{migration_intent_id}",
-    params={"migration_intent_id": Param(in_="path"), **_FIELDS},
-)
+ACCEPT_SOLUTION = route("POST", "/{solution_id}/accept")
+REJECT_SOLUTION = route("POST", "/{solution_id}/reject")
+SEND_DEACTIVATION = route("POST", "/{solution_id}/send_deactivation_request")
+ACCEPT_DEACTIVATION = route("POST", "/{solution_id}/accept_deactivation_request", **FIELDS_PARAM)
+REJECT_DEACTIVATION = route("POST", "/{solution_id}/reject_deactivation_request", **FIELDS_PARAM)
+LIST_WABA_SOLUTIONS = route("GET", "/{waba_id}/solutions", **FIELDS_PARAM, **PAGING_PARAMS)
+SET_MIGRATION_INTENT = route("POST", "/{waba_id}/set_solution_migration_intent")
+GET_MIGRATION_INTENT = route("GET", "/{migration_intent_id}", **FIELDS_PARAM)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_choice,
@@ -23,7 +25,7 @@ from ._admin_checks import (
     opt_text,
     paging_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._optimization import OptimizationSpec, refuse_bid_spec
 from ._parse import Raw, as_object, object_list, opt_object, opt_str, req_str, str_tuple
@@ -51,67 +53,41 @@ TEMPLATE_GROUP_GRANULARITIES: Final = ("DAILY", "HALF_HOUR", "MONTHLY")
 MAX_COMPONENTS: Final = 20
 MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
 
-_WABA = {"waba_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 _TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
 
-LIST_TEMPLATES = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/message_templates",
-    params={
-        **_WABA,
-        **_PAGING,
-        "fields": Param(in_="query"),
-        "name": Param(in_="query"),
-        "status": Param(in_="query"),
-        "category": Param(in_="query"),
-        "language": Param(in_="query"),
-    },
+LIST_TEMPLATES = route(
+    "GET",
+    "/{waba_id}/message_templates",
+    **PAGING_PARAMS,
+    **FIELDS_PARAM,
+    name=Param(in_="query"),
+    status=Param(in_="query"),
+    category=Param(in_="query"),
+    language=Param(in_="query"),
 )
-CREATE_TEMPLATE = Endpoint(
-    method="POST", path_template="/{waba_id}/message_templates", params=_WABA
+CREATE_TEMPLATE = route("POST", "/{waba_id}/message_templates")
+DELETE_TEMPLATE = route(
+    "DELETE",
+    "/{waba_id}/message_templates",
+    name=Param(in_="query", required=True),
+    hsm_id=Param(in_="query"),
 )
-DELETE_TEMPLATE = Endpoint(
-    method="DELETE",
-    path_template="/{waba_id}/message_templates",
-    params={**_WABA, "name": Param(in_="query", required=True), "hsm_id": Param(in_="query")},
-)
-GET_TEMPLATE = Endpoint(
-    method="GET",
-    path_template="/{template_id}",
-    params={"template_id": Param(in_="path"), "fields": Param(in_="query")},
-)
-UPDATE_TEMPLATE = Endpoint(
-    method="POST", path_template="/{template_id}", params={"template_id": Param(in_="path")}
-)
-LIST_TEMPLATE_GROUPS = Endpoint(
-    method="GET", path_template="/{waba_id}/template_groups", params={**_WABA, **_PAGING}
-)
-CREATE_TEMPLATE_GROUP = Endpoint(
-    method="POST", path_template="/{waba_id}/template_groups", params=_WABA
-)
-_GROUP = {"template_group_id": Param(in_="path")}
-GET_TEMPLATE_GROUP = Endpoint(
-    method="GET",
-    path_template="/{template_group_id}",
-    params={**_GROUP, "fields": Param(in_="query")},
-)
-UPDATE_TEMPLATE_GROUP = Endpoint(method="POST", path_template="/{template_group_id}", params=_GROUP)
-DELETE_TEMPLATE_GROUP = Endpoint(
-    method="DELETE", path_template="/{template_group_id}", params=_GROUP
-)
-TEMPLATE_GROUP_ANALYTICS = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/template_group_analytics",
-    params={
-        **_WABA,
-        "template_group_ids": Param(in_="query", required=True),
-        "start": Param(in_="query", required=True),
-        "end": Param(in_="query", required=True),
-        "granularity": Param(in_="query"),
-        "metric_types": Param(in_="query"),
-    },
+GET_TEMPLATE = route("GET", "/{template_id}", **FIELDS_PARAM)
+UPDATE_TEMPLATE = route("POST", "/{template_id}")
+LIST_TEMPLATE_GROUPS = route("GET", "/{waba_id}/template_groups", **PAGING_PARAMS)
+CREATE_TEMPLATE_GROUP = route("POST", "/{waba_id}/template_groups")
+GET_TEMPLATE_GROUP = route("GET", "/{template_group_id}", **FIELDS_PARAM)
+UPDATE_TEMPLATE_GROUP = route("POST", "/{template_group_id}")
+DELETE_TEMPLATE_GROUP = route("DELETE", "/{template_group_id}")
+TEMPLATE_GROUP_ANALYTICS = route(
+    "GET",
+    "/{waba_id}/template_group_analytics",
+    template_group_ids=Param(in_="query", required=True),
+    start=Param(in_="query", required=True),
+    end=Param(in_="query", required=True),
+    granularity=Param(in_="query"),
+    metric_types=Param(in_="query"),
 )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from ._admin_checks import PhoneScoped, check_choice
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._parse import Raw, as_object, opt_str
 from ._recipient import Recipient
 from ._validate import check_label
@@ -32,11 +32,7 @@ THREAD_CONTROL_ACTIONS: Final = ("pass", "take", "release")
 THREAD_TARGET_ROLES: Final = ("ai_agent",)
 MAX_THREAD_METADATA: Final = 2000
 
-THREAD_CONTROL = Endpoint(
-    method="POST",
-    path_template="/{phone_number_id}/thread_control",
-    params={"phone_number_id": Param(in_="path")},
-)
+THREAD_CONTROL = route("POST", "/{phone_number_id}/thread_control")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import PhoneScoped, check_choice
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, object_list, opt_str, str_tuple
 from ._results import Success
@@ -26,14 +26,10 @@ USERNAME_LENGTH: Final = range(3, 36)
 _USERNAME = re.compile(r"[A-Za-z0-9._]+")
 _DOMAIN_SUFFIXES: Final = (".com", ".org", ".net", ".edu", ".gov", ".mil", ".us", ".in", ".html")
 
-_PHONE = {"phone_number_id": Param(in_="path")}
-USERNAME = "/{phone_number_id}/username"
-GET_USERNAME = Endpoint(method="GET", path_template=USERNAME, params=_PHONE)
-SET_USERNAME = Endpoint(method="POST", path_template=USERNAME, params=_PHONE)
-DELETE_USERNAME = Endpoint(method="DELETE", path_template=USERNAME, params=_PHONE)
-USERNAME_SUGGESTIONS = Endpoint(
-    method="GET", path_template="/{phone_number_id}/username_suggestions", params=_PHONE
-)
+GET_USERNAME = route("GET", "/{phone_number_id}/username")
+SET_USERNAME = route("POST", "/{phone_number_id}/username")
+DELETE_USERNAME = route("DELETE", "/{phone_number_id}/username")
+USERNAME_SUGGESTIONS = route("GET", "/{phone_number_id}/username_suggestions")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
+    PAGING_PARAMS,
     WabaScoped,
     check_bool,
     check_fields,
@@ -14,7 +16,7 @@ from ._admin_checks import (
     check_url,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, as_object, opt_object, opt_str, req_str
 from ._phone_admin import PhoneNumberInfo
@@ -22,33 +24,19 @@ from ._results import CreatedObject, Page, Success
 
 __all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 
-_WABA = {"waba_id": Param(in_="path")}
-_PAGING = {"limit": Param(in_="query"), "after": Param(in_="query"), "before": Param(in_="query")}
 _CC = re.compile(r"[0-9]{1,3}")
 _NATIONAL = re.compile(r"[0-9]{4,14}")
 
-GET_WABA = Endpoint(
-    method="GET", path_template="/{waba_id}", params={**_WABA, "fields": Param(in_="query")}
+GET_WABA = route("GET", "/{waba_id}", **FIELDS_PARAM)
+LIST_SUBSCRIBED_APPS = route("GET", "/{waba_id}/subscribed_apps")
+SUBSCRIBE_APP = route("POST", "/{waba_id}/subscribed_apps")
+UNSUBSCRIBE_APP = route("DELETE", "/{waba_id}/subscribed_apps")
+UPDATE_WABA = route("POST", "/{waba_id}")
+GET_ACCOUNT_NUMBER = route("GET", "/{account_number_id}", **FIELDS_PARAM)
+LIST_PHONE_NUMBERS = route(
+    "GET", "/{waba_id}/phone_numbers", **PAGING_PARAMS, **FIELDS_PARAM
 )
-LIST_SUBSCRIBED_APPS = Endpoint(
-    method="GET", path_template="/{waba_id}/subscribed_apps", params=_WABA
-)
-SUBSCRIBE_APP = Endpoint(method="POST", path_template="/{waba_id}/subscribed_apps", params=_WABA)
-UNSUBSCRIBE_APP = Endpoint(
-    method="DELETE", path_template="/{waba_id}/subscribed_apps", params=_WABA
-)
-UPDATE_WABA = Endpoint(method="POST", path_template="/{waba_id}", params=_WABA)
-GET_ACCOUNT_NUMBER = Endpoint(
-    method="GET",
-    path_template="/{account_number_id}",
-    params={"account_number_id": Param(in_="path"), "fields": Param(in_="query")},
-)
-LIST_PHONE_NUMBERS = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/phone_numbers",
-    params={**_WABA, **_PAGING, "fields": Param(in_="query")},
-)
-ADD_PHONE_NUMBER = Endpoint(method="POST", path_template="/{waba_id}/phone_numbers", params=_WABA)
+ADD_PHONE_NUMBER = route("POST", "/{waba_id}/phone_numbers")
 
 MAX_VERIFY_TOKEN_LENGTH: Final = 4096
 _TIMEZONE_ID = re.compile(r"[0-9]{1,4}")

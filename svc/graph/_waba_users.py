@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ._admin_checks import (
+    FIELDS_PARAM,
     PAGING_PARAMS,
     WabaScoped,
     check_choice,
@@ -15,7 +16,7 @@ from ._admin_checks import (
     check_numeric_id,
     listing_query,
 )
-from ._endpoint import Endpoint, Param
+from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, opt_object, opt_str
 from ._results import Page, Success
@@ -44,35 +45,24 @@ WABA_USER_TASKS: Final = (
 _ACTIVITY_TYPE = re.compile(r"[A-Z_]{1,64}")
 _TIME = re.compile(r"[0-9]{1,12}|[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9:.]{5,15}(Z|[+-][0-9:]{4,5})?)?")
 
-_WABA = {"waba_id": Param(in_="path")}
 _USERS = "/{waba_id}/assigned_users"
-LIST_ASSIGNED_USERS = Endpoint(
-    method="GET",
-    path_template=_USERS,
-    params={
-        **_WABA,
-        "business": Param(in_="query", required=True),
-        "fields": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+LIST_ASSIGNED_USERS = route(
+    "GET",
+    _USERS,
+    business=Param(in_="query", required=True),
+    **FIELDS_PARAM,
+    **PAGING_PARAMS,
 )
-ADD_ASSIGNED_USER = Endpoint(method="POST", path_template=_USERS, params=_WABA)
-REMOVE_ASSIGNED_USER = Endpoint(
-    method="DELETE",
-    path_template=_USERS,
-    params={**_WABA, "user": Param(in_="query", required=True)},
-)
-LIST_ACTIVITIES = Endpoint(
-    method="GET",
-    path_template="/{waba_id}/activities",
-    params={
-        **_WABA,
-        "fields": Param(in_="query"),
-        "since": Param(in_="query"),
-        "until": Param(in_="query"),
-        "activity_type": Param(in_="query"),
-        **PAGING_PARAMS,
-    },
+ADD_ASSIGNED_USER = route("POST", _USERS)
+REMOVE_ASSIGNED_USER = route("DELETE", _USERS, user=Param(in_="query", required=True))
+LIST_ACTIVITIES = route(
+    "GET",
+    "/{waba_id}/activities",
+    **FIELDS_PARAM,
+    since=Param(in_="query"),
+    until=Param(in_="query"),
+    activity_type=Param(in_="query"),
+    **PAGING_PARAMS,
 )
 
 

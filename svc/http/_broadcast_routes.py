@@ -9,8 +9,7 @@ the app's serving nursery whenever the store has the broadcast surface.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import trio
@@ -19,7 +18,7 @@ from quart_schema import document_headers, document_request, document_response, 
 from quart_trio import QuartTrio
 
 from svc import crypto
-from svc.store import BroadcastStatus, BroadcastStore, PersistenceStore
+from svc.store import BroadcastStatus, BroadcastStore
 from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
 
 from ._broadcast_sender import (
@@ -133,15 +132,20 @@ def template_pause_hook(service: Service) -> UpdateHook:
     stored."""
 
     async def run(updates: Sequence[Update]) -> Sequence[Update]:
-        if service.store is None:
+        store = service.store
+        if store is None:
             return ()  # nothing to pause
         failed: list[Update] = []
         for update in updates:
             details = pausing_template(update)
-            if details is None:
+            if details is None or details.name is None:
                 continue
             try:
-                paused = await service.store_call(_pause(details, service.now))
+                paused = await service.store_call(
+                    store.pause_broadcasts_for_template(
+                        name=details.name, language=details.language, now=service.now()
+                    )
+                )
             except HttpError:
                 service.logger.warning("broadcast pause for a template status failed")
                 failed.append(update)
@@ -151,20 +155,6 @@ def template_pause_hook(service: Service) -> UpdateHook:
         return failed
 
     return UpdateHook(wants=lambda update: pausing_template(update) is not None, run=run)
-
-
-def _pause(
-    details: TemplateStatusChange, now: Callable[[], datetime]
-) -> Callable[[PersistenceStore], Awaitable[int]]:
-    """The store call that pauses the broadcasts of the template ``details`` names."""
-
-    async def call(store: PersistenceStore) -> int:
-        assert details.name is not None  # pausing_template keeps named templates only
-        return await store.pause_broadcasts_for_template(
-            name=details.name, language=details.language, now=now()
-        )
-
-    return call
 
 
 def _broadcast_store(service: Service) -> BroadcastStore:
@@ -202,7 +192,7 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
         digest = crypto.sha256_hex(canonical_json(data))
         scoped = service._scoped_key(key, "broadcasts", plan.number)
         result = await service.store_call(
-            lambda _: store.create_broadcast(
+            store.create_broadcast(
                 id=uuid.uuid4().hex,
                 request_key=scoped,
                 request_hash=digest,
@@ -230,20 +220,20 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
         require_bearer(token)
         store = _broadcast_store(service)
         bid = check_path_id(broadcast_id)
-        return _status_reply(await service.store_call(lambda _: store.get_broadcast(id=bid)))
+        return _status_reply(await service.store_call(store.get_broadcast(id=bid)))
 
     async def set_paused(broadcast_id: str, paused: bool) -> Response:
         require_bearer(token)
         store = _broadcast_store(service)
         bid = check_path_id(broadcast_id)
         found = await service.store_call(
-            lambda _: store.set_broadcast_paused(id=bid, paused=paused, now=service.now())
+            store.set_broadcast_paused(id=bid, paused=paused, now=service.now())
         )
         if not found:
             raise not_found("No broadcast with this id.")
         if not paused:
             runtime.wake()
-        return _status_reply(await service.store_call(lambda _: store.get_broadcast(id=bid)))
+        return _status_reply(await service.store_call(store.get_broadcast(id=bid)))
 
     @app.route(
         f"{prefix}/broadcasts/<broadcast_id>/pause", methods=["POST"], endpoint="pause_broadcast"

@@ -12,22 +12,23 @@ wait keep counting positions, so they replay too.
 
 ``typing()`` marks the user's message read and shows "typing..." (one read receipt with
 ``typing_indicator``, sent through the same ``Service.send`` unkeyed: it takes no send
-position), renewed every ``TYPING_RENEWAL`` seconds by a task of the block's own nursery
-until the block ends or the run's first send after it (the platform hides the indicator
-when the business sends). A typing request that fails is logged by class, never raised.
+position), renewed every ``TYPING_RENEWAL`` seconds by a task of the run (the
+conversation's ``start_soon``) until the run's first send after it (the platform hides
+the indicator when the business sends), the run's end, or the end of the ``async with``
+block. A typing request that fails is logged by class, never raised.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
+from types import TracebackType
 from typing import Any
 
 import trio
 
-from svc import crypto
+from svc import crypto, media
 from svc.graph import (
     build_group_text_message,
     build_read_receipt,
@@ -52,7 +53,14 @@ from svc.webhook import (
 from ._numbers import ServedNumber
 from ._replies import Reply
 
-__all__ = ["TYPING_RENEWAL", "SendFromNumber", "ServiceContext", "reply_address", "send_key"]
+__all__ = [
+    "TYPING_RENEWAL",
+    "SendFromNumber",
+    "ServiceContext",
+    "Typing",
+    "reply_address",
+    "send_key",
+]
 
 SendFromNumber = Callable[[Mapping[str, Any], ServedNumber, "str | None"], Awaitable[Reply]]
 """The service's send of one checked payload from one business number, keyed by the given
@@ -103,6 +111,35 @@ def _typed_message(updates: Sequence[Update]) -> MessageUpdate | None:
         if isinstance(update, MessageUpdate) and not update.is_echo:
             return update
     return None
+
+
+class Typing:
+    """What ``ServiceContext.typing()`` returns: awaited, the indicator stays until the run's
+    first send or its end; entered as a block, its exit also stops the renewal."""
+
+    __slots__ = ("_context", "_scope")
+
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+        self._scope: trio.CancelScope | None = None
+
+    async def _start(self) -> None:
+        self._scope = await self._context._start_typing()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._start().__await__()
+
+    async def __aenter__(self) -> None:
+        await self._start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
 
 
 class ServiceContext:
@@ -195,35 +232,33 @@ class ServiceContext:
             build(to=to, text=text, preview_url=preview_url, reply_to_message_id=quoted)
         )
 
-    @asynccontextmanager
-    async def typing(self) -> AsyncIterator[None]:
-        """Show the user "typing..." while the block runs: the message is marked read with
-        the indicator on entry, renewed every ``TYPING_RENEWAL`` seconds until the block
-        ends or the first send (which hides it); a no-op without a user's message."""
+    def typing(self) -> Typing:
+        """Show the user "typing...": ``await ctx.typing()`` until the run's first send or
+        its end, ``async with ctx.typing():`` until the block ends or the first send. The
+        message is marked read with the indicator at once, renewed every
+        ``TYPING_RENEWAL`` seconds by a task of the run; a no-op without a user's message."""
+        return Typing(self)
+
+    async def _start_typing(self) -> trio.CancelScope | None:
+        """The indicator now, and its renewal started in the run's nursery; the scope that
+        stops the renewal (None without a user's message)."""
         message = _typed_message(self.updates)
         if message is None:
-            yield
-            return
+            return None
         sends = self._sends
         await self._show_typing(message.message_id)
-        error: Exception | None = None
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._renew_typing, message.message_id, sends)
-            try:
-                yield
-            except Exception as exc:  # noqa: BLE001 - raised below, outside the nursery
-                error = exc
-            finally:
-                nursery.cancel_scope.cancel()
-        if error is not None:
-            raise error
+        scope = trio.CancelScope()
 
-    async def _renew_typing(self, message_id: str, sends: int) -> None:
-        while True:
-            await trio.sleep(TYPING_RENEWAL)
-            if self._sends != sends:
-                return  # a send hid the indicator; renewing would show it again
-            await self._show_typing(message_id)
+        async def renew() -> None:
+            with scope:
+                while True:
+                    await trio.sleep(TYPING_RENEWAL)
+                    if self._sends != sends:
+                        return  # a send hid the indicator; renewing would show it again
+                    await self._show_typing(message.message_id)
+
+        self._conversation.start_soon(renew)
+        return scope
 
     async def _show_typing(self, message_id: str) -> None:
         """One read receipt with the typing indicator; a failure is logged by class only."""
@@ -235,6 +270,17 @@ class ServiceContext:
             self._logger.warning("handler typing failed error=%s", type(exc).__name__[:80])
         finally:
             done.set()
+
+    async def download_media(self, media_id: str) -> media.DownloadedMedia:
+        """The bytes of a media the user sent, through the business number's client: its
+        metadata (``GET /{media-id}``), then its URL, checked against its SHA-256."""
+        client = self._number.client
+        info = await media.download_media(
+            client, media_id=media_id, phone_number_id=self.phone_number_id
+        )
+        return await media.download_media_bytes(
+            client, url=info.url, expected_sha256=info.sha256
+        )
 
     async def send(self, message: Mapping[str, Any]) -> SentMessage:
         """Send a ``svc.graph`` message payload from the context's business number.

@@ -28,10 +28,10 @@ async def list_messages(
 
     Rows stored without a number (before the column existed) are the default number's.
     """
-    service.require_store()
+    store = service.require_store()
     scope = number if number is not None else service.numbers.default
     page = await service.store_call(
-        lambda s: s.list_messages(
+        store.list_messages(
             limit=limit,
             before_row_id=cursor,
             user=user,
@@ -49,9 +49,9 @@ async def get_message(
     service: Service, message_id: str, number: ServedNumber | None = None
 ) -> Reply:
     """One projected message of a business number (default: the default number)."""
-    service.require_store()
+    store = service.require_store()
     scope = number if number is not None else service.numbers.default
-    record = await service.store_call(lambda s: s.get_message(wa_message_id=message_id))
+    record = await service.store_call(store.get_message(wa_message_id=message_id))
     if record is None or not belongs_to_number(record, scope):
         raise not_found("No message with this id.")
     return Reply(200, json_bytes(record_json(record)))
@@ -65,10 +65,10 @@ async def conversation_window(
     ``user`` is a phone, BSUID or parent BSUID, as the store keeps it; only
     inbound rows to that number open it.
     """
-    service.require_store()
+    store = service.require_store()
     scope = number if number is not None else service.numbers.default
     last = await service.store_call(
-        lambda s: s.get_latest_inbound_message_at(
+        store.get_latest_inbound_message_at(
             user=user,
             business_phone_number_id=scope.phone_number_id,
             include_unassigned=scope.default,

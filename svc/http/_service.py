@@ -25,6 +25,7 @@ from svc.graph import (
 )
 from svc.runtime import Conversation, HandlerRuntime
 from svc.store import (
+    CheckedRows,
     Claimed,
     Conflict,
     InboxRow,
@@ -64,14 +65,7 @@ from ._projection import IdentityChange, delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._replies import Reply, error_reply, json_bytes
 from ._service_checks import MAX_ERROR_NAME, ForeignNumbers, RecentErrors, check_idempotency_key
-from ._store_calls import (
-    StoreCall,
-    completion_call,
-    identity_change_call,
-    record_message_call,
-    release_call,
-    status_call,
-)
+from ._store_calls import complete_request, release_request
 from ._telemetry import Telemetry
 from ._update_rules import FOREIGN_NUMBER, UpdateHook
 from ._upstream import refusal_message, upstream_http_error
@@ -151,20 +145,15 @@ class Service:
 
     # --- store calls ----------------------------------------------------------------
 
-    async def store_call(
-        self,
-        make: Callable[[PersistenceStore], Awaitable[T]],
-        *,
-        validation_errors: bool = False,
-    ) -> T:
-        """One store call, counted; a fault becomes 503 ``persistence_unavailable``.
+    async def store_call(self, call: Awaitable[T], *, validation_errors: bool = False) -> T:
+        """Await one store method's call (``store_call(store.get_message(...))``), counted; a
+        fault becomes 503 ``persistence_unavailable``.
 
         With ``validation_errors`` a ``PersistenceValidationError`` (a refused
         record, not a fault) propagates for the caller to handle.
         """
-        store = self.require_store()
         try:
-            result = await make(store)
+            result = await call
         except PersistenceError as exc:
             self.telemetry.persistence(ok=False)
             if validation_errors and isinstance(exc, PersistenceValidationError):
@@ -174,10 +163,10 @@ class Service:
         self.telemetry.persistence(ok=True)
         return result
 
-    async def store_try(self, make: Callable[[PersistenceStore], Awaitable[T]]) -> T | None:
+    async def store_try(self, call: Awaitable[T]) -> T | None:
         """A best-effort store call: a fault is counted, logged by class and yields None."""
         try:
-            return await self.store_call(make)
+            return await self.store_call(call)
         except HttpError:
             self.logger.warning("persistence write failed; continuing")
             return None
@@ -418,29 +407,46 @@ class Service:
                 projection.unprojected,
             )
 
-        async def record(store: PersistenceStore, project: bool) -> set[str]:
-            recorded = await store.record_webhook_updates(
-                event_key=delivery.event_key,
-                event_hash=delivery.body_hash,
-                received_at=received_at,
-                update_keys=keys,
-                rows=projection.rows if project else None,
-                inbox=rows,
-            )
-            return set(recorded.new)
-
         try:
             if projection.refusal is not None:
                 raise projection.refusal
-            new = await self.store_call(lambda s: record(s, True), validation_errors=True)
+            new = await self._record_updates(
+                delivery, keys, received_at, rows, projection.rows, validation_errors=True
+            )
         except PersistenceValidationError as exc:
             # A record the store refuses must not turn the delivery into a poison pill
             # (503, redelivered forever): keep the dedupe rows and skip the projection.
             self.recent_errors.add(exc)
             self.logger.warning("webhook projection refused by the store; delivery recorded")
-            new = await self.store_call(lambda s: record(s, False))
+            new = await self._record_updates(delivery, keys, received_at, rows, None)
             return new, projection.changes, False
         return new, projection.changes, True
+
+    async def _record_updates(
+        self,
+        delivery: Delivery,
+        keys: list[str],
+        received_at: datetime,
+        inbox: Sequence[InboxRow],
+        rows: CheckedRows | None,
+        *,
+        validation_errors: bool = False,
+    ) -> set[str]:
+        """One ``record_webhook_updates`` of the delivery (with its projection's ``rows``, or
+        without a projection); the update keys it recorded for the first time."""
+        store = self.require_store()
+        recorded = await self.store_call(
+            store.record_webhook_updates(
+                event_key=delivery.event_key,
+                event_hash=delivery.body_hash,
+                received_at=received_at,
+                update_keys=keys,
+                rows=rows,
+                inbox=inbox,
+            ),
+            validation_errors=validation_errors,
+        )
+        return set(recorded.new)
 
     async def _apply_identity_changes(self, changes: tuple[IdentityChange, ...]) -> bool:
         """Re-key the identity map for each change, in order; False after a store fault.
@@ -449,9 +455,18 @@ class Service:
         (possibly with the old identifiers), and the changes re-apply on top.
         A change the store refuses is logged by class and skipped.
         """
+        store = self.require_store()
         for change in changes:
             try:
-                await self.store_call(identity_change_call(change), validation_errors=True)
+                await self.store_call(
+                    store.record_identity_change(
+                        user=change.user,
+                        new_user_id=change.new_user_id,
+                        new_wa_id=change.new_wa_id,
+                        at=change.at,
+                    ),
+                    validation_errors=True,
+                )
             except PersistenceValidationError as exc:
                 self.recent_errors.add(exc)
                 self.logger.warning("identity change refused by the store; skipped")
@@ -491,17 +506,17 @@ class Service:
                 family="messages", outcome=outcome, phone_number_id=sender.phone_number_id
             )
 
+        store = self.store
         claimed_key: str | None = None
         request_hash = ""
-        if idempotency_key is not None and self.store is not None:
+        if idempotency_key is not None and store is not None:
             scoped = self._scoped_key(idempotency_key, operation, sender)
             request_hash = (
                 CONTEXT_SEND_HASH if from_context else crypto.sha256_hex(canonical_json(payload))
             )
-            created = self.now()
             claim = await self.store_call(
-                lambda s: s.claim_service_request(
-                    idempotency_key=scoped, request_hash=request_hash, created_at=created
+                store.claim_service_request(
+                    idempotency_key=scoped, request_hash=request_hash, created_at=self.now()
                 )
             )
             if isinstance(claim, Replay):
@@ -532,19 +547,23 @@ class Service:
             # an unknown outcome (the platform may have sent it) leaves the key pending.
             if not cause.retry_hint.outcome_known:
                 unknown.append(True)
-            if claimed_key is None or not cause.retry_hint.outcome_known:
+            if store is None or claimed_key is None or not cause.retry_hint.outcome_known:
                 return
+            settle: Awaitable[bool | None]
             if cause.retry_hint.retry_may_succeed:
-                call = release_call(idempotency_key=claimed_key, request_hash=request_hash)
+                settle = release_request(
+                    store, idempotency_key=claimed_key, request_hash=request_hash
+                )
             else:
-                call = completion_call(
+                settle = complete_request(
+                    store,
                     idempotency_key=claimed_key,
                     request_hash=request_hash,
                     response_json=json_bytes(error.body()).decode("utf-8"),
                     completed_at=self.now(),
                     response_status=error.status,
                 )
-            if not await self._write_together([call]):
+            if not await self._write_together([settle]):
                 self.logger.warning("keyed send outcome not stored; the key stays pending")
 
         try:
@@ -560,30 +579,39 @@ class Service:
                 raise ReplyOutcomeUnknown("the platform's answer to a send was lost") from None
             raise
         body = json_bytes(answer)
-        writes: list[StoreCall] = []
-        if claimed_key is not None:
+        writes: list[Awaitable[object]] = []
+        if store is not None and claimed_key is not None:
             writes.append(
-                completion_call(
+                complete_request(
+                    store,
                     idempotency_key=claimed_key,
                     request_hash=request_hash,
                     response_json=body.decode("utf-8"),
                     completed_at=self.now(),
                 )
             )
-        if project and self.store is not None:
+        if project and store is not None:
             projected = send_projection(payload, answer, self.now)
             if projected is not None:
                 record, event = projected
                 record = replace(record, business_phone_number_id=sender.phone_number_id)
-                writes += [record_message_call(record), status_call(event)]
+                writes += [
+                    store.record_message(record),
+                    store.append_message_status(
+                        wa_message_id=event.wa_message_id,
+                        status=event.status,
+                        timestamp=event.timestamp,
+                    ),
+                ]
         headers: dict[str, str] = {}
         if writes and not await self._write_together(writes):
             headers["x-svc-persistence"] = "degraded"
         count("degraded" if headers else "sent")
         return Reply(200, body, headers=headers)
 
-    async def _write_together(self, calls: list[StoreCall]) -> bool:
-        """Best-effort writes started together (one group-commit batch); True if all stored.
+    async def _write_together(self, calls: Sequence[Awaitable[object]]) -> bool:
+        """Best-effort store calls awaited together (one group-commit batch); True if all
+        stored.
 
         A write that answers None (a fault, or a completion the store did not
         take) counts as not stored.

@@ -1,92 +1,44 @@
-"""The service's store writes as ``StoreCall`` values, so several can start together."""
+"""The keyed send's settling writes, each answering None when the store did not take it.
+
+``Service._write_together`` starts several writes as one group-commit batch and counts a
+None answer as not stored; these two turn the store's ``False`` (the key was no longer
+pending) into that None.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 
-from svc.store import MessageRecord, PersistenceStore, StatusEvent
+from svc.store import PersistenceStore
 
-from ._projection import IdentityChange
-
-__all__ = [
-    "StoreCall",
-    "completion_call",
-    "identity_change_call",
-    "record_message_call",
-    "release_call",
-    "status_call",
-]
-
-StoreCall = Callable[[PersistenceStore], Awaitable[object]]
+__all__ = ["complete_request", "release_request"]
 
 
-def record_message_call(record: MessageRecord) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.record_message(record)
-
-    return call
-
-
-def identity_change_call(change: IdentityChange) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.record_identity_change(
-            user=change.user,
-            new_user_id=change.new_user_id,
-            new_wa_id=change.new_wa_id,
-            at=change.at,
-        )
-
-    return call
-
-
-def completion_call(
+async def complete_request(
+    store: PersistenceStore,
     *,
     idempotency_key: str,
     request_hash: str,
     response_json: str,
     completed_at: datetime,
     response_status: int | None = None,
-) -> StoreCall:
+) -> bool | None:
     """Store a claimed key's answer; None when the store did not take it (key no longer pending)."""
-
-    async def call(store: PersistenceStore) -> object:
-        if response_status is None:
-            stored = await store.complete_service_request(
-                idempotency_key=idempotency_key,
-                request_hash=request_hash,
-                response_json=response_json,
-                created_at=completed_at,
-            )
-        else:
-            stored = await store.complete_service_request(
-                idempotency_key=idempotency_key,
-                request_hash=request_hash,
-                response_json=response_json,
-                created_at=completed_at,
-                response_status=response_status,
-            )
-        return True if stored else None
-
-    return call
+    stored = await store.complete_service_request(
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
+        response_json=response_json,
+        created_at=completed_at,
+        response_status=response_status,
+    )
+    return True if stored else None
 
 
-def release_call(*, idempotency_key: str, request_hash: str) -> StoreCall:
+async def release_request(
+    store: PersistenceStore, *, idempotency_key: str, request_hash: str
+) -> bool | None:
     """Free a claimed key whose send never started; None when the store did not (not pending)."""
-
-    async def call(store: PersistenceStore) -> object:
-        released = await store.release_service_request(
-            idempotency_key=idempotency_key, request_hash=request_hash
-        )
-        return True if released else None
-
-    return call
-
-
-def status_call(event: StatusEvent) -> StoreCall:
-    async def call(store: PersistenceStore) -> object:
-        return await store.append_message_status(
-            wa_message_id=event.wa_message_id, status=event.status, timestamp=event.timestamp
-        )
-
-    return call
+    released = await store.release_service_request(
+        idempotency_key=idempotency_key, request_hash=request_hash
+    )
+    return True if released else None

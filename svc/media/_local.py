@@ -12,13 +12,21 @@ import os
 import re
 import stat
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 import anyio
 import anyio.to_thread
 
 from svc._text import has_control
-from svc.graph import GraphClient, MediaKind, build_media_message, send_result_from_answer
+from svc.graph import GraphClient, send_result_from_answer
+from svc.graph.messages import (
+    AudioMessage,
+    DocumentMessage,
+    ImageMessage,
+    StickerMessage,
+    VideoMessage,
+)
 
 from ._bodies import FILE_CHUNK_SIZE, ByteSource
 from ._checks import MAX_UPLOAD_BYTES, check_cap, check_phone_number_id
@@ -62,6 +70,9 @@ SUPPORTED_EXTENSIONS: Final[Mapping[str, Mapping[str, str]]] = {
 
 _PLACEHOLDER_MEDIA_ID: Final = "0"
 
+_FileMessage = ImageMessage | VideoMessage | AudioMessage | DocumentMessage | StickerMessage
+"""The declarations a local file is sent with (one kind each)."""
+
 
 async def upload_and_send_image(
     client: GraphClient,
@@ -74,13 +85,9 @@ async def upload_and_send_image(
     max_bytes: int | None = None,
 ) -> MediaSendResult:
     """Upload a .jpg/.jpeg/.png file, then send it as an image message."""
+    message = ImageMessage(to=to, caption=caption, reply_to_message_id=reply_to_message_id)
     return await _upload_and_send(
-        client,
-        "image",
-        phone_number_id=phone_number_id,
-        path=path,
-        max_bytes=max_bytes,
-        message={"to": to, "caption": caption, "reply_to_message_id": reply_to_message_id},
+        client, message, phone_number_id=phone_number_id, path=path, max_bytes=max_bytes
     )
 
 
@@ -95,13 +102,9 @@ async def upload_and_send_video(
     max_bytes: int | None = None,
 ) -> MediaSendResult:
     """Upload a .mp4/.3gp file, then send it as a video message."""
+    message = VideoMessage(to=to, caption=caption, reply_to_message_id=reply_to_message_id)
     return await _upload_and_send(
-        client,
-        "video",
-        phone_number_id=phone_number_id,
-        path=path,
-        max_bytes=max_bytes,
-        message={"to": to, "caption": caption, "reply_to_message_id": reply_to_message_id},
+        client, message, phone_number_id=phone_number_id, path=path, max_bytes=max_bytes
     )
 
 
@@ -116,13 +119,9 @@ async def upload_and_send_audio(
     max_bytes: int | None = None,
 ) -> MediaSendResult:
     """Upload an .aac/.amr/.mp3/.m4a/.ogg/.opus file, then send it as an audio message."""
+    message = AudioMessage(to=to, voice=voice, reply_to_message_id=reply_to_message_id)
     return await _upload_and_send(
-        client,
-        "audio",
-        phone_number_id=phone_number_id,
-        path=path,
-        max_bytes=max_bytes,
-        message={"to": to, "voice": voice, "reply_to_message_id": reply_to_message_id},
+        client, message, phone_number_id=phone_number_id, path=path, max_bytes=max_bytes
     )
 
 
@@ -138,18 +137,11 @@ async def upload_and_send_document(
     max_bytes: int | None = None,
 ) -> MediaSendResult:
     """Upload a document (.pdf, .txt, office formats), then send it; ``filename`` is shown."""
+    message = DocumentMessage(
+        to=to, caption=caption, filename=filename, reply_to_message_id=reply_to_message_id
+    )
     return await _upload_and_send(
-        client,
-        "document",
-        phone_number_id=phone_number_id,
-        path=path,
-        max_bytes=max_bytes,
-        message={
-            "to": to,
-            "caption": caption,
-            "filename": filename,
-            "reply_to_message_id": reply_to_message_id,
-        },
+        client, message, phone_number_id=phone_number_id, path=path, max_bytes=max_bytes
     )
 
 
@@ -163,25 +155,21 @@ async def upload_and_send_sticker(
     max_bytes: int | None = None,
 ) -> MediaSendResult:
     """Upload a .webp file, then send it as a sticker message."""
+    message = StickerMessage(to=to, reply_to_message_id=reply_to_message_id)
     return await _upload_and_send(
-        client,
-        "sticker",
-        phone_number_id=phone_number_id,
-        path=path,
-        max_bytes=max_bytes,
-        message={"to": to, "reply_to_message_id": reply_to_message_id},
+        client, message, phone_number_id=phone_number_id, path=path, max_bytes=max_bytes
     )
 
 
 async def _upload_and_send(
     client: GraphClient,
-    kind: MediaKind,
+    message: _FileMessage,
     *,
     phone_number_id: str,
     path: object,
     max_bytes: int | None,
-    message: dict[str, Any],
 ) -> MediaSendResult:
+    kind = message.kind
     phone_number_id = check_phone_number_id(phone_number_id)
     cap = check_cap(max_bytes, maximum=MAX_UPLOAD_BYTES)
     local = _check_local_path(path)
@@ -193,7 +181,7 @@ async def _upload_and_send(
             f"{kind} files must end in one of {', '.join(SUPPORTED_EXTENSIONS[kind])}",
         )
     # Validate the message fields now, so a bad recipient costs no upload.
-    build_media_message(kind, media_id=_PLACEHOLDER_MEDIA_ID, **message)
+    replace(message, media_id=_PLACEHOLDER_MEDIA_ID).to_payload()
     with await anyio.to_thread.run_sync(_open_regular_file, local, cap) as opened:
         handle, size = opened
         async_file = anyio.wrap_file(handle)
@@ -206,7 +194,7 @@ async def _upload_and_send(
             mime_type=mime_type,
             filename=f"{kind}{extension}",
         )
-    payload = build_media_message(kind, media_id=uploaded.id, **message)
+    payload = replace(message, media_id=uploaded.id).to_payload()
     answer = await client.request("POST", f"/{phone_number_id}/messages", json=payload)
     return MediaSendResult(media_id=uploaded.id, send=send_result_from_answer(answer), raw=answer)
 

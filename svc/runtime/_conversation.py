@@ -12,19 +12,19 @@ gathers exactly the burst the first run gathered, however late it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Final, Protocol
 
 import trio
 
-from svc.webhook import Coalesce, Listener, ListenerTimeout, Update, UserState, WebhookFacade
+from svc.webhook import Coalesce, Listener, ListenerTimeout, Update, UserState
 
 from ._control import RunControl
 from ._events import Observer, UpdateTaken, WaitEnded, WaitStarted
 from ._queue import Claim, Entry, RunQueue
 
-__all__ = ["Arrivals", "Conversation", "Detached", "RunConversation", "coalesce_of"]
+__all__ = ["Arrivals", "Conversation", "Detached", "RunConversation"]
 
 BURST_GRACE: Final = 0.2
 """Seconds a burst waits past its window's end for items recorded just before it (their
@@ -45,13 +45,10 @@ class Conversation(Protocol):
         the run took; ``ListenerTimeout`` after ``timeout`` seconds."""
         ...
 
-
-def coalesce_of(facade: WebhookFacade, update: Update) -> Coalesce | None:
-    """The facade's quiet window for the update's kind (``DefaultFacade.coalesce_for``); a
-    facade without one never coalesces."""
-    coalesce_for = getattr(facade, "coalesce_for", None)
-    found = coalesce_for(update) if callable(coalesce_for) else None
-    return found if isinstance(found, Coalesce) else None
+    def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
+        """Run ``task`` beside the handler until the run ends (it is cancelled then): the
+        run's own background work, such as renewing a typing indicator."""
+        ...
 
 
 class Arrivals:
@@ -87,6 +84,9 @@ class Detached:
     async def listen(self, listener: Listener, timeout: float) -> Update:
         raise RuntimeError("waits need the handler runtime (a context it runs)")
 
+    def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
+        raise RuntimeError("a run's background work needs the handler runtime")
+
 
 class RunConversation:
     """The conversation of one claimed head, over its mode's queue."""
@@ -99,6 +99,7 @@ class RunConversation:
         "_observer",
         "_poll",
         "_queue",
+        "_tasks",
         "state",
         "updates",
     )
@@ -115,8 +116,10 @@ class RunConversation:
         poll_interval: float,
         now: Callable[[], datetime],
         observer: Observer,
+        tasks: trio.Nursery,
     ) -> None:
         self._queue = queue
+        self._tasks = tasks
         self._claim = claim
         self._control = control
         self._arrivals = arrivals
@@ -170,6 +173,11 @@ class RunConversation:
                     raise ListenerTimeout(listener.name, timeout)
                 with trio.move_on_after(min(left, self._poll)):
                     await arrived.wait()
+
+    def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
+        """Run ``task`` in the run's nursery (the one keeping its lease), cancelled when
+        the run ends."""
+        self._tasks.start_soon(task)
 
     def _wait_ended(self, listener: Listener, taken: str | None) -> None:
         claim = self._claim

@@ -51,7 +51,7 @@ from svc.webhook import (
 )
 
 from ._control import RunControl, keep_lease
-from ._conversation import Arrivals, Conversation, RunConversation, coalesce_of
+from ._conversation import Arrivals, Conversation, RunConversation
 from ._events import (
     Observer,
     RunEnded,
@@ -360,7 +360,7 @@ class HandlerRuntime:
             keeper.start_soon(self._keep, claim, control)
             try:
                 with control.scope:
-                    change = await self._converse(claim, control)
+                    change = await self._converse(claim, control, keeper)
             except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
                 error = exc
             finally:
@@ -383,10 +383,13 @@ class HandlerRuntime:
             on_error=self._queue_fault,
         )
 
-    async def _converse(self, claim: Claim, control: RunControl) -> StateChange | None:
+    async def _converse(
+        self, claim: Claim, control: RunControl, tasks: trio.Nursery
+    ) -> StateChange | None:
         """Open the update and the user's state, gather the burst of a coalesced kind, run
-        the facade; the state change of its success. An uncaught ``ListenerTimeout`` ends
-        the run as a success; a reply whose outcome is unknown is a dead letter."""
+        the facade (its background work in ``tasks``, the run's nursery); the state change
+        of its success. An uncaught ``ListenerTimeout`` ends the run as a success; a reply
+        whose outcome is unknown is a dead letter."""
         update = self.queue.open(claim)
         conversation = RunConversation(
             queue=self.queue,
@@ -398,8 +401,9 @@ class HandlerRuntime:
             poll_interval=self.options.poll_interval,
             now=self._now,
             observer=self._observer,
+            tasks=tasks,
         )
-        coalesce = coalesce_of(self._facade, update)
+        coalesce = self._facade.coalesce_for(update)
         if coalesce is not None:
             await conversation.gather(coalesce)
         try:

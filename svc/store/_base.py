@@ -1,23 +1,24 @@
 """The method layer both adapters share: validation, time conversion, error codes.
 
 An adapter supplies ``_call`` (run a sync operation in one transaction in a worker thread,
-mapping driver errors to ``PersistenceError``) and ``_write`` (a hot write of one
-``_kinds.Kind``, through its group commit, ``_commit``); everything else here is
-backend-neutral.
+mapping driver errors to ``PersistenceError``) and ``_writers`` (``_child.Writers``: the
+group commits its hot writes run through); ``_write`` hands each hot write of one
+``_kinds.Kind`` to the group commit that runs it. Everything else here is backend-neutral.
 """
 
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, TypeVarTuple
 
 from . import _ops
 from . import _validate as check
 from ._broadcast_methods import BroadcastMethods
 from ._checked import CheckedRows, MessageArgs, StatusArgs
+from ._child import Writers
+from ._commit import Job
 from ._contract import PersistenceStore
 from ._errors import FaultCode, PersistenceError, PersistenceValidationError
 from ._inbox_methods import InboxMethods
@@ -43,13 +44,10 @@ from ._session import Session
 from ._time import from_ms, to_ms
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_CLAIM_LIMIT = 1000
 PRUNE_BATCH = 500
-
-
-def _prune(target: str, cutoff: int, limit: int, s: Session) -> int:
-    return _ops.prune_batch(s, target, cutoff, limit)
 
 
 def _outbox_status(value: object) -> str:
@@ -140,6 +138,8 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     _redacted_location: ClassVar[str]
     """What health and diagnostics show instead of the path or DSN."""
     _closed: bool
+    _writers: Writers
+    """The group commits of the hot writes (the thread's, and the writer process's)."""
 
     @property
     @abc.abstractmethod
@@ -147,13 +147,31 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         ...
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """Run ``fn`` in one transaction in a worker thread."""
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        """Run ``fn(session, *args)`` in one transaction in a worker thread."""
 
-    @abc.abstractmethod
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        """Run a hot write of ``kind`` (checked ``args``) through the group commit, with the
-        concurrent ones; ``key`` is the row it contends for (a batch's phase sorts by it)."""
+    async def _write(
+        self, kind: Kind, args: Any, *, code: FaultCode, key: str = "", write: bool = True
+    ) -> Any:
+        """Run a hot write of ``kind`` (checked ``args``) through the group commit that runs
+        it (``Writers.commit_for``), with the concurrent ones; ``key`` is the row it contends
+        for (a batch's phase sorts by it)."""
+        await self._writable(code)
+        job: Job[Any] = Job(kind, args, code=code, key=key, write=write)
+        try:
+            return await self._writers.commit_for(kind).run(job)
+        finally:
+            self._written(job)
+
+    async def _writable(self, code: FaultCode) -> None:
+        """Refuse a write the store cannot take now: it is closed."""
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+
+    def _written(self, job: Job[Any]) -> None:
+        """After a write's batch (PostgreSQL notes a server found out of reach)."""
 
     @abc.abstractmethod
     async def migrate(self, *, target_version: int | None = None) -> int:
@@ -184,7 +202,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         digest = check.text(event_hash, "event_hash")
         at = to_ms(received_at, field="received_at")
         return await self._call(
-            "query_failed", lambda s: _ops.record_webhook_event(s, key, digest, at), write=True
+            "query_failed", _ops.record_webhook_event, key, digest, at, write=True
         )
 
     async def record_webhook_delivery(
@@ -241,7 +259,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
         key = check.text(idempotency_key, "idempotency_key")
         return await self._call(
-            "query_failed", lambda s: _ops.get_service_request(s, key), write=False
+            "query_failed", _ops.get_service_request, key, write=False
         )
 
     async def record_service_request(
@@ -253,7 +271,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         at = to_ms(created_at, field="created_at")
         return await self._call(
             "claim_failed",
-            lambda s: _ops.record_service_request(s, key, digest, response, at),
+            _ops.record_service_request, key, digest, response, at,
             write=True,
         )
 
@@ -296,7 +314,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         digest = check.text(request_hash, "request_hash")
         return await self._call(
             "completion_failed",
-            lambda s: _ops.release_service_request(s, key, digest),
+            _ops.release_service_request, key, digest,
             write=True,
         )
 
@@ -307,14 +325,14 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         digest = check.text(payload_hash, "payload_hash")
         at = to_ms(created_at, field="created_at")
         return await self._call(
-            "outbox_failed", lambda s: _ops.enqueue_outbox_item(s, item_id, digest, at), write=True
+            "outbox_failed", _ops.enqueue_outbox_item, item_id, digest, at, write=True
         )
 
     async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
         return await self._call(
-            "outbox_failed", lambda s: _ops.claim_outbox_items(s, at, count), write=True
+            "outbox_failed", _ops.claim_outbox_items, at, count, write=True
         )
 
     async def mark_outbox_item_failed(
@@ -333,7 +351,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.mark_outbox_item_failed(s, item_id, lease, at, delay, reason),
+            _ops.mark_outbox_item_failed, item_id, lease, at, delay, reason,
             write=True,
         )
 
@@ -346,7 +364,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.mark_outbox_item_dead(s, item_id, lease, at, reason),
+            _ops.mark_outbox_item_dead, item_id, lease, at, reason,
             write=True,
         )
 
@@ -356,20 +374,20 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         state = None if status is None else _outbox_status(status)
         count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
         return await self._call(
-            "query_failed", lambda s: _ops.list_outbox_items(s, state, count), write=False
+            "query_failed", _ops.list_outbox_items, state, count, write=False
         )
 
     async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
         item_id = check.text(id, "id")
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: _ops.retry_outbox_item(s, item_id, at), write=True
+            "outbox_failed", _ops.retry_outbox_item, item_id, at, write=True
         )
 
     async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
         state = _outbox_status(status)
         return await self._call(
-            "query_failed", lambda s: _ops.count_outbox_items(s, state), write=False
+            "query_failed", _ops.count_outbox_items, state, write=False
         )
 
     async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
@@ -378,7 +396,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.mark_outbox_item_succeeded(s, item_id, lease, at),
+            _ops.mark_outbox_item_succeeded, item_id, lease, at,
             write=True,
         )
 
@@ -409,7 +427,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
                 "invalid_options", "direction must be 'inbound', 'outbound' or None."
             )
         return await self._call(
-            "query_failed", lambda s: _ops.get_message(s, message_id, direction), write=False
+            "query_failed", _ops.get_message, message_id, direction, write=False
         )
 
     async def list_messages(
@@ -429,7 +447,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         number = check.number_scope(business_phone_number_id, include_unassigned)
         return await self._call(
             "query_failed",
-            lambda s: _ops.list_messages(s, count, cursor, who, number),
+            _ops.list_messages, count, cursor, who, number,
             write=False,
         )
 
@@ -449,7 +467,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         number = check.number_scope(business_phone_number_id, include_unassigned)
         ms = await self._call(
             "query_failed",
-            lambda s: _ops.get_latest_inbound_message_at(s, value, number),
+            _ops.get_latest_inbound_message_at, value, number,
             write=False,
         )
         return None if ms is None else from_ms(ms)
@@ -458,7 +476,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         users = tuple(check.identity(i) for i in check.records(identities, "identities"))
         if users:
             await self._call(
-                "outbox_failed", lambda s: _ops.record_user_identities(s, users), write=True
+                "outbox_failed", _ops.record_user_identities, users, write=True
             )
 
     async def record_identity_change(
@@ -479,14 +497,14 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         moment = to_ms(at, field="at")
         return await self._call(
             "outbox_failed",
-            lambda s: _ops.record_identity_change(s, old, new_id, new_wa, moment),
+            _ops.record_identity_change, old, new_id, new_wa, moment,
             write=True,
         )
 
     async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
         value = check.user(user)
         return await self._call(
-            "query_failed", lambda s: _ops.find_user_identity(s, value), write=False
+            "query_failed", _ops.find_user_identity, value, write=False
         )
 
     async def prune(
@@ -511,7 +529,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
             total = 0
             while True:
                 deleted = await self._call(
-                    "outbox_failed", functools.partial(_prune, target, at, size), write=True
+                    "outbox_failed", _ops.prune_batch, target, at, size, write=True
                 )
                 total += deleted
                 if deleted < size:

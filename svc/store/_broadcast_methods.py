@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 
 from . import _broadcasts as ops
 from . import _validate as check
@@ -27,6 +27,7 @@ from ._session import Session
 from ._time import _EPOCH, to_ms
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_BROADCAST_RECIPIENTS: Final = 5000
 """Recipients one broadcast may hold (one request); larger lists are split by the caller."""
@@ -62,7 +63,9 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T: ...
 
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
@@ -93,9 +96,14 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(created_at, field="created_at")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.create_broadcast(
-                s, broadcast_id, key, digest, number, (name, language), items, at
-            ),
+            ops.create_broadcast,
+            broadcast_id,
+            key,
+            digest,
+            number,
+            (name, language),
+            items,
+            at,
             write=True,
         )
 
@@ -103,7 +111,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         """A broadcast's state and counts, or None."""
         broadcast_id = check.text(id, "id")
         return await self._call(
-            "query_failed", lambda s: ops.get_broadcast(s, broadcast_id), write=False
+            "query_failed", ops.get_broadcast, broadcast_id, write=False
         )
 
     async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
@@ -112,7 +120,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         flag = bool(paused)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.set_broadcast_paused(s, broadcast_id, flag, at),
+            ops.set_broadcast_paused, broadcast_id, flag, at,
             write=True,
         )
 
@@ -130,7 +138,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
     async def expire_broadcast_leases(self, *, now: datetime) -> int:
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: ops.expire_broadcast_leases(s, at), write=True
+            "outbox_failed", ops.expire_broadcast_leases, at, write=True
         )
 
     async def claim_broadcast_sends(
@@ -157,7 +165,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_us(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.claim_broadcast_sends(s, number, at, interval, horizon, count, lease),
+            ops.claim_broadcast_sends, number, at, interval, horizon, count, lease,
             write=True,
         )
 
@@ -182,9 +190,14 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.complete_broadcast_send(
-                s, bid, index, lease, outcome, code, message_id, at
-            ),
+            ops.complete_broadcast_send,
+            bid,
+            index,
+            lease,
+            outcome,
+            code,
+            message_id,
+            at,
             write=True,
         )
 
@@ -204,7 +217,7 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         at = to_ms(now, field="now")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.retry_broadcast_send(s, bid, index, lease, due, at),
+            ops.retry_broadcast_send, bid, index, lease, due, at,
             write=True,
         )
 
@@ -212,5 +225,5 @@ class BroadcastMethods(BroadcastStore, abc.ABC):
         number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
         at = to_us(until, field="until")
         await self._call(
-            "outbox_failed", lambda s: ops.delay_broadcast_pacing(s, number, at), write=True
+            "outbox_failed", ops.delay_broadcast_pacing, number, at, write=True
         )

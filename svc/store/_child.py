@@ -1,18 +1,29 @@
 """The writer process: a group commit's batches on a second connection, in an interpreter of
-its own (a ``_commit.Runner``).
+its own (a ``_commit.Runner``). This is the one boundary between the store's callers and a
+writer child; everything that crosses it is named here.
 
 A database driver releases the GIL around each statement and must take it back after; in a
 worker thread every retake waits for the event loop, so a batch's wall time grows with each
 statement while the loop is busy. A child process has its own GIL: the batches of webhook
 deliveries, their template pauses and inbox writes (``CHILD_KINDS``, plain records) run there
-while the loop goes on.
+while the loop goes on. ``Writers`` holds a store's group commits and sends each write to the
+child's or the thread's (``StoreBase._write``).
 
-The wire is a socket pair of length-prefixed pickles: the parent sends one frame per batch
-(its jobs' kinds and arguments), the child answers one frame (whether the batch lost the
-database server, and each job's outcome, in order) once the batch has committed or failed.
-The child runs ``_commit.run_batch`` on the connection its adapter's ``opener`` makes. It
-exits when the parent's end closes, so a killed parent leaves no writer behind; it ignores
-the terminal's Ctrl+C, which the parent drains.
+The child is started from a function object, its adapter's entry (``run_writer`` of
+``sqlite/_store.py`` or ``postgres/_engine.py``): a fresh interpreter (``sys.executable``)
+imports that function by reference, as ``multiprocessing`` does, and calls it with its end
+of a socket pair; the entry calls ``serve`` with its ``opener``. The wire is length-prefixed
+pickles:
+
+1. parent -> child: the adapter's config (what ``opener`` needs to connect); child ->
+   parent: ``True`` once connected, ``False`` if it cannot.
+2. then, per batch, one ``WriteRequest`` (each job's ``Kind``, key and checked arguments, in
+   order) and one ``WriteResponse`` back once the batch has committed or failed: whether it
+   lost the database server, and each job's ``JobOutcome`` in order.
+
+The child runs ``_commit.run_batch`` (where ``Kind`` is matched to its form) on the connection
+``opener`` makes. It exits when the parent's end closes, so a killed parent leaves no writer
+behind; it ignores the terminal's Ctrl+C, which the parent drains.
 """
 
 from __future__ import annotations
@@ -26,16 +37,27 @@ import struct
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol, cast
+from typing import Any, Final, NamedTuple, Protocol
 
 import anyio
 from anyio.abc import Process
 
-from ._commit import Batch, Job
+from ._commit import Batch, GroupCommit, Job, Runner
 from ._kinds import Kind
 
-__all__ = ["CHILD_KINDS", "Child", "ChildConnection", "serve"]
+__all__ = [
+    "CHILD_KINDS",
+    "Child",
+    "ChildConnection",
+    "JobOutcome",
+    "JobRequest",
+    "WriteRequest",
+    "WriteResponse",
+    "Writers",
+    "serve",
+]
 
 CHILD_KINDS: Final = frozenset({Kind.DELIVERY, Kind.PAUSE, Kind.INBOX})
 """The writes a writer process runs: webhook deliveries, the broadcast pauses their template
@@ -44,17 +66,49 @@ transactions; on another connection they would wait for the writer's lock)."""
 _HEADER: Final = struct.Struct(">I")
 _PROTOCOL: Final = pickle.HIGHEST_PROTOCOL
 _BOOT: Final = (
-    "import importlib, sys; sys.path.insert(0, sys.argv[1]); "
-    "importlib.import_module(sys.argv[2]).main(int(sys.argv[3]))"
+    "import pickle, sys; sys.path.insert(0, sys.argv[1]); "
+    "pickle.loads(bytes.fromhex(sys.argv[2]))(int(sys.argv[3]))"
 )
+"""The child's first line: import the entry function by reference (a function pickles as
+its module and name) and call it with the socket's descriptor."""
 _READ_SIZE: Final = 1 << 16
 _log: Final = logging.getLogger("svc.store.writer")
 _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
-Outcome = tuple[bool, object, Exception | None]
-"""A job's answer: whether its batch committed it, its result, its own error (or ``None``
-for its code's pessimistic error)."""
+
+class JobRequest(NamedTuple):
+    """One job of a batch as the child receives it."""
+
+    kind: Kind
+    key: str
+    args: Any
+    """The checked arguments of ``kind``'s form (``_kinds``)."""
+
+
+class JobOutcome(NamedTuple):
+    """One job's answer: whether its batch committed it, its result, its own error (or
+    ``None`` for its code's pessimistic error)."""
+
+    ok: bool
+    result: object
+    error: Exception | None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """Parent -> child: one batch, its jobs in order."""
+
+    jobs: tuple[JobRequest, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResponse:
+    """Child -> parent: whether the batch found the database server out of reach, and each
+    job's outcome, in the request's order."""
+
+    lost: bool
+    outcomes: tuple[JobOutcome, ...]
 
 
 def _frame(value: object) -> bytes:
@@ -92,9 +146,9 @@ class _Lost(Exception):
 
 
 class Child:
-    """The parent's end of one writer process: a ``_commit.Runner`` whose batches run in the
-    child ``module`` (its ``main``), started by ``start`` (the store's ``migrate``) and again
-    at the next batch after a loss.
+    """The parent's end of one writer process: a ``_commit.Runner`` whose batches run in a
+    child started at ``entry`` (the adapter's ``run_writer``), by ``start`` (the store's
+    ``migrate``) and again at the next batch after a loss.
 
     ``config`` is the first frame the child reads (what it needs to open its connection).
     ``fallback`` runs a batch when the child cannot start; ``unavailable`` then tells the
@@ -103,10 +157,10 @@ class Child:
 
     __slots__ = (
         "_config",
+        "_entry",
         "_fallback",
         "_frames",
         "_idle",
-        "_module",
         "_proc",
         "_sock",
         "in_flight",
@@ -114,8 +168,10 @@ class Child:
     )
     withdraws: Final = False
 
-    def __init__(self, module: str, config: tuple[object, ...], fallback: Any) -> None:
-        self._module: Final = module
+    def __init__(
+        self, entry: Callable[[int], None], config: tuple[object, ...], fallback: Any
+    ) -> None:
+        self._entry: Final = pickle.dumps(entry, protocol=_PROTOCOL).hex()
         self._config: Final = config
         self._fallback = fallback
         self._proc: Process | None = None
@@ -148,7 +204,7 @@ class Child:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._proc = await anyio.open_process(
-                [sys.executable, "-c", _BOOT, _ROOT, self._module, str(theirs.fileno())],
+                [sys.executable, "-c", _BOOT, _ROOT, self._entry, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -167,7 +223,7 @@ class Child:
             answer = await self._receive()
         except _Lost:
             answer = None
-        if answer != "ready":
+        if answer is not True:
             await self._close(kill=True)
             return False
         return True
@@ -181,8 +237,10 @@ class Child:
             return
         self.in_flight = len(batch.jobs)
         try:
-            await self._send([(job.kind, job.key, job.args) for job in batch.jobs])
-            lost, outcomes = cast(tuple[bool, list[Outcome]], await self._receive())
+            await self._send(
+                WriteRequest(tuple(JobRequest(job.kind, job.key, job.args) for job in batch.jobs))
+            )
+            answer = await self._receive()
         except _Lost:
             _log.warning(
                 "store writer process lost; %d call(s) in flight failed (a webhook is"
@@ -196,8 +254,9 @@ class Child:
             idle, self._idle = self._idle, None
             if idle is not None:
                 idle.set()
-        batch.lost = lost
-        for job, (ok, result, error) in zip(batch.jobs, outcomes, strict=True):
+        assert isinstance(answer, WriteResponse)
+        batch.lost = answer.lost
+        for job, (ok, result, error) in zip(batch.jobs, answer.outcomes, strict=True):
             job.ok, job.result, job.error = ok, result, error
 
     async def _send(self, value: object) -> None:
@@ -253,6 +312,29 @@ class Child:
                 await proc.wait()
 
 
+class Writers:
+    """Where a store's hot writes run: the group commit of its thread, and with a writer
+    process (``child``) that child's, for the kinds it runs (``CHILD_KINDS``) while it is
+    available."""
+
+    __slots__ = ("_child_commit", "child", "thread")
+
+    def __init__(self, thread: Runner, child: Child | None, *, messages: dict[str, str]) -> None:
+        self.thread: Final = GroupCommit(thread, messages=messages)
+        self.child: Final = child
+        self._child_commit: Final = (
+            None if child is None else GroupCommit(child, messages=messages)
+        )
+
+    def commit_for(self, kind: Kind) -> GroupCommit:
+        """The group commit that runs a job of ``kind``."""
+        child, commit = self.child, self._child_commit
+        available = child is not None and not child.unavailable
+        if commit is not None and available and kind in CHILD_KINDS:
+            return commit
+        return self.thread
+
+
 # --- the child ---------------------------------------------------------------------------
 
 
@@ -264,7 +346,7 @@ class ChildConnection(Protocol):
     def close(self) -> None: ...
 
 
-def _outcome(job: Job[Any]) -> Outcome:
+def _outcome(job: Job[Any]) -> JobOutcome:
     """A job's outcome for the wire: an error that does not survive pickling becomes the
     pessimistic one (``None``), so the parent can always read the frame."""
     error = job.error
@@ -273,12 +355,12 @@ def _outcome(job: Job[Any]) -> Outcome:
             pickle.loads(pickle.dumps(error, protocol=_PROTOCOL))  # noqa: S301 -- our own bytes
         except Exception:  # noqa: BLE001 -- any failure: the caller gets the pessimistic error
             error = None
-    return (job.ok, job.result, error)
+    return JobOutcome(job.ok, job.result, error)
 
 
 def serve(fd: int, opener: Callable[[Any], ChildConnection | None]) -> None:
     """The child's life: read the config, open the connection (``opener``; ``None`` answers
-    "unavailable"), then run batches until the parent's end closes."""
+    ``False``), then run each ``WriteRequest`` until the parent's end closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
     frames = _Frames()
@@ -296,19 +378,19 @@ def serve(fd: int, opener: Callable[[Any], ChildConnection | None]) -> None:
         return
     conn = opener(config)
     if conn is None:
-        sock.sendall(_frame("unavailable"))
+        sock.sendall(_frame(False))
         return
-    sock.sendall(_frame("ready"))
+    sock.sendall(_frame(True))
     try:
-        while (items := receive()) is not None:
+        while (request := receive()) is not None:
+            assert isinstance(request, WriteRequest)
             jobs: list[Job[Any]] = [
-                Job(kind, args, code="outbox_failed", key=key)
-                for kind, key, args in cast(list[tuple[Kind, str, Any]], items)
+                Job(kind, args, code="outbox_failed", key=key) for kind, key, args in request.jobs
             ]
-            batch = Batch(jobs)
-            lost = conn.run(batch)
+            lost = conn.run(Batch(jobs))
+            answer = WriteResponse(lost, tuple(_outcome(job) for job in jobs))
             try:
-                sock.sendall(_frame((lost, [_outcome(job) for job in jobs])))
+                sock.sendall(_frame(answer))
             except OSError:
                 break
     finally:

@@ -86,7 +86,8 @@ class Job(Generic[T]):
     ) -> None:
         self.kind = kind
         self.args = args
-        """The single form's arguments (``_kinds.run_alone``); a ``CALL``'s function."""
+        """The single form's arguments (``_kinds.run_alone``); a ``CALL``'s function and its
+        arguments after the session."""
         self.key = key
         """What a phase sorts its jobs by (the row each contends for)."""
         self.code: FaultCode = code

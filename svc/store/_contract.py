@@ -521,7 +521,8 @@ class PersistenceStore(BroadcastStore, Protocol):
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
         """Call ``on_signal`` whenever another process commits inbox rows, until cancelled
-        (PostgreSQL: ``LISTEN``/``NOTIFY``; SQLite: never, it only waits)."""
+        (PostgreSQL: ``LISTEN``/``NOTIFY``; a SQLite file: a datagram to a socket beside it;
+        ``:memory:``: never, it only waits)."""
         ...
 
     async def get_inbox_item(self, *, id: int) -> InboxItem | None:

@@ -10,14 +10,14 @@ and completions, a worker's hot writes, go through the group commit (``_write``,
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, TypeVarTuple
 
 from . import _inbox_ops as ops
 from . import _validate as check
 from ._errors import FaultCode, PersistenceValidationError
+from ._inbox_ops import InboxWrite
 from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
@@ -25,6 +25,7 @@ from ._session import Session
 from ._time import to_ms, utc_now
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 MAX_INBOX_CLAIM: Final = 1000
 MAX_USER_STATE_BYTES: Final = 65_536
@@ -89,14 +90,16 @@ class InboxMethods(abc.ABC):
     __slots__ = ()
 
     @abc.abstractmethod
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T: ...
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T: ...
 
     @abc.abstractmethod
     async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
-    async def _inbox_write(self, name: str, *args: object, key: str = "") -> Any:
+    async def _inbox_write(self, write: InboxWrite, *args: object, key: str = "") -> Any:
         """A claim (``key`` "claim": after the completions of its batch) or a completion."""
-        return await self._write(Kind.INBOX, (name, args), code="outbox_failed", key=key)
+        return await self._write(Kind.INBOX, (write, args), code="outbox_failed", key=key)
 
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
@@ -112,7 +115,9 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
-        claimed: list[InboxItem] = await self._inbox_write("claim", at, count, lease, key="claim")
+        claimed: list[InboxItem] = await self._inbox_write(
+            InboxWrite.CLAIM, at, count, lease, key="claim"
+        )
         return claimed
 
     async def mark_inbox_item_succeeded(
@@ -133,7 +138,7 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)
         write = None if state is None else _state(state, now)
-        done: bool = await self._inbox_write("succeeded", item_id, lease, ids, write)
+        done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write)
         return done
 
     async def mark_inbox_item_succeeded_and_claim(
@@ -163,7 +168,7 @@ class InboxMethods(abc.ABC):
         if type(others_first) is not bool:
             raise _options("others_first must be a bool.")
         done: tuple[bool, InboxItem | None] = await self._inbox_write(
-            "succeeded_and_claim", item_id, lease, ids, write, at, span, others_first
+            InboxWrite.SUCCEEDED_AND_CLAIM, item_id, lease, ids, write, at, span, others_first
         )
         return done
 
@@ -176,7 +181,7 @@ class InboxMethods(abc.ABC):
         ids = _consumed(taken, item_id)
         return await self._call(
             "outbox_failed",
-            lambda s: ops.mark_inbox_items_taken(s, item_id, lease, ids),
+            ops.mark_inbox_items_taken, item_id, lease, ids,
             write=True,
         )
 
@@ -188,7 +193,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(until, field="until")
         return await self._call(
             "outbox_failed",
-            lambda s: ops.extend_inbox_lease(s, item_id, lease, at),
+            ops.extend_inbox_lease, item_id, lease, at,
             write=True,
         )
 
@@ -202,7 +207,7 @@ class InboxMethods(abc.ABC):
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
             "query_failed",
-            lambda s: ops.list_inbox_queue(s, queue, after, count),
+            ops.list_inbox_queue, queue, after, count,
             write=False,
         )
 
@@ -211,7 +216,7 @@ class InboxMethods(abc.ABC):
         queue = check.text(queue_key, "queue_key")
         at = to_ms(now, field="now")
         return await self._call(
-            "query_failed", lambda s: ops.get_user_state(s, queue, at), write=False
+            "query_failed", ops.get_user_state, queue, at, write=False
         )
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
@@ -222,7 +227,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_expired_user_states, now=at, limit=size),
+                ops.delete_expired_user_states, at, size,
                 write=True,
             )
             total += deleted
@@ -245,7 +250,7 @@ class InboxMethods(abc.ABC):
         at = to_ms(now, field="now")
         delay = check.integer(retry_delay_ms, "retry_delay_ms", low=0, high=MAX_RETRY_DELAY_MS)
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("failed", item_id, lease, at, delay, reason)
+        done: bool = await self._inbox_write(InboxWrite.FAILED, item_id, lease, at, delay, reason)
         return done
 
     async def mark_inbox_item_dead(
@@ -257,7 +262,7 @@ class InboxMethods(abc.ABC):
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
         reason = check.optional_text(error, "error", max_len=MAX_ERROR_LEN)
-        done: bool = await self._inbox_write("dead", item_id, lease, at, reason)
+        done: bool = await self._inbox_write(InboxWrite.DEAD, item_id, lease, at, reason)
         return done
 
     async def list_inbox_items(
@@ -267,7 +272,7 @@ class InboxMethods(abc.ABC):
         state = None if status is None else _status(status)
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
-            "query_failed", lambda s: ops.list_inbox_items(s, state, count), write=False
+            "query_failed", ops.list_inbox_items, state, count, write=False
         )
 
     async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
@@ -275,7 +280,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now, field="now")
         return await self._call(
-            "outbox_failed", lambda s: ops.retry_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.retry_inbox_item, item_id, at, write=True
         )
 
     async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
@@ -286,7 +291,7 @@ class InboxMethods(abc.ABC):
         item_id = _id(id)
         at = to_ms(now if now is not None else utc_now(), field="now")
         found = await self._call(
-            "outbox_failed", lambda s: ops.drop_inbox_item(s, item_id, at), write=True
+            "outbox_failed", ops.drop_inbox_item, item_id, at, write=True
         )
         return found is not None
 
@@ -294,7 +299,7 @@ class InboxMethods(abc.ABC):
         """One item by id, or None."""
         item_id = _id(id)
         return await self._call(
-            "query_failed", lambda s: ops.get_inbox_item(s, item_id), write=False
+            "query_failed", ops.get_inbox_item, item_id, write=False
         )
 
     async def inbox_statistics(self) -> InboxStatistics:
@@ -311,7 +316,7 @@ class InboxMethods(abc.ABC):
         while True:
             deleted = await self._call(
                 "outbox_failed",
-                functools.partial(ops.delete_dead_inbox_items, cutoff=cutoff, limit=size),
+                ops.delete_dead_inbox_items, cutoff, size,
                 write=True,
             )
             total += deleted

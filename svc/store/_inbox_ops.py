@@ -12,8 +12,8 @@ writer; PostgreSQL locks the heads it takes with ``FOR UPDATE SKIP LOCKED``).
 
 from __future__ import annotations
 
+import enum
 import uuid
-from collections.abc import Callable
 from typing import Any, Final
 
 from ._errors import PersistenceValidationError
@@ -22,6 +22,8 @@ from ._session import Row, Session, chunks, in_list
 from ._time import from_ms
 
 __all__ = [
+    "InboxJob",
+    "InboxWrite",
     "claim_inbox_items",
     "delete_dead_inbox_items",
     "delete_expired_user_states",
@@ -427,19 +429,33 @@ def delete_dead_inbox_items(s: Session, cutoff: int, limit: int) -> int:
     )
 
 
-InboxWrite = tuple[str, tuple[Any, ...]]
-"""A hot inbox write as the group commit carries it (``_kinds.Kind.INBOX``, a plain record a
-writer process can take): its name in ``_WRITES`` and its checked arguments after the session."""
-_WRITES: Final[dict[str, Callable[..., object]]] = {
-    "claim": claim_inbox_items,
-    "succeeded": mark_inbox_item_succeeded,
-    "succeeded_and_claim": mark_inbox_item_succeeded_and_claim,
-    "failed": mark_inbox_item_failed,
-    "dead": mark_inbox_item_dead,
-}
+class InboxWrite(enum.Enum):
+    """Which hot inbox write a group-commit job is (``_kinds.Kind.INBOX``): a claim or a
+    completion, run by ``run_inbox_write``."""
+
+    CLAIM = "claim"
+    SUCCEEDED = "succeeded"
+    SUCCEEDED_AND_CLAIM = "succeeded_and_claim"
+    FAILED = "failed"
+    DEAD = "dead"
 
 
-def run_inbox_write(s: Session, write: InboxWrite) -> object:
+InboxJob = tuple[InboxWrite, tuple[Any, ...]]
+"""A hot inbox write as the group commit carries it (a plain record a writer process can
+take): which write, and its checked arguments after the session."""
+
+
+def run_inbox_write(s: Session, job: InboxJob) -> object:
     """One hot inbox write: a claim or a completion, with its arguments."""
-    name, args = write
-    return _WRITES[name](s, *args)
+    write, args = job
+    match write:
+        case InboxWrite.CLAIM:
+            return claim_inbox_items(s, *args)
+        case InboxWrite.SUCCEEDED:
+            return mark_inbox_item_succeeded(s, *args)
+        case InboxWrite.SUCCEEDED_AND_CLAIM:
+            return mark_inbox_item_succeeded_and_claim(s, *args)
+        case InboxWrite.FAILED:
+            return mark_inbox_item_failed(s, *args)
+        case InboxWrite.DEAD:
+            return mark_inbox_item_dead(s, *args)

@@ -139,7 +139,8 @@ def lock_keys(kind: Kind, args: Any) -> tuple[str, ...]:
 
 
 class Forms(Protocol):
-    """An adapter's set-based forms (a module: ``sqlite/_writes.py``, ``postgres/_writes.py``).
+    """An adapter's set-based forms: ``SqliteForms`` (``sqlite/_writes.py``) and
+    ``PostgresForms`` (``postgres/_writes.py``).
 
     Each takes the arguments of a batch's jobs of one kind, in order, and answers each as if
     the single calls had run one after another in that order; ``DEFER`` for one it leaves to
@@ -206,8 +207,9 @@ def run_alone(forms: Forms, s: Session, kind: Kind, args: Any) -> object:
         case Kind.INBOX:
             return _inbox_ops.run_inbox_write(s, args)
         case Kind.CALL:
-            call: Callable[[Session], object] = args
-            return call(s)
+            call: Callable[..., object]
+            call, call_args = args
+            return call(s, *call_args)
 
 
 class _Defer:

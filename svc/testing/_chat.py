@@ -40,7 +40,7 @@ from svc.runtime import (
     WaitStarted,
     handler_options_from,
 )
-from svc.store import SqliteStore
+from svc.store import PersistenceStore, SqliteStore
 from svc.webhook import (
     SIGNATURE_HEADER,
     DevUser,
@@ -144,7 +144,8 @@ class BotTest:
             opened = SqliteStore(str(Path(self._tmp.name) / "bot.db"))
             self._store = HeldStore(opened, mock)
             await self._store.migrate()
-            kwargs["store"] = self._store
+            store: PersistenceStore = self._store  # mypy checks the wrapper keeps the contract
+            kwargs["store"] = store
             kwargs["inbox_keyring"] = InboxKeyring([secrets.token_bytes(32)])
         self.app = create_app(
             profile=self._profile,

@@ -83,6 +83,7 @@ from ._facade import HandlerContext as HandlerContext
 from ._facade import ReplyOutcomeUnknown as ReplyOutcomeUnknown
 from ._facade import SentMessage as SentMessage
 from ._facade import TextSender as TextSender
+from ._facade import TypingIndicator as TypingIndicator
 from ._facade import WebhookFacade as WebhookFacade
 from ._facade import dispatch_delivery as dispatch_delivery
 from ._facade import facade_flags_from_env as facade_flags_from_env
@@ -336,6 +337,7 @@ __all__ = [
     "TemplateStatusChange",
     "TextContent",
     "TextSender",
+    "TypingIndicator",
     "UnknownUpdate",
     "UnsupportedContent",
     "UnsupportedReason",

@@ -33,6 +33,8 @@ MAX_FIELD: Final = 1024
 _USERNAME: Final = re.compile(r"@?[A-Za-z0-9._]{1,35}")
 _MESSAGE_ID: Final = re.compile(r"[A-Za-z0-9._=+/:-]{1,200}")
 _MEDIA_KINDS: Final = {"image": "image/jpeg", "document": "application/pdf"}
+_MEDIA_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
 
 
 class DevActionError(ValueError):
@@ -130,12 +132,35 @@ def _number(value: object, name: str, low: float, high: float) -> float:
     return float(value)
 
 
+def _media_fields(action: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """The id, type and SHA-256 of an image or document: an uploaded file's (``media_id``,
+    ``mime_type``, ``sha256`` of its bytes), else made up for a file that does not exist."""
+    if action.get("media_id") is None:
+        return {
+            "id": f"dev-media-{secrets.token_hex(8)}",
+            "mime_type": _MEDIA_KINDS[kind],
+            "sha256": secrets.token_hex(32),
+        }
+    media_id = action.get("media_id")
+    sha256 = action.get("sha256")
+    if not isinstance(media_id, str) or not _MEDIA_ID.fullmatch(media_id):
+        raise DevActionError("media_id must be letters, digits, '_' or '-'")
+    if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
+        raise DevActionError("sha256 must be 64 hex digits")
+    return {
+        "id": media_id,
+        "mime_type": _text(action.get("mime_type"), "mime_type", limit=255),
+        "sha256": sha256,
+    }
+
+
 def action_message(action: Mapping[str, Any], business_phone: str) -> dict[str, Any]:
     """The ``messages[]`` item of one action, without the sender, id and timestamp.
 
     ``action["kind"]`` names it: ``text``, ``reaction``, ``location``, ``contact``,
     ``button_reply``, ``list_reply``, ``quick_reply``, ``flow``, ``image``, ``document``.
-    ``context`` (a message id) quotes a message of the bot's, as a tap does.
+    ``context`` (a message id) quotes a message of the bot's, as a tap does. An image or
+    document with ``media_id`` (and its ``mime_type`` and ``sha256``) names a real file.
     """
     kind = action.get("kind")
     message: dict[str, Any]
@@ -198,11 +223,7 @@ def action_message(action: Mapping[str, Any], business_phone: str) -> dict[str, 
             },
         }
     elif kind in _MEDIA_KINDS:
-        media: dict[str, Any] = {
-            "id": f"dev-media-{secrets.token_hex(8)}",
-            "mime_type": _MEDIA_KINDS[str(kind)],
-            "sha256": secrets.token_hex(32),
-        }
+        media = _media_fields(action, str(kind))
         if action.get("caption"):
             media["caption"] = _text(action.get("caption"), "caption")
         if kind == "document":

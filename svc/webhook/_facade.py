@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, runtime_checkable
 
+from svc.media import DownloadedMedia
+
 from ._conversation import Coalesce, ListenerTimeout
 from ._state import UserState
 from ._updates import (
@@ -66,6 +68,7 @@ __all__ = [
     "ReplyOutcomeUnknown",
     "SentMessage",
     "TextSender",
+    "TypingIndicator",
     "WebhookFacade",
     "dispatch_delivery",
     "facade_flags_from_env",
@@ -91,6 +94,10 @@ class SentMessage:
 
     message_id: str | None
     """None when the platform's answer named no (safe) id."""
+
+
+class TypingIndicator(Awaitable[None], AbstractAsyncContextManager[None], Protocol):
+    """What ``ctx.typing()`` returns: awaited, or entered as an ``async with`` block."""
 
 
 class HandlerContext(Protocol):
@@ -124,11 +131,17 @@ class HandlerContext(Protocol):
         ``build_interactive_buttons_message``, ...), from the context's business number."""
         ...
 
-    def typing(self) -> AbstractAsyncContextManager[None]:
-        """``async with ctx.typing():`` marks the user's message read and shows "typing..."
-        while the block runs (renewed before the platform's 25 s lapse), until the block
-        ends or the first send; a no-op without a user's message. A failed typing request
-        is logged, never raised."""
+    def typing(self) -> TypingIndicator:
+        """Marks the user's message read and shows "typing..." (renewed before the
+        platform's 25 s lapse) until the first send: ``await ctx.typing()`` also stops at
+        the end of the run, ``async with ctx.typing():`` at the end of the block. A no-op
+        without a user's message; a failed typing request is logged, never raised."""
+        ...
+
+    async def download_media(self, media_id: str) -> DownloadedMedia:
+        """The bytes of a media the user sent (its ``id``), through the context's business
+        number: ``GET /{media-id}``, then its URL, checked against the media's SHA-256
+        (``svc.media.download_media`` and ``download_media_bytes``, and their errors)."""
         ...
 
     @property
@@ -224,12 +237,18 @@ class WebhookFacade(Protocol):
     update to the handler runtime (it counts in the answer's ``queued``),
     False records it without a run. ``run(context)`` runs the handlers of
     ``context.update`` after the answer; it raises when a handler failed, and
-    the runtime retries the update (``docs/handlers.md``).
+    the runtime retries the update (``docs/handlers.md``). ``coalesce_for(update)``
+    is asked before the run: a window gathers the user's burst first.
     """
 
     def handles(self, update: Update) -> bool: ...
 
     def run(self, context: HandlerContext) -> Awaitable[None]: ...
+
+    def coalesce_for(self, update: Update) -> Coalesce | None:
+        """The quiet window the runtime gathers a burst of the update's kind in before the
+        run (``on(..., coalesce=)``); None for a kind (or a facade) without bursts."""
+        ...
 
 
 class Dispatcher(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from svc._json import loads_strict
@@ -298,7 +298,7 @@ def contact_user(value: Mapping[str, Any], memo: UserMemo | None = None) -> User
 # --- message contents ----------------------------------------------------------------
 
 
-def _text(payload: Mapping[str, Any], _type: str) -> MessageContent | None:
+def _text(payload: Mapping[str, Any]) -> MessageContent | None:
     body = payload.get("body")
     return TextContent(body=body) if type(body) is str else None
 
@@ -317,7 +317,7 @@ def _media(payload: Mapping[str, Any], mtype: str) -> MessageContent:
     )
 
 
-def _location(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _location(payload: Mapping[str, Any]) -> MessageContent:
     return LocationContent(
         latitude=read_float(payload.get("latitude")),
         longitude=read_float(payload.get("longitude")),
@@ -385,13 +385,13 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
     )
 
 
-def _contacts(cards: Any, _type: str) -> MessageContent:
+def _contacts(cards: Any) -> MessageContent:
     return ContactsContent(
         contacts=tuple(_contact_card(card) for card in read_list(cards) if type(card) is dict)
     )
 
 
-def _interactive(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _interactive(payload: Mapping[str, Any]) -> MessageContent:
     reply_type = read_str(payload.get("type")) or ""
     reply = read_dict(payload.get(reply_type))
     flow = read_json_object(reply.get("response_json")) if reply_type == "nfm_reply" else None
@@ -428,19 +428,19 @@ def read_json_object(value: Any) -> Mapping[str, Any] | None:
     return parsed if type(parsed) is dict else None
 
 
-def _button(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _button(payload: Mapping[str, Any]) -> MessageContent:
     return ButtonContent(
         payload=read_str(payload.get("payload")), text=read_str(payload.get("text"))
     )
 
 
-def _reaction(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _reaction(payload: Mapping[str, Any]) -> MessageContent:
     return ReactionContent(
         message_id=read_id(payload.get("message_id")), emoji=read_str(payload.get("emoji")) or None
     )
 
 
-def _order(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _order(payload: Mapping[str, Any]) -> MessageContent:
     return OrderContent(
         catalog_id=read_str(payload.get("catalog_id")),
         text=read_str(payload.get("text")),
@@ -457,29 +457,8 @@ def _order(payload: Mapping[str, Any], _type: str) -> MessageContent:
     )
 
 
-def _revoke(payload: Mapping[str, Any], _type: str) -> MessageContent:
+def _revoke(payload: Mapping[str, Any]) -> MessageContent:
     return RevokeContent(original_message_id=read_id(payload.get("original_message_id")))
-
-
-_Reader = Callable[[Any, str], "MessageContent | None"]
-
-# type -> (shape the payload under message[type] must have, reader); a reader
-# returns None when the payload lacks what the type needs (text without a body).
-CONTENT_READERS: Final[dict[str, tuple[type, _Reader]]] = {
-    "text": (dict, _text),
-    "image": (dict, _media),
-    "video": (dict, _media),
-    "audio": (dict, _media),
-    "document": (dict, _media),
-    "sticker": (dict, _media),
-    "location": (dict, _location),
-    "contacts": (list, _contacts),
-    "interactive": (dict, _interactive),
-    "button": (dict, _button),
-    "reaction": (dict, _reaction),
-    "order": (dict, _order),
-    "revoke": (dict, _revoke),
-}
 
 
 def _unsupported(
@@ -527,23 +506,40 @@ def read_content(
     mtype = read_type(message.get("type"))
     if mtype is None:
         return _unsupported(message, value, "unsupported", "unknown_type")
-    entry = CONTENT_READERS.get(mtype)
-    if entry is None:
-        if mtype == "unsupported":
+    payload = message.get(mtype)
+    # Each type's payload under message[type] has one shape (a list for contacts, else an
+    # object); a reader answers None when the payload lacks what the type needs.
+    content: MessageContent | None
+    match mtype:
+        case "text":
+            content = _text(payload) if type(payload) is dict else None
+        case "image" | "video" | "audio" | "document" | "sticker":
+            content = _media(payload, mtype) if type(payload) is dict else None
+        case "location":
+            content = _location(payload) if type(payload) is dict else None
+        case "contacts":
+            content = _contacts(payload) if type(payload) is list else None
+        case "interactive":
+            content = _interactive(payload) if type(payload) is dict else None
+        case "button":
+            content = _button(payload) if type(payload) is dict else None
+        case "reaction":
+            content = _reaction(payload) if type(payload) is dict else None
+        case "order":
+            content = _order(payload) if type(payload) is dict else None
+        case "revoke":
+            content = _revoke(payload) if type(payload) is dict else None
+        case "unsupported":
             return _unsupported(message, value, mtype, "unsupported")
-        if mtype == "edit" and not nested:
-            payload = message.get("edit")
+        case "edit" if not nested:
             if type(payload) is dict:
                 return _edit(payload, value)
-            return _unsupported(message, value, mtype, "incomplete")
-        return _unsupported(message, value, mtype, "unknown_type")
-    shape, reader = entry
-    payload = message.get(mtype)
-    if type(payload) is shape:
-        content = reader(payload, mtype)
-        if content is not None:
-            return content
-    return _unsupported(message, value, mtype, "incomplete")
+            content = None
+        case _:
+            return _unsupported(message, value, mtype, "unknown_type")
+    if content is None:
+        return _unsupported(message, value, mtype, "incomplete")
+    return content
 
 
 def read_referral(value: Any) -> Referral | None:

@@ -62,7 +62,8 @@ def test_send_waits_for_the_summary_and_status_reads_it(
     ]
     unknown = _invoke("broadcast", "status", "nope", *common)
     assert unknown.exit_code == 1
-    assert "404 (not_found)" in unknown.output
+    assert unknown.stderr.startswith("Error: the service answered 404 (not_found): ")
+    assert unknown.stderr != "Error: the service answered 404 (not_found).\n"
 
 
 def test_read_recipients_builds_body_parameters_and_names_lines_not_values() -> None:

@@ -81,7 +81,7 @@ def test_open_migrated_store_runs_postgres_webhook_writes_in_the_writer_process(
                 recorded = await store.record_webhook_updates(
                     event_key="e1", event_hash="h", received_at=T0, update_keys=["u1"]
                 )
-                child = store._engine._child
+                child = store._engine.writers.child
                 proc = None if child is None else child._proc
                 return recorded.new, None if proc is None else proc.pid
             finally:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 
+from svc.cli import cli
 from svc.store import MessageRecord, PostgresStore, SqliteStore
 from tests._support import drop_run_schemas, new_run_prefix, run_svc, with_search_path
 
@@ -102,3 +104,19 @@ def test_messages_name_what_to_give_and_never_create_a_store(tmp_path: Path) -> 
     assert absent.returncode == 1
     assert absent.stderr == "Error: --database names no SQLite file (a read never creates one).\n"
     assert not (tmp_path / "nope.db").exists()
+
+
+@pytest.mark.parametrize("mode", [["--config", "svc.config.yaml"], ["--database-url-env", "DSN"]])
+def test_messages_refuse_a_missing_or_unreadable_env_file(
+    project: Path, mode: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    (project / "latin1.env").write_bytes(b"DSN=caf\xe9\n")
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["messages", "list", *mode, "--env-file", "absent.env"])
+    unreadable = runner.invoke(cli, ["messages", "list", *mode, "--env-file", "latin1.env"])
+    assert (missing.exit_code, missing.stderr) == (
+        1,
+        "Error: the env file does not exist or is not a file.\n",
+    )
+    assert (unreadable.exit_code, unreadable.stderr) == (1, "Error: the env file cannot be read.\n")

@@ -2,12 +2,14 @@
 
 A text gets reply buttons, a tap gets the button's title, ``order`` holds a conversation
 (``wait_for_reply``), ``think`` shows "typing..." (``ctx.typing()``) until the user's
-next message is answered, ``fail`` fails the run, and ``show <kind>`` sends one message of
-each kind the page draws.
+next message is answered, ``fail`` fails the run, an uploaded image or document is
+downloaded (``ctx.download_media``) and described by its size and SHA-256, and
+``show <kind>`` sends one message of each kind the page draws.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +63,25 @@ SHOW: dict[str, Builder] = {
         to=to, body_text="Rate us", flow_cta="Give a rating", flow_id="1234567890",
         flow_token="rating-7", screen="RATE",
     ),
+    "signup": lambda to, mid: graph.build_interactive_flow_message(
+        to=to, body_text="Sign up for the club", flow_cta="Sign up", flow_name="signup",
+        flow_token="signup-1", screen="SIGN_UP",
+    ),
+    "receipt": lambda to, mid: graph.build_template_message(
+        to=to,
+        name="order_receipt",
+        language_code="en_US",
+        components=[
+            {"type": "header", "parameters": [{"type": "text", "text": "42"}]},
+            {"type": "body", "parameters": [
+                {"type": "text", "text": "Kerry"}, {"type": "text", "text": "2 teas"},
+            ]},
+            {"type": "button", "sub_type": "quick_reply", "index": "0",
+             "parameters": [{"type": "payload", "payload": "RECEIPT_OK"}]},
+            {"type": "button", "sub_type": "url", "index": "2",
+             "parameters": [{"type": "text", "text": "42"}]},
+        ],
+    ),
     "reaction": lambda to, mid: graph.build_reaction_message(to=to, message_id=mid, emoji="🎉"),
     "read": lambda to, mid: graph.build_read_receipt(message_id=mid, typing_indicator=True),
 }
@@ -79,6 +100,14 @@ async def answer(ctx: HandlerContext) -> None:
         await ctx.reply_text(f"You chose {content.title}")
     elif update.type == "button":
         await ctx.reply_text(f"Quick reply {content.payload}")
+    elif update.type in ("image", "document") and content.media_id is not None:
+        # Fetched as in production: GET /{media-id}, then its URL, checked by its SHA-256.
+        got = await ctx.download_media(content.media_id)
+        digest = hashlib.sha256(got.content).hexdigest()
+        await ctx.reply_text(
+            f"Got {content.filename or update.type}: {len(got.content)} bytes, "
+            f"{got.content_type}, sha256 {digest}"
+        )
     elif update.type == "reaction":
         await ctx.reply_text(f"Thanks for the {content.emoji}")
     elif update.type != "text" or update.text is None:

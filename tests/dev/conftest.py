@@ -6,6 +6,7 @@ import dataclasses
 import re
 import shutil
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,16 @@ def bot_reply(record: dict[str, Any], text: str) -> bool:
 @pytest.fixture
 async def dev_service(tmp_path: Path) -> AsyncIterator[DevService]:
     """``svc dev``'s service for the test bot, on a free loopback port, one retry at most."""
+    async with serving(tmp_path, BOT) as service:
+        yield service
+
+
+@asynccontextmanager
+async def serving(tmp_path: Path, app: str) -> AsyncIterator[DevService]:
+    """``svc dev``'s service for the facade ``app`` (``module:attr``), in process."""
     folder = open_dev_folder(tmp_path / ".svc-dev")
     plan = dataclasses.replace(
-        dev_plan(folder, BOT, 0),
+        dev_plan(folder, app, 0),
         handler_options={"max_attempts": 2, "retry_delay": 0.0},
         graceful_timeout=1.0,
     )

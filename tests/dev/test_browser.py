@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import itertools
+import json
 import os
 import queue
 import re
@@ -26,6 +28,7 @@ from svc.cli._runtime import serve_once
 from svc.dev import DevSession
 
 from .conftest import BOT, DevProcess, start_dev
+from .test_uploads import png
 
 pytestmark = pytest.mark.slow
 
@@ -278,6 +281,133 @@ def test_the_user_sends_a_location_a_contact_a_quote_and_a_reaction(page: Any) -
     say(page, "about this")
     quoted = chat(page, user).locator(".bubble.in", has_text="about this")
     assert "Got a location" in quoted.locator(".quoted").inner_text()
+
+
+def test_the_user_uploads_an_image_and_a_document(page: Any, tmp_path: Path) -> None:
+    user = add_user(page, "Uploader")
+    image = tmp_path / "red.png"
+    image.write_bytes(png(4, 3))
+    page.click("#attach")
+    page.set_input_files("#upload-file", str(image))
+    page.fill("#upload-caption", "A red square")
+    page.click("#send-file")
+    # The bot fetched it through ctx.download_media (GET /{media-id}, then its URL).
+    digest = hashlib.sha256(image.read_bytes()).hexdigest()
+    answer = bot_bubble(page, user, f"sha256 {digest}")
+    assert f"Got image: {image.stat().st_size} bytes, image/png" in answer.inner_text()
+    mine = chat(page, user).locator(".bubble.in", has_text="A red square")
+    thumbnail = mine.locator("img.thumbnail")
+    assert thumbnail.evaluate("img => img.complete && img.naturalWidth") == 4
+    document = tmp_path / "notes.txt"
+    document.write_text("first line\n")
+    page.click("#attach")
+    page.set_input_files("#upload-file", str(document))
+    page.click("#send-file")
+    bot_bubble(page, user, "Got notes.txt: 11 bytes, text/plain")
+    assert "notes.txt" in chat(page, user).locator(".bubble.in .filename").last.inner_text()
+
+
+SIGNUP_FLOW = {
+    "version": "7.0",
+    "screens": [{
+        "id": "SIGN_UP",
+        "title": "Join the club",
+        "terminal": True,
+        "data": {"plans": {"type": "array", "__example__": [
+            {"id": "basic", "title": "Basic"}, {"id": "gold", "title": "Gold"},
+        ]}},
+        "layout": {"type": "SingleColumnLayout", "children": [
+            {"type": "TextHeading", "text": "Tell us about you"},
+            {"type": "Form", "name": "form", "children": [
+                {"type": "TextInput", "name": "name", "label": "Name", "required": True},
+                {"type": "TextInput", "name": "age", "label": "Age", "input-type": "number"},
+                {"type": "TextArea", "name": "about", "label": "About you"},
+                {"type": "Dropdown", "name": "plan", "label": "Plan",
+                 "data-source": "${data.plans}"},
+                {"type": "RadioButtonsGroup", "name": "size", "label": "Cup size",
+                 "data-source": [{"id": "s", "title": "Small"}, {"id": "m", "title": "Medium"}]},
+                {"type": "CheckboxGroup", "name": "drinks", "label": "Drinks", "data-source": [
+                    {"id": "tea", "title": "Tea"}, {"id": "coffee", "title": "Coffee"},
+                    {"id": "juice", "title": "Juice"},
+                ]},
+                {"type": "DatePicker", "name": "birthday", "label": "Birthday"},
+                {"type": "OptIn", "name": "terms", "label": "I accept the rules"},
+                {"type": "Footer", "label": "Join",
+                 "on-click-action": {"name": "complete", "payload": {}}},
+            ]},
+        ]},
+    }],
+}
+
+RECEIPT_TEMPLATE = {
+    "name": "order_receipt",
+    "language": "en_US",
+    "category": "UTILITY",
+    "components": [
+        {"type": "HEADER", "format": "TEXT", "text": "Order {{1}}"},
+        {"type": "BODY", "text": "Hi {{1}}, your *{{2}}* are ready."},
+        {"type": "FOOTER", "text": "Thanks for coming"},
+        {"type": "BUTTONS", "buttons": [
+            {"type": "QUICK_REPLY", "text": "All good"},
+            {"type": "PHONE_NUMBER", "text": "Call us", "phone_number": "+15550783881"},
+            {"type": "URL", "text": "See order", "url": "https://example.com/orders/{{1}}"},
+        ]},
+    ],
+}
+
+
+def _write(dev: DevProcess, relative: str, value: Any) -> None:
+    path = dev.folder / ".svc-dev" / relative
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(value))
+
+
+def test_a_flow_with_its_json_is_drawn_as_a_form(page: Any, dev: DevProcess) -> None:
+    _write(dev, "flows/signup.json", SIGNUP_FLOW)
+    user = add_user(page, "Joiner")
+    say(page, "show signup")
+    bot_bubble(page, user, "Sign up for the club").locator(".flow-open", has_text="Sign up").click()
+    form = page.locator("#flow-form[data-screen='SIGN_UP']")
+    assert "Tell us about you" in form.inner_text()
+    form.locator("[name='name']").fill("Kerry")
+    form.locator("[name='age']").fill("31")
+    form.locator("[name='about']").fill("Likes tea")
+    form.locator("select[name='plan']").select_option("gold")
+    form.locator("input[name='size'][value='m']").check()
+    form.locator("input[name='drinks'][value='tea']").check()
+    form.locator("input[name='drinks'][value='juice']").check()
+    form.locator("[name='birthday']").fill("1990-05-17")
+    form.locator("[name='terms']").check()
+    form.locator("#flow-submit", has_text="Join").click()
+    answered = (
+        "Flow answered: {'name': 'Kerry', 'age': 31, 'about': 'Likes tea', 'plan': 'gold', "
+        "'size': 'm', 'drinks': ['tea', 'juice'], 'birthday': '1990-05-17', 'terms': True, "
+        "'flow_token': 'signup-1'}"
+    )
+    bot_bubble(page, user, answered)
+
+
+def test_a_flow_without_its_json_keeps_the_response_textbox(page: Any) -> None:
+    user = add_user(page, "Rater")
+    say(page, "show flow")  # flows/1234567890.json does not exist
+    bot_bubble(page, user, "Rate us").locator(".flow-open").click()
+    assert page.locator("#flow-json").is_visible()
+    assert page.locator("#flow-form").count() == 0
+
+
+def test_a_template_with_its_definition_is_drawn_filled(page: Any, dev: DevProcess) -> None:
+    _write(dev, "templates/order_receipt.json", [RECEIPT_TEMPLATE])
+    user = add_user(page, "Receiver")
+    say(page, "show receipt")
+    bubble = bot_bubble(page, user, "Hi Kerry")
+    assert bubble.locator(".header").inner_text() == "Order 42"
+    assert bubble.locator(".body").inner_text() == "Hi Kerry, your 2 teas are ready."
+    assert bubble.locator(".body b").inner_text() == "2 teas"
+    assert bubble.locator(".footer").inner_text() == "Thanks for coming"
+    assert bubble.locator("a.cta").get_attribute("href") == "https://example.com/orders/42"
+    assert "Call us +15550783881" in bubble.inner_text()
+    bubble.locator(".quick-reply", has_text="All good").click()
+    bot_bubble(page, user, "Quick reply RECEIPT_OK")
 
 
 def test_a_chosen_platform_error_fails_the_next_send(page: Any) -> None:

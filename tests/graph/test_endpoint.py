@@ -21,6 +21,7 @@ from svc.graph import (
     InvalidParameterError,
     Param,
 )
+from svc.graph._endpoint import route
 
 TOKEN = "EAAG-test-token"
 
@@ -417,3 +418,41 @@ def test_no_path_param_can_leave_its_segment(value: str) -> None:
         assert unquote(segments[3], errors="strict") == value
 
     trio.run(run)
+
+
+# --- route: path params from the template ------------------------------------------------
+
+
+async def test_route_takes_its_path_params_from_the_template() -> None:
+    endpoint = route(
+        "DELETE", "/{waba_id}/message_templates/{hsm_id}", name=Param(in_="query", required=True)
+    )
+    assert endpoint == Endpoint(
+        method="DELETE",
+        path_template="/{waba_id}/message_templates/{hsm_id}",
+        params={
+            "waba_id": Param(in_="path"),
+            "hsm_id": Param(in_="path"),
+            "name": Param(in_="query", required=True),
+        },
+    )
+    recorder = Recorder()
+    await endpoint.call(
+        recorder.client(), params={"waba_id": "7", "hsm_id": "9", "name": "promo"}
+    )
+    assert recorder.requests[0].url.path.endswith("/7/message_templates/9")
+    assert recorder.requests[0].url.params["name"] == "promo"
+    with pytest.raises(GraphRequestValidationError) as caught:
+        await endpoint.call(recorder.client(), params={"waba_id": "7", "name": "promo"})
+    assert caught.value.field == "hsm_id"
+
+
+def test_route_takes_any_query_name_and_keeps_the_template_rules() -> None:
+    endpoint = route("GET", "/{id}", method=Param(in_="query"))
+    assert list(endpoint.params) == ["id", "method"]
+    with pytest.raises(GraphRequestValidationError) as caught:
+        route("GET", "/{id}", id=Param(in_="query"))
+    assert caught.value.field == "params"
+    with pytest.raises(GraphRequestValidationError) as caught:
+        route("GET", "{id}")
+    assert caught.value.field == "path_template"

@@ -133,6 +133,9 @@ class RecordingFacade:
         self.updates: list[Any] = []
         self.fail_kinds = fail_kinds
 
+    def coalesce_for(self, update: Any) -> None:
+        return None
+
     def handles(self, update: Any) -> bool:
         return True
 

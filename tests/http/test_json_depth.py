@@ -122,6 +122,9 @@ async def test_a_signed_delivery_at_any_depth_is_200_or_invalid_json(
         recording: list[Any] = []
 
         class Facade:
+            def coalesce_for(self, update: Any) -> None:
+                return None
+
             def handles(self, update: Any) -> bool:
                 return True
 

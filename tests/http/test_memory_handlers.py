@@ -144,6 +144,9 @@ async def test_a_handles_that_raises_hands_the_update_over_and_never_answers_500
     ran: list[str] = []
 
     class Faulty:
+        def coalesce_for(self, update: Any) -> None:
+            return None
+
         def handles(self, update: Any) -> bool:
             raise KeyError(f"bad predicate for {USER_A}")
 

@@ -264,6 +264,9 @@ async def test_inbound_message_is_projected_before_handlers_run(
     seen: list[Any] = []
 
     class Facade:
+        def coalesce_for(self, update: Any) -> None:
+            return None
+
         def handles(self, update: Any) -> bool:
             return True
 

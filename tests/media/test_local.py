@@ -73,7 +73,7 @@ async def test_two_requests_upload_then_send(
     assert send[0].url.path == f"/{DEFAULT_API_VERSION}/{PHONE}/messages"
     payload = json.loads(send[1])
     assert payload["type"] == kind
-    assert payload[kind]["id"] == "4490709327384033"
+    assert payload[kind] == {"id": "4490709327384033", **extra}
     assert payload["to"] == TO
 
 

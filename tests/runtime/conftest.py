@@ -10,9 +10,7 @@ is in flight, so time passes only when every task truly waits.
 
 from __future__ import annotations
 
-import inspect
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,6 +21,7 @@ import trio
 import trio.testing
 from prometheus_client import CollectorRegistry
 
+from svc import testing
 from svc.crypto import InboxKeyring
 from svc.runtime import (
     Conversation,
@@ -34,7 +33,7 @@ from svc.runtime import (
     StoreQueue,
     TrioClock,
 )
-from svc.store import InboxItem, PersistenceError, SqliteStore
+from svc.store import InboxItem, PersistenceError, PersistenceStore, SqliteStore
 from svc.webhook import Listener, Update, UserState, normalize
 from tests.store.conftest import _backend, _closing_opened
 from tests.store.conftest import postgres_run_prefix as postgres_run_prefix
@@ -137,6 +136,9 @@ class Bot:
     async def run(self, context: Any) -> None:
         await self._handler(context)
 
+    def coalesce_for(self, update: Update) -> None:
+        return None
+
 
 class Events(list[RuntimeEvent]):
     """What the runtime told its observer, in order."""
@@ -213,42 +215,23 @@ async def deliver(runtime: HandlerRuntime, *keys: str, wake: bool = True) -> Non
         runtime.accepted(pairs, set(keys))
 
 
-_NOT_HELD = frozenset({"watch_inbox"})
-"""Calls that wait for as long as the runtime lives (a listener), not for I/O: never held."""
+class HeldStore(testing.HeldStore):
+    """``svc.testing.HeldStore`` (the autojump clock held still while a call is in flight)
+    that also keeps each call's name in ``calls`` and fails the calls named in ``faults``
+    (as many times as given) with a ``PersistenceError`` before they reach the store."""
 
+    __slots__ = ("calls", "faults")
 
-class HeldStore:
-    """A store, with trio's autojump clock held still while one of its calls is in flight,
-    each call's name kept in ``calls``, and the calls named in ``faults`` failing (as many
-    times as given) with a ``PersistenceError`` before they reach it."""
-
-    def __init__(self, store: Any, clock: trio.testing.MockClock) -> None:
-        self.inner = store
+    def __init__(self, store: PersistenceStore, clock: trio.testing.MockClock) -> None:
+        super().__init__(store, clock, on_call=self._called)
         self.calls: list[str] = []
         self.faults: dict[str, int] = {}
-        self._clock = clock
-        self._busy = 0
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self.inner, name)
-        if not inspect.iscoroutinefunction(attr) or name in _NOT_HELD:
-            return attr
-
-        async def held(*args: Any, **kwargs: Any) -> Any:
-            self.calls.append(name)
-            if self.faults.get(name, 0) > 0:
-                self.faults[name] -= 1
-                raise PersistenceError("claim_failed", "a store fault of the test")
-            self._busy += 1
-            self._clock.autojump_threshold = math.inf
-            try:
-                return await attr(*args, **kwargs)
-            finally:
-                self._busy -= 1
-                if self._busy == 0:
-                    self._clock.autojump_threshold = 0
-
-        return held
+    def _called(self, name: str) -> None:
+        self.calls.append(name)
+        if self.faults.get(name, 0) > 0:
+            self.faults[name] -= 1
+            raise PersistenceError("claim_failed", "a store fault of the test")
 
     async def items(self) -> dict[str, InboxItem]:
         """The inbox's items by update key."""

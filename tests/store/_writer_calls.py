@@ -37,7 +37,7 @@ async def deliver(store: SqliteStore | PostgresStore, i: int) -> UpdatesRecorded
 
 def writer_of(store: SqliteStore | PostgresStore) -> Child:
     """The store's writer process (its parent's end)."""
-    writer = store._child if isinstance(store, SqliteStore) else store._engine._child
+    writer = store._writers.child
     assert writer is not None
     return writer
 

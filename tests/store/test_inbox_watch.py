@@ -1,5 +1,5 @@
 """``watch_inbox``: another process's commit of inbox rows wakes a watcher at once
-(PostgreSQL's ``LISTEN``/``NOTIFY``); SQLite's watch only waits."""
+(PostgreSQL's ``LISTEN``/``NOTIFY``; SQLite's datagrams: ``test_sqlite_wake.py``)."""
 
 from __future__ import annotations
 
@@ -47,14 +47,3 @@ async def test_a_commit_of_inbox_rows_on_another_store_wakes_the_watcher(pg: Bac
             await got.wait()
         assert not got.is_set()
         nursery.cancel_scope.cancel()
-
-
-async def test_sqlite_watch_only_waits(store: object) -> None:
-    from svc.store import SqliteStore
-
-    if not isinstance(store, SqliteStore):
-        return
-    called: list[int] = []
-    with trio.move_on_after(0.05) as scope:
-        await store.watch_inbox(lambda: called.append(1))
-    assert scope.cancelled_caught and called == []

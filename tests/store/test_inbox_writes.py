@@ -19,6 +19,7 @@ from svc.store import (
     _inbox_ops,
 )
 from svc.store._commit import Batch, Job
+from svc.store._inbox_ops import InboxWrite
 from svc.store._kinds import DeliveryWrite, Kind
 from svc.store.sqlite._store import SqliteSession
 
@@ -97,9 +98,9 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
         assert store._conn is not None
         store._conn.set_trace_callback(statements.append)
         batch = [
-            job(("claim", (now, 10, 60_000)), key="claim"),
-            job(("succeeded", (a1.id, a1.lease_id, (), None))),
-            job(("succeeded", (b1.id, b1.lease_id, (a2.id,), None))),  # a2 is not qb's
+            job((InboxWrite.CLAIM, (now, 10, 60_000)), key="claim"),
+            job((InboxWrite.SUCCEEDED, (a1.id, a1.lease_id, (), None))),
+            job((InboxWrite.SUCCEEDED, (b1.id, b1.lease_id, (a2.id,), None))),  # a2 is not qb's
             Job(
                 Kind.DELIVERY,
                 DeliveryWrite(

@@ -28,6 +28,7 @@ from svc.store import (
 )
 from svc.store._commit import Batch, Job
 from svc.store._kinds import DeliveryWrite, Kind
+from svc.store.postgres import _engine
 from svc.store.postgres._engine import APPLICATION_NAME
 
 from ._writer_calls import child_pid, deliver, writer_of
@@ -157,7 +158,7 @@ async def test_a_writer_started_while_the_server_is_out_of_reach_still_starts() 
     (the store then refuses calls until its probe reconnects) instead of leaving the store
     on its thread for good."""
     config = ("postgresql://postgres@127.0.0.1:1/nothing", {"autocommit": True}, 1.0)
-    writer = _child.Child("svc.store.postgres._engine", config, fallback=None)
+    writer = _child.Child(_engine.run_writer, config, fallback=None)
     assert await writer.start()
     try:
         delivery = DeliveryWrite(event_key="e1", event_hash="h", received_at=0)
@@ -197,9 +198,10 @@ def test_an_error_that_does_not_survive_pickling_is_answered_pessimistically() -
     dropped: Job[object] = Job(Kind.INBOX, (), code="outbox_failed")
     dropped.error = Unpicklable("a", "b")
     frames = _child._Frames()
-    frames.feed(_child._frame((False, [_child._outcome(kept), _child._outcome(dropped)])))
+    outcomes = (_child._outcome(kept), _child._outcome(dropped))
+    frames.feed(_child._frame(_child.WriteResponse(lost=False, outcomes=outcomes)))
     answer = frames.take()
-    assert isinstance(answer, tuple)
-    (ok_a, _, error_a), (ok_b, _, error_b) = answer[1]
+    assert isinstance(answer, _child.WriteResponse)
+    (ok_a, _, error_a), (ok_b, _, error_b) = answer.outcomes
     assert (ok_a, ok_b, error_b) == (False, False, None)
     assert isinstance(error_a, PersistenceValidationError) and error_a.code == "invalid_record"

@@ -341,7 +341,7 @@ async def test_a_key_repeated_in_a_batch_is_new_for_its_first_delivery_only(
         for name, keys in (("c-again", ("u3", "u5")), ("a-copy", ("u0", "u4")), ("b-d3", ("u3",))):
             nursery.start_soon(deliver, name, keys)
             await trio.testing.wait_all_tasks_blocked()
-        kinds = [job.kind.value for job in store._engine._commit._queue]
+        kinds = [job.kind.value for job in store._engine.writers.thread._queue]
         assert kinds == ["delivery"] * 3
         blocker.release()
     recorded = WebhookEventResult.RECORDED

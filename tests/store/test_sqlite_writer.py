@@ -24,6 +24,7 @@ from svc.store import (
     UpdatesRecorded,
 )
 from svc.store._child import Child
+from svc.store.sqlite._store import run_writer
 
 from ._writer_calls import child_pid, deliver
 
@@ -83,7 +84,7 @@ async def test_concurrent_deliveries_are_all_answered_and_stored(path: Path) -> 
 
 async def test_a_child_that_cannot_open_the_database_is_unavailable(tmp_path: Path) -> None:
     config = (str(tmp_path / "missing" / "dir" / "x.db"), 100, "full")
-    writer = Child("svc.store.sqlite._store", config, fallback=None)
+    writer = Child(run_writer, config, fallback=None)
     assert not await writer.start()
     assert writer.unavailable
     await writer.aclose()

@@ -383,6 +383,9 @@ def test_the_facade_contract_is_handles_and_run() -> None:
 
         async def run(self, context: HandlerContext) -> None: ...
 
+        def coalesce_for(self, update: Update) -> None:
+            return None
+
     class DispatchOnly:
         def dispatch(self, update: Update) -> None: ...
 

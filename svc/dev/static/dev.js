@@ -214,12 +214,17 @@ function userMessage(chat, message) {
     summary = body.text; content = el("div", { class: "tapped" }, body.text);
   } else if (type === "image" || type === "document") {
     summary = `${type === "image" ? "🖼" : "📄"} ${body.caption || body.filename || type}`;
-    content = el("div", { class: "media" }, summary);
+    content = el("div", { class: "media" },
+      type === "image" ? el("img", {
+        class: "thumbnail", alt: body.caption || "image", src: `/dev/media/${encodeURIComponent(body.id)}`,
+        onerror: (event) => event.target.remove(),
+      }) : el("div", { class: "filename" }, `📄 ${body.filename || "file"}`),
+      body.caption ? el("div", { class: "caption" }, body.caption) : null);
   } else { summary = type; content = el("pre", {}, JSON.stringify(message, null, 1)); }
   bubble(chat, "in", message.id, type, summary, quoted(message), content);
 }
 
-function interactiveContent(id, chat, interactive) {
+function interactiveContent(id, chat, interactive, definition) {
   const parts = [];
   const header = interactive.header;
   if (header && header.type === "text") parts.push(el("div", { class: "header" }, header.text));
@@ -252,7 +257,8 @@ function interactiveContent(id, chat, interactive) {
   } else if (interactive.type === "flow") {
     const p = action.parameters || {};
     parts.push(el("button", {
-      type: "button", class: "flow-open", onclick: () => flowPanel(id, p),
+      type: "button", class: "flow-open",
+      onclick: () => (definition ? flowForm(id, p, definition) : flowPanel(id, p)),
     }, p.flow_cta || "Open flow"));
   } else {
     parts.push(el("pre", {}, JSON.stringify(action, null, 1)));
@@ -260,10 +266,65 @@ function interactiveContent(id, chat, interactive) {
   return parts;
 }
 
-function templateContent(id, template) {
+function paramText(p) {
+  const value = p[p.type];
+  return p.text || p.payload || (value && (value.fallback_value || value.link || value.id)) || p.type;
+}
+
+// {{1}}, {{2}}... (or {{name}} for named parameters) filled from the send's parameters.
+function filled(text, parameters) {
+  return String(text || "").replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key) => {
+    const found = /^\d+$/.test(key) ? parameters[Number(key) - 1] : parameters.find((p) => p.parameter_name === key);
+    return found ? paramText(found) : whole;
+  });
+}
+
+// A template the dev folder's templates/ defines, drawn as the user sees it: header, body and
+// footer with the send's parameters in place, then its buttons (quick replies tap).
+function definedTemplateContent(id, template, definition) {
+  const sent = template.components || [];
+  const paramsOf = (type) => ((sent.find((c) => c.type === type) || {}).parameters || []);
+  const parts = [el("div", { class: "template-name" }, `Template ${template.name} (${(template.language || {}).code || ""})`)];
+  for (const component of definition.components || []) {
+    const kind = String(component.type || "").toUpperCase();
+    if (kind === "HEADER") {
+      const format = String(component.format || "TEXT").toUpperCase();
+      parts.push(format === "TEXT"
+        ? el("div", { class: "header" }, filled(component.text, paramsOf("header")))
+        : el("div", { class: "header media" }, `[${format.toLowerCase()} header] ${paramsOf("header").map(paramText).join(" ")}`));
+    } else if (kind === "BODY") {
+      parts.push(el("div", { class: "body" }, formatted(filled(component.text, paramsOf("body")))));
+    } else if (kind === "FOOTER") {
+      parts.push(el("div", { class: "footer" }, component.text));
+    } else if (kind === "BUTTONS") {
+      parts.push(el("div", { class: "buttons" }, (component.buttons || []).map((button, index) => {
+        const mine = sent.find((c) => c.type === "button" && String(c.index) === String(index));
+        const params = (mine && mine.parameters) || [];
+        const type = String(button.type || "").toUpperCase();
+        if (type === "QUICK_REPLY") {
+          const payload = params.length ? paramText(params[0]) : button.text;
+          return el("button", {
+            type: "button", class: "reply-button quick-reply", "data-reply-id": payload,
+            onclick: () => act({ kind: "quick_reply", payload, text: button.text, context: id }),
+          }, button.text);
+        }
+        if (type === "URL") {
+          return el("a", { class: "cta", href: filled(button.url, params), target: "_blank", rel: "noopener noreferrer" },
+            "↗ " + button.text);
+        }
+        if (type === "PHONE_NUMBER") return el("span", { class: "cta" }, `📞 ${button.text} ${button.phone_number || ""}`);
+        return el("span", { class: "cta" }, button.text || type.toLowerCase());
+      })));
+    }
+  }
+  return parts;
+}
+
+function templateContent(id, template, definition) {
+  if (definition) return definedTemplateContent(id, template, definition);
   const parts = [el("div", { class: "template-name" }, `Template ${template.name} (${(template.language || {}).code || ""})`)];
   for (const component of template.components || []) {
-    const values = (component.parameters || []).map((p) => p.text || p.payload || (p[p.type] && (p[p.type].link || p[p.type].id)) || p.type);
+    const values = (component.parameters || []).map(paramText);
     if (component.type === "button" && component.sub_type === "quick_reply") {
       const payload = (component.parameters || [])[0] || {};
       parts.push(el("button", {
@@ -289,15 +350,98 @@ function flowPanel(id, parameters) {
     }, "Send flow answer"));
 }
 
-function sendContent(id, chat, payload) {
+// A Flow drawn from its Flow JSON (the dev folder's flows/): the screen the message opens
+// (else the first), its inputs, and its Footer as the submit button. The answer is an
+// nfm_reply whose response_json holds each input's value by its name, and the flow_token.
+function flowComponents(children) {
+  return (children || []).flatMap((c) => (c && c.type === "Form" ? flowComponents(c.children) : [c]));
+}
+
+function flowOptions(source, screen) {
+  if (Array.isArray(source)) return source;
+  const name = typeof source === "string" && source.match(/^\$\{data\.(\w+)\}$/);
+  const declared = name && screen.data && screen.data[name[1]];
+  return (declared && Array.isArray(declared.__example__)) ? declared.__example__ : [];
+}
+
+function flowField(c, screen) {
+  const label = (text) => el("span", { class: "flow-label" }, text || c.name);
+  const options = () => flowOptions(c["data-source"], screen);
+  switch (c.type) {
+    case "TextHeading": case "TextSubheading": case "TextBody": case "TextCaption":
+      return el("div", { class: `flow-text ${c.type}` }, String(c.text || ""));
+    case "TextInput": {
+      const kind = { number: "number", email: "email", password: "password", phone: "tel" }[c["input-type"]] || "text";
+      return el("label", {}, label(c.label), el("input", {
+        type: kind, name: c.name, "data-type": c["input-type"] || "text", required: c.required === true,
+      }));
+    }
+    case "TextArea":
+      return el("label", {}, label(c.label), el("textarea", { name: c.name, required: c.required === true }));
+    case "DatePicker":
+      return el("label", {}, label(c.label), el("input", { type: "date", name: c.name, required: c.required === true }));
+    case "Dropdown":
+      return el("label", {}, label(c.label), el("select", { name: c.name, required: c.required === true },
+        el("option", { value: "" }, "Choose"),
+        options().map((o) => el("option", { value: o.id }, o.title))));
+    case "RadioButtonsGroup": case "CheckboxGroup": {
+      const type = c.type === "CheckboxGroup" ? "checkbox" : "radio";
+      return el("fieldset", { "data-group": c.name }, el("legend", {}, c.label || c.name),
+        options().map((o) => el("label", {}, el("input", { type, name: c.name, value: o.id }), o.title)));
+    }
+    case "OptIn":
+      return el("label", {}, el("input", { type: "checkbox", name: c.name, "data-optin": true, required: c.required === true }), c.label);
+    case "Footer":
+      return el("button", { type: "submit", id: "flow-submit" }, c.label || "Submit");
+    default:
+      return el("div", { class: "flow-text muted" }, `[${c.type}]`);
+  }
+}
+
+function flowValues(form, components) {
+  const values = {};
+  for (const c of components) {
+    if (!c.name || c.type === "Footer") continue;
+    if (c.type === "CheckboxGroup") {
+      values[c.name] = [...form.querySelectorAll(`input[name="${CSS.escape(c.name)}"]:checked`)].map((i) => i.value);
+      continue;
+    }
+    const input = form.querySelector(`[name="${CSS.escape(c.name)}"]${c.type === "RadioButtonsGroup" ? ":checked" : ""}`);
+    if (c.type === "OptIn") { values[c.name] = Boolean(input && input.checked); continue; }
+    if (!input || input.value === "") continue;
+    values[c.name] = input.dataset.type === "number" ? Number(input.value) : input.value;
+  }
+  return values;
+}
+
+function flowForm(id, parameters, flowJson) {
+  const wanted = (parameters.flow_action_payload || {}).screen;
+  const screen = flowJson.screens.find((s) => s.id === wanted) || flowJson.screens[0];
+  const components = flowComponents((screen.layout || {}).children);
+  const box = $("panel");
+  box.hidden = false;
+  const form = el("form", { id: "flow-form", class: "flow-form", "data-screen": screen.id },
+    el("div", { class: "flow-title" }, screen.title || screen.id),
+    components.map((c) => flowField(c, screen)));
+  if (!components.some((c) => c.type === "Footer")) form.append(el("button", { type: "submit", id: "flow-submit" }, "Submit"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = { ...flowValues(form, components), flow_token: parameters.flow_token || "unused" };
+    box.hidden = true;
+    act({ kind: "flow", response_json: JSON.stringify(values), context: id });
+  });
+  box.replaceChildren(form);
+}
+
+function sendContent(id, chat, payload, definition) {
   const type = payload.type;
   const body = payload[type] || {};
   if (type === "text") return [body.body, [formatted(body.body)]];
   if (type === "interactive") {
     const text = (body.body && body.body.text) || body.type;
-    return [text, interactiveContent(id, chat, body)];
+    return [text, interactiveContent(id, chat, body, definition)];
   }
-  if (type === "template") return [`Template ${body.name}`, templateContent(id, body)];
+  if (type === "template") return [`Template ${body.name}`, templateContent(id, body, definition)];
   if (type === "location") {
     const text = `📍 ${body.name || ""} ${body.latitude}, ${body.longitude}`;
     return [text, [el("div", { class: "location" }, text, body.address ? el("div", {}, body.address) : null)]];
@@ -372,7 +516,7 @@ function onSend(record) {
   if (payload.type === "reaction") {
     setReaction(payload.reaction.message_id, payload.reaction.emoji, "bot");
   } else {
-    const [summary, content] = sendContent(record.message_id, chat, payload);
+    const [summary, content] = sendContent(record.message_id, chat, payload, record.definition);
     bubble(chat, "out", record.message_id, payload.type, String(summary).slice(0, 80),
       payload.context ? quoted({ context: { id: payload.context.message_id } }) : null, ...content);
   }
@@ -460,10 +604,27 @@ function attachPanel() {
       field("contact-name", "Contact name", "Barbara Johnson"), field("contact-phone", "Contact phone", "+1 940 555 1234"),
       el("button", { type: "button", id: "send-contact", onclick: () => { box.hidden = true; act({
         kind: "contact", name: $("contact-name").value, phone: $("contact-phone").value }); } }, "Send contact")),
-    el("fieldset", {}, el("legend", {}, "Image"),
-      field("image-caption", "Caption", "A photo"),
-      el("button", { type: "button", id: "send-image", onclick: () => { box.hidden = true; act({
-        kind: "image", caption: $("image-caption").value }); } }, "Send image")));
+    el("fieldset", {}, el("legend", {}, "Image or document"),
+      el("input", { type: "file", id: "upload-file", "aria-label": "File" }),
+      field("upload-caption", "Caption", ""),
+      el("button", { type: "button", id: "send-file", onclick: () => { box.hidden = true; sendFile(); } },
+        "Send file")));
+}
+
+// The file's bytes go to the dev server (kept under a media id the bot can download), then
+// the image or document delivery names that id.
+async function sendFile() {
+  const file = $("upload-file").files[0];
+  if (!file) { note("choose a file first", "error"); return; }
+  const query = new URLSearchParams({ filename: file.name, type: file.type || "application/octet-stream" });
+  const response = await fetch(`/dev/api/upload?${query}`, {
+    method: "POST", headers: { "Content-Type": "application/octet-stream" }, body: file,
+  });
+  const upload = await response.json().catch(() => ({}));
+  if (!response.ok) { note(`upload: ${upload.error || response.status}`, "error"); return; }
+  const kind = /^image\/(png|jpeg|webp)$/.test(upload.mime_type) ? "image" : "document";
+  const caption = $("upload-caption").value || undefined;
+  await act({ kind, media_id: upload.media_id, caption, filename: kind === "document" ? upload.filename : undefined });
 }
 
 async function start() {

@@ -1,7 +1,7 @@
 """The PostgreSQL engine behind ``PostgresStore``: psycopg 3 (sync API) and a psycopg_pool pool.
 
 This module is where psycopg is imported (with ``_writes``, ``_arrays`` and the child's
-``main``, which only it and the writer process import); ``PostgresStore`` loads it when it
+``run_writer``, which only it and the writer process import); ``PostgresStore`` loads it when it
 is constructed, so ``svc.store`` imports without the ``postgres`` extra.
 
 psycopg's async API is asyncio-only, so every call runs the sync API in an ``anyio`` worker
@@ -14,7 +14,7 @@ The hot writes (``_kinds.Kind``) go through the store's group commit (``_commit`
 runs on one pooled connection in a worker thread (``_Thread``), its advisory locks taken
 phase by phase in one sorted statement, so batches never deadlock. With
 ``writer="process"`` the webhook deliveries and the inbox's writes run in a writer
-process on a connection of its own instead (``_child``; this module's ``main`` is the
+process on a connection of its own instead (``_child``; this module's ``run_writer`` is the
 child's). While the server is out of reach, calls fail at once (see ``_ensure_pool``).
 """
 
@@ -25,7 +25,7 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.from_thread
@@ -37,22 +37,22 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .. import _child
-from .._commit import Batch, GroupCommit, Job, OperationCancelled, run_batch
+from .._commit import Batch, Job, OperationCancelled, run_batch
 from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from .._kinds import Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
 from ._arrays import array_casts, packed, placeholders
 
-__all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "main"]
+__all__ = ["APPLICATION_NAME", "PgEngine", "PgSession", "run_writer"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 _POOL_NAMES: Final = itertools.count(1)
 _MIGRATE_LOCK_NAMESPACE: Final = 0x5C5D
 _CANCEL_RETRY_SECONDS: Final = 0.1
@@ -214,7 +214,7 @@ class PgBatchConnection:
     next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
 
     __slots__ = ("_conn", "_pending", "_sent", "session")
-    forms: Final = _writes
+    forms: Final = _writes.PostgresForms()
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 
@@ -304,10 +304,7 @@ class PgEngine:
     """
 
     __slots__ = (
-        "_child",
-        "_child_commit",
         "_closed",
-        "_commit",
         "_connect_timeout",
         "_dsn",
         "_kwargs",
@@ -321,6 +318,7 @@ class PgEngine:
         "_retry_at",
         "_schema",
         "_unreachable",
+        "writers",
     )
 
     def __init__(
@@ -356,16 +354,15 @@ class PgEngine:
         self._limiter: Final = anyio.CapacityLimiter(max_size)
         self._open_lock: Final = anyio.Lock()
         thread = _Thread(self)
-        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
-        self._child: _child.Child | None = None
-        self._child_commit: GroupCommit | None = None
+        child = None
         if writer == "process":
             child_kwargs = dict(kwargs)
             if "application_name" not in options:
                 child_kwargs["application_name"] = APPLICATION_NAME
             config = (dsn, child_kwargs, self._connect_timeout)
-            self._child = _child.Child(__name__, config, fallback=thread)
-            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
+            child = _child.Child(run_writer, config, fallback=thread)
+        self.writers: Final = _child.Writers(thread, child, messages=MESSAGES)
+        """The group commits of the hot writes (``StoreBase._write``)."""
         self._closed = False
         self._unreachable = False  # a call found the server out of reach; probe before use
         self._retry_at = 0.0  # while unreachable, no connection attempt before this time
@@ -501,43 +498,34 @@ class PgEngine:
             raise exc
         return outcome[0]
 
-    async def call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """``fn`` in a transaction of its own on a pooled connection (not group-committed)."""
+    async def call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        """``fn(session, *args)`` in a transaction of its own on a pooled connection (not
+        group-committed)."""
 
         def work(conn: psycopg.Connection[Any], op: _Operation) -> T:
             with conn.transaction():
-                return fn(PgSession(conn, op))
+                return fn(PgSession(conn, op), *args)
 
         return await self._run_in_connection(code, work)
 
     # --- group commit
 
-    async def write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        """A job of ``kind`` through the group commit: the writer process's for its kinds
-        (``_child.CHILD_KINDS``), else the thread's. While the server is out of reach it
-        fails at once, as every call does (``_ensure_pool``)."""
+    async def writable(self, code: FaultCode) -> None:
+        """Before a group-commit write: while the server is out of reach it fails at once, as
+        every call does (``_ensure_pool``)."""
         await self._ensure_pool(code)
-        commit = self._commit
-        if (
-            self._child_commit is not None
-            and kind in _child.CHILD_KINDS
-            and not self._child_unavailable()
-        ):
-            commit = self._child_commit
-        job: Job[Any] = Job(kind, args, code=code, key=key)
-        try:
-            return await commit.run(job)
-        finally:
-            if job.batch is not None:
-                self._note_lost(job.batch.lost)
 
-    def _child_unavailable(self) -> bool:
-        return self._child is None or self._child.unavailable
+    def written(self, job: Job[Any]) -> None:
+        """After a group-commit write: remember when its batch found the server out of reach."""
+        if job.batch is not None:
+            self._note_lost(job.batch.lost)
 
     @property
     def queued(self) -> int:
-        """How many group-commit jobs wait for a batch (tests)."""
-        return self._commit.queued
+        """How many group-commit jobs of the thread wait for a batch (tests)."""
+        return self.writers.thread.queued
 
     async def sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None
@@ -576,9 +564,9 @@ class PgEngine:
             )
 
         version = await self._run_in_connection("migration_failed", work)
-        if self._child is not None:
+        if self.writers.child is not None:
             # Started now, not by the first delivery: the first ones wait for no start.
-            await self._child.start()
+            await self.writers.child.start()
         return version
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
@@ -611,8 +599,8 @@ class PgEngine:
         """Close the writer process (after the batch in flight), then the pool (waiting for
         connections in use); idempotent."""
         self._closed = True
-        if self._child is not None:
-            await self._child.aclose()
+        if self.writers.child is not None:
+            await self.writers.child.aclose()
         pool, self._pool = self._pool, None
         if pool is not None:
             with anyio.CancelScope(shield=True):
@@ -669,7 +657,7 @@ class _ChildConnection:
             conn.close()
 
 
-def main(fd: int) -> None:
+def run_writer(fd: int) -> None:
     """The writer process: run batches until the parent's end closes. It connects at its first
     batch, so a child started while the server restarts still starts: its batches answer
     "lost" until the server is back, and the engine goes on refusing calls until its own

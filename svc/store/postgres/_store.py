@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, TypeVarTuple
 
 from .._base import StoreBase
+from .._commit import Job
 from .._errors import (
     REDACTED_POSTGRES_LOCATION,
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
 )
-from .._kinds import Kind
 from .._session import Session
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["MISSING_EXTRA_MESSAGE", "POSTGRES_WRITERS", "PostgresStore"]
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 MISSING_EXTRA_MESSAGE: Final = (
     "PostgreSQL support needs the postgres extra: pip install 'svc[postgres]'"
 )
@@ -75,7 +76,7 @@ class PostgresStore(StoreBase):
 
     _redacted_location = REDACTED_POSTGRES_LOCATION
 
-    __slots__ = ("_closed", "_engine", "_schema")
+    __slots__ = ("_closed", "_engine", "_schema", "_writers")
 
     def __init__(
         self,
@@ -116,6 +117,7 @@ class PostgresStore(StoreBase):
             writer=writer,
         )
         self._schema: Final = schema
+        self._writers = self._engine.writers
         self._closed = False
 
     def __repr__(self) -> str:
@@ -131,11 +133,16 @@ class PostgresStore(StoreBase):
         """The schema on ``search_path``, or None for the server default."""
         return self._schema
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        return await self._engine.call(code, fn, write=write)
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        return await self._engine.call(code, fn, *args, write=write)
 
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any:
-        return await self._engine.write(kind, args, code=code, key=key)
+    async def _writable(self, code: FaultCode) -> None:
+        await self._engine.writable(code)
+
+    def _written(self, job: Job[Any]) -> None:
+        self._engine.written(job)
 
     async def _sleep_in_query(
         self, seconds: float, *, on_start: Callable[[], None] | None = None

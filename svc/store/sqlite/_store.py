@@ -13,7 +13,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -22,7 +22,7 @@ from svc._text import has_ascii_control
 
 from .. import _child
 from .._base import StoreBase
-from .._commit import Batch, GroupCommit, Job, run_batch
+from .._commit import Batch, Job, run_batch
 from .._errors import (
     REDACTED_SQLITE_LOCATION,
     FaultCode,
@@ -33,6 +33,7 @@ from .._kinds import Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
+from ._wake import Wakes
 
 __all__ = [
     "MESSAGES",
@@ -50,6 +51,7 @@ SQLITE_WRITERS: Final = ("thread", "process")
 """Where ``SqliteStore`` runs its webhook writes (``"thread"`` first: the default)."""
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 MESSAGES: Final[dict[str, str]] = {
     "migration_failed": "SQLite migration failed.",
     "claim_failed": "SQLite service-request transaction failed.",
@@ -127,7 +129,7 @@ class SqliteBatchConnection:
     writes, savepoints by name, no advisory locks (the write lock is the whole file's)."""
 
     __slots__ = ("_conn", "session")
-    forms: Final = _writes
+    forms: Final = _writes.SqliteForms()
     faults: Final = (sqlite3.Error,)
     locks: Final = False
 
@@ -197,14 +199,13 @@ class SqliteStore(StoreBase):
 
     __slots__ = (
         "_busy_timeout_ms",
-        "_child",
-        "_child_commit",
         "_closed",
-        "_commit",
         "_conn",
         "_limiter",
         "_path",
         "_synchronous",
+        "_wakes",
+        "_writers",
     )
 
     def __init__(
@@ -236,13 +237,12 @@ class SqliteStore(StoreBase):
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
         thread = _Thread(self)
-        self._commit: Final = GroupCommit(thread, messages=MESSAGES)
-        self._child: _child.Child | None = None
-        self._child_commit: GroupCommit | None = None
+        child = None
         if writer == "process":
             config = (self._path, busy_timeout_ms, synchronous)
-            self._child = _child.Child(__name__, config, fallback=thread)
-            self._child_commit = GroupCommit(self._child, messages=MESSAGES)
+            child = _child.Child(run_writer, config, fallback=thread)
+        self._writers = _child.Writers(thread, child, messages=MESSAGES)
+        self._wakes: Final = None if self._path == ":memory:" else Wakes(self._path)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -277,32 +277,36 @@ class SqliteStore(StoreBase):
         """Blocking: one batch on the connection (runs in the worker thread)."""
         run_on(self._connection(), batch)
 
-    async def _call(self, code: FaultCode, fn: Callable[[Session], T], *, write: bool) -> T:
-        """``fn`` as a ``CALL`` job of the group commit."""
-        result: T = await self._write(Kind.CALL, fn, code=code, write=write)
+    async def _call(
+        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
+    ) -> T:
+        """``fn(session, *args)`` as a ``CALL`` job of the group commit."""
+        result: T = await self._write(Kind.CALL, (fn, args), code=code, write=write)
         return result
 
-    async def _write(
-        self, kind: Kind, args: Any, *, code: FaultCode, key: str = "", write: bool = True
-    ) -> Any:
-        """A job of ``kind`` through the group commit: the writer process's for its kinds
-        (``_child.CHILD_KINDS``), else the thread's."""
-        if self._closed:
-            raise PersistenceError("store_closed", "The store is closed.")
-        commit = self._commit
+    def _written(self, job: Job[Any]) -> None:
+        """After a write's batch: a delivery that committed new inbox rows wakes the other
+        processes' watches on this file."""
         if (
-            self._child_commit is not None
-            and self._child is not None
-            and not self._child.unavailable
-            and kind in _child.CHILD_KINDS
+            self._wakes is not None
+            and job.ok
+            and job.kind is Kind.DELIVERY
+            and job.args.inbox
+            and job.result is not None
+            and job.result.new
         ):
-            commit = self._child_commit
-        return await commit.run(Job(kind, args, code=code, key=key, write=write))
+            self._wakes.signal()
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
-        """No signal across processes on SQLite: returns only when cancelled (the runtime
-        polls for rows other workers recorded)."""
-        await anyio.sleep_forever()
+        """Call ``on_signal`` at once and whenever another store on this file commits inbox
+        rows (a datagram to this watch's socket beside the file: ``_wake``), until cancelled
+        or closed. ``:memory:`` has no other store: it only waits."""
+        if self._closed:
+            raise PersistenceError("store_closed", "The store is closed.")
+        if self._wakes is None:
+            await anyio.sleep_forever()
+        else:
+            await self._wakes.watch(on_signal)
 
     async def migrate(self, *, target_version: int | None = None) -> int:
         """Apply pending migrations (each in ``BEGIN IMMEDIATE``); return the version."""
@@ -322,17 +326,19 @@ class SqliteStore(StoreBase):
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
         except sqlite3.Error:
             raise PersistenceError("migration_failed", MESSAGES["migration_failed"]) from None
-        if self._child is not None:
+        if self._writers.child is not None:
             # Started now, not by the first delivery: the first ones wait for no start.
-            await self._child.start()
+            await self._writers.child.start()
         return version
 
     async def close(self) -> None:
         """Close the writer process after the batch in flight, then the connection after the
         call in flight; idempotent."""
         self._closed = True
-        if self._child is not None:
-            await self._child.aclose()
+        if self._wakes is not None:
+            self._wakes.close()
+        if self._writers.child is not None:
+            await self._writers.child.aclose()
 
         def work() -> None:
             if self._conn is not None:
@@ -373,6 +379,6 @@ def _open_child(config: tuple[str, int, str]) -> _ChildConnection | None:
     return _ChildConnection(conn)
 
 
-def main(fd: int) -> None:
+def run_writer(fd: int) -> None:
     """The writer process: open the file, then run batches until the parent's end closes."""
     _child.serve(fd, _open_child)
