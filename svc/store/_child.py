@@ -28,6 +28,7 @@ behind; it ignores the terminal's Ctrl+C, which the parent drains.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import pickle
@@ -156,17 +157,22 @@ class Child:
     """
 
     __slots__ = (
+        "_answers",
         "_config",
         "_entry",
         "_fallback",
         "_frames",
         "_idle",
         "_proc",
+        "_reading",
+        "_sending",
         "_sock",
+        "_starting",
         "in_flight",
         "unavailable",
     )
     withdraws: Final = False
+    depth: Final = 2
 
     def __init__(
         self, entry: Callable[[int], None], config: tuple[object, ...], fallback: Any
@@ -180,11 +186,22 @@ class Child:
         self.unavailable = False
         self.in_flight = 0
         """How many jobs the child holds now (sent, not yet answered)."""
+        self._answers: collections.deque[list[object]] = collections.deque()
+        """One slot per batch sent and not yet answered, in the order the child answers."""
+        self._sending = anyio.Lock()
+        self._reading = anyio.Lock()
+        self._starting = anyio.Lock()
         self._idle: anyio.Event | None = None
         """Set once nothing is in flight any more (``aclose`` waits for it)."""
 
     async def start(self) -> bool:
         """Start the child unless it runs (again, if it exited); False if it cannot start."""
+        async with self._starting:
+            return await self._start_once()
+
+    async def _start_once(self) -> bool:
+        if self.unavailable:
+            return False
         if self._proc is not None and self._proc.returncode is None:
             return True
         if self._proc is not None:
@@ -229,18 +246,28 @@ class Child:
         return True
 
     async def run(self, batch: Batch) -> None:
-        """Run ``batch`` in the child: one frame out, one frame of outcomes back. A lost child
-        fails every job of the batch (the next batch starts a new one); a child that cannot
-        start hands the batch to ``fallback``."""
+        """Run ``batch`` in the child: one frame out, one frame of outcomes back, in the order
+        sent (two batches may be in flight: ``depth``). A lost child fails every job of the
+        batches in flight (the next batch starts a new one); a child that cannot start hands
+        the batch to ``fallback``."""
         if self.unavailable or not await self.start():
             await self._fallback.run(batch)
             return
-        self.in_flight = len(batch.jobs)
+        self.in_flight += len(batch.jobs)
+        slot: list[object] = []
         try:
-            await self._send(
-                WriteRequest(tuple(JobRequest(job.kind, job.key, job.args) for job in batch.jobs))
-            )
-            answer = await self._receive()
+            async with self._sending:
+                await self._send(
+                    WriteRequest(
+                        tuple(JobRequest(job.kind, job.key, job.args) for job in batch.jobs)
+                    )
+                )
+                self._answers.append(slot)
+            async with self._reading:
+                while not slot:
+                    received = await self._receive()
+                    self._answers.popleft().append(received)
+            answer = slot[0]
         except _Lost:
             _log.warning(
                 "store writer process lost; %d call(s) in flight failed (a webhook is"
@@ -250,10 +277,11 @@ class Child:
             await self._close(kill=True)
             return
         finally:
-            self.in_flight = 0
-            idle, self._idle = self._idle, None
-            if idle is not None:
-                idle.set()
+            self.in_flight -= len(batch.jobs)
+            if not self.in_flight:
+                idle, self._idle = self._idle, None
+                if idle is not None:
+                    idle.set()
         assert isinstance(answer, WriteResponse)
         batch.lost = answer.lost
         for job, (ok, result, error) in zip(batch.jobs, answer.outcomes, strict=True):
@@ -302,6 +330,7 @@ class Child:
         sock, self._sock = self._sock, None
         proc, self._proc = self._proc, None
         self._frames = _Frames()
+        self._answers.clear()
         with anyio.CancelScope(shield=True):
             if sock is not None:
                 anyio.notify_closing(sock)

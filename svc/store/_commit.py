@@ -33,6 +33,7 @@ from ._session import Session
 
 __all__ = [
     "MAX_BATCH",
+    "PIPELINE_AFTER",
     "Batch",
     "BatchConnection",
     "GroupCommit",
@@ -46,6 +47,8 @@ __all__ = [
 T = TypeVar("T")
 MAX_BATCH: Final = 256
 """Most jobs in one batch (one transaction)."""
+PIPELINE_AFTER: Final = 8
+"""With a runner of depth 2, the queued jobs that start a second batch while one is in flight."""
 _CANCEL_RETRY_SECONDS: Final = 0.1
 
 
@@ -298,6 +301,12 @@ class Runner(Protocol):
         cancelled (running); otherwise it runs to its end."""
         ...
 
+    @property
+    def depth(self) -> int:
+        """How many batches it may hold at once: 1 runs them one after the other; the writer
+        process takes 2, so it starts the next batch while the event loop settles the last."""
+        ...
+
     async def run(self, batch: Batch) -> None:
         """Run the batch (its caller shields this); on return each job's ``ok``, ``result``
         and ``error`` are final."""
@@ -307,19 +316,22 @@ class Runner(Protocol):
 class GroupCommit:
     """One queue of jobs and its drain, over one ``Runner``.
 
-    The caller that finds nobody draining drains the queue, batch by batch, until it is
-    empty, so the next batch starts the moment the last one ends (its own answer waits
-    for that). The other callers sleep on one event per batch: the one their batch sets
-    when it ends (``_waiting`` until a batch takes them).
+    The caller that finds fewer than the runner's ``depth`` drains under way drains the
+    queue, batch by batch, until it is empty, so the next batch starts the moment the last
+    one ends (its own answer waits for that). With a depth of 2 a second drain starts once
+    ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so the writer process commits one
+    batch while the loop settles the other. The other callers sleep on one event per batch:
+    the one their batch sets when it ends (``_waiting`` until a batch takes them).
     """
 
-    __slots__ = ("_draining", "_messages", "_queue", "_waiting", "runner")
+    __slots__ = ("_drains", "_messages", "_queue", "_waiting", "runner")
 
     def __init__(self, runner: Runner, *, messages: dict[str, str]) -> None:
         self.runner = runner
         self._messages = messages
         self._queue: list[Job[Any]] = []
-        self._draining = False
+        self._drains = 0
+        """How many callers drain now (at most the runner's ``depth``)."""
         self._waiting: anyio.Event | None = None
         """What the queued callers sleep on: set when the batch that takes them ends."""
 
@@ -332,8 +344,9 @@ class GroupCommit:
         """Queue ``job`` and return its answer once its batch has committed (else raise its
         error)."""
         self._queue.append(job)
-        if not self._draining:
-            self._draining = job.drains = True
+        drains = self._drains
+        if drains == 0 or (drains < self.runner.depth and len(self._queue) >= PIPELINE_AFTER):
+            self._drains, job.drains = drains + 1, True
         if self.runner.withdraws:
             try:
                 await self._settled(job)
@@ -376,15 +389,15 @@ class GroupCommit:
             self._hand_on()
 
     def _hand_on(self) -> None:
-        """The first job still queued drains next (the queued callers are woken: it goes
-        on, the others sleep again); none: nobody drains."""
-        if self._queue:
+        """A drain ended: with no other drain under way, the first job still queued drains
+        next (the queued callers are woken: it goes on, the others sleep again)."""
+        if self._queue and self._drains == 1:
             self._queue[0].drains = True
             waiting, self._waiting = self._waiting, None
             if waiting is not None:
                 waiting.set()
         else:
-            self._draining = False
+            self._drains -= 1
 
     async def _run(self, batch: Batch, own: Job[Any], finished: anyio.Event) -> None:
         """Run one batch through the runner, shielded (the other jobs depend on it), and

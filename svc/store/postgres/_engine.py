@@ -270,6 +270,7 @@ class _Thread:
 
     __slots__ = ("_engine",)
     withdraws: Final = True
+    depth: Final = 1
 
     def __init__(self, engine: PgEngine) -> None:
         self._engine = engine

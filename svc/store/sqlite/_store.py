@@ -172,6 +172,7 @@ class _Thread:
 
     __slots__ = ("_store",)
     withdraws: Final = False
+    depth: Final = 1
 
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
