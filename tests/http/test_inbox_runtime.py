@@ -283,7 +283,7 @@ async def test_nothing_of_a_waiting_update_is_in_clear_in_the_database_file(
         await store.close()
     with sqlite3.connect(path) as db:  # the WAL folded into the file
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    files = [p for p in tmp_path.iterdir() if p.name.startswith("svc.db")]
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("svc.db") and p.is_file()]
     data = b"".join(p.read_bytes() for p in files)
     assert b"svc_inbox" in data  # the table is there
     for needle in (secret_text, "4111 1111"):
