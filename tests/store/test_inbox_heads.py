@@ -223,6 +223,18 @@ def test_a_sqlite_claim_reads_the_heads_not_the_queue(tmp_path: Path) -> None:
     assert work[5000] <= work[5] + 2, work
 
 
+def _pg_inbox_reads(s: Session) -> dict[str, int]:
+    """This backend's counts of reads of svc_inbox not yet flushed to the shared statistics.
+    PostgreSQL 15 flushes them at most once a second, so they may hold earlier transactions'
+    reads too: a claim's own reads are the difference around it."""
+    row = s.fetchone(
+        "SELECT seq_scan, seq_tup_read, idx_tup_fetch FROM pg_stat_xact_user_tables"
+        " WHERE relname = 'svc_inbox' AND schemaname = current_schema()"
+    )
+    assert row is not None
+    return {"seq_scan": int(row[0]), "seq_tup_read": int(row[1]), "idx_tup_fetch": int(row[2])}
+
+
 def _pg_claim(s: Session) -> tuple[list[str], dict[str, int], list[dict[str, Any]]]:
     """Claim every due head in one transaction; what it claimed, what it read of svc_inbox
     (this transaction's statistics: the triggers' reads included) and the due-heads plan."""
@@ -232,13 +244,10 @@ def _pg_claim(s: Session) -> tuple[list[str], dict[str, int], list[dict[str, Any
         + " FOR UPDATE OF i SKIP LOCKED",
         (1, 1, 100),
     )
+    before = _pg_inbox_reads(s)
     claimed = _inbox_ops.claim_inbox_items(s, 1, 100, LEASE)
-    row = s.fetchone(
-        "SELECT seq_scan, seq_tup_read, idx_tup_fetch FROM pg_stat_xact_user_tables"
-        " WHERE relname = 'svc_inbox' AND schemaname = current_schema()"
-    )
-    assert row is not None
-    reads = {"seq_scan": int(row[0]), "seq_tup_read": int(row[1]), "idx_tup_fetch": int(row[2])}
+    after = _pg_inbox_reads(s)
+    reads = {name: after[name] - before[name] for name in after}
     nodes: list[dict[str, Any]] = []
     pending = [(json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]]
     while pending:
