@@ -6,53 +6,53 @@ thread counts as waiting: without a hold, a lease or a wait would lapse during a
 its calls is in flight, so virtual time passes only when every task truly waits, and
 tells the harness when the last call in flight ends.
 
-It implements ``svc.store.PersistenceStore`` method by method (mypy checks each against
-the contract, and ``isinstance`` accepts it on every Python), each delegating to the
-wrapped store through ``_hold``; ``watch_inbox`` waits for as long as the runtime lives
-(a listener, not I/O) and is never held.
+It implements ``svc.store.PersistenceStore`` member by member: each async method is a
+``_Held`` delegation to the wrapped store through ``_hold``, typed by the contract's own
+method (mypy checks the class against the contract, and ``isinstance`` accepts it on every
+Python); ``backend`` reads the wrapped store and ``watch_inbox`` waits for as long as the
+runtime lives (a listener, not I/O), so neither is held.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
-from typing import Literal, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 import trio
 import trio.testing
 
-from svc.store import (
-    BroadcastCreateResult,
-    BroadcastRecipientInput,
-    BroadcastSend,
-    BroadcastStatus,
-    CheckedRows,
-    ClaimResult,
-    InboxItem,
-    InboxRow,
-    InboxStatistics,
-    InboxStatus,
-    MessagePage,
-    MessageRecord,
-    OutboxItem,
-    OutboxStatus,
-    PersistenceHealth,
-    PersistenceStore,
-    PruneReport,
-    ServiceRequestRecord,
-    StatusEvent,
-    UpdatesRecorded,
-    UserIdentityRecord,
-    UserStateRecord,
-    UserStateWrite,
-    WebhookEventResult,
-)
+from svc.store import PersistenceStore
 
 __all__ = ["HeldStore"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+class _Held(Generic[P, T]):
+    """A ``HeldStore`` method: the wrapped store's method of the same name, called through
+    ``HeldStore._hold``, with the signature of the contract's ``method``."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, method: Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]) -> None:
+        self._name = method.__name__
+
+    def __set_name__(self, owner: type[HeldStore], name: str) -> None:
+        if name != self._name:  # mypy checks the signature, this the name it delegates to
+            raise TypeError(f"HeldStore.{name} is typed as {self._name}")
+
+    def __get__(
+        self, store: HeldStore, owner: type[HeldStore] | None = None
+    ) -> Callable[P, Coroutine[Any, Any, T]]:
+        method: Callable[P, Awaitable[T]] = getattr(store.inner, self._name)
+
+        async def held(*args: P.args, **kwargs: P.kwargs) -> T:
+            return await store._hold(method, *args, **kwargs)
+
+        held.__name__ = self._name  # what ``on_call`` is told, through a HeldStore in a HeldStore
+        return held
 
 
 class HeldStore:
@@ -106,489 +106,62 @@ class HeldStore:
     def backend(self) -> str:
         return self.inner.backend
 
-    async def create_broadcast(
-        self,
-        *,
-        id: str,
-        request_key: str,
-        request_hash: str,
-        phone_number_id: str,
-        recipients: Sequence[BroadcastRecipientInput],
-        created_at: datetime,
-        template_name: str | None = None,
-        template_language: str | None = None,
-    ) -> BroadcastCreateResult:
-        return await self._hold(
-            self.inner.create_broadcast,
-            id=id,
-            request_key=request_key,
-            request_hash=request_hash,
-            phone_number_id=phone_number_id,
-            recipients=recipients,
-            created_at=created_at,
-            template_name=template_name,
-            template_language=template_language,
-        )
-
-    async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
-        return await self._hold(self.inner.get_broadcast, id=id)
-
-    async def set_broadcast_paused(self, *, id: str, paused: bool, now: datetime) -> bool:
-        return await self._hold(self.inner.set_broadcast_paused, id=id, paused=paused, now=now)
-
-    async def pause_broadcasts_for_template(
-        self, *, name: str, language: str | None = None, now: datetime
-    ) -> int:
-        return await self._hold(
-            self.inner.pause_broadcasts_for_template, name=name, language=language, now=now
-        )
-
-    async def expire_broadcast_leases(self, *, now: datetime) -> int:
-        return await self._hold(self.inner.expire_broadcast_leases, now=now)
-
-    async def claim_broadcast_sends(
-        self,
-        *,
-        phone_number_id: str,
-        now: datetime,
-        rate_per_second: float,
-        horizon_ms: int,
-        limit: int,
-        lease_ms: int,
-    ) -> list[BroadcastSend]:
-        return await self._hold(
-            self.inner.claim_broadcast_sends,
-            phone_number_id=phone_number_id,
-            now=now,
-            rate_per_second=rate_per_second,
-            horizon_ms=horizon_ms,
-            limit=limit,
-            lease_ms=lease_ms,
-        )
-
-    async def complete_broadcast_send(
-        self,
-        *,
-        broadcast_id: str,
-        seq: int,
-        lease_id: str,
-        outcome: Literal["sent", "failed"],
-        now: datetime,
-        error_code: str | None = None,
-        wa_message_id: str | None = None,
-    ) -> bool:
-        return await self._hold(
-            self.inner.complete_broadcast_send,
-            broadcast_id=broadcast_id,
-            seq=seq,
-            lease_id=lease_id,
-            outcome=outcome,
-            now=now,
-            error_code=error_code,
-            wa_message_id=wa_message_id,
-        )
-
-    async def retry_broadcast_send(
-        self,
-        *,
-        broadcast_id: str,
-        seq: int,
-        lease_id: str,
-        next_attempt_at: datetime,
-        now: datetime,
-    ) -> bool:
-        return await self._hold(
-            self.inner.retry_broadcast_send,
-            broadcast_id=broadcast_id,
-            seq=seq,
-            lease_id=lease_id,
-            next_attempt_at=next_attempt_at,
-            now=now,
-        )
-
-    async def delay_broadcast_pacing(self, *, phone_number_id: str, until: datetime) -> None:
-        return await self._hold(
-            self.inner.delay_broadcast_pacing, phone_number_id=phone_number_id, until=until
-        )
-
-    async def migrate(self) -> int:
-        return await self._hold(self.inner.migrate)
-
-    async def health(self) -> PersistenceHealth:
-        return await self._hold(self.inner.health)
-
-    async def record_webhook_event(
-        self, *, event_key: str, event_hash: str, received_at: datetime
-    ) -> WebhookEventResult:
-        return await self._hold(
-            self.inner.record_webhook_event,
-            event_key=event_key,
-            event_hash=event_hash,
-            received_at=received_at,
-        )
-
-    async def record_webhook_delivery(
-        self,
-        *,
-        event_key: str,
-        event_hash: str,
-        received_at: datetime,
-        messages: Sequence[MessageRecord] = (),
-        statuses: Sequence[StatusEvent] = (),
-        identities: Sequence[UserIdentityRecord] = (),
-        rows: CheckedRows | None = None,
-    ) -> WebhookEventResult:
-        return await self._hold(
-            self.inner.record_webhook_delivery,
-            event_key=event_key,
-            event_hash=event_hash,
-            received_at=received_at,
-            messages=messages,
-            statuses=statuses,
-            identities=identities,
-            rows=rows,
-        )
-
-    async def record_webhook_updates(
-        self,
-        *,
-        event_key: str,
-        event_hash: str,
-        received_at: datetime,
-        update_keys: Sequence[str] = (),
-        messages: Sequence[MessageRecord] = (),
-        statuses: Sequence[StatusEvent] = (),
-        identities: Sequence[UserIdentityRecord] = (),
-        rows: CheckedRows | None = None,
-        inbox: Sequence[InboxRow] = (),
-    ) -> UpdatesRecorded:
-        return await self._hold(
-            self.inner.record_webhook_updates,
-            event_key=event_key,
-            event_hash=event_hash,
-            received_at=received_at,
-            update_keys=update_keys,
-            messages=messages,
-            statuses=statuses,
-            identities=identities,
-            rows=rows,
-            inbox=inbox,
-        )
-
-    async def get_service_request(self, *, idempotency_key: str) -> ServiceRequestRecord | None:
-        return await self._hold(self.inner.get_service_request, idempotency_key=idempotency_key)
-
-    async def record_service_request(
-        self, *, idempotency_key: str, request_hash: str, response_json: str, created_at: datetime
-    ) -> ServiceRequestRecord:
-        return await self._hold(
-            self.inner.record_service_request,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            response_json=response_json,
-            created_at=created_at,
-        )
-
-    async def claim_service_request(
-        self, *, idempotency_key: str, request_hash: str, created_at: datetime
-    ) -> ClaimResult:
-        return await self._hold(
-            self.inner.claim_service_request,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            created_at=created_at,
-        )
-
-    async def complete_service_request(
-        self,
-        *,
-        idempotency_key: str,
-        request_hash: str,
-        response_json: str,
-        created_at: datetime,
-        response_status: int | None = None,
-    ) -> bool:
-        return await self._hold(
-            self.inner.complete_service_request,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-            response_json=response_json,
-            created_at=created_at,
-            response_status=response_status,
-        )
-
-    async def release_service_request(self, *, idempotency_key: str, request_hash: str) -> bool:
-        return await self._hold(
-            self.inner.release_service_request,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash,
-        )
-
-    async def enqueue_outbox_item(
-        self, *, id: str, payload_hash: str, created_at: datetime
-    ) -> OutboxItem:
-        return await self._hold(
-            self.inner.enqueue_outbox_item, id=id, payload_hash=payload_hash, created_at=created_at
-        )
-
-    async def claim_outbox_items(self, *, now: datetime, limit: int) -> list[OutboxItem]:
-        return await self._hold(self.inner.claim_outbox_items, now=now, limit=limit)
-
-    async def mark_outbox_item_failed(
-        self,
-        *,
-        id: str,
-        lease_id: str,
-        now: datetime,
-        retry_delay_ms: int,
-        error: str | None = None,
-    ) -> bool:
-        return await self._hold(
-            self.inner.mark_outbox_item_failed,
-            id=id,
-            lease_id=lease_id,
-            now=now,
-            retry_delay_ms=retry_delay_ms,
-            error=error,
-        )
-
-    async def mark_outbox_item_dead(
-        self, *, id: str, lease_id: str, now: datetime, error: str | None = None
-    ) -> bool:
-        return await self._hold(
-            self.inner.mark_outbox_item_dead, id=id, lease_id=lease_id, now=now, error=error
-        )
-
-    async def list_outbox_items(
-        self, *, status: OutboxStatus | str | None = None, limit: int = 100
-    ) -> list[OutboxItem]:
-        return await self._hold(self.inner.list_outbox_items, status=status, limit=limit)
-
-    async def retry_outbox_item(self, *, id: str, now: datetime) -> OutboxItem | None:
-        return await self._hold(self.inner.retry_outbox_item, id=id, now=now)
-
-    async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
-        return await self._hold(self.inner.count_outbox_items, status=status)
-
-    async def mark_outbox_item_succeeded(self, *, id: str, lease_id: str, now: datetime) -> bool:
-        return await self._hold(
-            self.inner.mark_outbox_item_succeeded, id=id, lease_id=lease_id, now=now
-        )
-
-    async def record_message(self, record: MessageRecord) -> MessageRecord:
-        return await self._hold(self.inner.record_message, record)
-
-    async def append_message_status(
-        self, *, wa_message_id: str, status: str, timestamp: datetime
-    ) -> bool:
-        return await self._hold(
-            self.inner.append_message_status,
-            wa_message_id=wa_message_id,
-            status=status,
-            timestamp=timestamp,
-        )
-
-    async def get_message(
-        self, *, wa_message_id: str, direction: str | None = None
-    ) -> MessageRecord | None:
-        return await self._hold(
-            self.inner.get_message, wa_message_id=wa_message_id, direction=direction
-        )
-
-    async def list_messages(
-        self,
-        *,
-        limit: int = 50,
-        before_row_id: str | None = None,
-        user: str | None = None,
-        business_phone_number_id: str | None = None,
-        include_unassigned: bool = False,
-    ) -> MessagePage:
-        return await self._hold(
-            self.inner.list_messages,
-            limit=limit,
-            before_row_id=before_row_id,
-            user=user,
-            business_phone_number_id=business_phone_number_id,
-            include_unassigned=include_unassigned,
-        )
-
-    async def get_latest_inbound_message_at(
-        self,
-        *,
-        user: str | None = None,
-        phone: str | None = None,
-        business_phone_number_id: str | None = None,
-        include_unassigned: bool = False,
-    ) -> datetime | None:
-        return await self._hold(
-            self.inner.get_latest_inbound_message_at,
-            user=user,
-            phone=phone,
-            business_phone_number_id=business_phone_number_id,
-            include_unassigned=include_unassigned,
-        )
-
-    async def record_user_identities(self, identities: Sequence[UserIdentityRecord]) -> None:
-        return await self._hold(self.inner.record_user_identities, identities)
-
-    async def record_identity_change(
-        self,
-        *,
-        user: str,
-        new_user_id: str | None = None,
-        new_wa_id: str | None = None,
-        at: datetime,
-    ) -> UserIdentityRecord:
-        return await self._hold(
-            self.inner.record_identity_change,
-            user=user,
-            new_user_id=new_user_id,
-            new_wa_id=new_wa_id,
-            at=at,
-        )
-
-    async def find_user_identity(self, *, user: str) -> UserIdentityRecord | None:
-        return await self._hold(self.inner.find_user_identity, user=user)
-
-    async def prune(
-        self,
-        *,
-        older_than: datetime,
-        messages_older_than: datetime | None = None,
-        batch_size: int = 500,
-    ) -> PruneReport:
-        return await self._hold(
-            self.inner.prune,
-            older_than=older_than,
-            messages_older_than=messages_older_than,
-            batch_size=batch_size,
-        )
-
-    async def claim_inbox_items(
-        self, *, now: datetime, limit: int, lease_ms: int
-    ) -> list[InboxItem]:
-        return await self._hold(
-            self.inner.claim_inbox_items, now=now, limit=limit, lease_ms=lease_ms
-        )
-
-    async def mark_inbox_item_succeeded(
-        self,
-        *,
-        id: int,
-        lease_id: str,
-        consumed: Sequence[int] = (),
-        state: UserStateWrite | None = None,
-        now: datetime | None = None,
-    ) -> bool:
-        return await self._hold(
-            self.inner.mark_inbox_item_succeeded,
-            id=id,
-            lease_id=lease_id,
-            consumed=consumed,
-            state=state,
-            now=now,
-        )
-
-    async def mark_inbox_item_succeeded_and_claim(
-        self,
-        *,
-        id: int,
-        lease_id: str,
-        consumed: Sequence[int] = (),
-        state: UserStateWrite | None = None,
-        now: datetime,
-        lease_ms: int,
-        others_first: bool = False,
-    ) -> tuple[bool, InboxItem | None]:
-        return await self._hold(
-            self.inner.mark_inbox_item_succeeded_and_claim,
-            id=id,
-            lease_id=lease_id,
-            consumed=consumed,
-            state=state,
-            now=now,
-            lease_ms=lease_ms,
-            others_first=others_first,
-        )
-
-    async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
-        return await self._hold(
-            self.inner.extend_inbox_lease, id=id, lease_id=lease_id, until=until
-        )
-
-    async def list_inbox_queue(
-        self, *, queue_key: str, after_id: int, limit: int = 100
-    ) -> list[InboxItem]:
-        return await self._hold(
-            self.inner.list_inbox_queue, queue_key=queue_key, after_id=after_id, limit=limit
-        )
-
-    async def get_user_state(self, *, queue_key: str, now: datetime) -> UserStateRecord | None:
-        return await self._hold(self.inner.get_user_state, queue_key=queue_key, now=now)
-
-    async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
-        return await self._hold(
-            self.inner.delete_expired_user_states, now=now, batch_size=batch_size
-        )
-
-    async def mark_inbox_item_failed(
-        self,
-        *,
-        id: int,
-        lease_id: str,
-        now: datetime,
-        retry_delay_ms: int,
-        error: str | None = None,
-    ) -> bool:
-        return await self._hold(
-            self.inner.mark_inbox_item_failed,
-            id=id,
-            lease_id=lease_id,
-            now=now,
-            retry_delay_ms=retry_delay_ms,
-            error=error,
-        )
-
-    async def mark_inbox_item_dead(
-        self, *, id: int, lease_id: str, now: datetime, error: str | None = None
-    ) -> bool:
-        return await self._hold(
-            self.inner.mark_inbox_item_dead, id=id, lease_id=lease_id, now=now, error=error
-        )
-
-    async def list_inbox_items(
-        self, *, status: InboxStatus | str | None = None, limit: int = 100
-    ) -> list[InboxItem]:
-        return await self._hold(self.inner.list_inbox_items, status=status, limit=limit)
-
-    async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
-        return await self._hold(self.inner.retry_inbox_item, id=id, now=now)
-
-    async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
-        return await self._hold(self.inner.drop_inbox_item, id=id, now=now)
-
-    async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
-        return await self._hold(
-            self.inner.mark_inbox_items_taken, id=id, lease_id=lease_id, taken=taken
-        )
-
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
         return await self.inner.watch_inbox(on_signal)
 
-    async def get_inbox_item(self, *, id: int) -> InboxItem | None:
-        return await self._hold(self.inner.get_inbox_item, id=id)
-
-    async def inbox_statistics(self) -> InboxStatistics:
-        return await self._hold(self.inner.inbox_statistics)
-
-    async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
-        return await self._hold(
-            self.inner.delete_dead_inbox_items, older_than=older_than, batch_size=batch_size
-        )
-
-    async def count_outbox_pending(self) -> int:
-        return await self._hold(self.inner.count_outbox_pending)
-
-    async def close(self) -> None:
-        return await self._hold(self.inner.close)
+    create_broadcast = _Held(PersistenceStore.create_broadcast)
+    get_broadcast = _Held(PersistenceStore.get_broadcast)
+    set_broadcast_paused = _Held(PersistenceStore.set_broadcast_paused)
+    pause_broadcasts_for_template = _Held(PersistenceStore.pause_broadcasts_for_template)
+    expire_broadcast_leases = _Held(PersistenceStore.expire_broadcast_leases)
+    claim_broadcast_sends = _Held(PersistenceStore.claim_broadcast_sends)
+    complete_broadcast_send = _Held(PersistenceStore.complete_broadcast_send)
+    retry_broadcast_send = _Held(PersistenceStore.retry_broadcast_send)
+    delay_broadcast_pacing = _Held(PersistenceStore.delay_broadcast_pacing)
+    migrate = _Held(PersistenceStore.migrate)
+    health = _Held(PersistenceStore.health)
+    record_webhook_event = _Held(PersistenceStore.record_webhook_event)
+    record_webhook_delivery = _Held(PersistenceStore.record_webhook_delivery)
+    record_webhook_updates = _Held(PersistenceStore.record_webhook_updates)
+    get_service_request = _Held(PersistenceStore.get_service_request)
+    record_service_request = _Held(PersistenceStore.record_service_request)
+    claim_service_request = _Held(PersistenceStore.claim_service_request)
+    complete_service_request = _Held(PersistenceStore.complete_service_request)
+    release_service_request = _Held(PersistenceStore.release_service_request)
+    enqueue_outbox_item = _Held(PersistenceStore.enqueue_outbox_item)
+    claim_outbox_items = _Held(PersistenceStore.claim_outbox_items)
+    mark_outbox_item_failed = _Held(PersistenceStore.mark_outbox_item_failed)
+    mark_outbox_item_dead = _Held(PersistenceStore.mark_outbox_item_dead)
+    list_outbox_items = _Held(PersistenceStore.list_outbox_items)
+    retry_outbox_item = _Held(PersistenceStore.retry_outbox_item)
+    count_outbox_items = _Held(PersistenceStore.count_outbox_items)
+    mark_outbox_item_succeeded = _Held(PersistenceStore.mark_outbox_item_succeeded)
+    record_message = _Held(PersistenceStore.record_message)
+    append_message_status = _Held(PersistenceStore.append_message_status)
+    get_message = _Held(PersistenceStore.get_message)
+    list_messages = _Held(PersistenceStore.list_messages)
+    get_latest_inbound_message_at = _Held(PersistenceStore.get_latest_inbound_message_at)
+    record_user_identities = _Held(PersistenceStore.record_user_identities)
+    record_identity_change = _Held(PersistenceStore.record_identity_change)
+    find_user_identity = _Held(PersistenceStore.find_user_identity)
+    prune = _Held(PersistenceStore.prune)
+    claim_inbox_items = _Held(PersistenceStore.claim_inbox_items)
+    mark_inbox_item_succeeded = _Held(PersistenceStore.mark_inbox_item_succeeded)
+    mark_inbox_item_succeeded_and_claim = _Held(
+        PersistenceStore.mark_inbox_item_succeeded_and_claim
+    )
+    extend_inbox_lease = _Held(PersistenceStore.extend_inbox_lease)
+    list_inbox_queue = _Held(PersistenceStore.list_inbox_queue)
+    get_user_state = _Held(PersistenceStore.get_user_state)
+    delete_expired_user_states = _Held(PersistenceStore.delete_expired_user_states)
+    mark_inbox_item_failed = _Held(PersistenceStore.mark_inbox_item_failed)
+    mark_inbox_item_dead = _Held(PersistenceStore.mark_inbox_item_dead)
+    list_inbox_items = _Held(PersistenceStore.list_inbox_items)
+    retry_inbox_item = _Held(PersistenceStore.retry_inbox_item)
+    drop_inbox_item = _Held(PersistenceStore.drop_inbox_item)
+    mark_inbox_items_taken = _Held(PersistenceStore.mark_inbox_items_taken)
+    get_inbox_item = _Held(PersistenceStore.get_inbox_item)
+    inbox_statistics = _Held(PersistenceStore.inbox_statistics)
+    delete_dead_inbox_items = _Held(PersistenceStore.delete_dead_inbox_items)
+    count_outbox_pending = _Held(PersistenceStore.count_outbox_pending)
+    close = _Held(PersistenceStore.close)

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests._support import PHONE_ID, WABA_ID, Project, ServeProcess, make_project
+from tests._support import PHONE_ID, WABA_ID, Captured, Project, ServeProcess, make_project
 
-from .conftest import post_webhook
+from .conftest import post_webhook, serve_live
 from .conftest import wait_until as wait_until
 
 BOT = """
@@ -142,6 +142,44 @@ def bot_project(root: Path, graph_url: str) -> BotProject:
     project = make_project(root, graph_url)
     (root / "bot.py").write_text(BOT)
     return BotProject(project=project, inbox_key=inbox_key(project))
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreBot(BotProject):
+    """A ``BotProject`` on one store: its ``svc serve`` database flags and environment, and
+    the test's capture and list of processes to stop at its end."""
+
+    database: tuple[str, ...]
+    env: Mapping[str, str]
+    capture: Captured
+    serving: list[ServeProcess]
+
+    def serve(self, *flags: str) -> ServeProcess:
+        """A live ``svc serve --app bot:bot`` of the project on its store, with ``flags``."""
+        args = (*self.database, "--app", "bot:bot", *flags)
+        return serve_live(self.capture, self.serving, self.project, *args, env=self.env)
+
+
+def store_bot(
+    root: Path,
+    graph_url: str,
+    capture: Captured,
+    serving: list[ServeProcess],
+    database: Sequence[str],
+    env: Mapping[str, str],
+) -> StoreBot:
+    """``bot_project`` on the store ``database`` and ``env`` name; the inbox key is registered
+    with ``capture`` as a value that must never appear."""
+    bot = bot_project(root, graph_url)
+    capture.secret(bot.inbox_key)
+    return StoreBot(
+        project=bot.project,
+        inbox_key=bot.inbox_key,
+        database=tuple(database),
+        env=dict(env),
+        capture=capture,
+        serving=serving,
+    )
 
 
 @dataclass(frozen=True, slots=True)

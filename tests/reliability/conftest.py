@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import psycopg
@@ -39,6 +39,9 @@ from tests._support import (
     start_serve,
     with_search_path,
 )
+
+if TYPE_CHECKING:
+    from ._handlers import StoreBot
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = os.environ.get("SVC_RELIABILITY_LONG") == "1"
@@ -108,6 +111,23 @@ def serve_database(store: str, request: pytest.FixtureRequest) -> tuple[list[str
         return ["--database", "svc.db"], {}
     dsn, _ = request.getfixturevalue("pg_schema")
     return ["--database-url-env", "SVC_REL_DB"], {"SVC_REL_DB": dsn}
+
+
+@pytest.fixture
+def store_bot(
+    backend: str,
+    tmp_path: Path,
+    graph: FakeGraph,
+    captured: Captured,
+    serving: list[ServeProcess],
+    request: pytest.FixtureRequest,
+) -> StoreBot:
+    """The handler proofs' bot (``_handlers.BOT``) in a project on the test's ``backend``
+    (``serve_database``); ``serve`` starts its processes, stopped at the test's end."""
+    from ._handlers import store_bot  # not at the top: _handlers imports this module
+
+    database, env = serve_database(backend, request)
+    return store_bot(tmp_path, graph.url, captured, serving, database, env)
 
 
 def post_webhook(served: ServeProcess, secret: str, body: bytes) -> httpx.Response:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-from tests._support import Captured, FakeGraph, ServeProcess
+from tests._support import FakeGraph
 
-from ._handlers import bot_project, check_user_order, deliver, ended, run_to_the_end
-from .conftest import LONG, serve_database, serve_live, start_live
+from ._handlers import StoreBot, check_user_order, deliver, ended, run_to_the_end
+from .conftest import LONG
 
 pytestmark = pytest.mark.slow
 
@@ -35,18 +34,11 @@ def _replies(graph: FakeGraph) -> Counter[str]:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_kill9_in_a_continued_run_reruns_that_item_then_the_rest_each_reply_once(
-    backend: str,
-    tmp_path: Path,
-    graph: FakeGraph,
-    captured: Captured,
-    serving: list[ServeProcess],
-    request: pytest.FixtureRequest,
+    backend: str, graph: FakeGraph, store_bot: StoreBot
 ) -> None:
-    db, env = serve_database(backend, request)
-    bot = bot_project(tmp_path, graph.url)
-    captured.secret(bot.inbox_key)
-    flags = ("--app", "bot:bot", "--handler-timeout", "1", "--handler-concurrency", "1")
-    first = serve_live(captured, serving, bot.project, *db, *flags, env=env)
+    bot = store_bot
+    flags = ("--handler-timeout", "1", "--handler-concurrency", "1")
+    first = bot.serve(*flags)
     ids = [f"wamid.A{n}" for n in range(1, 6)]
     steps = ["wait,reply", "reply", "reply,die", "reply", "reply"]
     deliver(first, bot, *((A, mid, step) for mid, step in zip(ids, steps, strict=True)))
@@ -56,7 +48,7 @@ def test_kill9_in_a_continued_run_reruns_that_item_then_the_rest_each_reply_once
     assert ended(bot.events()) == ids[:2]
     assert _replies(graph) == Counter(ids[:3])
 
-    again = serve_live(captured, serving, bot.project, *db, *flags, env=env)
+    again = bot.serve(*flags)
     run_to_the_end(bot, ids)
     assert again.stop() == 0
     events = bot.events()
@@ -70,26 +62,13 @@ def test_kill9_in_a_continued_run_reruns_that_item_then_the_rest_each_reply_once
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_two_processes_draining_one_users_queue_never_run_two_of_its_items_at_once(
-    backend: str,
-    tmp_path: Path,
-    graph: FakeGraph,
-    captured: Captured,
-    serving: list[ServeProcess],
-    request: pytest.FixtureRequest,
+    backend: str, store_bot: StoreBot
 ) -> None:
-    bot = bot_project(tmp_path, graph.url)
-    captured.secret(bot.inbox_key)
-    flags = ("--app", "bot:bot", "--handler-timeout", "30")
+    bot = store_bot
     if backend == "sqlite":
-        targets = [
-            serve_live(
-                captured, serving, bot.project, "--database", "svc.db", "--workers", "2", *flags
-            )
-        ]
+        targets = [bot.serve("--workers", "2", "--handler-timeout", "30")]
     else:
-        db, env = serve_database(backend, request)
-        targets = [start_live(captured, bot.project, *db, *flags, env=env) for _ in range(2)]
-        serving.extend(targets)
+        targets = [bot.serve("--handler-timeout", "30") for _ in range(2)]
     ids = [f"wamid.Q{n}" for n in range(1, PER_USER + 1)]
     for number, start in enumerate(range(0, PER_USER, 5)):  # deliveries to each in turn
         part = ids[start : start + 5]

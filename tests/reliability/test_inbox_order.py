@@ -11,14 +11,10 @@ back until its retry succeeds.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests._support import Captured, FakeGraph, ServeProcess
-
-from ._handlers import bot_project, check_user_order, deliver, interleaved, run_to_the_end
-from .conftest import LONG, serve_database, serve_live
+from ._handlers import StoreBot, check_user_order, deliver, interleaved, run_to_the_end
+from .conftest import LONG
 
 pytestmark = pytest.mark.slow
 
@@ -30,16 +26,9 @@ PER_USER = 25 if LONG else 6
     "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 )
 def test_each_users_updates_run_one_at_a_time_in_recorded_order_and_users_run_in_parallel(
-    backend: str,
-    tmp_path: Path,
-    graph: FakeGraph,
-    captured: Captured,
-    serving: list[ServeProcess],
-    request: pytest.FixtureRequest,
+    backend: str, store_bot: StoreBot
 ) -> None:
-    db, env = serve_database(backend, request)
-    bot = bot_project(tmp_path, graph.url)
-    captured.secret(bot.inbox_key)
+    bot = store_bot
     a, b = USERS[:2]
     lead = [
         (a, "wamid.meetA", "meet-p-2"),
@@ -47,14 +36,7 @@ def test_each_users_updates_run_one_at_a_time_in_recorded_order_and_users_run_in
         (a, "wamid.failA", "fail,sleep-0.02"),
     ]
     deliveries, expected = interleaved(USERS, PER_USER, lead=lead)
-    served = serve_live(
-        captured,
-        serving,
-        bot.project,
-        *db,
-        *("--app", "bot:bot", "--handler-concurrency", "2", "--handler-timeout", "30"),
-        env=env,
-    )
+    served = bot.serve("--handler-concurrency", "2", "--handler-timeout", "30")
     for messages in deliveries:
         deliver(served, bot, *messages)
 

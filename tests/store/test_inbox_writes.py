@@ -1,7 +1,10 @@
-"""The inbox's hot writes are cheap for ingestion: the claim walks the inbox in id order and
-stops at the limit (a plan that reads and sorts every due row costs milliseconds per claim at
-thousands of waiting rows, under the write lock the webhook writes wait for), and claims and
-completions share a group-commit batch with the webhook writes (one transaction)."""
+"""The inbox's hot writes are cheap for ingestion: a claim reads the due heads of
+``svc_inbox_heads`` (one row per queue, kept by migration 016's triggers) in head id order by
+its primary key and stops at the limit, with no sort, no scan of ``svc_inbox``'s status indexes
+and one primary-key lookup of each queue's state (a plan that reads and sorts every due row
+costs milliseconds per claim at thousands of waiting rows, under the write lock the webhook
+writes wait for); claims and completions share a group-commit batch with the webhook writes
+(one transaction)."""
 
 from __future__ import annotations
 
