@@ -21,15 +21,16 @@ checkout the script runs from (``current``) and for ``--baseline`` (a checkout w
    those done in ``--drain-seconds``.
 3. ``others_s``: 300 other users' messages (``--others``, one each, in deliveries of 50),
    the seconds from the first POST until all of them ran, without and with one user's
-   50k-message backlog held; ``with_over_without`` is their ratio.
+   50k-message backlog held (the median of ``--others-rounds`` rounds, new users each
+   round); ``with_over_without`` is their ratio.
 
 Prints one JSON line: each figure as ``{"current": ..., "baseline": ...}``, with the machine,
 its load average and how busy it was over the run.
 
     .venv/bin/python bench/backlog.py [--quick] [--no-postgres] [--no-sqlite]
         [--baseline REV-or-DIR] [--no-baseline] [--sizes 0,1000,20000,100000]
-        [--others 300] [--others-backlog 50000] [--drain 1000,20000] [--drain-runs 1000]
-        [--drain-seconds 30] [--claims 20]
+        [--others 300] [--others-backlog 50000] [--others-rounds 5] [--drain 1000,20000]
+        [--drain-runs 1000] [--drain-seconds 30] [--claims 20]
 """
 
 from __future__ import annotations
@@ -294,9 +295,18 @@ def spread(values: list[float]) -> dict[str, Any]:
     }
 
 
-def others(feed: Feed, db: Database, users: str, count: int, standing: int) -> float:
+def others(feed: Feed, db: Database, users: str, args: argparse.Namespace, standing: int) -> float:
+    """Seconds from the first POST of ``args.others`` other users' messages until all ran:
+    the median of ``args.others_rounds`` rounds."""
+    return statistics.median(
+        others_once(feed, db, f"{users}{n}", args.others, standing)
+        for n in range(args.others_rounds)
+    )
+
+
+def others_once(feed: Feed, db: Database, users: str, count: int, standing: int) -> float:
     """Seconds from the first POST of ``count`` other users' messages until all ran."""
-    senders = [f"17{users}{n:06d}" for n in range(count)]
+    senders = [f"17{users}{n:05d}" for n in range(count)]
     standing_queue = db.head_queue() if standing else ""
     began = time.monotonic()
     for start in range(0, count, OTHERS_PER_DELIVERY):
@@ -321,7 +331,7 @@ def backlog_run(python: str, kind: str, url: str | None, args: argparse.Namespac
             try:
                 if 0 in args.sizes:
                     result["claim_ms"]["0"] = probe(python, folder, db, args.claims)
-                result["others_s"] = {"without": others(feed, db, "0", args.others, 0)}
+                result["others_s"] = {"without": others(feed, db, "0", args, 0)}
                 hold(feed, db, "15550000001", "x")
                 filled = 0
                 steps = sorted({*[s for s in args.sizes if s], args.others_backlog})
@@ -333,7 +343,7 @@ def backlog_run(python: str, kind: str, url: str | None, args: argparse.Namespac
                     if size in args.sizes:
                         result["claim_ms"][str(size)] = probe(python, folder, db, args.claims)
                     if size == args.others_backlog:
-                        seconds = others(feed, db, "1", args.others, size + 1)
+                        seconds = others(feed, db, "1", args, size + 1)
                         result["others_s"][f"with_{size}"] = seconds
                         result["others_s"]["with_over_without"] = round(
                             seconds / result["others_s"]["without"], 2
@@ -404,6 +414,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="0,1000,20000,100000", help="claim backlogs")
     parser.add_argument("--others", type=int, default=300, help="other users, a message each")
     parser.add_argument("--others-backlog", type=int, default=50_000)
+    parser.add_argument("--others-rounds", type=int, default=5, help="median of rounds")
     parser.add_argument("--drain", default="1000,20000", help="queue lengths drained")
     parser.add_argument("--drain-runs", type=int, default=1000, help="runs timed per drain")
     parser.add_argument("--drain-seconds", type=float, default=30.0, help="at most, per drain")
@@ -412,7 +423,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.others, args.others_backlog, args.drain = "0,200", 50, 200, "20,200"
-        args.drain_runs, args.claims, args.per_delivery = 20, 5, 200
+        args.drain_runs, args.claims, args.per_delivery, args.others_rounds = 20, 5, 200, 2
     args.sizes = sorted(int(part) for part in args.sizes.split(",") if part.strip())
     args.drain = [int(part) for part in args.drain.split(",") if part.strip()]
     pythons = {"current": (sys.executable, _proc.git_head(_proc.ROOT))}
