@@ -282,8 +282,7 @@ class MemoryQueue:
                 taken = self._take(other, now)
                 if taken is not None:
                     return True, taken
-        following = await self.claim(now=now, limit=1, lease=lease)
-        return True, following[0] if following else None
+        return True, self._take(name, now)
 
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:
         head = self._head(claim)

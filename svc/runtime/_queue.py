@@ -110,11 +110,10 @@ class RunQueue(Protocol):
         lease: float,
         others_first: bool,
     ) -> tuple[bool, Claim | None]:
-        """``complete``, and at once lease the first due head, as ``claim`` with a limit of
-        one would (``others_first``: of another queue than the claim's, when one is due),
-        which the same run slot runs next without a claim of its own: whether the
-        completion applied, and the next claim (None: nothing due; never after a refused
-        completion)."""
+        """``complete``, and at once lease the claim's queue's next head if it is due
+        (``others_first``: another queue's due head first, when there is one), which the same
+        run slot runs next without a claim of its own: whether the completion applied, and
+        the next claim (None: nothing due; never after a refused completion)."""
         ...
 
     async def fail(self, claim: Claim, *, now: datetime, delay: float, error: str) -> bool:

@@ -455,9 +455,10 @@ class PersistenceStore(BroadcastStore, Protocol):
         lease_ms: int,
         others_first: bool = False,
     ) -> tuple[bool, InboxItem | None]:
-        """``mark_inbox_item_succeeded`` and, in the same transaction, the claim of one due
-        head (``others_first``: of another queue than the item's when one is due); whether
-        the completion applied, and the item leased (None after a stale lease)."""
+        """``mark_inbox_item_succeeded`` and, in the same transaction, the claim of the item's
+        queue's next head if due (``others_first``: another queue's first due head when there
+        is one, else its own); whether the completion applied, and the item leased (None
+        after a stale lease)."""
         ...
 
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:

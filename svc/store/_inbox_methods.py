@@ -152,13 +152,13 @@ class InboxMethods(abc.ABC):
         lease_ms: int,
         others_first: bool = False,
     ) -> tuple[bool, InboxItem | None]:
-        """``mark_inbox_item_succeeded`` and, in the same transaction, lease the first due
-        head at ``now`` in id order, as ``claim_inbox_items(limit=1)`` would (running, one
-        more attempt, a fresh lease until ``now + lease_ms``; its queue's state as this
-        completion left it); with ``others_first``, the first due head of another queue
-        than the item's when there is one. Whether the completion applied, and the item
-        leased (None: none due; never after a stale lease): one round trip where a
-        completion and a claim take two."""
+        """``mark_inbox_item_succeeded`` and, in the same transaction, lease the item's
+        queue's next head if it is due at ``now``, as a claim would (running, one more
+        attempt, a fresh lease until ``now + lease_ms``; its queue's state as this completion
+        left it); with ``others_first``, the first due head of another queue in id order
+        when there is one, else its own. Whether the completion applied, and the item leased
+        (None: none due; never after a stale lease): one round trip where a completion and
+        a claim take two."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)

@@ -147,11 +147,12 @@ def mark_inbox_item_succeeded_and_claim(
     lease_ms: int,
     others_first: bool,
 ) -> tuple[bool, InboxItem | None]:
-    """Complete a run (``mark_inbox_item_succeeded``) and, in the same transaction, lease the
-    first due head in id order, as a claim of one would (its queue's next head carries the
-    state the completion wrote); with ``others_first``, the first due head of another queue
-    when there is one. Whether the completion applied, and the item leased (None: none due;
-    never after a stale lease)."""
+    """Complete a run (``mark_inbox_item_succeeded``) and, in the same transaction, lease its
+    queue's next head if it is due (carrying the state the completion wrote); with
+    ``others_first``, the first due head of another queue in id order when there is one, else
+    its own. Whether the completion applied, and the item leased (None: none due; never after
+    a stale lease). Other queues' heads are left to the claims: a burst of many users' runs
+    does not crowd out the ingestion that records them."""
     queue_key = _succeed(s, item_id, lease_id, consumed, state)
     if queue_key is None:
         return False, None
@@ -160,8 +161,8 @@ def mark_inbox_item_succeeded_and_claim(
         other = _take(s, others, (now, now, queue_key), now, lease_ms)
         if other:
             return True, other[0]
-    following = _take(s, _DUE_HEADS, (now, now, 1), now, lease_ms)
-    return True, following[0] if following else None
+    own = _take(s, _HEADS + " AND i.queue_key = ?", (now, now, queue_key), now, lease_ms)
+    return True, own[0] if own else None
 
 
 def mark_inbox_item_succeeded(

@@ -1,5 +1,6 @@
-"""Continuation, in both modes: a success completes its run and claims the next due head in one
-step (``RunQueue.complete_and_continue``), which the same slot runs next; a queue that ran
+"""Continuation, in both modes: a success completes its run and claims its queue's next due head
+in one step (``RunQueue.complete_and_continue``), which the same slot runs next, while other
+queues' heads are left to the loop's claims; a queue that ran
 ``CONTINUED_RUNS`` times in a row in a slot lets another queue's due head go first; a
 failure, a dead letter or a refused completion never continues."""
 
@@ -14,7 +15,7 @@ import trio.testing
 from svc.runtime import CONTINUED_RUNS, MemoryQueue, StoreQueue
 from svc.store import DeadLetter
 
-from .conftest import Context, HeldStore, deliver, make_runtime, memory_queue, store_queue
+from .conftest import SENDERS, Context, HeldStore, deliver, make_runtime, memory_queue, store_queue
 
 RUN_CALLS = {
     "claim_inbox_items",
@@ -54,6 +55,29 @@ async def test_a_queue_runs_in_order_with_one_store_call_a_run(
     assert await store.list_inbox_items() == []
 
 
+async def test_other_users_runs_are_left_to_the_claims(
+    store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Each user's message: no completion continues into another user's run; each is taken
+    by a claim of the loop (in record order)."""
+    log: list[str] = []
+
+    async def handler(ctx: Context) -> None:
+        log.append(ctx.key)
+
+    runtime = make_runtime(store_queue(store), handler, concurrency=1)
+    keys = [f"{user}1" for user in sorted(SENDERS)]
+    await deliver(runtime, *keys)
+    store.calls.clear()
+    await runtime.run_until_idle()
+    assert log == keys
+    inbox = [c for c in store.calls if c in RUN_CALLS]
+    assert inbox == [
+        "claim_inbox_items",
+        *["mark_inbox_item_succeeded_and_claim", "claim_inbox_items"] * len(keys),
+    ]
+
+
 async def test_a_busy_queue_lets_another_queue_go_after_its_continued_runs(
     queue: MemoryQueue | StoreQueue, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -67,9 +91,8 @@ async def test_a_busy_queue_lets_another_queue_go_after_its_continued_runs(
     await deliver(runtime, *busy)
     await deliver(runtime, "b1")  # recorded after all of a's
     await runtime.run_until_idle()
-    # The store claims by record order: a1 was claimed, CONTINUED_RUNS runs of a continued
-    # it, then b1 went first. The memory queue serves ready queues in turn: b1 came next.
-    assert log.index("b1") == (1 if isinstance(queue, MemoryQueue) else CONTINUED_RUNS + 1)
+    # a1 was claimed, CONTINUED_RUNS runs of a continued it, then b1 went first.
+    assert log.index("b1") == CONTINUED_RUNS + 1
     assert [key for key in log if key != "b1"] == busy
 
 

@@ -1,7 +1,6 @@
-"""``mark_inbox_item_succeeded_and_claim``: a completion and the claim of one due head in one
-transaction, on every adapter. It takes what a claim of one would (the first due head in id
-order, with the state the completion wrote), another queue's first with ``others_first``,
-and nothing after a completion it refused."""
+"""``mark_inbox_item_succeeded_and_claim``: a completion and the claim of its queue's next due
+head in one transaction, on every adapter (with the state the completion wrote), another
+queue's first due head with ``others_first``, and nothing after a completion it refused."""
 
 from __future__ import annotations
 
@@ -53,20 +52,23 @@ async def test_a_queue_drains_with_one_call_a_run_in_order_with_its_state(
     assert await store.list_inbox_items() == []
 
 
-async def test_it_takes_the_first_due_head_in_id_order_or_another_queues_first(
+async def test_it_takes_its_own_queues_next_head_or_another_queues_first(
     store: AnyStore,
 ) -> None:
+    """The completed queue's next head, though another queue's was recorded earlier (that one
+    is left to a claim); with ``others_first``, the first due head of another queue in id
+    order, else its own."""
     await record(store, ("a1", "a"), ("b1", "b"), ("a2", "a"), ("a3", "a"), ("c1", "c"))
     (a1,) = await store.claim_inbox_items(now=T0, limit=1, lease_ms=LEASE)
-    kept, b1 = await succeed(store, a1)
-    assert kept and b1 is not None and b1.update_key == "b1"  # recorded before a2
-    kept, a2 = await succeed(store, b1)
-    assert kept and a2 is not None and a2.update_key == "a2"
-    kept, c1 = await succeed(store, a2, others_first=True)
-    assert kept and c1 is not None and c1.update_key == "c1"  # a3 waits: c's head first
-    kept, a3 = await succeed(store, c1, others_first=True)
-    assert kept and a3 is not None and a3.update_key == "a3"  # no other queue: its own
-    assert await succeed(store, a3, others_first=True) == (True, None)
+    kept, a2 = await succeed(store, a1)
+    assert kept and a2 is not None and a2.update_key == "a2"  # b1, recorded before, waits
+    kept, b1 = await succeed(store, a2, others_first=True)
+    assert kept and b1 is not None and b1.update_key == "b1"  # a3 waits: b's head first
+    assert await succeed(store, b1) == (True, None)  # b is empty: c1 is left to a claim
+    a3, c1 = await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
+    assert [a3.update_key, c1.update_key] == ["a3", "c1"]
+    assert await succeed(store, a3, others_first=True) == (True, None)  # c1 runs already
+    assert await store.list_inbox_items() == [await store.get_inbox_item(id=c1.id)]
 
 
 async def test_a_head_not_due_or_held_is_not_taken(store: AnyStore) -> None:
