@@ -31,28 +31,32 @@ async def queue(request: pytest.FixtureRequest, store: HeldStore) -> MemoryQueue
     return memory_queue(capacity=1000) if request.param == "memory" else store_queue(store)
 
 
-async def test_a_queue_runs_in_order_with_one_store_call_a_run(
-    store: HeldStore, autojump_clock: trio.testing.MockClock
-) -> None:
+async def run_one_slot(store: HeldStore, keys: list[str]) -> list[str]:
+    """Deliver ``keys`` and run them with one slot until idle, in order; the store calls
+    that took or settled their runs."""
     log: list[str] = []
 
     async def handler(ctx: Context) -> None:
         log.append(ctx.key)
 
     runtime = make_runtime(store_queue(store), handler, concurrency=1)
-    keys = [f"a{n}" for n in range(1, 11)]
     await deliver(runtime, *keys)
     store.calls.clear()
     await runtime.run_until_idle()
     assert log == keys
-    inbox = [c for c in store.calls if c in RUN_CALLS]
+    assert await store.list_inbox_items() == []
+    return [c for c in store.calls if c in RUN_CALLS]
+
+
+async def test_a_queue_runs_in_order_with_one_store_call_a_run(
+    store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
     # One claim, then each run's completion claims the next; the last claim finds none.
-    assert inbox == [
+    assert await run_one_slot(store, [f"a{n}" for n in range(1, 11)]) == [
         "claim_inbox_items",
         *["mark_inbox_item_succeeded_and_claim"] * 10,
         "claim_inbox_items",
     ]
-    assert await store.list_inbox_items() == []
 
 
 async def test_other_users_runs_are_left_to_the_claims(
@@ -60,19 +64,8 @@ async def test_other_users_runs_are_left_to_the_claims(
 ) -> None:
     """Each user's message: no completion continues into another user's run; each is taken
     by a claim of the loop (in record order)."""
-    log: list[str] = []
-
-    async def handler(ctx: Context) -> None:
-        log.append(ctx.key)
-
-    runtime = make_runtime(store_queue(store), handler, concurrency=1)
     keys = [f"{user}1" for user in sorted(SENDERS)]
-    await deliver(runtime, *keys)
-    store.calls.clear()
-    await runtime.run_until_idle()
-    assert log == keys
-    inbox = [c for c in store.calls if c in RUN_CALLS]
-    assert inbox == [
+    assert await run_one_slot(store, keys) == [
         "claim_inbox_items",
         *["mark_inbox_item_succeeded_and_claim", "claim_inbox_items"] * len(keys),
     ]
