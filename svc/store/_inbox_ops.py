@@ -188,17 +188,20 @@ def _succeed(
     consumed: tuple[int, ...],
     state: tuple[StateArgs, int] | None,
 ) -> str | None:
-    """``mark_inbox_item_succeeded``: the queue the head was in, or None."""
-    if _dropped(s, item_id, lease_id):
-        return None
+    """``mark_inbox_item_succeeded``: the queue the head was in, or None (a dropped item's
+    row goes with the same statement, and nothing else happens: fenced)."""
     head = s.fetchone(
-        "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ? AND status = 'running'"
-        " RETURNING queue_key, phone_number_id, folded_from",
+        "DELETE FROM svc_inbox WHERE id = ? AND lease_id = ?"
+        " AND status IN ('running', 'dropping')"
+        " RETURNING status, queue_key, phone_number_id, folded_from",
         (item_id, lease_id),
     )
     if head is None:
         return None
-    queue_key, phone_number_id, sealed_for = head
+    status, queue_key, phone_number_id, sealed_for = head
+    if status == "dropping":
+        _release_taken(s, queue_key)
+        return None
     for part in chunks(consumed, _IDS_PER_STATEMENT):
         s.run(
             f"DELETE FROM svc_inbox WHERE id IN {in_list(part)} AND queue_key = ? AND id > ?",
