@@ -14,11 +14,13 @@ resumed. In one run, alternated sample by sample so drift hits both alike:
 
 With SQLite (one process: the ingest that records the reply wakes the wait), two
 instances on one SQLite file (``sqlite_two_instances``; the other's record wakes the wait
-with a datagram) and, when ``SVC_TEST_POSTGRES_URL`` answers, two instances on one
-PostgreSQL schema (``NOTIFY``), the reply sent to the waiting instance
-(``listener_same_instance``) or to the other one (``listener_other_instance``; without a
-wake, found by the wait's poll, every second). ``--baseline DIR`` serves the two SQLite
-instances from an earlier checkout too (DIR holds its own ``.venv``), in the same run.
+with a datagram), ``svc serve --workers 2`` on one SQLite file (``sqlite_workers_2``; a
+connection pinned to each worker) and, when ``SVC_TEST_POSTGRES_URL`` answers, two
+instances on one PostgreSQL schema (``NOTIFY``), the reply recorded by the waiting process
+(``listener_same_instance``) or by the other one (``listener_other_instance``; without a
+wake, found by the wait's poll, every second; the bot notes which process recorded it).
+``--baseline DIR`` serves the two SQLite instances from an earlier checkout too (DIR holds
+its own ``.venv``), in the same run.
 
 Then ``--waiting`` conversations wait at once (``--handler-concurrency`` above it: a
 waiting run holds a run slot) for ``--window`` seconds with the default deadline (30 s:
@@ -53,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +70,9 @@ import os
 import time
 from pathlib import Path
 
-from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
+from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate, Update
 
 LOG = Path.cwd() / "events.log"
-bot = DefaultFacade()
 
 
 def note(what: str, mid: str) -> None:
@@ -81,6 +82,15 @@ def note(what: str, mid: str) -> None:
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+
+
+class Noting(DefaultFacade):
+    def handles(self, update: Update) -> bool:
+        note("recorded", getattr(update, "message_id", None) or "-")
+        return super().handles(update)
+
+
+bot = Noting()
 
 
 @bot.on("message", context=True)
@@ -234,20 +244,33 @@ def batch(messages: list[tuple[str, str, str]]) -> tuple[bytes, dict[str, str]]:
 
 
 class Sender:
-    """Keep-alive clients by port; ``post`` returns the wall-clock time it was sent."""
+    """Keep-alive clients by route: a port, or a connection ``pin`` opened to one worker of
+    several on a port; ``post`` returns the wall-clock time it was sent."""
 
     def __init__(self) -> None:
-        self.clients: dict[int, httpx.Client] = {}
+        self.clients: dict[int | str, httpx.Client] = {}
         self.users = iter(range(10**6))
 
     def user(self) -> str:
         return f"1650{next(self.users):07d}"
 
-    def post(self, port: int, sender: str, mid: str, text: str) -> float:
-        client = self.clients.get(port)
+    def pin(self, port: int) -> str:
+        """A route of its own: one keep-alive connection (it stays with the worker that
+        accepted it)."""
+        route = f"{port}/{len(self.clients)}"
+        self.clients[route] = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            timeout=30,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        )
+        return route
+
+    def post(self, route: int | str, sender: str, mid: str, text: str) -> float:
+        client = self.clients.get(route)
         if client is None:
-            client = self.clients[port] = httpx.Client(
-                base_url=f"http://127.0.0.1:{port}", timeout=30
+            assert isinstance(route, int)
+            client = self.clients[route] = httpx.Client(
+                base_url=f"http://127.0.0.1:{route}", timeout=30
             )
         body, headers = delivery(sender, mid, text)
         sent = time.time()
@@ -274,10 +297,11 @@ def percentiles(values: list[float]) -> dict[str, float]:
 
 
 def latency(
-    sender: Sender, events: Events, ports: list[int], pids: list[str], samples: int
+    sender: Sender, events: Events, ports: Sequence[int | str], pids: list[str], samples: int
 ) -> dict[str, Any]:
-    """Plain runs and listener resumptions, alternated. With two instances the ask goes to
-    each in turn and its reply to the same instance or the other, in turn."""
+    """Plain runs and listener resumptions, alternated. With two processes the ask goes to
+    each in turn and its reply to the same process or the other, in turn; a sample counts as
+    the other's when the process that recorded the reply is not the waiting one."""
     plain: list[float] = []
     same: list[float] = []
     other: list[float] = []
@@ -296,7 +320,8 @@ def latency(
         # A user answers at any moment of the other instance's poll (not right after it).
         time.sleep(random.uniform(0, 2 * POLL_S))
         sent = sender.post(port_of[target], user, reply, "Ada")
-        (other if to_other else same).append((events.wait("resumed", reply)[1] - sent) * 1000)
+        resumed = (events.wait("resumed", reply)[1] - sent) * 1000
+        (other if events.wait("recorded", reply)[0] != waiter else same).append(resumed)
     result: dict[str, Any] = {"plain_ms": percentiles(plain)}
     result["listener_same_instance_ms" if len(ports) > 1 else "listener_ms"] = percentiles(same)
     if other:
@@ -435,6 +460,36 @@ def sqlite_instances_run(python: str, samples: int) -> dict[str, Any]:
     return result
 
 
+def sqlite_workers(args: argparse.Namespace) -> dict[str, Any]:
+    """The latencies with ``svc serve --workers 2`` on one SQLite file: a connection pinned
+    to each worker (found by which process recorded a plain message sent on it)."""
+    with tempfile.TemporaryDirectory(prefix="svc-bench-conversations-") as tmp:
+        folder = Path(tmp)
+        env = project(folder)
+        events, sender = Events(folder / "events.log"), Sender()
+        flags = ("--workers", "2", "--handler-concurrency", "8")
+        try:
+            with served(sys.executable, folder, ["--database", "svc.db"], env, *flags) as (
+                port,
+                _,
+            ):
+                route_of: dict[str, int | str] = {}
+                for n in range(40):
+                    if len(route_of) == 2:
+                        break
+                    route, mid = sender.pin(port), f"wamid.W{n:05d}{secrets.token_hex(3)}"
+                    sender.post(route, sender.user(), mid, "plain")
+                    route_of.setdefault(events.wait("recorded", mid)[0], route)
+                if len(route_of) != 2:
+                    raise RuntimeError(f"reached workers {sorted(route_of)} of 2")
+                pids = sorted(route_of)
+                result = latency(sender, events, [route_of[p] for p in pids], pids, args.samples)
+        finally:
+            sender.close()
+    result["store"] = "sqlite file (writer process each), svc serve --workers 2"
+    return result
+
+
 def sqlite_instances(args: argparse.Namespace) -> dict[str, Any]:
     """This checkout's two SQLite instances, and the baseline's with ``--baseline``."""
     result: dict[str, Any] = {"current": sqlite_instances_run(sys.executable, args.samples)}
@@ -523,6 +578,7 @@ def main() -> None:
         "latency": "POST sent -> the handler noted it ran or resumed (wall clock, one machine)",
         "sqlite": sqlite_run(args),
         "sqlite_two_instances": sqlite_instances(args),
+        "sqlite_workers_2": sqlite_workers(args),
     }
     url = _proc.postgres_url_to_measure(args.no_postgres)
     line["postgres"] = postgres_run(args, url) if url else "skipped"
