@@ -428,9 +428,9 @@ class HandlerRuntime:
     ) -> Claim | None:
         """Tell the queue how the run ended, under its lease; log, count and report it. A
         success of a run that holds its slot, while the loop runs and no paused run waits to
-        resume (it goes first), is completed together with the claim of the first due head
-        (``others_first``: of another queue, when one is due): the claim this slot runs
-        next (None: none)."""
+        resume (it goes first), is completed together with the claim of its queue's next due
+        head (``others_first``: another queue's due head first, when there is one): the claim
+        this slot runs next (None: none)."""
         decision = settle(failure, attempts=claim.attempt, policy=self._policy)
         now = self._now()
         outcome: RunOutcome
