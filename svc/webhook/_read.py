@@ -143,6 +143,12 @@ def read_float(value: Any) -> float | None:
     return None
 
 
+def read_strs(value: Mapping[str, Any], *keys: str) -> dict[str, str | None]:
+    """``read_str`` of each key of ``value``, by key: the keyword arguments of a record whose
+    fields are named as the payload's keys (``Referral(**read_strs(value, "body", ...))``)."""
+    return {key: read_str(value.get(key)) for key in keys}
+
+
 def read_dict(value: Any) -> Mapping[str, Any]:
     return value if type(value) is dict else _EMPTY
 
@@ -307,13 +313,9 @@ def _media(payload: Mapping[str, Any], mtype: str) -> MessageContent:
     return MediaContent(
         type=mtype,
         media_id=read_id(payload.get("id")),
-        mime_type=read_str(payload.get("mime_type")),
-        sha256=read_str(payload.get("sha256")),
-        caption=read_str(payload.get("caption")),
-        filename=read_str(payload.get("filename")),
         voice=read_bool(payload.get("voice")),
         animated=read_bool(payload.get("animated")),
-        url=read_str(payload.get("url")),
+        **read_strs(payload, "mime_type", "sha256", "caption", "filename", "url"),
     )
 
 
@@ -321,9 +323,7 @@ def _location(payload: Mapping[str, Any]) -> MessageContent:
     return LocationContent(
         latitude=read_float(payload.get("latitude")),
         longitude=read_float(payload.get("longitude")),
-        name=read_str(payload.get("name")),
-        address=read_str(payload.get("address")),
-        url=read_str(payload.get("url")),
+        **read_strs(payload, "name", "address", "url"),
     )
 
 
@@ -332,9 +332,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
     org = card.get("org")
     emails = [e for e in read_list(card.get("emails")) if type(e) is dict]
     return SharedContact(
-        formatted_name=read_str(name.get("formatted_name")),
-        first_name=read_str(name.get("first_name")),
-        last_name=read_str(name.get("last_name")),
+        **read_strs(name, "formatted_name", "first_name", "last_name", "middle_name"),
         phones=tuple(
             ContactPhone(
                 phone=read_str(p.get("phone")),
@@ -347,19 +345,12 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
         ),
         emails=tuple(e["email"] for e in emails if type(e.get("email")) is str),
         organization=read_str(read_dict(org).get("company")),
-        middle_name=read_str(name.get("middle_name")),
         name_prefix=read_str(name.get("prefix")),
         name_suffix=read_str(name.get("suffix")),
         birthday=read_str(card.get("birthday")),
         addresses=tuple(
             ContactAddress(
-                street=read_str(a.get("street")),
-                city=read_str(a.get("city")),
-                state=read_str(a.get("state")),
-                zip=read_str(a.get("zip")),
-                country=read_str(a.get("country")),
-                country_code=read_str(a.get("country_code")),
-                type=read_str(a.get("type")),
+                **read_strs(a, "street", "city", "state", "zip", "country", "country_code", "type")
             )
             for a in read_list(card.get("addresses"))
             if type(a) is dict
@@ -374,11 +365,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
             if type(u) is dict
         ),
         org=(
-            ContactOrg(
-                company=read_str(org.get("company")),
-                department=read_str(org.get("department")),
-                title=read_str(org.get("title")),
-            )
+            ContactOrg(**read_strs(org, "company", "department", "title"))
             if type(org) is dict
             else None
         ),
@@ -398,15 +385,13 @@ def _interactive(payload: Mapping[str, Any]) -> MessageContent:
     return InteractiveContent(
         reply_type=reply_type,
         reply_id=read_str(reply.get("id")),
-        title=read_str(reply.get("title")),
-        description=read_str(reply.get("description")),
-        response_json=read_str(reply.get("response_json")),
         flow_name=read_str(reply.get("name")),
         flow_body=read_str(reply.get("body")),
-        response=read_str(reply.get("response")),
         expiration_timestamp=read_timestamp(reply.get("expiration_timestamp")),
         is_permanent=read_bool(reply.get("is_permanent")),
-        response_source=read_str(reply.get("response_source")),
+        **read_strs(
+            reply, "title", "description", "response_json", "response", "response_source"
+        ),
         flow_token=read_str(flow.get("flow_token")) if flow is not None else None,
         flow_response=flow,
     )
@@ -547,16 +532,19 @@ def read_referral(value: Any) -> Referral | None:
     if type(value) is not dict:
         return None
     return Referral(
-        source_url=read_str(value.get("source_url")),
-        source_id=read_str(value.get("source_id")),
-        source_type=read_str(value.get("source_type")),
-        headline=read_str(value.get("headline")),
-        body=read_str(value.get("body")),
-        media_type=read_str(value.get("media_type")),
-        image_url=read_str(value.get("image_url")),
-        video_url=read_str(value.get("video_url")),
-        thumbnail_url=read_str(value.get("thumbnail_url")),
-        ctwa_clid=read_str(value.get("ctwa_clid")),
+        **read_strs(
+            value,
+            "source_url",
+            "source_id",
+            "source_type",
+            "headline",
+            "body",
+            "media_type",
+            "image_url",
+            "video_url",
+            "thumbnail_url",
+            "ctwa_clid",
+        ),
         welcome_message=read_str(read_dict(value.get("welcome_message")).get("text")),
     )
 
@@ -593,16 +581,14 @@ def read_pricing(value: Any) -> PricingInfo | None:
         return None
     return PricingInfo(
         billable=read_bool(value.get("billable")),
-        pricing_model=read_str(value.get("pricing_model")),
-        category=read_str(value.get("category")),
-        type=read_str(value.get("type")),
+        **read_strs(value, "pricing_model", "category", "type"),
     )
 
 
 def read_session(value: Any) -> CallSession | None:
     if type(value) is not dict:
         return None
-    return CallSession(sdp_type=read_str(value.get("sdp_type")), sdp=read_str(value.get("sdp")))
+    return CallSession(**read_strs(value, "sdp_type", "sdp"))
 
 
 def read_participants(value: Any) -> tuple[GroupParticipant, ...]:

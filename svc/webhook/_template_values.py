@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypedDict
 
-from ._read import read_dict, read_graph_id, read_list, read_str, read_timestamp
+from ._read import read_dict, read_graph_id, read_list, read_str, read_strs, read_timestamp
 
 __all__ = [
     "TemplateCategoryChange",
@@ -165,17 +165,14 @@ def _status(value: Mapping[str, Any]) -> TemplateChange:
 def _category(value: Mapping[str, Any]) -> TemplateChange:
     return TemplateCategoryChange(
         **_ref(value),
-        previous_category=read_str(value.get("previous_category")),
-        new_category=read_str(value.get("new_category")),
-        correct_category=read_str(value.get("correct_category")),
+        **read_strs(value, "previous_category", "new_category", "correct_category"),
     )
 
 
 def _quality(value: Mapping[str, Any]) -> TemplateChange:
     return TemplateQualityChange(
         **_ref(value),
-        previous_quality_score=read_str(value.get("previous_quality_score")),
-        new_quality_score=read_str(value.get("new_quality_score")),
+        **read_strs(value, "previous_quality_score", "new_quality_score"),
     )
 
 
