@@ -526,15 +526,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
             at = cutoff if target not in ("messages", "status_events") else messages_cutoff
             if at is None:
                 continue
-            total = 0
-            while True:
-                deleted = await self._call(
-                    "outbox_failed", _ops.prune_batch, target, at, size, write=True
-                )
-                total += deleted
-                if deleted < size:
-                    break
-            counts[target] = total
+            counts[target] = await self._delete_in_batches(size, _ops.prune_batch, target, at, size)
         return PruneReport(**counts)
 
     async def count_outbox_pending(self) -> int:

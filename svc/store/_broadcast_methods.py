@@ -7,10 +7,9 @@ to its operations (``_broadcasts``).
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, TypeVar, TypeVarTuple
+from typing import Final, Literal
 
 from . import _broadcasts as ops
 from . import _validate as check
@@ -21,13 +20,10 @@ from ._broadcasts import (
     BroadcastStatus,
 )
 from ._contract import BroadcastStore
-from ._errors import FaultCode, PersistenceValidationError
+from ._errors import PersistenceValidationError
 from ._kinds import Kind
-from ._session import Session
+from ._methods import StoreCalls
 from ._time import _EPOCH, to_ms
-
-T = TypeVar("T")
-Ts = TypeVarTuple("Ts")
 
 MAX_BROADCAST_RECIPIENTS: Final = 5000
 """Recipients one broadcast may hold (one request); larger lists are split by the caller."""
@@ -54,21 +50,13 @@ def _recipient(item: object) -> tuple[str, str]:
     return who, payload
 
 
-class BroadcastMethods(BroadcastStore, abc.ABC):
+class BroadcastMethods(StoreCalls, BroadcastStore):
     """Create, read, pause and resume broadcasts; claim, complete and retry their sends.
 
     Each method's docstring is its declaration's in ``BroadcastStore``.
     """
 
     __slots__ = ()
-
-    @abc.abstractmethod
-    async def _call(
-        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
-    ) -> T: ...
-
-    @abc.abstractmethod
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
     async def create_broadcast(
         self,

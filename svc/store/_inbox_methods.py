@@ -9,23 +9,19 @@ and completions, a worker's hot writes, go through the group commit (``_write``,
 
 from __future__ import annotations
 
-import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar, TypeVarTuple
+from typing import Any, Final
 
 from . import _inbox_ops as ops
 from . import _validate as check
-from ._errors import FaultCode, PersistenceValidationError
+from ._errors import PersistenceValidationError
 from ._inbox_ops import InboxWrite
 from ._kinds import Kind
 from ._leases import MAX_ERROR_LEN, MAX_RETRY_DELAY_MS
+from ._methods import StoreCalls
 from ._records import InboxItem, InboxStatistics, InboxStatus, UserStateRecord, UserStateWrite
-from ._session import Session
 from ._time import to_ms, utc_now
-
-T = TypeVar("T")
-Ts = TypeVarTuple("Ts")
 
 MAX_INBOX_CLAIM: Final = 1000
 MAX_USER_STATE_BYTES: Final = 65_536
@@ -82,20 +78,12 @@ def _status(value: object) -> str:
         ) from None
 
 
-class InboxMethods(abc.ABC):
+class InboxMethods(StoreCalls):
     """Claim the heads of the inbox's queues, settle them under their lease (consuming later
     items and writing the user's state with a success), list, retry, drop and count items,
     read users' states, and delete old dead letters and expired states."""
 
     __slots__ = ()
-
-    @abc.abstractmethod
-    async def _call(
-        self, code: FaultCode, fn: Callable[[Session, *Ts], T], *args: *Ts, write: bool
-    ) -> T: ...
-
-    @abc.abstractmethod
-    async def _write(self, kind: Kind, args: Any, *, code: FaultCode, key: str) -> Any: ...
 
     async def _inbox_write(self, write: InboxWrite, *args: object, key: str = "") -> Any:
         """A claim (``key`` "claim": after the completions of its batch) or a completion."""
@@ -223,16 +211,7 @@ class InboxMethods(abc.ABC):
         """Delete the states expired at ``now``, ``batch_size`` per transaction; how many."""
         at = to_ms(now, field="now")
         size = check.integer(batch_size, "batch_size", low=1, high=100_000)
-        total = 0
-        while True:
-            deleted = await self._call(
-                "outbox_failed",
-                ops.delete_expired_user_states, at, size,
-                write=True,
-            )
-            total += deleted
-            if deleted < size:
-                return total
+        return await self._delete_in_batches(size, ops.delete_expired_user_states, at, size)
 
     async def mark_inbox_item_failed(
         self,
@@ -312,13 +291,4 @@ class InboxMethods(abc.ABC):
         transaction; how many."""
         cutoff = to_ms(older_than, field="older_than")
         size = check.integer(batch_size, "batch_size", low=1, high=100_000)
-        total = 0
-        while True:
-            deleted = await self._call(
-                "outbox_failed",
-                ops.delete_dead_inbox_items, cutoff, size,
-                write=True,
-            )
-            total += deleted
-            if deleted < size:
-                return total
+        return await self._delete_in_batches(size, ops.delete_dead_inbox_items, cutoff, size)
