@@ -124,7 +124,7 @@ class Service:
         self.recent_errors = RecentErrors()
         self.foreign_numbers = ForeignNumbers()
         self.update_hooks: list[UpdateHook] = []
-        """Run before the record on the updates of a delivery each wants (the broadcast
+        """Run beside the record on the updates of a delivery each wants (the broadcast
         template pause); each returns those whose hook work was not stored."""
         self.runtime: HandlerRuntime | None = None
         """The handler runtime (``create_app`` sets it: over the store's inbox with an inbox
@@ -181,10 +181,10 @@ class Service:
     async def ingest_webhook(self, body: bytes, signature: str | None) -> Reply:
         """Receive (signature, JSON, envelope: decisions.md section 3), record, hand over, reply.
 
-        The answer waits only for the record: the update hooks run first (the broadcast
-        pause; a failure answers 503 with nothing recorded), then the delivery, its update
-        keys, its projection and the updates the facade ``handles`` (sealed inbox rows) are
-        recorded in one store call, and the runtime runs those updates after the answer.
+        The answer waits only for the record: the delivery, its update keys, its projection
+        and the updates the facade ``handles`` (sealed inbox rows) are recorded in one store
+        call, the update hooks' work (the broadcast pause) beside it in the same batch
+        (``_record_beside_hooks``), and the runtime runs those updates after the answer.
         Without a store the updates go to the in-memory queue (full: 503 ``handlers_busy``).
         A redelivery of a recorded update is a plain duplicate. A byte-for-byte copy of a
         delivery this process recorded (``local_copies``) makes no store trip. The answer's
@@ -214,8 +214,6 @@ class Service:
             # Recorded here already: every update of it is a duplicate, nothing to record.
             self._count_outcomes(updates, set(), {id(update) for update in updates})
             return _ack(delivery, foreign, dispatched=0, queued=0)
-        if not await self._run_update_hooks(updates):
-            return error_reply(persistence_unavailable())
         handled = self._handled(updates)
         floats = delivery.may_hold_floats
         keys = [update_key(update, may_hold_floats=floats) for update in updates]
@@ -225,8 +223,15 @@ class Service:
         if self.store is None:
             return self._hand_to_memory(delivery, foreign, pairs)
         rows = runtime.rows(pairs) if runtime is not None and pairs else []
+        hooks = self._hook_work(updates)
         try:
-            new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
+            if hooks:
+                (new, changes, projected), hooks_stored = await self._record_beside_hooks(
+                    delivery, keys, now, rows, hooks
+                )
+            else:
+                new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
+                hooks_stored = True
         except HttpError as exc:
             return error_reply(exc)
         handed = {row.update_key for row in rows} & new
@@ -245,8 +250,9 @@ class Service:
                 ran.add(id(update))
             seen.add(key)
         self._count_outcomes(updates, ran, duplicate)
-        if not changes_stored:
-            # Recorded and handed over; the redelivery is a duplicate and re-applies the changes.
+        if not (changes_stored and hooks_stored):
+            # Recorded and handed over; the redelivery is a duplicate, and re-applies the
+            # changes and runs the hooks again.
             return error_reply(persistence_unavailable())
         if projected and not changes:
             self.local_copies.add((digest,))
@@ -325,15 +331,50 @@ class Service:
             from_context=True,
         )
 
-    async def _run_update_hooks(self, updates: tuple[Update, ...]) -> bool:
-        """Await each update hook with the updates it wants, before the record; False when
-        one's work was not stored (the answer is then 503 and nothing is recorded, so the
-        platform's redelivery runs the hooks again: they are idempotent)."""
+    def _hook_work(self, updates: tuple[Update, ...]) -> list[tuple[UpdateHook, list[Update]]]:
+        """Each update hook that wants some of ``updates``, with those updates."""
+        work = []
         for hook in self.update_hooks:
             wanted = [update for update in updates if hook.wants(update)]
-            if wanted and await hook.run(wanted):
-                return False
-        return True
+            if wanted:
+                work.append((hook, wanted))
+        return work
+
+    async def _record_beside_hooks(
+        self,
+        delivery: Delivery,
+        keys: list[str],
+        received_at: datetime,
+        rows: Sequence[InboxRow],
+        hooks: list[tuple[UpdateHook, list[Update]]],
+    ) -> tuple[tuple[set[str], tuple[IdentityChange, ...], bool], bool]:
+        """``_record_delivery`` with the hooks' work awaited beside it, so that both are
+        queued for the same group-commit batch (one commit, one round trip); the record's
+        answer and whether every hook's work was stored.
+
+        A hook whose work was not stored makes the answer 503 (``ingest_webhook``): the
+        delivery may be recorded all the same, and the platform's redelivery, a duplicate,
+        runs the hooks again (their work is idempotent). A failed record answers its error
+        whatever the hooks did.
+        """
+        failed: list[bool] = []
+        recorded: list[tuple[set[str], tuple[IdentityChange, ...], bool]] = []
+        refusal: list[HttpError] = []
+
+        async def run(hook: UpdateHook, wanted: list[Update]) -> None:
+            if await hook.run(wanted):
+                failed.append(True)
+
+        async with anyio.create_task_group() as group:
+            for hook, wanted in hooks:
+                group.start_soon(run, hook, wanted)
+            try:
+                recorded.append(await self._record_delivery(delivery, keys, received_at, rows))
+            except HttpError as exc:  # raised below, outside the task group
+                refusal.append(exc)
+        if refusal:
+            raise refusal[0]
+        return recorded[0], not failed
 
     def _route_delivery(self, delivery: Delivery) -> tuple[Delivery, int]:
         """The delivery reduced to the served numbers' updates, and how many were set apart.

@@ -19,11 +19,12 @@ FOREIGN_NUMBER: Final = "foreign_number"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateHook:
-    """Work the service runs in the request, before the record, on the updates it ``wants``.
+    """Work the service runs in the request, beside the record, on the updates it ``wants``.
 
-    ``run`` is awaited with those updates and returns the ones whose work was not
-    stored: the delivery is then answered 503 with nothing recorded, and the
-    platform's redelivery runs the hook again (its work must be idempotent).
+    ``run`` is awaited with those updates while the delivery is recorded (its store
+    writes join the record's group-commit batch) and returns the ones whose work was not
+    stored: the delivery is then answered 503, and the platform's redelivery, a
+    duplicate, runs the hook again (its work must be idempotent).
     """
 
     wants: Callable[[Update], bool]

@@ -194,8 +194,8 @@ async def test_a_duplicate_template_status_costs_no_pause_call(
 async def test_a_failed_template_pause_is_retried_by_the_redelivery(
     make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
 ) -> None:
-    """A pause the store did not take answers 503 before anything is recorded (the hook runs
-    before the record); the redelivery runs the pause again, records and hands the update over."""
+    """A pause the store did not take answers 503; the delivery, recorded beside it in the
+    same batch, was handed over once, and the redelivery (a duplicate) runs the pause again."""
     store = CountingStore(sqlite_store, failing={"pause_broadcasts_for_template"})
     facade = RecordingFacade()
     client = make_app(store=store, facade=facade, broadcast_options=QUIET).test_client()
@@ -205,17 +205,18 @@ async def test_a_failed_template_pause_is_retried_by_the_redelivery(
     assert failed.status_code == 503
     assert (await failed.get_json())["error"]["code"] == "persistence_unavailable"
     assert (await sqlite_store.get_broadcast(id=bid)).state == "queued"  # type: ignore[union-attr]
-    assert store.names["record_webhook_updates"] == 0  # nothing recorded
-    assert facade.updates == []
+    assert store.names["record_webhook_updates"] == 1  # recorded beside the failed pause
+    assert len(facade.updates) == 1
     store.failing.clear()
     again = await post_webhook(client, template_status())
     assert again.status_code == 200
-    assert (await again.get_json())["dispatched"] == 1
+    assert (await again.get_json())["dispatched"] == 0  # a duplicate: handed over once
     assert (await sqlite_store.get_broadcast(id=bid)).state == "paused"  # type: ignore[union-attr]
+    assert store.names["pause_broadcasts_for_template"] == 2
     assert len(facade.updates) == 1
     done = await post_webhook(client, template_status())
     assert (await done.get_json())["dispatched"] == 0
-    assert store.names["pause_broadcasts_for_template"] == 2
+    assert store.names["pause_broadcasts_for_template"] == 2  # a copy answered from memory
     assert len(facade.updates) == 1
 
 

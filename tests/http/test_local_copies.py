@@ -151,16 +151,16 @@ async def test_a_delivery_with_identity_changes_is_not_kept(
 
 async def test_a_delivery_a_hook_failed_on_is_not_kept(make_app: AppFactory, store: Any) -> None:
     """The broadcast template pause fails (its store call fails): 503, and the copy goes to
-    the store."""
+    the store (a duplicate there) and runs the hook again."""
 
     calls = CountingStore(store, failing=frozenset({"pause_broadcasts_for_template"}))
     client = make_app(facade=RecordingFacade(), store=calls).test_client()
     body = _body("batch_mixed.json")
     assert (await post_webhook(client, body)).status_code == 503
     again = await post_webhook(client, body)
-    assert again.status_code == 503  # the hook runs (and fails) again: nothing was kept
+    assert again.status_code == 503  # the hook runs (and fails) again: the copy was not kept
     assert calls.names["pause_broadcasts_for_template"] == 2
-    assert calls.names["record_webhook_updates"] == 0  # the hook runs before the record
+    assert calls.names["record_webhook_updates"] == 2  # the hook runs beside the record
 
 
 async def test_no_copy_is_answered_from_memory_without_a_store(make_app: AppFactory) -> None:
