@@ -51,7 +51,7 @@ from ._access_log import AccessLog
 from ._body import DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_PENDING_BODIES, BodyGate
 from ._broadcast_routes import BroadcastRuntime, register_broadcast_routes
 from ._broadcast_sender import BroadcastOptions
-from ._checks import check_arguments
+from ._checks import CheckedArguments, check_arguments
 from ._errors import (
     HttpError,
     ServiceError,
@@ -139,21 +139,9 @@ def create_app(
         flow_handler=flow_handler,
         flows_private_key=flows_private_key,
     )
-    checked_profile, checked_secrets, checked_store = (
-        checked.profile,
-        checked.secrets,
-        checked.store,
+    gate, handling = _request_options(
+        body_read_timeout, max_pending_bodies, handler_options, inbox_keyring
     )
-    try:
-        gate = BodyGate(timeout=body_read_timeout, max_pending=max_pending_bodies)
-    except (TypeError, ValueError) as exc:
-        raise ServiceError("invalid_config", str(exc)) from None
-    try:
-        handling = handler_options_from(handler_options)
-    except (TypeError, ValueError) as exc:
-        raise ServiceError("invalid_config", f"handler_options: {exc}") from None
-    if inbox_keyring is not None and not isinstance(inbox_keyring, InboxKeyring):
-        raise ServiceError("invalid_secret", "inbox_keyring must be an svc.crypto.InboxKeyring.")
     if (
         checked.store is not None
         and inbox_keyring is None
@@ -165,62 +153,33 @@ def create_app(
             "(the profile's inbox keys, e.g. SVC_INBOX_KEY).",
             field="inbox_keyring",
         )
-    log = logger if logger is not None else logging.getLogger("svc.http")
     registry = metrics_registry if metrics_registry is not None else CollectorRegistry()
-    try:
-        client = GraphClient(
-            access_token=checked_secrets.access_token,
-            api_version=checked_profile.api_version,
-            base_url=checked_profile.base_url,
-            transport=transport,
-        )
-    except GraphRequestValidationError:
-        raise ServiceError("invalid_secret", "access_token is not usable.") from None
-    stream = log_stream if log_stream is not None else sys.stderr
-    telemetry = Telemetry(
-        registry,
-        sink=telemetry_sink,
-        logger=log,
-        log_stream=stream,
-        adapter=checked_store.backend if checked_store is not None else None,
-        phone_number_ids=(n.phone_number_id for n in checked_profile.served_numbers),
-        access_log=AccessLog(stream, log) if access_log is True else None,
-    )
-    webhook_metrics = WebhookMetrics(registry, sink=telemetry_sink, logger=log)
-    flags = facade_flags if facade_flags is not None else FacadeFlags()
-    # The echo reply goes out through the handler context the runtime gives every run; the
-    # event log is written by the service at ingest, for every update.
-    service_facade: WebhookFacade = (
-        facade
-        if facade is not None
-        else DefaultFacade.from_flags(FacadeFlags(echo_reply=flags.echo_reply), logger=log)
-    )
-    service = Service(
-        profile=checked_profile,
-        secrets=checked_secrets,
-        client=client,
-        store=checked_store,
-        facade=service_facade,
+    service = _build_service(
+        checked,
+        transport=transport,
         crypto_provider=crypto_provider,
-        telemetry=telemetry,
-        webhook_metrics=webhook_metrics,
+        facade=facade,
+        facade_flags=facade_flags if facade_flags is not None else FacadeFlags(),
+        telemetry_sink=telemetry_sink,
+        registry=registry,
         now=now,
-        logger=log,
+        logger=logger if logger is not None else logging.getLogger("svc.http"),
+        log_stream=log_stream if log_stream is not None else sys.stderr,
+        access_log=access_log,
         enable_group_routes=enable_group_routes,
-        numbers=build_numbers(
-            checked_profile,
-            checked_secrets,
-            client,
-            lambda token: _number_client(token, checked_profile, transport),
-        ),
     )
-    service.log_webhook_events = flags.log_webhook_events
     _attach_runtime(service, handling, inbox_keyring, registry)
     outbox = None
-    if outbox_handler is not None and checked_store is not None:
+    if outbox_handler is not None and checked.store is not None:
         try:
             outbox = _outbox_options(
-                outbox_handler, outbox_options or {}, now, registry, checked_store, telemetry, log
+                outbox_handler,
+                outbox_options or {},
+                now,
+                registry,
+                checked.store,
+                service.telemetry,
+                service.logger,
             )
         except Exception as exc:
             raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
@@ -228,13 +187,101 @@ def create_app(
         broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", "broadcast_options are invalid.") from exc
-    routes = route_inventory(checked_profile, enable_group_routes=enable_group_routes)
+    routes = route_inventory(checked.profile, enable_group_routes=enable_group_routes)
     app = _build_quart_app(
         service, routes, registry, metrics_exposition, outbox, gate, broadcasts
     )
     if flow_handler is not None and flows_private_key is not None:
         register_flows_route(app, service, flow_handler, flows_private_key)
     return app
+
+
+def _request_options(
+    body_read_timeout: float,
+    max_pending_bodies: int,
+    handler_options: HandlerOptions | Mapping[str, Any] | None,
+    inbox_keyring: InboxKeyring | None,
+) -> tuple[BodyGate, HandlerOptions]:
+    """The body gate and the handler options, checked (``ServiceError`` when invalid)."""
+    try:
+        gate = BodyGate(timeout=body_read_timeout, max_pending=max_pending_bodies)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", str(exc)) from None
+    try:
+        handling = handler_options_from(handler_options)
+    except (TypeError, ValueError) as exc:
+        raise ServiceError("invalid_config", f"handler_options: {exc}") from None
+    if inbox_keyring is not None and not isinstance(inbox_keyring, InboxKeyring):
+        raise ServiceError("invalid_secret", "inbox_keyring must be an svc.crypto.InboxKeyring.")
+    return gate, handling
+
+
+def _build_service(
+    checked: CheckedArguments,
+    *,
+    transport: httpx.AsyncBaseTransport | None,
+    crypto_provider: CryptoProvider | None,
+    facade: WebhookFacade | None,
+    facade_flags: FacadeFlags,
+    telemetry_sink: TelemetrySink | None,
+    registry: CollectorRegistry,
+    now: Callable[[], datetime],
+    logger: logging.Logger,
+    log_stream: TextIO,
+    access_log: bool,
+    enable_group_routes: bool,
+) -> Service:
+    """The ``Service`` the routes share: its Graph client, telemetry, webhook metrics, facade
+    (the default one, with the echo reply if flagged, when none is given) and numbers."""
+    profile, secrets, store = checked.profile, checked.secrets, checked.store
+    try:
+        client = GraphClient(
+            access_token=secrets.access_token,
+            api_version=profile.api_version,
+            base_url=profile.base_url,
+            transport=transport,
+        )
+    except GraphRequestValidationError:
+        raise ServiceError("invalid_secret", "access_token is not usable.") from None
+    telemetry = Telemetry(
+        registry,
+        sink=telemetry_sink,
+        logger=logger,
+        log_stream=log_stream,
+        adapter=store.backend if store is not None else None,
+        phone_number_ids=(n.phone_number_id for n in profile.served_numbers),
+        access_log=AccessLog(log_stream, logger) if access_log is True else None,
+    )
+    # The echo reply goes out through the handler context the runtime gives every run; the
+    # event log is written by the service at ingest, for every update.
+    service_facade: WebhookFacade = (
+        facade
+        if facade is not None
+        else DefaultFacade.from_flags(
+            FacadeFlags(echo_reply=facade_flags.echo_reply), logger=logger
+        )
+    )
+    service = Service(
+        profile=profile,
+        secrets=secrets,
+        client=client,
+        store=store,
+        facade=service_facade,
+        crypto_provider=crypto_provider,
+        telemetry=telemetry,
+        webhook_metrics=WebhookMetrics(registry, sink=telemetry_sink, logger=logger),
+        now=now,
+        logger=logger,
+        enable_group_routes=enable_group_routes,
+        numbers=build_numbers(
+            profile,
+            secrets,
+            client,
+            lambda token: _number_client(token, profile, transport),
+        ),
+    )
+    service.log_webhook_events = facade_flags.log_webhook_events
+    return service
 
 
 def _attach_runtime(
