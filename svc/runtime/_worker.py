@@ -151,6 +151,8 @@ class HandlerRuntime:
         self._slots = RunSlots(options.concurrency, options.max_waiting, self._kick)
         self._wakeup = trio.Event()
         self._in_flight = 0
+        self._refreshing = False
+        """Whether a statistics refresh is under way (one at a time, beside the turns)."""
         self._idle = False
         self._idle_event = trio.Event()
         self._stopping = False
@@ -227,12 +229,16 @@ class HandlerRuntime:
                 while not self._stopping:
                     self._wakeup = trio.Event()
                     clock = trio.current_time()
+                    # Beside the turn, not in it: both read or delete across the whole inbox
+                    # (a count of every item, a scan for old dead ones), and a claim must not
+                    # wait for that however large one user's backlog grows.
                     if clock >= next_tidy:
                         next_tidy = clock + _TIDY_EVERY
-                        await self._guarded(self.queue.tidy(now=self._now()))
-                    if clock >= next_statistics:
+                        runs.start_soon(self._guarded, self.queue.tidy(now=self._now()))
+                    if clock >= next_statistics and not self._refreshing:
                         next_statistics = clock + _STATISTICS_EVERY
-                        await self._refresh()
+                        self._refreshing = True
+                        runs.start_soon(self._refresh)
                     free = self._slots.free
                     if free > 0:
                         await self._claim(runs, free)
@@ -548,6 +554,8 @@ class HandlerRuntime:
         except Exception as exc:  # noqa: BLE001 -- reported, tried again next turn
             self._queue_fault(exc)
             return
+        finally:
+            self._refreshing = False
         self._reporter.refresh(snapshot)
 
     def statistics(self) -> RuntimeReporter:

@@ -19,7 +19,7 @@ import trio.testing
 from prometheus_client import CollectorRegistry
 
 from svc.runtime import INVALID_COMPLETION, Entry, RunStarted, StoreQueue
-from svc.store import DeadLetter, InboxStatus
+from svc.store import DeadLetter, InboxStatistics, InboxStatus
 
 from .conftest import (
     KEYRING,
@@ -499,8 +499,9 @@ async def test_metrics_from_runs_and_statistics(
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
         await a1_started.wait()
-        # The first turn's snapshot, taken before its claim: all three pending.
-        assert sample("svc_inbox_items", state="pending") == 3
+        # The first turn's snapshot, taken beside its claim: all three, pending or running.
+        first = [sample("svc_inbox_items", state=state) for state in ("pending", "running")]
+        assert sum(value or 0 for value in first) == 3
         # The next snapshot comes with the first turn past 1 s, the poll at 1.25 s (a1 ended
         # at 0.25 s): c1 waits for its retry, recorded 1.25 s before.
         await trio.sleep_until(1.5)
@@ -515,3 +516,37 @@ async def test_metrics_from_runs_and_statistics(
     assert sample("svc_inbox_items", state="running") == 0
     assert sample("svc_inbox_items", state="dead") == 1
     assert sample("svc_inbox_oldest_pending_seconds") == pytest.approx(1.25)
+
+
+async def test_a_claim_never_waits_for_the_inbox_statistics(
+    store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The statistics count the whole inbox (slow behind a large backlog): they are read
+    beside the loop's turns, so a statistics read that does not return holds no claim."""
+    release = trio.Event()
+    ran: list[str] = []
+
+    class SlowStatistics(StoreQueue):
+        async def statistics(self) -> InboxStatistics:
+            await release.wait()
+            return await super().statistics()
+
+    async def handler(ctx: Context) -> None:
+        ran.append(ctx.key)
+
+    queue = SlowStatistics(
+        store=store,
+        keyring=KEYRING,
+        state_ttl=timedelta(days=30),
+        dead_horizon=timedelta(days=7),
+        logger=logging.getLogger(LOGGER),
+    )
+    runtime = make_runtime(queue, handler)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        await deliver(runtime, "a1", "b1")
+        with trio.fail_after(60):  # virtual seconds: the old loop waited here for ever
+            await runtime.wait_idle()
+        assert sorted(ran) == ["a1", "b1"]  # claimed and run, the statistics still unread
+        release.set()
+        await runtime.stop()
