@@ -29,17 +29,7 @@ from ._admin_checks import (
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
-from ._parse import (
-    Raw,
-    as_object,
-    object_list,
-    opt_bool,
-    opt_int,
-    opt_object,
-    opt_str,
-    req_str,
-    str_tuple,
-)
+from ._parse import Raw, as_object, object_list, opt_bool, read_record
 from ._results import Page, Success
 
 __all__ = [
@@ -100,26 +90,17 @@ class FlowValidationIssue:
 
     @classmethod
     def from_api(cls, raw: Raw) -> FlowValidationIssue:
-        return cls(
-            error=opt_str(raw, "error"),
-            error_type=opt_str(raw, "error_type"),
-            message=opt_str(raw, "message"),
-            line_start=opt_int(raw, "line_start"),
-            line_end=opt_int(raw, "line_end"),
-            column_start=opt_int(raw, "column_start"),
-            column_end=opt_int(raw, "column_end"),
-            raw=raw,
-        )
-
-
-def _issues(obj: Raw) -> tuple[FlowValidationIssue, ...]:
-    return tuple(FlowValidationIssue.from_api(i) for i in object_list(obj.get("validation_errors")))
+        return read_record(cls, raw, what="flow validation issue")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlowPreview:
     preview_url: str | None
     expires_at: str | None
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> FlowPreview:
+        return read_record(cls, raw, what="flow preview")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,27 +120,7 @@ class Flow:
 
     @classmethod
     def from_api(cls, raw: Any) -> Flow:
-        obj = as_object(raw, what="flow")
-        preview = opt_object(obj, "preview")
-        return cls(
-            id=req_str(obj, "id", what="flow"),
-            name=opt_str(obj, "name"),
-            status=opt_str(obj, "status"),
-            categories=str_tuple(obj.get("categories")),
-            validation_errors=_issues(obj),
-            json_version=opt_str(obj, "json_version"),
-            data_api_version=opt_str(obj, "data_api_version"),
-            endpoint_uri=opt_str(obj, "endpoint_uri"),
-            preview=(
-                FlowPreview(
-                    preview_url=opt_str(preview, "preview_url"),
-                    expires_at=opt_str(preview, "expires_at"),
-                )
-                if preview is not None
-                else None
-            ),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="flow")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,13 +134,7 @@ class FlowCreated:
 
     @classmethod
     def from_api(cls, raw: Any) -> FlowCreated:
-        obj = as_object(raw, what="flow")
-        return cls(
-            id=req_str(obj, "id", what="flow"),
-            success=opt_bool(obj, "success"),
-            validation_errors=_issues(obj),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="flow")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,12 +148,7 @@ class FlowAsset:
 
     @classmethod
     def from_api(cls, raw: Raw) -> FlowAsset:
-        return cls(
-            name=opt_str(raw, "name"),
-            asset_type=opt_str(raw, "asset_type"),
-            download_url=opt_str(raw, "download_url"),
-            raw=raw,
-        )
+        return read_record(cls, raw, what="flow asset")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,9 +162,7 @@ class FlowAssetsUpdateResult:
     @classmethod
     def from_api(cls, raw: Any) -> FlowAssetsUpdateResult:
         obj = as_object(raw, what="flow assets")
-        return cls(
-            success=opt_bool(obj, "success") is True, validation_errors=_issues(obj), raw=obj
-        )
+        return read_record(cls, obj, what="flow assets", success=opt_bool(obj, "success") is True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,14 +180,7 @@ class MigratedFlow:
 
     @classmethod
     def from_api(cls, raw: Raw) -> MigratedFlow:
-        return cls(
-            source_name=opt_str(raw, "source_name"),
-            source_id=opt_str(raw, "source_id"),
-            migrated_id=opt_str(raw, "migrated_id"),
-            error_code=opt_str(raw, "error_code"),
-            error_message=opt_str(raw, "error_message"),
-            raw=raw,
-        )
+        return read_record(cls, raw, what="migrated flow")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

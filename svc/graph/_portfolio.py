@@ -16,7 +16,7 @@ from ._admin_checks import (
     listing_query,
 )
 from ._endpoint import Param, route
-from ._parse import Raw, as_object, opt_str, req_str
+from ._parse import Raw, read_record
 from ._results import Page
 from ._waba import WabaInfo
 
@@ -45,13 +45,7 @@ class BusinessPortfolioInfo:
 
     @classmethod
     def from_api(cls, raw: Any) -> BusinessPortfolioInfo:
-        obj = as_object(raw, what="business portfolio")
-        return cls(
-            id=req_str(obj, "id", what="business portfolio"),
-            name=opt_str(obj, "name"),
-            timezone_id=opt_str(obj, "timezone_id"),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="business portfolio")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,9 +58,7 @@ class CreditLine:
 
     @classmethod
     def from_api(cls, raw: Raw) -> CreditLine:
-        return cls(
-            id=opt_str(raw, "id"), legal_entity_name=opt_str(raw, "legal_entity_name"), raw=raw
-        )
+        return read_record(cls, raw, what="credit line")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,8 +70,7 @@ class OnboardingRequest:
 
     @classmethod
     def from_api(cls, raw: Any) -> OnboardingRequest:
-        obj = as_object(raw, what="onboarding request")
-        return cls(request_id=req_str(obj, "request_id", what="onboarding request"), raw=obj)
+        return read_record(cls, raw, what="onboarding request")
 
 
 class BusinessPortfolio(BusinessScoped):

@@ -26,7 +26,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_int, opt_object, opt_str, req_str, str_tuple
+from ._parse import Raw, as_object, opt_object, opt_str, read_record, req_str
 from ._preverified import BusinessSummary
 from ._results import CreatedObject, Page, Success
 
@@ -89,15 +89,7 @@ class Solution:
     def from_api(cls, raw: Any) -> Solution:
         obj = as_object(raw, what="solution")
         owner = opt_object(obj, "owner_app") or {}
-        return cls(
-            id=opt_str(obj, "id"),
-            name=opt_str(obj, "name"),
-            status=opt_str(obj, "status"),
-            status_for_pending_request=opt_str(obj, "status_for_pending_request"),
-            owner_app_id=opt_str(owner, "id"),
-            owner_permissions=str_tuple(obj.get("owner_permissions")),
-            raw=obj,
-        )
+        return read_record(cls, obj, what="solution", owner_app_id=opt_str(owner, "id"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,12 +106,7 @@ class SolutionAccessToken:
 
     @classmethod
     def from_api(cls, raw: Any) -> SolutionAccessToken:
-        obj = as_object(raw, what="solution access token")
-        return cls(
-            access_token=req_str(obj, "access_token", what="solution access token"),
-            expires_at=opt_int(obj, "expires_at"),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="solution access token")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,8 +119,7 @@ class MigrationIntent:
 
     @classmethod
     def from_api(cls, raw: Any) -> MigrationIntent:
-        obj = as_object(raw, what="migration intent")
-        return cls(id=opt_str(obj, "id"), status=opt_str(obj, "status"), raw=obj)
+        return read_record(cls, raw, what="migration intent")
 
 
 def _permissions(value: object, *, field: str) -> list[str]:

@@ -28,7 +28,15 @@ from ._admin_checks import (
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._optimization import OptimizationSpec, refuse_bid_spec
-from ._parse import Raw, as_object, object_list, opt_object, opt_str, req_str, str_tuple
+from ._parse import (
+    Raw,
+    as_object,
+    object_list,
+    opt_object,
+    opt_str,
+    read_record,
+    str_tuple,
+)
 from ._results import CreatedObject, Page, Success, Template
 
 __all__ = [
@@ -105,13 +113,7 @@ class TemplateCreated:
 
     @classmethod
     def from_api(cls, raw: Any) -> TemplateCreated:
-        obj = as_object(raw, what="template")
-        return cls(
-            id=req_str(obj, "id", what="template"),
-            status=opt_str(obj, "status"),
-            category=opt_str(obj, "category"),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="template")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,13 +132,8 @@ class TemplateGroup:
         templates = opt_object(obj, "whatsapp_business_templates")
         template_items = object_list(templates.get("data")) if templates else ()
         ids = tuple(i for t in template_items if (i := opt_str(t, "id")) is not None)
-        return cls(
-            id=req_str(obj, "id", what="template group"),
-            name=opt_str(obj, "name"),
-            description=opt_str(obj, "description"),
-            template_ids=ids or str_tuple(obj.get("template_ids")),
-            raw=obj,
-        )
+        template_ids = ids or str_tuple(obj.get("template_ids"))
+        return read_record(cls, obj, what="template group", template_ids=template_ids)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,8 +145,7 @@ class TemplateGroupAnalytics:
 
     @classmethod
     def from_api(cls, raw: Any) -> TemplateGroupAnalytics:
-        obj = as_object(raw, what="template group analytics")
-        return cls(data=object_list(obj.get("data")), raw=obj)
+        return read_record(cls, raw, what="template group analytics")
 
 
 # --- helpers ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 from ._admin_checks import PhoneScoped, check_choice
 from ._endpoint import route
-from ._parse import Raw, as_object, opt_str
+from ._parse import Raw, read_record
 from ._recipient import Recipient
 from ._validate import check_label
 
@@ -44,8 +44,7 @@ class ThreadControlResult:
 
     @classmethod
     def from_api(cls, raw: Any) -> ThreadControlResult:
-        obj = as_object(raw, what="thread control")
-        return cls(messaging_product=opt_str(obj, "messaging_product"), raw=obj)
+        return read_record(cls, raw, what="thread control")
 
 
 class ThreadControl(PhoneScoped):

@@ -9,7 +9,7 @@ from typing import Any, Final
 from ._admin_checks import PhoneScoped, check_choice
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_str, str_tuple
+from ._parse import Raw, as_object, object_list, read_record, str_tuple
 from ._results import Success
 
 __all__ = [
@@ -45,8 +45,7 @@ class BusinessUsername:
 
     @classmethod
     def from_api(cls, raw: Any) -> BusinessUsername:
-        obj = as_object(raw, what="business username")
-        return cls(username=opt_str(obj, "username"), status=opt_str(obj, "status"), raw=obj)
+        return read_record(cls, raw, what="business username")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

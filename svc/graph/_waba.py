@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_object, opt_str, req_str
+from ._parse import Raw, opt_object, read_record
 from ._phone_admin import PhoneNumberInfo
 from ._results import CreatedObject, Page, Success
 
@@ -59,16 +59,7 @@ class WabaInfo:
 
     @classmethod
     def from_api(cls, raw: Any) -> WabaInfo:
-        obj = as_object(raw, what="WhatsApp Business Account")
-        return cls(
-            id=req_str(obj, "id", what="WhatsApp Business Account"),
-            name=opt_str(obj, "name"),
-            currency=opt_str(obj, "currency"),
-            timezone_id=opt_str(obj, "timezone_id"),
-            message_template_namespace=opt_str(obj, "message_template_namespace"),
-            account_review_status=opt_str(obj, "account_review_status"),
-            raw=obj,
-        )
+        return read_record(cls, raw, what="WhatsApp Business Account")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,9 +74,7 @@ class SubscribedApp:
     @classmethod
     def from_api(cls, raw: Raw) -> SubscribedApp:
         data = opt_object(raw, "whatsapp_business_api_data") or raw
-        return cls(
-            id=opt_str(data, "id"), name=opt_str(data, "name"), link=opt_str(data, "link"), raw=raw
-        )
+        return read_record(cls, data, what="subscribed app", raw=raw)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, opt_object, opt_str
+from ._parse import Raw, opt_object, opt_str, read_record
 from ._results import Page, Success
 
 __all__ = ["WABA_USER_TASKS", "AssignedUser", "WabaActivity", "WabaUsers"]
@@ -79,13 +79,7 @@ class AssignedUser:
     @classmethod
     def from_api(cls, raw: Raw) -> AssignedUser:
         business = opt_object(raw, "business") or {}
-        return cls(
-            id=opt_str(raw, "id"),
-            name=opt_str(raw, "name"),
-            user_type=opt_str(raw, "user_type"),
-            business_id=opt_str(business, "id"),
-            raw=raw,
-        )
+        return read_record(cls, raw, what="assigned user", business_id=opt_str(business, "id"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,16 +97,7 @@ class WabaActivity:
 
     @classmethod
     def from_api(cls, raw: Raw) -> WabaActivity:
-        return cls(
-            id=opt_str(raw, "id"),
-            activity_type=opt_str(raw, "activity_type"),
-            timestamp=opt_str(raw, "timestamp"),
-            actor_type=opt_str(raw, "actor_type"),
-            actor_id=opt_str(raw, "actor_id"),
-            actor_name=opt_str(raw, "actor_name"),
-            description=opt_str(raw, "description"),
-            raw=raw,
-        )
+        return read_record(cls, raw, what="WABA activity")
 
 
 def _time(value: object, *, field: str) -> str | int | None:
