@@ -21,7 +21,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_object, opt_str, read_record
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 from ._recipient import Recipient
 
 __all__ = [
@@ -69,16 +69,14 @@ class CallResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CallPermissionLimit:
+class CallPermissionLimit(ApiRecord):
+    _what = "call permission limit"
+
     time_period: str | None
     max_allowed: int | None
     current_usage: int | None
     limit_expiration_time: int | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> CallPermissionLimit:
-        return read_record(cls, raw, what="call permission limit")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -29,7 +29,7 @@ from ._admin_checks import (
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
-from ._parse import Raw, as_object, object_list, opt_bool, read_record
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_bool, read_record
 from ._results import Page, Success
 
 __all__ = [
@@ -76,8 +76,10 @@ MAX_MIGRATED_FLOWS: Final = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowValidationIssue:
+class FlowValidationIssue(ApiRecord):
     """One entry of a Flow's ``validation_errors``."""
+
+    _what = "flow validation issue"
 
     error: str | None
     error_type: str | None
@@ -88,24 +90,20 @@ class FlowValidationIssue:
     column_end: int | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> FlowValidationIssue:
-        return read_record(cls, raw, what="flow validation issue")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowPreview:
+class FlowPreview(ApiRecord):
+    _what = "flow preview"
+
     preview_url: str | None
     expires_at: str | None
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> FlowPreview:
-        return read_record(cls, raw, what="flow preview")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Flow:
+class Flow(ApiRecord):
     """A Flow (list item or ``GET /{flow_id}``)."""
+
+    _what = "flow"
 
     id: str
     name: str | None
@@ -118,37 +116,29 @@ class Flow:
     preview: FlowPreview | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> Flow:
-        return read_record(cls, raw, what="flow")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowCreated:
+class FlowCreated(ApiRecord):
     """``POST /{waba_id}/flows``: the new id and any Flow JSON validation errors."""
+
+    _what = "flow"
 
     id: str
     success: bool | None
     validation_errors: tuple[FlowValidationIssue, ...]
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> FlowCreated:
-        return read_record(cls, raw, what="flow")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowAsset:
+class FlowAsset(ApiRecord):
     """An item of ``GET /{flow_id}/assets``."""
+
+    _what = "flow asset"
 
     name: str | None
     asset_type: str | None
     download_url: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> FlowAsset:
-        return read_record(cls, raw, what="flow asset")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,10 +156,12 @@ class FlowAssetsUpdateResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MigratedFlow:
+class MigratedFlow(ApiRecord):
     """One Flow of a migration: its name, its id in the source WABA and, when copied, the new
     id (``migrated_id``); a failed one carries the platform's ``error_code`` and message.
     """
+
+    _what = "migrated flow"
 
     source_name: str | None
     source_id: str | None
@@ -177,10 +169,6 @@ class MigratedFlow:
     error_code: str | None
     error_message: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> MigratedFlow:
-        return read_record(cls, raw, what="migrated flow")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,7 +31,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_int, opt_str, read_record, str_tuple
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_int, opt_str, read_record, str_tuple
 from ._results import Page, Success
 
 __all__ = [
@@ -136,25 +136,21 @@ class Group:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupInviteLink:
+class GroupInviteLink(ApiRecord):
+    _what = "group invite link"
+
     invite_link: str | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> GroupInviteLink:
-        return read_record(cls, raw, what="group invite link")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupJoinRequest:
+class GroupJoinRequest(ApiRecord):
+    _what = "group join request"
+
     join_request_id: str | None
     wa_id: str | None
     creation_timestamp: int | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> GroupJoinRequest:
-        return read_record(cls, raw, what="group join request")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_type_hints
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, get_args, get_type_hints
 
 from ._errors import GraphSerializationError
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 __all__ = [
+    "ApiRecord",
     "Raw",
     "as_object",
     "first_data",
@@ -156,3 +157,20 @@ def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, Any], ...]:
     """The name and resolved type of each field of the dataclass ``cls``."""
     hints = get_type_hints(cls)
     return tuple((field.name, hints[field.name]) for field in dataclasses.fields(cls))
+
+
+class ApiRecord:
+    """A result record read wholly by its field types: ``from_api`` is ``read_record``.
+
+    A subclass names its answer in ``_what`` (the errors say it); a record with a
+    field read another way writes its own ``from_api`` instead.
+    """
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    _what: ClassVar[str]
+
+    @classmethod
+    def from_api(cls, raw: Any) -> Self:
+        """The record read from the JSON object ``raw``, or ``GraphSerializationError``."""
+        return read_record(cls, raw, what=cls._what)

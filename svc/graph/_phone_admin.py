@@ -28,7 +28,16 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, first_data, object_list, opt_object, opt_str, read_record
+from ._parse import (
+    ApiRecord,
+    Raw,
+    as_object,
+    first_data,
+    object_list,
+    opt_object,
+    opt_str,
+    read_record,
+)
 from ._results import Page, Success
 
 __all__ = [
@@ -95,16 +104,14 @@ class PhoneNumberInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PhoneNumberSettings:
+class PhoneNumberSettings(ApiRecord):
     """``GET /{phone_number_id}/settings``: calling and storage sections, as sent."""
+
+    _what = "phone number settings"
 
     calling: Raw | None
     storage_configuration: Raw | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> PhoneNumberSettings:
-        return read_record(cls, raw, what="phone number settings")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,26 +149,22 @@ class CommerceSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlockedUser:
+class BlockedUser(ApiRecord):
+    _what = "blocked user"
+
     wa_id: str
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> BlockedUser:
-        return read_record(cls, raw, what="blocked user")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlockedUserOutcome:
+class BlockedUserOutcome(ApiRecord):
     """One user of a block or unblock call: what was sent (``input``) and the resolved id."""
+
+    _what = "blocked user outcome"
 
     input: str | None
     wa_id: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> BlockedUserOutcome:
-        return read_record(cls, raw, what="blocked user outcome")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,16 +184,14 @@ class BlockUsersResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OfficialBusinessAccountStatus:
+class OfficialBusinessAccountStatus(ApiRecord):
     """``GET /{phone_number_id}/official_business_account``."""
+
+    _what = "official business account"
 
     id: str | None
     oba_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> OfficialBusinessAccountStatus:
-        return read_record(cls, raw, what="official business account")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

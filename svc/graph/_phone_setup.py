@@ -23,7 +23,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, first_data, object_list, opt_str, read_record
+from ._parse import ApiRecord, Raw, as_object, first_data, object_list, opt_str, read_record
 from ._phone_admin import BusinessProfile, business_profile_body
 from ._results import Success
 
@@ -140,15 +140,13 @@ class BusinessComplianceInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EncryptedMessageResult:
+class EncryptedMessageResult(ApiRecord):
     """``POST /{phone_number_id}/messages_encrypted``: the platform's answer, itself a JWE."""
+
+    _what = "encrypted message"
 
     encrypted_contents: str
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> EncryptedMessageResult:
-        return read_record(cls, raw, what="encrypted message")
 
 
 # --- checks -------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_str, read_record
+from ._parse import ApiRecord, Raw, as_object, opt_str, read_record
 from ._phone_setup import CodeVerification, check_code, code_request_body
 from ._results import CreatedObject, Page, Success
 
@@ -86,17 +86,15 @@ class PreverifiedNumber:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BusinessSummary:
+class BusinessSummary(ApiRecord):
     """A business as other edges list it (a partner, a connected client)."""
+
+    _what = "business"
 
     id: str | None
     name: str | None
     verification_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> BusinessSummary:
-        return read_record(cls, raw, what="business")
 
 
 def _phone_number(value: object) -> str:

@@ -26,7 +26,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_object, opt_str, read_record, req_str
+from ._parse import ApiRecord, Raw, as_object, opt_object, opt_str, read_record, req_str
 from ._preverified import BusinessSummary
 from ._results import CreatedObject, Page, Success
 
@@ -93,33 +93,29 @@ class Solution:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SolutionAccessToken:
+class SolutionAccessToken(ApiRecord):
     """A business token scoped to what the client shared with the solution.
 
     The token is a secret: it is left out of ``repr`` (and so of logs and tracebacks
     that print the result); read ``access_token`` only to hand it to a ``GraphClient``.
     """
 
+    _what = "solution access token"
+
     access_token: str = field(repr=False)
     expires_at: int | None
     raw: Raw = field(repr=False)
 
-    @classmethod
-    def from_api(cls, raw: Any) -> SolutionAccessToken:
-        return read_record(cls, raw, what="solution access token")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MigrationIntent:
+class MigrationIntent(ApiRecord):
     """A WABA's migration intent: ``status`` INITIATED, ACCEPTED, REJECTED or COMPLETED."""
+
+    _what = "migration intent"
 
     id: str | None
     status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> MigrationIntent:
-        return read_record(cls, raw, what="migration intent")
 
 
 def _permissions(value: object, *, field: str) -> list[str]:

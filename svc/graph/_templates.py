@@ -29,6 +29,7 @@ from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._optimization import OptimizationSpec, refuse_bid_spec
 from ._parse import (
+    ApiRecord,
     Raw,
     as_object,
     object_list,
@@ -103,17 +104,15 @@ TEMPLATE_GROUP_ANALYTICS = route(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TemplateCreated:
+class TemplateCreated(ApiRecord):
     """``POST /{waba_id}/message_templates``: ``{"id", "status", "category"}``."""
+
+    _what = "template"
 
     id: str
     status: str | None
     category: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> TemplateCreated:
-        return read_record(cls, raw, what="template")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,15 +136,13 @@ class TemplateGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TemplateGroupAnalytics:
+class TemplateGroupAnalytics(ApiRecord):
     """``GET /{waba_id}/template_group_analytics``: the ``data`` points, as sent."""
+
+    _what = "template group analytics"
 
     data: tuple[Raw, ...]
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> TemplateGroupAnalytics:
-        return read_record(cls, raw, what="template group analytics")
 
 
 # --- helpers ------------------------------------------------------------------

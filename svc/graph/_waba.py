@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from ._admin_checks import (
     FIELDS_PARAM,
@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, opt_object, read_record
+from ._parse import ApiRecord, Raw, opt_object, read_record
 from ._phone_admin import PhoneNumberInfo
 from ._results import CreatedObject, Page, Success
 
@@ -46,8 +46,10 @@ _TIMEZONE_ID = re.compile(r"[0-9]{1,4}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WabaInfo:
+class WabaInfo(ApiRecord):
     """``GET /{waba_id}``."""
+
+    _what = "WhatsApp Business Account"
 
     id: str
     name: str | None
@@ -56,10 +58,6 @@ class WabaInfo:
     message_template_namespace: str | None
     account_review_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> WabaInfo:
-        return read_record(cls, raw, what="WhatsApp Business Account")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

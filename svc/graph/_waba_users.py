@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, opt_object, opt_str, read_record
+from ._parse import ApiRecord, Raw, opt_object, opt_str, read_record
 from ._results import Page, Success
 
 __all__ = ["WABA_USER_TASKS", "AssignedUser", "WabaActivity", "WabaUsers"]
@@ -83,8 +83,10 @@ class AssignedUser:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WabaActivity:
+class WabaActivity(ApiRecord):
     """One entry of the WABA's activity log (who did what, and when)."""
+
+    _what = "WABA activity"
 
     id: str | None
     activity_type: str | None
@@ -94,10 +96,6 @@ class WabaActivity:
     actor_name: str | None
     description: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> WabaActivity:
-        return read_record(cls, raw, what="WABA activity")
 
 
 def _time(value: object, *, field: str) -> str | int | None:

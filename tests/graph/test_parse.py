@@ -14,7 +14,7 @@ from svc.graph import (
     PhoneNumberInfo,
     Template,
 )
-from svc.graph._parse import Raw, read_record
+from svc.graph._parse import ApiRecord, Raw, read_record
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,3 +168,21 @@ def test_nested_records_use_their_own_from_api() -> None:
     spec = Template.from_api({"id": "1", "optimization_spec": {"bid_amount": "900"}})
     assert spec.optimization_spec == OptimizationSpec(bid_amount=900)
     assert Template.from_api({"id": "1", "optimization_spec": [1]}).optimization_spec is None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Named(ApiRecord):
+    _what = "named thing"
+
+    id: str
+    raw: Raw
+
+
+def test_an_api_record_reads_itself_and_names_its_answer() -> None:
+    named = Named.from_api({"id": 3})
+    assert named == Named(id="3", raw={"id": 3})
+    assert not hasattr(named, "__dict__")
+    with pytest.raises(GraphSerializationError, match=r"^named thing: the answer has no 'id'$"):
+        Named.from_api({})
+    with pytest.raises(GraphSerializationError, match=r"^named thing: expected a JSON object"):
+        Named.from_api("id")
