@@ -77,16 +77,14 @@ REJECT_JOIN_REQUESTS = route("DELETE", "/{group_id}/join_requests")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupMutation:
+class GroupMutation(ApiRecord):
     """An asynchronous group mutation: ``request_id`` correlates the later group webhook."""
+
+    _what = "group mutation"
 
     request_id: str | None
     success: bool | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any, *, what: str = "group mutation") -> GroupMutation:
-        return read_record(cls, raw, what=what)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

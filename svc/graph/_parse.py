@@ -162,8 +162,8 @@ def _field_types(cls: type[DataclassInstance]) -> tuple[tuple[str, Any], ...]:
 class ApiRecord:
     """A result record read wholly by its field types: ``from_api`` is ``read_record``.
 
-    A subclass names its answer in ``_what`` (the errors say it); a record with a
-    field read another way writes its own ``from_api`` instead.
+    A subclass names its answer in ``_what`` (the errors say it, unless the call
+    names it); a record with a field read another way writes its own ``from_api``.
     """
 
     __slots__ = ()
@@ -171,6 +171,6 @@ class ApiRecord:
     _what: ClassVar[str]
 
     @classmethod
-    def from_api(cls, raw: Any) -> Self:
+    def from_api(cls, raw: Any, *, what: str | None = None) -> Self:
         """The record read from the JSON object ``raw``, or ``GraphSerializationError``."""
-        return read_record(cls, raw, what=cls._what)
+        return read_record(cls, raw, what=cls._what if what is None else what)

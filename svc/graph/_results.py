@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from ._errors import GraphSerializationError
 from ._optimization import OptimizationSpec
-from ._parse import Raw, as_object, object_list, opt_object, opt_str, read_record
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 
 __all__ = ["CreatedObject", "Page", "Success", "Template"]
 
@@ -89,16 +89,14 @@ class Success:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatedObject:
+class CreatedObject(ApiRecord):
     """An answer carrying the ``id`` of what was created (``{"id": "..."}``)."""
+
+    _what = "answer"
 
     id: str
     success: bool | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any, *, what: str = "answer") -> CreatedObject:
-        return read_record(cls, raw, what=what)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -186,3 +186,9 @@ def test_an_api_record_reads_itself_and_names_its_answer() -> None:
         Named.from_api({})
     with pytest.raises(GraphSerializationError, match=r"^named thing: expected a JSON object"):
         Named.from_api("id")
+
+
+def test_a_call_may_name_the_answer_in_the_records_stead() -> None:
+    with pytest.raises(GraphSerializationError, match=r"^create schedule: the answer has no 'id'$"):
+        Named.from_api({}, what="create schedule")
+    assert Named.from_api({"id": "1"}, what="") == Named(id="1", raw={"id": "1"})
