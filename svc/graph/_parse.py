@@ -1,7 +1,8 @@
 """Small readers that turn a parsed upstream answer into typed values, or raise.
 
 A 2xx answer whose shape is wrong raises ``GraphSerializationError``; optional
-fields that are absent (or of an unexpected type) read as ``None``.
+fields that are absent (or of an unexpected type) read as ``None``. ``read_record``
+reads a whole result record with them, each field as its type says.
 """
 
 from __future__ import annotations
