@@ -21,7 +21,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_object, opt_str
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 from ._recipient import Recipient
 
 __all__ = [
@@ -64,15 +64,14 @@ class CallResult:
     def from_api(cls, raw: Any) -> CallResult:
         obj = as_object(raw, what="call")
         calls = object_list(obj.get("calls"))
-        return cls(
-            success=opt_bool(obj, "success"),
-            call_id=opt_str(calls[0], "id") if calls else None,
-            raw=obj,
-        )
+        call_id = opt_str(calls[0], "id") if calls else None
+        return read_record(cls, obj, what="call", call_id=call_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CallPermissionLimit:
+class CallPermissionLimit(ApiRecord):
+    _what = "call permission limit"
+
     time_period: str | None
     max_allowed: int | None
     current_usage: int | None
@@ -101,30 +100,12 @@ class CallPermissions:
     def from_api(cls, raw: Any) -> CallPermissions:
         obj = as_object(raw, what="call permissions")
         permission = opt_object(obj, "permission") or {}
-        return cls(
-            status=opt_str(permission, "status"),
-            expiration_time=opt_int(permission, "expiration_time"),
-            actions=tuple(
-                CallPermissionAction(
-                    action_name=name,
-                    can_perform_action=opt_bool(action, "can_perform_action"),
-                    limits=tuple(
-                        CallPermissionLimit(
-                            time_period=opt_str(limit, "time_period"),
-                            max_allowed=opt_int(limit, "max_allowed"),
-                            current_usage=opt_int(limit, "current_usage"),
-                            limit_expiration_time=opt_int(limit, "limit_expiration_time"),
-                            raw=limit,
-                        )
-                        for limit in object_list(action.get("limits"))
-                    ),
-                    raw=action,
-                )
-                for action in object_list(obj.get("actions"))
-                if (name := opt_str(action, "action_name")) is not None
-            ),
-            raw=obj,
+        actions = tuple(
+            read_record(CallPermissionAction, action, what="call permissions", action_name=name)
+            for action in object_list(obj.get("actions"))
+            if (name := opt_str(action, "action_name")) is not None
         )
+        return read_record(cls, permission, what="call permissions", actions=actions, raw=obj)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -29,17 +29,7 @@ from ._admin_checks import (
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._flow_json import validate_flow_json
-from ._parse import (
-    Raw,
-    as_object,
-    object_list,
-    opt_bool,
-    opt_int,
-    opt_object,
-    opt_str,
-    req_str,
-    str_tuple,
-)
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_bool, read_record
 from ._results import Page, Success
 
 __all__ = [
@@ -86,8 +76,10 @@ MAX_MIGRATED_FLOWS: Final = 100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowValidationIssue:
+class FlowValidationIssue(ApiRecord):
     """One entry of a Flow's ``validation_errors``."""
+
+    _what = "flow validation issue"
 
     error: str | None
     error_type: str | None
@@ -98,33 +90,20 @@ class FlowValidationIssue:
     column_end: int | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> FlowValidationIssue:
-        return cls(
-            error=opt_str(raw, "error"),
-            error_type=opt_str(raw, "error_type"),
-            message=opt_str(raw, "message"),
-            line_start=opt_int(raw, "line_start"),
-            line_end=opt_int(raw, "line_end"),
-            column_start=opt_int(raw, "column_start"),
-            column_end=opt_int(raw, "column_end"),
-            raw=raw,
-        )
-
-
-def _issues(obj: Raw) -> tuple[FlowValidationIssue, ...]:
-    return tuple(FlowValidationIssue.from_api(i) for i in object_list(obj.get("validation_errors")))
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowPreview:
+class FlowPreview(ApiRecord):
+    _what = "flow preview"
+
     preview_url: str | None
     expires_at: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Flow:
+class Flow(ApiRecord):
     """A Flow (list item or ``GET /{flow_id}``)."""
+
+    _what = "flow"
 
     id: str
     name: str | None
@@ -137,68 +116,29 @@ class Flow:
     preview: FlowPreview | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> Flow:
-        obj = as_object(raw, what="flow")
-        preview = opt_object(obj, "preview")
-        return cls(
-            id=req_str(obj, "id", what="flow"),
-            name=opt_str(obj, "name"),
-            status=opt_str(obj, "status"),
-            categories=str_tuple(obj.get("categories")),
-            validation_errors=_issues(obj),
-            json_version=opt_str(obj, "json_version"),
-            data_api_version=opt_str(obj, "data_api_version"),
-            endpoint_uri=opt_str(obj, "endpoint_uri"),
-            preview=(
-                FlowPreview(
-                    preview_url=opt_str(preview, "preview_url"),
-                    expires_at=opt_str(preview, "expires_at"),
-                )
-                if preview is not None
-                else None
-            ),
-            raw=obj,
-        )
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowCreated:
+class FlowCreated(ApiRecord):
     """``POST /{waba_id}/flows``: the new id and any Flow JSON validation errors."""
+
+    _what = "flow"
 
     id: str
     success: bool | None
     validation_errors: tuple[FlowValidationIssue, ...]
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> FlowCreated:
-        obj = as_object(raw, what="flow")
-        return cls(
-            id=req_str(obj, "id", what="flow"),
-            success=opt_bool(obj, "success"),
-            validation_errors=_issues(obj),
-            raw=obj,
-        )
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FlowAsset:
+class FlowAsset(ApiRecord):
     """An item of ``GET /{flow_id}/assets``."""
+
+    _what = "flow asset"
 
     name: str | None
     asset_type: str | None
     download_url: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> FlowAsset:
-        return cls(
-            name=opt_str(raw, "name"),
-            asset_type=opt_str(raw, "asset_type"),
-            download_url=opt_str(raw, "download_url"),
-            raw=raw,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,16 +152,16 @@ class FlowAssetsUpdateResult:
     @classmethod
     def from_api(cls, raw: Any) -> FlowAssetsUpdateResult:
         obj = as_object(raw, what="flow assets")
-        return cls(
-            success=opt_bool(obj, "success") is True, validation_errors=_issues(obj), raw=obj
-        )
+        return read_record(cls, obj, what="flow assets", success=opt_bool(obj, "success") is True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MigratedFlow:
+class MigratedFlow(ApiRecord):
     """One Flow of a migration: its name, its id in the source WABA and, when copied, the new
     id (``migrated_id``); a failed one carries the platform's ``error_code`` and message.
     """
+
+    _what = "migrated flow"
 
     source_name: str | None
     source_id: str | None
@@ -229,17 +169,6 @@ class MigratedFlow:
     error_code: str | None
     error_message: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> MigratedFlow:
-        return cls(
-            source_name=opt_str(raw, "source_name"),
-            source_id=opt_str(raw, "source_id"),
-            migrated_id=opt_str(raw, "migrated_id"),
-            error_code=opt_str(raw, "error_code"),
-            error_message=opt_str(raw, "error_message"),
-            raw=raw,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,7 +31,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_bool, opt_int, opt_str, str_tuple
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_int, opt_str, read_record, str_tuple
 from ._results import Page, Success
 
 __all__ = [
@@ -77,19 +77,14 @@ REJECT_JOIN_REQUESTS = route("DELETE", "/{group_id}/join_requests")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupMutation:
+class GroupMutation(ApiRecord):
     """An asynchronous group mutation: ``request_id`` correlates the later group webhook."""
+
+    _what = "group mutation"
 
     request_id: str | None
     success: bool | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any, *, what: str = "group mutation") -> GroupMutation:
-        obj = as_object(raw, what=what)
-        return cls(
-            request_id=opt_str(obj, "request_id"), success=opt_bool(obj, "success"), raw=obj
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,12 +98,8 @@ class GroupSummary:
 
     @classmethod
     def from_api(cls, raw: Raw) -> GroupSummary:
-        return cls(
-            id=opt_str(raw, "id"),
-            subject=opt_str(raw, "subject"),
-            created_at=opt_int(raw, "created_at") or opt_int(raw, "creation_timestamp"),
-            raw=raw,
-        )
+        created_at = opt_int(raw, "created_at") or opt_int(raw, "creation_timestamp")
+        return read_record(cls, raw, what="group summary", created_at=created_at)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,49 +125,30 @@ class Group:
     @classmethod
     def from_api(cls, raw: Any) -> Group:
         obj = as_object(raw, what="group")
-        return cls(
-            id=opt_str(obj, "id"),
-            subject=opt_str(obj, "subject"),
-            description=opt_str(obj, "description"),
-            join_approval_mode=opt_str(obj, "join_approval_mode"),
-            suspended=opt_bool(obj, "suspended"),
-            creation_timestamp=opt_int(obj, "creation_timestamp"),
-            participants=tuple(
-                GroupParticipant(wa_id=wa_id, raw=item)
-                for item in object_list(obj.get("participants"))
-                if (wa_id := opt_str(item, "wa_id")) is not None
-            ),
-            total_participant_count=opt_int(obj, "total_participant_count"),
-            raw=obj,
+        participants = tuple(
+            GroupParticipant(wa_id=wa_id, raw=item)
+            for item in object_list(obj.get("participants"))
+            if (wa_id := opt_str(item, "wa_id")) is not None
         )
+        return read_record(cls, obj, what="group", participants=participants)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupInviteLink:
+class GroupInviteLink(ApiRecord):
+    _what = "group invite link"
+
     invite_link: str | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> GroupInviteLink:
-        obj = as_object(raw, what="group invite link")
-        return cls(invite_link=opt_str(obj, "invite_link"), raw=obj)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GroupJoinRequest:
+class GroupJoinRequest(ApiRecord):
+    _what = "group join request"
+
     join_request_id: str | None
     wa_id: str | None
     creation_timestamp: int | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> GroupJoinRequest:
-        return cls(
-            join_request_id=opt_str(raw, "join_request_id"),
-            wa_id=opt_str(raw, "wa_id"),
-            creation_timestamp=opt_int(raw, "creation_timestamp"),
-            raw=raw,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,16 +167,13 @@ class GroupJoinRequestsResult:
     @classmethod
     def from_api(cls, raw: Any, *, succeeded_key: str) -> GroupJoinRequestsResult:
         obj = as_object(raw, what="join requests")
-        return cls(
-            request_id=opt_str(obj, "request_id"),
-            succeeded=str_tuple(obj.get(succeeded_key)),
-            failed=tuple(
-                ident
-                for item in object_list(obj.get("failed_join_requests"))
-                if (ident := opt_str(item, "join_request_id")) is not None
-            ),
-            raw=obj,
+        failed = tuple(
+            ident
+            for item in object_list(obj.get("failed_join_requests"))
+            if (ident := opt_str(item, "join_request_id")) is not None
         )
+        succeeded = str_tuple(obj.get(succeeded_key))
+        return read_record(cls, obj, what="join requests", succeeded=succeeded, failed=failed)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, object_list, opt_int, opt_object, opt_str
+from ._parse import Raw, object_list, opt_int, opt_object, opt_str, read_record
 from ._results import Page
 
 __all__ = [
@@ -67,13 +67,12 @@ class MessageHistoryEvent:
     def from_api(cls, raw: Raw) -> MessageHistoryEvent:
         node = opt_object(raw, "node") or raw
         application = opt_object(node, "application") or {}
-        return cls(
-            id=opt_str(node, "id"),
-            delivery_status=opt_str(node, "delivery_status"),
-            occurrence_timestamp=opt_int(node, "occurrence_timestamp")
-            or opt_int(node, "timestamp"),
-            status_timestamp=opt_int(node, "status_timestamp"),
-            error_description=opt_str(node, "error_description"),
+        occurred = opt_int(node, "occurrence_timestamp") or opt_int(node, "timestamp")
+        return read_record(
+            cls,
+            node,
+            what="message history event",
+            occurrence_timestamp=occurred,
             application_id=opt_str(application, "id"),
             raw=raw,
         )
@@ -91,12 +90,8 @@ class MessageHistoryEntry:
     @classmethod
     def from_api(cls, raw: Raw) -> MessageHistoryEntry:
         events = opt_object(raw, "events") or {}
-        return cls(
-            id=opt_str(raw, "id"),
-            message_id=opt_str(raw, "message_id"),
-            events=tuple(MessageHistoryEvent.from_api(e) for e in object_list(events.get("data"))),
-            raw=raw,
-        )
+        items = tuple(map(MessageHistoryEvent.from_api, object_list(events.get("data"))))
+        return read_record(cls, raw, what="message history", events=items)
 
 
 def _message_id(value: object) -> str | None:

@@ -28,7 +28,16 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
+from ._parse import (
+    ApiRecord,
+    Raw,
+    as_object,
+    first_data,
+    object_list,
+    opt_object,
+    opt_str,
+    read_record,
+)
 from ._results import Page, Success
 
 __all__ = [
@@ -90,35 +99,19 @@ class PhoneNumberInfo:
     def from_api(cls, raw: Any) -> PhoneNumberInfo:
         obj = as_object(raw, what="phone number")
         throughput = opt_object(obj, "throughput") or {}
-        return cls(
-            id=req_str(obj, "id", what="phone number"),
-            display_phone_number=opt_str(obj, "display_phone_number"),
-            verified_name=opt_str(obj, "verified_name"),
-            quality_rating=opt_str(obj, "quality_rating"),
-            code_verification_status=opt_str(obj, "code_verification_status"),
-            name_status=opt_str(obj, "name_status"),
-            platform_type=opt_str(obj, "platform_type"),
-            throughput_level=opt_str(throughput, "level"),
-            raw=obj,
-        )
+        level = opt_str(throughput, "level")
+        return read_record(cls, obj, what="phone number", throughput_level=level)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PhoneNumberSettings:
+class PhoneNumberSettings(ApiRecord):
     """``GET /{phone_number_id}/settings``: calling and storage sections, as sent."""
+
+    _what = "phone number settings"
 
     calling: Raw | None
     storage_configuration: Raw | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> PhoneNumberSettings:
-        obj = as_object(raw, what="phone number settings")
-        return cls(
-            calling=opt_object(obj, "calling"),
-            storage_configuration=opt_object(obj, "storage_configuration"),
-            raw=obj,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,18 +130,7 @@ class BusinessProfile:
     @classmethod
     def from_api(cls, raw: Any) -> BusinessProfile:
         obj = as_object(raw, what="business profile")
-        items = object_list(obj.get("data"))
-        profile = items[0] if items else obj
-        return cls(
-            about=opt_str(profile, "about"),
-            address=opt_str(profile, "address"),
-            description=opt_str(profile, "description"),
-            email=opt_str(profile, "email"),
-            profile_picture_url=opt_str(profile, "profile_picture_url"),
-            websites=str_tuple(profile.get("websites")),
-            vertical=opt_str(profile, "vertical"),
-            raw=obj,
-        )
+        return read_record(cls, first_data(obj), what="business profile", raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,29 +145,22 @@ class CommerceSettings:
     @classmethod
     def from_api(cls, raw: Any) -> CommerceSettings:
         obj = as_object(raw, what="commerce settings")
-        items = object_list(obj.get("data"))
-        settings = items[0] if items else obj
-        return cls(
-            id=opt_str(settings, "id"),
-            is_cart_enabled=opt_bool(settings, "is_cart_enabled"),
-            is_catalog_visible=opt_bool(settings, "is_catalog_visible"),
-            raw=obj,
-        )
+        return read_record(cls, first_data(obj), what="commerce settings", raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlockedUser:
+class BlockedUser(ApiRecord):
+    _what = "blocked user"
+
     wa_id: str
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> BlockedUser:
-        return cls(wa_id=req_str(raw, "wa_id", what="blocked user"), raw=raw)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BlockedUserOutcome:
+class BlockedUserOutcome(ApiRecord):
     """One user of a block or unblock call: what was sent (``input``) and the resolved id."""
+
+    _what = "blocked user outcome"
 
     input: str | None
     wa_id: str | None
@@ -204,33 +179,19 @@ class BlockUsersResult:
     def from_api(cls, raw: Any, *, users_key: str) -> BlockUsersResult:
         obj = as_object(raw, what="block users")
         section = opt_object(obj, "block_users") or {}
-
-        def outcomes(value: Any) -> tuple[BlockedUserOutcome, ...]:
-            return tuple(
-                BlockedUserOutcome(input=opt_str(item, "input"), wa_id=opt_str(item, "wa_id"),
-                                   raw=item)
-                for item in object_list(value)
-            )
-
-        return cls(
-            users=outcomes(section.get(users_key)),
-            failed_users=outcomes(section.get("failed_users")),
-            raw=obj,
-        )
+        users = tuple(map(BlockedUserOutcome.from_api, object_list(section.get(users_key))))
+        return read_record(cls, section, what="block users", users=users, raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OfficialBusinessAccountStatus:
+class OfficialBusinessAccountStatus(ApiRecord):
     """``GET /{phone_number_id}/official_business_account``."""
+
+    _what = "official business account"
 
     id: str | None
     oba_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> OfficialBusinessAccountStatus:
-        obj = as_object(raw, what="official business account")
-        return cls(id=opt_str(obj, "id"), oba_status=opt_str(obj, "oba_status"), raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,13 +209,7 @@ class QrCode:
         obj = as_object(raw, what="QR code")
         items = object_list(obj.get("data"))
         item = items[0] if items and "code" not in obj else obj
-        return cls(
-            code=req_str(item, "code", what="QR code"),
-            prefilled_message=opt_str(item, "prefilled_message"),
-            deep_link_url=opt_str(item, "deep_link_url"),
-            qr_image_url=opt_str(item, "qr_image_url"),
-            raw=item,
-        )
+        return read_record(cls, item, what="QR code")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,13 +223,9 @@ class BusinessPublicKey:
     @classmethod
     def from_api(cls, raw: Any) -> BusinessPublicKey:
         obj = as_object(raw, what="business public key")
-        items = object_list(obj.get("data"))
-        item = items[0] if items else obj
-        return cls(
-            business_public_key=opt_str(item, "business_public_key"),
-            signature_status=opt_str(item, "business_public_key_signature_status"),
-            raw=obj,
-        )
+        item = first_data(obj)
+        status = opt_str(item, "business_public_key_signature_status")
+        return read_record(cls, item, what="business public key", signature_status=status, raw=obj)
 
 
 # --- endpoints and helpers ----------------------------------------------------

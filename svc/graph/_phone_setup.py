@@ -23,7 +23,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_bool, opt_object, opt_str, req_str, str_tuple
+from ._parse import ApiRecord, Raw, as_object, first_data, object_list, opt_str, read_record
 from ._phone_admin import BusinessProfile, business_profile_body
 from ._results import Success
 
@@ -87,7 +87,7 @@ class CodeVerification:
     @classmethod
     def from_api(cls, raw: Any) -> CodeVerification:
         obj = as_object(raw, what="verify code")
-        return cls(success=Success.from_api(obj).success, id=opt_str(obj, "id"), raw=obj)
+        return read_record(cls, obj, what="verify code", success=Success.from_api(obj).success)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,17 +106,12 @@ class ConversationalAutomation:
     @classmethod
     def from_api(cls, raw: Any) -> ConversationalAutomation:
         obj = as_object(raw, what="conversational automation")
-        return cls(
-            id=opt_str(obj, "id"),
-            enable_welcome_message=opt_bool(obj, "enable_welcome_message"),
-            prompts=str_tuple(obj.get("prompts")),
-            commands=tuple(
-                (name, opt_str(item, "command_description") or "")
-                for item in object_list(obj.get("commands"))
-                if (name := opt_str(item, "command_name")) is not None
-            ),
-            raw=obj,
+        commands = tuple(
+            (name, opt_str(item, "command_description") or "")
+            for item in object_list(obj.get("commands"))
+            if (name := opt_str(item, "command_name")) is not None
         )
+        return read_record(cls, obj, what="conversational automation", commands=commands)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,34 +134,19 @@ class BusinessComplianceInfo:
     @classmethod
     def from_api(cls, raw: Any) -> BusinessComplianceInfo:
         obj = as_object(raw, what="business compliance info")
-        items = object_list(obj.get("data"))
-        info = items[0] if items else obj
-        return cls(
-            waba_id=opt_str(info, "whatsapp_business_account_id"),
-            entity_name=opt_str(info, "entity_name"),
-            entity_type=opt_str(info, "entity_type"),
-            entity_type_custom=opt_str(info, "entity_type_custom"),
-            is_registered=opt_bool(info, "is_registered"),
-            grievance_officer_details=opt_object(info, "grievance_officer_details"),
-            customer_care_details=opt_object(info, "customer_care_details"),
-            raw=obj,
-        )
+        info = first_data(obj)
+        waba_id = opt_str(info, "whatsapp_business_account_id")
+        return read_record(cls, info, what="business compliance info", waba_id=waba_id, raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EncryptedMessageResult:
+class EncryptedMessageResult(ApiRecord):
     """``POST /{phone_number_id}/messages_encrypted``: the platform's answer, itself a JWE."""
+
+    _what = "encrypted message"
 
     encrypted_contents: str
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> EncryptedMessageResult:
-        obj = as_object(raw, what="encrypted message")
-        return cls(
-            encrypted_contents=req_str(obj, "encrypted_contents", what="encrypted message"),
-            raw=obj,
-        )
 
 
 # --- checks -------------------------------------------------------------------

@@ -5,7 +5,6 @@ its users' assigned accounts and Marketing Messages onboarding of its clients.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ._admin_checks import (
     FIELDS_PARAM,
@@ -16,7 +15,7 @@ from ._admin_checks import (
     listing_query,
 )
 from ._endpoint import Param, route
-from ._parse import Raw, as_object, opt_str, req_str
+from ._parse import ApiRecord, Raw
 from ._results import Page
 from ._waba import WabaInfo
 
@@ -35,51 +34,36 @@ LIST_USER_ASSIGNED_WABAS = route("GET", "/{user_id}/assigned_whatsapp_business_a
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BusinessPortfolioInfo:
+class BusinessPortfolioInfo(ApiRecord):
     """``GET /{business_id}``."""
+
+    _what = "business portfolio"
 
     id: str
     name: str | None
     timezone_id: str | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Any) -> BusinessPortfolioInfo:
-        obj = as_object(raw, what="business portfolio")
-        return cls(
-            id=req_str(obj, "id", what="business portfolio"),
-            name=opt_str(obj, "name"),
-            timezone_id=opt_str(obj, "timezone_id"),
-            raw=obj,
-        )
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreditLine:
+class CreditLine(ApiRecord):
     """A credit line of the portfolio (shared with clients in partner-initiated WABA creation)."""
+
+    _what = "credit line"
 
     id: str | None
     legal_entity_name: str | None
     raw: Raw
 
-    @classmethod
-    def from_api(cls, raw: Raw) -> CreditLine:
-        return cls(
-            id=opt_str(raw, "id"), legal_entity_name=opt_str(raw, "legal_entity_name"), raw=raw
-        )
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OnboardingRequest:
+class OnboardingRequest(ApiRecord):
     """An onboarding request the client business reviews and accepts (``request_id``)."""
+
+    _what = "onboarding request"
 
     request_id: str
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> OnboardingRequest:
-        obj = as_object(raw, what="onboarding request")
-        return cls(request_id=req_str(obj, "request_id", what="onboarding request"), raw=obj)
 
 
 class BusinessPortfolio(BusinessScoped):

@@ -22,7 +22,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_bool, opt_str
+from ._parse import ApiRecord, Raw, as_object, opt_str, read_record
 from ._phone_setup import CodeVerification, check_code, code_request_body
 from ._results import CreatedObject, Page, Success
 
@@ -75,34 +75,26 @@ class PreverifiedNumber:
     @classmethod
     def from_api(cls, raw: Any) -> PreverifiedNumber:
         obj = as_object(raw, what="pre-verified number")
-        return cls(
-            id=opt_str(obj, "id"),
+        return read_record(
+            cls,
+            obj,
+            what="pre-verified number",
             phone_number=opt_str(obj, "phone_number") or opt_str(obj, "display_phone_number"),
             code_verification_status=opt_str(obj, "code_verification_status")
             or opt_str(obj, "verification_status"),
-            verification_expiry_time=opt_str(obj, "verification_expiry_time"),
-            is_input_id_valid=opt_bool(obj, "is_input_id_valid"),
-            raw=obj,
         )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BusinessSummary:
+class BusinessSummary(ApiRecord):
     """A business as other edges list it (a partner, a connected client)."""
+
+    _what = "business"
 
     id: str | None
     name: str | None
     verification_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> BusinessSummary:
-        return cls(
-            id=opt_str(raw, "id"),
-            name=opt_str(raw, "name"),
-            verification_status=opt_str(raw, "verification_status"),
-            raw=raw,
-        )
 
 
 def _phone_number(value: object) -> str:

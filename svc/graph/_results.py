@@ -18,15 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from ._errors import GraphSerializationError
 from ._optimization import OptimizationSpec
-from ._parse import (
-    Raw,
-    as_object,
-    object_list,
-    opt_bool,
-    opt_object,
-    opt_str,
-    req_str,
-)
+from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 
 __all__ = ["CreatedObject", "Page", "Success", "Template"]
 
@@ -97,17 +89,14 @@ class Success:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatedObject:
+class CreatedObject(ApiRecord):
     """An answer carrying the ``id`` of what was created (``{"id": "..."}``)."""
+
+    _what = "answer"
 
     id: str
     success: bool | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any, *, what: str = "answer") -> CreatedObject:
-        obj = as_object(raw, what=what)
-        return cls(id=req_str(obj, "id", what=what), success=opt_bool(obj, "success"), raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,15 +118,4 @@ class Template:
     def from_api(cls, raw: Any) -> Template:
         obj = as_object(raw, what="template")
         quality = opt_object(obj, "quality_score") or {}
-        return cls(
-            id=req_str(obj, "id", what="template"),
-            name=opt_str(obj, "name"),
-            status=opt_str(obj, "status"),
-            category=opt_str(obj, "category"),
-            language=opt_str(obj, "language"),
-            components=object_list(obj.get("components")),
-            rejected_reason=opt_str(obj, "rejected_reason"),
-            quality_score=opt_str(quality, "score"),
-            raw=obj,
-            optimization_spec=OptimizationSpec.from_api(obj.get("optimization_spec")),
-        )
+        return read_record(cls, obj, what="template", quality_score=opt_str(quality, "score"))

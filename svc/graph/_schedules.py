@@ -22,7 +22,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, opt_bool, opt_str, str_tuple
+from ._parse import ApiRecord, Raw
 from ._results import CreatedObject, Page
 
 __all__ = ["SCHEDULE_TYPES", "WEEKDAYS", "Schedules", "WabaSchedule"]
@@ -59,8 +59,10 @@ CREATE_SCHEDULE = route("POST", "/{waba_id}/schedules")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WabaSchedule:
+class WabaSchedule(ApiRecord):
     """A schedule: its window (``start_time``..``end_time``, ``HH:MM``), days and status."""
+
+    _what = "WABA schedule"
 
     id: str | None
     name: str | None
@@ -72,21 +74,6 @@ class WabaSchedule:
     days_of_week: tuple[str, ...]
     is_active: bool | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> WabaSchedule:
-        return cls(
-            id=opt_str(raw, "id"),
-            name=opt_str(raw, "name"),
-            status=opt_str(raw, "status"),
-            schedule_type=opt_str(raw, "schedule_type"),
-            start_time=opt_str(raw, "start_time"),
-            end_time=opt_str(raw, "end_time"),
-            timezone=opt_str(raw, "timezone"),
-            days_of_week=str_tuple(raw.get("days_of_week")),
-            is_active=opt_bool(raw, "is_active"),
-            raw=raw,
-        )
 
 
 def _clock(value: object, *, field: str) -> str:

@@ -26,7 +26,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_int, opt_object, opt_str, req_str, str_tuple
+from ._parse import ApiRecord, Raw, as_object, opt_object, opt_str, read_record, req_str
 from ._preverified import BusinessSummary
 from ._results import CreatedObject, Page, Success
 
@@ -89,51 +89,33 @@ class Solution:
     def from_api(cls, raw: Any) -> Solution:
         obj = as_object(raw, what="solution")
         owner = opt_object(obj, "owner_app") or {}
-        return cls(
-            id=opt_str(obj, "id"),
-            name=opt_str(obj, "name"),
-            status=opt_str(obj, "status"),
-            status_for_pending_request=opt_str(obj, "status_for_pending_request"),
-            owner_app_id=opt_str(owner, "id"),
-            owner_permissions=str_tuple(obj.get("owner_permissions")),
-            raw=obj,
-        )
+        return read_record(cls, obj, what="solution", owner_app_id=opt_str(owner, "id"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SolutionAccessToken:
+class SolutionAccessToken(ApiRecord):
     """A business token scoped to what the client shared with the solution.
 
     The token is a secret: it is left out of ``repr`` (and so of logs and tracebacks
     that print the result); read ``access_token`` only to hand it to a ``GraphClient``.
     """
 
+    _what = "solution access token"
+
     access_token: str = field(repr=False)
     expires_at: int | None
     raw: Raw = field(repr=False)
 
-    @classmethod
-    def from_api(cls, raw: Any) -> SolutionAccessToken:
-        obj = as_object(raw, what="solution access token")
-        return cls(
-            access_token=req_str(obj, "access_token", what="solution access token"),
-            expires_at=opt_int(obj, "expires_at"),
-            raw=obj,
-        )
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MigrationIntent:
+class MigrationIntent(ApiRecord):
     """A WABA's migration intent: ``status`` INITIATED, ACCEPTED, REJECTED or COMPLETED."""
+
+    _what = "migration intent"
 
     id: str | None
     status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> MigrationIntent:
-        obj = as_object(raw, what="migration intent")
-        return cls(id=opt_str(obj, "id"), status=opt_str(obj, "status"), raw=obj)
 
 
 def _permissions(value: object, *, field: str) -> list[str]:

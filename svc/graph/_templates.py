@@ -28,7 +28,16 @@ from ._admin_checks import (
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._optimization import OptimizationSpec, refuse_bid_spec
-from ._parse import Raw, as_object, object_list, opt_object, opt_str, req_str, str_tuple
+from ._parse import (
+    ApiRecord,
+    Raw,
+    as_object,
+    object_list,
+    opt_object,
+    opt_str,
+    read_record,
+    str_tuple,
+)
 from ._results import CreatedObject, Page, Success, Template
 
 __all__ = [
@@ -95,23 +104,15 @@ TEMPLATE_GROUP_ANALYTICS = route(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TemplateCreated:
+class TemplateCreated(ApiRecord):
     """``POST /{waba_id}/message_templates``: ``{"id", "status", "category"}``."""
+
+    _what = "template"
 
     id: str
     status: str | None
     category: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> TemplateCreated:
-        obj = as_object(raw, what="template")
-        return cls(
-            id=req_str(obj, "id", what="template"),
-            status=opt_str(obj, "status"),
-            category=opt_str(obj, "category"),
-            raw=obj,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,26 +131,18 @@ class TemplateGroup:
         templates = opt_object(obj, "whatsapp_business_templates")
         template_items = object_list(templates.get("data")) if templates else ()
         ids = tuple(i for t in template_items if (i := opt_str(t, "id")) is not None)
-        return cls(
-            id=req_str(obj, "id", what="template group"),
-            name=opt_str(obj, "name"),
-            description=opt_str(obj, "description"),
-            template_ids=ids or str_tuple(obj.get("template_ids")),
-            raw=obj,
-        )
+        template_ids = ids or str_tuple(obj.get("template_ids"))
+        return read_record(cls, obj, what="template group", template_ids=template_ids)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TemplateGroupAnalytics:
+class TemplateGroupAnalytics(ApiRecord):
     """``GET /{waba_id}/template_group_analytics``: the ``data`` points, as sent."""
+
+    _what = "template group analytics"
 
     data: tuple[Raw, ...]
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> TemplateGroupAnalytics:
-        obj = as_object(raw, what="template group analytics")
-        return cls(data=object_list(obj.get("data")), raw=obj)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -14,11 +14,11 @@ entry-point routing. ``metadata`` reaches the receiving app in its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from ._admin_checks import PhoneScoped, check_choice
 from ._endpoint import route
-from ._parse import Raw, as_object, opt_str
+from ._parse import ApiRecord, Raw
 from ._recipient import Recipient
 from ._validate import check_label
 
@@ -36,16 +36,13 @@ THREAD_CONTROL = route("POST", "/{phone_number_id}/thread_control")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ThreadControlResult:
+class ThreadControlResult(ApiRecord):
     """The answer of a thread-control call (``{"messaging_product": "whatsapp", ...}``)."""
+
+    _what = "thread control"
 
     messaging_product: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> ThreadControlResult:
-        obj = as_object(raw, what="thread control")
-        return cls(messaging_product=opt_str(obj, "messaging_product"), raw=obj)
 
 
 class ThreadControl(PhoneScoped):

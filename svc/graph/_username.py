@@ -9,7 +9,7 @@ from typing import Any, Final
 from ._admin_checks import PhoneScoped, check_choice
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, object_list, opt_str, str_tuple
+from ._parse import ApiRecord, Raw, as_object, object_list, str_tuple
 from ._results import Success
 
 __all__ = [
@@ -33,20 +33,17 @@ USERNAME_SUGGESTIONS = route("GET", "/{phone_number_id}/username_suggestions")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BusinessUsername:
+class BusinessUsername(ApiRecord):
     """A number's username and its ``status`` (``reserved`` until live, then ``approved``).
 
     ``username`` is ``None`` when the number has none (the platform leaves it out).
     """
 
+    _what = "business username"
+
     username: str | None
     status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> BusinessUsername:
-        obj = as_object(raw, what="business username")
-        return cls(username=opt_str(obj, "username"), status=opt_str(obj, "status"), raw=obj)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

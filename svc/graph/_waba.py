@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from ._admin_checks import (
     FIELDS_PARAM,
@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, as_object, opt_object, opt_str, req_str
+from ._parse import ApiRecord, Raw, opt_object, read_record
 from ._phone_admin import PhoneNumberInfo
 from ._results import CreatedObject, Page, Success
 
@@ -46,8 +46,10 @@ _TIMEZONE_ID = re.compile(r"[0-9]{1,4}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WabaInfo:
+class WabaInfo(ApiRecord):
     """``GET /{waba_id}``."""
+
+    _what = "WhatsApp Business Account"
 
     id: str
     name: str | None
@@ -56,19 +58,6 @@ class WabaInfo:
     message_template_namespace: str | None
     account_review_status: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Any) -> WabaInfo:
-        obj = as_object(raw, what="WhatsApp Business Account")
-        return cls(
-            id=req_str(obj, "id", what="WhatsApp Business Account"),
-            name=opt_str(obj, "name"),
-            currency=opt_str(obj, "currency"),
-            timezone_id=opt_str(obj, "timezone_id"),
-            message_template_namespace=opt_str(obj, "message_template_namespace"),
-            account_review_status=opt_str(obj, "account_review_status"),
-            raw=obj,
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,9 +72,7 @@ class SubscribedApp:
     @classmethod
     def from_api(cls, raw: Raw) -> SubscribedApp:
         data = opt_object(raw, "whatsapp_business_api_data") or raw
-        return cls(
-            id=opt_str(data, "id"), name=opt_str(data, "name"), link=opt_str(data, "link"), raw=raw
-        )
+        return read_record(cls, data, what="subscribed app", raw=raw)
 
 
 # --- helpers ------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ._admin_checks import (
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
-from ._parse import Raw, opt_object, opt_str
+from ._parse import ApiRecord, Raw, opt_object, opt_str, read_record
 from ._results import Page, Success
 
 __all__ = ["WABA_USER_TASKS", "AssignedUser", "WabaActivity", "WabaUsers"]
@@ -79,18 +79,14 @@ class AssignedUser:
     @classmethod
     def from_api(cls, raw: Raw) -> AssignedUser:
         business = opt_object(raw, "business") or {}
-        return cls(
-            id=opt_str(raw, "id"),
-            name=opt_str(raw, "name"),
-            user_type=opt_str(raw, "user_type"),
-            business_id=opt_str(business, "id"),
-            raw=raw,
-        )
+        return read_record(cls, raw, what="assigned user", business_id=opt_str(business, "id"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WabaActivity:
+class WabaActivity(ApiRecord):
     """One entry of the WABA's activity log (who did what, and when)."""
+
+    _what = "WABA activity"
 
     id: str | None
     activity_type: str | None
@@ -100,19 +96,6 @@ class WabaActivity:
     actor_name: str | None
     description: str | None
     raw: Raw
-
-    @classmethod
-    def from_api(cls, raw: Raw) -> WabaActivity:
-        return cls(
-            id=opt_str(raw, "id"),
-            activity_type=opt_str(raw, "activity_type"),
-            timestamp=opt_str(raw, "timestamp"),
-            actor_type=opt_str(raw, "actor_type"),
-            actor_id=opt_str(raw, "actor_id"),
-            actor_name=opt_str(raw, "actor_name"),
-            description=opt_str(raw, "description"),
-            raw=raw,
-        )
 
 
 def _time(value: object, *, field: str) -> str | int | None:
