@@ -155,8 +155,9 @@ def memory_queue(*, capacity: int = 100, seen_window: int = 100) -> MemoryQueue:
     return MemoryQueue(capacity=capacity, seen_window=seen_window, state_ttl=timedelta(days=30))
 
 
-def store_queue(store: Any) -> StoreQueue:
-    return StoreQueue(
+def store_queue(store: Any, kind: type[StoreQueue] = StoreQueue) -> StoreQueue:
+    """A ``kind`` (``StoreQueue`` or a test's subclass of it) over ``store``."""
+    return kind(
         store=store,
         keyring=KEYRING,
         state_ttl=timedelta(days=30),

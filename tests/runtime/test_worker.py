@@ -22,7 +22,6 @@ from svc.runtime import INVALID_COMPLETION, Entry, RunStarted, StoreQueue
 from svc.store import DeadLetter, InboxStatistics, InboxStatus
 
 from .conftest import (
-    KEYRING,
     LOGGER,
     T0,
     Context,
@@ -422,13 +421,7 @@ async def test_a_completion_the_store_refuses_buries_the_item(
         if ctx.key == "a1":
             assert await ctx.wait_for("b1") == "b1"
 
-    queue = Crossed(
-        store=store,
-        keyring=KEYRING,
-        state_ttl=timedelta(days=30),
-        dead_horizon=timedelta(days=7),
-        logger=logging.getLogger(LOGGER),
-    )
+    queue = store_queue(store, Crossed)
     # One slot, kept while a1 waits: b1 runs only after a1's end.
     runtime = make_runtime(queue, handler, concurrency=1, max_waiting=0, events=events)
     await deliver(runtime, "a1", "b1")
@@ -534,13 +527,7 @@ async def test_a_claim_never_waits_for_the_inbox_statistics(
     async def handler(ctx: Context) -> None:
         ran.append(ctx.key)
 
-    queue = SlowStatistics(
-        store=store,
-        keyring=KEYRING,
-        state_ttl=timedelta(days=30),
-        dead_horizon=timedelta(days=7),
-        logger=logging.getLogger(LOGGER),
-    )
+    queue = store_queue(store, SlowStatistics)
     runtime = make_runtime(queue, handler)
     async with trio.open_nursery() as nursery:
         await nursery.start(runtime.run)
