@@ -73,7 +73,10 @@ def front(
             await _send_reply(send, error_reply(error))
             return
         reply = await service.ingest_webhook(body, _header(scope, b"x-hub-signature-256"))
-        await _send_reply(send, reply)
+        try:
+            await _send_reply(send, reply)
+        finally:
+            service.answered()  # the handed updates run after the answer
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -67,7 +67,7 @@ from ._replies import Reply, error_reply, json_bytes
 from ._service_checks import MAX_ERROR_NAME, ForeignNumbers, RecentErrors, check_idempotency_key
 from ._store_calls import complete_request, release_request
 from ._telemetry import Telemetry
-from ._update_rules import FOREIGN_NUMBER, UpdateHook
+from ._update_rules import FOREIGN_NUMBER, UpdateHook, hook_work, record_beside
 from ._upstream import refusal_message, upstream_http_error
 
 __all__ = ["CONTEXT_SEND_HASH", "RecentErrors", "Reply", "Service", "check_idempotency_key"]
@@ -126,6 +126,8 @@ class Service:
         self.update_hooks: list[UpdateHook] = []
         """Run beside the record on the updates of a delivery each wants (the broadcast
         template pause); each returns those whose hook work was not stored."""
+        self._wake_after_answer = False
+        """Whether updates were handed to the runtime since the last answer (``answered``)."""
         self.runtime: HandlerRuntime | None = None
         """The handler runtime (``create_app`` sets it: over the store's inbox with an inbox
         keyring, else over the in-memory queue)."""
@@ -184,7 +186,7 @@ class Service:
         The answer waits only for the record: the delivery, its update keys, its projection
         and the updates the facade ``handles`` (sealed inbox rows) are recorded in one store
         call, the update hooks' work (the broadcast pause) beside it in the same batch
-        (``_record_beside_hooks``), and the runtime runs those updates after the answer.
+        (``record_beside``), and the runtime runs those updates after the answer.
         Without a store the updates go to the in-memory queue (full: 503 ``handlers_busy``).
         A redelivery of a recorded update is a plain duplicate. A byte-for-byte copy of a
         delivery this process recorded (``local_copies``) makes no store trip. The answer's
@@ -223,20 +225,17 @@ class Service:
         if self.store is None:
             return self._hand_to_memory(delivery, foreign, pairs)
         rows = runtime.rows(pairs) if runtime is not None and pairs else []
-        hooks = self._hook_work(updates)
+        hooks = hook_work(self.update_hooks, updates)
         try:
-            if hooks:
-                (new, changes, projected), hooks_stored = await self._record_beside_hooks(
-                    delivery, keys, now, rows, hooks
-                )
-            else:
-                new, changes, projected = await self._record_delivery(delivery, keys, now, rows)
-                hooks_stored = True
+            (new, changes, projected), hooks_stored = await record_beside(
+                self._record_delivery(delivery, keys, now, rows), hooks
+            )
         except HttpError as exc:
             return error_reply(exc)
         handed = {row.update_key for row in rows} & new
         if handed and runtime is not None:
-            runtime.accepted(pairs, handed)
+            runtime.accepted(pairs, handed, wake=False)
+            self._wake_after_answer = True
         if self.fault_hook is not None:
             self.fault_hook("after_record")  # test-only: the crash between record and answer
         changes_stored = await self._apply_identity_changes(changes)
@@ -258,6 +257,13 @@ class Service:
             self.local_copies.add((digest,))
         dispatched = len(updates) - len(duplicate)
         return _ack(delivery, foreign, dispatched=dispatched, queued=len(ran))
+
+    def answered(self) -> None:
+        """A webhook answer was written (or its client left): wake the runtime if a delivery
+        handed it updates, so that runs start after the answer, never racing it."""
+        if self._wake_after_answer and self.runtime is not None:
+            self._wake_after_answer = False
+            self.runtime.wake()
 
     def _handled(self, updates: tuple[Update, ...]) -> list[Update]:
         """The updates the facade handles. A ``handles`` that raises counts as True (the run
@@ -290,7 +296,9 @@ class Service:
         runtime = self.runtime
         accepted: list[str] | None = []
         if pairs and runtime is not None:
-            accepted = runtime.accept(pairs)
+            accepted = runtime.accept(pairs, wake=False)
+            if accepted:
+                self._wake_after_answer = True
         if accepted is None:
             self.logger.warning("webhook handler queue full count=%d", len(pairs))
             return error_reply(handlers_busy())
@@ -330,51 +338,6 @@ class Service:
             number=number,
             from_context=True,
         )
-
-    def _hook_work(self, updates: tuple[Update, ...]) -> list[tuple[UpdateHook, list[Update]]]:
-        """Each update hook that wants some of ``updates``, with those updates."""
-        work = []
-        for hook in self.update_hooks:
-            wanted = [update for update in updates if hook.wants(update)]
-            if wanted:
-                work.append((hook, wanted))
-        return work
-
-    async def _record_beside_hooks(
-        self,
-        delivery: Delivery,
-        keys: list[str],
-        received_at: datetime,
-        rows: Sequence[InboxRow],
-        hooks: list[tuple[UpdateHook, list[Update]]],
-    ) -> tuple[tuple[set[str], tuple[IdentityChange, ...], bool], bool]:
-        """``_record_delivery`` with the hooks' work awaited beside it, so that both are
-        queued for the same group-commit batch (one commit, one round trip); the record's
-        answer and whether every hook's work was stored.
-
-        A hook whose work was not stored makes the answer 503 (``ingest_webhook``): the
-        delivery may be recorded all the same, and the platform's redelivery, a duplicate,
-        runs the hooks again (their work is idempotent). A failed record answers its error
-        whatever the hooks did.
-        """
-        failed: list[bool] = []
-        recorded: list[tuple[set[str], tuple[IdentityChange, ...], bool]] = []
-        refusal: list[HttpError] = []
-
-        async def run(hook: UpdateHook, wanted: list[Update]) -> None:
-            if await hook.run(wanted):
-                failed.append(True)
-
-        async with anyio.create_task_group() as group:
-            for hook, wanted in hooks:
-                group.start_soon(run, hook, wanted)
-            try:
-                recorded.append(await self._record_delivery(delivery, keys, received_at, rows))
-            except HttpError as exc:  # raised below, outside the task group
-                refusal.append(exc)
-        if refusal:
-            raise refusal[0]
-        return recorded[0], not failed
 
     def _route_delivery(self, delivery: Delivery) -> tuple[Delivery, int]:
         """The delivery reduced to the served numbers' updates, and how many were set apart.

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
+
+import anyio
 
 from svc.webhook import Update
 
-__all__ = ["FOREIGN_NUMBER", "UpdateHook"]
+__all__ = ["FOREIGN_NUMBER", "UpdateHook", "hook_work", "record_beside"]
+
+T = TypeVar("T")
 
 FOREIGN_NUMBER: Final = "foreign_number"
 """The skip reason and metric outcome of an update for another business phone number."""
@@ -29,3 +33,44 @@ class UpdateHook:
 
     wants: Callable[[Update], bool]
     run: Callable[[Sequence[Update]], Awaitable[Sequence[Update]]]
+
+
+def hook_work(
+    hooks: Sequence[UpdateHook], updates: Sequence[Update]
+) -> list[tuple[UpdateHook, list[Update]]]:
+    """Each hook that wants some of ``updates``, with those updates."""
+    work = []
+    for hook in hooks:
+        wanted = [update for update in updates if hook.wants(update)]
+        if wanted:
+            work.append((hook, wanted))
+    return work
+
+
+async def record_beside(
+    record: Awaitable[T], work: Sequence[tuple[UpdateHook, list[Update]]]
+) -> tuple[T, bool]:
+    """Await ``record`` with the hooks' ``work`` beside it, so that their store writes are
+    queued for the same group-commit batch (one commit, one round trip); the record's
+    answer and whether every hook's work was stored. The record's exception is raised as
+    is, whatever the hooks did."""
+    if not work:
+        return await record, True
+    failed: list[bool] = []
+    answer: list[T] = []
+    raised: list[Exception] = []
+
+    async def run(hook: UpdateHook, wanted: list[Update]) -> None:
+        if await hook.run(wanted):
+            failed.append(True)
+
+    async with anyio.create_task_group() as group:
+        for hook, wanted in work:
+            group.start_soon(run, hook, wanted)
+        try:
+            answer.append(await record)
+        except Exception as exc:  # noqa: BLE001 -- raised below, outside the task group
+            raised.append(exc)
+    if raised:
+        raise raised[0]
+    return answer[0], not failed

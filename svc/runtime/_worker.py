@@ -174,25 +174,31 @@ class HandlerRuntime:
         assert isinstance(self.queue, StoreQueue)
         return self.queue.rows(pairs)
 
-    def accept(self, pairs: Sequence[tuple[Update, str]]) -> list[str] | None:
+    def accept(
+        self, pairs: Sequence[tuple[Update, str]], *, wake: bool = True
+    ) -> list[str] | None:
         """Without a store: queue the pairs not seen before; their keys, or None (nothing
-        queued) when they do not all fit."""
+        queued) when they do not all fit. ``wake``: as for ``accepted``."""
         assert isinstance(self.queue, MemoryQueue)
         keys = self.queue.accept(pairs, now=self._now())
         if keys:
-            self.accepted(pairs, set(keys))
+            self.accepted(pairs, set(keys), wake=wake)
         return keys
 
-    def accepted(self, pairs: Sequence[tuple[Update, str]], keys: set[str]) -> None:
-        """The updates of ``keys`` were queued: tell the observer, wake the loop and the
-        waiting runs."""
+    def accepted(
+        self, pairs: Sequence[tuple[Update, str]], keys: set[str], *, wake: bool = True
+    ) -> None:
+        """The updates of ``keys`` were queued: tell the observer, and wake the loop and the
+        waiting runs (``wake=False``: the caller calls ``wake()`` itself, as the webhook
+        route does once its answer is written)."""
         if self._observer is not _ignore:
             for update, key in pairs:
                 if key in keys:
                     self._observer(
                         UpdateQueued(update_key=key, queue=queue_key(update), kind=update.kind)
                     )
-        self.wake()
+        if wake:
+            self.wake()
 
     def wake(self) -> None:
         """New updates were accepted: claim now, and let waiting runs look again."""

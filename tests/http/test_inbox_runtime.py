@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+import trio
 from prometheus_client import CollectorRegistry
 
 from svc.crypto import InboxKeyring, sealed_key_id
@@ -288,3 +289,48 @@ async def test_nothing_of_a_waiting_update_is_in_clear_in_the_database_file(
     assert b"svc_inbox" in data  # the table is there
     for needle in (secret_text, "4111 1111"):
         assert needle.encode() not in data, needle
+
+
+async def test_a_run_starts_only_once_its_webhook_answer_is_written(
+    make_app: AppFactory, autojump_clock: Any
+) -> None:
+    """The runtime is woken when the answer has gone out, not when the updates were handed
+    over: a client that takes (virtual) seconds to take the answer sees no run start before.
+    (The in-memory queue, for virtual time; with a store the same ``Service.answered``
+    wakes it.)"""
+    events: list[str] = []
+    ran = trio.Event()
+    bot = DefaultFacade()
+
+    @bot.on("message")
+    def note(update: MessageUpdate) -> None:
+        events.append("run")
+        ran.set()
+
+    app = make_app(facade=bot, handler_options={"poll_interval": 3600.0})
+    body = json.dumps(_inbound((USER_A, "wamid.A1", "hello"))).encode()
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": WEBHOOK,
+        "headers": [
+            (b"content-length", str(len(body)).encode()),
+            (b"x-hub-signature-256", sign(body=body, secret=APP_SECRET).encode()),
+        ],
+    }
+    chunks = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return chunks.pop(0) if chunks else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            with trio.move_on_after(5):  # a slow client: a run started meanwhile would show
+                await ran.wait()
+            events.append("answer")
+
+    async with app.test_app():
+        await app.asgi_app(scope, receive, send)
+        with trio.fail_after(60):
+            await ran.wait()
+    assert events == ["answer", "run"]
