@@ -122,6 +122,12 @@ def run_migrations(
             session.run(statement.format(bigint=bigint))
 
     transact(create_bookkeeping)
+    known = {m.version: m for m in migrations}
+    applied = _read_applied(transact, known)
+    pending = [m for m in migrations if m.version <= target and m.version not in applied]
+    if not pending:
+        # Nothing to apply: a start-up on a current schema never needs (or waits for) the lock.
+        return max([*applied, target])
     owner = uuid.uuid4().hex
 
     def acquire(session: Session) -> bool:
@@ -140,25 +146,8 @@ def run_migrations(
     if not transact(acquire):
         raise PersistenceError("migration_lock_failed", "Another process holds the migration lock.")
     try:
-        applied = dict(
-            transact(
-                lambda s: [
-                    (int(r[0]), str(r[1]))
-                    for r in s.fetchall("SELECT version, checksum FROM svc_schema_migrations")
-                ]
-            )
-        )
-        known = {m.version: m for m in migrations}
-        for version, checksum in applied.items():
-            if version not in known:
-                raise PersistenceError(
-                    "migration_failed", "The database schema is newer than this code."
-                )
-            if known[version].checksum != checksum:
-                raise PersistenceError(
-                    "migration_checksum_mismatch",
-                    f"Applied migration {known[version].name} changed; refusing to continue.",
-                )
+        # Read again under the lock: another process may have applied some meanwhile.
+        applied = _read_applied(transact, known)
         for migration in migrations:
             if migration.version > target or migration.version in applied:
                 continue
@@ -181,11 +170,34 @@ def run_migrations(
                     "migration_failed",
                     f"Migration {migration.name} failed and was rolled back.",
                 ) from None
-        return max([*applied, *(m.version for m in migrations if m.version <= target), 0])
+        return max([*applied, target])
     finally:
         transact(
             lambda s: s.run("DELETE FROM svc_persistence_lock WHERE id = 1 AND owner = ?", (owner,))
         )
+
+
+def _read_applied(transact: Transact, known: dict[int, Migration]) -> dict[int, str]:
+    """The applied versions and checksums, checked against the packaged migrations."""
+    applied = dict(
+        transact(
+            lambda s: [
+                (int(r[0]), str(r[1]))
+                for r in s.fetchall("SELECT version, checksum FROM svc_schema_migrations")
+            ]
+        )
+    )
+    for version, checksum in applied.items():
+        if version not in known:
+            raise PersistenceError(
+                "migration_failed", "The database schema is newer than this code."
+            )
+        if known[version].checksum != checksum:
+            raise PersistenceError(
+                "migration_checksum_mismatch",
+                f"Applied migration {known[version].name} changed; refusing to continue.",
+            )
+    return applied
 
 
 def current_version(session: Session) -> int | None:

@@ -97,6 +97,21 @@ async def test_held_lock_fails_and_stale_lock_is_taken_over(persistent_backend: 
     assert persistent_backend.raw_sql("SELECT COUNT(*) FROM svc_persistence_lock") == [(0,)]
 
 
+async def test_a_current_schema_opens_while_another_process_holds_the_lock(
+    persistent_backend: Backend,
+) -> None:
+    # Workers starting together on a migrated store must not fail on each other's lock.
+    store = persistent_backend.open()
+    await store.migrate()
+    now = time.time_ns() // 1_000_000
+    persistent_backend.raw_sql(
+        "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, 'other', ?)", (now,)
+    )
+    assert await persistent_backend.open().migrate() == SCHEMA_VERSION
+    assert await store.migrate(target_version=1) == SCHEMA_VERSION
+    assert persistent_backend.raw_sql("SELECT owner FROM svc_persistence_lock") == [("other",)]
+
+
 async def test_schema_newer_than_code_fails(persistent_backend: Backend) -> None:
     store = persistent_backend.open()
     await store.migrate()
