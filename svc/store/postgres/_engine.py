@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, Literal, TypeVar, TypeVarTuple
@@ -308,6 +309,7 @@ class PgEngine:
         "_closed",
         "_connect_timeout",
         "_dsn",
+        "_instance",
         "_kwargs",
         "_limiter",
         "_max_size",
@@ -347,9 +349,13 @@ class PgEngine:
         self._connect_timeout: Final = float(connect_timeout)
         self._pool_timeout: Final = float(pool_timeout)
         self._reconnect_interval: Final = float(reconnect_interval)
-        kwargs: dict[str, Any] = {"autocommit": True}
-        if schema is not None:
-            kwargs["options"] = f"-c search_path={schema}"
+        self._instance: Final = secrets.token_hex(8)
+        # ``schema`` replaces the DSN's own options; the instance setting joins either.
+        settings = [f"-c search_path={schema}"] if schema is not None else []
+        if schema is None and options.get("options"):
+            settings.append(str(options["options"]))
+        settings.append(f"-c {_writes.INSTANCE_SETTING}={self._instance}")
+        kwargs: dict[str, Any] = {"autocommit": True, "options": " ".join(settings)}
         self._kwargs: Final = kwargs
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._limiter: Final = anyio.CapacityLimiter(max_size)
@@ -571,8 +577,9 @@ class PgEngine:
         return version
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
-        """Call ``on_signal`` (in the caller's event loop) each time another transaction adds
-        inbox rows (``LISTEN`` on a connection of its own, in a thread), until cancelled. A
+        """Call ``on_signal`` (in the caller's event loop) each time another store's
+        transaction adds inbox rows (``LISTEN`` on a connection of its own, in a thread), until
+        cancelled; this store's own commits (their payload is its instance) are skipped. A
         lost connection is opened again after ``reconnect_interval``; notifications sent
         meanwhile are missed (the runtime's poll finds their rows)."""
         stop = threading.Event()
@@ -586,8 +593,9 @@ class PgEngine:
                         conn.execute(f"LISTEN {_writes.INBOX_CHANNEL}")
                         anyio.from_thread.run_sync(on_signal)  # rows may have come meanwhile
                         while not stop.is_set():
-                            for _ in conn.notifies(timeout=_LISTEN_TICK, stop_after=1):
-                                anyio.from_thread.run_sync(on_signal)
+                            for note in conn.notifies(timeout=_LISTEN_TICK, stop_after=1):
+                                if note.payload != self._instance:
+                                    anyio.from_thread.run_sync(on_signal)
                 except psycopg.Error:
                     stop.wait(self._reconnect_interval)
 

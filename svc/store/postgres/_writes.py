@@ -41,6 +41,7 @@ from .._validate import IdentityArgs
 
 __all__ = [
     "INBOX_CHANNEL",
+    "INSTANCE_SETTING",
     "PostgresForms",
     "append_statuses",
     "claim_requests",
@@ -55,6 +56,10 @@ __all__ = [
 
 INBOX_CHANNEL: Final = "svc_inbox"
 """The channel a commit that adds inbox rows notifies: the other instances' runtimes wake."""
+
+INSTANCE_SETTING: Final = "svc.instance"
+"""The session setting naming the store (set at connect): a notification's payload, so a
+store's own listener skips its own commits (its runtime is woken in process)."""
 
 
 def lock_message_ids(s: Session, ids: Sequence[str]) -> None:
@@ -145,7 +150,10 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
             _columns(inbox),
         )
         # Delivered to listening instances when this transaction commits (``watch_inbox``).
-        s.fetchone("SELECT pg_notify(?, '')", (INBOX_CHANNEL,))
+        s.fetchone(
+            "SELECT pg_notify(?, coalesce(current_setting(?, true), ''))",
+            (INBOX_CHANNEL, INSTANCE_SETTING),
+        )
     return updates_recorded(deliveries, events, new)
 
 
