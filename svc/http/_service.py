@@ -64,30 +64,21 @@ from ._profile import Profile, ServiceSecrets
 from ._projection import IdentityChange, delivery_projection, send_projection
 from ._protocols import CryptoProvider
 from ._replies import Reply, error_reply, json_bytes
+from ._send_keys import (
+    CONTEXT_SEND_HASH,
+    SendKey,
+    complete_request,
+    release_request,
+    replayed_refusal,
+)
 from ._service_checks import MAX_ERROR_NAME, ForeignNumbers, RecentErrors, check_idempotency_key
-from ._store_calls import complete_request, release_request
 from ._telemetry import Telemetry
 from ._update_rules import FOREIGN_NUMBER, UpdateHook, hook_work, record_beside
 from ._upstream import refusal_message, upstream_http_error
 
-__all__ = ["CONTEXT_SEND_HASH", "RecentErrors", "Reply", "Service", "check_idempotency_key"]
+__all__ = ["RecentErrors", "Reply", "Service", "check_idempotency_key"]
 
 T = TypeVar("T")
-CONTEXT_SEND_HASH = crypto.sha256_hex(b"svc handler context send")
-"""The request hash every context send claims its key with: the key alone decides."""
-
-
-def replayed_refusal(status: int, response_json: str) -> HttpError:
-    """The stored definitive refusal of a context send, raised again as it was first raised."""
-    import json
-
-    code, message = "graph_request_failed", "Graph request failed."
-    try:
-        error = json.loads(response_json)["error"]
-        code, message = str(error["code"]), str(error["message"])
-    except (ValueError, TypeError, KeyError):
-        pass
-    return HttpError(status, code, message)
 
 
 class Service:
@@ -504,71 +495,20 @@ class Service:
         ``ReplyOutcomeUnknown`` instead of an ``HttpError``.
         """
         sender = number if number is not None else self.numbers.default
-
-        def count(outcome: str) -> None:
-            self.telemetry.send(
-                family="messages", outcome=outcome, phone_number_id=sender.phone_number_id
-            )
-
-        store = self.store
-        claimed_key: str | None = None
-        request_hash = ""
-        if idempotency_key is not None and store is not None:
-            scoped = self._scoped_key(idempotency_key, operation, sender)
-            request_hash = (
-                CONTEXT_SEND_HASH if from_context else crypto.sha256_hex(canonical_json(payload))
-            )
-            claim = await self.store_call(
-                store.claim_service_request(
-                    idempotency_key=scoped, request_hash=request_hash, created_at=self.now()
-                )
-            )
-            if isinstance(claim, Replay):
-                count("replayed")
-                if from_context and claim.status != 200:
-                    raise replayed_refusal(claim.status, claim.response_json)
-                return Reply(
-                    claim.status,
-                    claim.response_json.encode("utf-8"),
-                    headers={"Idempotent-Replayed": "true"},
-                )
-            if isinstance(claim, Pending):
-                count("pending")
-                if from_context:
-                    raise ReplyOutcomeUnknown("a send of an earlier run was never completed")
-                raise idempotency_pending()
-            if isinstance(claim, Conflict):
-                count("conflict")
-                raise idempotency_conflict()
-            assert isinstance(claim, Claimed)
-            claimed_key = scoped
-
+        claimed: SendKey | None = None
+        if idempotency_key is not None and self.store is not None:
+            key = self._scoped_key(idempotency_key, operation, sender)
+            claim = await self._claim_send_key(self.store, key, payload, sender, from_context)
+            if isinstance(claim, Reply):
+                return claim
+            claimed = claim
         unknown: list[bool] = []
 
         async def failed(error: HttpError, cause: GraphError) -> None:
-            # The rule per outcome (docs/http.md): a refusal retrying cannot change is the
-            # key's answer, replayed; a transient one frees the key, so a retry goes through;
-            # an unknown outcome (the platform may have sent it) leaves the key pending.
             if not cause.retry_hint.outcome_known:
                 unknown.append(True)
-            if store is None or claimed_key is None or not cause.retry_hint.outcome_known:
-                return
-            settle: Awaitable[bool | None]
-            if cause.retry_hint.retry_may_succeed:
-                settle = release_request(
-                    store, idempotency_key=claimed_key, request_hash=request_hash
-                )
-            else:
-                settle = complete_request(
-                    store,
-                    idempotency_key=claimed_key,
-                    request_hash=request_hash,
-                    response_json=json_bytes(error.body()).decode("utf-8"),
-                    completed_at=self.now(),
-                    response_status=error.status,
-                )
-            if not await self._write_together([settle]):
-                self.logger.warning("keyed send outcome not stored; the key stays pending")
+            elif claimed is not None:
+                await self._settle_refused_key(claimed, error, cause)
 
         try:
             answer = await self.graph_call(
@@ -583,35 +523,110 @@ class Service:
                 raise ReplyOutcomeUnknown("the platform's answer to a send was lost") from None
             raise
         body = json_bytes(answer)
+        stored = await self._record_sent(payload, answer, body, claimed, sender, project=project)
+        headers = {} if stored else {"x-svc-persistence": "degraded"}
+        self._count_send(sender, "sent" if stored else "degraded")
+        return Reply(200, body, headers=headers)
+
+    def _count_send(self, sender: ServedNumber, outcome: str) -> None:
+        self.telemetry.send(
+            family="messages", outcome=outcome, phone_number_id=sender.phone_number_id
+        )
+
+    async def _claim_send_key(
+        self,
+        store: PersistenceStore,
+        key: str,
+        payload: Mapping[str, Any],
+        sender: ServedNumber,
+        from_context: bool,
+    ) -> SendKey | Reply:
+        """Claim a send's scoped key: the claim, or the replayed answer; a pending or
+        conflicting key raises (a context send's pending key: ``ReplyOutcomeUnknown``)."""
+        request_hash = (
+            CONTEXT_SEND_HASH if from_context else crypto.sha256_hex(canonical_json(payload))
+        )
+        claim = await self.store_call(
+            store.claim_service_request(
+                idempotency_key=key, request_hash=request_hash, created_at=self.now()
+            )
+        )
+        if isinstance(claim, Replay):
+            self._count_send(sender, "replayed")
+            if from_context and claim.status != 200:
+                raise replayed_refusal(claim.status, claim.response_json)
+            return Reply(
+                claim.status,
+                claim.response_json.encode("utf-8"),
+                headers={"Idempotent-Replayed": "true"},
+            )
+        if isinstance(claim, Pending):
+            self._count_send(sender, "pending")
+            if from_context:
+                raise ReplyOutcomeUnknown("a send of an earlier run was never completed")
+            raise idempotency_pending()
+        if isinstance(claim, Conflict):
+            self._count_send(sender, "conflict")
+            raise idempotency_conflict()
+        assert isinstance(claim, Claimed)
+        return SendKey(key, request_hash)
+
+    async def _settle_refused_key(
+        self, claimed: SendKey, error: HttpError, cause: GraphError
+    ) -> None:
+        """The rule per known refusal (docs/http.md): one retrying cannot change is the key's
+        answer, replayed; a transient one frees the key, so a retry goes through. (An
+        unknown outcome, which the platform may have sent, leaves the key pending.)"""
+        store = self.require_store()
+        settle: Awaitable[bool | None]
+        if cause.retry_hint.retry_may_succeed:
+            settle = release_request(store, claimed)
+        else:
+            settle = complete_request(
+                store,
+                claimed,
+                response_json=json_bytes(error.body()).decode("utf-8"),
+                completed_at=self.now(),
+                response_status=error.status,
+            )
+        if not await self._write_together([settle]):
+            self.logger.warning("keyed send outcome not stored; the key stays pending")
+
+    async def _record_sent(
+        self,
+        payload: Mapping[str, Any],
+        answer: Any,
+        body: bytes,
+        claimed: SendKey | None,
+        sender: ServedNumber,
+        *,
+        project: bool,
+    ) -> bool:
+        """Store a sent message's answer under its key and its projection (the message and
+        its ``sent`` status), in one batch; False when any of it was not stored."""
+        store = self.store
+        if store is None:
+            return True
         writes: list[Awaitable[object]] = []
-        if store is not None and claimed_key is not None:
+        if claimed is not None:
             writes.append(
                 complete_request(
-                    store,
-                    idempotency_key=claimed_key,
-                    request_hash=request_hash,
-                    response_json=body.decode("utf-8"),
-                    completed_at=self.now(),
+                    store, claimed, response_json=body.decode("utf-8"), completed_at=self.now()
                 )
             )
-        if project and store is not None:
-            projected = send_projection(payload, answer, self.now)
-            if projected is not None:
-                record, event = projected
-                record = replace(record, business_phone_number_id=sender.phone_number_id)
-                writes += [
-                    store.record_message(record),
-                    store.append_message_status(
-                        wa_message_id=event.wa_message_id,
-                        status=event.status,
-                        timestamp=event.timestamp,
-                    ),
-                ]
-        headers: dict[str, str] = {}
-        if writes and not await self._write_together(writes):
-            headers["x-svc-persistence"] = "degraded"
-        count("degraded" if headers else "sent")
-        return Reply(200, body, headers=headers)
+        projected = send_projection(payload, answer, self.now) if project else None
+        if projected is not None:
+            record, event = projected
+            record = replace(record, business_phone_number_id=sender.phone_number_id)
+            writes += [
+                store.record_message(record),
+                store.append_message_status(
+                    wa_message_id=event.wa_message_id,
+                    status=event.status,
+                    timestamp=event.timestamp,
+                ),
+            ]
+        return not writes or await self._write_together(writes)
 
     async def _write_together(self, calls: Sequence[Awaitable[object]]) -> bool:
         """Best-effort store calls awaited together (one group-commit batch); True if all
