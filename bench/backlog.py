@@ -22,7 +22,8 @@ checkout the script runs from (``current``) and for ``--baseline`` (a checkout w
 3. ``others_s``: 300 other users' messages (``--others``, one each, in deliveries of 50),
    the seconds from the first POST until all of them ran, without and with one user's
    50k-message backlog held (the median of ``--others-rounds`` rounds, new users each
-   round); ``with_over_without`` is their ratio.
+   round); ``with_over_without`` is their ratio; then the same backlog released and
+   draining while they arrive (``with_50000_draining``, ``draining_over_without``).
 
 Prints one JSON line: each figure as ``{"current": ..., "baseline": ...}``, with the machine,
 its load average and how busy it was over the run.
@@ -347,6 +348,13 @@ def backlog_run(python: str, kind: str, url: str | None, args: argparse.Namespac
                         result["others_s"][f"with_{size}"] = seconds
                         result["others_s"]["with_over_without"] = round(
                             seconds / result["others_s"]["without"], 2
+                        )
+                        # The same backlog released: the others arrive while it drains.
+                        (folder / "release-x").touch()
+                        draining = others(feed, db, "2", args, size + 1)
+                        result["others_s"][f"with_{size}_draining"] = draining
+                        result["others_s"]["draining_over_without"] = round(
+                            draining / result["others_s"]["without"], 2
                         )
             finally:
                 feed.close()

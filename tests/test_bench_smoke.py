@@ -58,6 +58,7 @@ def _peer_missing() -> list[str]:
         ["bench/conversations.py", "--quick", "--no-postgres"],
         ["bench/crash_resume.py", "--kills", "1", "--no-postgres"],
         ["bench/first_chat.py"],
+        ["bench/many_queues.py", "--queues", "300", "--claims", "3", "--no-postgres"],
     ],
     ids=lambda argv: "-".join([Path(argv[0]).stem, *(a for a in argv[1:] if a == "asyncio")]),
 )
@@ -74,6 +75,7 @@ def test_backlog_short_variant_holds_the_backlog_and_names_each_figure() -> None
     assert sqlite["claim_ms"]["200"]["current"]["claimed"] == 0
     assert set(sqlite["drain_runs_per_s"]) == {"20", "200"}
     assert sqlite["others_s"]["with_over_without"]["current"] > 0
+    assert sqlite["others_s"]["draining_over_without"]["current"] > 0
 
 
 def test_http_ingest_peer_short_variant_prints_one_json_line() -> None:

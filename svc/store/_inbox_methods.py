@@ -92,7 +92,7 @@ class InboxMethods(StoreCalls):
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
     ) -> list[InboxItem]:
-        """Lease up to ``limit`` due heads of queues, in id order.
+        """Lease up to ``limit`` due heads of queues, in turn (the order they became due).
 
         A head is the lowest id of its queue among the rows not dead; it is due when
         pending with ``next_attempt_at <= now``, or running with a lease expired at
@@ -119,14 +119,16 @@ class InboxMethods(StoreCalls):
     ) -> bool:
         """Complete a run in one transaction, if ``lease_id`` is current: delete the item,
         the later items of its queue the run ``consumed``, and write its queue's ``state``
-        (``sealed=None`` deletes it; ``now`` is required with a state: its write time).
+        (``sealed=None`` deletes it; ``now`` is required with a state: its write time; with
+        ``now`` the queue's next item is due from then, behind the queues already due).
         True if so; False, and nothing changed, when the lease is stale. A consumed id of
         another queue or not after the item is refused and nothing changes."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)
         write = None if state is None else _state(state, now)
-        done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write)
+        at = None if now is None else to_ms(now, field="now")
+        done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write, at)
         return done
 
     async def mark_inbox_item_succeeded_and_claim(
@@ -143,10 +145,10 @@ class InboxMethods(StoreCalls):
         """``mark_inbox_item_succeeded`` and, in the same transaction, lease the item's
         queue's next head if it is due at ``now``, as a claim would (running, one more
         attempt, a fresh lease until ``now + lease_ms``; its queue's state as this completion
-        left it); with ``others_first``, the first due head of another queue in id order
-        when there is one, else its own. Whether the completion applied, and the item leased
-        (None: none due; never after a stale lease): one round trip where a completion and
-        a claim take two."""
+        left it); with ``others_first``, the first due head of another queue in turn when there
+        is one (the completed queue then takes its turn at ``now``), else its own. Whether
+        the completion applied, and the item leased (None: none due; never after a stale
+        lease): one round trip where a completion and a claim take two."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(consumed, item_id)

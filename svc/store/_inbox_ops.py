@@ -53,16 +53,18 @@ _HEADS: Final = (
     " LEFT JOIN svc_user_state AS u ON u.queue_key = i.queue_key AND u.expires_at > ?"
     " WHERE i.due_at <= ?"
 )
-_DUE_HEADS: Final = _HEADS + " ORDER BY i.id LIMIT ?"
-"""The due heads, from ``svc_inbox_heads`` (one row per queue with a row not dead, kept by
+_IN_TURN: Final = " ORDER BY i.due_at, i.id"
+_DUE_HEADS: Final = _HEADS + _IN_TURN + " LIMIT ?"
+"""The due heads in turn (the order they became due: ``_take_turn``), from
+``svc_inbox_heads`` (one row per queue with a row not dead, kept by
 the triggers of migration 016 in the transaction of every change to ``svc_inbox``): its
 ``due_at`` says when the head is pending and due, or running with a lapsed lease (its run
 crashed), and no later row of its queue runs under a live lease (a dead letter retried
-while a later item runs waits for it: one run per queue). Read in head id order by the
-primary key, so a claim never reads a queue's waiting rows. Each comes with its queue's
-state unless expired (a run's state write commits with its completion, before its queue's
-next head is claimable, so it is current; ``sealed_for`` names the key it was sealed under
-when a fold moved it)."""
+while a later item runs waits for it: one run per queue). Read in turn by the index on
+``(due_at, id)`` (migration 017), so a claim never reads a queue's waiting rows. Each comes
+with its queue's state unless expired (a run's state write commits with its completion,
+before its queue's next head is claimable, so it is current; ``sealed_for`` names the key
+it was sealed under when a fold moved it)."""
 _TAKE: Final = (
     "UPDATE svc_inbox SET status = 'running', lease_id = ?, lease_expires_at = ?,"
     " attempts = attempts + 1, updated_at = ?, folded_from = NULL WHERE id = ?"
@@ -72,6 +74,17 @@ _TAKE: Final = (
 )
 """Lease one head, if it is still due (a head row left due at once by a queue emptied while
 a record was inserting into it names a row that is gone)."""
+_TURN: Final = (
+    "UPDATE svc_inbox SET next_attempt_at = ? WHERE id = (SELECT id FROM svc_inbox_heads"
+    " WHERE queue_key = ?) AND status = 'pending' AND next_attempt_at < ?"
+)
+
+
+def _take_turn(s: Session, queue_key: str, now: int) -> None:
+    """A queue whose run ended and does not go on at once goes behind the queues already
+    due: its next head is due from ``now`` (``next_attempt_at`` is a not-before time), so
+    claims, in due order, take turns between queues and a long backlog never goes first."""
+    s.run(_TURN, (now, queue_key, now))
 
 
 StateArgs = tuple[bytes, int] | None
@@ -100,9 +113,9 @@ def _item(row: Row, state: UserStateRecord | None = None) -> InboxItem:
 
 
 def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[InboxItem]:
-    """Lease up to ``limit`` due heads, in id order: running, a fresh lease id, one more
-    attempt, the lease until ``now + lease_ms``; each carries its queue's state unless
-    expired at ``now``."""
+    """Lease up to ``limit`` due heads, in turn (``_DUE_HEADS``): running, a fresh lease id,
+    one more attempt, the lease until ``now + lease_ms``; each carries its queue's state
+    unless expired at ``now``."""
     # A drop whose run never settled (its process died): the lease lapsed, the row goes.
     s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
     return _take(s, _DUE_HEADS, (now, now, limit), now, lease_ms)
@@ -149,17 +162,18 @@ def mark_inbox_item_succeeded_and_claim(
 ) -> tuple[bool, InboxItem | None]:
     """Complete a run (``mark_inbox_item_succeeded``) and, in the same transaction, lease its
     queue's next head if it is due (carrying the state the completion wrote); with
-    ``others_first``, the first due head of another queue in id order when there is one, else
-    its own. Whether the completion applied, and the item leased (None: none due; never after
-    a stale lease). Other queues' heads are left to the claims: a burst of many users' runs
-    does not crowd out the ingestion that records them."""
+    ``others_first``, the first due head of another queue in turn when there is one (its own
+    queue then takes its turn), else its own. Whether the completion applied, and the item
+    leased (None: none due; never after a stale lease). Other queues' heads are left to the
+    claims: a burst of many users' runs does not crowd out the ingestion that records them."""
     queue_key = _succeed(s, item_id, lease_id, consumed, state)
     if queue_key is None:
         return False, None
     if others_first:
-        others = _HEADS + " AND i.queue_key <> ? ORDER BY i.id LIMIT 1"
+        others = _HEADS + " AND i.queue_key <> ?" + _IN_TURN + " LIMIT 1"
         other = _take(s, others, (now, now, queue_key), now, lease_ms)
         if other:
+            _take_turn(s, queue_key, now)
             return True, other[0]
     own = _take(s, _HEADS + " AND i.queue_key = ?", (now, now, queue_key), now, lease_ms)
     return True, own[0] if own else None
@@ -171,14 +185,21 @@ def mark_inbox_item_succeeded(
     lease_id: str,
     consumed: tuple[int, ...] = (),
     state: tuple[StateArgs, int] | None = None,
+    now: int | None = None,
 ) -> bool:
     """Complete a run, all or nothing: delete the running head whose lease is ``lease_id``,
     the later rows of its queue the run ``consumed``, and write (or delete) its queue's
     state (``state``: the write and the time, ms). False, and nothing changed, when the lease
     is not current; a consumed id of another queue or not after the head raises (rolled
     back with the rest). The state is kept under the head's queue now, with the key the
-    run sealed it under when a fold moved the head meanwhile (``sealed_for``)."""
-    return _succeed(s, item_id, lease_id, consumed, state) is not None
+    run sealed it under when a fold moved the head meanwhile (``sealed_for``). With ``now``
+    the queue takes its turn (``_take_turn``)."""
+    queue_key = _succeed(s, item_id, lease_id, consumed, state)
+    if queue_key is None:
+        return False
+    if now is not None:
+        _take_turn(s, queue_key, now)
+    return True
 
 
 def _succeed(
@@ -352,14 +373,18 @@ def mark_inbox_item_dead(
             (now, error, item_id, lease_id),
         ),
         s,
+        now,
     )
 
 
-def _settled(row: Row | None, s: Session) -> bool:
-    """Whether a settlement applied; its queue's taken items are pending again if so."""
+def _settled(row: Row | None, s: Session, turn_at: int | None = None) -> bool:
+    """Whether a settlement applied; its queue's taken items are pending again if so, and
+    with ``turn_at`` the queue takes its turn then (``_take_turn``)."""
     if row is None:
         return False
     _release_taken(s, row[0])
+    if turn_at is not None:
+        _take_turn(s, row[0], turn_at)
     return True
 
 

@@ -89,6 +89,25 @@ async def test_a_busy_queue_lets_another_queue_go_after_its_continued_runs(
     assert [key for key in log if key != "b1"] == busy
 
 
+async def test_a_busy_queue_that_handed_its_turn_on_waits_behind_every_queue_due(
+    queue: MemoryQueue | StoreQueue, autojump_clock: trio.testing.MockClock
+) -> None:
+    log: list[str] = []
+
+    async def handler(ctx: Context) -> None:
+        log.append(ctx.key)
+        await trio.sleep(0.01)  # runs take time: a's turn comes after b1 and c1 were recorded
+
+    runtime = make_runtime(queue, handler, concurrency=1)
+    busy = [f"a{n}" for n in range(1, CONTINUED_RUNS + 10)]
+    await deliver(runtime, *busy)
+    await deliver(runtime, "b1", "c1")
+    await runtime.run_until_idle()
+    # After its continued runs a let b1 go; its next item is due from then, behind c1.
+    assert log[CONTINUED_RUNS + 1 : CONTINUED_RUNS + 3] == ["b1", "c1"]
+    assert [key for key in log if key[0] == "a"] == busy
+
+
 async def test_a_failure_or_a_dead_letter_does_not_continue(
     queue: MemoryQueue | StoreQueue, autojump_clock: trio.testing.MockClock
 ) -> None:

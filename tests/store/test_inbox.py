@@ -80,11 +80,49 @@ async def test_only_the_head_of_each_queue_is_claimed(store: AnyStore) -> None:
     assert "a1" not in await by_key(store)
 
 
-async def test_claims_follow_id_order_and_the_limit(store: AnyStore) -> None:
+async def test_claims_follow_record_order_and_the_limit(store: AnyStore) -> None:
     await record(store, *[(f"k{i}", f"q{i}") for i in range(5)])
     assert await claim(store, limit=2) == ["k0", "k1"]
     assert await claim(store, limit=2) == ["k2", "k3"]
     assert await claim(store, limit=2) == ["k4"]
+
+
+async def test_a_queue_whose_run_ended_takes_its_turn_behind_the_queues_waiting(
+    store: AnyStore,
+) -> None:
+    # a's three items were recorded first; b's and c's after. Claims go in turn: a queue's
+    # next item is due from the end of its run, not from its (older) record time.
+    await record(store, ("a1", "qa"), ("a2", "qa"), ("a3", "qa"))
+    await record(store, ("b1", "qb"), ("c1", "qc"), offset=5)
+    (a1,) = await claimed(store, at=10, limit=1)
+    assert a1.lease_id is not None
+    assert await store.mark_inbox_item_succeeded(id=a1.id, lease_id=a1.lease_id, now=T0 + ms(20))
+    assert await claim(store, at=30, limit=1) == ["b1"]  # not a2, though recorded before b1
+    # A dead letter hands the turn on too.
+    (c1,) = await claimed(store, at=30, limit=1)
+    assert c1.update_key == "c1" and c1.lease_id is not None
+    (b1,) = [i for i in await store.list_inbox_items() if i.update_key == "b1"]
+    assert b1.lease_id is not None
+    await record(store, ("b2", "qb"), offset=25)
+    assert await store.mark_inbox_item_dead(
+        id=b1.id, lease_id=b1.lease_id, now=T0 + ms(40), error="not_for_us"
+    )
+    assert await claim(store, at=50, limit=1) == ["a2"]  # due from 20, b2 from 40
+    assert await claim(store, at=50, limit=1) == ["b2"]
+
+
+async def test_a_completion_continuing_into_another_queue_hands_its_own_turn_on(
+    store: AnyStore,
+) -> None:
+    await record(store, ("a1", "qa"), ("a2", "qa"))
+    await record(store, ("b1", "qb"), ("c1", "qc"), offset=5)
+    (a1,) = await claimed(store, at=10, limit=1)
+    assert a1.lease_id is not None
+    kept, following = await store.mark_inbox_item_succeeded_and_claim(
+        id=a1.id, lease_id=a1.lease_id, now=T0 + ms(20), lease_ms=LEASE, others_first=True
+    )
+    assert kept and following is not None and following.update_key == "b1"
+    assert await claim(store, at=30) == ["c1", "a2"]  # a's next from 20, behind c1
 
 
 async def test_a_retrying_item_holds_its_queue_back_and_a_dead_one_releases_it(

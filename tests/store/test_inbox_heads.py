@@ -210,7 +210,8 @@ def test_a_sqlite_claim_reads_the_heads_not_the_queue(tmp_path: Path) -> None:
             work[depth], statements = _sqlite_claim_work(conn)
             (select,) = [sql for sql in statements if "FROM svc_inbox_heads" in sql]
             plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + select)]
-            assert plan[0].startswith("SCAN i"), plan  # the heads, by their primary key
+            # The due heads, in turn, by their (due_at, id) index.
+            assert plan[0].startswith("SEARCH i USING INDEX svc_inbox_heads_due"), plan
             assert all("TEMP B-TREE" not in line for line in plan), plan
             # Every statement of the claim on svc_inbox finds its rows by an index.
             for sql in statements:

@@ -1,7 +1,7 @@
 """The inbox's hot writes are cheap for ingestion: a claim reads the due heads of
-``svc_inbox_heads`` (one row per queue, kept by migration 016's triggers) in head id order by
-its primary key and stops at the limit, with no sort, no scan of ``svc_inbox``'s status indexes
-and one primary-key lookup of each queue's state (a plan that reads and sorts every due row
+``svc_inbox_heads`` (one row per queue, kept by migration 016's triggers) in turn by its
+``(due_at, id)`` index and stops at the limit, with no sort, no scan of ``svc_inbox``'s status
+indexes and one primary-key lookup of each queue's state (a plan that reads and sorts every due row
 costs milliseconds per claim at thousands of waiting rows, under the write lock the webhook
 writes wait for); claims and completions share a group-commit batch with the webhook writes
 (one transaction)."""
@@ -30,7 +30,7 @@ from .conftest import T0, migrated_sqlite_file
 
 
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
-def test_the_claim_walks_ids_in_order_without_sorting(tmp_path: Path, analyzed: bool) -> None:
+def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analyzed: bool) -> None:
     conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
     try:
         conn.executemany(
@@ -49,16 +49,21 @@ def test_the_claim_walks_ids_in_order_without_sorting(tmp_path: Path, analyzed: 
         )
         if analyzed:
             conn.execute("ANALYZE")
+        in_turn = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM svc_inbox_heads WHERE due_at <= 25 ORDER BY due_at, id LIMIT 8"
+            )
+        ]
         statements: list[str] = []
         conn.set_trace_callback(statements.append)
         claimed = _inbox_ops.claim_inbox_items(SqliteSession(conn), 25, 8, 60_000)
         conn.set_trace_callback(None)
-        assert len(claimed) == 8
-        assert [item.id for item in claimed] == sorted(item.id for item in claimed)
+        assert [item.id for item in claimed] == in_turn and len(in_turn) == 8
         (select,) = [sql for sql in statements if sql.startswith("SELECT i.id")]
         plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + select))
         assert "TEMP B-TREE" not in plan
-        assert "SCAN i" in plan or "USING INTEGER PRIMARY KEY" in plan
+        assert "USING INDEX svc_inbox_heads_due" in plan
         assert "svc_inbox_due" not in plan and "svc_inbox_updated" not in plan
         assert "SCAN u" not in plan  # each item's state: one primary-key lookup
         with_state = {i.queue_key for i in claimed if i.state is not None}
