@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from ._errors import FaultCode, PersistenceError
@@ -318,7 +319,8 @@ class GroupCommit:
 
     The caller that finds fewer than the runner's ``depth`` drains under way drains the
     queue, batch by batch, until it is empty, so the next batch starts the moment the last
-    one ends (its own answer waits for that). With a depth of 2 a second drain starts once
+    one ends (its own answer waits for that); from an idle queue it first lets the callers
+    ready to run queue their jobs, so jobs started together share a batch. With a depth of 2 a second drain starts once
     ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so the writer process commits one
     batch while the loop settles the other. The other callers sleep on one event per batch:
     the one their batch sets when it ends (``_waiting`` until a batch takes them).
@@ -375,6 +377,13 @@ class GroupCommit:
         """Run batches from the head of the queue until it is empty; a drain that ends early
         (its caller cancelled) hands the queue on."""
         try:
+            if len(self._queue) == 1:
+                # A drain from an idle queue first lets the callers that are ready to run
+                # queue their jobs (a delivery's hook work beside its record), so its batch
+                # takes them: two turns of the loop, since trio runs the ready tasks of a
+                # turn in either order.
+                await anyio.lowlevel.cancel_shielded_checkpoint()
+                await anyio.lowlevel.cancel_shielded_checkpoint()
             while self._queue:
                 batch = Batch(self._queue[:MAX_BATCH])
                 del self._queue[:MAX_BATCH]

@@ -5,6 +5,7 @@ worker thread) never does; every job is answered with its own result, whichever 
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,14 @@ import trio
 import trio.lowlevel
 import trio.testing
 
+from svc.http._update_rules import UpdateHook, record_beside
 from svc.store import SqliteStore
 from svc.store._commit import PIPELINE_AFTER, Batch, GroupCommit, Job
 from svc.store._errors import FaultCode
 from svc.store._kinds import Kind
 
 from ._writer_calls import deliver, writer_of
+from .conftest import T0
 
 
 class HeldRunner:
@@ -90,8 +93,9 @@ async def test_depth_one_runs_one_batch_at_a_time() -> None:
 
 
 async def test_the_writer_process_answers_two_batches_in_flight_in_order(tmp_path: Path) -> None:
-    """200 concurrent deliveries through SQLite's writer process: two batches were in flight
-    at once, and each caller got its own delivery's answer (new, once) and row."""
+    """200 concurrent deliveries through SQLite's writer process, 199 sent while the first is
+    in the child: two batches were in flight at once, and each caller got its own delivery's
+    answer (new, once) and row."""
     store = SqliteStore(tmp_path / "svc.db", writer="process")
     await store.migrate()
     try:
@@ -108,15 +112,76 @@ async def test_the_writer_process_answers_two_batches_in_flight_in_order(tmp_pat
                 batches_in_flight.append(len(child._answers))
                 await trio.lowlevel.checkpoint()
 
+        # The file's write lock, held here: the child's first batch waits for it, so the
+        # rest queue behind a batch still in flight, whatever the host's speed.
+        blocker = sqlite3.connect(tmp_path / "svc.db", isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
         async with trio.open_nursery() as nursery:
-            for i in range(200):
-                nursery.start_soon(one, i)
             nursery.start_soon(watch)
+            nursery.start_soon(one, 0)
+            while not child.in_flight:
+                await trio.lowlevel.checkpoint()
+            for i in range(1, 200):
+                nursery.start_soon(one, i)
+            with trio.fail_after(10):
+                while max(batches_in_flight, default=0) < 2:
+                    await trio.lowlevel.checkpoint()
+            blocker.execute("COMMIT")
+            blocker.close()
         assert answers == {i: (f"u{i}",) for i in range(200)}
         assert max(batches_in_flight) == 2
         assert child.in_flight == 0
         for i in range(200):
             record = await store.get_message(wa_message_id=f"wamid.{i}")
             assert record is not None and record.row_id == f"row-{i}"
+    finally:
+        await store.close()
+
+
+async def test_a_drain_from_idle_takes_the_jobs_queued_in_the_same_turn() -> None:
+    """Three callers started together: the first finds the queue idle and drains, and its
+    batch holds all three (before, the first went alone and the other two in a second)."""
+    runner = HeldRunner(depth=2)
+    commit = GroupCommit(runner, messages={})
+    answers: list[object] = [None] * 3
+
+    async def one(i: int) -> None:
+        answers[i] = await commit.run(_job(i))
+
+    async with trio.open_nursery() as nursery:
+        for i in range(3):
+            nursery.start_soon(one, i)
+        await trio.testing.wait_all_tasks_blocked()
+        runner.release.set()
+    assert answers == [0, 1, 2]
+    assert runner.sizes == [3]
+
+
+async def test_a_delivery_and_its_hook_work_share_one_batch(tmp_path: Path) -> None:
+    """The update hooks' promise (their writes beside the record, one commit): an idle
+    store's writer process holds the delivery and the broadcast pause in one batch."""
+    store = SqliteStore(tmp_path / "svc.db", writer="process")
+    await store.migrate()
+    try:
+        child = writer_of(store)
+        held: list[int] = []
+
+        async def pause(updates: object) -> tuple[()]:
+            await store.pause_broadcasts_for_template(name="t", language="en", now=T0)
+            return ()
+
+        async def watch() -> None:
+            while True:
+                held.append(child.in_flight)
+                await trio.lowlevel.checkpoint()
+
+        hook = UpdateHook(wants=lambda update: True, run=pause)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            recorded, stored = await record_beside(deliver(store, 1), [(hook, [])])
+            nursery.cancel_scope.cancel()
+        assert recorded.new == ("u1",) and stored
+        assert max(held) == 2  # both jobs in flight at once: one batch
+        assert await store.get_message(wa_message_id="wamid.1") is not None
     finally:
         await store.close()
