@@ -320,9 +320,9 @@ class GroupCommit:
     The caller that finds fewer than the runner's ``depth`` drains under way drains the
     queue, batch by batch, until it is empty, so the next batch starts the moment the last
     one ends (its own answer waits for that); from an idle queue it first lets the callers
-    ready to run queue their jobs, so jobs started together share a batch. With a depth of 2 a second drain starts once
-    ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so the writer process commits one
-    batch while the loop settles the other. The other callers sleep on one event per batch:
+    ready to run queue their jobs, so jobs started together share a batch. With a depth of
+    2 a second drain starts once ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so
+    the writer process commits one batch while the loop settles the other. The other callers sleep on one event per batch:
     the one their batch sets when it ends (``_waiting`` until a batch takes them).
     """
 
