@@ -322,8 +322,9 @@ class GroupCommit:
     one ends (its own answer waits for that); from an idle queue it first lets the callers
     ready to run queue their jobs, so jobs started together share a batch. With a depth of
     2 a second drain starts once ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so
-    the writer process commits one batch while the loop settles the other. The other callers sleep on one event per batch:
-    the one their batch sets when it ends (``_waiting`` until a batch takes them).
+    the writer process commits one batch while the loop settles the other. The other callers
+    sleep on one event per batch: the one their batch sets when it ends (``_waiting`` until a
+    batch takes them).
     """
 
     __slots__ = ("_drains", "_messages", "_queue", "_waiting", "runner")
