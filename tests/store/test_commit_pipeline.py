@@ -138,8 +138,8 @@ async def test_the_writer_process_answers_two_batches_in_flight_in_order(tmp_pat
         await store.close()
 
 
-async def test_a_drain_from_idle_takes_the_jobs_queued_in_the_same_turn() -> None:
-    """Three callers started together: the first finds the queue idle and drains, and its
+async def test_a_delivery_drain_from_idle_takes_the_jobs_queued_in_the_same_turn() -> None:
+    """Three deliveries started together: the first finds the queue idle and drains, and its
     batch holds all three (before, the first went alone and the other two in a second)."""
     runner = HeldRunner(depth=2)
     commit = GroupCommit(runner, messages={})
@@ -155,6 +155,23 @@ async def test_a_drain_from_idle_takes_the_jobs_queued_in_the_same_turn() -> Non
         runner.release.set()
     assert answers == [0, 1, 2]
     assert runner.sizes == [3]
+
+
+async def test_a_claim_drain_goes_at_once() -> None:
+    """A claim's drain forms its batch at once: a delivery started after it was asked is not
+    in it, so a claim takes only what was recorded before it was asked."""
+    runner = HeldRunner(depth=1)
+    commit = GroupCommit(runner, messages={})
+    code: FaultCode = "claim_failed"
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(commit.run, Job(Kind.INBOX, "claim", code=code))
+        while not commit._drains:
+            await trio.lowlevel.checkpoint()
+        nursery.start_soon(commit.run, _job(1))
+        await trio.testing.wait_all_tasks_blocked()
+        runner.release.set()
+    assert runner.sizes == [1, 1]
 
 
 async def test_a_delivery_and_its_hook_work_share_one_batch(tmp_path: Path) -> None:
