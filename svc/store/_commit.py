@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any, Final, Generic, Protocol, TypeVar
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 
 from ._errors import FaultCode, PersistenceError
@@ -319,12 +318,10 @@ class GroupCommit:
 
     The caller that finds fewer than the runner's ``depth`` drains under way drains the
     queue, batch by batch, until it is empty, so the next batch starts the moment the last
-    one ends (its own answer waits for that); a delivery's drain from an idle queue first
-    lets the callers ready to run queue their jobs, so they share its batch. With a depth of
-    2 a second drain starts once ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so
-    the writer process commits one batch while the loop settles the other. The other callers
-    sleep on one event per batch: the one their batch sets when it ends (``_waiting`` until a
-    batch takes them).
+    one ends (its own answer waits for that). With a depth of 2 a second drain starts once
+    ``PIPELINE_AFTER`` jobs wait behind a batch in flight, so the writer process commits one
+    batch while the loop settles the other. The other callers sleep on one event per batch:
+    the one their batch sets when it ends (``_waiting`` until a batch takes them).
     """
 
     __slots__ = ("_drains", "_messages", "_queue", "_waiting", "runner")
@@ -378,14 +375,6 @@ class GroupCommit:
         """Run batches from the head of the queue until it is empty; a drain that ends early
         (its caller cancelled) hands the queue on."""
         try:
-            if own.kind is Kind.DELIVERY and len(self._queue) == 1:
-                # A delivery's drain from an idle queue first lets the callers that are ready
-                # to run queue their jobs (its hook work, beside its record), so its batch
-                # takes them: two turns of the loop, since trio runs the ready tasks of a
-                # turn in either order. (Other kinds go at once: a claim takes what was
-                # recorded before it was asked.)
-                await anyio.lowlevel.cancel_shielded_checkpoint()
-                await anyio.lowlevel.cancel_shielded_checkpoint()
             while self._queue:
                 batch = Batch(self._queue[:MAX_BATCH])
                 del self._queue[:MAX_BATCH]

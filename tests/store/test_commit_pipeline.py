@@ -14,14 +14,12 @@ import trio
 import trio.lowlevel
 import trio.testing
 
-from svc.http._update_rules import UpdateHook, record_beside
 from svc.store import SqliteStore
 from svc.store._commit import PIPELINE_AFTER, Batch, GroupCommit, Job
 from svc.store._errors import FaultCode
 from svc.store._kinds import Kind
 
 from ._writer_calls import deliver, writer_of
-from .conftest import T0
 
 
 class HeldRunner:
@@ -138,25 +136,6 @@ async def test_the_writer_process_answers_two_batches_in_flight_in_order(tmp_pat
         await store.close()
 
 
-async def test_a_delivery_drain_from_idle_takes_the_jobs_queued_in_the_same_turn() -> None:
-    """Three deliveries started together: the first finds the queue idle and drains, and its
-    batch holds all three (before, the first went alone and the other two in a second)."""
-    runner = HeldRunner(depth=2)
-    commit = GroupCommit(runner, messages={})
-    answers: list[object] = [None] * 3
-
-    async def one(i: int) -> None:
-        answers[i] = await commit.run(_job(i))
-
-    async with trio.open_nursery() as nursery:
-        for i in range(3):
-            nursery.start_soon(one, i)
-        await trio.testing.wait_all_tasks_blocked()
-        runner.release.set()
-    assert answers == [0, 1, 2]
-    assert runner.sizes == [3]
-
-
 async def test_a_claim_drain_goes_at_once() -> None:
     """A claim's drain forms its batch at once: a delivery started after it was asked is not
     in it, so a claim takes only what was recorded before it was asked."""
@@ -172,33 +151,3 @@ async def test_a_claim_drain_goes_at_once() -> None:
         await trio.testing.wait_all_tasks_blocked()
         runner.release.set()
     assert runner.sizes == [1, 1]
-
-
-async def test_a_delivery_and_its_hook_work_share_one_batch(tmp_path: Path) -> None:
-    """The update hooks' promise (their writes beside the record, one commit): an idle
-    store's writer process holds the delivery and the broadcast pause in one batch."""
-    store = SqliteStore(tmp_path / "svc.db", writer="process")
-    await store.migrate()
-    try:
-        child = writer_of(store)
-        held: list[int] = []
-
-        async def pause(updates: object) -> tuple[()]:
-            await store.pause_broadcasts_for_template(name="t", language="en", now=T0)
-            return ()
-
-        async def watch() -> None:
-            while True:
-                held.append(child.in_flight)
-                await trio.lowlevel.checkpoint()
-
-        hook = UpdateHook(wants=lambda update: True, run=pause)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch)
-            recorded, stored = await record_beside(deliver(store, 1), [(hook, [])])
-            nursery.cancel_scope.cancel()
-        assert recorded.new == ("u1",) and stored
-        assert max(held) == 2  # both jobs in flight at once: one batch
-        assert await store.get_message(wa_message_id="wamid.1") is not None
-    finally:
-        await store.close()
