@@ -26,7 +26,7 @@ class UpdateHook:
     """Work the service runs in the request, beside the record, on the updates it ``wants``.
 
     ``run`` is awaited with those updates while the delivery is recorded (its store
-    writes join the record's group-commit batch) and returns the ones whose work was not
+    writes are queued beside the record's) and returns the ones whose work was not
     stored: the delivery is then answered 503, and the platform's redelivery, a
     duplicate, runs the hook again (its work must be idempotent).
     """
@@ -51,8 +51,9 @@ async def record_beside(
     record: Awaitable[T], work: Sequence[tuple[UpdateHook, list[Update]]]
 ) -> tuple[T, bool]:
     """Await ``record`` with the hooks' ``work`` beside it, so that their store writes are
-    queued for the same group-commit batch (one commit, one round trip); the record's
-    answer and whether every hook's work was stored. The record's exception is raised as
+    queued with it (under load they join its group-commit batch; on an idle store its batch
+    has gone first and theirs is the next); the record's answer and whether every hook's
+    work was stored. The record's exception is raised as
     is, whatever the hooks did."""
     if not work:
         return await record, True
