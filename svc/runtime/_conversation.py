@@ -197,6 +197,7 @@ class RunConversation:
         last = head.recorded_at + timedelta(seconds=coalesce.max_wait)
         newest = head.recorded_at
         taken: list[int] = []
+        read_again = True
         async with self._control.paused():
             while True:
                 arrived = self._arrivals.event()
@@ -215,6 +216,11 @@ class RunConversation:
                     newest = max(newest, entry.recorded_at)
                 ends = min(newest + window, last)
                 left = (ends - self._now()).total_seconds() + BURST_GRACE
+                if left <= 0 and arrived.is_set() and read_again and not closed:
+                    # An item came while the read was under way (it may be recorded within
+                    # the window, yet missing from that read): read once more.
+                    read_again = False
+                    continue
                 if closed or left <= 0 or len(burst) >= coalesce.max_count:
                     break
                 with trio.move_on_after(min(left, self._poll)):
