@@ -176,9 +176,8 @@ class Service:
 
         The answer waits only for the record: the delivery, its update keys, its projection
         and the updates the facade ``handles`` (sealed inbox rows) are recorded in one store
-        call, the update hooks' work (the broadcast pause) queued beside it (``record_beside``:
-        its batch under load, the next on an idle store), and the runtime runs those updates
-        after the answer.
+        call, the update hooks' work (the broadcast pause) queued beside it (``record_beside``),
+        and the runtime runs those updates after the answer.
         Without a store the updates go to the in-memory queue (full: 503 ``handlers_busy``).
         A redelivery of a recorded update is a plain duplicate. A byte-for-byte copy of a
         delivery this process recorded (``local_copies``) makes no store trip. The answer's
