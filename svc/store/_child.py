@@ -291,18 +291,17 @@ class Child:
 
     async def _send(self, value: object) -> None:
         data = memoryview(_frame(value))
+        full = False
         while data:
             if self._sock is None:
                 raise _Lost
             try:
-                data = data[self._sock.send(data) :]
-            except (BlockingIOError, InterruptedError):
-                # Full: wait until it drains (a frame usually goes at once, without a wait).
-                try:
+                if full:  # a frame usually goes at once: wait only once a send found no room
                     await anyio.wait_writable(self._sock)
-                except (OSError, anyio.ClosedResourceError):
-                    raise _Lost from None
-                continue
+                data = data[self._sock.send(data) :]
+                full = False
+            except (BlockingIOError, InterruptedError):
+                full = True
             except (OSError, anyio.ClosedResourceError):
                 raise _Lost from None
 

@@ -117,15 +117,17 @@ async def test_the_writer_process_answers_two_batches_in_flight_in_order(tmp_pat
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch)
             nursery.start_soon(one, 0)
-            while not child.in_flight:
-                await trio.lowlevel.checkpoint()
-            for i in range(1, 200):
-                nursery.start_soon(one, i)
-            with trio.fail_after(10):
-                while max(batches_in_flight, default=0) < 2:
+            try:
+                while not child.in_flight:
                     await trio.lowlevel.checkpoint()
-            blocker.execute("COMMIT")
-            blocker.close()
+                for i in range(1, 200):
+                    nursery.start_soon(one, i)
+                with trio.fail_after(10):
+                    while max(batches_in_flight, default=0) < 2:
+                        await trio.lowlevel.checkpoint()
+            finally:
+                blocker.execute("COMMIT")  # the batches go on, the test passing or not
+                blocker.close()
         assert answers == {i: (f"u{i}",) for i in range(200)}
         assert max(batches_in_flight) == 2
         assert child.in_flight == 0

@@ -230,7 +230,7 @@ async def test_two_deliveries_of_one_batch_sharing_a_key_make_one_row_sqlite(
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_held_first_call, store, gate)
-            while not store._writers.thread._drains or store._writers.thread.queued:
+            while not store._writers.thread._drains:
                 await trio.lowlevel.checkpoint()
             nursery.start_soon(deliver, "a", ["u1", "u2"], b"a")
             await trio.testing.wait_all_tasks_blocked()

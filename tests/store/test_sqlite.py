@@ -223,7 +223,7 @@ async def _cancelled_waiting_claim(tmp_path: Path) -> tuple[object, bool, object
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_held_first_call, store, gate)
-            while not store._writers.thread._drains or store._writers.thread.queued:
+            while not store._writers.thread._drains:
                 await anyio.lowlevel.checkpoint()
             group.start_soon(_open_when_queued, store, gate, 1)
             answer: object = None
@@ -259,7 +259,7 @@ def test_a_waiting_caller_cancelled_by_its_task_is_cancelled_after_its_call_ran(
         gate = threading.Event()
         try:
             first = asyncio.ensure_future(_held_first_call(store, gate))
-            while not store._writers.thread._drains or store._writers.thread.queued:
+            while not store._writers.thread._drains:
                 await asyncio.sleep(0)
             waiter = asyncio.ensure_future(
                 store.claim_service_request(idempotency_key="k", request_hash="h", created_at=T0)
@@ -298,7 +298,7 @@ async def test_calls_past_one_batch_each_get_their_own_answer(tmp_path: Path) ->
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_held_first_call, store, gate)
-            while not store._writers.thread._drains or store._writers.thread.queued:
+            while not store._writers.thread._drains:
                 await anyio.lowlevel.checkpoint()
             for i in range(count):
                 group.start_soon(call, i)
