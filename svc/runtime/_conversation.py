@@ -150,6 +150,7 @@ class RunConversation:
         ``poll_interval`` (items other processes recorded)."""
         claim = self._claim
         until = trio.current_time() + timeout
+        read_again = True
         self._observer(
             WaitStarted(
                 update_key=claim.update_key,
@@ -169,8 +170,13 @@ class RunConversation:
                         return entry.update
                 left = until - trio.current_time()
                 if left <= 0:
-                    self._wait_ended(listener, None)
-                    raise ListenerTimeout(listener.name, timeout)
+                    if not (read_again and arrived.is_set()):
+                        self._wait_ended(listener, None)
+                        raise ListenerTimeout(listener.name, timeout)
+                    # An item came while that read was under way: it may have been recorded
+                    # in time yet be missing from it, so the time's end reads once more.
+                    read_again = False
+                    continue
                 with trio.move_on_after(min(left, self._poll)):
                     await arrived.wait()
 
@@ -216,13 +222,13 @@ class RunConversation:
                     newest = max(newest, entry.recorded_at)
                 ends = min(newest + window, last)
                 left = (ends - self._now()).total_seconds() + BURST_GRACE
-                if left <= 0 and arrived.is_set() and read_again and not closed:
-                    # An item came while the read was under way (it may be recorded within
-                    # the window, yet missing from that read): read once more.
-                    read_again = False
-                    continue
-                if closed or left <= 0 or len(burst) >= coalesce.max_count:
+                if closed or len(burst) >= coalesce.max_count:
                     break
+                if left <= 0:
+                    if not (read_again and arrived.is_set()):
+                        break
+                    read_again = False  # see ``listen``: an item came during that read
+                    continue
                 with trio.move_on_after(min(left, self._poll)):
                     await arrived.wait()
             if taken:

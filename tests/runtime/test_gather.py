@@ -1,9 +1,10 @@
-"""A burst's gather (``RunConversation.gather``, both modes' one rule) against a queue whose
-reads the test controls: an item that arrives while a read is under way is read again."""
+"""A burst's gather and a wait (``RunConversation``, both modes' one rule) against a queue
+whose first read the test holds: an item that arrives while that read is under way, and so may
+be missing from it, is read again once the time is up."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import trio
@@ -15,11 +16,12 @@ from svc.runtime._queue import Claim, Entry
 from svc.webhook import Update, UserState
 from svc.webhook._conversation import Coalesce
 
-from .conftest import T0, message
+from .conftest import T0, message, reply_to
 
 
 class SlowReadQueue:
-    """``later()`` answers the items recorded when the read began, after ``hold`` is set."""
+    """``later()`` answers the items there when the read began; its first read returns only
+    once ``hold`` is set."""
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
@@ -44,12 +46,10 @@ def _entry(id: int, key: str, at: datetime) -> Entry:
     return Entry(id=id, update_key=key, kind=update.kind, recorded_at=at, update=update)
 
 
-async def test_an_item_recorded_during_the_last_read_joins_the_burst() -> None:
-    """The window (2 s) ends while the read is under way; the item recorded at 1.5 s, within
-    the window, arrived during that read: the gather reads once more and takes it."""
-    clock = [T0]
-    queue = SlowReadQueue()
-    arrivals = Arrivals()
+def _conversation(
+    queue: SlowReadQueue, arrivals: Arrivals, clock: list[datetime]
+) -> tuple[Update, Callable[[trio.Nursery], RunConversation]]:
+    """The head ``a1`` claimed at T0, and its conversation over ``queue`` in a nursery."""
     head = message("a1")
     claim = Claim(
         id=1,
@@ -61,8 +61,9 @@ async def test_an_item_recorded_during_the_last_read_joins_the_burst() -> None:
         lease_id="l",
         payload=head,
     )
-    async with trio.open_nursery() as nursery:
-        conversation = RunConversation(
+
+    def make(nursery: trio.Nursery) -> RunConversation:
+        return RunConversation(
             queue=queue,  # type: ignore[arg-type]
             claim=claim,
             update=head,
@@ -74,6 +75,19 @@ async def test_an_item_recorded_during_the_last_read_joins_the_burst() -> None:
             observer=lambda event: None,
             tasks=nursery,
         )
+
+    return head, make
+
+
+async def test_an_item_recorded_during_the_last_read_joins_the_burst() -> None:
+    """The window (2 s) ends while the read is under way; the item recorded at 1.5 s, within
+    the window, arrived during that read: the gather reads once more and takes it."""
+    clock = [T0]
+    queue = SlowReadQueue()
+    arrivals = Arrivals()
+    head, make = _conversation(queue, arrivals, clock)
+    async with trio.open_nursery() as nursery:
+        conversation = make(nursery)
         nursery.start_soon(conversation.gather, Coalesce.of(2.0))
         await queue.reading.wait()
         queue.entries.append(_entry(2, "a2", T0 + timedelta(seconds=1.5)))
@@ -85,3 +99,28 @@ async def test_an_item_recorded_during_the_last_read_joins_the_burst() -> None:
         message("a2").message_id,  # type: ignore[attr-defined]
     ]
     assert queue.reads == 2  # the read that missed it, and the one more
+
+
+async def test_a_reply_recorded_during_the_wait_s_last_read_is_taken(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The wait's 5 s end while its read is under way; the reply came during that read: the
+    wait reads once more and returns it instead of timing out."""
+    queue = SlowReadQueue()
+    arrivals = Arrivals()
+    _, make = _conversation(queue, arrivals, [T0])
+    taken: list[Update] = []
+    async with trio.open_nursery() as nursery:
+        conversation = make(nursery)
+
+        async def wait() -> None:
+            taken.append(await conversation.listen(reply_to("a2"), 5.0))
+
+        nursery.start_soon(wait)
+        await queue.reading.wait()
+        queue.entries.append(_entry(2, "a2", T0 + timedelta(seconds=4)))
+        arrivals.notify()
+        await trio.sleep(6)  # the wait's time is up while its read is held
+        queue.hold.set()
+    assert taken == [queue.entries[0].update]
+    assert queue.reads == 2
