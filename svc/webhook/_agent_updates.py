@@ -18,8 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
 
-from ._base import StatusReads, UpdateBase, required
+from ._base import ChangeUpdate, StatusReads, UpdateBase, required
 from ._read import (
+    RECIPIENT_KEYS,
+    SENDER_KEYS,
+    TO_KEYS,
     contact_user,
     profile_name,
     read_content,
@@ -27,9 +30,10 @@ from ._read import (
     read_dict,
     read_id,
     read_str,
-    read_timestamp,
+    read_timestamp_or,
     read_type,
     read_user,
+    read_user_at,
 )
 from ._values import (
     MessageContent,
@@ -160,21 +164,9 @@ class StandbyUpdate(StatusReads, UpdateBase):
         item = self.item
         container = self._container
         if item == "status":
-            raw = self.raw
-            return read_user(
-                container,
-                raw.get("recipient_id"),
-                raw.get("recipient_user_id"),
-                raw.get("recipient_parent_user_id"),
-            )
-        message = self._message
-        side = "to" if item == "echo" else "from"
-        user = read_user(
-            container,
-            message.get(side),
-            message.get(f"{side}_user_id"),
-            message.get(f"{side}_parent_user_id"),
-        )
+            return read_user_at(container, self.raw, RECIPIENT_KEYS)
+        keys = TO_KEYS if item == "echo" else SENDER_KEYS
+        user = read_user_at(container, self._message, keys)
         return user if user is not None else contact_user(container)
 
     @property
@@ -185,7 +177,7 @@ class StandbyUpdate(StatusReads, UpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class MessagingHandoverUpdate(UpdateBase):
+class MessagingHandoverUpdate(ChangeUpdate):
     """A ``messaging_handovers`` change: the thread of a user changed holder; ``raw`` is the value.
 
     ``event`` is ``control_passed`` (sent to the new holder) or
@@ -198,11 +190,6 @@ class MessagingHandoverUpdate(UpdateBase):
 
     kind: ClassVar[Literal["messagingHandover"]] = "messagingHandover"
     _repr_fields: ClassVar[tuple[str, ...]] = ("event",)
-
-    @property
-    def value(self) -> Mapping[str, Any]:
-        """The raw change value."""
-        return self.raw
 
     @property
     def event(self) -> str | None:
@@ -262,5 +249,4 @@ class MessagingHandoverUpdate(UpdateBase):
     @property
     def timestamp(self) -> int | None:
         """The value's ``timestamp``, else the entry ``time``."""
-        stamp = read_timestamp(self.raw.get("timestamp"))
-        return stamp if stamp is not None else self.source.entry_time
+        return read_timestamp_or(self.raw.get("timestamp"), self.source.entry_time)

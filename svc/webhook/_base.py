@@ -105,6 +105,23 @@ class UpdateBase:
         return read_errors(self.source.value.get("errors"))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class ChangeUpdate(UpdateBase):
+    """An update made of a whole change, not of an item of its lists: ``raw`` is the value."""
+
+    @property
+    def value(self) -> Mapping[str, Any]:
+        """The raw change value."""
+        return self.raw
+
+    @property
+    def timestamp(self) -> int | None:
+        """The entry ``time``, else the value's ``timestamp``."""
+        if self.source.entry_time is not None:
+            return self.source.entry_time
+        return read_timestamp(self.raw.get("timestamp"))
+
+
 def required(raw: Mapping[str, Any], key: str) -> str:
     """A string the normalizer validated before building the update."""
     value = raw.get(key)

@@ -14,14 +14,15 @@ from typing import Any, ClassVar, Literal
 
 from ._base import UpdateBase
 from ._read import (
+    item_errors,
     read_content,
     read_dict,
-    read_errors,
     read_id,
     read_int,
     read_list,
     read_str,
     read_timestamp,
+    read_timestamp_or,
     read_type,
 )
 from ._values import MessageContent, PlatformError
@@ -125,8 +126,7 @@ class HistoryUpdate(UpdateBase):
     @property
     def errors(self) -> tuple[PlatformError, ...]:
         """The item's ``errors`` (history sharing declined), else the change value's."""
-        errors = self.raw.get("errors")
-        return read_errors(errors if errors is not None else self.source.value.get("errors"))
+        return item_errors(self.raw, self.source.value)
 
     @property
     def timestamp(self) -> int | None:
@@ -180,5 +180,5 @@ class SmbAppStateSyncUpdate(UpdateBase):
 
     @property
     def timestamp(self) -> int | None:
-        stamp = read_timestamp(read_dict(self.raw.get("metadata")).get("timestamp"))
-        return stamp if stamp is not None else self.source.entry_time
+        metadata = read_dict(self.raw.get("metadata"))
+        return read_timestamp_or(metadata.get("timestamp"), self.source.entry_time)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from ._account_values import AccountDetails, read_account_details
-from ._base import UpdateBase, required
+from ._base import ChangeUpdate, UpdateBase, required
 from ._read import (
+    CONTACT_KEYS,
+    RECIPIENT_KEYS,
+    SENDER_KEYS,
+    TO_KEYS,
+    item_errors,
     profile_name,
     read_dict,
     read_errors,
@@ -21,6 +25,7 @@ from ._read import (
     read_str,
     read_timestamp,
     read_user,
+    read_user_at,
 )
 from ._values import (
     CallSession,
@@ -47,16 +52,11 @@ _ACCOUNT_EVENT_KEYS = ("event", "decision", "new_quality_score", "new_category",
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class AccountUpdate(UpdateBase):
+class AccountUpdate(ChangeUpdate):
     """Account, template and phone-number fields; ``raw`` is the change value."""
 
     kind: ClassVar[Literal["account"]] = "account"
     _repr_fields: ClassVar[tuple[str, ...]] = ("event",)
-
-    @property
-    def value(self) -> Mapping[str, Any]:
-        """The raw change value."""
-        return self.raw
 
     @property
     def event(self) -> str | None:
@@ -79,13 +79,6 @@ class AccountUpdate(UpdateBase):
         Read from the raw value on each access (``value`` stays as it is).
         """
         return read_account_details(self.source.field, self.raw)
-
-    @property
-    def timestamp(self) -> int | None:
-        """The entry ``time``, else the value's ``timestamp``."""
-        if self.source.entry_time is not None:
-            return self.source.entry_time
-        return read_timestamp(self.raw.get("timestamp"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -115,14 +108,8 @@ class _CallUpdate(UpdateBase):
         From ``from``/``from_user_id``/``from_parent_user_id`` (``to``... for
         business-initiated calls), completed from the matching ``contacts[]``.
         """
-        raw = self.raw
-        side = "to" if raw.get("direction") == "BUSINESS_INITIATED" else "from"
-        return read_user(
-            self.source.value,
-            raw.get(side),
-            raw.get(f"{side}_user_id"),
-            raw.get(f"{side}_parent_user_id"),
-        )
+        business_call = self.raw.get("direction") == "BUSINESS_INITIATED"
+        return read_user_at(self.source.value, self.raw, TO_KEYS if business_call else SENDER_KEYS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -185,8 +172,7 @@ class CallTerminateUpdate(_CallLegUpdate):
     @property
     def errors(self) -> tuple[PlatformError, ...]:
         """The call's ``errors``, else the change value's."""
-        errors = self.raw.get("errors")
-        return read_errors(errors if errors is not None else self.source.value.get("errors"))
+        return item_errors(self.raw, self.source.value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -207,13 +193,7 @@ class CallStatusUpdate(_CallUpdate):
     @property
     def user(self) -> UserIdentity | None:
         """The user called (``recipient_id``, ``recipient_user_id``, parent BSUID)."""
-        raw = self.raw
-        return read_user(
-            self.source.value,
-            raw.get("recipient_id"),
-            raw.get("recipient_user_id"),
-            raw.get("recipient_parent_user_id"),
-        )
+        return read_user_at(self.source.value, self.raw, RECIPIENT_KEYS)
 
     @property
     def errors(self) -> tuple[PlatformError, ...]:
@@ -383,10 +363,7 @@ class UserPreferencesUpdate(UpdateBase):
     @property
     def user(self) -> UserIdentity | None:
         """The user (``wa_id``/``user_id``/``parent_user_id``, completed from ``contacts[]``)."""
-        raw = self.raw
-        return read_user(
-            self.source.value, raw.get("wa_id"), raw.get("user_id"), raw.get("parent_user_id")
-        )
+        return read_user_at(self.source.value, self.raw, CONTACT_KEYS)
 
     @property
     def profile_name(self) -> str | None:
@@ -394,18 +371,7 @@ class UserPreferencesUpdate(UpdateBase):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class UnknownUpdate(UpdateBase):
+class UnknownUpdate(ChangeUpdate):
     """A change whose ``field`` this version does not know; ``value`` is the raw change value."""
 
     kind: ClassVar[Literal["unknown"]] = "unknown"
-
-    @property
-    def value(self) -> Mapping[str, Any]:
-        return self.raw
-
-    @property
-    def timestamp(self) -> int | None:
-        """The entry ``time``, else the value's ``timestamp``."""
-        if self.source.entry_time is not None:
-            return self.source.entry_time
-        return read_timestamp(self.raw.get("timestamp"))

@@ -20,6 +20,7 @@ delivered once (``duplicate_item``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any, Final
 
 from ._agent_updates import (
@@ -31,7 +32,14 @@ from ._agent_updates import (
     standby_item,
 )
 from ._make import positional_maker as _maker
-from ._read import MAX_ID_LENGTH, MAX_TYPE_LENGTH, read_timestamp
+from ._read import (
+    CONTACT_KEYS,
+    MAX_ID_LENGTH,
+    MAX_TYPE_LENGTH,
+    SENDER_KEYS,
+    TO_KEYS,
+    read_timestamp,
+)
 from ._updates import (
     ECHO_FIELD,
     AccountUpdate,
@@ -118,6 +126,8 @@ GROUP_FIELDS: Final[dict[str, UpdateKind]] = {
 _Builder = Callable[[Any, UpdateSource, set[str]], "Update | str"]
 # A list builder appends each item's update to ``updates``, or (index, reason) to ``bad``.
 _ListBuilder = Callable[[list[Any], UpdateSource, set[str], list[Any], list[tuple[int, str]]], None]
+# A fast path appends the update of each leading item it takes (see ``_each``).
+_Accept = Callable[[list[Any], UpdateSource, set[str], Callable[[Any], None]], None]
 
 
 _source = _maker(UpdateSource)
@@ -219,11 +229,6 @@ def _change_source(
 # ids already delivered from this envelope.
 
 
-_SENDER_KEYS: Final = ("from", "from_user_id", "from_parent_user_id")
-_RECIPIENT_KEYS: Final = ("to", "to_user_id", "to_parent_user_id")
-_CONTACT_KEYS: Final = ("wa_id", "user_id", "parent_user_id")
-
-
 def _user_problem(m: dict[str, Any], keys: tuple[str, ...], value: Any) -> str | None:
     """``None`` when the item names its user by at least one safe id, else the skip reason.
 
@@ -243,7 +248,7 @@ def _user_problem(m: dict[str, Any], keys: tuple[str, ...], value: Any) -> str |
         return None
     contacts = value.get("contacts")
     if type(contacts) is list and len(contacts) == 1 and type(contacts[0]) is dict:
-        return _user_problem(contacts[0], _CONTACT_KEYS, {})
+        return _user_problem(contacts[0], CONTACT_KEYS, {})
     return "malformed_message"
 
 
@@ -261,7 +266,7 @@ def _build_message(m: Any, source: UpdateSource, seen: set[str]) -> Update | str
     problem = _id_problem(message_id, "malformed_message")
     if problem is not None:
         return problem
-    keys = _SENDER_KEYS + _RECIPIENT_KEYS if source.field == ECHO_FIELD else _SENDER_KEYS
+    keys = SENDER_KEYS + TO_KEYS if source.field == ECHO_FIELD else SENDER_KEYS
     problem = _user_problem(m, keys, source.value)
     if problem is not None:
         return problem
@@ -357,7 +362,7 @@ def _build_standby_message(m: Any, source: UpdateSource, seen: set[str]) -> Upda
         return "malformed_message"
     message_id = m.get("id")
     problem = _id_problem(message_id, "malformed_message") or _user_problem(
-        m, _SENDER_KEYS, standby_container(source.value)
+        m, SENDER_KEYS, standby_container(source.value)
     )
     if problem is not None:
         return problem
@@ -385,8 +390,16 @@ def _build_standby_status(s: Any, source: UpdateSource, seen: set[str]) -> Updat
 # --- list builders: the hot lists get an inline fast path --------------------------------------
 
 
-def _each(build: _Builder) -> _ListBuilder:
-    """A list builder that runs ``build`` on every item."""
+def _each(build: _Builder, accept: _Accept | None = None) -> _ListBuilder:
+    """A list builder that runs ``build`` on every item, after ``accept`` (the hot lists' fast
+    path) has taken the leading items it can take inline.
+
+    ``accept`` only ever takes what ``build`` accepts, with the same update, and stops at
+    the first item it does not take (a missing key raises ``KeyError``; every skip lands
+    there too): that item and all the later ones take ``build``'s complete checks, so
+    skips keep their indexes and duplicates are judged in payload order. An accepted
+    item appends exactly one update, so the count appended is the index to resume from.
+    """
 
     def build_list(
         listed: list[Any],
@@ -395,124 +408,90 @@ def _each(build: _Builder) -> _ListBuilder:
         updates: list[Any],
         bad: list[tuple[int, str]],
     ) -> None:
-        _build_from(0, build, listed, source, seen, updates, bad)
+        append = updates.append
+        start = 0
+        if accept is not None:
+            first = len(updates)
+            with suppress(KeyError):  # a missing key: that item takes the complete checks
+                accept(listed, source, seen, append)
+            start = len(updates) - first
+        for k in range(start, len(listed)):
+            update = build(listed[k], source, seen)
+            if type(update) is str:
+                bad.append((k, update))
+            else:
+                append(update)
 
     return build_list
 
 
-def _build_from(
-    start: int,
-    build: _Builder,
-    listed: list[Any],
-    source: UpdateSource,
-    seen: set[str],
-    updates: list[Any],
-    bad: list[tuple[int, str]],
+def _accept_messages(
+    listed: list[Any], source: UpdateSource, seen: set[str], append: Callable[[Any], None]
 ) -> None:
-    """Run the complete checks of ``build`` on ``listed[start:]``, keeping each item's index."""
-    append = updates.append
-    for k in range(start, len(listed)):
-        update = build(listed[k], source, seen)
-        if type(update) is str:
-            bad.append((k, update))
-        else:
-            append(update)
+    """``messages[]``: take the common well-formed items inline, as ``_build_message`` would.
 
-
-def _message_list(
-    listed: list[Any],
-    source: UpdateSource,
-    seen: set[str],
-    updates: list[Any],
-    bad: list[tuple[int, str]],
-) -> None:
-    """``messages[]``: accept the common well-formed items inline, the rest via ``_build_message``.
-
-    The inline condition implies every one of ``_build_message``'s checks,
-    so it only ever accepts what ``_build_message`` accepts, with the same
-    update. At the first item it does not accept (a missing key raises
-    ``KeyError``; every skip lands here too) it stops, and that item and all
-    the later ones take the complete path, so skips keep their indexes and
-    duplicates are judged in payload order. Shortcuts that keep it cheap: a
-    sender of decimal digits (a phone number) is a safe id without further
-    checks (and is not empty), a printable id whose first character is not a
-    space is not all whitespace (the space is the only printable whitespace
-    character), dict subscripts instead of ``get`` calls, and no
-    ``enumerate``: an accepted item appends exactly one update, so the
-    count of appended updates is the index to resume from.
+    The inline condition implies every one of ``_build_message``'s checks.
+    Shortcuts that keep it cheap: a sender of decimal digits (a phone number)
+    is a safe id without further checks (and is not empty), a printable id
+    whose first character is not a space is not all whitespace (the space is
+    the only printable whitespace character), dict subscripts instead of
+    ``get`` calls, and no ``enumerate`` (see ``_each``).
     """
-    append = updates.append
-    first = len(updates)
-    try:
-        for m in listed:
-            if type(m) is not dict:
-                break
-            message_id = m["id"]
-            sender = m["from"]
-            stamp = m["timestamp"]
-            if not (
-                type(message_id) is str
-                and type(sender) is str
-                and type(stamp) is str
-                and 0 < len(message_id) <= MAX_ID_LENGTH
-                and len(sender) <= MAX_ID_LENGTH
-                and len(stamp) <= 11
-                and stamp.isascii()
-                and stamp.isdigit()
-                and sender.isdecimal()
-                and message_id.isprintable()
-                and message_id[0] != " "
-                and message_id not in seen
-            ):
-                break
-            seen.add(message_id)
-            mtype = m.get("type")
-            if mtype != "system" and mtype != "request_welcome":
-                append(_message(source, m))
-            else:
-                append(_system(source, m) if mtype == "system" else _chat_opened(source, m))
-        else:
+    for m in listed:
+        if type(m) is not dict:
             return
-    except KeyError:
-        pass
-    _build_from(len(updates) - first, _build_message, listed, source, seen, updates, bad)
+        message_id = m["id"]
+        sender = m["from"]
+        stamp = m["timestamp"]
+        if not (
+            type(message_id) is str
+            and type(sender) is str
+            and type(stamp) is str
+            and 0 < len(message_id) <= MAX_ID_LENGTH
+            and len(sender) <= MAX_ID_LENGTH
+            and len(stamp) <= 11
+            and stamp.isascii()
+            and stamp.isdigit()
+            and sender.isdecimal()
+            and message_id.isprintable()
+            and message_id[0] != " "
+            and message_id not in seen
+        ):
+            return
+        seen.add(message_id)
+        mtype = m.get("type")
+        if mtype != "system" and mtype != "request_welcome":
+            append(_message(source, m))
+        else:
+            append(_system(source, m) if mtype == "system" else _chat_opened(source, m))
 
 
-def _status_list(
-    listed: list[Any],
-    source: UpdateSource,
-    seen: set[str],
-    updates: list[Any],
-    bad: list[tuple[int, str]],
+def _accept_statuses(
+    listed: list[Any], source: UpdateSource, _seen: set[str], append: Callable[[Any], None]
 ) -> None:
-    """``statuses[]`` of ``messages``: the same kind of fast accept as ``_message_list``.
+    """``statuses[]`` of ``messages``: the same kind of fast accept as ``_accept_messages``.
 
     A status word the platform documents is known to be safe as is.
     """
-    append = updates.append
-    first = len(updates)
-    try:
-        for s in listed:
-            if type(s) is not dict:
-                break
-            message_id = s["id"]
-            status = s["status"]
-            if not (
-                type(message_id) is str
-                and type(status) is str
-                and 0 < len(message_id) <= MAX_ID_LENGTH
-                and status in _STATUS_WORDS
-                and message_id.isprintable()
-                and message_id[0] != " "
-            ):
-                break
-            append(_status(source, s))
-        else:
+    for s in listed:
+        if type(s) is not dict:
             return
-    except KeyError:  # a missing key
-        pass
-    _build_from(len(updates) - first, _build_status, listed, source, seen, updates, bad)
+        message_id = s["id"]
+        status = s["status"]
+        if not (
+            type(message_id) is str
+            and type(status) is str
+            and 0 < len(message_id) <= MAX_ID_LENGTH
+            and status in _STATUS_WORDS
+            and message_id.isprintable()
+            and message_id[0] != " "
+        ):
+            return
+        append(_status(source, s))
 
+
+_message_list = _each(_build_message, _accept_messages)
+_status_list = _each(_build_status, _accept_statuses)
 
 _STATUS_WORDS: Final = frozenset({"sent", "delivered", "read", "failed", "deleted", "played"})
 

@@ -128,6 +128,12 @@ def read_timestamp(value: Any) -> int | None:
     return seconds
 
 
+def read_timestamp_or(value: Any, fallback: int | None) -> int | None:
+    """``read_timestamp(value)``, else ``fallback`` (the entry time, or the receipt time)."""
+    seconds = read_timestamp(value)
+    return seconds if seconds is not None else fallback
+
+
 def read_float(value: Any) -> float | None:
     kind = type(value)
     if kind is float:
@@ -198,6 +204,12 @@ def read_errors(value: Any) -> tuple[PlatformError, ...]:
     return tuple(out)
 
 
+def item_errors(item: Mapping[str, Any], value: Mapping[str, Any]) -> tuple[PlatformError, ...]:
+    """The item's ``errors``, else (when it sends none) its change value's."""
+    errors = item.get("errors")
+    return read_errors(errors if errors is not None else value.get("errors"))
+
+
 def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
     """The profile name of ``wa_id`` in the change's ``contacts`` (or of its only named contact)."""
     if wa_id is None:
@@ -222,6 +234,13 @@ def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
 
 UserMemo: TypeAlias = dict[tuple[Any, ...], "UserIdentity | None"]
 """Identities already read, by their change's ``value`` (its ``id``) and the raw ids given."""
+
+UserKeys: TypeAlias = tuple[str, str, str]
+"""The keys an item names a user by: its phone (``wa_id``), BSUID and parent BSUID."""
+SENDER_KEYS: Final[UserKeys] = ("from", "from_user_id", "from_parent_user_id")
+TO_KEYS: Final[UserKeys] = ("to", "to_user_id", "to_parent_user_id")
+RECIPIENT_KEYS: Final[UserKeys] = ("recipient_id", "recipient_user_id", "recipient_parent_user_id")
+CONTACT_KEYS: Final[UserKeys] = ("wa_id", "user_id", "parent_user_id")
 
 
 def read_user(
@@ -285,20 +304,23 @@ def read_user(
     return _identity(wa, user, parent, handle, name)
 
 
+def read_user_at(
+    value: Mapping[str, Any],
+    item: Mapping[str, Any],
+    keys: UserKeys,
+    memo: UserMemo | None = None,
+) -> UserIdentity | None:
+    """``read_user`` of the ids ``item`` holds under ``keys`` (``SENDER_KEYS``, ...)."""
+    wa_id, user_id, parent = keys
+    return read_user(value, item.get(wa_id), item.get(user_id), item.get(parent), None, memo)
+
+
 def contact_user(value: Mapping[str, Any], memo: UserMemo | None = None) -> UserIdentity | None:
     """The identity of the change's only ``contacts[]`` entry (``None`` unless exactly one)."""
     contacts = [c for c in read_list(value.get("contacts")) if type(c) is dict]
     if len(contacts) != 1:
         return None
-    contact = contacts[0]
-    return read_user(
-        value,
-        contact.get("wa_id"),
-        contact.get("user_id"),
-        contact.get("parent_user_id"),
-        None,
-        memo,
-    )
+    return read_user_at(value, contacts[0], CONTACT_KEYS, memo)
 
 
 # --- message contents ----------------------------------------------------------------

@@ -28,6 +28,9 @@ from ._field_updates import (
     UserPreferencesUpdate,
 )
 from ._read import (
+    RECIPIENT_KEYS,
+    SENDER_KEYS,
+    TO_KEYS,
     UserMemo,
     contact_user,
     profile_name,
@@ -39,8 +42,9 @@ from ._read import (
     read_referral,
     read_str,
     read_timestamp,
+    read_timestamp_or,
     read_type,
-    read_user,
+    read_user_at,
 )
 from ._values import (
     IdentityInfo,
@@ -111,17 +115,33 @@ UPDATE_KINDS: Final[tuple[UpdateKind, ...]] = get_args(UpdateKind)
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class _MessageItem(UpdateBase):
-    """What an item of ``messages[]`` (or ``message_echoes[]``) has: a user and a time.
+    """What an item of ``messages[]`` (or ``message_echoes[]``) has: an id, a user and a time.
 
     A message is delivered even without a readable ``timestamp``: it then
     reads the time the caller received the delivery, and says so.
     """
 
     @property
+    def message_id(self) -> str:
+        """The platform message id (``wamid....``)."""
+        return required(self.raw, "id")
+
+    @property
+    def from_(self) -> str | None:
+        """The sender's WhatsApp id (for an echo, the business display phone number)."""
+        return read_id(self.raw.get("from"))
+
+    @property
+    def profile_name(self) -> str | None:
+        """The sender's profile name from the change's ``contacts`` (``None`` for echoes)."""
+        if self.source.field == ECHO_FIELD:
+            return None
+        return profile_name(self.source.value, self.from_)
+
+    @property
     def timestamp(self) -> int | None:
         """The platform timestamp (Unix seconds), else the receipt time the caller passed in."""
-        stamp = read_timestamp(self.raw.get("timestamp"))
-        return stamp if stamp is not None else self.source.received_at
+        return read_timestamp_or(self.raw.get("timestamp"), self.source.received_at)
 
     @property
     def timestamp_missing(self) -> bool:
@@ -140,25 +160,10 @@ class _MessageItem(UpdateBase):
         return self._user(None)
 
     def _user(self, memo: UserMemo | None) -> UserIdentity | None:
-        raw = self.raw
         value = self.source.value
         if self.source.field == ECHO_FIELD:
-            return read_user(
-                value,
-                raw.get("to"),
-                raw.get("to_user_id"),
-                raw.get("to_parent_user_id"),
-                None,
-                memo,
-            )
-        user = read_user(
-            value,
-            raw.get("from"),
-            raw.get("from_user_id"),
-            raw.get("from_parent_user_id"),
-            None,
-            memo,
-        )
+            return read_user_at(value, self.raw, TO_KEYS, memo)
+        user = read_user_at(value, self.raw, SENDER_KEYS, memo)
         return user if user is not None else contact_user(value, memo)
 
 
@@ -175,16 +180,6 @@ class MessageUpdate(_MessageItem):
 
     kind: ClassVar[Literal["message"]] = "message"
     _repr_fields: ClassVar[tuple[str, ...]] = ("type",)
-
-    @property
-    def message_id(self) -> str:
-        """The platform message id (``wamid....``)."""
-        return required(self.raw, "id")
-
-    @property
-    def from_(self) -> str | None:
-        """The sender's WhatsApp id (for an echo, the business display phone number)."""
-        return read_id(self.raw.get("from"))
 
     @property
     def is_echo(self) -> bool:
@@ -218,13 +213,6 @@ class MessageUpdate(_MessageItem):
         if self.raw.get("type") != "text":
             return None
         return read_str(read_dict(self.raw.get("text")).get("body"))
-
-    @property
-    def profile_name(self) -> str | None:
-        """The sender's profile name from the change's ``contacts`` (``None`` for echoes)."""
-        if self.source.field == ECHO_FIELD:
-            return None
-        return profile_name(self.source.value, self.from_)
 
     @property
     def group_id(self) -> str | None:
@@ -303,17 +291,9 @@ class StatusUpdate(StatusReads, UpdateBase):
         return self._user(None)
 
     def _user(self, memo: UserMemo | None) -> UserIdentity | None:
-        raw = self.raw
-        if raw.get("recipient_type") == "group":
+        if self.raw.get("recipient_type") == "group":
             return None
-        return read_user(
-            self.source.value,
-            raw.get("recipient_id"),
-            raw.get("recipient_user_id"),
-            raw.get("recipient_parent_user_id"),
-            None,
-            memo,
-        )
+        return read_user_at(self.source.value, self.raw, RECIPIENT_KEYS, memo)
 
     @property
     def recipient_participant_id(self) -> str | None:
@@ -342,14 +322,6 @@ class SystemUpdate(_MessageItem):
 
     kind: ClassVar[Literal["system"]] = "system"
     _repr_fields: ClassVar[tuple[str, ...]] = ("system_type",)
-
-    @property
-    def message_id(self) -> str:
-        return required(self.raw, "id")
-
-    @property
-    def from_(self) -> str | None:
-        return read_id(self.raw.get("from"))
 
     @property
     def system_type(self) -> str | None:
@@ -396,28 +368,12 @@ class SystemUpdate(_MessageItem):
     def identity(self) -> IdentityInfo | None:
         return read_identity(self.raw.get("identity"))
 
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ChatOpenedUpdate(_MessageItem):
     """A ``type: request_welcome`` message: the user opened the chat for the first time."""
 
     kind: ClassVar[Literal["chatOpened"]] = "chatOpened"
-
-    @property
-    def message_id(self) -> str:
-        return required(self.raw, "id")
-
-    @property
-    def from_(self) -> str | None:
-        return read_id(self.raw.get("from"))
-
-    @property
-    def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -453,8 +409,7 @@ class UserIdUpdate(UpdateBase):
     @property
     def timestamp(self) -> int | None:
         """The item's ``timestamp``, else the entry ``time``."""
-        stamp = read_timestamp(self.raw.get("timestamp"))
-        return stamp if stamp is not None else self.source.entry_time
+        return read_timestamp_or(self.raw.get("timestamp"), self.source.entry_time)
 
     def _side(self, side: str) -> UserIdentity | None:
         user_id = read_id(read_dict(self.raw.get("user_id")).get(side))
