@@ -67,27 +67,21 @@ class FlowResponse:
     outcome: str = "handled"
 
 
-_TOO_LARGE = FlowResponse(
-    status=FlowPayloadTooLargeError.http_status,
-    body=b"Request body too large",
-    content_type=_PLAIN,
-    outcome="payload_too_large",
+def _plain(status: int, body: bytes, outcome: str) -> FlowResponse:
+    """A fixed plain-text answer: the refusals and the internal error never echo the request."""
+    return FlowResponse(status=status, body=body, content_type=_PLAIN, outcome=outcome)
+
+
+_TOO_LARGE = _plain(
+    FlowPayloadTooLargeError.http_status, b"Request body too large", "payload_too_large"
 )
-_BAD_SIGNATURE = FlowResponse(
-    status=FlowSignatureError.http_status,
-    body=b"Request signature authentication failed",
-    content_type=_PLAIN,
-    outcome="invalid_signature",
+_BAD_SIGNATURE = _plain(
+    FlowSignatureError.http_status, b"Request signature authentication failed", "invalid_signature"
 )
-_UNDECRYPTABLE = FlowResponse(
-    status=FlowDecryptionError.http_status,
-    body=b"Request decryption failed",
-    content_type=_PLAIN,
-    outcome="decryption_failed",
+_UNDECRYPTABLE = _plain(
+    FlowDecryptionError.http_status, b"Request decryption failed", "decryption_failed"
 )
-_INTERNAL = FlowResponse(
-    status=500, body=b"Internal server error", content_type=_PLAIN, outcome="internal_error"
-)
+_INTERNAL = _plain(500, b"Internal server error", "internal_error")
 
 
 async def handle_flow_request(

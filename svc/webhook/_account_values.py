@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from ._read import read_dict, read_graph_id, read_list, read_str
+from ._read import read_dict, read_graph_id, read_list, read_str, read_strs
 from ._template_values import TEMPLATE_READERS, TemplateChange
 
 __all__ = [
@@ -198,10 +198,7 @@ def _account_alert(value: Mapping[str, Any]) -> AccountDetails:
     return AccountAlert(
         entity_type=read_str(value.get("entity_type")),
         entity_id=read_graph_id(value.get("entity_id")),
-        alert_severity=read_str(info.get("alert_severity")),
-        alert_status=read_str(info.get("alert_status")),
-        alert_type=read_str(info.get("alert_type")),
-        alert_description=read_str(info.get("alert_description")),
+        **read_strs(info, "alert_severity", "alert_status", "alert_type", "alert_description"),
     )
 
 

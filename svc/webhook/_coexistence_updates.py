@@ -21,6 +21,7 @@ from ._read import (
     read_int,
     read_list,
     read_str,
+    read_strs,
     read_timestamp,
     read_timestamp_or,
     read_type,
@@ -168,8 +169,7 @@ class SmbAppStateSyncUpdate(UpdateBase):
         if type(contact) is not dict:
             return None
         return SyncedContact(
-            full_name=read_str(contact.get("full_name")),
-            first_name=read_str(contact.get("first_name")),
+            **read_strs(contact, "full_name", "first_name"),
             phone_number=read_id(contact.get("phone_number")),
         )
 

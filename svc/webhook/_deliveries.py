@@ -19,6 +19,8 @@ from typing import Any, Final
 
 from svc.graph import is_bsuid, is_phone_number
 
+from ._read import CONTACT_KEYS, RECIPIENT_KEYS, SENDER_KEYS, UserKeys
+
 __all__ = [
     "DevActionError",
     "DevUser",
@@ -83,29 +85,24 @@ class DevUser:
             profile["username"] = self.username if self.username.startswith("@") else (
                 "@" + self.username
             )
-        entry: dict[str, Any] = {"profile": profile}
-        if self.phone is not None:
-            entry["wa_id"] = self.phone
-        if self.bsuid is not None:
-            entry["user_id"] = self.bsuid
-        return entry
+        return {"profile": profile, **self._ids(CONTACT_KEYS)}
 
     def sender(self) -> dict[str, str]:
         """The sender fields of a message from this user."""
-        fields: dict[str, str] = {}
-        if self.phone is not None:
-            fields["from"] = self.phone
-        if self.bsuid is not None:
-            fields["from_user_id"] = self.bsuid
-        return fields
+        return self._ids(SENDER_KEYS)
 
     def recipient(self) -> dict[str, str]:
         """The recipient fields of a status of a message to this user."""
+        return self._ids(RECIPIENT_KEYS)
+
+    def _ids(self, keys: UserKeys) -> dict[str, str]:
+        """The user's phone and BSUID under the keys an item names them by (the ones it has)."""
+        phone_key, bsuid_key, _ = keys
         fields: dict[str, str] = {}
         if self.phone is not None:
-            fields["recipient_id"] = self.phone
+            fields[phone_key] = self.phone
         if self.bsuid is not None:
-            fields["recipient_user_id"] = self.bsuid
+            fields[bsuid_key] = self.bsuid
         return fields
 
 

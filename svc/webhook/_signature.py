@@ -94,30 +94,23 @@ def parse_signature_header(header: str | None) -> bytes:
     Surrounding spaces and tabs (HTTP optional whitespace) are ignored; an
     empty header counts as missing. Hex digits may be either case.
     """
-    if (
+    if not (
         type(header) is str
         and len(header) == _HEADER_LENGTH
         and header.startswith(SIGNATURE_PREFIX)
     ):
-        # The common form, no surrounding whitespace: the same checks as below, minus the strip.
-        try:
-            digest = bytes.fromhex(header[len(SIGNATURE_PREFIX) :])
-        except ValueError:
-            raise InvalidSignatureFormatError from None
-        if len(digest) != 32:
+        # Not the common form (no surrounding whitespace): strip it, then check its shape.
+        if header is None:
+            raise MissingSignatureError
+        if not isinstance(header, str):
             raise InvalidSignatureFormatError
-        return digest
-    if header is None:
-        raise MissingSignatureError
-    if not isinstance(header, str):
-        raise InvalidSignatureFormatError
-    value = header.strip(_OWS)
-    if not value:
-        raise MissingSignatureError
-    if len(value) != len(SIGNATURE_PREFIX) + 64 or not value.startswith(SIGNATURE_PREFIX):
-        raise InvalidSignatureFormatError
+        header = header.strip(_OWS)
+        if not header:
+            raise MissingSignatureError
+        if len(header) != _HEADER_LENGTH or not header.startswith(SIGNATURE_PREFIX):
+            raise InvalidSignatureFormatError
     try:
-        digest = bytes.fromhex(value[len(SIGNATURE_PREFIX) :])
+        digest = bytes.fromhex(header[_PREFIX_LENGTH:])
     except ValueError:
         raise InvalidSignatureFormatError from None
     # fromhex skips whitespace between pairs: 32 bytes from 64 characters means 64 hex digits.
