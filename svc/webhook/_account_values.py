@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from ._read import read_dict, read_graph_id, read_list, read_str, read_strs
+from ._read import read_dict, read_graph_id, read_list, read_objects, read_str, read_strs
 from ._template_values import TEMPLATE_READERS, TemplateChange
 
 __all__ = [
@@ -184,8 +184,7 @@ def _account_event(value: Mapping[str, Any]) -> AccountDetails:
             AccountRestriction(
                 type=read_str(r.get("restriction_type")), expiration=read_str(r.get("expiration"))
             )
-            for r in read_list(restrictions)
-            if type(r) is dict
+            for r in read_objects(restrictions)
         ),
         waba_info=_waba_info(value.get("waba_info")),
         disconnection_reason=read_str(read_dict(value.get("disconnection_info")).get("reason")),

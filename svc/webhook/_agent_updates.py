@@ -24,6 +24,7 @@ from ._read import (
     SENDER_KEYS,
     TO_KEYS,
     contact_user,
+    message_type,
     profile_name,
     read_content,
     read_context,
@@ -31,9 +32,9 @@ from ._read import (
     read_id,
     read_str,
     read_timestamp_or,
-    read_type,
     read_user,
     read_user_at,
+    text_body,
 )
 from ._values import (
     MessageContent,
@@ -118,7 +119,7 @@ class StandbyUpdate(StatusReads, UpdateBase):
         """The message type (``unsupported`` when unreadable); ``None`` for a status."""
         if self.item == "status":
             return None
-        return read_type(self._message.get("type")) or "unsupported"
+        return message_type(self._message)
 
     @property
     def content(self) -> MessageContent | None:
@@ -130,10 +131,9 @@ class StandbyUpdate(StatusReads, UpdateBase):
     @property
     def text(self) -> str | None:
         """The body of a text message or echo, else ``None``."""
-        message = self._message
-        if self.item == "status" or message.get("type") != "text":
+        if self.item == "status":
             return None
-        return read_str(read_dict(message.get("text")).get("body"))
+        return text_body(self._message)
 
     @property
     def context(self) -> MessageContext | None:

@@ -15,16 +15,16 @@ from typing import Any, ClassVar, Literal
 from ._base import UpdateBase
 from ._read import (
     item_errors,
+    message_type,
     read_content,
     read_dict,
     read_id,
     read_int,
-    read_list,
+    read_objects,
     read_str,
     read_strs,
     read_timestamp,
     read_timestamp_or,
-    read_type,
 )
 from ._values import MessageContent, PlatformError
 
@@ -70,7 +70,7 @@ def _history_message(message: Mapping[str, Any], value: Mapping[str, Any]) -> Hi
         from_=read_id(message.get("from")),
         to=read_id(message.get("to")),
         timestamp=read_timestamp(message.get("timestamp")),
-        type=read_type(message.get("type")) or "unsupported",
+        type=message_type(message),
         content=read_content(message, value),
         status=read_str(context.get("status")),
         from_me=context.get("from_me") is True,
@@ -110,18 +110,16 @@ class HistoryUpdate(UpdateBase):
                 thread_id=read_id(thread.get("id")),
                 messages=tuple(
                     _history_message(m, value)
-                    for m in read_list(thread.get("messages"))
-                    if type(m) is dict
+                    for m in read_objects(thread.get("messages"))
                 ),
             )
-            for thread in read_list(self.raw.get("threads"))
-            if type(thread) is dict
+            for thread in read_objects(self.raw.get("threads"))
         )
 
     @property
     def thread_ids(self) -> tuple[str, ...]:
         """The user ids of the chunk's threads (safe ids only), in payload order."""
-        ids = (read_id(t.get("id")) for t in read_list(self.raw.get("threads")) if type(t) is dict)
+        ids = (read_id(t.get("id")) for t in read_objects(self.raw.get("threads")))
         return tuple(ident for ident in ids if ident is not None)
 
     @property

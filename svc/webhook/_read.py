@@ -106,6 +106,18 @@ def read_type(value: Any) -> str | None:
     return value
 
 
+def message_type(message: Mapping[str, Any]) -> str:
+    """A message item's ``type`` (``read_type``); ``unsupported`` when missing or unreadable."""
+    return read_type(message.get("type")) or "unsupported"
+
+
+def text_body(message: Mapping[str, Any]) -> str | None:
+    """The body of a ``text`` message item, else ``None``."""
+    if message.get("type") != "text":
+        return None
+    return read_str(read_dict(message.get("text")).get("body"))
+
+
 def read_int(value: Any) -> int | None:
     """An integer, or a string/float holding one (``"1749416383"``)."""
     kind = type(value)
@@ -164,6 +176,11 @@ def read_list(value: Any) -> list[Any]:
     if type(value) is not list:
         return []
     return value[:MAX_NESTED] if len(value) > MAX_NESTED else value
+
+
+def read_objects(value: Any) -> list[Mapping[str, Any]]:
+    """The objects among a list's first ``MAX_NESTED`` entries (other entries left out)."""
+    return [item for item in read_list(value) if type(item) is dict]
 
 
 def format_event_time(seconds: int | None) -> str | None:
@@ -317,7 +334,7 @@ def read_user_at(
 
 def contact_user(value: Mapping[str, Any], memo: UserMemo | None = None) -> UserIdentity | None:
     """The identity of the change's only ``contacts[]`` entry (``None`` unless exactly one)."""
-    contacts = [c for c in read_list(value.get("contacts")) if type(c) is dict]
+    contacts = read_objects(value.get("contacts"))
     if len(contacts) != 1:
         return None
     return read_user_at(value, contacts[0], CONTACT_KEYS, memo)
@@ -352,7 +369,7 @@ def _location(payload: Mapping[str, Any]) -> MessageContent:
 def _contact_card(card: Mapping[str, Any]) -> SharedContact:
     name = read_dict(card.get("name"))
     org = card.get("org")
-    emails = [e for e in read_list(card.get("emails")) if type(e) is dict]
+    emails = read_objects(card.get("emails"))
     return SharedContact(
         **read_strs(name, "formatted_name", "first_name", "last_name", "middle_name"),
         phones=tuple(
@@ -362,8 +379,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
                 type=read_str(p.get("type")),
                 user_id=read_id(p.get("user_id")),
             )
-            for p in read_list(card.get("phones"))
-            if type(p) is dict
+            for p in read_objects(card.get("phones"))
         ),
         emails=tuple(e["email"] for e in emails if type(e.get("email")) is str),
         organization=read_str(read_dict(org).get("company")),
@@ -374,8 +390,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
             ContactAddress(
                 **read_strs(a, "street", "city", "state", "zip", "country", "country_code", "type")
             )
-            for a in read_list(card.get("addresses"))
-            if type(a) is dict
+            for a in read_objects(card.get("addresses"))
         ),
         email_entries=tuple(
             ContactEmail(email=read_str(e.get("email")), type=read_str(e.get("type")))
@@ -383,8 +398,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
         ),
         urls=tuple(
             ContactUrl(url=read_str(u.get("url")), type=read_str(u.get("type")))
-            for u in read_list(card.get("urls"))
-            if type(u) is dict
+            for u in read_objects(card.get("urls"))
         ),
         org=(
             ContactOrg(**read_strs(org, "company", "department", "title"))
@@ -396,7 +410,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
 
 def _contacts(cards: Any) -> MessageContent:
     return ContactsContent(
-        contacts=tuple(_contact_card(card) for card in read_list(cards) if type(card) is dict)
+        contacts=tuple(_contact_card(card) for card in read_objects(cards))
     )
 
 
@@ -458,8 +472,7 @@ def _order(payload: Mapping[str, Any]) -> MessageContent:
                 item_price=read_float(p.get("item_price")),
                 currency=read_str(p.get("currency")),
             )
-            for p in read_list(payload.get("product_items"))
-            if type(p) is dict
+            for p in read_objects(payload.get("product_items"))
         ),
     )
 

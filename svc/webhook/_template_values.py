@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypedDict
 
-from ._read import read_dict, read_graph_id, read_list, read_str, read_strs, read_timestamp
+from ._read import read_dict, read_graph_id, read_objects, read_str, read_strs, read_timestamp
 
 __all__ = [
     "TemplateCategoryChange",
@@ -189,8 +189,7 @@ def _components(value: Mapping[str, Any]) -> TemplateChange:
                 url=read_str(b.get("message_template_button_url")),
                 phone_number=read_str(b.get("message_template_button_phone_number")),
             )
-            for b in read_list(value.get("message_template_buttons"))
-            if type(b) is dict
+            for b in read_objects(value.get("message_template_buttons"))
         ),
     )
 

@@ -33,6 +33,7 @@ from ._read import (
     TO_KEYS,
     UserMemo,
     contact_user,
+    message_type,
     profile_name,
     read_content,
     read_context,
@@ -43,8 +44,8 @@ from ._read import (
     read_str,
     read_timestamp,
     read_timestamp_or,
-    read_type,
     read_user_at,
+    text_body,
 )
 from ._values import (
     IdentityInfo,
@@ -200,7 +201,7 @@ class MessageUpdate(_MessageItem):
         A type that is missing or not 1-64 printable characters reads as
         ``unsupported`` (its content says ``unknown_type``).
         """
-        return read_type(self.raw.get("type")) or "unsupported"
+        return message_type(self.raw)
 
     @property
     def content(self) -> MessageContent:
@@ -210,9 +211,7 @@ class MessageUpdate(_MessageItem):
     @property
     def text(self) -> str | None:
         """The body of a text message, else ``None``."""
-        if self.raw.get("type") != "text":
-            return None
-        return read_str(read_dict(self.raw.get("text")).get("body"))
+        return text_body(self.raw)
 
     @property
     def group_id(self) -> str | None:
