@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
@@ -39,17 +40,26 @@ MAX_SESSION_BYTES: Final = 64 * MIB
 MAX_ID_LENGTH: Final = 2048
 """Longest id accepted in a path segment (the message helpers' media id bound)."""
 
+
+@dataclass(frozen=True, slots=True)
+class _Charset:
+    """The characters a path segment may hold, and the words its error message says."""
+
+    pattern: re.Pattern[str]
+    words: str
+
+
 # Character classes of the spec's "Path-parameter rules for media". Each one
 # already excludes whitespace, control characters, '/', '\\', '?', '#', '%',
 # '.', so dot-segments and (double-)encoded traversal cannot be expressed.
-_DIGITS = re.compile(r"[0-9]+")
-_MEDIA_ID = re.compile(r"[A-Za-z0-9_-]+")
-_SESSION_ID = re.compile(r"[A-Za-z0-9_:-]+")
+_DIGITS = _Charset(re.compile(r"[0-9]+"), "ASCII digits")
+_MEDIA_ID = _Charset(re.compile(r"[A-Za-z0-9_-]+"), "ASCII letters, digits, '_' or '-'")
+_SESSION_ID = _Charset(re.compile(r"[A-Za-z0-9_:-]+"), "ASCII letters, digits, '_', '-' or ':'")
 HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 """A SHA-256 digest as 64 hex digits."""
 
 
-def _check_segment(value: object, *, field: str, pattern: re.Pattern[str], rule: str) -> str:
+def _check_segment(value: object, *, field: str, charset: _Charset) -> str:
     if not isinstance(value, str):
         raise MediaValidationError(f"invalid_{field}", f"{field} must be a string")
     if not value.strip():
@@ -58,39 +68,29 @@ def _check_segment(value: object, *, field: str, pattern: re.Pattern[str], rule:
         raise MediaValidationError(
             f"invalid_{field}", f"{field} must be at most {MAX_ID_LENGTH} characters"
         )
-    if not pattern.fullmatch(value):
-        raise MediaValidationError(f"invalid_{field}", f"{field} must be {rule}")
+    if not charset.pattern.fullmatch(value):
+        raise MediaValidationError(f"invalid_{field}", f"{field} must be {charset.words}")
     return value
 
 
 def check_phone_number_id(value: object) -> str:
     """A phone number id: a non-empty ASCII digit string."""
-    return _check_segment(value, field="phone_number_id", pattern=_DIGITS, rule="ASCII digits")
+    return _check_segment(value, field="phone_number_id", charset=_DIGITS)
 
 
 def check_app_id(value: object) -> str:
     """An app id: a non-empty ASCII digit string."""
-    return _check_segment(value, field="app_id", pattern=_DIGITS, rule="ASCII digits")
+    return _check_segment(value, field="app_id", charset=_DIGITS)
 
 
 def check_media_id(value: object) -> str:
     """A media id: ASCII letters, digits, underscore or hyphen."""
-    return _check_segment(
-        value,
-        field="media_id",
-        pattern=_MEDIA_ID,
-        rule="ASCII letters, digits, '_' or '-'",
-    )
+    return _check_segment(value, field="media_id", charset=_MEDIA_ID)
 
 
 def check_upload_session_id(value: object) -> str:
     """An upload session id: ASCII letters, digits, underscore, hyphen or colon."""
-    return _check_segment(
-        value,
-        field="upload_session_id",
-        pattern=_SESSION_ID,
-        rule="ASCII letters, digits, '_', '-' or ':'",
-    )
+    return _check_segment(value, field="upload_session_id", charset=_SESSION_ID)
 
 
 def session_id_segment(value: object) -> str:
