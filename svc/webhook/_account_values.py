@@ -176,7 +176,7 @@ def _account_event(value: Mapping[str, Any]) -> AccountDetails:
     if type(restrictions) is dict:
         restrictions = [restrictions]
     return AccountEvent(
-        event=read_str(value.get("event")),
+        **read_strs(value, "event", "country"),
         ban_states=_strings(ban.get("waba_ban_state")),
         ban_date=read_str(ban.get("waba_ban_date")),
         violation_type=read_str(read_dict(value.get("violation_info")).get("violation_type")),
@@ -188,7 +188,6 @@ def _account_event(value: Mapping[str, Any]) -> AccountDetails:
         ),
         waba_info=_waba_info(value.get("waba_info")),
         disconnection_reason=read_str(read_dict(value.get("disconnection_info")).get("reason")),
-        country=read_str(value.get("country")),
     )
 
 
@@ -223,8 +222,7 @@ def _limit(value: Any) -> int | None:
 
 def _quality_change(value: Mapping[str, Any]) -> AccountDetails:
     return PhoneNumberQualityChange(
-        event=read_str(value.get("event")),
-        display_phone_number=read_str(value.get("display_phone_number")),
+        **read_strs(value, "event", "display_phone_number"),
         old_limit=_limit_text(value.get("old_limit")),
         current_limit=_limit_text(value.get("current_limit")),
         max_daily_conversations_per_business=_limit_text(

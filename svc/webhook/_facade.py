@@ -688,7 +688,8 @@ class DefaultFacade:
                 raise NoHandlerContext
         except Exception as exc:
             self._echo_errors += 1
-            self._logger.warning("webhook echo reply failed error=%s", type(exc).__name__[:80])
+            name = type(exc).__name__[:MAX_ERROR_CLASS_NAME]
+            self._logger.warning("webhook echo reply failed error=%s", name)
             if propagate:
                 raise
         else:

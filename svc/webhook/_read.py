@@ -212,10 +212,8 @@ def read_errors(value: Any) -> tuple[PlatformError, ...]:
         out.append(
             PlatformError(
                 code=read_int(item.get("code")),
-                title=read_str(item.get("title")),
-                message=read_str(item.get("message")),
                 details=read_str(data.get("details")),
-                href=read_str(item.get("href")),
+                **read_strs(item, "title", "message", "href"),
             )
         )
     return tuple(out)
@@ -374,10 +372,9 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
         **read_strs(name, "formatted_name", "first_name", "last_name", "middle_name"),
         phones=tuple(
             ContactPhone(
-                phone=read_str(p.get("phone")),
                 wa_id=read_id(p.get("wa_id")),
-                type=read_str(p.get("type")),
                 user_id=read_id(p.get("user_id")),
+                **read_strs(p, "phone", "type"),
             )
             for p in read_objects(card.get("phones"))
         ),
@@ -392,13 +389,9 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
             )
             for a in read_objects(card.get("addresses"))
         ),
-        email_entries=tuple(
-            ContactEmail(email=read_str(e.get("email")), type=read_str(e.get("type")))
-            for e in emails
-        ),
+        email_entries=tuple(ContactEmail(**read_strs(e, "email", "type")) for e in emails),
         urls=tuple(
-            ContactUrl(url=read_str(u.get("url")), type=read_str(u.get("type")))
-            for u in read_objects(card.get("urls"))
+            ContactUrl(**read_strs(u, "url", "type")) for u in read_objects(card.get("urls"))
         ),
         org=(
             ContactOrg(**read_strs(org, "company", "department", "title"))
@@ -409,9 +402,7 @@ def _contact_card(card: Mapping[str, Any]) -> SharedContact:
 
 
 def _contacts(cards: Any) -> MessageContent:
-    return ContactsContent(
-        contacts=tuple(_contact_card(card) for card in read_objects(cards))
-    )
+    return ContactsContent(contacts=tuple(_contact_card(card) for card in read_objects(cards)))
 
 
 def _interactive(payload: Mapping[str, Any]) -> MessageContent:
@@ -450,9 +441,7 @@ def read_json_object(value: Any) -> Mapping[str, Any] | None:
 
 
 def _button(payload: Mapping[str, Any]) -> MessageContent:
-    return ButtonContent(
-        payload=read_str(payload.get("payload")), text=read_str(payload.get("text"))
-    )
+    return ButtonContent(**read_strs(payload, "payload", "text"))
 
 
 def _reaction(payload: Mapping[str, Any]) -> MessageContent:
@@ -463,14 +452,12 @@ def _reaction(payload: Mapping[str, Any]) -> MessageContent:
 
 def _order(payload: Mapping[str, Any]) -> MessageContent:
     return OrderContent(
-        catalog_id=read_str(payload.get("catalog_id")),
-        text=read_str(payload.get("text")),
+        **read_strs(payload, "catalog_id", "text"),
         items=tuple(
             OrderItem(
-                product_retailer_id=read_str(p.get("product_retailer_id")),
                 quantity=read_int(p.get("quantity")),
                 item_price=read_float(p.get("item_price")),
-                currency=read_str(p.get("currency")),
+                **read_strs(p, "product_retailer_id", "currency"),
             )
             for p in read_objects(payload.get("product_items"))
         ),

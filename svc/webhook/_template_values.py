@@ -140,22 +140,16 @@ def _status(value: Mapping[str, Any]) -> TemplateChange:
     other = value.get("other_info")
     return TemplateStatusChange(
         **_ref(value),
-        event=read_str(value.get("event")),
-        reason=read_str(value.get("reason")),
+        **read_strs(value, "event", "reason"),
         category=read_str(value.get("message_template_category")),
         rejection=(
-            TemplateRejection(
-                reason=read_str(rejection.get("reason")),
-                recommendation=read_str(rejection.get("recommendation")),
-            )
+            TemplateRejection(**read_strs(rejection, "reason", "recommendation"))
             if type(rejection) is dict
             else None
         ),
         disable_date=read_timestamp(read_dict(value.get("disable_info")).get("disable_date")),
         other_info=(
-            TemplateOtherInfo(
-                title=read_str(other.get("title")), description=read_str(other.get("description"))
-            )
+            TemplateOtherInfo(**read_strs(other, "title", "description"))
             if type(other) is dict
             else None
         ),
