@@ -35,6 +35,15 @@ _INVERT: Final = bytes(255 - value for value in range(256))
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def _check_reply(text: object, text_name: str, mapping: object, mapping_name: str) -> None:
+    """What both replies require: a non-empty string (the screen, the flow token) and a
+    mapping (the screen's data, the closing params)."""
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"{text_name} must be a non-empty string")
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{mapping_name} must be a mapping")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlowScreen:
     """Reply "show ``screen`` with ``data``" (the usual answer to INIT, BACK and data_exchange)."""
@@ -43,10 +52,7 @@ class FlowScreen:
     data: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.screen, str) or not self.screen:
-            raise ValueError("screen must be a non-empty string")
-        if not isinstance(self.data, Mapping):
-            raise TypeError("data must be a mapping")
+        _check_reply(self.screen, "screen", self.data, "data")
 
     def to_payload(self) -> dict[str, Any]:
         """The wire JSON object: ``{"screen": ..., "data": {...}}``."""
@@ -61,10 +67,7 @@ class FlowClose:
     params: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.flow_token, str) or not self.flow_token:
-            raise ValueError("flow_token must be a non-empty string")
-        if not isinstance(self.params, Mapping):
-            raise TypeError("params must be a mapping")
+        _check_reply(self.flow_token, "flow_token", self.params, "params")
 
     def to_payload(self) -> dict[str, Any]:
         """``{"screen": "SUCCESS", "data": {"extension_message_response": {"params": ...}}}``."""
