@@ -91,16 +91,21 @@ class HistoryUpdate(UpdateBase):
     _repr_fields: ClassVar[tuple[str, ...]] = ("phase", "chunk_order")
 
     @property
+    def _metadata(self) -> Mapping[str, Any]:
+        """The chunk's ``metadata`` object (empty when missing)."""
+        return read_dict(self.raw.get("metadata"))
+
+    @property
     def phase(self) -> int | None:
-        return read_int(read_dict(self.raw.get("metadata")).get("phase"))
+        return read_int(self._metadata.get("phase"))
 
     @property
     def chunk_order(self) -> int | None:
-        return read_int(read_dict(self.raw.get("metadata")).get("chunk_order"))
+        return read_int(self._metadata.get("chunk_order"))
 
     @property
     def progress(self) -> int | None:
-        return read_int(read_dict(self.raw.get("metadata")).get("progress"))
+        return read_int(self._metadata.get("progress"))
 
     @property
     def threads(self) -> tuple[HistoryThread, ...]:

@@ -323,30 +323,35 @@ class SystemUpdate(_MessageItem):
     _repr_fields: ClassVar[tuple[str, ...]] = ("system_type",)
 
     @property
+    def _system(self) -> Mapping[str, Any]:
+        """The item's ``system`` object (empty when missing)."""
+        return read_dict(self.raw.get("system"))
+
+    @property
     def system_type(self) -> str | None:
         """``user_changed_number``, ``user_changed_user_id`` (older: ``customer_changed_number``,
         ``customer_identity_changed``)."""
-        return read_str(read_dict(self.raw.get("system")).get("type"))
+        return read_str(self._system.get("type"))
 
     @property
     def body(self) -> str | None:
-        return read_str(read_dict(self.raw.get("system")).get("body"))
+        return read_str(self._system.get("body"))
 
     @property
     def new_wa_id(self) -> str | None:
-        system = read_dict(self.raw.get("system"))
+        system = self._system
         value = system.get("wa_id")
         return read_id(value if value is not None else system.get("new_wa_id"))
 
     @property
     def new_user_id(self) -> str | None:
         """The new BSUID of a ``user_changed_user_id`` message."""
-        return read_id(read_dict(self.raw.get("system")).get("user_id"))
+        return read_id(self._system.get("user_id"))
 
     @property
     def new_user(self) -> UserIdentity | None:
         """The user's new identity as the system message reports it (``None`` if none)."""
-        system = read_dict(self.raw.get("system"))
+        system = self._system
         if (
             self.new_wa_id is None
             and self.new_user_id is None
@@ -361,7 +366,7 @@ class SystemUpdate(_MessageItem):
 
     @property
     def customer(self) -> str | None:
-        return read_id(read_dict(self.raw.get("system")).get("customer"))
+        return read_id(self._system.get("customer"))
 
     @property
     def identity(self) -> IdentityInfo | None:
