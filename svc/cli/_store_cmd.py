@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import click
 
 from ._errors import CliUsageError, ServeError
-from ._inputs import check_env_name, parse_int
+from ._inputs import check_store_flags, parse_int
 
 if TYPE_CHECKING:
     from ..store import PersistenceStore
@@ -89,12 +89,10 @@ def echo_listing(header: str, lines: Sequence[str]) -> None:
 def _locate(database: str | None, database_url_env: str | None) -> tuple[str | None, str | None]:
     if (database is None) == (database_url_env is None):
         raise CliUsageError("give exactly one of --database and --database-url-env.")
+    check_store_flags(database, database_url_env)
     if database is not None:
-        if not database or "\x00" in database:
-            raise CliUsageError("--database must be a SQLite file path.")
         return database, None
     assert database_url_env is not None
-    check_env_name(database_url_env, "--database-url-env")
     dsn = os.environ.get(database_url_env, "")
     if not dsn.strip():
         raise CliUsageError("the --database-url-env variable is not set.")
