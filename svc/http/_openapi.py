@@ -51,10 +51,11 @@ def document_bearer_route(
             document_request(body)(view)
         if query is not None:
             document_querystring(query)(view)
-        if answer is not None:
-            document_response(answer, status)(view)
+        # The error first: the answers keep the order the stacked decorators gave them.
         if error is not None:
             document_response(ErrorBody, error)(view)
+        if answer is not None:
+            document_response(answer, status)(view)
         return view
 
     return describe
