@@ -23,7 +23,7 @@ from typing import Any, Final
 import click
 
 from ._errors import CliUsageError
-from ._local_service import LocalService
+from ._local_service import SERVICE_OPTIONS, LocalService
 
 __all__ = ["broadcast", "read_recipients"]
 
@@ -37,10 +37,7 @@ def _options(function: Any) -> Any:
     for decorator in reversed(
         [
             click.option("--config", "config_path", required=True, metavar="PATH"),
-            click.option("--profile", metavar="NAME"),
-            click.option("--env-file", metavar="FILE", help="Relative dotenv file with the token."),
-            click.option("--url", metavar="URL", help="Service URL (default: the config's)."),
-            click.option("--json", "as_json", is_flag=True, help="Print the raw JSON."),
+            *SERVICE_OPTIONS,
         ]
     ):
         function = decorator(function)

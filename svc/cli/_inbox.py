@@ -13,7 +13,7 @@ import click
 
 from ._errors import CliUsageError
 from ._inputs import parse_int
-from ._store_cmd import run_with_store, store_options
+from ._store_cmd import echo_listing, item_limit, item_limit_option, run_with_store, store_options
 
 if TYPE_CHECKING:
     from ..store import InboxItem, PersistenceStore
@@ -54,19 +54,16 @@ def inbox() -> None:
 @inbox.command("list")
 @store_options
 @click.option("--dead", is_flag=True, help="Only dead letters.")
-@click.option("--limit", default="100", metavar="N", help="At most N items (default 100).")
+@item_limit_option
 def list_items(database: str | None, database_url_env: str | None, dead: bool, limit: str) -> None:
     """List inbox items (never their content)."""
-    count = parse_int(limit, "--limit", low=1, high=1000)
+    count = item_limit(limit)
 
     async def work(store: PersistenceStore) -> list[InboxItem]:
         return await store.list_inbox_items(status="dead" if dead else None, limit=count)
 
     items = run_with_store(database, database_url_env, work)
-    click.echo(_HEADER)
-    for item in items:
-        click.echo(_line(item))
-    click.echo(f"{len(items)} item(s)", err=True)
+    echo_listing(_HEADER, [_line(item) for item in items])
 
 
 @inbox.command("retry")

@@ -28,6 +28,7 @@ __all__ = [
     "check_env_file_name",
     "check_env_name",
     "check_out_path",
+    "check_store_flags",
     "dotenv_line",
     "env_file_environment",
     "import_attribute",
@@ -55,6 +56,17 @@ def check_env_name(value: str, option: str) -> str:
     if not ENV_NAME_PATTERN.fullmatch(value) or len(value) > 128:
         raise CliUsageError(f"{option} must be an env name matching [A-Z][A-Z0-9_]*.")
     return value
+
+
+def check_store_flags(database: str | None, database_url_env: str | None) -> None:
+    """At most one store: a SQLite file path (``--database``), or the env name of a PostgreSQL
+    DSN (``--database-url-env``)."""
+    if database is not None and database_url_env is not None:
+        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
+    if database is not None and (not database or "\x00" in database):
+        raise CliUsageError("--database must be a SQLite file path.")
+    if database_url_env is not None:
+        check_env_name(database_url_env, "--database-url-env")
 
 
 def _unsafe_text(value: str) -> bool:

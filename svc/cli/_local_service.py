@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+
+import click
 
 from svc._text import is_printable_ascii
 
@@ -21,7 +23,16 @@ from ._errors import CliUsageError, MessagesError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["LocalService", "environment", "service_endpoint"]
+__all__ = ["SERVICE_OPTIONS", "LocalService", "environment", "service_endpoint"]
+
+SERVICE_OPTIONS: Final = (
+    click.option("--profile", metavar="NAME"),
+    click.option("--env-file", metavar="FILE", help="Relative dotenv file with the token."),
+    click.option("--url", metavar="URL", help="Service URL (default: the config's)."),
+    click.option("--json", "as_json", is_flag=True, help="Print the raw JSON."),
+)
+"""The options after ``--config`` of a command that asks the running service: the profile,
+where its bearer is read, its address, and raw JSON output."""
 
 
 def environment(env_file: str | None) -> dict[str, str]:

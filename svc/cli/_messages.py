@@ -20,7 +20,7 @@ import click
 from svc._text import is_printable_ascii
 
 from ._errors import CliUsageError, MessagesError
-from ._local_service import LocalService, environment
+from ._local_service import SERVICE_OPTIONS, LocalService, environment
 
 if TYPE_CHECKING:
     from ..store import PersistenceStore
@@ -52,10 +52,7 @@ def _options(function: Any) -> Any:
     for decorator in reversed(
         [
             click.option("--config", "config_path", metavar="PATH", help="Config (service mode)."),
-            click.option("--profile", metavar="NAME"),
-            click.option("--env-file", metavar="FILE", help="Relative dotenv file with the token."),
-            click.option("--url", metavar="URL", help="Service URL (default: the config's)."),
-            click.option("--json", "as_json", is_flag=True, help="Print the raw JSON."),
+            *SERVICE_OPTIONS,
             click.option("--database", metavar="SQLITE_PATH", help="Read this SQLite store."),
             click.option(
                 "--database-url-env", metavar="ENV_NAME", help="Read the PostgreSQL store."

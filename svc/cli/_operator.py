@@ -369,6 +369,11 @@ class _Check:
     detail: str
     fix: str | None = None
 
+    @classmethod
+    def refused(cls, name: str, error: CliError, fix: str) -> _Check:
+        """A check failed by the tool's own refusal: its safe message is the detail."""
+        return cls(name, False, error.format_message(), fix)
+
     def json(self) -> dict[str, object]:
         body: dict[str, object] = {"name": self.name, "ok": self.ok, "detail": self.detail}
         if self.fix is not None:
@@ -448,12 +453,7 @@ def _doctor_checks(
         loaded = load_config(config_path)
     except CliError as exc:
         checks.append(
-            _Check(
-                "config",
-                False,
-                exc.format_message(),
-                "fix the file, or create one with `svc init DIR`",
-            )
+            _Check.refused("config", exc, "fix the file, or create one with `svc init DIR`")
         )
         return checks
     checks.append(_Check("config", True, f"{len(loaded.profile_names)} profile(s)"))
@@ -461,12 +461,7 @@ def _doctor_checks(
         resolved = resolve_profile(loaded, profile, os.environ, placeholders=True)
     except CliError as exc:
         checks.append(
-            _Check(
-                "profile",
-                False,
-                exc.format_message(),
-                "pass --profile with a name from the file's profiles",
-            )
+            _Check.refused("profile", exc, "pass --profile with a name from the file's profiles")
         )
         return checks
     checks.append(_Check("profile", True, f"profile {resolved.name}"))
@@ -523,7 +518,7 @@ def _env_check(loaded: Any, profile: str | None, env_file: str | None) -> _Check
             resolve_inbox_keys(section, environ)
         return _Check("env", True, "every referenced variable is set and resolves")
     except CliError as exc:
-        return _Check("env", False, exc.format_message(), fix)
+        return _Check.refused("env", exc, fix)
 
 
 @click.command()

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ._errors import CliUsageError
-from ._inputs import parse_int
-from ._store_cmd import run_with_store, store_options
+from ._store_cmd import echo_listing, item_limit, item_limit_option, run_with_store, store_options
 
 if TYPE_CHECKING:
     from ..store import OutboxItem, PersistenceStore
@@ -42,19 +41,16 @@ def outbox() -> None:
 @outbox.command("list")
 @store_options
 @click.option("--dead", is_flag=True, help="Only dead items (their last attempt failed).")
-@click.option("--limit", default="100", metavar="N", help="At most N items (default 100).")
+@item_limit_option
 def list_items(database: str | None, database_url_env: str | None, dead: bool, limit: str) -> None:
     """List outbox items, most recently updated first."""
-    count = parse_int(limit, "--limit", low=1, high=1000)
+    count = item_limit(limit)
 
     async def work(store: PersistenceStore) -> list[OutboxItem]:
         return await store.list_outbox_items(status="dead" if dead else None, limit=count)
 
     items = run_with_store(database, database_url_env, work)
-    click.echo("id\tstatus\tattempts\tnextAttemptAt\tlastError")
-    for item in items:
-        click.echo(_line(item))
-    click.echo(f"{len(items)} item(s)", err=True)
+    echo_listing("id\tstatus\tattempts\tnextAttemptAt\tlastError", [_line(item) for item in items])
 
 
 @outbox.command("retry")

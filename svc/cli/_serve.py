@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._errors import CliUsageError, LiveGuardError, ServeError
-from ._inputs import check_env_file_name, check_env_name, parse_int
+from ._inputs import check_env_file_name, check_store_flags, parse_int
 
 if TYPE_CHECKING:
     from ..http import Profile
@@ -254,7 +254,7 @@ def _serve_options(
 ) -> ServeOptions:
     """The flags checked in a fixed order (the first refusal is the one a user sees)."""
     _check_mode(dry_run=dry_run, live=live, yes_live=yes_live, env_file=env_file)
-    _check_store_flags(database, database_url_env)
+    check_store_flags(database, database_url_env)
     has_store = database is not None or database_url_env is not None
     worker_count = parse_int(workers, "--workers", low=1, high=64)
     restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
@@ -314,16 +314,6 @@ def _check_mode(*, dry_run: bool, live: bool, yes_live: bool, env_file: str | No
         raise CliUsageError("--yes-live belongs to live mode, not --dry-run.")
     if live and (not yes_live or env_file is None):
         raise LiveGuardError("--live, --yes-live and --env-file must be given together.")
-
-
-def _check_store_flags(database: str | None, database_url_env: str | None) -> None:
-    """At most one store: a SQLite file path, or the env name of a PostgreSQL DSN."""
-    if database is not None and database_url_env is not None:
-        raise CliUsageError("--database and --database-url-env are mutually exclusive.")
-    if database is not None and (not database or "\x00" in database):
-        raise CliUsageError("--database must be a SQLite file path.")
-    if database_url_env is not None:
-        check_env_name(database_url_env, "--database-url-env")
 
 
 def _retention_seconds(retention: str | None, *, has_store: bool) -> float | None:

@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
 from ._errors import CliUsageError, ServeError
-from ._inputs import check_env_name
+from ._inputs import check_store_flags, parse_int
 
 if TYPE_CHECKING:
     from ..store import PersistenceStore
 
-__all__ = ["parse_duration", "run_with_store", "store", "store_options"]
+__all__ = [
+    "echo_listing",
+    "item_limit",
+    "item_limit_option",
+    "parse_duration",
+    "run_with_store",
+    "store",
+    "store_options",
+]
 
 T = TypeVar("T")
 _DURATION: Final = re.compile(r"^([0-9]{1,6})([smhd])$")
@@ -58,15 +66,33 @@ def store_options(function: Any) -> Any:
     return click.option("--database", metavar="SQLITE_PATH", help="SQLite store file.")(function)
 
 
+item_limit_option: Final = click.option(
+    "--limit", default="100", metavar="N", help="At most N items (default 100)."
+)
+"""The ``--limit`` of an item listing (``inbox list``, ``outbox list``); read by ``item_limit``."""
+
+
+def item_limit(limit: str) -> int:
+    """The ``--limit`` of an item listing: 1 to 1000 items."""
+    return parse_int(limit, "--limit", low=1, high=1000)
+
+
+def echo_listing(header: str, lines: Sequence[str]) -> None:
+    """An item listing: the tab-separated header and a line an item on stdout, the count on
+    stderr (so a pipe reads the table alone)."""
+    click.echo(header)
+    for line in lines:
+        click.echo(line)
+    click.echo(f"{len(lines)} item(s)", err=True)
+
+
 def _locate(database: str | None, database_url_env: str | None) -> tuple[str | None, str | None]:
     if (database is None) == (database_url_env is None):
         raise CliUsageError("give exactly one of --database and --database-url-env.")
+    check_store_flags(database, database_url_env)
     if database is not None:
-        if not database or "\x00" in database:
-            raise CliUsageError("--database must be a SQLite file path.")
         return database, None
     assert database_url_env is not None
-    check_env_name(database_url_env, "--database-url-env")
     dsn = os.environ.get(database_url_env, "")
     if not dsn.strip():
         raise CliUsageError("the --database-url-env variable is not set.")

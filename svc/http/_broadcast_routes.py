@@ -14,7 +14,6 @@ from typing import Any
 
 import trio
 from quart import Response, request
-from quart_schema import document_headers, document_request, document_response, security_scheme
 from quart_trio import QuartTrio
 
 from svc import crypto
@@ -38,8 +37,8 @@ from ._errors import (
     idempotency_conflict,
     not_found,
 )
-from ._models import ErrorBody, IdempotencyHeaders
-from ._openapi import BEARER
+from ._models import IdempotencyHeaders
+from ._openapi import document_bearer_route
 from ._replies import Reply, json_bytes
 from ._requests import (
     check_path_id,
@@ -173,11 +172,9 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
     token = service.secrets.service_bearer_token.encode("utf-8")
 
     @app.route(f"{prefix}/broadcasts", methods=["POST"], endpoint="create_broadcast")
-    @security_scheme(BEARER)
-    @document_headers(IdempotencyHeaders)
-    @document_request(BroadcastBody)
-    @document_response(BroadcastAnswer, 202)
-    @document_response(ErrorBody, 400)
+    @document_bearer_route(
+        BroadcastAnswer, 202, headers=IdempotencyHeaders, body=BroadcastBody, error=400
+    )
     async def create_broadcast() -> Response:
         """Store a broadcast: one message to many recipients, sent at the number's pace."""
         require_bearer(token)
@@ -212,9 +209,7 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
         return reply_response(Reply(202, body, headers=headers))
 
     @app.route(f"{prefix}/broadcasts/<broadcast_id>", methods=["GET"], endpoint="get_broadcast")
-    @security_scheme(BEARER)
-    @document_response(BroadcastOut)
-    @document_response(ErrorBody, 404)
+    @document_bearer_route(BroadcastOut, error=404)
     async def get_broadcast(broadcast_id: str) -> Response:
         """A broadcast's state, counts and failures by error code."""
         require_bearer(token)
@@ -238,9 +233,7 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
     @app.route(
         f"{prefix}/broadcasts/<broadcast_id>/pause", methods=["POST"], endpoint="pause_broadcast"
     )
-    @security_scheme(BEARER)
-    @document_response(BroadcastOut)
-    @document_response(ErrorBody, 404)
+    @document_bearer_route(BroadcastOut, error=404)
     async def pause_broadcast(broadcast_id: str) -> Response:
         """Stop sending a broadcast (sends in flight finish)."""
         return await set_paused(broadcast_id, True)
@@ -248,9 +241,7 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
     @app.route(
         f"{prefix}/broadcasts/<broadcast_id>/resume", methods=["POST"], endpoint="resume_broadcast"
     )
-    @security_scheme(BEARER)
-    @document_response(BroadcastOut)
-    @document_response(ErrorBody, 404)
+    @document_bearer_route(BroadcastOut, error=404)
     async def resume_broadcast(broadcast_id: str) -> Response:
         """Send a paused broadcast's remaining recipients again."""
         return await set_paused(broadcast_id, False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 import httpx
 from prometheus_client import CollectorRegistry
@@ -22,6 +22,8 @@ from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
 
 __all__ = ["CheckedArguments", "check_arguments"]
+
+_Given = TypeVar("_Given", Profile, ServiceSecrets)
 
 _STORE_MEMBERS: Final = tuple(
     name
@@ -57,8 +59,12 @@ def check_arguments(
     flows_private_key: object,
 ) -> CheckedArguments:
     """Every argument check of ``create_app``; raises ``ServiceError`` at the first refusal."""
-    checked_profile = _check_profile(profile)
-    checked_secrets = _check_secrets(secrets)
+    checked_profile = _record_of(
+        profile, Profile, "invalid_profile", "profile must be a Profile or a mapping."
+    )
+    checked_secrets = _record_of(
+        secrets, ServiceSecrets, "invalid_secrets", "secrets must be ServiceSecrets or a mapping."
+    )
     _check_options(
         transport=transport,
         crypto_provider=crypto_provider,
@@ -76,20 +82,14 @@ def check_arguments(
     return CheckedArguments(profile=checked_profile, secrets=checked_secrets, store=checked_store)
 
 
-def _check_profile(profile: object) -> Profile:
-    if isinstance(profile, Profile):
-        return profile
-    if isinstance(profile, Mapping):
-        return Profile.from_mapping(profile)
-    raise ServiceError("invalid_profile", "profile must be a Profile or a mapping.")
-
-
-def _check_secrets(secrets: object) -> ServiceSecrets:
-    if isinstance(secrets, ServiceSecrets):
-        return secrets
-    if isinstance(secrets, Mapping):
-        return ServiceSecrets.from_mapping(secrets)
-    raise ServiceError("invalid_secrets", "secrets must be ServiceSecrets or a mapping.")
+def _record_of(value: object, record: type[_Given], code: str, message: str) -> _Given:
+    """``value`` as ``record``: the record itself, or built from its mapping
+    (``from_mapping``); anything else refused with ``code``."""
+    if isinstance(value, record):
+        return value
+    if isinstance(value, Mapping):
+        return record.from_mapping(value)
+    raise ServiceError(code, message)
 
 
 def _check_store(store: object) -> PersistenceStore | None:

@@ -8,11 +8,10 @@ its path id, then answers the Graph result as JSON (or a 4xx/5xx from
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from quart import Response
-from quart_schema import document_querystring, document_request, document_response, security_scheme
 from quart_trio import QuartTrio
 
 from svc.graph import GraphRequestValidationError, GroupClient
@@ -28,7 +27,7 @@ from ._models import (
     PageQuery,
     RemoveParticipantsBody,
 )
-from ._openapi import BEARER
+from ._openapi import document_bearer_route
 from ._requests import (
     check_path_id,
     json_response,
@@ -41,6 +40,8 @@ from ._requests import require_bearer as bearer
 from ._service import Service
 
 __all__ = ["register_group_routes"]
+
+View = TypeVar("View", bound=Callable[..., Awaitable[Response]])
 
 
 def register_group_routes(app: QuartTrio, service: Service) -> None:
@@ -74,24 +75,35 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
             "before": query_text("before"),
         }
 
+    def group_route(
+        path: str,
+        method: str,
+        *,
+        body: type[BaseModel] | None = None,
+        query: type[BaseModel] | None = None,
+    ) -> Callable[[View], View]:
+        """Register a view at ``{prefix}/groups{path}``: a bearer route answering the Graph's
+        JSON, described with its ``body`` or ``query`` model."""
+
+        def register(view: View) -> View:
+            document_bearer_route(GraphAnswer, body=body, query=query)(view)
+            app.route(f"{prefix}/groups{path}", methods=[method])(view)
+            return view
+
+        return register
+
     async def upstream(call: Callable[[], Awaitable[Any]]) -> Response:
         result = await service.graph_call("groups", call)
         return json_response(dict(result.raw))
 
-    @app.route(f"{prefix}/groups", methods=["GET"], endpoint="list_groups")
-    @security_scheme(BEARER)
-    @document_querystring(PageQuery)
-    @document_response(GraphAnswer)
+    @group_route("", "GET", query=PageQuery)
     async def list_groups() -> Response:
         """List groups of the business phone number."""
         require_bearer()
         args = page_args()
         return await upstream(lambda: service.phone.list_groups(**args))
 
-    @app.route(f"{prefix}/groups", methods=["POST"], endpoint="create_group")
-    @security_scheme(BEARER)
-    @document_request(GroupCreateBody)
-    @document_response(GraphAnswer)
+    @group_route("", "POST", body=GroupCreateBody)
     async def create_group() -> Response:
         """Create a group (asynchronous: the answer carries request_id)."""
         require_bearer()
@@ -104,20 +116,14 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
             )
         )
 
-    @app.route(f"{prefix}/groups/<group_id>", methods=["GET"], endpoint="get_group")
-    @security_scheme(BEARER)
-    @document_querystring(FieldsQuery)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>", "GET", query=FieldsQuery)
     async def get_group(group_id: str) -> Response:
         """Get one group."""
         client = group(group_id)
         fields = query_text("fields")
         return await upstream(lambda: client.get_group(fields=fields))
 
-    @app.route(f"{prefix}/groups/<group_id>", methods=["POST"], endpoint="update_group")
-    @security_scheme(BEARER)
-    @document_request(GroupUpdateBody)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>", "POST", body=GroupUpdateBody)
     async def update_group(group_id: str) -> Response:
         """Update a group's subject, description or join approval mode."""
         client, body = await group_and_body(group_id, GroupUpdateBody)
@@ -129,64 +135,35 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
             )
         )
 
-    @app.route(f"{prefix}/groups/<group_id>", methods=["DELETE"], endpoint="delete_group")
-    @security_scheme(BEARER)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>", "DELETE")
     async def delete_group(group_id: str) -> Response:
         """Delete a group."""
         return await upstream(group(group_id).delete_group)
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/invite-link", methods=["GET"], endpoint="get_invite_link"
-    )
-    @security_scheme(BEARER)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/invite-link", "GET")
     async def get_invite_link(group_id: str) -> Response:
         """Get the group's invite link."""
         return await upstream(group(group_id).get_invite_link)
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/invite-link", methods=["POST"], endpoint="reset_invite_link"
-    )
-    @security_scheme(BEARER)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/invite-link", "POST")
     async def reset_invite_link(group_id: str) -> Response:
         """Reset the invite link (POST, never DELETE): the previous link stops working."""
         return await upstream(group(group_id).reset_invite_link)
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/participants",
-        methods=["DELETE"],
-        endpoint="remove_participants",
-    )
-    @security_scheme(BEARER)
-    @document_request(RemoveParticipantsBody)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/participants", "DELETE", body=RemoveParticipantsBody)
     async def remove_participants(group_id: str) -> Response:
         """Remove up to 8 participants."""
         client, body = await group_and_body(group_id, RemoveParticipantsBody)
         return await upstream(lambda: client.remove_participants(wa_ids=list(body.waIds)))
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/join-requests", methods=["GET"], endpoint="list_join_requests"
-    )
-    @security_scheme(BEARER)
-    @document_querystring(PageQuery)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/join-requests", "GET", query=PageQuery)
     async def list_join_requests(group_id: str) -> Response:
         """List open join requests."""
         client = group(group_id)
         args = page_args()
         return await upstream(lambda: client.list_join_requests(**args))
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/join-requests",
-        methods=["POST"],
-        endpoint="approve_join_requests",
-    )
-    @security_scheme(BEARER)
-    @document_request(JoinRequestsBody)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/join-requests", "POST", body=JoinRequestsBody)
     async def approve_join_requests(group_id: str) -> Response:
         """Approve join requests."""
         client, body = await group_and_body(group_id, JoinRequestsBody)
@@ -194,14 +171,7 @@ def register_group_routes(app: QuartTrio, service: Service) -> None:
             lambda: client.approve_join_requests(join_request_ids=list(body.joinRequestIds))
         )
 
-    @app.route(
-        f"{prefix}/groups/<group_id>/join-requests",
-        methods=["DELETE"],
-        endpoint="reject_join_requests",
-    )
-    @security_scheme(BEARER)
-    @document_request(JoinRequestsBody)
-    @document_response(GraphAnswer)
+    @group_route("/<group_id>/join-requests", "DELETE", body=JoinRequestsBody)
     async def reject_join_requests(group_id: str) -> Response:
         """Reject join requests (DELETE, never POST)."""
         client, body = await group_and_body(group_id, JoinRequestsBody)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from svc.store import PersistenceStore, format_timestamp
 from svc.store import conversation_window as window_of
-from svc.store import format_timestamp
 
 from ._errors import conversation_window_unavailable, malformed_cursor, not_found
 from ._numbers import ServedNumber
@@ -14,6 +14,14 @@ from ._replies import Reply, json_bytes
 from ._service import Service
 
 __all__ = ["conversation_window", "get_message", "list_messages"]
+
+
+def _reading(
+    service: Service, number: ServedNumber | None
+) -> tuple[PersistenceStore, ServedNumber]:
+    """What every read needs: the store (503 without one) and the business number the read
+    is about (None: the default number)."""
+    return service.require_store(), number if number is not None else service.numbers.default
 
 
 async def list_messages(
@@ -28,8 +36,7 @@ async def list_messages(
 
     Rows stored without a number (before the column existed) are the default number's.
     """
-    store = service.require_store()
-    scope = number if number is not None else service.numbers.default
+    store, scope = _reading(service, number)
     page = await service.store_call(
         store.list_messages(
             limit=limit,
@@ -49,8 +56,7 @@ async def get_message(
     service: Service, message_id: str, number: ServedNumber | None = None
 ) -> Reply:
     """One projected message of a business number (default: the default number)."""
-    store = service.require_store()
-    scope = number if number is not None else service.numbers.default
+    store, scope = _reading(service, number)
     record = await service.store_call(store.get_message(wa_message_id=message_id))
     if record is None or not belongs_to_number(record, scope):
         raise not_found("No message with this id.")
@@ -65,8 +71,7 @@ async def conversation_window(
     ``user`` is a phone, BSUID or parent BSUID, as the store keeps it; only
     inbound rows to that number open it.
     """
-    store = service.require_store()
-    scope = number if number is not None else service.numbers.default
+    store, scope = _reading(service, number)
     last = await service.store_call(
         store.get_latest_inbound_message_at(
             user=user,

@@ -11,12 +11,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 from quart import Response, request
 from quart_schema import (
-    document_headers,
-    document_querystring,
-    document_request,
-    document_response,
     hide,
-    security_scheme,
 )
 from quart_trio import QuartTrio
 
@@ -36,7 +31,6 @@ from ._bodies import (
 )
 from ._errors import malformed_body, malformed_path, malformed_query, method_not_allowed
 from ._models import (
-    ErrorBody,
     IdempotencyHeaders,
     MessagePageOut,
     MessageRecordOut,
@@ -45,7 +39,7 @@ from ._models import (
     WindowOut,
 )
 from ._numbers import FIELD, ServedNumber
-from ._openapi import BEARER
+from ._openapi import document_bearer_route
 from ._requests import (
     MAX_PATH_ID,
     check_path_id,
@@ -93,30 +87,19 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         return service.numbers.choose(query_text(FIELD), source="query")
 
     @app.route(f"{prefix}/messages/text", methods=["POST"])
-    @security_scheme(BEARER)
-    @document_headers(IdempotencyHeaders)
-    @document_request(TextSendBody)
-    @document_response(SendAnswer)
-    @document_response(ErrorBody, 400)
+    @document_bearer_route(SendAnswer, headers=IdempotencyHeaders, body=TextSendBody, error=400)
     async def send_text() -> Response:
         """Send a text message."""
         return await send_body(parse_text_body)
 
     @app.route(f"{prefix}/messages", methods=["POST"], endpoint="send_message")
-    @security_scheme(BEARER)
-    @document_headers(IdempotencyHeaders)
-    @document_request(MessageBody)
-    @document_response(SendAnswer)
-    @document_response(ErrorBody, 400)
+    @document_bearer_route(SendAnswer, headers=IdempotencyHeaders, body=MessageBody, error=400)
     async def send_message() -> Response:
         """Send any message: Graph-native text or a composer body."""
         return await send_body(parse_message_body)
 
     @app.route(f"{prefix}/messages", methods=["GET"], endpoint="list_messages")
-    @security_scheme(BEARER)
-    @document_querystring(MessagesQuery)
-    @document_response(MessagePageOut)
-    @document_response(ErrorBody, 503)
+    @document_bearer_route(MessagePageOut, query=MessagesQuery, error=503)
     async def list_messages() -> Response:
         """A page of projected messages, newest first."""
         require_bearer(token)
@@ -141,10 +124,7 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         raise malformed_path()
 
     @app.route(f"{prefix}/messages/<path:message_id>", methods=["GET"], endpoint="get_message")
-    @security_scheme(BEARER)
-    @document_querystring(NumberQuery)
-    @document_response(MessageRecordOut)
-    @document_response(ErrorBody, 404)
+    @document_bearer_route(MessageRecordOut, query=NumberQuery, error=404)
     async def get_message(message_id: str) -> Response:
         """One projected message by its platform id."""
         if message_id == "text":
@@ -154,10 +134,7 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
         return reply_response(await reads.get_message(service, checked, query_number()))
 
     @app.route(f"{prefix}/conversations/<path:user>/window", methods=["GET"], endpoint="window")
-    @security_scheme(BEARER)
-    @document_querystring(NumberQuery)
-    @document_response(WindowOut)
-    @document_response(ErrorBody, 503)
+    @document_bearer_route(WindowOut, query=NumberQuery, error=503)
     async def window(user: str) -> Response:
         """The 24-hour customer-service window of one user.
 

@@ -7,16 +7,59 @@ schema) and a description on every answer, which OpenAPI 3.1 requires.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
+from pydantic import BaseModel
+from quart_schema import (
+    document_headers,
+    document_querystring,
+    document_request,
+    document_response,
+    security_scheme,
+)
 from quart_trio import QuartTrio
 
 from ._models import ErrorBody
 
-__all__ = ["BEARER", "openapi_document"]
+__all__ = ["BEARER", "document_bearer_route", "openapi_document"]
+
+V = TypeVar("V", bound=Callable[..., Any])
 
 BEARER: Final[list[dict[str, list[str]]]] = [{"bearerAuth": []}]
 """The security requirement of the bearer-protected routes."""
+
+
+def document_bearer_route(
+    answer: type[BaseModel] | None = None,
+    status: int = 200,
+    *,
+    headers: type[BaseModel] | None = None,
+    body: type[BaseModel] | None = None,
+    query: type[BaseModel] | None = None,
+    error: int | None = None,
+) -> Callable[[V], V]:
+    """A bearer route's OpenAPI description, one decorator for quart-schema's several: the
+    ``BEARER`` security, each request model given, the ``answer`` at ``status`` and the
+    ``ErrorBody`` at ``error``."""
+
+    def describe(view: V) -> V:
+        security_scheme(BEARER)(view)
+        if headers is not None:
+            document_headers(headers)(view)
+        if body is not None:
+            document_request(body)(view)
+        if query is not None:
+            document_querystring(query)(view)
+        # The error first: the answers keep the order the stacked decorators gave them.
+        if error is not None:
+            document_response(ErrorBody, error)(view)
+        if answer is not None:
+            document_response(answer, status)(view)
+        return view
+
+    return describe
+
 
 _ERROR_STATUSES: Final = {
     "400": "Malformed request (JSON, body, query, path or Idempotency-Key).",

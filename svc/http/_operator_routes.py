@@ -13,7 +13,7 @@ from typing import Final
 
 from prometheus_client import CollectorRegistry, generate_latest
 from quart import Response
-from quart_schema import document_response, hide, security_scheme
+from quart_schema import document_response, hide
 from quart_trio import QuartTrio
 
 from svc._version import __version__
@@ -21,7 +21,7 @@ from svc.store import SCHEMA_VERSION
 
 from ._errors import persistence_unavailable
 from ._models import DiagnosticsOut, ErrorBody, Health, StatusOut
-from ._openapi import BEARER, openapi_document
+from ._openapi import document_bearer_route, openapi_document
 from ._requests import json_response, operator_gate
 from ._routes import Route
 from ._service import Service
@@ -95,8 +95,7 @@ def register_operator_routes(
         }
 
     @app.route("/status", methods=ALL_METHODS, provide_automatic_options=False)
-    @security_scheme(BEARER)
-    @document_response(StatusOut)
+    @document_bearer_route(StatusOut)
     async def status() -> Response:
         """Operator status snapshot."""
         if (hidden := operator_gate(token)) is not None:
@@ -114,7 +113,7 @@ def register_operator_routes(
         )
 
     @app.route("/metrics", methods=ALL_METHODS, provide_automatic_options=False)
-    @security_scheme(BEARER)
+    @document_bearer_route()
     async def metrics() -> Response:
         """Prometheus text exposition (version 0.0.4)."""
         if (hidden := operator_gate(token)) is not None:
@@ -123,8 +122,7 @@ def register_operator_routes(
         return Response(text, status=200, content_type=METRICS_CONTENT_TYPE)
 
     @app.route("/debug/diagnostics", methods=ALL_METHODS, provide_automatic_options=False)
-    @security_scheme(BEARER)
-    @document_response(DiagnosticsOut)
+    @document_bearer_route(DiagnosticsOut)
     async def diagnostics() -> Response:
         """Diagnostics snapshot: names, counts and flags only."""
         if (hidden := operator_gate(token)) is not None:

@@ -264,10 +264,7 @@ class HandlerRuntime:
         """Wake at once when another process records items (the store's signal: PostgreSQL's
         ``NOTIFY``), rather than at the next poll; a failed watch leaves the poll alone."""
         with scope:
-            try:
-                await queue.store.watch_inbox(self.wake)
-            except Exception as exc:  # noqa: BLE001 -- the poll still finds the rows
-                self._queue_fault(exc)
+            await self._guarded(queue.store.watch_inbox(self.wake))
 
     async def _claim(self, runs: trio.Nursery, free: int) -> None:
         self._slots.take(free)  # held across the claim: no resuming run takes them
