@@ -24,7 +24,7 @@ from ._errors import GraphRequestValidationError
 from ._recipient import check_user, user_entry
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
-from ._validate import check_label
+from ._validate import check_label, check_match
 from ._validate import check_phone_to as check_wa_id
 from ._validate import check_text as _check_multiline_text
 
@@ -219,9 +219,7 @@ def check_id(value: object, *, field: str) -> str:
 
 def check_numeric_id(value: object, *, field: str) -> str:
     """A platform object id (app, business, user, solution, ...) in a body or query: digits."""
-    if not isinstance(value, str) or not _NUMERIC_ID.fullmatch(value):
-        raise GraphRequestValidationError(f"{field} must be a numeric id", field=field)
-    return value
+    return check_match(value, _NUMERIC_ID, field, f"{field} must be a numeric id")
 
 
 def check_id_list(

@@ -23,6 +23,7 @@ from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 from ._recipient import Recipient
+from ._validate import check_match
 
 __all__ = [
     "CALL_ACTIONS",
@@ -112,11 +113,10 @@ class CallPermissions:
 
 
 def _call_id(value: object) -> str:
-    if not isinstance(value, str) or not _CALL_ID.fullmatch(value):
-        raise GraphRequestValidationError(
-            "call_id must be the platform's call id (no whitespace, at most 512)", field="call_id"
-        )
-    return value
+    return check_match(
+        value, _CALL_ID,
+        "call_id", "call_id must be the platform's call id (no whitespace, at most 512)",
+    )
 
 
 def _session(sdp: object, sdp_type: str) -> dict[str, str]:

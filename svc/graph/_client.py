@@ -27,6 +27,7 @@ from ._errors import (
     GraphSerializationError,
 )
 from ._transports import DEFAULT_TIMEOUT, default_transport
+from ._validate import check_match
 
 __all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphClient"]
 
@@ -61,10 +62,10 @@ class GraphClient:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
     ) -> None:
         _check_access_token(access_token)
-        if not isinstance(api_version, str) or not _API_VERSION.fullmatch(api_version):
-            raise GraphRequestValidationError(
-                f"api_version must look like {DEFAULT_API_VERSION}", field="api_version"
-            )
+        check_match(
+            api_version, _API_VERSION,
+            "api_version", f"api_version must look like {DEFAULT_API_VERSION}",
+        )
         self._base_url = _check_base_url(base_url)
         if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
             raise GraphRequestValidationError(
@@ -155,8 +156,7 @@ class GraphClient:
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Request:
         """Build an authenticated request after checking the method, headers, query and body."""
-        if not isinstance(method, str) or not _TOKEN.fullmatch(method):
-            raise GraphRequestValidationError("method must be an HTTP method name", field="method")
+        check_match(method, _TOKEN, "method", "method must be an HTTP method name")
         if json is not None and content is not None:
             raise GraphRequestValidationError("pass json or content, not both", field="content")
         if content is not None and not isinstance(content, bytes | AsyncIterable):

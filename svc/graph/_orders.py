@@ -29,6 +29,7 @@ from ._validate import (
     check_int,
     check_label,
     check_mapping,
+    check_match,
     check_sequence,
     check_text,
 )
@@ -92,11 +93,10 @@ _ORDER_KEYS: Final = (
 
 def _reference_id(value: object) -> str:
     """The business's name of the order: 1..35 letters, digits, ``_``, ``-`` or ``.``."""
-    if not isinstance(value, str) or not _REFERENCE_ID.fullmatch(value):
-        raise GraphRequestValidationError(
-            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-        )
-    return value
+    return check_match(
+        value, _REFERENCE_ID,
+        "reference_id", "reference_id must be 1..35 letters, digits, '_', '-' or '.'",
+    )
 
 
 def _amount(value: object, field: str, *, extra: Sequence[str] = ()) -> tuple[Payload, Fraction]:

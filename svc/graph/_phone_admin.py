@@ -39,6 +39,7 @@ from ._parse import (
     read_record,
 )
 from ._results import Page, Success
+from ._validate import check_match
 
 __all__ = [
     "BUSINESS_PROFILE_FIELDS",
@@ -259,11 +260,9 @@ SET_BUSINESS_PUBLIC_KEY = route("POST", "/{phone_number_id}/whatsapp_business_en
 
 
 def _qr_code(value: object) -> str:
-    if not isinstance(value, str) or not _QR_CODE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "code must be a QR code id of letters, digits, '_' or '-'", field="code"
-        )
-    return value
+    return check_match(
+        value, _QR_CODE, "code", "code must be a QR code id of letters, digits, '_' or '-'"
+    )
 
 
 def _storage(value: object) -> dict[str, Any]:
@@ -280,13 +279,13 @@ def _storage(value: object) -> dict[str, Any]:
     }
     region = config.get("data_localization_region")
     if out["status"] == "IN_COUNTRY_STORAGE_ENABLED":
-        if not isinstance(region, str) or not _REGION.fullmatch(region):
-            raise GraphRequestValidationError(
-                "storage_configuration.data_localization_region must be a two-letter country "
-                "code when in-country storage is enabled",
-                field="storage_configuration",
-            )
-        out["data_localization_region"] = region
+        out["data_localization_region"] = check_match(
+            region,
+            _REGION,
+            "storage_configuration",
+            "storage_configuration.data_localization_region must be a two-letter country "
+            "code when in-country storage is enabled",
+        )
     elif region is not None:
         raise GraphRequestValidationError(
             "storage_configuration.data_localization_region goes only with "
@@ -332,11 +331,10 @@ def business_profile_body(
     if email is not None:
         body["email"] = check_email(email)
     if vertical is not None:
-        if not isinstance(vertical, str) or not _VERTICAL.fullmatch(vertical):
-            raise GraphRequestValidationError(
-                "vertical must be an upper-case category such as RETAIL", field="vertical"
-            )
-        body["vertical"] = vertical
+        body["vertical"] = check_match(
+            vertical, _VERTICAL,
+            "vertical", "vertical must be an upper-case category such as RETAIL",
+        )
     if websites is not None:
         body["websites"] = check_id_list(
             websites,
@@ -534,9 +532,7 @@ class PhoneAdmin(PhoneScoped):
 
     async def register_phone_number(self, *, pin: str) -> Success:
         """``POST /{phone_number_id}/register`` with the six-digit two-step verification pin."""
-        if not isinstance(pin, str) or not _PIN.fullmatch(pin):
-            raise GraphRequestValidationError("pin must be six digits", field="pin")
-        body = {**MESSAGING_PRODUCT, "pin": pin}
+        body = {**MESSAGING_PRODUCT, "pin": check_match(pin, _PIN, "pin", "pin must be six digits")}
         return Success.from_api(await self._on_scope(REGISTER, body=body))
 
     async def deregister_phone_number(self) -> Success:

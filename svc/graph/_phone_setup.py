@@ -26,6 +26,7 @@ from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, first_data, object_list, opt_str, read_record
 from ._phone_admin import BusinessProfile, business_profile_body
 from ._results import Success
+from ._validate import check_match
 
 __all__ = [
     "CODE_METHODS",
@@ -153,11 +154,9 @@ class EncryptedMessageResult(ApiRecord):
 
 
 def _language(value: object) -> str:
-    if not isinstance(value, str) or not _CODE_LANGUAGE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "language must be a language code such as en or en_US", field="language"
-        )
-    return value
+    return check_match(
+        value, _CODE_LANGUAGE, "language", "language must be a language code such as en or en_US"
+    )
 
 
 def code_request_body(code_method: object, language: object) -> dict[str, str]:
@@ -170,9 +169,7 @@ def code_request_body(code_method: object, language: object) -> dict[str, str]:
 
 def check_code(value: object) -> str:
     """A six-digit verification code."""
-    if not isinstance(value, str) or not _CODE.fullmatch(value):
-        raise GraphRequestValidationError("code must be six digits", field="code")
-    return value
+    return check_match(value, _CODE, "code", "code must be six digits")
 
 
 def _prompts(value: object) -> list[str]:
@@ -200,12 +197,10 @@ def _commands(value: object) -> list[dict[str, str]]:
             allowed=("command_name", "command_description"),
             required=("command_name", "command_description"),
         )
-        name = command["command_name"]
-        if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
-            raise GraphRequestValidationError(
-                f"command_name must be 1..{MAX_COMMAND_NAME_LENGTH} letters, digits or '_'",
-                field="commands",
-            )
+        name = check_match(
+            command["command_name"], _COMMAND_NAME,
+            "commands", f"command_name must be 1..{MAX_COMMAND_NAME_LENGTH} letters, digits or '_'",
+        )
         out.append({
             "command_name": name,
             "command_description": check_text(
@@ -221,11 +216,9 @@ def _commands(value: object) -> list[dict[str, str]]:
 
 
 def _phone(value: object, *, field: str) -> str:
-    if not isinstance(value, str) or not _E164.fullmatch(value):
-        raise GraphRequestValidationError(
-            f"{field} must be an E.164 number such as +913854559033", field=field
-        )
-    return value
+    return check_match(
+        value, _E164, field, f"{field} must be an E.164 number such as +913854559033"
+    )
 
 
 def _contact(value: object, *, field: str, named: bool) -> dict[str, str]:

@@ -24,6 +24,7 @@ from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw
 from ._results import CreatedObject, Page
+from ._validate import ISO_DATE, check_match
 
 __all__ = ["SCHEDULE_TYPES", "WEEKDAYS", "Schedules", "WabaSchedule"]
 
@@ -44,7 +45,6 @@ RECURRENCE_FREQUENCIES: Final = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 MAX_SCHEDULE_FILTERS: Final = 10
 
 _CLOCK = re.compile(r"([01]?[0-9]|2[0-3]):[0-5][0-9]")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMEZONE = re.compile(r"[A-Za-z0-9_+-]{1,32}(/[A-Za-z0-9_+-]{1,32}){0,2}")
 
 LIST_SCHEDULES = route(
@@ -77,9 +77,7 @@ class WabaSchedule(ApiRecord):
 
 
 def _clock(value: object, *, field: str) -> str:
-    if not isinstance(value, str) or not _CLOCK.fullmatch(value):
-        raise GraphRequestValidationError(f"{field} must be a time of day HH:MM", field=field)
-    return value
+    return check_match(value, _CLOCK, field, f"{field} must be a time of day HH:MM")
 
 
 def _recurrence(value: object) -> dict[str, object]:
@@ -104,11 +102,10 @@ def _recurrence(value: object) -> dict[str, object]:
         out["interval"] = interval
     end_date = pattern.get("end_date")
     if end_date is not None:
-        if not isinstance(end_date, str) or not _DATE.fullmatch(end_date):
-            raise GraphRequestValidationError(
-                "recurrence_pattern.end_date must be YYYY-MM-DD", field="recurrence_pattern"
-            )
-        out["end_date"] = end_date
+        out["end_date"] = check_match(
+            end_date, ISO_DATE,
+            "recurrence_pattern", "recurrence_pattern.end_date must be YYYY-MM-DD",
+        )
     return out
 
 
@@ -198,11 +195,10 @@ class Schedules(WabaScoped):
         if (text := opt_text(description, field="description", max_length=500)) is not None:
             body["description"] = text
         if timezone is not None:
-            if not isinstance(timezone, str) or not _TIMEZONE.fullmatch(timezone):
-                raise GraphRequestValidationError(
-                    "timezone must be an IANA time zone such as America/New_York", field="timezone"
-                )
-            body["timezone"] = timezone
+            body["timezone"] = check_match(
+                timezone, _TIMEZONE,
+                "timezone", "timezone must be an IANA time zone such as America/New_York",
+            )
         if days_of_week is not None:
             body["days_of_week"] = check_id_list(
                 days_of_week,

@@ -21,6 +21,7 @@ from ._validate import (
     check_choice,
     check_label,
     check_mapping,
+    check_match,
     check_sequence,
 )
 
@@ -184,11 +185,10 @@ def template_object(
             "name must be a template name: lowercase letters, digits and underscores",
             field="name",
         )
-    if not isinstance(language_code, str) or not _LANGUAGE_CODE.fullmatch(language_code):
-        raise GraphRequestValidationError(
-            "language_code must look like en or en_US", field="language_code"
-        )
-    language: Payload = {"code": language_code}
+    code = check_match(
+        language_code, _LANGUAGE_CODE, "language_code", "language_code must look like en or en_US"
+    )
+    language: Payload = {"code": code}
     if language_policy is not None:
         language["policy"] = check_choice(language_policy, "language_policy", _LANGUAGE_POLICIES)
     template: Payload = {"name": name, "language": language}

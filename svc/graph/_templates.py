@@ -39,6 +39,7 @@ from ._parse import (
     str_tuple,
 )
 from ._results import CreatedObject, Page, Success, Template
+from ._validate import check_match
 
 __all__ = [
     "TEMPLATE_CATEGORIES",
@@ -149,11 +150,10 @@ class TemplateGroupAnalytics(ApiRecord):
 
 
 def _template_name(value: object, field: str = "name") -> str:
-    if not isinstance(value, str) or not _TEMPLATE_NAME.fullmatch(value):
-        raise GraphRequestValidationError(
-            f"{field} must be 1..512 lower-case letters, digits or underscores", field=field
-        )
-    return value
+    return check_match(
+        value, _TEMPLATE_NAME,
+        field, f"{field} must be 1..512 lower-case letters, digits or underscores",
+    )
 
 
 def _components(value: object) -> list[dict[str, Any]]:
@@ -445,11 +445,9 @@ class Templates(WabaScoped):
 
 
 def _language(value: object) -> str:
-    if not isinstance(value, str) or not _LANGUAGE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "language must be a locale code such as en or en_US", field="language"
-        )
-    return value
+    return check_match(
+        value, _LANGUAGE, "language", "language must be a locale code such as en or en_US"
+    )
 
 
 def _template_ids(values: object) -> list[str]:

@@ -21,6 +21,7 @@ from ._recipient import is_phone_number, is_user_id
 
 __all__ = [
     "CURRENCY_CODE",
+    "ISO_DATE",
     "MAX_CAPTION_LENGTH",
     "MAX_FILENAME_LENGTH",
     "MAX_GROUP_ID_LENGTH",
@@ -42,6 +43,7 @@ __all__ = [
     "check_link",
     "check_longitude",
     "check_mapping",
+    "check_match",
     "check_media_id",
     "check_media_source",
     "check_phone_to",
@@ -67,6 +69,8 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 """A template text's ``{{1}}`` or ``{{name}}`` placeholder (the group is the number or name)."""
 PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 """A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""A calendar date as the platform writes it: ``YYYY-MM-DD``."""
 
 
 def _fail(message: str, field: str) -> GraphRequestValidationError:
@@ -221,6 +225,16 @@ def check_choice(value: object, field: str, choices: Collection[str]) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in choices:
         raise _fail(f"must be one of {', '.join(sorted(choices))}", field)
+    return value
+
+
+def check_match(value: object, pattern: re.Pattern[str], field: str, message: str) -> str:
+    """A string that ``pattern`` matches whole, else the refusal ``message`` naming ``field``.
+
+    The one step behind each format rule (codes, ids, times, names); the caller states the rule.
+    """
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise GraphRequestValidationError(message, field=field)
     return value
 
 

@@ -21,6 +21,7 @@ from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, opt_object, read_record
 from ._phone_admin import PhoneNumberInfo
 from ._results import CreatedObject, Page, Success
+from ._validate import check_match
 
 __all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 
@@ -132,11 +133,10 @@ class WabaAccount(WabaScoped):
         if name is not None:
             body["name"] = check_text(name, field="name", max_length=100)
         if timezone_id is not None:
-            if not isinstance(timezone_id, str) or not _TIMEZONE_ID.fullmatch(timezone_id):
-                raise GraphRequestValidationError(
-                    "timezone_id must be the platform's numeric timezone id", field="timezone_id"
-                )
-            body["timezone_id"] = timezone_id
+            body["timezone_id"] = check_match(
+                timezone_id, _TIMEZONE_ID,
+                "timezone_id", "timezone_id must be the platform's numeric timezone id",
+            )
         for key, flag in (
             ("is_enabled_for_insights", is_enabled_for_insights),
             ("template_auto_archival_enabled", template_auto_archival_enabled),
@@ -172,12 +172,11 @@ class WabaAccount(WabaScoped):
         self, *, cc: str, phone_number: str, verified_name: str
     ) -> CreatedObject:
         """``POST /{waba_id}/phone_numbers``: add a number (country code, national number, name)."""
-        if not isinstance(cc, str) or not _CC.fullmatch(cc):
-            raise GraphRequestValidationError("cc must be a 1-3 digit country code", field="cc")
-        if not isinstance(phone_number, str) or not _NATIONAL.fullmatch(phone_number):
-            raise GraphRequestValidationError(
-                "phone_number must be the national number's digits", field="phone_number"
-            )
+        check_match(cc, _CC, "cc", "cc must be a 1-3 digit country code")
+        check_match(
+            phone_number, _NATIONAL,
+            "phone_number", "phone_number must be the national number's digits",
+        )
         body = {
             "cc": cc,
             "phone_number": phone_number,
