@@ -26,6 +26,7 @@ from ._errors import (
     GraphRequestValidationError,
     GraphSerializationError,
 )
+from ._parse import json_object
 from ._transports import DEFAULT_TIMEOUT, default_transport
 from ._validate import check_match
 
@@ -203,7 +204,7 @@ class GraphClient:
             await response.aclose()
         raise api_error_from_response(
             status=response.status_code,
-            payload=_json_or_none(response.content),
+            payload=json_object(response.content),
             retry_after=response.headers.get("retry-after"),
         )
 
@@ -347,11 +348,3 @@ def _query_text(value: QueryValue, key: str) -> str:
     if isinstance(value, int | float | str):
         return str(value)
     raise GraphRequestValidationError("query values must be str, int, float or bool", field=key)
-
-
-def _json_or_none(body: bytes) -> Mapping[str, Any] | None:
-    try:
-        parsed = loads_strict(body) if body else None
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, Mapping) else None
