@@ -54,6 +54,7 @@ __all__ = [
     "check_url",
     "check_wa_id",
     "listing_query",
+    "opt_choice",
     "opt_text",
     "paging_query",
     "user_entries",
@@ -193,6 +194,11 @@ def opt_text(
     if value is None:
         return None
     return check_text(value, field=field, max_length=max_length, multiline=multiline)
+
+
+def opt_choice(value: object, *, field: str, choices: Sequence[str]) -> str | None:
+    """``check_choice`` for an optional argument (``None`` passes through)."""
+    return None if value is None else check_choice(value, field=field, choices=choices)
 
 
 def check_email(value: object, *, field: str = "email", max_length: int = 128) -> str:

@@ -13,8 +13,8 @@ from ._admin_checks import (
     FIELDS_PARAM,
     PAGING_PARAMS,
     PhoneScoped,
-    check_choice,
     listing_query,
+    opt_choice,
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
@@ -143,9 +143,9 @@ class MessageHistory(PhoneScoped):
         """``GET /{message_history_id}/events``; ``status_filter`` keeps one delivery status."""
         params = {
             "message_history_id": message_history_id,
-            "status_filter": None
-            if status_filter is None
-            else check_choice(status_filter, field="status_filter", choices=DELIVERY_STATUSES),
+            "status_filter": opt_choice(
+                status_filter, field="status_filter", choices=DELIVERY_STATUSES
+            ),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_node(LIST_MESSAGE_HISTORY_EVENTS, params)

@@ -15,10 +15,10 @@ from ._admin_checks import (
     FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
-    check_choice,
     check_fields,
     check_numeric_id,
     listing_query,
+    opt_choice,
 )
 from ._endpoint import Param, route
 from ._parse import ApiRecord, Raw, as_object, opt_str, read_record
@@ -128,9 +128,7 @@ class PreverifiedNumbers(BusinessScoped):
     ) -> Page[PreverifiedNumber]:
         """``GET /{business_id}/preverified_numbers``, optionally narrowed by status or number."""
         params = {
-            "code_verification_status": None
-            if code_verification_status is None
-            else check_choice(
+            "code_verification_status": opt_choice(
                 code_verification_status,
                 field="code_verification_status",
                 choices=PREVERIFIED_CODE_STATUSES,

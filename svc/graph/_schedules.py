@@ -18,6 +18,7 @@ from ._admin_checks import (
     check_keys,
     check_text,
     listing_query,
+    opt_choice,
     opt_text,
 )
 from ._endpoint import Param, route
@@ -158,9 +159,7 @@ class Schedules(WabaScoped):
         """``GET /{waba_id}/schedules``; ``sort`` is one of ``SCHEDULE_SORTS``."""
         params = {
             "filtering": _filtering(filtering),
-            "sort": None
-            if sort is None
-            else check_choice(sort, field="sort", choices=SCHEDULE_SORTS),
+            "sort": opt_choice(sort, field="sort", choices=SCHEDULE_SORTS),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_scope(LIST_SCHEDULES, params)

@@ -22,6 +22,7 @@ from ._admin_checks import (
     check_numeric_id,
     check_text,
     listing_query,
+    opt_choice,
     opt_text,
 )
 from ._endpoint import Param, route
@@ -182,9 +183,7 @@ class AppSolutions(AppScoped):
     ) -> Page[Solution]:
         """``GET /{app_id}/whatsapp_business_solutions``; ``role`` OWNER or PARTNER narrows it."""
         params = {
-            "role": None
-            if role is None
-            else check_choice(role, field="role", choices=SOLUTION_ROLES),
+            "role": opt_choice(role, field="role", choices=SOLUTION_ROLES),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_scope(LIST_APP_SOLUTIONS, params)
