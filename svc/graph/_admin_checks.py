@@ -87,7 +87,7 @@ class _Scoped(abc.ABC):
     """What every admin mixin needs: ``client``, and the one id its scoped client binds."""
 
     _ID_FIELD: ClassVar[str]
-    """The bound id's parameter name (``phone_number_id``, ``waba_id``, ...)."""
+    """The bound id's parameter name, the name its property reads it back by (``waba_id``)."""
     _scope_id: str
     """The bound id, as given."""
 
@@ -124,6 +124,8 @@ class _Scoped(abc.ABC):
 class PhoneScoped(_Scoped):
     """What a phone-number admin mixin works with: ``client`` and the bound ``phone_number_id``."""
 
+    _ID_FIELD = "phone_number_id"
+
     @property
     def phone_number_id(self) -> str:
         """The bound phone number id, as given."""
@@ -132,6 +134,8 @@ class PhoneScoped(_Scoped):
 
 class WabaScoped(_Scoped):
     """What a WABA admin mixin works with: ``client`` and the bound ``waba_id``."""
+
+    _ID_FIELD = "waba_id"
 
     @property
     def waba_id(self) -> str:
@@ -142,6 +146,8 @@ class WabaScoped(_Scoped):
 class BusinessScoped(_Scoped):
     """What a business-portfolio mixin works with: ``client`` and the bound ``business_id``."""
 
+    _ID_FIELD = "business_id"
+
     @property
     def business_id(self) -> str:
         """The bound business portfolio id, as given."""
@@ -150,6 +156,8 @@ class BusinessScoped(_Scoped):
 
 class AppScoped(_Scoped):
     """What an app mixin works with: ``client`` and the bound ``app_id``."""
+
+    _ID_FIELD = "app_id"
 
     @property
     def app_id(self) -> str:
@@ -160,6 +168,8 @@ class AppScoped(_Scoped):
 class SolutionScoped(_Scoped):
     """What a Multi-Partner Solution mixin works with: ``client`` and the bound ``solution_id``."""
 
+    _ID_FIELD = "solution_id"
+
     @property
     def solution_id(self) -> str:
         """The bound Multi-Partner Solution id, as given."""
@@ -168,6 +178,8 @@ class SolutionScoped(_Scoped):
 
 class GroupScoped(_Scoped):
     """What a group admin mixin works with: ``client`` and the bound ``group_id``."""
+
+    _ID_FIELD = "group_id"
 
     @property
     def group_id(self) -> str:
