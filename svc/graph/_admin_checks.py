@@ -47,6 +47,7 @@ __all__ = [
     "check_fields",
     "check_id",
     "check_id_list",
+    "check_items",
     "check_keys",
     "check_limit",
     "check_numeric_id",
@@ -258,6 +259,21 @@ def check_id_list(
     if len(set(checked)) != len(checked):
         raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
     return checked
+
+
+def check_items(
+    value: object, *, field: str, max_items: int, of: str, items: str, allow_empty: bool = True
+) -> Sequence[Any]:
+    """A list (or tuple) of at most ``max_items``; refused as "a list of ``of``" or over the cap."""
+    if (
+        isinstance(value, str | bytes)
+        or not isinstance(value, Sequence)
+        or (not allow_empty and not value)
+    ):
+        raise GraphRequestValidationError(f"{field} must be a list of {of}", field=field)
+    if len(value) > max_items:
+        raise GraphRequestValidationError(f"{field} holds at most {max_items} {items}", field=field)
+    return value
 
 
 def user_entries(

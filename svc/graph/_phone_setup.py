@@ -5,7 +5,7 @@ business compliance details, the business-profile node and pre-encrypted sends.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -17,6 +17,7 @@ from ._admin_checks import (
     check_choice,
     check_email,
     check_fields,
+    check_items,
     check_keys,
     check_text,
     opt_text,
@@ -173,24 +174,18 @@ def check_code(value: object) -> str:
 
 
 def _prompts(value: object) -> list[str]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise GraphRequestValidationError("prompts must be a list of strings", field="prompts")
-    if len(value) > MAX_AUTOMATION_PROMPTS:
-        raise GraphRequestValidationError(
-            f"prompts holds at most {MAX_AUTOMATION_PROMPTS} ice breakers", field="prompts"
-        )
-    return [check_text(item, field="prompts", max_length=MAX_PROMPT_LENGTH) for item in value]
+    prompts = check_items(
+        value, field="prompts", max_items=MAX_AUTOMATION_PROMPTS, of="strings", items="ice breakers"
+    )
+    return [check_text(item, field="prompts", max_length=MAX_PROMPT_LENGTH) for item in prompts]
 
 
 def _commands(value: object) -> list[dict[str, str]]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise GraphRequestValidationError("commands must be a list of mappings", field="commands")
-    if len(value) > MAX_AUTOMATION_COMMANDS:
-        raise GraphRequestValidationError(
-            f"commands holds at most {MAX_AUTOMATION_COMMANDS} commands", field="commands"
-        )
+    commands = check_items(
+        value, field="commands", max_items=MAX_AUTOMATION_COMMANDS, of="mappings", items="commands"
+    )
     out: list[dict[str, str]] = []
-    for item in value:
+    for item in commands:
         command = check_keys(
             item,
             field="commands",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -15,6 +15,7 @@ from ._admin_checks import (
     check_bool,
     check_choice,
     check_id_list,
+    check_items,
     check_keys,
     check_text,
     listing_query,
@@ -114,16 +115,16 @@ def _filtering(value: object) -> str | None:
     """Filter conditions (``{"field", "operator", "value"}``), sent as the JSON the edge reads."""
     if value is None:
         return None
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value:
-        raise GraphRequestValidationError(
-            "filtering must be a list of conditions", field="filtering"
-        )
-    if len(value) > MAX_SCHEDULE_FILTERS:
-        raise GraphRequestValidationError(
-            f"filtering holds at most {MAX_SCHEDULE_FILTERS} conditions", field="filtering"
-        )
+    items = check_items(
+        value,
+        field="filtering",
+        max_items=MAX_SCHEDULE_FILTERS,
+        of="conditions",
+        items="conditions",
+        allow_empty=False,
+    )
     conditions: list[dict[str, Any]] = []
-    for item in value:
+    for item in items:
         condition = check_keys(
             item,
             field="filtering",
