@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final
 
 import httpx
 
@@ -60,8 +60,6 @@ __all__ = [
     "paging_query",
     "user_entries",
 ]
-
-T = TypeVar("T")
 
 MAX_CURSOR_LENGTH: Final = 4096
 MAX_PAGE_LIMIT: Final = 1000
