@@ -183,10 +183,9 @@ class _OneKind(Message):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ImageMessage(_OneKind):
-    """An image message (see ``MediaMessage``)."""
+class _Captioned(_OneKind):
+    """A media message of a kind that takes a ``caption`` (image, video)."""
 
-    kind: ClassVar[MediaKind] = "image"
     caption: str | None = None
 
     def options(self) -> Mapping[str, Any]:
@@ -194,14 +193,17 @@ class ImageMessage(_OneKind):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VideoMessage(_OneKind):
+class ImageMessage(_Captioned):
+    """An image message (see ``MediaMessage``)."""
+
+    kind: ClassVar[MediaKind] = "image"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VideoMessage(_Captioned):
     """A video message (see ``MediaMessage``)."""
 
     kind: ClassVar[MediaKind] = "video"
-    caption: str | None = None
-
-    def options(self) -> Mapping[str, Any]:
-        return {"caption": self.caption}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
