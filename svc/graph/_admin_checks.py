@@ -10,9 +10,10 @@ the wrapped ``GraphClient`` (abstract) and the bound id, read back by name
 from __future__ import annotations
 
 import abc
+import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, ClassVar, Concatenate, Final, ParamSpec, TypeVar
 
 import httpx
 
@@ -21,7 +22,9 @@ from svc._text import has_control
 from ._client import GraphClient
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._parse import Raw
 from ._recipient import check_user, user_entry
+from ._results import Page
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
 from ._validate import check_label, check_match
@@ -54,12 +57,18 @@ __all__ = [
     "check_text",
     "check_url",
     "check_wa_id",
+    "listing",
     "listing_query",
     "opt_choice",
     "opt_text",
+    "page_reader",
+    "paging",
     "paging_query",
     "user_entries",
 ]
+
+T = TypeVar("T")
+P = ParamSpec("P")
 
 MAX_CURSOR_LENGTH: Final = 4096
 MAX_PAGE_LIMIT: Final = 1000
@@ -310,6 +319,52 @@ def listing_query(
 ) -> dict[str, object]:
     """The checked ``fields`` and ``paging_query`` of one page request of a list edge."""
     return {"fields": check_fields(fields), **paging_query(limit, after, before)}
+
+
+def paging(
+    *, limit: int | None = None, after: str | None = None, before: str | None = None
+) -> dict[str, object]:
+    """The keywords of a list edge that takes only the cursors, checked (``paging_query``)."""
+    return paging_query(limit, after, before)
+
+
+def listing(
+    *,
+    fields: str | list[str] | None = None,
+    limit: int | None = None,
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, object]:
+    """The keywords of a list edge that takes ``fields`` and the cursors, checked."""
+    return listing_query(fields, limit, after, before)
+
+
+def page_reader(
+    endpoint: Endpoint,
+    keywords: Callable[P, Mapping[str, object]],
+    parse: Callable[[Raw], T],
+    *,
+    what: str,
+    note: str = ".",
+    nested_key: str | None = None,
+) -> Callable[Concatenate[_Scoped, P], Coroutine[Any, Any, Page[T]]]:
+    """The list helper of a list edge below the bound id: the keywords of ``keywords``, one page.
+
+    Like ``_send.sends`` it takes exactly those keywords, checked by ``keywords``; each item
+    is read by ``parse``. Its docstring is the endpoint's method and path, then ``note``.
+    """
+
+    async def read(self: _Scoped, /, *args: P.args, **kwargs: P.kwargs) -> Page[T]:
+        raw = await self._on_scope(endpoint, keywords(*args, **kwargs))
+        return Page.from_api(raw, parse, what=what, nested_key=nested_key)
+
+    signature = inspect.signature(keywords)
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    read.__doc__ = f"``{endpoint.method} {endpoint.path_template}``{note}"
+    read.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()], return_annotation="Page"
+    )
+    return read
 
 
 def check_cursor(value: object, *, field: str) -> str | None:

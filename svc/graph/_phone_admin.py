@@ -23,7 +23,8 @@ from ._admin_checks import (
     check_text,
     check_url,
     opt_text,
-    paging_query,
+    page_reader,
+    paging,
     user_entries,
 )
 from ._endpoint import Param, route
@@ -461,13 +462,13 @@ class PhoneAdmin(PhoneScoped):
 
     # --- block users
 
-    async def list_blocked_users(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[BlockedUser]:
-        """``GET /{phone_number_id}/block_users``: one page of blocked users."""
-        params = paging_query(limit, after, before)
-        raw = await self._on_scope(LIST_BLOCKED_USERS, params)
-        return Page.from_api(raw, BlockedUser.from_api, what="list blocked users")
+    list_blocked_users = page_reader(
+        LIST_BLOCKED_USERS,
+        paging,
+        BlockedUser.from_api,
+        what="list blocked users",
+        note=": one page of blocked users.",
+    )
 
     async def block_users(self, *, users: list[str]) -> BlockUsersResult:
         """``POST /{phone_number_id}/block_users`` for phone numbers or WhatsApp ids."""

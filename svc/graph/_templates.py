@@ -23,6 +23,8 @@ from ._admin_checks import (
     check_id_list,
     check_text,
     opt_text,
+    page_reader,
+    paging,
     paging_query,
 )
 from ._endpoint import Param, route
@@ -342,13 +344,13 @@ class Templates(WabaScoped):
 
     # --- template groups
 
-    async def list_template_groups(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[TemplateGroup]:
-        """``GET /{waba_id}/template_groups``: one page."""
-        params = paging_query(limit, after, before)
-        raw = await self._on_scope(LIST_TEMPLATE_GROUPS, params)
-        return Page.from_api(raw, TemplateGroup.from_api, what="list template groups")
+    list_template_groups = page_reader(
+        LIST_TEMPLATE_GROUPS,
+        paging,
+        TemplateGroup.from_api,
+        what="list template groups",
+        note=": one page.",
+    )
 
     async def create_template_group(
         self, *, name: str, template_ids: list[str], description: str | None = None

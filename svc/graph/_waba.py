@@ -14,7 +14,8 @@ from ._admin_checks import (
     check_fields,
     check_text,
     check_url,
-    listing_query,
+    listing,
+    page_reader,
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
@@ -155,18 +156,13 @@ class WabaAccount(WabaScoped):
         params = {"account_number_id": account_number_id, "fields": check_fields(fields)}
         return PhoneNumberInfo.from_api(await self._on_node(GET_ACCOUNT_NUMBER, params))
 
-    async def list_phone_numbers(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[PhoneNumberInfo]:
-        """``GET /{waba_id}/phone_numbers``: one page of the account's phone numbers."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_PHONE_NUMBERS, params)
-        return Page.from_api(raw, PhoneNumberInfo.from_api, what="list phone numbers")
+    list_phone_numbers = page_reader(
+        LIST_PHONE_NUMBERS,
+        listing,
+        PhoneNumberInfo.from_api,
+        what="list phone numbers",
+        note=": one page of the account's phone numbers.",
+    )
 
     async def add_phone_number(
         self, *, cc: str, phone_number: str, verified_name: str
