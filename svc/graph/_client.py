@@ -28,7 +28,7 @@ from ._errors import (
 )
 from ._parse import json_object
 from ._transports import DEFAULT_TIMEOUT, default_transport
-from ._validate import check_match
+from ._validate import check_match, opt_mapping
 
 __all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphClient"]
 
@@ -289,12 +289,8 @@ def _check_base_url(base_url: object) -> str:
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise GraphRequestValidationError("headers must be a mapping", field="headers")
     checked: dict[str, str] = {}
-    for name, value in headers.items():
+    for name, value in opt_mapping(headers, "headers").items():
         if not isinstance(name, str) or not isinstance(value, str):
             raise GraphRequestValidationError(
                 "header names and values must be strings", field="headers"
@@ -321,12 +317,8 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
-    if query is None:
-        return {}
-    if not isinstance(query, Mapping):
-        raise GraphRequestValidationError("query must be a mapping", field="query")
     params: dict[str, str] = {}
-    for key, value in query.items():
+    for key, value in opt_mapping(query, "query").items():
         if not isinstance(key, str) or not key:
             raise GraphRequestValidationError("query keys must be non-empty strings", field="query")
         if value is None:

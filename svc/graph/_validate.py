@@ -51,6 +51,7 @@ __all__ = [
     "check_reply_to",
     "check_sequence",
     "check_text",
+    "opt_mapping",
 ]
 
 MAX_TEXT_LENGTH = 4096
@@ -235,6 +236,15 @@ def check_match(value: object, pattern: re.Pattern[str], field: str, message: st
     """
     if not isinstance(value, str) or not pattern.fullmatch(value):
         raise GraphRequestValidationError(message, field=field)
+    return value
+
+
+def opt_mapping(value: object, field: str) -> Mapping[Any, Any]:
+    """An optional mapping argument: ``None`` reads as empty; anything else must be a mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise GraphRequestValidationError(f"{field} must be a mapping", field=field)
     return value
 
 
