@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._interactive_header import interactive_media_header
+from ._interactive_messages import MAX_BUTTON_ID, MAX_BUTTON_TITLE
 from ._message import Message, builder
 from ._validate import (
     check_choice,
@@ -45,8 +46,6 @@ MAX_CAROUSEL_CARDS: Final = 10
 MAX_CARD_BODY: Final = 160
 MAX_CARD_BODY_LINE_BREAKS: Final = 2
 MAX_CARD_QUICK_REPLIES: Final = 3
-MAX_BUTTON_TITLE: Final = 20
-MAX_BUTTON_ID: Final = 256
 MAX_URL_DISPLAY_TEXT: Final = 20
 
 _FLOW_ACTIONS: Final = frozenset({"navigate", "data_exchange"})

@@ -20,6 +20,7 @@ from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, object_list, opt_int, opt_object, opt_str, read_record
 from ._results import Page
+from ._validate import MAX_MESSAGE_ID_LENGTH
 
 __all__ = [
     "DELIVERY_STATUSES",
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 DELIVERY_STATUSES: Final = ("SENT", "DELIVERED", "READ", "FAILED", "DELETED")
-MAX_MESSAGE_ID_LENGTH: Final = 256
 
 LIST_MESSAGE_HISTORY = route(
     "GET",
