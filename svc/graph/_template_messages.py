@@ -17,6 +17,7 @@ from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._recipient import AUTHENTICATION_OTP_RULE, require_phone_number
 from ._validate import (
+    TEMPLATE_NAME,
     check_bool,
     check_choice,
     check_label,
@@ -35,14 +36,12 @@ __all__ = [
     "template_object",
 ]
 
-MAX_TEMPLATE_NAME: Final = 512
 MAX_TEMPLATE_COMPONENTS: Final = 50
 MAX_OTP_BUTTON_TEXT: Final = 25
 MAX_SUPPORTED_APPS: Final = 5
 MAX_PACKAGE_NAME: Final = 224
 MAX_SIGNATURE_HASH: Final = 11
 
-_TEMPLATE_NAME = re.compile(r"[a-z0-9_]+")
 _LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})?")
 
 _OTP_TYPES = frozenset({"copy_code", "one_tap", "zero_tap"})
@@ -176,11 +175,7 @@ _LANGUAGE_POLICIES = frozenset({"deterministic"})
 def template_object(
     name: object, language_code: object, components: object, language_policy: object = None
 ) -> Payload:
-    if (
-        not isinstance(name, str)
-        or len(name) > MAX_TEMPLATE_NAME
-        or not _TEMPLATE_NAME.fullmatch(name)
-    ):
+    if not isinstance(name, str) or not TEMPLATE_NAME.fullmatch(name):
         raise GraphRequestValidationError(
             "name must be a template name: lowercase letters, digits and underscores",
             field="name",

@@ -41,7 +41,7 @@ from ._parse import (
     str_tuple,
 )
 from ._results import CreatedObject, Page, Success, Template
-from ._validate import check_match
+from ._validate import TEMPLATE_NAME, check_match
 
 __all__ = [
     "TEMPLATE_CATEGORIES",
@@ -65,7 +65,6 @@ TEMPLATE_GROUP_GRANULARITIES: Final = ("DAILY", "HALF_HOUR", "MONTHLY")
 MAX_COMPONENTS: Final = 20
 MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
 
-_TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
 
 LIST_TEMPLATES = route(
@@ -153,7 +152,7 @@ class TemplateGroupAnalytics(ApiRecord):
 
 def _template_name(value: object, field: str = "name") -> str:
     return check_match(
-        value, _TEMPLATE_NAME,
+        value, TEMPLATE_NAME,
         field, f"{field} must be 1..512 lower-case letters, digits or underscores",
     )
 

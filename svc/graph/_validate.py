@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TEXT_LENGTH",
     "PARAMETER_NAME",
     "PLACEHOLDER",
+    "TEMPLATE_NAME",
     "check_bool",
     "check_caption",
     "check_choice",
@@ -70,6 +71,8 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 """A template text's ``{{1}}`` or ``{{name}}`` placeholder (the group is the number or name)."""
 PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 """A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
+TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
+"""A template's name: 1..512 lower-case letters, digits and underscores."""
 ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 """A calendar date as the platform writes it: ``YYYY-MM-DD``."""
 
