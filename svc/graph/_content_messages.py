@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, get_args
 
 from ._envelope import Payload, address, envelope
 from ._errors import GraphRequestValidationError
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 MediaKind = Literal["image", "video", "audio", "document", "sticker"]
-MEDIA_KINDS: Final = frozenset({"image", "video", "audio", "document", "sticker"})
+MEDIA_KINDS: Final[frozenset[str]] = frozenset(get_args(MediaKind))
 
 _CAPTION_KINDS: Final = frozenset({"image", "video", "document"})
 MAX_REACTION_EMOJI: Final = 32
