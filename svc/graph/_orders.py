@@ -32,6 +32,7 @@ from ._validate import (
     check_match,
     check_sequence,
     check_text,
+    checked_objects,
 )
 
 __all__ = [
@@ -120,11 +121,12 @@ def _items(value: object) -> tuple[list[Payload], Fraction]:
     items = check_sequence(value, "order.items", minimum=1, maximum=MAX_ORDER_ITEMS)
     out: list[Payload] = []
     total = Fraction(0)
-    for index, item in enumerate(items):
-        field = f"order.items[{index}]"
-        checked = check_mapping(
-            item, field, allowed=_ITEM_KEYS, required=("retailer_id", "name", "amount", "quantity")
-        )
+    for field, checked in checked_objects(
+        items,
+        "order.items",
+        allowed=_ITEM_KEYS,
+        required=("retailer_id", "name", "amount", "quantity"),
+    ):
         amount, worth = _amount(checked["amount"], f"{field}.amount")
         line: Payload = {
             "retailer_id": check_id(checked["retailer_id"], f"{field}.retailer_id"),

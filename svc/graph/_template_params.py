@@ -20,9 +20,9 @@ from ._validate import (
     check_label,
     check_latitude,
     check_longitude,
-    check_mapping,
     check_sequence,
     check_text,
+    checked_objects,
 )
 
 __all__ = [
@@ -236,14 +236,12 @@ def build_template_body(parameters: Sequence[Mapping[str, Any]]) -> Component:
     """
     items = check_sequence(parameters, "parameters", minimum=1, maximum=MAX_BODY_PARAMETERS)
     out: list[Component] = []
-    for index, item in enumerate(items):
-        field = f"parameters[{index}]"
-        parameter = check_mapping(
-            item,
-            field,
-            allowed=("type", "text", "currency", "date_time", "parameter_name"),
-            required=("type",),
-        )
+    for field, parameter in checked_objects(
+        items,
+        "parameters",
+        allowed=("type", "text", "currency", "date_time", "parameter_name"),
+        required=("type",),
+    ):
         kind = parameter["type"]
         if kind not in BODY_PARAMETER_TYPES or parameter.get(kind) is None:
             raise GraphRequestValidationError(

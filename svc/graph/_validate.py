@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -52,6 +52,7 @@ __all__ = [
     "check_reply_to",
     "check_sequence",
     "check_text",
+    "checked_objects",
     "opt_mapping",
 ]
 
@@ -272,6 +273,18 @@ def check_mapping(
                 f"{field}: missing required field {key!r}", field=f"{field}.{key}"
             )
     return value
+
+
+def checked_objects(
+    items: Sequence[Any], field: str, *, allowed: Collection[str], required: Collection[str] = ()
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each item of a list of objects as ``("<field>[i]", item)``, ``check_mapping``-ed in turn.
+
+    Lazy: an item is checked when the loop reaches it, so refusals come in the list's order.
+    """
+    for index, item in enumerate(items):
+        where = f"{field}[{index}]"
+        yield where, check_mapping(item, where, allowed=allowed, required=required)
 
 
 def check_sequence(value: object, field: str, *, minimum: int = 0, maximum: int) -> Sequence[Any]:
