@@ -10,9 +10,10 @@ the wrapped ``GraphClient`` (abstract) and the bound id, read back by name
 from __future__ import annotations
 
 import abc
+import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Final, TypeVar
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, ClassVar, Concatenate, Final, ParamSpec, TypeVar
 
 import httpx
 
@@ -21,10 +22,12 @@ from svc._text import has_control
 from ._client import GraphClient
 from ._endpoint import Endpoint, Param
 from ._errors import GraphRequestValidationError
+from ._parse import Raw
 from ._recipient import check_user, user_entry
+from ._results import Page
 from ._validate import check_bool as check_bool
 from ._validate import check_choice as check_choice
-from ._validate import check_label
+from ._validate import check_label, check_match
 from ._validate import check_phone_to as check_wa_id
 from ._validate import check_text as _check_multiline_text
 
@@ -47,19 +50,25 @@ __all__ = [
     "check_fields",
     "check_id",
     "check_id_list",
+    "check_items",
     "check_keys",
     "check_limit",
     "check_numeric_id",
     "check_text",
     "check_url",
     "check_wa_id",
+    "listing",
     "listing_query",
+    "opt_choice",
     "opt_text",
+    "page_reader",
+    "paging",
     "paging_query",
     "user_entries",
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 MAX_CURSOR_LENGTH: Final = 4096
 MAX_PAGE_LIMIT: Final = 1000
@@ -86,7 +95,7 @@ class _Scoped(abc.ABC):
     """What every admin mixin needs: ``client``, and the one id its scoped client binds."""
 
     _ID_FIELD: ClassVar[str]
-    """The bound id's parameter name (``phone_number_id``, ``waba_id``, ...)."""
+    """The bound id's parameter name, the name its property reads it back by (``waba_id``)."""
     _scope_id: str
     """The bound id, as given."""
 
@@ -123,6 +132,8 @@ class _Scoped(abc.ABC):
 class PhoneScoped(_Scoped):
     """What a phone-number admin mixin works with: ``client`` and the bound ``phone_number_id``."""
 
+    _ID_FIELD = "phone_number_id"
+
     @property
     def phone_number_id(self) -> str:
         """The bound phone number id, as given."""
@@ -131,6 +142,8 @@ class PhoneScoped(_Scoped):
 
 class WabaScoped(_Scoped):
     """What a WABA admin mixin works with: ``client`` and the bound ``waba_id``."""
+
+    _ID_FIELD = "waba_id"
 
     @property
     def waba_id(self) -> str:
@@ -141,6 +154,8 @@ class WabaScoped(_Scoped):
 class BusinessScoped(_Scoped):
     """What a business-portfolio mixin works with: ``client`` and the bound ``business_id``."""
 
+    _ID_FIELD = "business_id"
+
     @property
     def business_id(self) -> str:
         """The bound business portfolio id, as given."""
@@ -149,6 +164,8 @@ class BusinessScoped(_Scoped):
 
 class AppScoped(_Scoped):
     """What an app mixin works with: ``client`` and the bound ``app_id``."""
+
+    _ID_FIELD = "app_id"
 
     @property
     def app_id(self) -> str:
@@ -159,6 +176,8 @@ class AppScoped(_Scoped):
 class SolutionScoped(_Scoped):
     """What a Multi-Partner Solution mixin works with: ``client`` and the bound ``solution_id``."""
 
+    _ID_FIELD = "solution_id"
+
     @property
     def solution_id(self) -> str:
         """The bound Multi-Partner Solution id, as given."""
@@ -167,6 +186,8 @@ class SolutionScoped(_Scoped):
 
 class GroupScoped(_Scoped):
     """What a group admin mixin works with: ``client`` and the bound ``group_id``."""
+
+    _ID_FIELD = "group_id"
 
     @property
     def group_id(self) -> str:
@@ -195,6 +216,11 @@ def opt_text(
     return check_text(value, field=field, max_length=max_length, multiline=multiline)
 
 
+def opt_choice(value: object, *, field: str, choices: Sequence[str]) -> str | None:
+    """``check_choice`` for an optional argument (``None`` passes through)."""
+    return None if value is None else check_choice(value, field=field, choices=choices)
+
+
 def check_email(value: object, *, field: str = "email", max_length: int = 128) -> str:
     """An email address (``local@domain.tld``, no whitespace) of at most ``max_length``."""
     text = check_text(value, field=field, max_length=max_length)
@@ -219,9 +245,7 @@ def check_id(value: object, *, field: str) -> str:
 
 def check_numeric_id(value: object, *, field: str) -> str:
     """A platform object id (app, business, user, solution, ...) in a body or query: digits."""
-    if not isinstance(value, str) or not _NUMERIC_ID.fullmatch(value):
-        raise GraphRequestValidationError(f"{field} must be a numeric id", field=field)
-    return value
+    return check_match(value, _NUMERIC_ID, field, f"{field} must be a numeric id")
 
 
 def check_id_list(
@@ -242,6 +266,21 @@ def check_id_list(
     if len(set(checked)) != len(checked):
         raise GraphRequestValidationError(f"{field} must not repeat an item", field=field)
     return checked
+
+
+def check_items(
+    value: object, *, field: str, max_items: int, of: str, items: str, allow_empty: bool = True
+) -> Sequence[Any]:
+    """A list (or tuple) of at most ``max_items``; refused as "a list of ``of``" or over the cap."""
+    if (
+        isinstance(value, str | bytes)
+        or not isinstance(value, Sequence)
+        or (not allow_empty and not value)
+    ):
+        raise GraphRequestValidationError(f"{field} must be a list of {of}", field=field)
+    if len(value) > max_items:
+        raise GraphRequestValidationError(f"{field} holds at most {max_items} {items}", field=field)
+    return value
 
 
 def user_entries(
@@ -280,6 +319,52 @@ def listing_query(
 ) -> dict[str, object]:
     """The checked ``fields`` and ``paging_query`` of one page request of a list edge."""
     return {"fields": check_fields(fields), **paging_query(limit, after, before)}
+
+
+def paging(
+    *, limit: int | None = None, after: str | None = None, before: str | None = None
+) -> dict[str, object]:
+    """The keywords of a list edge that takes only the cursors, checked (``paging_query``)."""
+    return paging_query(limit, after, before)
+
+
+def listing(
+    *,
+    fields: str | list[str] | None = None,
+    limit: int | None = None,
+    after: str | None = None,
+    before: str | None = None,
+) -> dict[str, object]:
+    """The keywords of a list edge that takes ``fields`` and the cursors, checked."""
+    return listing_query(fields, limit, after, before)
+
+
+def page_reader(
+    endpoint: Endpoint,
+    keywords: Callable[P, Mapping[str, object]],
+    parse: Callable[[Raw], T],
+    *,
+    what: str,
+    note: str = ".",
+    nested_key: str | None = None,
+) -> Callable[Concatenate[_Scoped, P], Coroutine[Any, Any, Page[T]]]:
+    """The list helper of a list edge below the bound id: the keywords of ``keywords``, one page.
+
+    Like ``_send.sends`` it takes exactly those keywords, checked by ``keywords``; each item
+    is read by ``parse``. Its docstring is the endpoint's method and path, then ``note``.
+    """
+
+    async def read(self: _Scoped, /, *args: P.args, **kwargs: P.kwargs) -> Page[T]:
+        raw = await self._on_scope(endpoint, keywords(*args, **kwargs))
+        return Page.from_api(raw, parse, what=what, nested_key=nested_key)
+
+    signature = inspect.signature(keywords)
+    self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    read.__doc__ = f"``{endpoint.method} {endpoint.path_template}``{note}"
+    read.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[self_parameter, *signature.parameters.values()], return_annotation="Page"
+    )
+    return read
 
 
 def check_cursor(value: object, *, field: str) -> str | None:

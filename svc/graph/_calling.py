@@ -19,10 +19,12 @@ from ._admin_checks import (
     check_id,
     check_wa_id,
 )
+from ._callback_data import MAX_BIZ_OPAQUE_CALLBACK_DATA
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, object_list, opt_object, opt_str, read_record
 from ._recipient import Recipient
+from ._validate import check_match
 
 __all__ = [
     "CALL_ACTIONS",
@@ -36,7 +38,6 @@ __all__ = [
 
 CALL_ACTIONS: Final = ("connect", "pre_accept", "accept", "reject", "terminate")
 MAX_SDP_LENGTH: Final = 65536
-MAX_CALLBACK_DATA_LENGTH: Final = 512
 
 _CALL_ID = re.compile(r"[A-Za-z0-9_.:=+/-]{1,512}")
 
@@ -112,11 +113,10 @@ class CallPermissions:
 
 
 def _call_id(value: object) -> str:
-    if not isinstance(value, str) or not _CALL_ID.fullmatch(value):
-        raise GraphRequestValidationError(
-            "call_id must be the platform's call id (no whitespace, at most 512)", field="call_id"
-        )
-    return value
+    return check_match(
+        value, _CALL_ID,
+        "call_id", "call_id must be the platform's call id (no whitespace, at most 512)",
+    )
 
 
 def _session(sdp: object, sdp_type: str) -> dict[str, str]:
@@ -137,11 +137,12 @@ def _callback_data(value: object) -> str | None:
     if (
         not isinstance(value, str)
         or not value
-        or len(value) > MAX_CALLBACK_DATA_LENGTH
+        or len(value) > MAX_BIZ_OPAQUE_CALLBACK_DATA
         or has_ascii_control(value)
     ):
         raise GraphRequestValidationError(
-            f"biz_opaque_callback_data must be 1..{MAX_CALLBACK_DATA_LENGTH} printable characters",
+            f"biz_opaque_callback_data must be 1..{MAX_BIZ_OPAQUE_CALLBACK_DATA} "
+            "printable characters",
             field="biz_opaque_callback_data",
         )
     return value

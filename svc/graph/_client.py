@@ -26,7 +26,9 @@ from ._errors import (
     GraphRequestValidationError,
     GraphSerializationError,
 )
+from ._parse import json_object
 from ._transports import DEFAULT_TIMEOUT, default_transport
+from ._validate import check_match, opt_mapping
 
 __all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphClient"]
 
@@ -61,10 +63,10 @@ class GraphClient:
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
     ) -> None:
         _check_access_token(access_token)
-        if not isinstance(api_version, str) or not _API_VERSION.fullmatch(api_version):
-            raise GraphRequestValidationError(
-                f"api_version must look like {DEFAULT_API_VERSION}", field="api_version"
-            )
+        check_match(
+            api_version, _API_VERSION,
+            "api_version", f"api_version must look like {DEFAULT_API_VERSION}",
+        )
         self._base_url = _check_base_url(base_url)
         if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
             raise GraphRequestValidationError(
@@ -155,8 +157,7 @@ class GraphClient:
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Request:
         """Build an authenticated request after checking the method, headers, query and body."""
-        if not isinstance(method, str) or not _TOKEN.fullmatch(method):
-            raise GraphRequestValidationError("method must be an HTTP method name", field="method")
+        check_match(method, _TOKEN, "method", "method must be an HTTP method name")
         if json is not None and content is not None:
             raise GraphRequestValidationError("pass json or content, not both", field="content")
         if content is not None and not isinstance(content, bytes | AsyncIterable):
@@ -203,7 +204,7 @@ class GraphClient:
             await response.aclose()
         raise api_error_from_response(
             status=response.status_code,
-            payload=_json_or_none(response.content),
+            payload=json_object(response.content),
             retry_after=response.headers.get("retry-after"),
         )
 
@@ -288,12 +289,8 @@ def _check_base_url(base_url: object) -> str:
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    if headers is None:
-        return {}
-    if not isinstance(headers, Mapping):
-        raise GraphRequestValidationError("headers must be a mapping", field="headers")
     checked: dict[str, str] = {}
-    for name, value in headers.items():
+    for name, value in opt_mapping(headers, "headers").items():
         if not isinstance(name, str) or not isinstance(value, str):
             raise GraphRequestValidationError(
                 "header names and values must be strings", field="headers"
@@ -320,12 +317,8 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def _check_query(query: Mapping[str, QueryValue] | None) -> dict[str, str]:
-    if query is None:
-        return {}
-    if not isinstance(query, Mapping):
-        raise GraphRequestValidationError("query must be a mapping", field="query")
     params: dict[str, str] = {}
-    for key, value in query.items():
+    for key, value in opt_mapping(query, "query").items():
         if not isinstance(key, str) or not key:
             raise GraphRequestValidationError("query keys must be non-empty strings", field="query")
         if value is None:
@@ -347,11 +340,3 @@ def _query_text(value: QueryValue, key: str) -> str:
     if isinstance(value, int | float | str):
         return str(value)
     raise GraphRequestValidationError("query values must be str, int, float or bool", field=key)
-
-
-def _json_or_none(body: bytes) -> Mapping[str, Any] | None:
-    try:
-        parsed = loads_strict(body) if body else None
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, Mapping) else None

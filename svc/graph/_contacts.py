@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -10,14 +9,13 @@ from typing import Any, Final
 from ._envelope import Payload, address, envelope
 from ._errors import GraphRequestValidationError
 from ._message import Message, builder
-from ._validate import check_label, check_mapping, check_sequence
+from ._validate import ISO_DATE, check_label, check_mapping, check_match, check_sequence
 
 __all__ = ["ContactsMessage", "build_contacts_message"]
 
 MAX_CONTACTS: Final = 100
 MAX_CONTACT_ITEMS: Final = 20
 MAX_CONTACT_FIELD: Final = 1024
-_BIRTHDAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _CONTACT_KEYS = frozenset({"name", "phones", "emails", "urls", "addresses", "org", "birthday"})
 _NAME_KEYS = ("formatted_name", "first_name", "last_name", "middle_name", "suffix", "prefix")
 _PHONE_KEYS = ("phone", "type", "wa_id")
@@ -59,12 +57,10 @@ def _contact(value: object, field: str) -> Payload:
             contact["addresses"], f"{field}.addresses", _ADDRESS_KEYS, ()
         )
     if contact.get("birthday") is not None:
-        birthday = contact["birthday"]
-        if not isinstance(birthday, str) or not _BIRTHDAY.fullmatch(birthday):
-            raise GraphRequestValidationError(
-                f"{field}.birthday must be YYYY-MM-DD", field=f"{field}.birthday"
-            )
-        out["birthday"] = birthday
+        out["birthday"] = check_match(
+            contact["birthday"], ISO_DATE,
+            f"{field}.birthday", f"{field}.birthday must be YYYY-MM-DD",
+        )
     if contact.get("emails") is not None:
         out["emails"] = _string_field_list(
             contact["emails"], f"{field}.emails", _EMAIL_KEYS, ("email",)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal, get_args
 
 from ._envelope import Payload, address, envelope
 from ._errors import GraphRequestValidationError
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 MediaKind = Literal["image", "video", "audio", "document", "sticker"]
-MEDIA_KINDS: Final = frozenset({"image", "video", "audio", "document", "sticker"})
+MEDIA_KINDS: Final[frozenset[str]] = frozenset(get_args(MediaKind))
 
 _CAPTION_KINDS: Final = frozenset({"image", "video", "document"})
 MAX_REACTION_EMOJI: Final = 32
@@ -183,10 +183,9 @@ class _OneKind(Message):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ImageMessage(_OneKind):
-    """An image message (see ``MediaMessage``)."""
+class _Captioned(_OneKind):
+    """A media message of a kind that takes a ``caption`` (image, video)."""
 
-    kind: ClassVar[MediaKind] = "image"
     caption: str | None = None
 
     def options(self) -> Mapping[str, Any]:
@@ -194,14 +193,17 @@ class ImageMessage(_OneKind):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VideoMessage(_OneKind):
+class ImageMessage(_Captioned):
+    """An image message (see ``MediaMessage``)."""
+
+    kind: ClassVar[MediaKind] = "image"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VideoMessage(_Captioned):
     """A video message (see ``MediaMessage``)."""
 
     kind: ClassVar[MediaKind] = "video"
-    caption: str | None = None
-
-    def options(self) -> Mapping[str, Any]:
-        return {"caption": self.caption}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,6 +24,7 @@ from svc._text import has_ascii_control
 from ._client import GraphClient, QueryValue
 from ._errors import GraphRequestValidationError
 from ._paths import check_path_segment
+from ._validate import check_match, opt_mapping
 
 __all__ = ["HTTP_METHODS", "Endpoint", "Param", "route"]
 
@@ -89,10 +90,9 @@ class Endpoint:
             raise GraphRequestValidationError("params must be a mapping", field="params")
         params = dict(self.params)
         for name, param in params.items():
-            if not isinstance(name, str) or not _NAME.fullmatch(name):
-                raise GraphRequestValidationError(
-                    "params keys must match ^[a-zA-Z_][a-zA-Z0-9_]*$", field="params"
-                )
+            check_match(
+                name, _NAME, "params", "params keys must match ^[a-zA-Z_][a-zA-Z0-9_]*$"
+            )
             if not isinstance(param, Param):
                 raise GraphRequestValidationError(
                     f"params[{name!r}] must be a Param", field="params"
@@ -170,10 +170,7 @@ class Endpoint:
     def _split_params(
         self, params: Mapping[str, object] | None
     ) -> tuple[str, dict[str, QueryValue]]:
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise GraphRequestValidationError("params must be a mapping", field="params")
+        params = opt_mapping(params, "params")
         unknown = [key for key in params if key not in self.params]
         if unknown:
             raise GraphRequestValidationError(

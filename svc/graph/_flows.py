@@ -24,7 +24,8 @@ from ._admin_checks import (
     check_limit,
     check_text,
     check_url,
-    listing_query,
+    listing,
+    page_reader,
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
@@ -239,18 +240,9 @@ def flow_json_multipart(flow_json: bytes) -> tuple[bytes, str]:
 class Flows(WabaScoped):
     """The Flows of one WABA (``WABAClient``); Flow ids go to each call."""
 
-    async def list_flows(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[Flow]:
-        """``GET /{waba_id}/flows``: one page."""
-        params = listing_query(fields, limit, after, before)
-        return Page.from_api(await self._on_scope(LIST_FLOWS, params), Flow.from_api,
-                             what="list flows")
+    list_flows = page_reader(
+        LIST_FLOWS, listing, Flow.from_api, what="list flows", note=": one page."
+    )
 
     async def create_flow(
         self,

@@ -26,13 +26,14 @@ from ._admin_checks import (
     check_id_list,
     check_text,
     opt_text,
-    paging_query,
+    page_reader,
+    paging,
     user_entries,
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, object_list, opt_int, opt_str, read_record, str_tuple
-from ._results import Page, Success
+from ._results import Success
 
 __all__ = [
     "GROUP_DESCRIPTION_MAX_LENGTH",
@@ -213,12 +214,14 @@ class PhoneGroups(PhoneScoped):
         raw = await self._on_scope(CREATE_GROUP, body=body)
         return GroupMutation.from_api(raw, what="create group")
 
-    async def list_groups(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[GroupSummary]:
-        """``GET /{phone_number_id}/groups``: one page of active groups."""
-        raw = await self._on_scope(LIST_GROUPS, paging_query(limit, after, before))
-        return Page.from_api(raw, GroupSummary.from_api, what="list groups", nested_key="groups")
+    list_groups = page_reader(
+        LIST_GROUPS,
+        paging,
+        GroupSummary.from_api,
+        what="list groups",
+        note=": one page of active groups.",
+        nested_key="groups",
+    )
 
 
 class GroupAdmin(GroupScoped):
@@ -297,12 +300,13 @@ class GroupAdmin(GroupScoped):
         raw = await self._on_scope(REMOVE_PARTICIPANTS, body=body)
         return GroupMutation.from_api(raw, what="remove participants")
 
-    async def list_join_requests(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[GroupJoinRequest]:
-        """``GET /{group_id}/join_requests``: one page of open join requests."""
-        raw = await self._on_scope(LIST_JOIN_REQUESTS, paging_query(limit, after, before))
-        return Page.from_api(raw, GroupJoinRequest.from_api, what="list join requests")
+    list_join_requests = page_reader(
+        LIST_JOIN_REQUESTS,
+        paging,
+        GroupJoinRequest.from_api,
+        what="list join requests",
+        note=": one page of open join requests.",
+    )
 
     async def approve_join_requests(
         self, *, join_request_ids: list[str]

@@ -14,6 +14,7 @@ from typing import Any, Final, Literal
 from ._envelope import Payload, address, interactive_message
 from ._errors import GraphRequestValidationError
 from ._interactive_header import interactive_media_header
+from ._interactive_messages import MAX_BUTTON_ID, MAX_BUTTON_TITLE
 from ._message import Message, builder
 from ._validate import (
     check_choice,
@@ -23,6 +24,7 @@ from ._validate import (
     check_mapping,
     check_sequence,
     check_text,
+    checked_objects,
 )
 
 __all__ = [
@@ -45,8 +47,6 @@ MAX_CAROUSEL_CARDS: Final = 10
 MAX_CARD_BODY: Final = 160
 MAX_CARD_BODY_LINE_BREAKS: Final = 2
 MAX_CARD_QUICK_REPLIES: Final = 3
-MAX_BUTTON_TITLE: Final = 20
-MAX_BUTTON_ID: Final = 256
 MAX_URL_DISPLAY_TEXT: Final = 20
 
 _FLOW_ACTIONS: Final = frozenset({"navigate", "data_exchange"})
@@ -156,8 +156,7 @@ def _card_buttons(value: object, field: str) -> tuple[str, Payload]:
     """A card's action and its shape (``url`` or ``quick_reply:<count>``)."""
     items = check_sequence(value, field, minimum=1, maximum=MAX_CARD_QUICK_REPLIES)
     kinds: set[object] = set()
-    for index, item in enumerate(items):
-        button = check_mapping(item, f"{field}[{index}]", allowed=_BUTTON_KEYS, required=("type",))
+    for _, button in checked_objects(items, field, allowed=_BUTTON_KEYS, required=("type",)):
         kinds.add(button["type"])
     if kinds == {"url"}:
         if len(items) != 1:
@@ -184,11 +183,9 @@ def _card_buttons(value: object, field: str) -> tuple[str, Payload]:
         )
     wire: list[Payload] = []
     ids: set[str] = set()
-    for index, item in enumerate(items):
-        where = f"{field}[{index}]"
-        button = check_mapping(
-            item, where, allowed=("type", "id", "title"), required=("type", "id", "title")
-        )
+    for where, button in checked_objects(
+        items, field, allowed=("type", "id", "title"), required=("type", "id", "title")
+    ):
         button_id = check_id(button["id"], f"{where}.id", max_length=MAX_BUTTON_ID)
         if button_id in ids:
             raise GraphRequestValidationError(
@@ -232,14 +229,13 @@ class InteractiveCarouselMessage(Message):
         )
         wire_cards: list[Payload] = []
         shape: str | None = None
-        for index, item in enumerate(items):
-            field = f"cards[{index}]"
-            card = check_mapping(
-                item,
-                field,
-                allowed=("header", "body_text", "buttons"),
-                required=("header", "buttons"),
-            )
+        cards = checked_objects(
+            items,
+            "cards",
+            allowed=("header", "body_text", "buttons"),
+            required=("header", "buttons"),
+        )
+        for index, (field, card) in enumerate(cards):
             header = interactive_media_header(
                 card["header"], f"{field}.header", kinds=_CARD_HEADER_KINDS
             )

@@ -9,7 +9,7 @@ Flow messages take any of these; carousel cards take images and videos only.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from ._errors import GraphRequestValidationError
 from ._validate import check_filename, check_label, check_link, check_mapping, check_media_id
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 MediaHeaderKind = Literal["image", "video", "document"]
-MEDIA_HEADER_KINDS: Final = frozenset({"image", "video", "document"})
+MEDIA_HEADER_KINDS: Final[frozenset[str]] = frozenset(get_args(MediaHeaderKind))
 MAX_HEADER_TEXT: Final = 60
 
 

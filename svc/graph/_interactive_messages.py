@@ -18,8 +18,8 @@ from ._validate import (
     check_int,
     check_label,
     check_link,
-    check_mapping,
     check_sequence,
+    checked_objects,
 )
 
 __all__ = [
@@ -83,9 +83,9 @@ class InteractiveButtonsMessage(Message):
         reply_buttons: list[Payload] = []
         ids: set[str] = set()
         titles: set[str] = set()
-        for index, item in enumerate(items):
-            field = f"buttons[{index}]"
-            button = check_mapping(item, field, allowed=("id", "title"), required=("id", "title"))
+        for field, button in checked_objects(
+            items, "buttons", allowed=("id", "title"), required=("id", "title")
+        ):
             button_id = check_id(button["id"], f"{field}.id", max_length=MAX_BUTTON_ID)
             title = check_label(button["title"], f"{field}.title", max_length=MAX_BUTTON_TITLE)
             if button_id in ids or title in titles:
@@ -128,9 +128,9 @@ class InteractiveListMessage(Message):
         items = check_sequence(self.sections, "sections", minimum=1, maximum=MAX_LIST_SECTIONS)
         wire_sections: list[Payload] = []
         row_ids: set[str] = set()
-        for index, item in enumerate(items):
-            field = f"sections[{index}]"
-            section = check_mapping(item, field, allowed=("title", "rows"), required=("rows",))
+        for field, section in checked_objects(
+            items, "sections", allowed=("title", "rows"), required=("rows",)
+        ):
             wire_section: Payload = {}
             if section.get("title") is not None:
                 wire_section["title"] = check_label(
@@ -144,14 +144,12 @@ class InteractiveListMessage(Message):
                 section["rows"], f"{field}.rows", minimum=1, maximum=MAX_LIST_ROWS
             )
             wire_rows: list[Payload] = []
-            for row_index, row_item in enumerate(rows):
-                row_field = f"{field}.rows[{row_index}]"
-                row = check_mapping(
-                    row_item,
-                    row_field,
-                    allowed=("id", "title", "description"),
-                    required=("id", "title"),
-                )
+            for row_field, row in checked_objects(
+                rows,
+                f"{field}.rows",
+                allowed=("id", "title", "description"),
+                required=("id", "title"),
+            ):
                 row_id = check_id(row["id"], f"{row_field}.id", max_length=MAX_ROW_ID)
                 if row_id in row_ids:
                     raise GraphRequestValidationError(
@@ -401,14 +399,12 @@ def product_sections(sections: Sequence[Mapping[str, Any]], *, holder: str) -> l
     items = check_sequence(sections, "sections", minimum=1, maximum=MAX_PRODUCT_SECTIONS)
     wire_sections: list[Payload] = []
     total = 0
-    for index, item in enumerate(items):
-        field = f"sections[{index}]"
-        section = check_mapping(
-            item,
-            field,
-            allowed=("title", "product_retailer_ids"),
-            required=("title", "product_retailer_ids"),
-        )
+    for field, section in checked_objects(
+        items,
+        "sections",
+        allowed=("title", "product_retailer_ids"),
+        required=("title", "product_retailer_ids"),
+    ):
         ids = check_sequence(
             section["product_retailer_ids"],
             f"{field}.product_retailer_ids",

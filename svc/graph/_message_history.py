@@ -13,13 +13,14 @@ from ._admin_checks import (
     FIELDS_PARAM,
     PAGING_PARAMS,
     PhoneScoped,
-    check_choice,
     listing_query,
+    opt_choice,
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import Raw, object_list, opt_int, opt_object, opt_str, read_record
 from ._results import Page
+from ._validate import MAX_MESSAGE_ID_LENGTH
 
 __all__ = [
     "DELIVERY_STATUSES",
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 DELIVERY_STATUSES: Final = ("SENT", "DELIVERED", "READ", "FAILED", "DELETED")
-MAX_MESSAGE_ID_LENGTH: Final = 256
 
 LIST_MESSAGE_HISTORY = route(
     "GET",
@@ -143,9 +143,9 @@ class MessageHistory(PhoneScoped):
         """``GET /{message_history_id}/events``; ``status_filter`` keeps one delivery status."""
         params = {
             "message_history_id": message_history_id,
-            "status_filter": None
-            if status_filter is None
-            else check_choice(status_filter, field="status_filter", choices=DELIVERY_STATUSES),
+            "status_filter": opt_choice(
+                status_filter, field="status_filter", choices=DELIVERY_STATUSES
+            ),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_node(LIST_MESSAGE_HISTORY_EVENTS, params)

@@ -29,8 +29,10 @@ from ._validate import (
     check_int,
     check_label,
     check_mapping,
+    check_match,
     check_sequence,
     check_text,
+    checked_objects,
 )
 
 __all__ = [
@@ -92,11 +94,10 @@ _ORDER_KEYS: Final = (
 
 def _reference_id(value: object) -> str:
     """The business's name of the order: 1..35 letters, digits, ``_``, ``-`` or ``.``."""
-    if not isinstance(value, str) or not _REFERENCE_ID.fullmatch(value):
-        raise GraphRequestValidationError(
-            "reference_id must be 1..35 letters, digits, '_', '-' or '.'", field="reference_id"
-        )
-    return value
+    return check_match(
+        value, _REFERENCE_ID,
+        "reference_id", "reference_id must be 1..35 letters, digits, '_', '-' or '.'",
+    )
 
 
 def _amount(value: object, field: str, *, extra: Sequence[str] = ()) -> tuple[Payload, Fraction]:
@@ -120,11 +121,12 @@ def _items(value: object) -> tuple[list[Payload], Fraction]:
     items = check_sequence(value, "order.items", minimum=1, maximum=MAX_ORDER_ITEMS)
     out: list[Payload] = []
     total = Fraction(0)
-    for index, item in enumerate(items):
-        field = f"order.items[{index}]"
-        checked = check_mapping(
-            item, field, allowed=_ITEM_KEYS, required=("retailer_id", "name", "amount", "quantity")
-        )
+    for field, checked in checked_objects(
+        items,
+        "order.items",
+        allowed=_ITEM_KEYS,
+        required=("retailer_id", "name", "amount", "quantity"),
+    ):
         amount, worth = _amount(checked["amount"], f"{field}.amount")
         line: Payload = {
             "retailer_id": check_id(checked["retailer_id"], f"{field}.retailer_id"),

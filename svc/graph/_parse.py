@@ -12,6 +12,8 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, get_args, get_type_hints
 
+from svc._json import loads_strict
+
 from ._errors import GraphSerializationError
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ __all__ = [
     "Raw",
     "as_object",
     "first_data",
+    "json_object",
     "object_list",
     "opt_bool",
     "opt_int",
@@ -44,6 +47,15 @@ def as_object(value: Any, *, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise GraphSerializationError(f"{what}: expected a JSON object from the Graph API")
     return value
+
+
+def json_object(body: bytes) -> dict[str, Any] | None:
+    """The JSON object a body holds (read strictly), or ``None``: empty, not JSON, not an object."""
+    try:
+        parsed = loads_strict(body) if body else None
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
 
 
 def opt_str(obj: Mapping[str, Any], key: str) -> str | None:

@@ -23,7 +23,8 @@ from ._admin_checks import (
     check_text,
     check_url,
     opt_text,
-    paging_query,
+    page_reader,
+    paging,
     user_entries,
 )
 from ._endpoint import Param, route
@@ -39,6 +40,7 @@ from ._parse import (
     read_record,
 )
 from ._results import Page, Success
+from ._validate import check_match
 
 __all__ = [
     "BUSINESS_PROFILE_FIELDS",
@@ -259,11 +261,9 @@ SET_BUSINESS_PUBLIC_KEY = route("POST", "/{phone_number_id}/whatsapp_business_en
 
 
 def _qr_code(value: object) -> str:
-    if not isinstance(value, str) or not _QR_CODE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "code must be a QR code id of letters, digits, '_' or '-'", field="code"
-        )
-    return value
+    return check_match(
+        value, _QR_CODE, "code", "code must be a QR code id of letters, digits, '_' or '-'"
+    )
 
 
 def _storage(value: object) -> dict[str, Any]:
@@ -280,13 +280,13 @@ def _storage(value: object) -> dict[str, Any]:
     }
     region = config.get("data_localization_region")
     if out["status"] == "IN_COUNTRY_STORAGE_ENABLED":
-        if not isinstance(region, str) or not _REGION.fullmatch(region):
-            raise GraphRequestValidationError(
-                "storage_configuration.data_localization_region must be a two-letter country "
-                "code when in-country storage is enabled",
-                field="storage_configuration",
-            )
-        out["data_localization_region"] = region
+        out["data_localization_region"] = check_match(
+            region,
+            _REGION,
+            "storage_configuration",
+            "storage_configuration.data_localization_region must be a two-letter country "
+            "code when in-country storage is enabled",
+        )
     elif region is not None:
         raise GraphRequestValidationError(
             "storage_configuration.data_localization_region goes only with "
@@ -332,11 +332,10 @@ def business_profile_body(
     if email is not None:
         body["email"] = check_email(email)
     if vertical is not None:
-        if not isinstance(vertical, str) or not _VERTICAL.fullmatch(vertical):
-            raise GraphRequestValidationError(
-                "vertical must be an upper-case category such as RETAIL", field="vertical"
-            )
-        body["vertical"] = vertical
+        body["vertical"] = check_match(
+            vertical, _VERTICAL,
+            "vertical", "vertical must be an upper-case category such as RETAIL",
+        )
     if websites is not None:
         body["websites"] = check_id_list(
             websites,
@@ -463,13 +462,13 @@ class PhoneAdmin(PhoneScoped):
 
     # --- block users
 
-    async def list_blocked_users(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[BlockedUser]:
-        """``GET /{phone_number_id}/block_users``: one page of blocked users."""
-        params = paging_query(limit, after, before)
-        raw = await self._on_scope(LIST_BLOCKED_USERS, params)
-        return Page.from_api(raw, BlockedUser.from_api, what="list blocked users")
+    list_blocked_users = page_reader(
+        LIST_BLOCKED_USERS,
+        paging,
+        BlockedUser.from_api,
+        what="list blocked users",
+        note=": one page of blocked users.",
+    )
 
     async def block_users(self, *, users: list[str]) -> BlockUsersResult:
         """``POST /{phone_number_id}/block_users`` for phone numbers or WhatsApp ids."""
@@ -534,9 +533,7 @@ class PhoneAdmin(PhoneScoped):
 
     async def register_phone_number(self, *, pin: str) -> Success:
         """``POST /{phone_number_id}/register`` with the six-digit two-step verification pin."""
-        if not isinstance(pin, str) or not _PIN.fullmatch(pin):
-            raise GraphRequestValidationError("pin must be six digits", field="pin")
-        body = {**MESSAGING_PRODUCT, "pin": pin}
+        body = {**MESSAGING_PRODUCT, "pin": check_match(pin, _PIN, "pin", "pin must be six digits")}
         return Success.from_api(await self._on_scope(REGISTER, body=body))
 
     async def deregister_phone_number(self) -> Success:

@@ -5,7 +5,7 @@ business compliance details, the business-profile node and pre-encrypted sends.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -17,6 +17,7 @@ from ._admin_checks import (
     check_choice,
     check_email,
     check_fields,
+    check_items,
     check_keys,
     check_text,
     opt_text,
@@ -26,6 +27,7 @@ from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, first_data, object_list, opt_str, read_record
 from ._phone_admin import BusinessProfile, business_profile_body
 from ._results import Success
+from ._validate import check_match
 
 __all__ = [
     "CODE_METHODS",
@@ -153,11 +155,9 @@ class EncryptedMessageResult(ApiRecord):
 
 
 def _language(value: object) -> str:
-    if not isinstance(value, str) or not _CODE_LANGUAGE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "language must be a language code such as en or en_US", field="language"
-        )
-    return value
+    return check_match(
+        value, _CODE_LANGUAGE, "language", "language must be a language code such as en or en_US"
+    )
 
 
 def code_request_body(code_method: object, language: object) -> dict[str, str]:
@@ -170,42 +170,32 @@ def code_request_body(code_method: object, language: object) -> dict[str, str]:
 
 def check_code(value: object) -> str:
     """A six-digit verification code."""
-    if not isinstance(value, str) or not _CODE.fullmatch(value):
-        raise GraphRequestValidationError("code must be six digits", field="code")
-    return value
+    return check_match(value, _CODE, "code", "code must be six digits")
 
 
 def _prompts(value: object) -> list[str]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise GraphRequestValidationError("prompts must be a list of strings", field="prompts")
-    if len(value) > MAX_AUTOMATION_PROMPTS:
-        raise GraphRequestValidationError(
-            f"prompts holds at most {MAX_AUTOMATION_PROMPTS} ice breakers", field="prompts"
-        )
-    return [check_text(item, field="prompts", max_length=MAX_PROMPT_LENGTH) for item in value]
+    prompts = check_items(
+        value, field="prompts", max_items=MAX_AUTOMATION_PROMPTS, of="strings", items="ice breakers"
+    )
+    return [check_text(item, field="prompts", max_length=MAX_PROMPT_LENGTH) for item in prompts]
 
 
 def _commands(value: object) -> list[dict[str, str]]:
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise GraphRequestValidationError("commands must be a list of mappings", field="commands")
-    if len(value) > MAX_AUTOMATION_COMMANDS:
-        raise GraphRequestValidationError(
-            f"commands holds at most {MAX_AUTOMATION_COMMANDS} commands", field="commands"
-        )
+    commands = check_items(
+        value, field="commands", max_items=MAX_AUTOMATION_COMMANDS, of="mappings", items="commands"
+    )
     out: list[dict[str, str]] = []
-    for item in value:
+    for item in commands:
         command = check_keys(
             item,
             field="commands",
             allowed=("command_name", "command_description"),
             required=("command_name", "command_description"),
         )
-        name = command["command_name"]
-        if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
-            raise GraphRequestValidationError(
-                f"command_name must be 1..{MAX_COMMAND_NAME_LENGTH} letters, digits or '_'",
-                field="commands",
-            )
+        name = check_match(
+            command["command_name"], _COMMAND_NAME,
+            "commands", f"command_name must be 1..{MAX_COMMAND_NAME_LENGTH} letters, digits or '_'",
+        )
         out.append({
             "command_name": name,
             "command_description": check_text(
@@ -221,11 +211,9 @@ def _commands(value: object) -> list[dict[str, str]]:
 
 
 def _phone(value: object, *, field: str) -> str:
-    if not isinstance(value, str) or not _E164.fullmatch(value):
-        raise GraphRequestValidationError(
-            f"{field} must be an E.164 number such as +913854559033", field=field
-        )
-    return value
+    return check_match(
+        value, _E164, field, f"{field} must be an E.164 number such as +913854559033"
+    )
 
 
 def _contact(value: object, *, field: str, named: bool) -> dict[str, str]:

@@ -12,7 +12,9 @@ from ._admin_checks import (
     BusinessScoped,
     check_fields,
     check_numeric_id,
+    listing,
     listing_query,
+    page_reader,
 )
 from ._endpoint import Param, route
 from ._parse import ApiRecord, Raw
@@ -74,44 +76,21 @@ class BusinessPortfolio(BusinessScoped):
         raw = await self._on_scope(GET_BUSINESS, {"fields": check_fields(fields)})
         return BusinessPortfolioInfo.from_api(raw)
 
-    async def list_owned_wabas(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[WabaInfo]:
-        """``GET /{business_id}/owned_whatsapp_business_accounts``."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_OWNED_WABAS, params)
-        return Page.from_api(raw, WabaInfo.from_api, what="owned WABAs")
+    list_owned_wabas = page_reader(
+        LIST_OWNED_WABAS, listing, WabaInfo.from_api, what="owned WABAs"
+    )
 
-    async def list_client_wabas(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[WabaInfo]:
-        """``GET /{business_id}/client_whatsapp_business_accounts``: WABAs clients shared."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_CLIENT_WABAS, params)
-        return Page.from_api(raw, WabaInfo.from_api, what="client WABAs")
+    list_client_wabas = page_reader(
+        LIST_CLIENT_WABAS,
+        listing,
+        WabaInfo.from_api,
+        what="client WABAs",
+        note=": WABAs clients shared.",
+    )
 
-    async def list_credit_lines(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[CreditLine]:
-        """``GET /{business_id}/extendedcredits``."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_CREDIT_LINES, params)
-        return Page.from_api(raw, CreditLine.from_api, what="credit lines")
+    list_credit_lines = page_reader(
+        LIST_CREDIT_LINES, listing, CreditLine.from_api, what="credit lines"
+    )
 
     async def list_user_assigned_wabas(
         self,

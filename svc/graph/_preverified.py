@@ -15,16 +15,16 @@ from ._admin_checks import (
     FIELDS_PARAM,
     PAGING_PARAMS,
     BusinessScoped,
-    check_choice,
     check_fields,
     check_numeric_id,
     listing_query,
+    opt_choice,
 )
 from ._endpoint import Param, route
-from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, as_object, opt_str, read_record
 from ._phone_setup import CodeVerification, check_code, code_request_body
 from ._results import CreatedObject, Page, Success
+from ._validate import check_match
 
 __all__ = [
     "PREVERIFIED_CODE_STATUSES",
@@ -98,12 +98,10 @@ class BusinessSummary(ApiRecord):
 
 
 def _phone_number(value: object) -> str:
-    if not isinstance(value, str) or not _E164.fullmatch(value):
-        raise GraphRequestValidationError(
-            "phone_number must be an international number such as +16505551234",
-            field="phone_number",
-        )
-    return value
+    return check_match(
+        value, _E164,
+        "phone_number", "phone_number must be an international number such as +16505551234",
+    )
 
 
 def _sharing(preverified_id: object, partner_business_id: object) -> dict[str, object]:
@@ -130,9 +128,7 @@ class PreverifiedNumbers(BusinessScoped):
     ) -> Page[PreverifiedNumber]:
         """``GET /{business_id}/preverified_numbers``, optionally narrowed by status or number."""
         params = {
-            "code_verification_status": None
-            if code_verification_status is None
-            else check_choice(
+            "code_verification_status": opt_choice(
                 code_verification_status,
                 field="code_verification_status",
                 choices=PREVERIFIED_CODE_STATUSES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -15,15 +15,18 @@ from ._admin_checks import (
     check_bool,
     check_choice,
     check_id_list,
+    check_items,
     check_keys,
     check_text,
     listing_query,
+    opt_choice,
     opt_text,
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw
 from ._results import CreatedObject, Page
+from ._validate import ISO_DATE, check_match
 
 __all__ = ["SCHEDULE_TYPES", "WEEKDAYS", "Schedules", "WabaSchedule"]
 
@@ -44,7 +47,6 @@ RECURRENCE_FREQUENCIES: Final = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 MAX_SCHEDULE_FILTERS: Final = 10
 
 _CLOCK = re.compile(r"([01]?[0-9]|2[0-3]):[0-5][0-9]")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TIMEZONE = re.compile(r"[A-Za-z0-9_+-]{1,32}(/[A-Za-z0-9_+-]{1,32}){0,2}")
 
 LIST_SCHEDULES = route(
@@ -77,9 +79,7 @@ class WabaSchedule(ApiRecord):
 
 
 def _clock(value: object, *, field: str) -> str:
-    if not isinstance(value, str) or not _CLOCK.fullmatch(value):
-        raise GraphRequestValidationError(f"{field} must be a time of day HH:MM", field=field)
-    return value
+    return check_match(value, _CLOCK, field, f"{field} must be a time of day HH:MM")
 
 
 def _recurrence(value: object) -> dict[str, object]:
@@ -104,11 +104,10 @@ def _recurrence(value: object) -> dict[str, object]:
         out["interval"] = interval
     end_date = pattern.get("end_date")
     if end_date is not None:
-        if not isinstance(end_date, str) or not _DATE.fullmatch(end_date):
-            raise GraphRequestValidationError(
-                "recurrence_pattern.end_date must be YYYY-MM-DD", field="recurrence_pattern"
-            )
-        out["end_date"] = end_date
+        out["end_date"] = check_match(
+            end_date, ISO_DATE,
+            "recurrence_pattern", "recurrence_pattern.end_date must be YYYY-MM-DD",
+        )
     return out
 
 
@@ -116,16 +115,16 @@ def _filtering(value: object) -> str | None:
     """Filter conditions (``{"field", "operator", "value"}``), sent as the JSON the edge reads."""
     if value is None:
         return None
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value:
-        raise GraphRequestValidationError(
-            "filtering must be a list of conditions", field="filtering"
-        )
-    if len(value) > MAX_SCHEDULE_FILTERS:
-        raise GraphRequestValidationError(
-            f"filtering holds at most {MAX_SCHEDULE_FILTERS} conditions", field="filtering"
-        )
+    items = check_items(
+        value,
+        field="filtering",
+        max_items=MAX_SCHEDULE_FILTERS,
+        of="conditions",
+        items="conditions",
+        allow_empty=False,
+    )
     conditions: list[dict[str, Any]] = []
-    for item in value:
+    for item in items:
         condition = check_keys(
             item,
             field="filtering",
@@ -161,9 +160,7 @@ class Schedules(WabaScoped):
         """``GET /{waba_id}/schedules``; ``sort`` is one of ``SCHEDULE_SORTS``."""
         params = {
             "filtering": _filtering(filtering),
-            "sort": None
-            if sort is None
-            else check_choice(sort, field="sort", choices=SCHEDULE_SORTS),
+            "sort": opt_choice(sort, field="sort", choices=SCHEDULE_SORTS),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_scope(LIST_SCHEDULES, params)
@@ -198,11 +195,10 @@ class Schedules(WabaScoped):
         if (text := opt_text(description, field="description", max_length=500)) is not None:
             body["description"] = text
         if timezone is not None:
-            if not isinstance(timezone, str) or not _TIMEZONE.fullmatch(timezone):
-                raise GraphRequestValidationError(
-                    "timezone must be an IANA time zone such as America/New_York", field="timezone"
-                )
-            body["timezone"] = timezone
+            body["timezone"] = check_match(
+                timezone, _TIMEZONE,
+                "timezone", "timezone must be an IANA time zone such as America/New_York",
+            )
         if days_of_week is not None:
             body["days_of_week"] = check_id_list(
                 days_of_week,

@@ -38,7 +38,8 @@ __all__ = [
 class _ScopedClient:
     """The shared part: the wrapped client, the bound id and edge requests below it."""
 
-    _ID_FIELD: ClassVar[str] = "id"
+    _ID_FIELD: ClassVar[str]
+    """Named by the admin mixin's ``*Scoped`` base (``_admin_checks``), beside its property."""
 
     def __init__(self, client: GraphClient, scope_id: str) -> None:
         if client is None or not callable(getattr(client, "request", None)):
@@ -85,8 +86,6 @@ class _ScopedClient:
 class PhoneNumberClient(_ScopedClient, InteractiveSender, PhoneNumberAdmin):
     """One business phone number: message sends and the ``/{phone_number_id}/...`` edges."""
 
-    _ID_FIELD = "phone_number_id"
-
     def __init__(self, client: GraphClient, *, phone_number_id: str) -> None:
         super().__init__(client, phone_number_id)
 
@@ -97,16 +96,12 @@ class PhoneNumberClient(_ScopedClient, InteractiveSender, PhoneNumberAdmin):
 class WABAClient(_ScopedClient, WABAAdmin):
     """One WhatsApp Business Account: the ``/{waba_id}/...`` edges."""
 
-    _ID_FIELD = "waba_id"
-
     def __init__(self, client: GraphClient, *, waba_id: str) -> None:
         super().__init__(client, waba_id)
 
 
 class GroupClient(_ScopedClient, GroupAdmin):
     """One WhatsApp group: the ``/{group_id}/...`` edges."""
-
-    _ID_FIELD = "group_id"
 
     def __init__(self, client: GraphClient, *, group_id: str) -> None:
         super().__init__(client, group_id)
@@ -115,8 +110,6 @@ class GroupClient(_ScopedClient, GroupAdmin):
 class BusinessClient(_ScopedClient, BusinessAdmin):
     """One business portfolio: the ``/{business_id}/...`` edges."""
 
-    _ID_FIELD = "business_id"
-
     def __init__(self, client: GraphClient, *, business_id: str) -> None:
         super().__init__(client, business_id)
 
@@ -124,16 +117,12 @@ class BusinessClient(_ScopedClient, BusinessAdmin):
 class AppClient(_ScopedClient, AppAdmin):
     """One Meta app: the ``/{app_id}/...`` edges (solutions, connected clients)."""
 
-    _ID_FIELD = "app_id"
-
     def __init__(self, client: GraphClient, *, app_id: str) -> None:
         super().__init__(client, app_id)
 
 
 class SolutionClient(_ScopedClient, SolutionAdmin):
     """One Multi-Partner Solution: the ``/{solution_id}/...`` edges."""
-
-    _ID_FIELD = "solution_id"
 
     def __init__(self, client: GraphClient, *, solution_id: str) -> None:
         super().__init__(client, solution_id)

@@ -21,8 +21,11 @@ from ._admin_checks import (
     check_id_list,
     check_numeric_id,
     check_text,
+    listing,
     listing_query,
+    opt_choice,
     opt_text,
+    page_reader,
 )
 from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
@@ -182,26 +185,18 @@ class AppSolutions(AppScoped):
     ) -> Page[Solution]:
         """``GET /{app_id}/whatsapp_business_solutions``; ``role`` OWNER or PARTNER narrows it."""
         params = {
-            "role": None
-            if role is None
-            else check_choice(role, field="role", choices=SOLUTION_ROLES),
+            "role": opt_choice(role, field="role", choices=SOLUTION_ROLES),
             **listing_query(fields, limit, after, before),
         }
         raw = await self._on_scope(LIST_APP_SOLUTIONS, params)
         return Page.from_api(raw, Solution.from_api, what="app solutions")
 
-    async def list_connected_client_businesses(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[BusinessSummary]:
-        """``GET /{app_id}/connected_client_businesses``."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_CONNECTED_CLIENTS, params)
-        return Page.from_api(raw, BusinessSummary.from_api, what="connected client businesses")
+    list_connected_client_businesses = page_reader(
+        LIST_CONNECTED_CLIENTS,
+        listing,
+        BusinessSummary.from_api,
+        what="connected client businesses",
+    )
 
 
 class SolutionLifecycle(SolutionScoped):
@@ -272,18 +267,9 @@ class SolutionLifecycle(SolutionScoped):
 class WabaSolutions(WabaScoped):
     """The solutions of one WhatsApp Business Account and migration off them (``WABAClient``)."""
 
-    async def list_solutions(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[Solution]:
-        """``GET /{waba_id}/solutions``."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_WABA_SOLUTIONS, params)
-        return Page.from_api(raw, Solution.from_api, what="WABA solutions")
+    list_solutions = page_reader(
+        LIST_WABA_SOLUTIONS, listing, Solution.from_api, what="WABA solutions"
+    )
 
     async def set_solution_migration_intent(
         self, *, solution_id: str | None = None, app_id: str | None = None

@@ -15,13 +15,13 @@ from typing import Any, Final
 from ._errors import TemplateCheckError
 from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._results import Template
+from ._template_params import BODY_PARAMETER_TYPES
 from ._validate import PLACEHOLDER
 
 __all__ = ["check_template_send"]
 
 _MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "LOCATION", "GIF", "PRODUCT"})
 _HEADER_TYPES: Final = frozenset({"text"})
-_BODY_TYPES: Final = frozenset({"text", "currency", "date_time"})
 # Definition button type -> the sub_type a send uses for it (None: takes no send parameters).
 _SUB_TYPES: Final[Mapping[str, str]] = {
     "URL": "url",
@@ -117,7 +117,7 @@ def _check_parts(
             _check_header(header, component, field, named_format)
         elif kind == "body":
             _check_text_parameters(
-                _placeholders(body, named_format), component, field, _BODY_TYPES, "body"
+                _placeholders(body, named_format), component, field, BODY_PARAMETER_TYPES, "body"
             )
         elif kind == "button":
             used_buttons.add(_check_button(buttons, component, field, used_buttons))

@@ -18,9 +18,9 @@ from ._template_params import MAX_BUTTON_INDEX
 from ._validate import (
     check_id,
     check_int,
-    check_mapping,
     check_media_source,
     check_sequence,
+    checked_objects,
 )
 
 __all__ = [
@@ -116,11 +116,9 @@ def build_template_carousel(cards: Sequence[Mapping[str, Any]]) -> Component:
     )
     seen: set[int] = set()
     out: list[Component] = []
-    for number, item in enumerate(items):
-        field = f"cards[{number}]"
-        card = check_mapping(
-            item, field, allowed=("card_index", "components"), required=("card_index", "components")
-        )
+    for field, card in checked_objects(
+        items, "cards", allowed=("card_index", "components"), required=("card_index", "components")
+    ):
         rebuilt = build_template_carousel_card(
             card_index=card["card_index"], components=card["components"]
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from ._errors import GraphRequestValidationError
 from ._validate import (
@@ -72,7 +72,7 @@ MAX_BUTTONS_OF_KIND: Final[Mapping[str, int]] = {
     "OTP": 1,
 }
 
-_MEDIA_FORMATS: Final = frozenset({"IMAGE", "VIDEO", "DOCUMENT", "GIF"})
+_MEDIA_FORMATS: Final[frozenset[str]] = frozenset(get_args(DefinitionMediaFormat))
 _FLOW_ACTIONS: Final = frozenset({"navigate", "data_exchange"})
 _FLOW_ICONS: Final = frozenset({"DOCUMENT", "PROMOTION", "REVIEW"})
 

@@ -17,10 +17,12 @@ from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._recipient import AUTHENTICATION_OTP_RULE, require_phone_number
 from ._validate import (
+    TEMPLATE_NAME,
     check_bool,
     check_choice,
     check_label,
     check_mapping,
+    check_match,
     check_sequence,
 )
 
@@ -34,14 +36,12 @@ __all__ = [
     "template_object",
 ]
 
-MAX_TEMPLATE_NAME: Final = 512
 MAX_TEMPLATE_COMPONENTS: Final = 50
 MAX_OTP_BUTTON_TEXT: Final = 25
 MAX_SUPPORTED_APPS: Final = 5
 MAX_PACKAGE_NAME: Final = 224
 MAX_SIGNATURE_HASH: Final = 11
 
-_TEMPLATE_NAME = re.compile(r"[a-z0-9_]+")
 _LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})?")
 
 _OTP_TYPES = frozenset({"copy_code", "one_tap", "zero_tap"})
@@ -175,20 +175,15 @@ _LANGUAGE_POLICIES = frozenset({"deterministic"})
 def template_object(
     name: object, language_code: object, components: object, language_policy: object = None
 ) -> Payload:
-    if (
-        not isinstance(name, str)
-        or len(name) > MAX_TEMPLATE_NAME
-        or not _TEMPLATE_NAME.fullmatch(name)
-    ):
+    if not isinstance(name, str) or not TEMPLATE_NAME.fullmatch(name):
         raise GraphRequestValidationError(
             "name must be a template name: lowercase letters, digits and underscores",
             field="name",
         )
-    if not isinstance(language_code, str) or not _LANGUAGE_CODE.fullmatch(language_code):
-        raise GraphRequestValidationError(
-            "language_code must look like en or en_US", field="language_code"
-        )
-    language: Payload = {"code": language_code}
+    code = check_match(
+        language_code, _LANGUAGE_CODE, "language_code", "language_code must look like en or en_US"
+    )
+    language: Payload = {"code": code}
     if language_policy is not None:
         language["policy"] = check_choice(language_policy, "language_policy", _LANGUAGE_POLICIES)
     template: Payload = {"name": name, "language": language}

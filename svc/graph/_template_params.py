@@ -9,7 +9,7 @@ compose with ``send_template(components=[...])`` and ``check_template_send``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from ._content_messages import media_object
 from ._errors import GraphRequestValidationError
@@ -20,9 +20,9 @@ from ._validate import (
     check_label,
     check_latitude,
     check_longitude,
-    check_mapping,
     check_sequence,
     check_text,
+    checked_objects,
 )
 
 __all__ = [
@@ -60,8 +60,9 @@ MAX_OTP_CODE: Final = 15
 MAX_FALLBACK_VALUE: Final = 1024
 MAX_BODY_PARAMETERS: Final = 100
 
-_MEDIA_KINDS = frozenset({"image", "video", "document"})
-_BODY_PARAMETER_TYPES = frozenset({"text", "currency", "date_time"})
+_MEDIA_KINDS: Final[frozenset[str]] = frozenset(get_args(TemplateMediaKind))
+BODY_PARAMETER_TYPES: Final = frozenset({"text", "currency", "date_time"})
+"""The parameter types a template body takes (a send builds them; a check reads them)."""
 
 
 def _parameter_name(value: object) -> str:
@@ -235,16 +236,14 @@ def build_template_body(parameters: Sequence[Mapping[str, Any]]) -> Component:
     """
     items = check_sequence(parameters, "parameters", minimum=1, maximum=MAX_BODY_PARAMETERS)
     out: list[Component] = []
-    for index, item in enumerate(items):
-        field = f"parameters[{index}]"
-        parameter = check_mapping(
-            item,
-            field,
-            allowed=("type", "text", "currency", "date_time", "parameter_name"),
-            required=("type",),
-        )
+    for field, parameter in checked_objects(
+        items,
+        "parameters",
+        allowed=("type", "text", "currency", "date_time", "parameter_name"),
+        required=("type",),
+    ):
         kind = parameter["type"]
-        if kind not in _BODY_PARAMETER_TYPES or parameter.get(kind) is None:
+        if kind not in BODY_PARAMETER_TYPES or parameter.get(kind) is None:
             raise GraphRequestValidationError(
                 f"{field} must be a text, currency or date_time parameter", field=f"{field}.type"
             )

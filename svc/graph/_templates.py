@@ -23,6 +23,8 @@ from ._admin_checks import (
     check_id_list,
     check_text,
     opt_text,
+    page_reader,
+    paging,
     paging_query,
 )
 from ._endpoint import Param, route
@@ -39,6 +41,7 @@ from ._parse import (
     str_tuple,
 )
 from ._results import CreatedObject, Page, Success, Template
+from ._validate import TEMPLATE_NAME, check_match
 
 __all__ = [
     "TEMPLATE_CATEGORIES",
@@ -62,7 +65,6 @@ TEMPLATE_GROUP_GRANULARITIES: Final = ("DAILY", "HALF_HOUR", "MONTHLY")
 MAX_COMPONENTS: Final = 20
 MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
 
-_TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
 _LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
 
 LIST_TEMPLATES = route(
@@ -149,11 +151,10 @@ class TemplateGroupAnalytics(ApiRecord):
 
 
 def _template_name(value: object, field: str = "name") -> str:
-    if not isinstance(value, str) or not _TEMPLATE_NAME.fullmatch(value):
-        raise GraphRequestValidationError(
-            f"{field} must be 1..512 lower-case letters, digits or underscores", field=field
-        )
-    return value
+    return check_match(
+        value, TEMPLATE_NAME,
+        field, f"{field} must be 1..512 lower-case letters, digits or underscores",
+    )
 
 
 def _components(value: object) -> list[dict[str, Any]]:
@@ -342,13 +343,13 @@ class Templates(WabaScoped):
 
     # --- template groups
 
-    async def list_template_groups(
-        self, *, limit: int | None = None, after: str | None = None, before: str | None = None
-    ) -> Page[TemplateGroup]:
-        """``GET /{waba_id}/template_groups``: one page."""
-        params = paging_query(limit, after, before)
-        raw = await self._on_scope(LIST_TEMPLATE_GROUPS, params)
-        return Page.from_api(raw, TemplateGroup.from_api, what="list template groups")
+    list_template_groups = page_reader(
+        LIST_TEMPLATE_GROUPS,
+        paging,
+        TemplateGroup.from_api,
+        what="list template groups",
+        note=": one page.",
+    )
 
     async def create_template_group(
         self, *, name: str, template_ids: list[str], description: str | None = None
@@ -445,11 +446,9 @@ class Templates(WabaScoped):
 
 
 def _language(value: object) -> str:
-    if not isinstance(value, str) or not _LANGUAGE.fullmatch(value):
-        raise GraphRequestValidationError(
-            "language must be a locale code such as en or en_US", field="language"
-        )
-    return value
+    return check_match(
+        value, _LANGUAGE, "language", "language must be a locale code such as en or en_US"
+    )
 
 
 def _template_ids(values: object) -> list[str]:

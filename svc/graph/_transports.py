@@ -7,10 +7,9 @@ import secrets
 
 import httpx
 
-from svc._json import loads_strict
-
 from ._builders import is_read_receipt_payload
 from ._errors import GraphRequestValidationError
+from ._parse import json_object
 
 __all__ = ["DEFAULT_TIMEOUT", "DryRunTransport", "default_transport"]
 
@@ -83,22 +82,14 @@ class DryRunTransport(httpx.AsyncBaseTransport):
         del self.requests[: -self._keep_last]
 
 
-def _json_object(body: bytes) -> dict[str, object] | None:
-    try:
-        payload = loads_strict(body) if body else None
-    except ValueError:
-        return None
-    return payload if isinstance(payload, dict) else None
-
-
 def _is_read_receipt(body: bytes) -> bool:
     """A read receipt answers ``{"success": true}`` upstream, not the send shape."""
-    payload = _json_object(body)
+    payload = json_object(body)
     return payload is not None and is_read_receipt_payload(payload)
 
 
 def _contacts_for(body: bytes) -> list[dict[str, str]]:
-    payload = _json_object(body)
+    payload = json_object(body)
     to = payload.get("to") if payload is not None else None
     if not isinstance(to, str):
         return []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -21,6 +21,7 @@ from ._recipient import is_phone_number, is_user_id
 
 __all__ = [
     "CURRENCY_CODE",
+    "ISO_DATE",
     "MAX_CAPTION_LENGTH",
     "MAX_FILENAME_LENGTH",
     "MAX_GROUP_ID_LENGTH",
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_TEXT_LENGTH",
     "PARAMETER_NAME",
     "PLACEHOLDER",
+    "TEMPLATE_NAME",
     "check_bool",
     "check_caption",
     "check_choice",
@@ -42,6 +44,7 @@ __all__ = [
     "check_link",
     "check_longitude",
     "check_mapping",
+    "check_match",
     "check_media_id",
     "check_media_source",
     "check_phone_to",
@@ -49,6 +52,8 @@ __all__ = [
     "check_reply_to",
     "check_sequence",
     "check_text",
+    "checked_objects",
+    "opt_mapping",
 ]
 
 MAX_TEXT_LENGTH = 4096
@@ -67,6 +72,10 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_]+)\s*\}\}")
 """A template text's ``{{1}}`` or ``{{name}}`` placeholder (the group is the number or name)."""
 PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 """A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
+TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
+"""A template's name: 1..512 lower-case letters, digits and underscores."""
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+"""A calendar date as the platform writes it: ``YYYY-MM-DD``."""
 
 
 def _fail(message: str, field: str) -> GraphRequestValidationError:
@@ -224,6 +233,25 @@ def check_choice(value: object, field: str, choices: Collection[str]) -> str:
     return value
 
 
+def check_match(value: object, pattern: re.Pattern[str], field: str, message: str) -> str:
+    """A string that ``pattern`` matches whole, else the refusal ``message`` naming ``field``.
+
+    The one step behind each format rule (codes, ids, times, names); the caller states the rule.
+    """
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise GraphRequestValidationError(message, field=field)
+    return value
+
+
+def opt_mapping(value: object, field: str) -> Mapping[Any, Any]:
+    """An optional mapping argument: ``None`` reads as empty; anything else must be a mapping."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise GraphRequestValidationError(f"{field} must be a mapping", field=field)
+    return value
+
+
 def check_mapping(
     value: object,
     field: str,
@@ -245,6 +273,18 @@ def check_mapping(
                 f"{field}: missing required field {key!r}", field=f"{field}.{key}"
             )
     return value
+
+
+def checked_objects(
+    items: Sequence[Any], field: str, *, allowed: Collection[str], required: Collection[str] = ()
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each item of a list of objects as ``("<field>[i]", item)``, ``check_mapping``-ed in turn.
+
+    Lazy: an item is checked when the loop reaches it, so refusals come in the list's order.
+    """
+    for index, item in enumerate(items):
+        where = f"{field}[{index}]"
+        yield where, check_mapping(item, where, allowed=allowed, required=required)
 
 
 def check_sequence(value: object, field: str, *, minimum: int = 0, maximum: int) -> Sequence[Any]:

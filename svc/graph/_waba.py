@@ -14,13 +14,15 @@ from ._admin_checks import (
     check_fields,
     check_text,
     check_url,
-    listing_query,
+    listing,
+    page_reader,
 )
 from ._endpoint import route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, opt_object, read_record
 from ._phone_admin import PhoneNumberInfo
 from ._results import CreatedObject, Page, Success
+from ._validate import check_match
 
 __all__ = ["SubscribedApp", "WabaAccount", "WabaInfo"]
 
@@ -132,11 +134,10 @@ class WabaAccount(WabaScoped):
         if name is not None:
             body["name"] = check_text(name, field="name", max_length=100)
         if timezone_id is not None:
-            if not isinstance(timezone_id, str) or not _TIMEZONE_ID.fullmatch(timezone_id):
-                raise GraphRequestValidationError(
-                    "timezone_id must be the platform's numeric timezone id", field="timezone_id"
-                )
-            body["timezone_id"] = timezone_id
+            body["timezone_id"] = check_match(
+                timezone_id, _TIMEZONE_ID,
+                "timezone_id", "timezone_id must be the platform's numeric timezone id",
+            )
         for key, flag in (
             ("is_enabled_for_insights", is_enabled_for_insights),
             ("template_auto_archival_enabled", template_auto_archival_enabled),
@@ -155,29 +156,23 @@ class WabaAccount(WabaScoped):
         params = {"account_number_id": account_number_id, "fields": check_fields(fields)}
         return PhoneNumberInfo.from_api(await self._on_node(GET_ACCOUNT_NUMBER, params))
 
-    async def list_phone_numbers(
-        self,
-        *,
-        fields: str | list[str] | None = None,
-        limit: int | None = None,
-        after: str | None = None,
-        before: str | None = None,
-    ) -> Page[PhoneNumberInfo]:
-        """``GET /{waba_id}/phone_numbers``: one page of the account's phone numbers."""
-        params = listing_query(fields, limit, after, before)
-        raw = await self._on_scope(LIST_PHONE_NUMBERS, params)
-        return Page.from_api(raw, PhoneNumberInfo.from_api, what="list phone numbers")
+    list_phone_numbers = page_reader(
+        LIST_PHONE_NUMBERS,
+        listing,
+        PhoneNumberInfo.from_api,
+        what="list phone numbers",
+        note=": one page of the account's phone numbers.",
+    )
 
     async def add_phone_number(
         self, *, cc: str, phone_number: str, verified_name: str
     ) -> CreatedObject:
         """``POST /{waba_id}/phone_numbers``: add a number (country code, national number, name)."""
-        if not isinstance(cc, str) or not _CC.fullmatch(cc):
-            raise GraphRequestValidationError("cc must be a 1-3 digit country code", field="cc")
-        if not isinstance(phone_number, str) or not _NATIONAL.fullmatch(phone_number):
-            raise GraphRequestValidationError(
-                "phone_number must be the national number's digits", field="phone_number"
-            )
+        check_match(cc, _CC, "cc", "cc must be a 1-3 digit country code")
+        check_match(
+            phone_number, _NATIONAL,
+            "phone_number", "phone_number must be the national number's digits",
+        )
         body = {
             "cc": cc,
             "phone_number": phone_number,

@@ -20,6 +20,7 @@ from ._endpoint import Param, route
 from ._errors import GraphRequestValidationError
 from ._parse import ApiRecord, Raw, opt_object, opt_str, read_record
 from ._results import Page, Success
+from ._validate import check_match
 
 __all__ = ["WABA_USER_TASKS", "AssignedUser", "WabaActivity", "WabaUsers"]
 
@@ -124,11 +125,10 @@ def _activity_types(value: object) -> str | None:
         )
     checked: list[str] = []
     for name in names:
-        if not isinstance(name, str) or not _ACTIVITY_TYPE.fullmatch(name):
-            raise GraphRequestValidationError(
-                "activity_type names are upper-case such as USER_ADDED", field="activity_type"
-            )
-        checked.append(name)
+        checked.append(check_match(
+            name, _ACTIVITY_TYPE,
+            "activity_type", "activity_type names are upper-case such as USER_ADDED",
+        ))
     return ",".join(checked)
 
 
