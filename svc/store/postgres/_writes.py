@@ -13,18 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .. import _identity, _ops, _person
+from .. import _identity, _ops
 from .._kinds import (
     DEFER,
     DeliveryWrite,
     MessageArgs,
     StatusArgs,
     event_answers,
+    first_events,
     first_of_each_key,
     first_recordings,
-    inbox_deliveries,
-    inbox_inserts,
-    inbox_probes,
+    place_inbox,
     recorded_new,
     updates_recorded,
 )
@@ -89,8 +88,7 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     their statuses through one ``append_statuses``, then their event keys, their
     update keys (a key repeated across the deliveries is new for its first delivery
     only), their identity sightings in delivery order (``upsert_identities``) and the
-    inbox rows of the keys recorded new (``inbox_inserts``), each in its person's queue
-    (``_person.place_inbox_rows``). With
+    inbox rows of the keys recorded new, each in its person's queue (``place_inbox``). With
     fresh row ids per message (as the HTTP layer makes them), the result equals
     running the deliveries one after another in order; a row id reused for another
     message id settles in the order ``record_messages`` gives (first the rows it
@@ -128,16 +126,7 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
         append_statuses(s, statuses)
     events = _record_events(s, deliveries)
     new = _record_update_keys(s, deliveries)
-    placed = inbox_inserts(deliveries, new)
-    probes = inbox_probes(deliveries, new)
-    absorbed, people = upsert_identities(
-        s, [sighting for item in deliveries for sighting in item.identities], probes
-    )
-    inbox = (
-        _person.place_inbox_rows(s, placed, absorbed, people, inbox_deliveries(deliveries, new))
-        if placed or absorbed
-        else []
-    )
+    inbox = place_inbox(s, deliveries, new, upsert_identities)
     if inbox:
         # In order (ids rise with it), each pending and due at once, in its person's queue
         # (``_person``, which took the queues' locks); a key already in the inbox keeps its row.
@@ -189,12 +178,7 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[Webh
     """The event row of each delivery: only a key's first delivery can be new."""
     if not deliveries:
         return []
-    keys = [item.event_key for item in deliveries]
-    first = first_of_each_key(keys)
-    rows = [
-        (item.event_key, item.event_hash, item.received_at)
-        for item in (deliveries[i] for i in first.values())
-    ]
+    keys, first, rows = first_events(deliveries)
     inserted = {
         row[0]
         for row in s.fetchall(

@@ -27,11 +27,9 @@ from .._kinds import (
     MessageArgs,
     StatusArgs,
     event_answers,
-    first_of_each_key,
+    first_events,
     first_recordings,
-    inbox_deliveries,
-    inbox_inserts,
-    inbox_probes,
+    place_inbox,
     recorded_new,
     updates_recorded,
 )
@@ -68,8 +66,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
 
     The group commit hands it the deliveries queued together: their event keys, update
     keys, messages and statuses go in one statement run each, the identity sightings
-    together, in delivery order, then the inbox rows (``inbox_inserts``), each in its
-    person's queue (``_person.place_inbox_rows``); an update key repeated across them is
+    together, in delivery order, then the inbox rows, each in its person's queue
+    (``place_inbox``); an update key repeated across them is
     new for its first delivery only (``recorded_new``, as on PostgreSQL).
     """
     events = _record_events(s, items)
@@ -80,29 +78,13 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    inbox = inbox_inserts(items, new)
-    absorbed, people = _identity.upsert_identities_together(
-        s, [seen for item in items for seen in item.identities], inbox_probes(items, new)
-    )
-    if inbox or absorbed:
-        # Each row waits in its person's queue as of its delivery's sightings (``_person``).
-        _record_inbox(
-            s,
-            _person.place_inbox_rows(
-                s, inbox, absorbed, people or None, inbox_deliveries(items, new)
-            ),
-        )
+    _record_inbox(s, place_inbox(s, items, new, _identity.upsert_identities_together))
     return updates_recorded(items, events, new)
 
 
 def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[WebhookEventResult]:
     """The event row of each delivery: only a key's first delivery can be new."""
-    keys = [item.event_key for item in deliveries]
-    first = first_of_each_key(keys)
-    rows = [
-        (item.event_key, item.event_hash, item.received_at)
-        for item in (deliveries[i] for i in first.values())
-    ]
+    keys, first, rows = first_events(deliveries)
     inserted = _insert_rows(
         s,
         "INSERT INTO svc_webhook_events (event_key, event_hash, received_at)",
