@@ -45,6 +45,7 @@ from .._errors import (
     PersistenceError,
     PersistenceValidationError,
 )
+from .._kinds import Forms
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
@@ -215,7 +216,7 @@ class PgBatchConnection:
     next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
 
     __slots__ = ("_conn", "_pending", "_sent", "session")
-    forms: Final = _writes.PostgresForms()
+    forms: Final[Forms] = _writes
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 

@@ -41,7 +41,6 @@ from .._validate import IdentityArgs
 __all__ = [
     "INBOX_CHANNEL",
     "INSTANCE_SETTING",
-    "PostgresForms",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -169,6 +168,26 @@ def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[
     return recorded_new(first, inserted)
 
 
+def _set_statuses(s: Session, changed: Sequence[tuple[object, str, int]]) -> None:
+    """Write each ``(row id, status, updated_at ms)`` back to its message row, in one statement."""
+    s.run(
+        "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
+        " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
+        " WHERE m.row_id = u.r",
+        _columns(changed),
+    )
+
+
+def _first_of_each(
+    s: Session, sql: str, items: Sequence[Sequence[object]]
+) -> tuple[dict[object, int], set[object]]:
+    """Run ``sql`` over the first item of each key (its first value), unnested; each key's
+    first index, and the keys the statement returned (its first column)."""
+    first = first_of_each_key([item[0] for item in items])
+    rows = [items[i] for i in first.values()]
+    return first, {row[0] for row in s.fetchall(sql, _columns(rows))}
+
+
 def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
     """``rows`` as one list per column: the arrays a set-based statement unnests."""
     return tuple(list(column) for column in zip(*rows, strict=True))
@@ -193,19 +212,15 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[Webh
 
 def claim_requests(s: Session, items: Sequence[tuple[str, str, int]]) -> list[object]:
     """``claim_service_request`` for each item, as if run one after another in order."""
-    first = first_of_each_key([item[0] for item in items])
-    rows = [items[i] for i in first.values()]
-    inserted = {
-        row[0]
-        for row in s.fetchall(
-            "INSERT INTO svc_service_requests"
-            " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
-            " SELECT k, h, 'pending', NULL, a, NULL"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
-            " ON CONFLICT DO NOTHING RETURNING idempotency_key",
-            _columns(rows),
-        )
-    }
+    first, inserted = _first_of_each(
+        s,
+        "INSERT INTO svc_service_requests"
+        " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
+        " SELECT k, h, 'pending', NULL, a, NULL"
+        " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
+        " ON CONFLICT DO NOTHING RETURNING idempotency_key",
+        items,
+    )
     stored: dict[object, tuple[str, ServiceRequestState, str | None, int | None]] = {}
     existing = [key for key in first if key not in inserted]
     if existing:
@@ -288,12 +303,7 @@ def record_messages(
             if (status, ms) != (row[2], int(row[3])):
                 changed.append((row[0], status, ms))
     if changed:
-        s.run(
-            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
-            " WHERE m.row_id = u.r",
-            _columns(changed),
-        )
+        _set_statuses(s, changed)
     return results
 
 
@@ -301,20 +311,16 @@ def complete_requests(
     s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
 ) -> list[object]:
     """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
-    first = first_of_each_key([item[0] for item in items])
-    rows = [items[i] for i in first.values()]
-    stored = {
-        row[0]
-        for row in s.fetchall(
-            "UPDATE svc_service_requests AS r SET state = 'completed',"
-            " response_json = u.response, completed_at = u.at, response_status = u.status"
-            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
-            " AS u(k, h, response, at, status)"
-            " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
-            " RETURNING r.idempotency_key",
-            _columns(rows),
-        )
-    }
+    first, stored = _first_of_each(
+        s,
+        "UPDATE svc_service_requests AS r SET state = 'completed',"
+        " response_json = u.response, completed_at = u.at, response_status = u.status"
+        " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
+        " AS u(k, h, response, at, status)"
+        " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
+        " RETURNING r.idempotency_key",
+        items,
+    )
     return [(item[0] in stored) if first[item[0]] == i else DEFER for i, item in enumerate(items)]
 
 
@@ -336,12 +342,7 @@ def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
         items,
     )
     if changed:
-        s.run(
-            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
-            " WHERE m.row_id = u.r",
-            _columns(changed),
-        )
+        _set_statuses(s, changed)
     return list[object](matched)
 
 
@@ -421,15 +422,3 @@ def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) ->
         counts[int(ordinal) - 1] += 1
     return list[object](counts)
 
-
-class PostgresForms:
-    """These forms as the one object ``_kinds.Forms`` names (the batch connection's ``forms``)."""
-
-    __slots__ = ()
-    record_deliveries: Final = staticmethod(record_deliveries)
-    record_delivery: Final = staticmethod(record_delivery)
-    record_messages: Final = staticmethod(record_messages)
-    append_statuses: Final = staticmethod(append_statuses)
-    claim_requests: Final = staticmethod(claim_requests)
-    complete_requests: Final = staticmethod(complete_requests)
-    pause_templates: Final = staticmethod(pause_templates)

@@ -29,7 +29,7 @@ from .._errors import (
     PersistenceError,
     PersistenceValidationError,
 )
-from .._kinds import Kind
+from .._kinds import Forms, Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
@@ -129,7 +129,7 @@ class SqliteBatchConnection:
     writes, savepoints by name, no advisory locks (the write lock is the whole file's)."""
 
     __slots__ = ("_conn", "session")
-    forms: Final = _writes.SqliteForms()
+    forms: Final[Forms] = _writes
     faults: Final = (sqlite3.Error,)
     locks: Final = False
 
