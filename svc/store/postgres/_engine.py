@@ -303,7 +303,8 @@ class _Thread:
 class PgEngine:
     """The pool, the cancellable thread calls and the group commit of one ``PostgresStore``.
 
-    Options arrive checked, except the connection string, which only psycopg parses.
+    Options arrive checked, except the connection string, which only psycopg parses; their
+    defaults are ``PostgresStore``'s.
     """
 
     __slots__ = (
@@ -329,13 +330,13 @@ class PgEngine:
         self,
         dsn: str,
         *,
-        schema: str | None = None,
-        min_size: int = 1,
-        max_size: int = 10,
-        connect_timeout: float = 10.0,
-        pool_timeout: float = 2.0,
-        reconnect_interval: float = 0.5,
-        writer: str = "thread",
+        schema: str | None,
+        min_size: int,
+        max_size: int,
+        connect_timeout: float,
+        pool_timeout: float,
+        reconnect_interval: float,
+        writer: str,
     ) -> None:
         try:
             options = psycopg.conninfo.conninfo_to_dict(dsn)
