@@ -68,6 +68,32 @@ def integer(
     return value
 
 
+def option_int(value: object, field: str) -> int:
+    """An option that must be an ``int`` (not a bool); its range is the caller's rule."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PersistenceValidationError("invalid_options", f"{field} must be an integer.")
+    return value
+
+
+def option_seconds(value: object, field: str) -> float:
+    """An option in seconds: an ``int`` or ``float`` (not a bool); its range is the caller's."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PersistenceValidationError(
+            "invalid_options", f"{field} must be a number of seconds."
+        )
+    return value
+
+
+def interval(value: object) -> float:
+    """A worker loop's ``interval``: seconds in (0, 86400]."""
+    seconds = option_seconds(value, "interval")
+    if not 0 < seconds <= 86_400:
+        raise PersistenceValidationError(
+            "invalid_options", "interval must be in (0, 86400] seconds."
+        )
+    return seconds
+
+
 def response_json(value: object) -> str:
     """The stored upstream answer: a string kept verbatim (at most 1 MiB)."""
     if not isinstance(value, str) or len(value) > 1_048_576:
