@@ -131,7 +131,10 @@ def delivery_write(
 
 
 class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
-    """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
+    """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``.
+
+    Each method is documented once, at its declaration in ``PersistenceStore``.
+    """
 
     __slots__ = ()
 
