@@ -65,6 +65,16 @@ def _state(value: object, now: datetime | None) -> tuple[ops.StateArgs, int]:
     return (sealed, to_ms(value.expires_at, field="expires_at")), at
 
 
+def _completion(
+    id: object, lease_id: object, consumed: object, state: object, now: datetime | None
+) -> tuple[int, str, tuple[int, ...], tuple[ops.StateArgs, int] | None]:
+    """A completion's head id, lease, consumed ids and state write (with its time), checked."""
+    item_id = _id(id)
+    lease = check.text(lease_id, "lease_id")
+    ids = _consumed(consumed, item_id)
+    return item_id, lease, ids, None if state is None else _state(state, now)
+
+
 def _options(message: str) -> PersistenceValidationError:
     return PersistenceValidationError("invalid_options", message)
 
@@ -112,10 +122,7 @@ class InboxMethods(StoreCalls):
         state: UserStateWrite | None = None,
         now: datetime | None = None,
     ) -> bool:
-        item_id = _id(id)
-        lease = check.text(lease_id, "lease_id")
-        ids = _consumed(consumed, item_id)
-        write = None if state is None else _state(state, now)
+        item_id, lease, ids, write = _completion(id, lease_id, consumed, state, now)
         at = None if now is None else to_ms(now, field="now")
         done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write, at)
         return done
@@ -131,10 +138,7 @@ class InboxMethods(StoreCalls):
         lease_ms: int,
         others_first: bool = False,
     ) -> tuple[bool, InboxItem | None]:
-        item_id = _id(id)
-        lease = check.text(lease_id, "lease_id")
-        ids = _consumed(consumed, item_id)
-        write = None if state is None else _state(state, now)
+        item_id, lease, ids, write = _completion(id, lease_id, consumed, state, now)
         at = to_ms(now, field="now")
         span = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         if type(others_first) is not bool:
