@@ -44,6 +44,7 @@ from .._errors import (
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
+    fault_messages,
 )
 from .._kinds import Forms
 from .._migrations import run_migrations
@@ -61,16 +62,10 @@ _CANCEL_RETRY_SECONDS: Final = 0.1
 _OLD_POOL_CLOSE_SECONDS: Final = 1.0
 """How long closing a replaced pool waits for its background threads."""
 _RECONNECT_TIMEOUT_SECONDS: Final = 30.0
+"""How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
 _LISTEN_TICK: Final = 1.0
 """Seconds a listening thread waits for a notification before it looks at its stop flag."""
-"""How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
-MESSAGES: Final[dict[str, str]] = {
-    "migration_failed": "PostgreSQL migration failed.",
-    "claim_failed": "PostgreSQL service-request transaction failed.",
-    "completion_failed": "PostgreSQL service-request completion failed.",
-    "outbox_failed": "PostgreSQL outbox or message transaction failed.",
-    "query_failed": "PostgreSQL query failed.",
-}
+MESSAGES: Final = fault_messages("PostgreSQL")
 APPLICATION_NAME: Final = "svc-writer"
 """The writer process's connection's ``application_name`` (in ``pg_stat_activity``), unless the
 connection string names one."""

@@ -28,6 +28,7 @@ from .._errors import (
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
+    fault_messages,
 )
 from .._kinds import Forms, Kind
 from .._migrations import run_migrations
@@ -52,13 +53,7 @@ SQLITE_WRITERS: Final = ("thread", "process")
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
-MESSAGES: Final[dict[str, str]] = {
-    "migration_failed": "SQLite migration failed.",
-    "claim_failed": "SQLite service-request transaction failed.",
-    "completion_failed": "SQLite service-request completion failed.",
-    "outbox_failed": "SQLite outbox or message transaction failed.",
-    "query_failed": "SQLite query failed.",
-}
+MESSAGES: Final = fault_messages("SQLite")
 _NOT_A_DATABASE: Final = "SQLite migration failed: the file is not an SQLite database."
 _CHECKPOINT_PAGES: Final = 4000
 """WAL pages (16 MB at 4 KiB) after which a commit copies the WAL back into the file."""
