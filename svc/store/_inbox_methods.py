@@ -79,15 +79,6 @@ def _options(message: str) -> PersistenceValidationError:
     return PersistenceValidationError("invalid_options", message)
 
 
-def _status(value: object) -> str:
-    try:
-        return InboxStatus(str(value)).value
-    except ValueError:
-        raise PersistenceValidationError(
-            "invalid_options", "status must be an inbox status."
-        ) from None
-
-
 class InboxMethods(StoreCalls):
     """Claim the heads of the inbox's queues, settle them under their lease (consuming later
     items and writing the user's state with a success), list, retry, drop and count items,
@@ -222,7 +213,7 @@ class InboxMethods(StoreCalls):
     async def list_inbox_items(
         self, *, status: InboxStatus | str | None = None, limit: int = 100
     ) -> list[InboxItem]:
-        state = None if status is None else _status(status)
+        state = None if status is None else check.status(status, InboxStatus, "inbox")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
             "query_failed", ops.list_inbox_items, state, count, write=False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Final, cast
 
@@ -92,6 +93,16 @@ def interval(value: object) -> float:
             "invalid_options", "interval must be in (0, 86400] seconds."
         )
     return seconds
+
+
+def status(value: object, statuses: type[enum.StrEnum], queue: str) -> str:
+    """``value`` as one of ``statuses`` (the outbox's or the inbox's), else ``invalid_options``."""
+    try:
+        return statuses(str(value)).value
+    except ValueError:
+        raise PersistenceValidationError(
+            "invalid_options", f"status must be an {queue} status."
+        ) from None
 
 
 def response_json(value: object) -> str:

@@ -191,6 +191,7 @@ def check_writer(writer: object) -> str:
 class SqliteStore(StoreBase):
     """The local single-file store (or ``":memory:"``)."""
 
+    _backend = "sqlite"
     _redacted_location = REDACTED_SQLITE_LOCATION
 
     __slots__ = (
@@ -243,11 +244,6 @@ class SqliteStore(StoreBase):
 
     def __repr__(self) -> str:
         return f"SqliteStore(location={REDACTED_SQLITE_LOCATION!r})"
-
-    @property
-    def backend(self) -> str:
-        """Always ``"sqlite"``."""
-        return "sqlite"
 
     def _connection(self) -> sqlite3.Connection:
         """Open on first use, in the worker thread (runs under the limiter)."""
