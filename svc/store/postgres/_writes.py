@@ -363,18 +363,9 @@ def upsert_identities(
     for row in s.fetchall(
         f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
         " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
-        (
-            sorted(
-                {item[0] for item in items if item[0] is not None}
-                | {p[1] for p in probes if p[1] is not None}
-            ),
-            sorted(
-                {item[2] for item in items if item[2] is not None}
-                | {p[2] for p in probes if p[2] is not None}
-            ),
-        ),
+        _identity.lookup_ids(items, probes),
     ):
-        stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
+        stored[int(row[0])] = _identity._values(row)
     changed, added, absorbed, found = _identity.merge_sightings(stored, items, probes)
     if changed:
         s.run(
