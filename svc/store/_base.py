@@ -515,7 +515,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
             if messages_older_than is None
             else to_ms(messages_older_than, field="messages_older_than")
         )
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         counts: dict[str, int] = {}
         for target in _ops.PRUNE_TARGETS:
             at = cutoff if target not in ("messages", "status_events") else messages_cutoff

@@ -180,7 +180,7 @@ class InboxMethods(StoreCalls):
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
         at = to_ms(now, field="now")
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         return await self._delete_in_batches(size, ops.delete_expired_user_states, at, size)
 
     async def mark_inbox_item_failed(
@@ -245,5 +245,5 @@ class InboxMethods(StoreCalls):
 
     async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
         cutoff = to_ms(older_than, field="older_than")
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         return await self._delete_in_batches(size, ops.delete_dead_inbox_items, cutoff, size)

@@ -59,8 +59,8 @@ class RetentionOptions:
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise _invalid(f"{name} must be a positive timedelta.")
         check.interval(self.interval)
-        if not 1 <= check.option_int(self.batch_size, "batch_size") <= 100_000:
-            raise _invalid("batch_size must be in 1..100000.")
+        if not 1 <= check.option_int(self.batch_size, "batch_size") <= check.MAX_BATCH:
+            raise _invalid(f"batch_size must be in 1..{check.MAX_BATCH}.")
 
 
 async def prune_once(store: PersistenceStore, options: RetentionOptions) -> PruneReport:

@@ -69,6 +69,16 @@ def integer(
     return value
 
 
+MAX_BATCH: Final = 100_000
+"""The most rows one transaction of a batched delete takes (retention, old dead letters,
+expired states)."""
+
+
+def batch_size(value: object) -> int:
+    """A batched delete's ``batch_size``: rows per transaction, in ``1..MAX_BATCH``."""
+    return integer(value, "batch_size", low=1, high=MAX_BATCH)
+
+
 def option_int(value: object, field: str) -> int:
     """An option that must be an ``int`` (not a bool); its range is the caller's rule."""
     if isinstance(value, bool) or not isinstance(value, int):
