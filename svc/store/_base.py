@@ -50,15 +50,6 @@ MAX_CLAIM_LIMIT = 1000
 PRUNE_BATCH = 500
 
 
-def _outbox_status(value: object) -> str:
-    try:
-        return OutboxStatus(str(value)).value
-    except ValueError:
-        raise PersistenceValidationError(
-            "invalid_options", "status must be an outbox status."
-        ) from None
-
-
 def _inbox_row(row: object) -> InboxArgs:
     """An ``InboxRow`` checked field by field (the sealed update must be non-empty bytes)."""
     if type(row) is not InboxRow:
@@ -131,10 +122,15 @@ def delivery_write(
 
 
 class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
-    """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``."""
+    """Implements the :class:`PersistenceStore` methods over ``_call`` and ``_write``.
+
+    Each method is documented once, at its declaration in ``PersistenceStore``.
+    """
 
     __slots__ = ()
 
+    _backend: ClassVar[str]
+    """What ``backend`` answers: ``"sqlite"`` or ``"postgres"``."""
     _redacted_location: ClassVar[str]
     """What health and diagnostics show instead of the path or DSN."""
     _closed: bool
@@ -142,9 +138,8 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     """The group commits of the hot writes (the thread's, and the writer process's)."""
 
     @property
-    @abc.abstractmethod
     def backend(self) -> str:
-        ...
+        return self._backend
 
     @abc.abstractmethod
     async def _call(
@@ -371,7 +366,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
     async def list_outbox_items(
         self, *, status: OutboxStatus | str | None = None, limit: int = 100
     ) -> list[OutboxItem]:
-        state = None if status is None else _outbox_status(status)
+        state = None if status is None else check.status(status, OutboxStatus, "outbox")
         count = check.integer(limit, "limit", low=1, high=MAX_CLAIM_LIMIT)
         return await self._call(
             "query_failed", _ops.list_outbox_items, state, count, write=False
@@ -385,7 +380,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         )
 
     async def count_outbox_items(self, *, status: OutboxStatus | str) -> int:
-        state = _outbox_status(status)
+        state = check.status(status, OutboxStatus, "outbox")
         return await self._call(
             "query_failed", _ops.count_outbox_items, state, write=False
         )
@@ -520,7 +515,7 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
             if messages_older_than is None
             else to_ms(messages_older_than, field="messages_older_than")
         )
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         counts: dict[str, int] = {}
         for target in _ops.PRUNE_TARGETS:
             at = cutoff if target not in ("messages", "status_events") else messages_cutoff

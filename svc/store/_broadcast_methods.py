@@ -53,7 +53,7 @@ def _recipient(item: object) -> tuple[str, str]:
 class BroadcastMethods(StoreCalls, BroadcastStore):
     """Create, read, pause and resume broadcasts; claim, complete and retry their sends.
 
-    Each method's docstring is its declaration's in ``BroadcastStore``.
+    Each method is documented once, at its declaration in ``BroadcastStore``.
     """
 
     __slots__ = ()
@@ -96,7 +96,6 @@ class BroadcastMethods(StoreCalls, BroadcastStore):
         )
 
     async def get_broadcast(self, *, id: str) -> BroadcastStatus | None:
-        """A broadcast's state and counts, or None."""
         broadcast_id = check.text(id, "id")
         return await self._call(
             "query_failed", ops.get_broadcast, broadcast_id, write=False

@@ -192,22 +192,9 @@ class CheckedRowsBuilder:
         except TypeError:  # an unhashable value: the row is refused below, as the store would
             shared = False
         if shared is None:
-            shared = self._shared[given] = _shared_fields(*given)
+            shared = self._shared[given] = _shared_fields(given)
         if shared is False:  # names no user, or refused: the complete check says which
-            return self._message_checked(
-                row_id,
-                wa_message_id,
-                direction,
-                from_phone,
-                to_phone,
-                type,
-                status,
-                graph_message_id,
-                at_ms,
-                user_id,
-                parent_user_id,
-                business_phone_number_id,
-            )
+            return self._message_checked(row_id, wa_message_id, graph_message_id, at_ms, given)
         # The checks of epoch_ms and optional_text inlined for their common case: these
         # run for every row of every delivery.
         # (``type`` names the message type here: ``__class__`` is the builtin's test.)
@@ -242,18 +229,12 @@ class CheckedRowsBuilder:
         self,
         row_id: str | None,
         wa_message_id: str,
-        direction: str,
-        from_phone: str | None,
-        to_phone: str | None,
-        type: str,
-        status: str,
         graph_message_id: str | None,
         at_ms: int,
-        user_id: str | None,
-        parent_user_id: str | None,
-        business_phone_number_id: str | None,
+        given: _GivenFields,
     ) -> bool:
         """``message`` checking every field in the store's order (the first refusal is raised)."""
+        direction, from_phone, to_phone, type, status, user_id, parent_user_id, business = given
         fit = check.fit
         from_phone = fit(from_phone, check.PHONE_MAX)
         to_phone = fit(to_phone, check.PHONE_MAX)
@@ -280,9 +261,7 @@ class CheckedRowsBuilder:
                 at,
                 user_id,
                 parent_user_id,
-                check.optional_text(
-                    business_phone_number_id, "business_phone_number_id", max_len=check.PHONE_MAX
-                ),
+                check.optional_text(business, "business_phone_number_id", max_len=check.PHONE_MAX),
             )
         )
         return True
@@ -342,22 +321,17 @@ class CheckedRowsBuilder:
 
 _UserNames = tuple[str | None, str | None, str | None, str | None]
 """A sighting's checked user_id, parent_user_id, wa_id and username."""
+_GivenFields = tuple[str, str | None, str | None, str, str, str | None, str | None, str | None]
+"""A row's shared fields as given: direction, from and to phone, type, status, BSUIDs, business
+number (``message`` checks each distinct set once)."""
 _SharedFields = tuple[str | None, str | None, str, str, str | None, str | None, str | None]
 """A row's checked shared fields: from and to phone, type, status, BSUIDs, business number."""
 
 
-def _shared_fields(
-    direction: str,
-    from_phone: str | None,
-    to_phone: str | None,
-    type: str,
-    status: str,
-    user_id: str | None,
-    parent_user_id: str | None,
-    business_phone_number_id: str | None,
-) -> _SharedFields | Literal[False]:
+def _shared_fields(given: _GivenFields) -> _SharedFields | Literal[False]:
     """A row's shared fields checked by the store's rules; False when the row names no user
     or the store refuses one of them (``_message_checked`` then answers or raises)."""
+    direction, from_phone, to_phone, type, status, user_id, parent_user_id, business_id = given
     fit = check.fit
     from_phone = fit(from_phone, check.PHONE_MAX)
     to_phone = fit(to_phone, check.PHONE_MAX)
@@ -369,11 +343,11 @@ def _shared_fields(
         return False
     checked_type = fit(type, 64)
     checked_status = fit(status, 64)
-    business = fit(business_phone_number_id, check.PHONE_MAX)
+    business = fit(business_id, check.PHONE_MAX)
     if (
         checked_type is None
         or checked_status is None
-        or (business is None and business_phone_number_id is not None)
+        or (business is None and business_id is not None)
     ):
         return False
     return (from_phone, to_phone, checked_type, checked_status, user_id, parent_user_id, business)

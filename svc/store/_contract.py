@@ -417,11 +417,12 @@ class PersistenceStore(BroadcastStore, Protocol):
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
     ) -> list[InboxItem]:
-        """Lease up to ``limit`` due heads of queues, in id order.
+        """Lease up to ``limit`` due heads of queues, in turn (the order they became due).
 
         A queue's head is its lowest id among the rows not dead (a later item never runs
         while an earlier one waits, runs or retries); it is due when pending and
-        ``next_attempt_at <= now``, or running with a lease expired at ``now``. Each item
+        ``next_attempt_at <= now``, or running with a lease expired at ``now`` (its run
+        crashed). Each item
         claimed is running, with a fresh ``lease_id``, one more attempt and a lease until
         ``now + lease_ms``, and carries its queue's state unless expired at ``now``
         (``InboxItem.state``). PostgreSQL: heads another instance holds are skipped.
@@ -439,7 +440,8 @@ class PersistenceStore(BroadcastStore, Protocol):
     ) -> bool:
         """Complete a run in one transaction if ``lease_id`` is current: delete the item and
         the later items of its queue it ``consumed``, and write (``sealed=None``: delete)
-        its queue's ``state`` at ``now`` (required with a state). True if so; a stale lease
+        its queue's ``state`` at ``now`` (required with a state); with ``now`` the queue's next
+        item is due from then, behind the queues already due. True if so; a stale lease
         changes nothing (False); a consumed id of another queue or not after the item is
         refused (``PersistenceValidationError``) and changes nothing."""
         ...
@@ -456,19 +458,24 @@ class PersistenceStore(BroadcastStore, Protocol):
         others_first: bool = False,
     ) -> tuple[bool, InboxItem | None]:
         """``mark_inbox_item_succeeded`` and, in the same transaction, the claim of the item's
-        queue's next head if due (``others_first``: another queue's first due head when there
-        is one, else its own); whether the completion applied, and the item leased (None
-        after a stale lease)."""
+        queue's next head if due at ``now``, as a claim would (running, one more attempt, a
+        lease until ``now + lease_ms``; its queue's state as this completion left it); with
+        ``others_first``, another queue's first due head in turn when there is one (the
+        completed queue then takes its turn at ``now``), else its own. Whether the completion
+        applied, and the item leased (None: none due; never after a stale lease): one round
+        trip where a completion and a claim take two."""
         ...
 
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
-        """Move a running item's lease to end at ``until`` if ``lease_id`` is current."""
+        """Move a running item's lease to end at ``until`` if ``lease_id`` is current (a run
+        waiting for its user keeps its item); True if so."""
         ...
 
     async def list_inbox_queue(
         self, *, queue_key: str, after_id: int, limit: int = 100
     ) -> list[InboxItem]:
-        """Up to ``limit`` items of one queue after ``after_id`` not dead, in id order."""
+        """Up to ``limit`` items of one queue after ``after_id`` not dead, in id order: the
+        updates waiting behind a running item."""
         ...
 
     async def get_user_state(self, *, queue_key: str, now: datetime) -> UserStateRecord | None:
@@ -476,7 +483,7 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
-        """Delete the states expired at ``now``, in small transactions; how many."""
+        """Delete the states expired at ``now``, ``batch_size`` per transaction; how many."""
         ...
 
     async def mark_inbox_item_failed(
@@ -495,7 +502,8 @@ class PersistenceStore(BroadcastStore, Protocol):
     async def mark_inbox_item_dead(
         self, *, id: int, lease_id: str, now: datetime, error: str | None = None
     ) -> bool:
-        """Dead (kept, never claimed; its queue goes on) if ``lease_id`` is current."""
+        """Dead (kept, never claimed; its queue's later items go on) if ``lease_id`` is
+        current; ``error`` is kept as ``last_error``. True if so."""
         ...
 
     async def list_inbox_items(
@@ -509,15 +517,17 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
-        """Drop an item; True if it existed. Pending or dead: deleted at once. Running under
-        a live lease at ``now``: marked ``dropping``; its run is stopped and every settlement
-        of it refused, which deletes it."""
+        """Drop an item (an operator's call); True if it existed. Pending or dead: deleted at
+        once. Running under a live lease at ``now``: marked ``dropping``; its run is stopped at
+        its next lease renewal and every settlement of it refused, which deletes it."""
         ...
 
     async def mark_inbox_items_taken(
         self, *, id: int, lease_id: str, taken: Sequence[int]
     ) -> int:
-        """Show the later items a running head's wait or burst took as ``consumed``."""
+        """Show the later items of its queue a running head's wait or burst took as
+        ``consumed`` while ``lease_id`` is current (deleted with its success, pending again if
+        it ends otherwise); how many."""
         ...
 
     async def watch_inbox(self, on_signal: Callable[[], None]) -> None:
@@ -535,7 +545,8 @@ class PersistenceStore(BroadcastStore, Protocol):
         ...
 
     async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
-        """Delete dead items last changed before ``older_than``, in small transactions."""
+        """Delete dead items last changed before ``older_than``, ``batch_size`` per
+        transaction; how many."""
         ...
 
     async def count_outbox_pending(self) -> int:

@@ -26,6 +26,7 @@ __all__ = [
     "PersistenceErrorCode",
     "PersistenceValidationError",
     "ValidationCode",
+    "fault_messages",
 ]
 
 FaultCode = Literal[
@@ -48,6 +49,20 @@ REDACTED_POSTGRES_LOCATION: Final = "[REDACTED_POSTGRES_DATABASE]"
 
 FAULT_CODES: Final[frozenset[str]] = frozenset(get_args(FaultCode))
 VALIDATION_CODES: Final[frozenset[str]] = frozenset(get_args(ValidationCode))
+
+_FAILED: Final = {
+    "migration_failed": "migration failed.",
+    "claim_failed": "service-request transaction failed.",
+    "completion_failed": "service-request completion failed.",
+    "outbox_failed": "outbox or message transaction failed.",
+    "query_failed": "query failed.",
+}
+
+
+def fault_messages(backend: str) -> dict[str, str]:
+    """What a failed call of each fault code says on ``backend`` (a driver error's stand-in:
+    ``"SQLite query failed."``), for the adapter and its writer process."""
+    return {code: f"{backend} {failed}" for code, failed in _FAILED.items()}
 
 
 class PersistenceError(Exception):

@@ -30,6 +30,7 @@ __all__ = [
     "delete_absorbed",
     "find_identity",
     "lock_keys",
+    "lookup_ids",
     "merge_identity",
     "merge_sightings",
     "survivors",
@@ -243,6 +244,22 @@ def merge_sightings(
     return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed, found_by_probe
 
 
+def lookup_ids(
+    items: Sequence[IdentityArgs], probes: Sequence[Probe]
+) -> tuple[list[str], list[str]]:
+    """The BSUIDs and the wa_ids by which sightings and probes find their rows, each sorted
+    (the one read of a batch's set-based merge)."""
+    user_ids = sorted(
+        {item[0] for item in items if item[0] is not None}
+        | {p[1] for p in probes if p[1] is not None}
+    )
+    wa_ids = sorted(
+        {item[2] for item in items if item[2] is not None}
+        | {p[2] for p in probes if p[2] is not None}
+    )
+    return user_ids, wa_ids
+
+
 def upsert_identities_together(
     s: Session, items: Sequence[IdentityArgs], probes: Sequence[Probe] = ()
 ) -> tuple[list[Absorbed], list[int | None]]:
@@ -254,14 +271,7 @@ def upsert_identities_together(
     if len(items) < 2 and not probes:
         return upsert_identities(s, items), []
     stored: dict[int, IdentityArgs] = {}
-    user_ids = sorted(
-        {item[0] for item in items if item[0] is not None}
-        | {p[1] for p in probes if p[1] is not None}
-    )
-    wa_ids = sorted(
-        {item[2] for item in items if item[2] is not None}
-        | {p[2] for p in probes if p[2] is not None}
-    )
+    user_ids, wa_ids = lookup_ids(items, probes)
     for column, values in (("user_id", user_ids), ("wa_id", wa_ids)):
         for part in chunks(values, _READ_CHUNK):
             for row in s.fetchall(

@@ -65,23 +65,27 @@ def _state(value: object, now: datetime | None) -> tuple[ops.StateArgs, int]:
     return (sealed, to_ms(value.expires_at, field="expires_at")), at
 
 
+def _completion(
+    id: object, lease_id: object, consumed: object, state: object, now: datetime | None
+) -> tuple[int, str, tuple[int, ...], tuple[ops.StateArgs, int] | None]:
+    """A completion's head id, lease, consumed ids and state write (with its time), checked."""
+    item_id = _id(id)
+    lease = check.text(lease_id, "lease_id")
+    ids = _consumed(consumed, item_id)
+    return item_id, lease, ids, None if state is None else _state(state, now)
+
+
 def _options(message: str) -> PersistenceValidationError:
     return PersistenceValidationError("invalid_options", message)
-
-
-def _status(value: object) -> str:
-    try:
-        return InboxStatus(str(value)).value
-    except ValueError:
-        raise PersistenceValidationError(
-            "invalid_options", "status must be an inbox status."
-        ) from None
 
 
 class InboxMethods(StoreCalls):
     """Claim the heads of the inbox's queues, settle them under their lease (consuming later
     items and writing the user's state with a success), list, retry, drop and count items,
-    read users' states, and delete old dead letters and expired states."""
+    read users' states, and delete old dead letters and expired states.
+
+    Each method is documented once, at its declaration in ``PersistenceStore``.
+    """
 
     __slots__ = ()
 
@@ -92,14 +96,6 @@ class InboxMethods(StoreCalls):
     async def claim_inbox_items(
         self, *, now: datetime, limit: int, lease_ms: int
     ) -> list[InboxItem]:
-        """Lease up to ``limit`` due heads of queues, in turn (the order they became due).
-
-        A head is the lowest id of its queue among the rows not dead; it is due when
-        pending with ``next_attempt_at <= now``, or running with a lease expired at
-        ``now`` (its run crashed). Each one claimed is running, with a fresh ``lease_id``,
-        one more attempt and a lease until ``now + lease_ms``, and carries its queue's
-        state unless expired at ``now`` (``InboxItem.state``).
-        """
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
@@ -117,16 +113,7 @@ class InboxMethods(StoreCalls):
         state: UserStateWrite | None = None,
         now: datetime | None = None,
     ) -> bool:
-        """Complete a run in one transaction, if ``lease_id`` is current: delete the item,
-        the later items of its queue the run ``consumed``, and write its queue's ``state``
-        (``sealed=None`` deletes it; ``now`` is required with a state: its write time; with
-        ``now`` the queue's next item is due from then, behind the queues already due).
-        True if so; False, and nothing changed, when the lease is stale. A consumed id of
-        another queue or not after the item is refused and nothing changes."""
-        item_id = _id(id)
-        lease = check.text(lease_id, "lease_id")
-        ids = _consumed(consumed, item_id)
-        write = None if state is None else _state(state, now)
+        item_id, lease, ids, write = _completion(id, lease_id, consumed, state, now)
         at = None if now is None else to_ms(now, field="now")
         done: bool = await self._inbox_write(InboxWrite.SUCCEEDED, item_id, lease, ids, write, at)
         return done
@@ -142,17 +129,7 @@ class InboxMethods(StoreCalls):
         lease_ms: int,
         others_first: bool = False,
     ) -> tuple[bool, InboxItem | None]:
-        """``mark_inbox_item_succeeded`` and, in the same transaction, lease the item's
-        queue's next head if it is due at ``now``, as a claim would (running, one more
-        attempt, a fresh lease until ``now + lease_ms``; its queue's state as this completion
-        left it); with ``others_first``, the first due head of another queue in turn when there
-        is one (the completed queue then takes its turn at ``now``), else its own. Whether
-        the completion applied, and the item leased (None: none due; never after a stale
-        lease): one round trip where a completion and a claim take two."""
-        item_id = _id(id)
-        lease = check.text(lease_id, "lease_id")
-        ids = _consumed(consumed, item_id)
-        write = None if state is None else _state(state, now)
+        item_id, lease, ids, write = _completion(id, lease_id, consumed, state, now)
         at = to_ms(now, field="now")
         span = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         if type(others_first) is not bool:
@@ -163,9 +140,6 @@ class InboxMethods(StoreCalls):
         return done
 
     async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
-        """Show later items of a running head's queue that its wait or burst took as
-        ``consumed`` while ``lease_id`` is current (they are deleted with its success and
-        pending again if it ends otherwise); how many."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         ids = _consumed(taken, item_id)
@@ -176,8 +150,6 @@ class InboxMethods(StoreCalls):
         )
 
     async def extend_inbox_lease(self, *, id: int, lease_id: str, until: datetime) -> bool:
-        """Move a running item's lease to end at ``until`` if ``lease_id`` is current (a
-        run waiting for its user keeps its item); True if so."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         at = to_ms(until, field="until")
@@ -190,8 +162,6 @@ class InboxMethods(StoreCalls):
     async def list_inbox_queue(
         self, *, queue_key: str, after_id: int, limit: int = 100
     ) -> list[InboxItem]:
-        """Up to ``limit`` items of one queue after ``after_id`` that are not dead, in id
-        order: the updates waiting behind a running item."""
         queue = check.text(queue_key, "queue_key")
         after = check.integer(after_id, "after_id", low=0, high=_MAX_ID)
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
@@ -202,7 +172,6 @@ class InboxMethods(StoreCalls):
         )
 
     async def get_user_state(self, *, queue_key: str, now: datetime) -> UserStateRecord | None:
-        """A queue's stored state, or None when there is none or it expired at ``now``."""
         queue = check.text(queue_key, "queue_key")
         at = to_ms(now, field="now")
         return await self._call(
@@ -210,9 +179,8 @@ class InboxMethods(StoreCalls):
         )
 
     async def delete_expired_user_states(self, *, now: datetime, batch_size: int = 500) -> int:
-        """Delete the states expired at ``now``, ``batch_size`` per transaction; how many."""
         at = to_ms(now, field="now")
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         return await self._delete_in_batches(size, ops.delete_expired_user_states, at, size)
 
     async def mark_inbox_item_failed(
@@ -224,8 +192,6 @@ class InboxMethods(StoreCalls):
         retry_delay_ms: int,
         error: str | None = None,
     ) -> bool:
-        """Back to pending, due at ``now + retry_delay_ms``, if ``lease_id`` is current;
-        ``error`` (at most 80 characters) is kept as ``last_error``. True if so."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
@@ -237,8 +203,6 @@ class InboxMethods(StoreCalls):
     async def mark_inbox_item_dead(
         self, *, id: int, lease_id: str, now: datetime, error: str | None = None
     ) -> bool:
-        """Dead (never claimed again; its queue's later items go on) if ``lease_id`` is
-        current; ``error`` is kept as ``last_error``. True if so."""
         item_id = _id(id)
         lease = check.text(lease_id, "lease_id")
         at = to_ms(now, field="now")
@@ -249,15 +213,13 @@ class InboxMethods(StoreCalls):
     async def list_inbox_items(
         self, *, status: InboxStatus | str | None = None, limit: int = 100
     ) -> list[InboxItem]:
-        """Up to ``limit`` items (of one ``status`` when given), in id order."""
-        state = None if status is None else _status(status)
+        state = None if status is None else check.status(status, InboxStatus, "inbox")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         return await self._call(
             "query_failed", ops.list_inbox_items, state, count, write=False
         )
 
     async def retry_inbox_item(self, *, id: int, now: datetime) -> InboxItem | None:
-        """A dead item back to pending, due at ``now``, attempts reset; None if not dead."""
         item_id = _id(id)
         at = to_ms(now, field="now")
         return await self._call(
@@ -265,10 +227,6 @@ class InboxMethods(StoreCalls):
         )
 
     async def drop_inbox_item(self, *, id: int, now: datetime | None = None) -> bool:
-        """Drop an item (an operator's call); True if it existed. A pending or dead one is
-        deleted at once; one running under a live lease at ``now`` becomes ``dropping``: its
-        run is stopped at its next lease renewal and refused every settlement, which deletes
-        it (``wait_inbox_item_gone`` waits for that)."""
         item_id = _id(id)
         at = to_ms(now if now is not None else utc_now(), field="now")
         found = await self._call(
@@ -277,20 +235,15 @@ class InboxMethods(StoreCalls):
         return found is not None
 
     async def get_inbox_item(self, *, id: int) -> InboxItem | None:
-        """One item by id, or None."""
         item_id = _id(id)
         return await self._call(
             "query_failed", ops.get_inbox_item, item_id, write=False
         )
 
     async def inbox_statistics(self) -> InboxStatistics:
-        """How many items are pending, running and dead, and the oldest unfinished one's
-        record time."""
         return await self._call("query_failed", ops.inbox_statistics, write=False)
 
     async def delete_dead_inbox_items(self, *, older_than: datetime, batch_size: int = 500) -> int:
-        """Delete dead items last changed before ``older_than``, ``batch_size`` per
-        transaction; how many."""
         cutoff = to_ms(older_than, field="older_than")
-        size = check.integer(batch_size, "batch_size", low=1, high=100_000)
+        size = check.batch_size(batch_size)
         return await self._delete_in_batches(size, ops.delete_dead_inbox_items, cutoff, size)

@@ -41,6 +41,7 @@ __all__ = [
     "mark_inbox_items_taken",
     "retry_inbox_item",
     "run_inbox_write",
+    "write_user_state",
 ]
 
 _COLUMNS: Final = (
@@ -240,16 +241,30 @@ def _succeed(
             s.run("DELETE FROM svc_user_state WHERE queue_key = ?", (queue_key,))
         else:
             sealed, expires_at = write
-            s.run(
-                "INSERT INTO svc_user_state"
-                " (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
-                " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
-                " expires_at = excluded.expires_at, updated_at = excluded.updated_at,"
-                " sealed_for = excluded.sealed_for",
-                (queue_key, phone_number_id, sealed, expires_at, now, sealed_for),
-            )
+            write_user_state(s, queue_key, phone_number_id, sealed, expires_at, now, sealed_for)
     return str(queue_key)
+
+
+def write_user_state(
+    s: Session,
+    queue_key: str,
+    phone_number_id: str | None,
+    sealed: bytes,
+    expires_at: int,
+    updated_at: int,
+    sealed_for: str | None,
+) -> None:
+    """Store a queue's sealed state, replacing the one it had (``sealed_for``: the key it was
+    sealed under, when a fold moved the queue since)."""
+    s.run(
+        "INSERT INTO svc_user_state"
+        " (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
+        " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
+        " expires_at = excluded.expires_at, updated_at = excluded.updated_at,"
+        " sealed_for = excluded.sealed_for",
+        (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for),
+    )
 
 
 def extend_inbox_lease(s: Session, item_id: int, lease_id: str, until: int) -> bool:

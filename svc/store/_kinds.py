@@ -30,12 +30,13 @@ claims, which then find the queues they released).
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
-from . import _broadcasts, _identity, _inbox_ops, _ops
-from ._identity import Probe
-from ._person import InboxPlacement
+from . import _broadcasts, _identity, _inbox_ops, _ops, _person
+from ._identity import Absorbed, Probe
+from ._person import InboxInsert, InboxPlacement
 from ._records import UpdatesRecorded, WebhookEventResult
 from ._session import Session
 from ._validate import IdentityArgs, StatusArgs
@@ -51,12 +52,11 @@ __all__ = [
     "StatusArgs",
     "UpdateKeyRow",
     "event_answers",
+    "first_events",
     "first_of_each_key",
     "first_recordings",
-    "inbox_deliveries",
-    "inbox_inserts",
-    "inbox_probes",
     "lock_keys",
+    "place_inbox",
     "recorded_new",
     "updates_recorded",
 ]
@@ -96,7 +96,7 @@ class DeliveryWrite(NamedTuple):
 
     Its rows commit together or not at all: the event row, the update keys (a key stored
     before is a duplicate, ``recorded_new``), the inbox rows of the keys it recorded new
-    (``inbox_inserts``), the message rows, the status events and the identity sightings.
+    (``place_inbox``), the message rows, the status events and the identity sightings.
     (A named tuple: one is built per delivery on the event loop, and a tuple's construction
     is the cheapest immutable record's.)
     """
@@ -111,7 +111,7 @@ class DeliveryWrite(NamedTuple):
     update_keys: tuple[str, ...] = ()
     inbox: tuple[InboxArgs, ...] = ()
     """The updates to run, in queue order: the rows of the keys this delivery records new
-    go in the inbox (``inbox_inserts``), due at ``received_at``."""
+    go in the inbox (``place_inbox``), due at ``received_at``."""
 
     def lock_keys(self) -> tuple[str, ...]:
         """The sorted advisory-lock keys of its rows (PostgreSQL): message ids, identities
@@ -139,8 +139,8 @@ def lock_keys(kind: Kind, args: Any) -> tuple[str, ...]:
 
 
 class Forms(Protocol):
-    """An adapter's set-based forms: ``SqliteForms`` (``sqlite/_writes.py``) and
-    ``PostgresForms`` (``postgres/_writes.py``).
+    """An adapter's set-based forms: the module ``sqlite/_writes.py`` or ``postgres/_writes.py``
+    itself (a batch connection's ``forms``).
 
     Each takes the arguments of a batch's jobs of one kind, in order, and answers each as if
     the single calls had run one after another in that order; ``DEFER`` for one it leaves to
@@ -234,6 +234,20 @@ def first_of_each_key(keys: Sequence[object]) -> dict[object, int]:
     return first
 
 
+def first_events(
+    deliveries: Sequence[DeliveryWrite],
+) -> tuple[list[str], dict[object, int], list[tuple[str, str, int]]]:
+    """A batch's event keys, each key's first delivery (``first_of_each_key``) and the event
+    rows of those first deliveries (key, hash, received-at ms): the only ones that can be new."""
+    keys = [item.event_key for item in deliveries]
+    first = first_of_each_key(keys)
+    rows = [
+        (item.event_key, item.event_hash, item.received_at)
+        for item in (deliveries[i] for i in first.values())
+    ]
+    return keys, first, rows
+
+
 def event_answers(
     keys: Sequence[object], first: dict[object, int], inserted: Collection[object]
 ) -> list[WebhookEventResult]:
@@ -285,38 +299,39 @@ def _new_inbox_rows(
     return rows
 
 
-def inbox_inserts(
-    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
-) -> list[InboxPlacement]:
-    """The inbox rows to place for a batch's deliveries, in order (``_new_inbox_rows``), with
-    their delivery's received-at ms (then ``_person.place_inbox_rows`` gives each its queue)."""
-    return [
+Upsert = Callable[
+    [Session, Sequence[IdentityArgs], Sequence[Probe]], tuple[list[Absorbed], list[int | None]]
+]
+"""An adapter's merge of a batch's sightings: the rows absorbed and each probe's row."""
+
+
+def place_inbox(
+    s: Session,
+    deliveries: Sequence[DeliveryWrite],
+    new: Collection[tuple[int, str]],
+    upsert: Upsert,
+) -> list[InboxInsert]:
+    """Merge a batch's identity sightings in delivery order (the adapter's ``upsert``), then
+    give the inbox rows of the keys it recorded new (``_new_inbox_rows``) their persons'
+    queues (``_person.place_inbox_rows``): the rows to insert, in order.
+
+    Each row's user is looked up as of the end of its delivery's sightings (a probe of
+    ``_identity.merge_sightings``): where the deliveries run one by one would resolve it.
+    """
+    rows = _new_inbox_rows(deliveries, new)
+    ends = list(itertools.accumulate(len(item.identities) for item in deliveries))
+    absorbed, people = upsert(
+        s,
+        [sighting for item in deliveries for sighting in item.identities],
+        [(ends[index], row[5], row[6]) for index, row in rows],
+    )
+    if not rows and not absorbed:
+        return []
+    placements: list[InboxPlacement] = [
         (key, queue, number, kind, sealed, deliveries[index].received_at, user_id, wa_id, aliases)
-        for index, (key, queue, number, kind, sealed, user_id, wa_id, aliases) in _new_inbox_rows(
-            deliveries, new
-        )
+        for index, (key, queue, number, kind, sealed, user_id, wa_id, aliases) in rows
     ]
-
-
-def inbox_deliveries(
-    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
-) -> list[int]:
-    """For each row of ``inbox_inserts``, the index of its delivery in the batch."""
-    return [index for index, _ in _new_inbox_rows(deliveries, new)]
-
-
-def inbox_probes(
-    deliveries: Sequence[DeliveryWrite], new: Collection[tuple[int, str]]
-) -> list[Probe]:
-    """For each row of ``inbox_inserts``, the identity lookup of its user as of the end of its
-    delivery's sightings (``_identity.merge_sightings``): the set-based forms resolve each
-    row where the deliveries run one by one would."""
-    ends: list[int] = []
-    count = 0
-    for item in deliveries:
-        count += len(item.identities)
-        ends.append(count)
-    return [(ends[index], row[5], row[6]) for index, row in _new_inbox_rows(deliveries, new)]
+    return _person.place_inbox_rows(s, placements, absorbed, people, [i for i, _ in rows])
 
 
 def updates_recorded(

@@ -24,6 +24,7 @@ import anyio
 import anyio.abc
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from . import _validate as check
 from ._base import MAX_CLAIM_LIMIT
 from ._contract import PersistenceStore
 from ._errors import PersistenceError, PersistenceValidationError
@@ -200,39 +201,21 @@ class OutboxWorkerOptions:
     def __post_init__(self) -> None:
         if not callable(self.handler):
             raise _invalid("handler must be an async callable.")
-        if isinstance(self.interval, bool) or not isinstance(self.interval, int | float):
-            raise _invalid("interval must be a number of seconds.")
-        if not 0 < self.interval <= 86_400:
-            raise _invalid("interval must be in (0, 86400] seconds.")
-        if isinstance(self.batch_limit, bool) or not isinstance(self.batch_limit, int):
-            raise _invalid("batch_limit must be an integer.")
-        if not 1 <= self.batch_limit <= MAX_CLAIM_LIMIT:
+        check.interval(self.interval)
+        if not 1 <= check.option_int(self.batch_limit, "batch_limit") <= MAX_CLAIM_LIMIT:
             raise _invalid(f"batch_limit must be in 1..{MAX_CLAIM_LIMIT}.")
-        if isinstance(self.retry_delay, bool) or not isinstance(self.retry_delay, int | float):
-            raise _invalid("retry_delay must be a number of seconds.")
-        if not 0 <= self.retry_delay * 1000 <= MAX_RETRY_DELAY_MS:
+        retry_delay = check.option_seconds(self.retry_delay, "retry_delay")
+        if not 0 <= retry_delay * 1000 <= MAX_RETRY_DELAY_MS:
             raise _invalid("retry_delay must be between 0 and 7 days.")
-        if isinstance(self.max_retry_delay, bool) or not isinstance(
-            self.max_retry_delay, int | float
-        ):
-            raise _invalid("max_retry_delay must be a number of seconds.")
-        if not self.retry_delay <= self.max_retry_delay <= MAX_RETRY_DELAY_MS / 1000:
+        max_retry_delay = check.option_seconds(self.max_retry_delay, "max_retry_delay")
+        if not retry_delay <= max_retry_delay <= MAX_RETRY_DELAY_MS / 1000:
             raise _invalid("max_retry_delay must be between retry_delay and 7 days.")
-        if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
-            raise _invalid("max_attempts must be an integer.")
-        if not 1 <= self.max_attempts <= 1000:
+        if not 1 <= check.option_int(self.max_attempts, "max_attempts") <= 1000:
             raise _invalid("max_attempts must be in 1..1000.")
-        if isinstance(self.handler_timeout, bool) or not isinstance(
-            self.handler_timeout, int | float
-        ):
-            raise _invalid("handler_timeout must be a number of seconds.")
-        if not 0 < self.handler_timeout < OUTBOX_LEASE_MS / 1000:
+        handler_timeout = check.option_seconds(self.handler_timeout, "handler_timeout")
+        if not 0 < handler_timeout < OUTBOX_LEASE_MS / 1000:
             raise _invalid("handler_timeout must be positive and under the claim lease.")
-        if isinstance(self.max_ticks_in_flight, bool) or not isinstance(
-            self.max_ticks_in_flight, int
-        ):
-            raise _invalid("max_ticks_in_flight must be an integer.")
-        if not 1 <= self.max_ticks_in_flight <= 64:
+        if not 1 <= check.option_int(self.max_ticks_in_flight, "max_ticks_in_flight") <= 64:
             raise _invalid("max_ticks_in_flight must be in 1..64.")
         if self.jitter is not None and not callable(self.jitter):
             raise _invalid("jitter must be a callable or None.")

@@ -27,6 +27,7 @@ from typing import Final
 from svc.crypto import sha256_hex
 
 from ._identity import Absorbed
+from ._inbox_ops import write_user_state
 from ._session import ADVISORY_NAMESPACE, Session, chunks, in_list
 
 __all__ = [
@@ -225,16 +226,7 @@ def move_queues(s: Session, moves: dict[str, str]) -> None:
         for part in chunks(sources, _CHUNK):
             s.run(f"DELETE FROM svc_user_state WHERE queue_key IN {in_list(part)}", part)
         if winner != target:
-            number, sealed, expires_at, updated_at, sealed_for = states[winner]
-            s.run(
-                "INSERT INTO svc_user_state"
-                " (queue_key, phone_number_id, sealed, expires_at, updated_at, sealed_for)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (queue_key) DO UPDATE SET"
-                " phone_number_id = excluded.phone_number_id, sealed = excluded.sealed,"
-                " expires_at = excluded.expires_at, updated_at = excluded.updated_at,"
-                " sealed_for = excluded.sealed_for",
-                (target, number, sealed, expires_at, updated_at, sealed_for),
-            )
+            write_user_state(s, target, *states[winner])
 
 
 def _by_target(moves: dict[str, str], present: Iterable[str]) -> dict[str, list[str]]:

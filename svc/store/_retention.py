@@ -18,6 +18,7 @@ from typing import Final
 import anyio
 import anyio.abc
 
+from . import _validate as check
 from ._contract import PersistenceStore
 from ._errors import PersistenceError, PersistenceValidationError
 from ._records import PruneReport
@@ -57,14 +58,9 @@ class RetentionOptions:
                 continue
             if not isinstance(value, timedelta) or value <= timedelta(0):
                 raise _invalid(f"{name} must be a positive timedelta.")
-        if isinstance(self.interval, bool) or not isinstance(self.interval, int | float):
-            raise _invalid("interval must be a number of seconds.")
-        if not 0 < self.interval <= 86_400:
-            raise _invalid("interval must be in (0, 86400] seconds.")
-        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int):
-            raise _invalid("batch_size must be an integer.")
-        if not 1 <= self.batch_size <= 100_000:
-            raise _invalid("batch_size must be in 1..100000.")
+        check.interval(self.interval)
+        if not 1 <= check.option_int(self.batch_size, "batch_size") <= check.MAX_BATCH:
+            raise _invalid(f"batch_size must be in 1..{check.MAX_BATCH}.")
 
 
 async def prune_once(store: PersistenceStore, options: RetentionOptions) -> PruneReport:

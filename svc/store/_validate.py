@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Final, cast
 
@@ -66,6 +67,52 @@ def integer(
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise PersistenceValidationError(code, f"{field} must be an integer in {low}..{high}.")
     return value
+
+
+MAX_BATCH: Final = 100_000
+"""The most rows one transaction of a batched delete takes (retention, old dead letters,
+expired states)."""
+
+
+def batch_size(value: object) -> int:
+    """A batched delete's ``batch_size``: rows per transaction, in ``1..MAX_BATCH``."""
+    return integer(value, "batch_size", low=1, high=MAX_BATCH)
+
+
+def option_int(value: object, field: str) -> int:
+    """An option that must be an ``int`` (not a bool); its range is the caller's rule."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PersistenceValidationError("invalid_options", f"{field} must be an integer.")
+    return value
+
+
+def option_seconds(value: object, field: str) -> float:
+    """An option in seconds: an ``int`` or ``float`` (not a bool); its range is the caller's."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PersistenceValidationError(
+            "invalid_options", f"{field} must be a number of seconds."
+        )
+    return value
+
+
+def interval(value: object) -> float:
+    """A worker loop's ``interval``: seconds in (0, 86400]."""
+    seconds = option_seconds(value, "interval")
+    if not 0 < seconds <= 86_400:
+        raise PersistenceValidationError(
+            "invalid_options", "interval must be in (0, 86400] seconds."
+        )
+    return seconds
+
+
+def status(value: object, statuses: type[enum.StrEnum], queue: str) -> str:
+    """``value`` as one of ``statuses`` (the outbox's or the inbox's), else ``invalid_options``."""
+    try:
+        return statuses(str(value)).value
+    except ValueError:
+        raise PersistenceValidationError(
+            "invalid_options", f"status must be an {queue} status."
+        ) from None
 
 
 def response_json(value: object) -> str:

@@ -8,6 +8,7 @@ from typing import Final
 
 from ._errors import PersistenceValidationError
 from ._time import from_ms, to_ms
+from ._validate import option_int
 
 __all__ = ["DEFAULT_WINDOW_MS", "MAX_WINDOW_MS", "ConversationWindow", "conversation_window"]
 
@@ -34,9 +35,7 @@ def conversation_window(
     exactly ``window_ms``. An inbound after ``now`` (clock skew) counts as open
     with the full window remaining. Times are compared at millisecond precision.
     """
-    if isinstance(window_ms, bool) or not isinstance(window_ms, int):
-        raise PersistenceValidationError("invalid_options", "window_ms must be an integer.")
-    if not 1 <= window_ms <= MAX_WINDOW_MS:
+    if not 1 <= option_int(window_ms, "window_ms") <= MAX_WINDOW_MS:
         raise PersistenceValidationError(
             "invalid_options", f"window_ms must be between 1 and {MAX_WINDOW_MS}."
         )

@@ -44,7 +44,9 @@ from .._errors import (
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
+    fault_messages,
 )
+from .._kinds import Forms
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
@@ -60,16 +62,10 @@ _CANCEL_RETRY_SECONDS: Final = 0.1
 _OLD_POOL_CLOSE_SECONDS: Final = 1.0
 """How long closing a replaced pool waits for its background threads."""
 _RECONNECT_TIMEOUT_SECONDS: Final = 30.0
+"""How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
 _LISTEN_TICK: Final = 1.0
 """Seconds a listening thread waits for a notification before it looks at its stop flag."""
-"""How long a pool keeps retrying a lost connection in the background (calls probe anyway)."""
-MESSAGES: Final[dict[str, str]] = {
-    "migration_failed": "PostgreSQL migration failed.",
-    "claim_failed": "PostgreSQL service-request transaction failed.",
-    "completion_failed": "PostgreSQL service-request completion failed.",
-    "outbox_failed": "PostgreSQL outbox or message transaction failed.",
-    "query_failed": "PostgreSQL query failed.",
-}
+MESSAGES: Final = fault_messages("PostgreSQL")
 APPLICATION_NAME: Final = "svc-writer"
 """The writer process's connection's ``application_name`` (in ``pg_stat_activity``), unless the
 connection string names one."""
@@ -215,7 +211,7 @@ class PgBatchConnection:
     next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
 
     __slots__ = ("_conn", "_pending", "_sent", "session")
-    forms: Final = _writes.PostgresForms()
+    forms: Final[Forms] = _writes
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 
@@ -302,7 +298,8 @@ class _Thread:
 class PgEngine:
     """The pool, the cancellable thread calls and the group commit of one ``PostgresStore``.
 
-    Options arrive checked, except the connection string, which only psycopg parses.
+    Options arrive checked, except the connection string, which only psycopg parses; their
+    defaults are ``PostgresStore``'s.
     """
 
     __slots__ = (
@@ -328,13 +325,13 @@ class PgEngine:
         self,
         dsn: str,
         *,
-        schema: str | None = None,
-        min_size: int = 1,
-        max_size: int = 10,
-        connect_timeout: float = 10.0,
-        pool_timeout: float = 2.0,
-        reconnect_interval: float = 0.5,
-        writer: str = "thread",
+        schema: str | None,
+        min_size: int,
+        max_size: int,
+        connect_timeout: float,
+        pool_timeout: float,
+        reconnect_interval: float,
+        writer: str,
     ) -> None:
         try:
             options = psycopg.conninfo.conninfo_to_dict(dsn)

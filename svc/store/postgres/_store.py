@@ -74,6 +74,7 @@ class PostgresStore(StoreBase):
     start, they run on the worker thread as with ``"thread"``.
     """
 
+    _backend = "postgres"
     _redacted_location = REDACTED_POSTGRES_LOCATION
 
     __slots__ = ("_closed", "_engine", "_schema", "_writers")
@@ -122,11 +123,6 @@ class PostgresStore(StoreBase):
 
     def __repr__(self) -> str:
         return f"PostgresStore(location={REDACTED_POSTGRES_LOCATION!r}, schema={self._schema!r})"
-
-    @property
-    def backend(self) -> str:
-        """Always ``"postgres"``."""
-        return "postgres"
 
     @property
     def schema(self) -> str | None:

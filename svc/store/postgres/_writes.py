@@ -13,18 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .. import _identity, _ops, _person
+from .. import _identity, _ops
 from .._kinds import (
     DEFER,
     DeliveryWrite,
     MessageArgs,
     StatusArgs,
     event_answers,
+    first_events,
     first_of_each_key,
     first_recordings,
-    inbox_deliveries,
-    inbox_inserts,
-    inbox_probes,
+    place_inbox,
     recorded_new,
     updates_recorded,
 )
@@ -42,7 +41,6 @@ from .._validate import IdentityArgs
 __all__ = [
     "INBOX_CHANNEL",
     "INSTANCE_SETTING",
-    "PostgresForms",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -89,8 +87,7 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     their statuses through one ``append_statuses``, then their event keys, their
     update keys (a key repeated across the deliveries is new for its first delivery
     only), their identity sightings in delivery order (``upsert_identities``) and the
-    inbox rows of the keys recorded new (``inbox_inserts``), each in its person's queue
-    (``_person.place_inbox_rows``). With
+    inbox rows of the keys recorded new, each in its person's queue (``place_inbox``). With
     fresh row ids per message (as the HTTP layer makes them), the result equals
     running the deliveries one after another in order; a row id reused for another
     message id settles in the order ``record_messages`` gives (first the rows it
@@ -128,16 +125,7 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
         append_statuses(s, statuses)
     events = _record_events(s, deliveries)
     new = _record_update_keys(s, deliveries)
-    placed = inbox_inserts(deliveries, new)
-    probes = inbox_probes(deliveries, new)
-    absorbed, people = upsert_identities(
-        s, [sighting for item in deliveries for sighting in item.identities], probes
-    )
-    inbox = (
-        _person.place_inbox_rows(s, placed, absorbed, people, inbox_deliveries(deliveries, new))
-        if placed or absorbed
-        else []
-    )
+    inbox = place_inbox(s, deliveries, new, upsert_identities)
     if inbox:
         # In order (ids rise with it), each pending and due at once, in its person's queue
         # (``_person``, which took the queues' locks); a key already in the inbox keeps its row.
@@ -180,6 +168,26 @@ def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[
     return recorded_new(first, inserted)
 
 
+def _set_statuses(s: Session, changed: Sequence[tuple[object, str, int]]) -> None:
+    """Write each ``(row id, status, updated_at ms)`` back to its message row, in one statement."""
+    s.run(
+        "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
+        " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
+        " WHERE m.row_id = u.r",
+        _columns(changed),
+    )
+
+
+def _first_of_each(
+    s: Session, sql: str, items: Sequence[Sequence[object]]
+) -> tuple[dict[object, int], set[object]]:
+    """Run ``sql`` over the first item of each key (its first value), unnested; each key's
+    first index, and the keys the statement returned (its first column)."""
+    first = first_of_each_key([item[0] for item in items])
+    rows = [items[i] for i in first.values()]
+    return first, {row[0] for row in s.fetchall(sql, _columns(rows))}
+
+
 def _columns(rows: Sequence[Sequence[object]]) -> tuple[list[object], ...]:
     """``rows`` as one list per column: the arrays a set-based statement unnests."""
     return tuple(list(column) for column in zip(*rows, strict=True))
@@ -189,12 +197,7 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[Webh
     """The event row of each delivery: only a key's first delivery can be new."""
     if not deliveries:
         return []
-    keys = [item.event_key for item in deliveries]
-    first = first_of_each_key(keys)
-    rows = [
-        (item.event_key, item.event_hash, item.received_at)
-        for item in (deliveries[i] for i in first.values())
-    ]
+    keys, first, rows = first_events(deliveries)
     inserted = {
         row[0]
         for row in s.fetchall(
@@ -209,19 +212,15 @@ def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[Webh
 
 def claim_requests(s: Session, items: Sequence[tuple[str, str, int]]) -> list[object]:
     """``claim_service_request`` for each item, as if run one after another in order."""
-    first = first_of_each_key([item[0] for item in items])
-    rows = [items[i] for i in first.values()]
-    inserted = {
-        row[0]
-        for row in s.fetchall(
-            "INSERT INTO svc_service_requests"
-            " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
-            " SELECT k, h, 'pending', NULL, a, NULL"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
-            " ON CONFLICT DO NOTHING RETURNING idempotency_key",
-            _columns(rows),
-        )
-    }
+    first, inserted = _first_of_each(
+        s,
+        "INSERT INTO svc_service_requests"
+        " (idempotency_key, request_hash, state, response_json, created_at, completed_at)"
+        " SELECT k, h, 'pending', NULL, a, NULL"
+        " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS t(k, h, a)"
+        " ON CONFLICT DO NOTHING RETURNING idempotency_key",
+        items,
+    )
     stored: dict[object, tuple[str, ServiceRequestState, str | None, int | None]] = {}
     existing = [key for key in first if key not in inserted]
     if existing:
@@ -304,12 +303,7 @@ def record_messages(
             if (status, ms) != (row[2], int(row[3])):
                 changed.append((row[0], status, ms))
     if changed:
-        s.run(
-            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
-            " WHERE m.row_id = u.r",
-            _columns(changed),
-        )
+        _set_statuses(s, changed)
     return results
 
 
@@ -317,20 +311,16 @@ def complete_requests(
     s: Session, items: Sequence[tuple[str, str, str, int, int | None]]
 ) -> list[object]:
     """``complete_service_request`` for each item; a key's later items run alone (DEFER)."""
-    first = first_of_each_key([item[0] for item in items])
-    rows = [items[i] for i in first.values()]
-    stored = {
-        row[0]
-        for row in s.fetchall(
-            "UPDATE svc_service_requests AS r SET state = 'completed',"
-            " response_json = u.response, completed_at = u.at, response_status = u.status"
-            " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
-            " AS u(k, h, response, at, status)"
-            " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
-            " RETURNING r.idempotency_key",
-            _columns(rows),
-        )
-    }
+    first, stored = _first_of_each(
+        s,
+        "UPDATE svc_service_requests AS r SET state = 'completed',"
+        " response_json = u.response, completed_at = u.at, response_status = u.status"
+        " FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::integer[])"
+        " AS u(k, h, response, at, status)"
+        " WHERE r.idempotency_key = u.k AND r.request_hash = u.h AND r.state = 'pending'"
+        " RETURNING r.idempotency_key",
+        items,
+    )
     return [(item[0] in stored) if first[item[0]] == i else DEFER for i, item in enumerate(items)]
 
 
@@ -352,12 +342,7 @@ def append_statuses(s: Session, items: Sequence[StatusArgs]) -> list[object]:
         items,
     )
     if changed:
-        s.run(
-            "UPDATE svc_messages AS m SET status = u.status, updated_at = u.at"
-            " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS u(r, status, at)"
-            " WHERE m.row_id = u.r",
-            _columns(changed),
-        )
+        _set_statuses(s, changed)
     return list[object](matched)
 
 
@@ -378,18 +363,9 @@ def upsert_identities(
     for row in s.fetchall(
         f"SELECT {_identity._COLUMNS} FROM svc_user_identities"
         " WHERE user_id = ANY(?::text[]) OR wa_id = ANY(?::text[])",
-        (
-            sorted(
-                {item[0] for item in items if item[0] is not None}
-                | {p[1] for p in probes if p[1] is not None}
-            ),
-            sorted(
-                {item[2] for item in items if item[2] is not None}
-                | {p[2] for p in probes if p[2] is not None}
-            ),
-        ),
+        _identity.lookup_ids(items, probes),
     ):
-        stored[int(row[0])] = (row[1], row[2], row[3], row[4], int(row[5]))
+        stored[int(row[0])] = _identity._values(row)
     changed, added, absorbed, found = _identity.merge_sightings(stored, items, probes)
     if changed:
         s.run(
@@ -437,15 +413,3 @@ def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) ->
         counts[int(ordinal) - 1] += 1
     return list[object](counts)
 
-
-class PostgresForms:
-    """These forms as the one object ``_kinds.Forms`` names (the batch connection's ``forms``)."""
-
-    __slots__ = ()
-    record_deliveries: Final = staticmethod(record_deliveries)
-    record_delivery: Final = staticmethod(record_delivery)
-    record_messages: Final = staticmethod(record_messages)
-    append_statuses: Final = staticmethod(append_statuses)
-    claim_requests: Final = staticmethod(claim_requests)
-    complete_requests: Final = staticmethod(complete_requests)
-    pause_templates: Final = staticmethod(pause_templates)

@@ -28,8 +28,9 @@ from .._errors import (
     FaultCode,
     PersistenceError,
     PersistenceValidationError,
+    fault_messages,
 )
-from .._kinds import Kind
+from .._kinds import Forms, Kind
 from .._migrations import run_migrations
 from .._session import Row, Session
 from . import _writes
@@ -52,13 +53,7 @@ SQLITE_WRITERS: Final = ("thread", "process")
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
-MESSAGES: Final[dict[str, str]] = {
-    "migration_failed": "SQLite migration failed.",
-    "claim_failed": "SQLite service-request transaction failed.",
-    "completion_failed": "SQLite service-request completion failed.",
-    "outbox_failed": "SQLite outbox or message transaction failed.",
-    "query_failed": "SQLite query failed.",
-}
+MESSAGES: Final = fault_messages("SQLite")
 _NOT_A_DATABASE: Final = "SQLite migration failed: the file is not an SQLite database."
 _CHECKPOINT_PAGES: Final = 4000
 """WAL pages (16 MB at 4 KiB) after which a commit copies the WAL back into the file."""
@@ -129,7 +124,7 @@ class SqliteBatchConnection:
     writes, savepoints by name, no advisory locks (the write lock is the whole file's)."""
 
     __slots__ = ("_conn", "session")
-    forms: Final = _writes.SqliteForms()
+    forms: Final[Forms] = _writes
     faults: Final = (sqlite3.Error,)
     locks: Final = False
 
@@ -196,6 +191,7 @@ def check_writer(writer: object) -> str:
 class SqliteStore(StoreBase):
     """The local single-file store (or ``":memory:"``)."""
 
+    _backend = "sqlite"
     _redacted_location = REDACTED_SQLITE_LOCATION
 
     __slots__ = (
@@ -248,11 +244,6 @@ class SqliteStore(StoreBase):
 
     def __repr__(self) -> str:
         return f"SqliteStore(location={REDACTED_SQLITE_LOCATION!r})"
-
-    @property
-    def backend(self) -> str:
-        """Always ``"sqlite"``."""
-        return "sqlite"
 
     def _connection(self) -> sqlite3.Connection:
         """Open on first use, in the worker thread (runs under the limiter)."""

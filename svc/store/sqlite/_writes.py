@@ -27,11 +27,9 @@ from .._kinds import (
     MessageArgs,
     StatusArgs,
     event_answers,
-    first_of_each_key,
+    first_events,
     first_recordings,
-    inbox_deliveries,
-    inbox_inserts,
-    inbox_probes,
+    place_inbox,
     recorded_new,
     updates_recorded,
 )
@@ -40,7 +38,6 @@ from .._session import Row, Session, in_list
 from .._status import apply_status_events
 
 __all__ = [
-    "SqliteForms",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -53,11 +50,6 @@ __all__ = [
 T = TypeVar("T")
 
 _MAX_VARIABLES: Final = 999
-_MESSAGE_WIDTH: Final = 13
-_STATUS_WIDTH: Final = 4
-_UPDATE_WIDTH: Final = 5
-_EVENT_WIDTH: Final = 3
-_INBOX_WIDTH: Final = 8
 _MAX_IN: Final = 512
 
 
@@ -73,8 +65,8 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
 
     The group commit hands it the deliveries queued together: their event keys, update
     keys, messages and statuses go in one statement run each, the identity sightings
-    together, in delivery order, then the inbox rows (``inbox_inserts``), each in its
-    person's queue (``_person.place_inbox_rows``); an update key repeated across them is
+    together, in delivery order, then the inbox rows, each in its person's queue
+    (``place_inbox``); an update key repeated across them is
     new for its first delivery only (``recorded_new``, as on PostgreSQL).
     """
     events = _record_events(s, items)
@@ -85,41 +77,20 @@ def record_deliveries(s: Session, items: Sequence[DeliveryWrite]) -> list[object
     statuses = [event for item in items for event in item.statuses]
     if statuses:
         _append_statuses(s, statuses)
-    inbox = inbox_inserts(items, new)
-    absorbed, people = _identity.upsert_identities_together(
-        s, [seen for item in items for seen in item.identities], inbox_probes(items, new)
-    )
-    if inbox or absorbed:
-        # Each row waits in its person's queue as of its delivery's sightings (``_person``).
-        _record_inbox(
-            s,
-            _person.place_inbox_rows(
-                s, inbox, absorbed, people or None, inbox_deliveries(items, new)
-            ),
-        )
+    _record_inbox(s, place_inbox(s, items, new, _identity.upsert_identities_together))
     return updates_recorded(items, events, new)
 
 
 def _record_events(s: Session, deliveries: Sequence[DeliveryWrite]) -> list[WebhookEventResult]:
     """The event row of each delivery: only a key's first delivery can be new."""
-    keys = [item.event_key for item in deliveries]
-    first = first_of_each_key(keys)
-    rows = [
-        (item.event_key, item.event_hash, item.received_at)
-        for item in (deliveries[i] for i in first.values())
-    ]
-    inserted: set[str] = set()
-    for chunk in _chunks(rows, _EVENT_WIDTH):
-        inserted.update(
-            str(row[0])
-            for row in s.fetchall(
-                "INSERT INTO svc_webhook_events (event_key, event_hash, received_at) VALUES "
-                + ",".join(["(?,?,?)"] * len(chunk))
-                + " ON CONFLICT DO NOTHING RETURNING event_key",
-                [value for row in chunk for value in row],
-            )
-        )
-    return event_answers(keys, first, inserted)
+    keys, first, rows = first_events(deliveries)
+    inserted = _insert_rows(
+        s,
+        "INSERT INTO svc_webhook_events (event_key, event_hash, received_at)",
+        rows,
+        " ON CONFLICT DO NOTHING RETURNING event_key",
+    )
+    return event_answers(keys, first, {str(row[0]) for row in inserted})
 
 
 def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[tuple[int, str]]:
@@ -134,27 +105,25 @@ def _record_update_keys(s: Session, deliveries: Sequence[DeliveryWrite]) -> set[
     first = first_recordings(deliveries)
     known = _stored_keys(s, list(first))
     fresh = [row for key, row in first.items() if key not in known]
-    for chunk in _chunks(fresh, _UPDATE_WIDTH):
-        s.run(
-            "INSERT INTO svc_webhook_updates"
-            " (update_key, event_key, received_at, claimed_at, handled_at) VALUES "
-            + ",".join(["(?,?,?,?,?)"] * len(chunk)),
-            [value for row in chunk for value in (row[0], row[1], row[2], row[2], row[2])],
-        )
+    _insert_rows(
+        s,
+        "INSERT INTO svc_webhook_updates (update_key, event_key, received_at, claimed_at,"
+        " handled_at)",
+        [(key, event_key, at, at, at) for key, event_key, at, _ in fresh],
+    )
     return recorded_new(first, {row[0] for row in fresh})
 
 
 def _record_inbox(s: Session, rows: Sequence[_person.InboxInsert]) -> None:
     """Insert the inbox rows in order (ids rise with it), each pending and due at once; a
     key already in the inbox keeps its row."""
-    for chunk in _chunks(rows, _INBOX_WIDTH):
-        s.run(
-            "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
-            " next_attempt_at, created_at, updated_at) VALUES "
-            + ",".join(["(?,?,?,?,?,?,?,?)"] * len(chunk))
-            + " ON CONFLICT (update_key) DO NOTHING",
-            [value for row in chunk for value in (*row, row[5], row[5])],
-        )
+    _insert_rows(
+        s,
+        "INSERT INTO svc_inbox (update_key, queue_key, phone_number_id, kind, sealed,"
+        " next_attempt_at, created_at, updated_at)",
+        [(*row, row[5], row[5]) for row in rows],
+        " ON CONFLICT (update_key) DO NOTHING",
+    )
 
 
 def _stored_keys(s: Session, keys: Sequence[str]) -> set[str]:
@@ -175,6 +144,24 @@ def _stored_keys(s: Session, keys: Sequence[str]) -> set[str]:
             )
         )
     return found
+
+
+def _insert_rows(
+    s: Session, insert: str, rows: Sequence[Sequence[object]], tail: str = ""
+) -> list[Row]:
+    """``insert VALUES (?,...),(?,...)... tail`` over ``rows`` (each one row's values, all of
+    one width), in the runs ``_chunks`` gives; the rows the statements return, in order."""
+    if not rows:
+        return []
+    width = len(rows[0])
+    marks = "(" + ",".join("?" * width) + ")"
+    returned: list[Row] = []
+    for chunk in _chunks(rows, width):
+        returned += s.fetchall(
+            f"{insert} VALUES {','.join([marks] * len(chunk))}{tail}",
+            [value for row in chunk for value in row],
+        )
+    return returned
 
 
 def _chunks(items: Sequence[T], width: int) -> list[Sequence[T]]:
@@ -212,17 +199,13 @@ def _record_messages(s: Session, messages: Sequence[MessageArgs]) -> None:
             part,
         ):
             events.setdefault(str(wa_message_id), []).append((str(status), int(occurred_at)))
-    inserted: list[Row] = []
-    row_marks = "(" + ",".join("?" * _MESSAGE_WIDTH) + ")"
     returning = " RETURNING row_id, wa_message_id, status, updated_at" if events else ""
-    for chunk in _chunks(messages, _MESSAGE_WIDTH):
-        inserted += s.fetchall(
-            f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS}) VALUES "
-            + ",".join([row_marks] * len(chunk))
-            + " ON CONFLICT DO NOTHING"
-            + returning,
-            [value for values in chunk for value in values],
-        )
+    inserted = _insert_rows(
+        s,
+        f"INSERT INTO svc_messages ({_ops._MESSAGE_COLUMNS})",
+        messages,
+        " ON CONFLICT DO NOTHING" + returning,
+    )
     for row_id, wa_message_id, status, updated_ms in inserted:
         logged = events.get(str(wa_message_id))
         if logged:
@@ -230,14 +213,13 @@ def _record_messages(s: Session, messages: Sequence[MessageArgs]) -> None:
 
 
 def _append_statuses(s: Session, statuses: Sequence[StatusArgs]) -> None:
-    for chunk in _chunks(statuses, _STATUS_WIDTH):
-        s.run(
-            "INSERT INTO svc_message_status_events"
-            " (wa_message_id, status, occurred_at, pricing_category) VALUES "
-            + ",".join(["(?,?,?,?)"] * len(chunk))
-            + " ON CONFLICT DO NOTHING",
-            [value for event in chunk for value in event],
-        )
+    _insert_rows(
+        s,
+        "INSERT INTO svc_message_status_events"
+        " (wa_message_id, status, occurred_at, pricing_category)",
+        statuses,
+        " ON CONFLICT DO NOTHING",
+    )
     ids = sorted({event[0] for event in statuses})
     found: list[Row] = []
     for part in _chunks(ids, 1):
@@ -283,15 +265,3 @@ def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) ->
     """``pause_broadcasts_for_template`` for each template, in order."""
     return [_broadcasts.pause_broadcasts_for_template(s, *item) for item in items]
 
-
-class SqliteForms:
-    """These forms as the one object ``_kinds.Forms`` names (the batch connection's ``forms``)."""
-
-    __slots__ = ()
-    record_deliveries: Final = staticmethod(record_deliveries)
-    record_delivery: Final = staticmethod(record_delivery)
-    record_messages: Final = staticmethod(record_messages)
-    append_statuses: Final = staticmethod(append_statuses)
-    claim_requests: Final = staticmethod(claim_requests)
-    complete_requests: Final = staticmethod(complete_requests)
-    pause_templates: Final = staticmethod(pause_templates)
