@@ -139,8 +139,8 @@ def lock_keys(kind: Kind, args: Any) -> tuple[str, ...]:
 
 
 class Forms(Protocol):
-    """An adapter's set-based forms: the module ``sqlite/_writes.py`` or ``postgres/_writes.py``
-    itself (a batch connection's ``forms``).
+    """An adapter's set-based forms: ``SqliteForms`` (``sqlite/_writes.py``) and
+    ``PostgresForms`` (``postgres/_writes.py``), a batch connection's ``forms``.
 
     Each takes the arguments of a batch's jobs of one kind, in order, and answers each as if
     the single calls had run one after another in that order; ``DEFER`` for one it leaves to

@@ -211,7 +211,7 @@ class PgBatchConnection:
     next savepoint or the ``COMMIT``; a phase's advisory locks are one sorted statement."""
 
     __slots__ = ("_conn", "_pending", "_sent", "session")
-    forms: Final[Forms] = _writes
+    forms: Final[Forms] = _writes.PostgresForms()
     faults: Final = (psycopg.Error, OperationCancelled)
     locks: Final = True
 

@@ -41,6 +41,7 @@ from .._validate import IdentityArgs
 __all__ = [
     "INBOX_CHANNEL",
     "INSTANCE_SETTING",
+    "PostgresForms",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -413,3 +414,15 @@ def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) ->
         counts[int(ordinal) - 1] += 1
     return list[object](counts)
 
+
+class PostgresForms:
+    """These forms as the one object ``_kinds.Forms`` names (the batch connection's ``forms``)."""
+
+    __slots__ = ()
+    record_deliveries: Final = staticmethod(record_deliveries)
+    record_delivery: Final = staticmethod(record_delivery)
+    record_messages: Final = staticmethod(record_messages)
+    append_statuses: Final = staticmethod(append_statuses)
+    claim_requests: Final = staticmethod(claim_requests)
+    complete_requests: Final = staticmethod(complete_requests)
+    pause_templates: Final = staticmethod(pause_templates)

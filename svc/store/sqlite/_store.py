@@ -124,7 +124,7 @@ class SqliteBatchConnection:
     writes, savepoints by name, no advisory locks (the write lock is the whole file's)."""
 
     __slots__ = ("_conn", "session")
-    forms: Final[Forms] = _writes
+    forms: Final[Forms] = _writes.SqliteForms()
     faults: Final = (sqlite3.Error,)
     locks: Final = False
 

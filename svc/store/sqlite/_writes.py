@@ -38,6 +38,7 @@ from .._session import Row, Session, in_list
 from .._status import apply_status_events
 
 __all__ = [
+    "SqliteForms",
     "append_statuses",
     "claim_requests",
     "complete_requests",
@@ -265,3 +266,15 @@ def pause_templates(s: Session, items: Sequence[tuple[str, str | None, int]]) ->
     """``pause_broadcasts_for_template`` for each template, in order."""
     return [_broadcasts.pause_broadcasts_for_template(s, *item) for item in items]
 
+
+class SqliteForms:
+    """These forms as the one object ``_kinds.Forms`` names (the batch connection's ``forms``)."""
+
+    __slots__ = ()
+    record_deliveries: Final = staticmethod(record_deliveries)
+    record_delivery: Final = staticmethod(record_delivery)
+    record_messages: Final = staticmethod(record_messages)
+    append_statuses: Final = staticmethod(append_statuses)
+    claim_requests: Final = staticmethod(claim_requests)
+    complete_requests: Final = staticmethod(complete_requests)
+    pause_templates: Final = staticmethod(pause_templates)
