@@ -17,6 +17,9 @@ PAGES = sorted(
     key=lambda path: path.relative_to(ROOT).as_posix(),
 )
 LINE_CAPS = {"docs/performance.md": 300, "docs/decisions.md": 700}
+GUIDES = {"docs/dev.md", "docs/testing.md"}
+"""The bot author's guides; every other page of ``docs/`` is reference, under one budget."""
+REFERENCE_CAP = 4500
 
 _ORDINAL = (
     r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
@@ -101,3 +104,10 @@ def test_the_diary_pattern_leaves_product_words_alone(text: str) -> None:
 def test_the_long_pages_stay_under_their_caps(name: str, cap: int) -> None:
     lines = (ROOT / name).read_text(encoding="utf-8").count("\n")
     assert lines <= cap, f"{name}: {lines} lines, the cap is {cap}"
+
+
+def test_the_reference_pages_stay_under_their_budget() -> None:
+    pages = [page for page in (ROOT / "docs").glob("*.md") if _name(page) not in GUIDES]
+    lines = sum(page.read_text(encoding="utf-8").count("\n") for page in pages)
+    assert {_name(page) for page in PAGES} >= GUIDES
+    assert lines < REFERENCE_CAP, f"docs/ reference pages: {lines} lines ({REFERENCE_CAP} allowed)"
