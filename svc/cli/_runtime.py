@@ -28,8 +28,7 @@ if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
     from ..dev import DevSession
-    from ..flows import FlowHandler, FlowPrivateKey
-    from ..http import Profile, ServiceSecrets
+    from ..http import FlowsEndpoint, Profile, ServiceSecrets
     from ..store import PersistenceStore
 
 __all__ = [
@@ -79,9 +78,9 @@ class ServePlan:
     handler_options: dict[str, float] = field(default_factory=dict)
     """``create_app(handler_options=...)``: concurrency, timeout, max_attempts."""
     body_read_timeout: float = 15.0
-    """Seconds a request body may take (``create_app(body_read_timeout=...)``)."""
+    """Seconds a request body may take (``create_app(limits=BodyLimits(...))``)."""
     max_pending_bodies: int = 64
-    """Bodies one worker reads at once (``create_app(max_pending_bodies=...)``)."""
+    """Bodies one worker reads at once (``create_app(limits=BodyLimits(...))``)."""
     sqlite_synchronous: str = "full"
     """``SqliteStore(synchronous=...)``: ``full`` or ``normal``."""
     sqlite_writer: str = "thread"
@@ -219,9 +218,10 @@ def _metrics_exposition(directory: str) -> Callable[[], bytes]:
     return exposition
 
 
-def load_flow_handler(plan: ServePlan) -> tuple[FlowHandler, FlowPrivateKey]:
+def load_flow_handler(plan: ServePlan) -> FlowsEndpoint:
     """The plan's flow handler and its private key (``--flow-handler``), for ``create_app``."""
     from ..flows import load_flow_private_key
+    from ..http import FlowsEndpoint
     from ._errors import SecretResolutionError, ServeError
     from ._inputs import import_callable
 
@@ -235,7 +235,7 @@ def load_flow_handler(plan: ServePlan) -> tuple[FlowHandler, FlowPrivateKey]:
         raise SecretResolutionError(
             "the flows private key cannot be loaded (PEM, passphrase, RSA >= 2048 bits)."
         ) from None
-    return handler, key
+    return FlowsEndpoint(handler=handler, private_key=key)
 
 
 def build_app(
@@ -250,17 +250,15 @@ def build_app(
     transport, runtime observer and replay sink take part (its routes are mounted by the
     caller)."""
     from ..graph import DryRunTransport
-    from ..http import ServiceError, create_app
+    from ..http import BodyLimits, LogOptions, ServiceError, create_app
+    from ..store import OutboxWorkerOptions
     from ..webhook import FacadeFlags
     from ._errors import ServeError
     from ._user_code import load_app, load_outbox_handler
 
-    flow_handler, flows_private_key = (
-        load_flow_handler(plan) if plan.flow_handler is not None else (None, None)
-    )
-    outbox_handler = None
+    outbox = None
     if plan.outbox_handler is not None:
-        outbox_handler = load_outbox_handler(plan.outbox_handler)
+        outbox = OutboxWorkerOptions(handler=load_outbox_handler(plan.outbox_handler))
     handler_options: dict[str, Any] = dict(plan.handler_options)
     if "kill-after-handler" in plan.test_faults:
         handler_options["after_run"] = _kill_after_handler
@@ -288,17 +286,18 @@ def build_app(
             facade_flags=FacadeFlags(
                 log_webhook_events=plan.log_webhook_events, echo_reply=plan.echo_reply
             ),
-            body_read_timeout=plan.body_read_timeout,
-            max_pending_bodies=plan.max_pending_bodies,
+            limits=BodyLimits(
+                body_read_timeout=plan.body_read_timeout,
+                max_pending_bodies=plan.max_pending_bodies,
+            ),
             metrics_registry=registry,
             metrics_exposition=(
                 _metrics_exposition(plan.multiproc_dir) if plan.multiproc_dir is not None else None
             ),
-            flow_handler=flow_handler,
-            flows_private_key=flows_private_key,
-            outbox_handler=outbox_handler,
+            flows=load_flow_handler(plan) if plan.flow_handler is not None else None,
+            outbox=outbox,
             facade=load_app(plan.app) if plan.app is not None else None,
-            access_log=plan.access_log,
+            log=LogOptions(access_log=plan.access_log),
             broadcast_options=dict(plan.broadcast_options) if plan.broadcast_options else None,
             handler_options=handler_options or None,
             telemetry_sink=telemetry_sink,

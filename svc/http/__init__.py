@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from svc.runtime import HandlerOptions as HandlerOptions
 
+from ._broadcast_sender import BroadcastOptions as BroadcastOptions
 from ._errors import CONSTRUCTION_CODES as CONSTRUCTION_CODES
 from ._errors import CURSOR_REFUSED as CURSOR_REFUSED
 from ._errors import HttpError as HttpError
 from ._errors import ServiceError as ServiceError
+from ._options import BodyLimits as BodyLimits
+from ._options import FlowsEndpoint as FlowsEndpoint
+from ._options import LogOptions as LogOptions
 from ._profile import DEFAULT_API_PREFIX as DEFAULT_API_PREFIX
 from ._profile import DEFAULT_MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES
 from ._profile import DEFAULT_WEBHOOK_PATH as DEFAULT_WEBHOOK_PATH
@@ -64,10 +68,14 @@ __all__ = [
     "MAX_PHONE_NUMBERS",
     "MAX_SECRET_LENGTH",
     "SERVICE_NAME",
+    "BodyLimits",
+    "BroadcastOptions",
     "BusinessNumber",
     "CryptoProvider",
+    "FlowsEndpoint",
     "HandlerOptions",
     "HttpError",
+    "LogOptions",
     "Profile",
     "Route",
     "ServiceError",

@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 from prometheus_client import CollectorRegistry
@@ -25,7 +26,6 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, Reque
 
 from svc._version import __version__
 from svc.crypto import InboxKeyring
-from svc.flows import FlowHandler, FlowPrivateKey
 from svc.graph import GraphClient, GraphRequestValidationError
 from svc.runtime import (
     HandlerOptions,
@@ -36,7 +36,6 @@ from svc.runtime import (
     handler_options_from,
 )
 from svc.store import (
-    OutboxHandler,
     OutboxReport,
     OutboxReporter,
     OutboxWorkerHandle,
@@ -48,7 +47,7 @@ from svc.store import (
 from svc.webhook import DefaultFacade, FacadeFlags, WebhookFacade, WebhookMetrics
 
 from ._access_log import AccessLog
-from ._body import DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_PENDING_BODIES, BodyGate
+from ._body import BodyGate
 from ._broadcast_routes import BroadcastRuntime, register_broadcast_routes
 from ._broadcast_sender import BroadcastOptions
 from ._checks import CheckedArguments, check_arguments
@@ -68,6 +67,7 @@ from ._numbers import build_numbers
 from ._openapi import openapi_document as openapi_document
 from ._operator_routes import SERVICE_NAME as SERVICE_NAME
 from ._operator_routes import register_operator_routes
+from ._options import BodyLimits, FlowsEndpoint, LogOptions
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
 from ._replies import error_reply
@@ -93,37 +93,30 @@ def create_app(
     metrics_registry: CollectorRegistry | None = None,
     metrics_exposition: Callable[[], bytes] | None = None,
     facade_flags: FacadeFlags | None = None,
-    outbox_handler: OutboxHandler | None = None,
-    outbox_options: Mapping[str, Any] | None = None,
-    flow_handler: FlowHandler | None = None,
-    flows_private_key: FlowPrivateKey | None = None,
-    broadcast_options: BroadcastOptions | Mapping[str, Any] | None = None,
-    now: Callable[[], datetime] = utc_now,
-    logger: logging.Logger | None = None,
-    log_stream: TextIO | None = None,
-    body_read_timeout: float = DEFAULT_BODY_READ_TIMEOUT,
-    max_pending_bodies: int = DEFAULT_MAX_PENDING_BODIES,
-    access_log: bool = False,
     handler_options: HandlerOptions | Mapping[str, Any] | None = None,
     inbox_keyring: InboxKeyring | None = None,
+    outbox: OutboxWorkerOptions | None = None,
+    broadcast_options: BroadcastOptions | Mapping[str, Any] | None = None,
+    flows: FlowsEndpoint | None = None,
+    limits: BodyLimits | None = None,
+    log: LogOptions | None = None,
+    now: Callable[[], datetime] = utc_now,
 ) -> QuartTrio:
     """Build the service's ASGI app (a Quart-Trio app) from in-memory configuration.
 
-    Reads no environment. Raises ``ServiceError`` with the spec's construction
-    code when an argument is invalid. ``metrics_exposition`` replaces the text
-    ``/metrics`` serves (the CLI's multi-worker mode aggregates across
-    processes); ``outbox_handler`` (with a store) starts the outbox worker in
-    the app's serving nursery. ``body_read_timeout`` (seconds) and
-    ``max_pending_bodies`` bound every request body: one not complete in time
-    is answered 408 and its connection closed; beyond that many bodies read at
-    once, 503 with ``Retry-After`` before reading. ``access_log`` writes one ``svc.access`` line per
-    request to ``log_stream`` (method, templated route, status, duration). With a store the paced
-    broadcast sender runs there too (``broadcast_options``: a ``BroadcastOptions``
-    or its fields). The facade's updates run after the answer in the handler runtime
-    (``handler_options``: a ``HandlerOptions`` or its fields): with a store, sealed into
-    the inbox under ``inbox_keyring`` (required when a facade is given, or the echo reply
-    is on); without one, from a bounded in-memory queue. ``app.extensions["svc.handlers"]``
-    is that runtime (``await runtime.wait_idle()``).
+    Reads no environment. Raises ``ServiceError`` with the spec's construction code when an
+    argument is invalid. The first nine keywords are the spec's; the rest are typed option
+    records. ``metrics_exposition`` replaces the text ``/metrics`` serves (the CLI's
+    multi-worker mode aggregates across processes). The facade's updates run after the answer
+    in the handler runtime (``handler_options``: a ``HandlerOptions`` or its fields): with a
+    store, sealed into the inbox under ``inbox_keyring`` (required when a facade is given, or
+    the echo reply is on); without one, from a bounded in-memory queue.
+    ``app.extensions["svc.handlers"]`` is that runtime (``await runtime.wait_idle()``). With a
+    store, ``outbox`` starts the outbox worker (on the app's clock unless its options name
+    another) and the paced broadcast sender runs (``broadcast_options``: a
+    ``BroadcastOptions`` or its fields), both in the app's serving nursery. ``flows`` serves
+    the Flows data endpoint at ``profile.flows_path``; ``limits`` bounds request bodies;
+    ``log`` says where the service logs.
     """
     checked = check_arguments(
         profile=profile,
@@ -135,24 +128,12 @@ def create_app(
         enable_group_routes=enable_group_routes,
         telemetry_sink=telemetry_sink,
         metrics_registry=metrics_registry,
-        outbox_handler=outbox_handler,
-        flow_handler=flow_handler,
-        flows_private_key=flows_private_key,
+        outbox=outbox,
+        flows=flows,
+        inbox_keyring=inbox_keyring,
+        echo_reply=facade_flags is not None and facade_flags.echo_reply,
     )
-    gate, handling = _request_options(
-        body_read_timeout, max_pending_bodies, handler_options, inbox_keyring
-    )
-    if (
-        checked.store is not None
-        and inbox_keyring is None
-        and (facade is not None or (facade_flags is not None and facade_flags.echo_reply))
-    ):
-        raise ServiceError(
-            "invalid_config",
-            "handlers with a store keep waiting updates encrypted: inbox_keyring is missing "
-            "(the profile's inbox keys, e.g. SVC_INBOX_KEY).",
-            field="inbox_keyring",
-        )
+    gate, handling, logging_to = _request_options(limits, log, handler_options)
     registry = metrics_registry if metrics_registry is not None else CollectorRegistry()
     service = _build_service(
         checked,
@@ -163,57 +144,47 @@ def create_app(
         telemetry_sink=telemetry_sink,
         registry=registry,
         now=now,
-        logger=logger if logger is not None else logging.getLogger("svc.http"),
-        log_stream=log_stream if log_stream is not None else sys.stderr,
-        access_log=access_log,
+        log=logging_to,
         enable_group_routes=enable_group_routes,
     )
     _attach_runtime(service, handling, inbox_keyring, registry)
-    outbox = None
-    if outbox_handler is not None and checked.store is not None:
-        try:
-            outbox = _outbox_options(
-                outbox_handler,
-                outbox_options or {},
-                now,
-                registry,
-                checked.store,
-                service.telemetry,
-                service.logger,
-            )
-        except Exception as exc:
-            raise ServiceError("invalid_config", "outbox_options are invalid.") from exc
+    outbox_run = None
+    if outbox is not None and checked.store is not None:
+        outbox_run = _outbox_run(outbox, registry, checked.store, service)
     try:
         broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", "broadcast_options are invalid.") from exc
     routes = route_inventory(checked.profile, enable_group_routes=enable_group_routes)
     app = _build_quart_app(
-        service, routes, registry, metrics_exposition, outbox, gate, broadcasts
+        service, routes, registry, metrics_exposition, outbox_run, gate, broadcasts
     )
-    if flow_handler is not None and flows_private_key is not None:
-        register_flows_route(app, service, flow_handler, flows_private_key)
+    if flows is not None:
+        register_flows_route(app, service, flows.handler, flows.private_key)
     return app
 
 
 def _request_options(
-    body_read_timeout: float,
-    max_pending_bodies: int,
+    limits: BodyLimits | None,
+    log: LogOptions | None,
     handler_options: HandlerOptions | Mapping[str, Any] | None,
-    inbox_keyring: InboxKeyring | None,
-) -> tuple[BodyGate, HandlerOptions]:
-    """The body gate and the handler options, checked (``ServiceError`` when invalid)."""
+) -> tuple[BodyGate, HandlerOptions, LogOptions]:
+    """The body gate, the handler options and the log options, checked (``ServiceError``
+    when invalid)."""
+    limits = BodyLimits() if limits is None else limits
+    if not isinstance(limits, BodyLimits):
+        raise ServiceError("invalid_config", "limits must be a BodyLimits.")
+    if log is not None and not isinstance(log, LogOptions):
+        raise ServiceError("invalid_config", "log must be a LogOptions.")
     try:
-        gate = BodyGate(timeout=body_read_timeout, max_pending=max_pending_bodies)
+        gate = BodyGate(timeout=limits.body_read_timeout, max_pending=limits.max_pending_bodies)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", str(exc)) from None
     try:
         handling = handler_options_from(handler_options)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", f"handler_options: {exc}") from None
-    if inbox_keyring is not None and not isinstance(inbox_keyring, InboxKeyring):
-        raise ServiceError("invalid_secret", "inbox_keyring must be an svc.crypto.InboxKeyring.")
-    return gate, handling
+    return gate, handling, LogOptions() if log is None else log
 
 
 def _build_service(
@@ -226,14 +197,14 @@ def _build_service(
     telemetry_sink: TelemetrySink | None,
     registry: CollectorRegistry,
     now: Callable[[], datetime],
-    logger: logging.Logger,
-    log_stream: TextIO,
-    access_log: bool,
+    log: LogOptions,
     enable_group_routes: bool,
 ) -> Service:
     """The ``Service`` the routes share: its Graph client, telemetry, webhook metrics, facade
     (the default one, with the echo reply if flagged, when none is given) and numbers."""
     profile, secrets, store = checked.profile, checked.secrets, checked.store
+    logger = log.logger if log.logger is not None else logging.getLogger("svc.http")
+    log_stream = log.log_stream if log.log_stream is not None else sys.stderr
     try:
         client = GraphClient(
             access_token=secrets.access_token,
@@ -250,7 +221,7 @@ def _build_service(
         log_stream=log_stream,
         adapter=store.backend if store is not None else None,
         phone_number_ids=(n.phone_number_id for n in profile.served_numbers),
-        access_log=AccessLog(log_stream, logger) if access_log is True else None,
+        access_log=AccessLog(log_stream, logger) if log.access_log is True else None,
     )
     # The echo reply goes out through the handler context the runtime gives every run; the
     # event log is written by the service at ingest, for every update.
@@ -339,27 +310,31 @@ def _number_client(
         ) from None
 
 
-def _outbox_options(
-    handler: OutboxHandler,
-    options: Mapping[str, Any],
-    now: Callable[[], datetime],
+def _outbox_run(
+    options: OutboxWorkerOptions,
     registry: CollectorRegistry,
     store: PersistenceStore,
-    telemetry: Telemetry,
-    logger: logging.Logger,
+    service: Service,
 ) -> OutboxWorkerOptions:
+    """The outbox worker's options as the app runs them: its reports counted in the app's
+    metrics and telemetry (after the caller's own ``on_report`` / ``on_error``), its failed
+    ticks logged by class, and the app's clock unless the options name another."""
     reporter = OutboxReporter(registry, adapter=store.backend)
+    given_report, given_error = options.on_report, options.on_error
 
     def on_report(report: OutboxReport) -> None:
+        if given_report is not None:
+            given_report(report)
         reporter(report)
-        telemetry.outbox_processed(succeeded=report.succeeded, failed=report.failed)
+        service.telemetry.outbox_processed(succeeded=report.succeeded, failed=report.failed)
 
     def on_error(exc: Exception) -> None:
-        logger.warning("outbox worker tick failed error=%s", type(exc).__name__[:80])
+        if given_error is not None:
+            given_error(exc)
+        service.logger.warning("outbox worker tick failed error=%s", type(exc).__name__[:80])
 
-    return OutboxWorkerOptions(
-        handler=handler, on_report=on_report, on_error=on_error, now=now, **dict(options)
-    )
+    now = service.now if options.now is utc_now else options.now
+    return replace(options, on_report=on_report, on_error=on_error, now=now)
 
 
 def _build_quart_app(

@@ -13,11 +13,13 @@ from typing import Final, TypeVar
 import httpx
 from prometheus_client import CollectorRegistry
 
+from svc.crypto import InboxKeyring
 from svc.flows import FlowPrivateKey
-from svc.store import BroadcastStore, PersistenceStore
+from svc.store import BroadcastStore, OutboxWorkerOptions, PersistenceStore
 from svc.webhook import WebhookFacade
 
 from ._errors import ServiceError
+from ._options import FlowsEndpoint
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
 
@@ -54,9 +56,10 @@ def check_arguments(
     enable_group_routes: object,
     telemetry_sink: object,
     metrics_registry: object,
-    outbox_handler: object,
-    flow_handler: object,
-    flows_private_key: object,
+    outbox: object,
+    flows: object,
+    inbox_keyring: object,
+    echo_reply: bool,
 ) -> CheckedArguments:
     """Every argument check of ``create_app``; raises ``ServiceError`` at the first refusal."""
     checked_profile = _record_of(
@@ -74,11 +77,14 @@ def check_arguments(
         metrics_registry=metrics_registry,
     )
     checked_store = _check_store(store)
-    _check_flows(checked_profile, flow_handler, flows_private_key)
-    if outbox_handler is not None and checked_store is None:
-        raise ServiceError("invalid_config", "outbox_handler needs a store.")
-    if outbox_handler is not None and not callable(outbox_handler):
-        raise ServiceError("invalid_config", "outbox_handler must be an async callable.")
+    _check_flows(checked_profile, flows)
+    if outbox is not None and not isinstance(outbox, OutboxWorkerOptions):
+        raise ServiceError("invalid_config", "outbox must be an OutboxWorkerOptions.")
+    if outbox is not None and checked_store is None:
+        raise ServiceError("invalid_config", "the outbox worker needs a store.")
+    _check_keyring(
+        inbox_keyring, needed=checked_store is not None and (facade is not None or echo_reply)
+    )
     return CheckedArguments(profile=checked_profile, secrets=checked_secrets, store=checked_store)
 
 
@@ -134,15 +140,34 @@ def _check_options(
         raise ServiceError("invalid_config", "metrics_registry must be a CollectorRegistry.")
 
 
-def _check_flows(profile: Profile, handler: object, key: object) -> None:
-    """The Flows route needs a path, a handler and a private key, all three or none."""
-    given = (profile.flows_path is not None, handler is not None, key is not None)
-    if any(given) and not all(given):
+def _check_keyring(keyring: object, *, needed: bool) -> None:
+    """Handlers over a store (a facade, or the echo reply) keep waiting updates sealed under an
+    ``InboxKeyring``."""
+    if keyring is not None and not isinstance(keyring, InboxKeyring):
+        raise ServiceError("invalid_secret", "inbox_keyring must be an svc.crypto.InboxKeyring.")
+    if needed and keyring is None:
         raise ServiceError(
             "invalid_config",
-            "the Flows endpoint needs profile.flows_path, flow_handler and flows_private_key.",
+            "handlers with a store keep waiting updates encrypted: inbox_keyring is missing "
+            "(the profile's inbox keys, e.g. SVC_INBOX_KEY).",
+            field="inbox_keyring",
         )
-    if handler is not None and not callable(handler):
-        raise ServiceError("invalid_config", "flow_handler must be callable.")
-    if key is not None and not isinstance(key, FlowPrivateKey):
-        raise ServiceError("invalid_config", "flows_private_key must be a loaded FlowPrivateKey.")
+
+
+def _check_flows(profile: Profile, flows: object) -> None:
+    """The Flows route needs a path and its ``FlowsEndpoint`` (a handler, a private key), both or
+    neither."""
+    if (profile.flows_path is not None) != (flows is not None):
+        raise ServiceError(
+            "invalid_config", "the Flows endpoint needs profile.flows_path and flows, both or none."
+        )
+    if flows is None:
+        return
+    if not isinstance(flows, FlowsEndpoint):
+        raise ServiceError("invalid_config", "flows must be a FlowsEndpoint.")
+    if not callable(flows.handler):
+        raise ServiceError("invalid_config", "the Flows endpoint's handler must be callable.")
+    if not isinstance(flows.private_key, FlowPrivateKey):
+        raise ServiceError(
+            "invalid_config", "the Flows endpoint's private_key must be a loaded FlowPrivateKey."
+        )

@@ -27,7 +27,7 @@ import trio.testing
 
 from svc.crypto import InboxKeyring
 from svc.graph import FAILURES, CapturedRequest, CapturingTransport
-from svc.http import Profile, ServiceSecrets, create_app
+from svc.http import LogOptions, Profile, ServiceSecrets, create_app
 from svc.runtime import (
     RunEnded,
     RunStarted,
@@ -159,7 +159,7 @@ class BotTest:
             facade=self._bot,
             handler_options={**_fields(options), "observer": observe},
             now=self._clock,
-            log_stream=self.log,
+            log=LogOptions(log_stream=self.log),
             **kwargs,
         )
         self._lifespan = self.app.test_app()
@@ -219,9 +219,10 @@ class BotTest:
         response = await self._client.post(
             self._profile.webhook_path,
             content=raw,
-            headers={"Content-Type": "application/json", SIGNATURE_HEADER: sign_body(
-                raw, self._app_secret
-            )},
+            headers={
+                "Content-Type": "application/json",
+                SIGNATURE_HEADER: sign_body(raw, self._app_secret),
+            },
         )
         if response.status_code != 200:
             raise AssertionError(
@@ -390,8 +391,7 @@ class ScriptedUser:
         address: str | None = None,
     ) -> Any:
         """The user shares a location."""
-        action: dict[str, Any] = {"kind": "location", "latitude": latitude,
-                                  "longitude": longitude}
+        action: dict[str, Any] = {"kind": "location", "latitude": latitude, "longitude": longitude}
         action.update({k: v for k, v in (("name", name), ("address", address)) if v})
         return await self._act(action)
 

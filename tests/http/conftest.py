@@ -20,7 +20,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from svc.crypto import InboxKeyring
-from svc.http import Profile, ServiceSecrets, create_app
+from svc.http import LogOptions, Profile, ServiceSecrets, create_app
 from svc.store import PersistenceError, PostgresStore, SqliteStore
 from tests._support import FakeGraphTransport, drop_run_schemas, new_run_prefix, sign
 
@@ -96,9 +96,8 @@ def make_app(
             "secrets": SECRETS,
             "transport": graph.transport(),
             "now": clock,
-            "log_stream": log_stream,
+            "log": LogOptions(log_stream=log_stream, logger=logging.getLogger("svc.http.test")),
             "metrics_registry": CollectorRegistry(),
-            "logger": logging.getLogger("svc.http.test"),
         }
         options.update(overrides)
         if options.get("store") is not None and "inbox_keyring" not in options:

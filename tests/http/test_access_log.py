@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from svc.http import LogOptions
 from svc.store import SqliteStore
 from tests._support import ServeProcess, start_serve
 
@@ -23,7 +24,8 @@ def _lines(stream: io.StringIO) -> list[dict[str, object]]:
 async def test_one_line_per_request_with_the_templated_route_only(
     make_app: AppFactory, sqlite_store: SqliteStore, log_stream: io.StringIO
 ) -> None:
-    client = make_app(store=sqlite_store, access_log=True).test_client()
+    log = LogOptions(log_stream=log_stream, access_log=True)
+    client = make_app(store=sqlite_store, log=log).test_client()
     await client.get("/healthz")
     await client.get("/api/messages/wamid.SECRETID123", headers=AUTH)
     await client.get("/api/conversations/+15551234567/window", headers=AUTH)

@@ -14,7 +14,7 @@ from svc.flows import (
     FlowTokenNoLongerValidError,
     load_flow_private_key,
 )
-from svc.http import ServiceError
+from svc.http import FlowsEndpoint, ServiceError
 from tests._support import sign
 
 from ..flows._platform import platform_key, private_pem, seal_request
@@ -36,7 +36,8 @@ async def handler(request: FlowRequest) -> Any:
 
 def _client(make_app: AppFactory, profile: Any, key: FlowPrivateKey) -> Any:
     app = make_app(
-        profile=replace(profile, flows_path=FLOWS), flow_handler=handler, flows_private_key=key
+        profile=replace(profile, flows_path=FLOWS),
+        flows=FlowsEndpoint(handler=handler, private_key=key),
     )
     return app.test_client()
 
@@ -106,15 +107,14 @@ def test_flows_need_path_handler_and_key(
     make_app: AppFactory, profile: Any, flow_key: FlowPrivateKey
 ) -> None:
     with pytest.raises(ServiceError) as caught:
-        make_app(flow_handler=handler, flows_private_key=flow_key)
+        make_app(flows=FlowsEndpoint(handler=handler, private_key=flow_key))
     assert caught.value.code == "invalid_config"
     with pytest.raises(ServiceError):
         make_app(profile=replace(profile, flows_path=FLOWS))
     with pytest.raises(ServiceError):
         make_app(
             profile=replace(profile, flows_path=FLOWS),
-            flow_handler=handler,
-            flows_private_key=b"pem bytes",
+            flows=FlowsEndpoint(handler=handler, private_key=b"pem bytes"),  # type: ignore[arg-type]
         )
 
 

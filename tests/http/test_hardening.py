@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from svc.http import BodyLimits
 from svc.store import SqliteStore
 from tests._support import FakeGraphTransport
 
@@ -168,14 +169,14 @@ def test_body_limits_are_checked_at_construction(make_app: AppFactory, options: 
     from svc.http import ServiceError
 
     with pytest.raises(ServiceError) as caught:
-        make_app(**options)
+        make_app(limits=BodyLimits(**options))
     assert caught.value.code == "invalid_config"
 
 
 async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_reading(
     make_app: AppFactory, graph: FakeGraphTransport
 ) -> None:
-    app = make_app(max_pending_bodies=1, body_read_timeout=7)
+    app = make_app(limits=BodyLimits(max_pending_bodies=1, body_read_timeout=7))
     app.extensions["svc.body_gate"].pending = 1  # one body is being read already
     client = app.test_client()
     body = {"to": "15551234567", "text": "x"}

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from svc._json import MAX_JSON_DEPTH, JsonTooDeepError, loads_strict
 from svc.flows import FlowPrivateKey, FlowRequest, FlowScreen, load_flow_private_key
+from svc.http import FlowsEndpoint
 from svc.store import SqliteStore
 from tests._support import FakeGraphTransport, sign
 
@@ -218,7 +219,8 @@ async def test_a_flow_request_at_any_depth_is_answered_or_421(
     make_app: AppFactory, profile: Any, flow_key: FlowPrivateKey, kind: str, depth: int
 ) -> None:
     app = make_app(
-        profile=replace(profile, flows_path=FLOWS), flow_handler=_echo, flows_private_key=flow_key
+        profile=replace(profile, flows_path=FLOWS),
+        flows=FlowsEndpoint(handler=_echo, private_key=flow_key),
     )
     request = {"version": "3.0", "action": "data_exchange", "screen": "S", "flow_token": "t"}
     text = place({**request, "data": {"k": "__NEST__"}}, kind, depth)

@@ -11,8 +11,8 @@ import trio
 from openapi_spec_validator import validate
 
 from svc.graph import DEFAULT_API_VERSION as VERSION
-from svc.http import CONSTRUCTION_CODES, Profile, ServiceError, create_app
-from svc.store import SqliteStore
+from svc.http import CONSTRUCTION_CODES, BodyLimits, Profile, ServiceError, create_app
+from svc.store import OutboxWorkerOptions, SqliteStore
 from tests._support import FakeGraphTransport
 
 from .conftest import AUTH, SECRET_VALUES, SECRETS, AppFactory
@@ -280,6 +280,16 @@ def _app(**overrides: Any) -> Any:
         ({"enable_group_routes": "yes"}, "invalid_config"),
         ({"telemetry_sink": object()}, "invalid_config"),
         ({"metrics_registry": object()}, "invalid_config"),
+        ({"limits": {"body_read_timeout": 1}}, "invalid_config"),
+        ({"limits": BodyLimits(body_read_timeout=0)}, "invalid_config"),
+        ({"limits": BodyLimits(max_pending_bodies=True)}, "invalid_config"),
+        ({"log": {"access_log": True}}, "invalid_config"),
+        ({"outbox": object()}, "invalid_config"),
+        ({"flows": object()}, "invalid_config"),
+        (
+            {"profile": {"phone_number_id": "1", "flows_path": "/flows"}, "flows": object()},
+            "invalid_config",
+        ),
     ],
 )
 def test_construction_errors_have_the_spec_codes(overrides: dict[str, Any], code: str) -> None:
@@ -321,7 +331,7 @@ async def test_outbox_worker_runs_while_serving_and_stops_after(
         handled.append(item.id)
 
     await sqlite_store.enqueue_outbox_item(id="job-1", payload_hash="h", created_at=clock())
-    app = make_app(store=sqlite_store, outbox_handler=handler, outbox_options={"interval": 0.01})
+    app = make_app(store=sqlite_store, outbox=OutboxWorkerOptions(handler=handler, interval=0.01))
     async with app.test_app():
         with trio.fail_after(5):
             while not handled:
@@ -339,7 +349,7 @@ def test_outbox_handler_needs_a_store() -> None:
         return None
 
     with pytest.raises(ServiceError) as caught:
-        _app(outbox_handler=handler)
+        _app(outbox=OutboxWorkerOptions(handler=handler))
     assert caught.value.code == "invalid_config"
 
 
