@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 _T = TypeVar("_T")
 
@@ -23,53 +23,62 @@ def _slot_layout(cls: type) -> tuple[str, ...] | None:
     return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
-# Why generated code (``exec``) and a ``__class__`` re-label, not a plain closure: a closure that
-# calls each slot's descriptor in a loop made the receive step (signature + parse + normalize)
-# 1.21x slower (``bench/webhook_normalize.py --baseline``, 5 rounds 1.18-1.22, at 21d1014); per
-# record it is ~600 ns against ~130 ns, and unrolled descriptor calls without the twin ~300 ns.
-# The generated function is this one rule, read from the dataclass's own fields.
+def _twin(cls: type, specs: tuple[dataclasses.Field[Any], ...]) -> type | None:
+    """A plain (not frozen) slotted dataclass with ``cls``'s fields, positional, that re-labels
+    each instance it builds as ``cls``; None when the two slot layouts differ."""
+    layout = _slot_layout(cls)
+    if layout is None or set(layout) != {s.name for s in specs}:
+        return None
+
+    def __post_init__(self: object) -> None:
+        self.__class__ = cls
+
+    fields: list[tuple[str, type, Any]] = []
+    for spec in specs:
+        if spec.init:  # positional and required, whatever ``cls`` defaults it to
+            kept = dataclasses.field()
+        elif spec.default_factory is not dataclasses.MISSING:
+            kept = dataclasses.field(init=False, default_factory=spec.default_factory)
+        else:
+            kept = dataclasses.field(init=False, default=spec.default)
+        fields.append((spec.name, object, kept))
+    twin = dataclasses.make_dataclass(
+        f"_{cls.__name__}Twin",
+        fields,
+        namespace={"__post_init__": __post_init__, "__module__": __name__},
+        repr=False,
+        eq=False,
+        slots=True,
+    )
+    probe: Any = object.__new__(twin)
+    try:
+        probe.__class__ = cls
+    except TypeError:
+        return None
+    return twin
+
+
+# Why a twin class re-labelled through ``__class__`` (the positional makers in docs/decisions.md):
+# a 2-field record (7 fields) costs ~190 ns (~245) through it, ~440 ns (~1,000) through the frozen
+# keyword ``__init__``, ~425 ns (~700) through a closure calling each slot's descriptor, and
+# ~130 ns (~165) through ``exec``-built code.
 def positional_maker(cls: type[_T]) -> Callable[..., _T]:
     """A positional constructor for a frozen slotted dataclass that skips its frozen ``__init__``.
 
-    It fills a plain twin class with the same slot layout (ordinary attribute
-    stores) and re-labels the instance with ``__class__``, which CPython
-    allows between classes of identical layout, because the frozen
-    ``__init__`` pays a keyword call and an ``object.__setattr__`` per field
-    on the hot path; if the twin cannot be re-labelled it calls each slot's
-    descriptor. Instances equal ``cls(...)`` with the same values (tested
-    for every kind).
+    It is a plain twin dataclass with the same fields and slot layout (ordinary
+    attribute stores, in the ``__init__`` the stdlib generates) whose
+    ``__post_init__`` re-labels the instance with ``__class__``, which CPython
+    allows between classes of identical layout; if the layouts differ it maps
+    the values to ``cls``'s keywords. Instances equal ``cls(...)`` with the
+    same values (tested for every kind).
     """
     specs = dataclasses.fields(cls)  # type: ignore[arg-type]
-    params: list[str] = []
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    for spec in specs:
-        if spec.default_factory is not dataclasses.MISSING:
-            raise TypeError(f"{cls.__name__}.{spec.name}: default_factory is not supported")
-        if spec.init:
-            params.append(spec.name)
-        else:
-            namespace[f"_d_{spec.name}"] = spec.default
-    values = {s.name: (s.name if s.init else f"_d_{s.name}") for s in specs}
-    layout = _slot_layout(cls)
-    twin: type | None = None
-    if layout is not None and set(layout) == set(values):
-        twin = type(f"_{cls.__name__}Twin", (), {"__slots__": layout})
-        try:
-            probe = twin()
-            probe.__class__ = cls
-        except TypeError:
-            twin = None
+    twin = _twin(cls, specs)
     if twin is not None:
-        namespace["_twin"] = twin
-        lines = [f"    o.{name} = {value}" for name, value in values.items()]
-        lines += ["    o.__class__ = _cls"]
-        head = "    o = _twin()"
-    else:
-        for name in values:
-            namespace[f"_set_{name}"] = getattr(cls, name).__set__
-        lines = [f"    _set_{name}(o, {value})" for name, value in values.items()]
-        head = "    o = _new(_cls)"
-    source = f"def make({', '.join(params)}, /):\n{head}\n" + "\n".join(lines)
-    source += "\n    return o\n"
-    exec(source, namespace)  # noqa: S102 - built only from the dataclass's own field names
-    return namespace["make"]  # type: ignore[no-any-return]
+        return cast("Callable[..., _T]", twin)
+    names = [s.name for s in specs if s.init]
+
+    def make(*values: Any) -> _T:
+        return cls(**dict(zip(names, values, strict=True)))
+
+    return make

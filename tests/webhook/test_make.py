@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
@@ -54,3 +55,47 @@ def test_a_made_update_source_equals_the_constructed_one() -> None:
         value={"a": 1},
     )
     assert type(made) is UpdateSource and made == built and made.value == {"a": 1}
+
+
+def test_a_made_identity_copies_and_replaces_as_a_user_identity() -> None:
+    made = positional_maker(UserIdentity)("16505551234", "US.1", None, "ann", "Ann")
+    for other in (copy.copy(made), copy.deepcopy(made)):
+        assert type(other) is UserIdentity and other == made
+    renamed = dataclasses.replace(made, name="Bob")
+    assert type(renamed) is UserIdentity and renamed.name == "Bob" and renamed.wa_id == made.wa_id
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Counted:
+    key: str
+    count: int = dataclasses.field(default=0, init=False)
+    tags: list[str] = dataclasses.field(default_factory=list, init=False)
+    note: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Unslotted:
+    key: str
+    count: int = dataclasses.field(default=0, init=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Extended(_Counted):
+    extra: int = 1
+
+
+@pytest.mark.parametrize(
+    ("cls", "values", "keywords"),
+    [
+        (_Counted, ("k", "n"), {"key": "k", "note": "n"}),
+        (_Unslotted, ("k",), {"key": "k"}),
+        (_Extended, ("k", None, 2), {"key": "k", "note": None, "extra": 2}),
+    ],
+)
+def test_a_made_record_with_init_false_fields_equals_the_constructed_one(
+    cls: type[object], values: tuple[object, ...], keywords: dict[str, object]
+) -> None:
+    made = positional_maker(cls)(*values)
+    built = cls(**keywords)
+    assert type(made) is cls and made == built and repr(made) == repr(built)
+    assert dataclasses.astuple(made) == dataclasses.astuple(built)  # type: ignore[call-overload]
