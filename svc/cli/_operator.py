@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
@@ -22,6 +22,9 @@ from ._errors import (
     PromptInputError,
     SetupInputError,
 )
+
+if TYPE_CHECKING:
+    from ..http import Profile
 
 __all__ = ["doctor", "onboarding", "openapi", "setup", "upgrade", "webhook", "write_setup_files"]
 
@@ -417,36 +420,10 @@ def _version_drift() -> _Check:
 def _doctor_checks(
     config_path: str, profile: str | None, check_env: bool, env_file: str | None = None
 ) -> list[_Check]:
-    import importlib
+    """The checks in order; a config or profile that does not load ends the list there."""
     import os
-    import platform
 
-    checks: list[_Check] = []
-    ok_runtime = sys.version_info >= (3, 11)
-    checks.append(
-        _Check(
-            "runtime",
-            ok_runtime,
-            f"Python {platform.python_version()}",
-            None if ok_runtime else "use Python 3.11 or newer",
-        )
-    )
-    missing = []
-    for name in _IMPORTS:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
-    checks.append(
-        _Check(
-            "imports",
-            not missing,
-            f"{len(_IMPORTS) - len(missing)}/{len(_IMPORTS)} packages import"
-            + (f"; missing: {', '.join(missing)}" if missing else ""),
-            "pip install -e . (reinstall svc with its dependencies)" if missing else None,
-        )
-    )
-    checks.append(_version_drift())
+    checks = [_runtime_check(), _imports_check(), _version_drift()]
     from ._config import load_config, resolve_profile
 
     try:
@@ -465,36 +442,77 @@ def _doctor_checks(
         )
         return checks
     checks.append(_Check("profile", True, f"profile {resolved.name}"))
-    from ..http import openapi_document, route_inventory
+    checks.append(_routes_check(resolved))
+    checks.append(_openapi_check(config_path, profile))
+    if check_env:
+        checks.append(_env_check(loaded, profile, env_file))
+    return checks
+
+
+def _runtime_check() -> _Check:
+    """Python 3.11 or newer."""
+    import platform
+
+    ok_runtime = sys.version_info >= (3, 11)
+    return _Check(
+        "runtime",
+        ok_runtime,
+        f"Python {platform.python_version()}",
+        None if ok_runtime else "use Python 3.11 or newer",
+    )
+
+
+def _imports_check() -> _Check:
+    """Every runtime dependency imports."""
+    import importlib
+
+    missing = []
+    for name in _IMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return _Check(
+        "imports",
+        not missing,
+        f"{len(_IMPORTS) - len(missing)}/{len(_IMPORTS)} packages import"
+        + (f"; missing: {', '.join(missing)}" if missing else ""),
+        "pip install -e . (reinstall svc with its dependencies)" if missing else None,
+    )
+
+
+def _routes_check(resolved: Profile) -> _Check:
+    """The profile's route inventory (group routes off) is not empty."""
+    from ..http import route_inventory
 
     routes = route_inventory(resolved, enable_group_routes=False)
     lines = sum(len(route.lines()) for route in routes)
-    checks.append(_Check("routes", lines > 0, f"{lines} method/path pairs"))
+    return _Check("routes", lines > 0, f"{lines} method/path pairs")
+
+
+def _openapi_check(config_path: str, profile: str | None) -> _Check:
+    """The offline app of the profile builds an OpenAPI 3.1 document; any failure is a failed
+    check, named by its type only."""
+    from ..http import openapi_document
+
     try:
         app, _ = _offline_app(config_path, profile)
         document = openapi_document(app)
         version = str(document.get("openapi", ""))
         ok = version.startswith("3.1")
-        checks.append(
-            _Check(
-                "openapi",
-                ok,
-                f"OpenAPI {version}, {len(document.get('paths', {}))} paths",
-                None if ok else "reinstall svc (quart-schema version drift)",
-            )
+        return _Check(
+            "openapi",
+            ok,
+            f"OpenAPI {version}, {len(document.get('paths', {}))} paths",
+            None if ok else "reinstall svc (quart-schema version drift)",
         )
     except Exception as exc:  # noqa: BLE001 - any failure here is a failed check, reported safely
-        checks.append(
-            _Check(
-                "openapi",
-                False,
-                f"document not built ({type(exc).__name__})",
-                "run `svc doctor` after `svc upgrade`; report a bug if it persists",
-            )
+        return _Check(
+            "openapi",
+            False,
+            f"document not built ({type(exc).__name__})",
+            "run `svc doctor` after `svc upgrade`; report a bug if it persists",
         )
-    if check_env:
-        checks.append(_env_check(loaded, profile, env_file))
-    return checks
 
 
 def _env_check(loaded: Any, profile: str | None, env_file: str | None) -> _Check:

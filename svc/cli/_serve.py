@@ -1,6 +1,6 @@
 """``svc serve``: flags checked, config resolved, then the runtime of ``_runtime``.
 
-One function per step: ``_serve_options`` checks the flags into ``ServeOptions``;
+One function per step: ``_serve_options`` checks the flags (``_ServeFlags``) into ``ServeOptions``;
 ``_read_config`` reads the config and the environment; ``_bind_address`` picks host and port;
 ``_build_plan`` resolves secrets and keys into the ``ServePlan`` the serving processes get;
 ``run_serve`` (``_workers``) opens the store, binds and runs.
@@ -82,6 +82,43 @@ class _DryRunNotice:
 
     tokens: DryRunTokens
     inbox: DryRunInboxKeys | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ServeFlags:
+    """The flags of ``svc serve`` as click gives them: text and switches, not yet checked."""
+
+    config_path: str
+    profile: str | None
+    dry_run: bool
+    live: bool
+    yes_live: bool
+    env_file: str | None
+    host: str | None
+    port: str | None
+    paas: bool
+    print_routes: bool
+    database: str | None
+    database_url_env: str | None
+    enable_groups: bool
+    workers: str
+    max_worker_restarts: str
+    flow_handler: str | None
+    outbox_handler: str | None
+    app_target: str | None
+    handler_concurrency: str
+    handler_max_waiting: str
+    handler_timeout: str
+    handler_max_attempts: str
+    body_read_timeout: str
+    max_pending_bodies: str
+    sqlite_synchronous: str
+    sqlite_writer: str
+    pg_writer: str
+    access_log: bool
+    retention: str | None
+    broadcast_rate: str | None
+    broadcast_lease: str | None
 
 
 @click.command()
@@ -193,7 +230,7 @@ class _DryRunNotice:
 )
 def serve(**flags: Any) -> None:
     """Run the service (dry run, or live with its three flags and gates)."""
-    options = _serve_options(**flags)
+    options = _serve_options(_ServeFlags(**flags))
     setting = _read_config(options)
     host, port = _bind_address(options, setting.profile)
     if (
@@ -218,92 +255,89 @@ def serve(**flags: Any) -> None:
         raise SystemExit(code)
 
 
-def _serve_options(
-    *,
-    config_path: str,
-    profile: str | None,
-    dry_run: bool,
-    live: bool,
-    yes_live: bool,
-    env_file: str | None,
-    host: str | None,
-    port: str | None,
-    paas: bool,
-    print_routes: bool,
-    database: str | None,
-    database_url_env: str | None,
-    enable_groups: bool,
-    workers: str,
-    max_worker_restarts: str,
-    flow_handler: str | None,
-    outbox_handler: str | None,
-    app_target: str | None,
-    handler_concurrency: str,
-    handler_max_waiting: str,
-    handler_timeout: str,
-    handler_max_attempts: str,
-    body_read_timeout: str,
-    max_pending_bodies: str,
-    sqlite_synchronous: str,
-    sqlite_writer: str,
-    pg_writer: str,
-    access_log: bool,
-    retention: str | None,
-    broadcast_rate: str | None,
-    broadcast_lease: str | None,
-) -> ServeOptions:
+def _serve_options(flags: _ServeFlags) -> ServeOptions:
     """The flags checked in a fixed order (the first refusal is the one a user sees)."""
-    _check_mode(dry_run=dry_run, live=live, yes_live=yes_live, env_file=env_file)
-    check_store_flags(database, database_url_env)
-    has_store = database is not None or database_url_env is not None
+    _check_mode(
+        dry_run=flags.dry_run, live=flags.live, yes_live=flags.yes_live, env_file=flags.env_file
+    )
+    check_store_flags(flags.database, flags.database_url_env)
+    has_store = flags.database is not None or flags.database_url_env is not None
+    worker_count, restart_limit = _worker_limits(flags.workers, flags.max_worker_restarts)
+    body_seconds, pending_bodies = _body_limits(flags.body_read_timeout, flags.max_pending_bodies)
+    handler_settings = _handler_settings(
+        flags.handler_concurrency,
+        flags.handler_max_waiting,
+        flags.handler_timeout,
+        flags.handler_max_attempts,
+    )
+    _check_outbox(flags.outbox_handler, has_store=has_store, workers=worker_count)
+    retention_seconds = _retention_seconds(flags.retention, has_store=has_store)
+    port = parse_int(flags.port, "--port", low=0, high=65535) if flags.port is not None else None
+    broadcast_options = _broadcast_options(flags.broadcast_rate, flags.broadcast_lease)
+    return ServeOptions(
+        config_path=flags.config_path,
+        profile=flags.profile,
+        dry_run=flags.dry_run,
+        live=flags.live,
+        env_file=flags.env_file,
+        env_path=check_env_file_name(flags.env_file) if flags.env_file is not None else None,
+        host=flags.host,
+        port=port,
+        paas=flags.paas,
+        print_routes=flags.print_routes,
+        database=flags.database,
+        database_url_env=flags.database_url_env,
+        enable_groups=flags.enable_groups,
+        workers=worker_count,
+        max_worker_restarts=restart_limit,
+        flow_handler=flags.flow_handler,
+        outbox_handler=flags.outbox_handler,
+        app_target=flags.app_target,
+        handler_options=handler_settings,
+        body_read_timeout=float(body_seconds),
+        max_pending_bodies=pending_bodies,
+        sqlite_synchronous=flags.sqlite_synchronous,
+        sqlite_writer=flags.sqlite_writer,
+        pg_writer=flags.pg_writer,
+        access_log=flags.access_log,
+        retention_seconds=retention_seconds,
+        broadcast_options=broadcast_options,
+    )
+
+
+def _worker_limits(workers: str, max_worker_restarts: str) -> tuple[int, int]:
+    """``--workers`` and ``--max-worker-restarts``: the processes, and their replacements
+    allowed within any 60 s."""
     worker_count = parse_int(workers, "--workers", low=1, high=64)
-    restart_limit = parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
-    body_seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
-    pending_bodies = parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
-    handler_settings: dict[str, float] = {
-        "concurrency": parse_int(handler_concurrency, "--handler-concurrency", low=1, high=1024),
-        "max_waiting": parse_int(handler_max_waiting, "--handler-max-waiting", low=0, high=100_000),
-        "timeout": parse_int(handler_timeout, "--handler-timeout", low=1, high=86_400),
-        "max_attempts": parse_int(handler_max_attempts, "--handler-max-attempts", low=1, high=100),
+    return worker_count, parse_int(max_worker_restarts, "--max-worker-restarts", low=0, high=1000)
+
+
+def _body_limits(body_read_timeout: str, max_pending_bodies: str) -> tuple[int, int]:
+    """``--body-read-timeout`` (seconds) and ``--max-pending-bodies``."""
+    seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
+    return seconds, parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
+
+
+def _handler_settings(
+    concurrency: str, max_waiting: str, timeout: str, max_attempts: str
+) -> dict[str, float]:
+    """``create_app(handler_options=...)`` of the four ``--handler-*`` flags."""
+    return {
+        "concurrency": parse_int(concurrency, "--handler-concurrency", low=1, high=1024),
+        "max_waiting": parse_int(max_waiting, "--handler-max-waiting", low=0, high=100_000),
+        "timeout": parse_int(timeout, "--handler-timeout", low=1, high=86_400),
+        "max_attempts": parse_int(max_attempts, "--handler-max-attempts", low=1, high=100),
     }
+
+
+def _check_outbox(outbox_handler: str | None, *, has_store: bool, workers: int) -> None:
+    """``--outbox-handler`` needs a store and runs one outbox worker, so one worker process."""
     if outbox_handler is not None and not has_store:
         raise CliUsageError(
             "--outbox-handler needs a store: give --database or --database-url-env."
         )
-    if outbox_handler is not None and worker_count > 1:
+    if outbox_handler is not None and workers > 1:
         raise CliUsageError("--outbox-handler runs one outbox worker: use it with --workers 1.")
-    retention_seconds = _retention_seconds(retention, has_store=has_store)
-    port_number = parse_int(port, "--port", low=0, high=65535) if port is not None else None
-    broadcast_options = _broadcast_options(broadcast_rate, broadcast_lease)
-    return ServeOptions(
-        config_path=config_path,
-        profile=profile,
-        dry_run=dry_run,
-        live=live,
-        env_file=env_file,
-        env_path=check_env_file_name(env_file) if env_file is not None else None,
-        host=host,
-        port=port_number,
-        paas=paas,
-        print_routes=print_routes,
-        database=database,
-        database_url_env=database_url_env,
-        enable_groups=enable_groups,
-        workers=worker_count,
-        max_worker_restarts=restart_limit,
-        flow_handler=flow_handler,
-        outbox_handler=outbox_handler,
-        app_target=app_target,
-        handler_options=handler_settings,
-        body_read_timeout=float(body_seconds),
-        max_pending_bodies=pending_bodies,
-        sqlite_synchronous=sqlite_synchronous,
-        sqlite_writer=sqlite_writer,
-        pg_writer=pg_writer,
-        access_log=access_log,
-        retention_seconds=retention_seconds,
-        broadcast_options=broadcast_options,
-    )
 
 
 def _check_mode(*, dry_run: bool, live: bool, yes_live: bool, env_file: str | None) -> None:

@@ -168,8 +168,62 @@ def _status_reply(status: BroadcastStatus | None) -> Response:
 
 def register_broadcast_routes(app: QuartTrio, service: Service, runtime: BroadcastRuntime) -> None:
     """Add the broadcast routes under the API prefix."""
-    prefix = service.profile.api_prefix
     token = service.secrets.service_bearer_token.encode("utf-8")
+    _register_create(app, service, token, runtime)
+    _register_state_routes(app, service, token, runtime)
+    service.update_hooks.append(template_pause_hook(service))
+
+
+async def _create(service: Service, runtime: BroadcastRuntime, key: str) -> Response:
+    """Store the request's broadcast under its scoped ``key`` (202; a replay says so, a
+    conflict is 409); a new one wakes the sender."""
+    store = _broadcast_store(service)
+    data = parse_json(await request_body(service.profile.max_body_bytes))
+    plan = plan_broadcast(data, service.numbers)
+    digest = crypto.sha256_hex(canonical_json(data))
+    scoped = service._scoped_key(key, "broadcasts", plan.number)
+    result = await service.store_call(
+        store.create_broadcast(
+            id=uuid.uuid4().hex,
+            request_key=scoped,
+            request_hash=digest,
+            phone_number_id=plan.phone_number_id,
+            recipients=plan.recipients,
+            created_at=service.now(),
+            template_name=plan.template_name,
+            template_language=plan.template_language,
+        )
+    )
+    if result.outcome == "conflict":
+        raise idempotency_conflict()
+    headers = {"Idempotent-Replayed": "true"} if result.outcome == "replay" else {}
+    if result.outcome == "created":
+        runtime.wake()
+    body = json_bytes({"broadcastId": result.broadcast_id})
+    return reply_response(Reply(202, body, headers=headers))
+
+
+async def _set_paused(
+    service: Service, runtime: BroadcastRuntime, broadcast_id: str, paused: bool
+) -> Response:
+    """Pause or resume the path's broadcast (404 when unknown); resuming wakes the sender."""
+    store = _broadcast_store(service)
+    bid = check_path_id(broadcast_id)
+    found = await service.store_call(
+        store.set_broadcast_paused(id=bid, paused=paused, now=service.now())
+    )
+    if not found:
+        raise not_found("No broadcast with this id.")
+    if not paused:
+        runtime.wake()
+    return _status_reply(await service.store_call(store.get_broadcast(id=bid)))
+
+
+def _register_create(
+    app: QuartTrio, service: Service, token: bytes, runtime: BroadcastRuntime
+) -> None:
+    """``POST {prefix}/broadcasts``: bearer, then a required ``Idempotency-Key``."""
+    prefix = service.profile.api_prefix
 
     @app.route(f"{prefix}/broadcasts", methods=["POST"], endpoint="create_broadcast")
     @document_bearer_route(
@@ -183,30 +237,14 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
             raise HttpError(
                 400, "invalid_idempotency_key", "A broadcast needs an Idempotency-Key header."
             )
-        store = _broadcast_store(service)
-        data = parse_json(await request_body(service.profile.max_body_bytes))
-        plan = plan_broadcast(data, service.numbers)
-        digest = crypto.sha256_hex(canonical_json(data))
-        scoped = service._scoped_key(key, "broadcasts", plan.number)
-        result = await service.store_call(
-            store.create_broadcast(
-                id=uuid.uuid4().hex,
-                request_key=scoped,
-                request_hash=digest,
-                phone_number_id=plan.phone_number_id,
-                recipients=plan.recipients,
-                created_at=service.now(),
-                template_name=plan.template_name,
-                template_language=plan.template_language,
-            )
-        )
-        if result.outcome == "conflict":
-            raise idempotency_conflict()
-        headers = {"Idempotent-Replayed": "true"} if result.outcome == "replay" else {}
-        if result.outcome == "created":
-            runtime.wake()
-        body = json_bytes({"broadcastId": result.broadcast_id})
-        return reply_response(Reply(202, body, headers=headers))
+        return await _create(service, runtime, key)
+
+
+def _register_state_routes(
+    app: QuartTrio, service: Service, token: bytes, runtime: BroadcastRuntime
+) -> None:
+    """A broadcast's state: read it, pause it, resume it."""
+    prefix = service.profile.api_prefix
 
     @app.route(f"{prefix}/broadcasts/<broadcast_id>", methods=["GET"], endpoint="get_broadcast")
     @document_bearer_route(BroadcastOut, error=404)
@@ -217,26 +255,14 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
         bid = check_path_id(broadcast_id)
         return _status_reply(await service.store_call(store.get_broadcast(id=bid)))
 
-    async def set_paused(broadcast_id: str, paused: bool) -> Response:
-        require_bearer(token)
-        store = _broadcast_store(service)
-        bid = check_path_id(broadcast_id)
-        found = await service.store_call(
-            store.set_broadcast_paused(id=bid, paused=paused, now=service.now())
-        )
-        if not found:
-            raise not_found("No broadcast with this id.")
-        if not paused:
-            runtime.wake()
-        return _status_reply(await service.store_call(store.get_broadcast(id=bid)))
-
     @app.route(
         f"{prefix}/broadcasts/<broadcast_id>/pause", methods=["POST"], endpoint="pause_broadcast"
     )
     @document_bearer_route(BroadcastOut, error=404)
     async def pause_broadcast(broadcast_id: str) -> Response:
         """Stop sending a broadcast (sends in flight finish)."""
-        return await set_paused(broadcast_id, True)
+        require_bearer(token)
+        return await _set_paused(service, runtime, broadcast_id, True)
 
     @app.route(
         f"{prefix}/broadcasts/<broadcast_id>/resume", methods=["POST"], endpoint="resume_broadcast"
@@ -244,6 +270,5 @@ def register_broadcast_routes(app: QuartTrio, service: Service, runtime: Broadca
     @document_bearer_route(BroadcastOut, error=404)
     async def resume_broadcast(broadcast_id: str) -> Response:
         """Send a paused broadcast's remaining recipients again."""
-        return await set_paused(broadcast_id, False)
-
-    service.update_hooks.append(template_pause_hook(service))
+        require_bearer(token)
+        return await _set_paused(service, runtime, broadcast_id, False)

@@ -59,60 +59,83 @@ __all__ = ["register_message_routes"]
 
 def register_message_routes(app: QuartTrio, service: Service) -> None:
     """Add the send and read routes under the API prefix."""
-    prefix = service.profile.api_prefix
     token = service.secrets.service_bearer_token.encode("utf-8")
+    _register_sends(app, service, token)
+    _register_message_reads(app, service, token)
+    _register_window(app, service, token)
 
-    async def send_body(parse: Callable[[object], BaseModel]) -> Response:
-        require_bearer(token)
-        key = check_idempotency_key(request.headers.get("Idempotency-Key"))
-        body = parse(parse_json(await request_body(service.profile.max_body_bytes)))
-        if is_group_body(body) and not service.enable_group_routes:
-            raise malformed_body("Group messages need the group routes enabled.")
-        number = service.numbers.choose(chosen_number(body), source="body")
-        try:
-            payload = to_payload(body)
-        except GraphRequestValidationError as exc:
-            service.telemetry.send(
-                family="messages", outcome="rejected", phone_number_id=number.phone_number_id
-            )
-            raise malformed_body(refusal_message(exc)) from None
-        return reply_response(
-            await service.send(
-                payload, idempotency_key=key, project=not is_read_receipt(body), number=number
-            )
+
+async def _send(service: Service, token: bytes, parse: Callable[[object], BaseModel]) -> Response:
+    """A send view's work: bearer, ``Idempotency-Key``, the body ``parse`` accepts, its number,
+    then ``Service.send`` (a group body needs the group routes on)."""
+    require_bearer(token)
+    key = check_idempotency_key(request.headers.get("Idempotency-Key"))
+    body = parse(parse_json(await request_body(service.profile.max_body_bytes)))
+    if is_group_body(body) and not service.enable_group_routes:
+        raise malformed_body("Group messages need the group routes enabled.")
+    number = service.numbers.choose(chosen_number(body), source="body")
+    try:
+        payload = to_payload(body)
+    except GraphRequestValidationError as exc:
+        service.telemetry.send(
+            family="messages", outcome="rejected", phone_number_id=number.phone_number_id
         )
+        raise malformed_body(refusal_message(exc)) from None
+    return reply_response(
+        await service.send(
+            payload, idempotency_key=key, project=not is_read_receipt(body), number=number
+        )
+    )
 
-    def query_number() -> ServedNumber:
-        """The business number of a read (``phoneNumberId``; absent: the default)."""
-        return service.numbers.choose(query_text(FIELD), source="query")
+
+def _query_number(service: Service) -> ServedNumber:
+    """The business number of a read (``phoneNumberId``; absent: the default)."""
+    return service.numbers.choose(query_text(FIELD), source="query")
+
+
+def _messages_query() -> tuple[int, str | None, str | None]:
+    """The page query of ``GET {prefix}/messages``: ``limit``, ``cursor`` and the ``user`` key
+    (a 400 naming the first unusable one)."""
+    limit = query_int("limit", default=50, low=1, high=100)
+    assert limit is not None
+    cursor = query_text("cursor")
+    if cursor is not None and len(cursor) > MAX_PATH_ID:
+        raise malformed_query("cursor")
+    user = query_text("user")
+    key = None if user is None else check_user(user)
+    if user is not None and key is None:
+        raise malformed_query("user")
+    return limit, cursor, key
+
+
+def _register_sends(app: QuartTrio, service: Service, token: bytes) -> None:
+    """``POST {prefix}/messages/text`` and ``POST {prefix}/messages``."""
+    prefix = service.profile.api_prefix
 
     @app.route(f"{prefix}/messages/text", methods=["POST"])
     @document_bearer_route(SendAnswer, headers=IdempotencyHeaders, body=TextSendBody, error=400)
     async def send_text() -> Response:
         """Send a text message."""
-        return await send_body(parse_text_body)
+        return await _send(service, token, parse_text_body)
 
     @app.route(f"{prefix}/messages", methods=["POST"], endpoint="send_message")
     @document_bearer_route(SendAnswer, headers=IdempotencyHeaders, body=MessageBody, error=400)
     async def send_message() -> Response:
         """Send any message: Graph-native text or a composer body."""
-        return await send_body(parse_message_body)
+        return await _send(service, token, parse_message_body)
+
+
+def _register_message_reads(app: QuartTrio, service: Service, token: bytes) -> None:
+    """``GET {prefix}/messages`` (a page) and ``GET {prefix}/messages/{id}`` (one message)."""
+    prefix = service.profile.api_prefix
 
     @app.route(f"{prefix}/messages", methods=["GET"], endpoint="list_messages")
     @document_bearer_route(MessagePageOut, query=MessagesQuery, error=503)
     async def list_messages() -> Response:
         """A page of projected messages, newest first."""
         require_bearer(token)
-        limit = query_int("limit", default=50, low=1, high=100)
-        assert limit is not None
-        cursor = query_text("cursor")
-        if cursor is not None and len(cursor) > MAX_PATH_ID:
-            raise malformed_query("cursor")
-        user = query_text("user")
-        key = None if user is None else check_user(user)
-        if user is not None and key is None:
-            raise malformed_query("user")
-        number = query_number()
+        limit, cursor, key = _messages_query()
+        number = _query_number(service)
         return reply_response(
             await reads.list_messages(service, limit=limit, cursor=cursor, user=key, number=number)
         )
@@ -131,7 +154,12 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise method_not_allowed(("POST",))
         require_bearer(token)
         checked = check_path_id(message_id)
-        return reply_response(await reads.get_message(service, checked, query_number()))
+        return reply_response(await reads.get_message(service, checked, _query_number(service)))
+
+
+def _register_window(app: QuartTrio, service: Service, token: bytes) -> None:
+    """``GET {prefix}/conversations/{user}/window``."""
+    prefix = service.profile.api_prefix
 
     @app.route(f"{prefix}/conversations/<path:user>/window", methods=["GET"], endpoint="window")
     @document_bearer_route(WindowOut, query=NumberQuery, error=503)
@@ -149,4 +177,4 @@ def register_message_routes(app: QuartTrio, service: Service) -> None:
             raise malformed_path(
                 "The user in the path must be a phone number (digits) or a business-scoped user id."
             )
-        return reply_response(await reads.conversation_window(service, key, query_number()))
+        return reply_response(await reads.conversation_window(service, key, _query_number(service)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -43,9 +44,70 @@ def register_operator_routes(
     metrics_exposition: Callable[[], bytes] | None,
 ) -> None:
     """Add health, readiness, ``/status``, ``/metrics``, diagnostics and ``/openapi.json``."""
-    profile = service.profile
-    token = service.secrets.service_bearer_token.encode("utf-8")
-    started = time.monotonic()
+    snapshot = _Snapshot.of(service, routes)
+    _register_probes(app, service)
+    _register_status(app, snapshot)
+    _register_metrics(app, snapshot.token, registry, metrics_exposition)
+    _register_diagnostics(app, snapshot, registry)
+
+    @app.route("/openapi.json", methods=["GET"])
+    @hide
+    async def openapi() -> Response:
+        """The OpenAPI 3.1 document."""
+        return json_response(openapi_document(app))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Snapshot:
+    """What ``/status`` and diagnostics report, fixed at construction like the flags, and the
+    bearer that shows them."""
+
+    service: Service
+    token: bytes
+    started: float
+    """``time.monotonic()`` at construction: the uptime's origin."""
+    service_mode: str
+    """One of the spec's four serviceMode values."""
+    route_lines: list[str]
+    feature_flags: dict[str, bool]
+
+    @classmethod
+    def of(cls, service: Service, routes: tuple[Route, ...]) -> _Snapshot:
+        started = time.monotonic()
+        modes = (
+            ("webhook", True),
+            ("persistence", service.store is not None),
+            ("groups", service.enable_group_routes),
+        )
+        return cls(
+            service=service,
+            token=service.secrets.service_bearer_token.encode("utf-8"),
+            started=started,
+            service_mode="+".join(part for part, on in modes if on),
+            route_lines=[line for route in routes for line in route.lines()],
+            feature_flags={
+                "groupRoutes": service.enable_group_routes,
+                "persistence": service.store is not None,
+            },
+        )
+
+    async def persistence(self) -> dict[str, object] | None:
+        """The store's health, its location redacted; None without a store."""
+        store = self.service.store
+        if store is None:
+            return None
+        health = await store.health()
+        backend = health.backend if health.backend in ("sqlite", "postgres") else "unknown"
+        return {
+            "ok": health.ok,
+            "backend": backend,
+            "currentVersion": health.current_version,
+            "redactedLocation": health.redacted_location,
+        }
+
+
+def _register_probes(app: QuartTrio, service: Service) -> None:
+    """``/healthz`` and ``/readyz``: open routes, no bearer."""
 
     @app.route("/healthz", methods=["GET"])
     @document_response(Health)
@@ -64,53 +126,37 @@ def register_operator_routes(
                 raise persistence_unavailable()
         return json_response({"ok": True, "service": SERVICE_NAME})
 
-    feature_flags = {
-        "groupRoutes": service.enable_group_routes,
-        "persistence": service.store is not None,
-    }
 
-    # Fixed at construction, like the flags: one of the spec's four serviceMode values.
-    service_mode = "+".join(
-        part
-        for part, on in (
-            ("webhook", True),
-            ("persistence", service.store is not None),
-            ("groups", service.enable_group_routes),
-        )
-        if on
-    )
-
-    route_lines = [line for route in routes for line in route.lines()]
-
-    async def persistence_summary() -> dict[str, object] | None:
-        if service.store is None:
-            return None
-        health = await service.store.health()
-        backend = health.backend if health.backend in ("sqlite", "postgres") else "unknown"
-        return {
-            "ok": health.ok,
-            "backend": backend,
-            "currentVersion": health.current_version,
-            "redactedLocation": health.redacted_location,
-        }
+def _register_status(app: QuartTrio, snapshot: _Snapshot) -> None:
+    """``/status``: hidden without the bearer."""
 
     @app.route("/status", methods=ALL_METHODS, provide_automatic_options=False)
     @document_bearer_route(StatusOut)
     async def status() -> Response:
         """Operator status snapshot."""
-        if (hidden := operator_gate(token)) is not None:
+        if (hidden := operator_gate(snapshot.token)) is not None:
             return hidden
         return json_response(
             {
                 "version": __version__,
-                "uptimeSeconds": round(time.monotonic() - started, 3),
-                "graphApiVersion": profile.api_version,
-                "serviceMode": service_mode,
-                "routes": route_lines,
-                "featureFlags": feature_flags,
-                "persistence": await persistence_summary(),
+                "uptimeSeconds": round(time.monotonic() - snapshot.started, 3),
+                "graphApiVersion": snapshot.service.profile.api_version,
+                "serviceMode": snapshot.service_mode,
+                "routes": snapshot.route_lines,
+                "featureFlags": snapshot.feature_flags,
+                "persistence": await snapshot.persistence(),
             }
         )
+
+
+def _register_metrics(
+    app: QuartTrio,
+    token: bytes,
+    registry: CollectorRegistry,
+    metrics_exposition: Callable[[], bytes] | None,
+) -> None:
+    """``/metrics``: hidden without the bearer; ``metrics_exposition`` replaces the registry's
+    text when given."""
 
     @app.route("/metrics", methods=ALL_METHODS, provide_automatic_options=False)
     @document_bearer_route()
@@ -121,34 +167,33 @@ def register_operator_routes(
         text = metrics_exposition() if metrics_exposition is not None else generate_latest(registry)
         return Response(text, status=200, content_type=METRICS_CONTENT_TYPE)
 
+
+def _register_diagnostics(app: QuartTrio, snapshot: _Snapshot, registry: CollectorRegistry) -> None:
+    """``/debug/diagnostics``: hidden without the bearer."""
+    service = snapshot.service
+
     @app.route("/debug/diagnostics", methods=ALL_METHODS, provide_automatic_options=False)
     @document_bearer_route(DiagnosticsOut)
     async def diagnostics() -> Response:
         """Diagnostics snapshot: names, counts and flags only."""
-        if (hidden := operator_gate(token)) is not None:
+        if (hidden := operator_gate(snapshot.token)) is not None:
             return hidden
         families = sorted({metric.name for metric in registry.collect()})
         return json_response(
             {
                 "service": SERVICE_NAME,
                 "version": __version__,
-                "graphApiVersion": profile.api_version,
-                "serviceMode": service_mode,
+                "graphApiVersion": service.profile.api_version,
+                "serviceMode": snapshot.service_mode,
                 "runtime": RUNTIME,
-                "routes": route_lines,
-                "featureFlags": feature_flags,
-                "persistence": await persistence_summary(),
+                "routes": snapshot.route_lines,
+                "featureFlags": snapshot.feature_flags,
+                "persistence": await snapshot.persistence(),
                 "metricFamilies": families,
                 "recentErrors": service.recent_errors.snapshot(),
                 "configShape": _config_shape(service),
             }
         )
-
-    @app.route("/openapi.json", methods=["GET"])
-    @hide
-    async def openapi() -> Response:
-        """The OpenAPI 3.1 document."""
-        return json_response(openapi_document(app))
 
 
 def _config_shape(service: Service) -> dict[str, object]:

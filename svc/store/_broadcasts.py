@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Final, Literal
 
-from ._session import Session, chunks
+from ._session import Row, Session, chunks
 from ._time import _EPOCH, from_ms
 
 __all__ = [
@@ -287,18 +287,7 @@ def claim_broadcast_sends(
     are due recipients, so an idle number never banks a burst.
     """
     now_ms = now_us // 1000
-    s.run(
-        "INSERT INTO svc_broadcast_pacing (phone_number_id, next_send_us) VALUES (?, 0)"
-        " ON CONFLICT DO NOTHING",
-        (phone_number_id,),
-    )
-    lock = " FOR UPDATE" if s.dialect == "postgres" else ""
-    row = s.fetchone(
-        "SELECT next_send_us FROM svc_broadcast_pacing WHERE phone_number_id = ?" + lock,
-        (phone_number_id,),
-    )
-    assert row is not None
-    start = max(int(row[0]), now_us)
+    start = max(_next_send_us(s, phone_number_id), now_us)
     room = (now_us + horizon_us - start) // interval_us
     wanted = min(limit, room)
     if wanted <= 0:
@@ -312,26 +301,10 @@ def claim_broadcast_sends(
         " ORDER BY r.next_attempt_at, b.created_at, r.broadcast_id, r.seq LIMIT ?" + skip,
         (now_ms, phone_number_id, wanted),
     )
-    claimed: list[BroadcastSend] = []
-    for index, (broadcast_id, seq, recipient, payload, attempts) in enumerate(due):
-        lease = uuid.uuid4().hex
-        s.run(
-            "UPDATE svc_broadcast_recipients SET state = 'sending', lease_id = ?,"
-            " lease_expires_at = ?, attempts = attempts + 1, updated_at = ?"
-            " WHERE broadcast_id = ? AND seq = ?",
-            (lease, now_ms + lease_ms, now_ms, broadcast_id, seq),
-        )
-        claimed.append(
-            BroadcastSend(
-                broadcast_id=str(broadcast_id),
-                seq=int(seq),
-                recipient=str(recipient),
-                payload_json=str(payload),
-                lease_id=lease,
-                attempts=int(attempts) + 1,
-                send_at=from_us(start + index * interval_us),
-            )
-        )
+    claimed = [
+        _lease_send(s, row, now_ms=now_ms, lease_ms=lease_ms, send_us=start + index * interval_us)
+        for index, row in enumerate(due)
+    ]
     if claimed:
         s.run(
             "UPDATE svc_broadcast_pacing SET next_send_us = ? WHERE phone_number_id = ?",
@@ -344,6 +317,44 @@ def claim_broadcast_sends(
                 (now_ms, broadcast_id),
             )
     return claimed
+
+
+def _next_send_us(s: Session, phone_number_id: str) -> int:
+    """The number's next free send slot, its pacing row created at 0 if missing (and locked
+    on PostgreSQL, so concurrent claims of one number take turns)."""
+    s.run(
+        "INSERT INTO svc_broadcast_pacing (phone_number_id, next_send_us) VALUES (?, 0)"
+        " ON CONFLICT DO NOTHING",
+        (phone_number_id,),
+    )
+    lock = " FOR UPDATE" if s.dialect == "postgres" else ""
+    row = s.fetchone(
+        "SELECT next_send_us FROM svc_broadcast_pacing WHERE phone_number_id = ?" + lock,
+        (phone_number_id,),
+    )
+    assert row is not None
+    return int(row[0])
+
+
+def _lease_send(s: Session, row: Row, *, now_ms: int, lease_ms: int, send_us: int) -> BroadcastSend:
+    """Lease one due recipient row (``sending``, one more attempt) for its slot at ``send_us``."""
+    broadcast_id, seq, recipient, payload, attempts = row
+    lease = uuid.uuid4().hex
+    s.run(
+        "UPDATE svc_broadcast_recipients SET state = 'sending', lease_id = ?,"
+        " lease_expires_at = ?, attempts = attempts + 1, updated_at = ?"
+        " WHERE broadcast_id = ? AND seq = ?",
+        (lease, now_ms + lease_ms, now_ms, broadcast_id, seq),
+    )
+    return BroadcastSend(
+        broadcast_id=str(broadcast_id),
+        seq=int(seq),
+        recipient=str(recipient),
+        payload_json=str(payload),
+        lease_id=lease,
+        attempts=int(attempts) + 1,
+        send_at=from_us(send_us),
+    )
 
 
 def complete_broadcast_send(

@@ -172,76 +172,118 @@ def merge_sightings(
     run in memory; a new row takes an id from ``NEW_ROW`` up, so it ranks above the
     stored ones as its real id will.
     """
-    rows = dict(stored)
-    by_user = {values[0]: key for key, values in rows.items() if values[0] is not None}
-    by_wa: dict[str, set[int]] = {}
-    for key, values in rows.items():
-        if values[2] is not None:
-            by_wa.setdefault(values[2], set()).add(key)
+    merge = _Merge(stored)
+    lookups = _Lookups(probes)
+    for index, item in enumerate(items):
+        lookups.resolve_upto(index, merge)
+        merge.add(item)
+    lookups.resolve_upto(len(items), merge)
+    rows = merge.rows
+    changed = [
+        (key, rows[key]) for key in stored if key not in merge.gone and rows[key] != stored[key]
+    ]
+    return (
+        changed,
+        [rows[key] for key in range(NEW_ROW, merge.fresh)],
+        merge.absorbed,
+        lookups.found,
+    )
 
-    def newest(wa_id: str, *, without_user_id: bool) -> int | None:
+
+class _Merge:
+    """The rows of ``merge_sightings`` in memory, indexed by BSUID and by wa_id so that they
+    are found as ``upsert_identities``'s and ``_person``'s SQL finds them."""
+
+    __slots__ = ("absorbed", "by_user", "by_wa", "fresh", "gone", "rows")
+
+    def __init__(self, stored: dict[int, IdentityArgs]) -> None:
+        self.rows = dict(stored)
+        self.by_user = {
+            values[0]: key for key, values in self.rows.items() if values[0] is not None
+        }
+        self.by_wa: dict[str, set[int]] = {}
+        for key, values in self.rows.items():
+            if values[2] is not None:
+                self.by_wa.setdefault(values[2], set()).add(key)
+        self.fresh = NEW_ROW  # the id the next inserted row takes
+        self.gone: set[int] = set()
+        self.absorbed: list[Absorbed] = []
+
+    def newest(self, wa_id: str, *, without_user_id: bool) -> int | None:
+        """``_newest_by_wa_id``, in memory."""
+        rows = self.rows
         keys = [
             key
-            for key in by_wa.get(wa_id, ())
+            for key in self.by_wa.get(wa_id, ())
             if rows[key][2] == wa_id and not (without_user_id and rows[key][0] is not None)
         ]
         return max(keys, key=lambda key: (rows[key][4], key), default=None)
 
-    def resolve(user_id: str | None, wa_id: str | None) -> int | None:
-        # ``_person._people``'s lookup, in memory.
-        person = by_user.get(user_id) if user_id is not None else None
+    def resolve(self, user_id: str | None, wa_id: str | None) -> int | None:
+        """The row a BSUID and a phone find: the BSUID's row, else the newest row of the phone
+        (without a BSUID when one is given); ``upsert_identities``'s and ``_person._people``'s
+        lookup, in memory."""
+        person = self.by_user.get(user_id) if user_id is not None else None
         if person is None and wa_id is not None:
-            person = newest(wa_id, without_user_id=user_id is not None)
+            person = self.newest(wa_id, without_user_id=user_id is not None)
         return person
 
-    order = sorted(range(len(probes)), key=lambda i: probes[i][0])
-    found_by_probe: list[int | None] = [None] * len(probes)
-    next_probe = 0
-
-    def look(upto: int) -> None:
-        nonlocal next_probe
-        while next_probe < len(order) and probes[order[next_probe]][0] <= upto:
-            _, user_id, wa_id = probes[order[next_probe]]
-            found_by_probe[order[next_probe]] = resolve(user_id, wa_id)
-            next_probe += 1
-
-    fresh = NEW_ROW
-    gone: set[int] = set()
-    absorbed: list[Absorbed] = []
-    for index, item in enumerate(items):
-        look(index)
+    def add(self, item: IdentityArgs) -> None:
+        """Merge one sighting into the row it finds, or a new row; a sighting of a BSUID with
+        the phone its row now holds absorbs that phone's phone-only rows."""
         user_id, wa_id = item[0], item[2]
-        if user_id is not None:
-            found = by_user.get(user_id)
-            if found is None and wa_id is not None:
-                found = newest(wa_id, without_user_id=True)
-        else:
-            assert wa_id is not None
-            found = newest(wa_id, without_user_id=False)
+        assert user_id is not None or wa_id is not None
+        found = self.resolve(user_id, wa_id)
+        before: IdentityArgs | None = None
         if found is None:
-            found, fresh = fresh, fresh + 1
-            before: IdentityArgs | None = None
+            found, self.fresh = self.fresh, self.fresh + 1
             values = item
         else:
-            before = rows[found]
+            before = self.rows[found]
             values = merge_identity(before, item)
         if user_id is not None and wa_id is not None and values[2] == wa_id:
-            for orphan in sorted(by_wa.get(wa_id, ())):
-                if orphan != found and rows[orphan][0] is None and rows[orphan][2] == wa_id:
-                    values = merge_identity(values, rows[orphan])
-                    by_wa[wa_id].discard(orphan)
-                    gone.add(orphan)
-                    absorbed.append((orphan, found))
-        rows[found] = values
+            values = self._absorb_phone_only(found, wa_id, values)
+        self.rows[found] = values
         if values[0] is not None:
-            by_user[values[0]] = found
+            self.by_user[values[0]] = found
         if before is not None and before[2] != values[2] and before[2] is not None:
-            by_wa[before[2]].discard(found)
+            self.by_wa[before[2]].discard(found)
         if values[2] is not None:
-            by_wa.setdefault(values[2], set()).add(found)
-    look(len(items))
-    changed = [(key, rows[key]) for key in stored if key not in gone and rows[key] != stored[key]]
-    return changed, [rows[key] for key in range(NEW_ROW, fresh)], absorbed, found_by_probe
+            self.by_wa.setdefault(values[2], set()).add(found)
+
+    def _absorb_phone_only(self, found: int, wa_id: str, values: IdentityArgs) -> IdentityArgs:
+        """``values`` with the phone-only rows of ``wa_id`` other than ``found`` merged in, in
+        id order; those rows are gone, absorbed into ``found``."""
+        rows = self.rows
+        for orphan in sorted(self.by_wa.get(wa_id, ())):
+            if orphan != found and rows[orphan][0] is None and rows[orphan][2] == wa_id:
+                values = merge_identity(values, rows[orphan])
+                self.by_wa[wa_id].discard(orphan)
+                self.gone.add(orphan)
+                self.absorbed.append((orphan, found))
+        return values
+
+
+class _Lookups:
+    """The probes of ``merge_sightings``, each resolved when the merge reaches its place
+    among the sightings (in place order; equal places in probe order)."""
+
+    __slots__ = ("_next", "_order", "_probes", "found")
+
+    def __init__(self, probes: Sequence[Probe]) -> None:
+        self._probes = probes
+        self._order = sorted(range(len(probes)), key=lambda i: probes[i][0])
+        self._next = 0
+        self.found: list[int | None] = [None] * len(probes)
+
+    def resolve_upto(self, upto: int, merge: _Merge) -> None:
+        """Resolve, against the rows as they are now, every probe placed at or before ``upto``
+        not resolved yet."""
+        while self._next < len(self._order) and self._probes[self._order[self._next]][0] <= upto:
+            probe = self._order[self._next]
+            _, user_id, wa_id = self._probes[probe]
+            self.found[probe] = merge.resolve(user_id, wa_id)
+            self._next += 1
 
 
 def lookup_ids(

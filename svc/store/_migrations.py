@@ -110,18 +110,10 @@ def run_migrations(
     bookkeeping tables (PostgreSQL uses it for an advisory lock and the schema).
     """
     migrations = load_migrations(dialect)
-    bigint = "BIGINT" if dialect == "postgres" else "INTEGER"
     target = len(migrations) if target_version is None else target_version
     if not 0 <= target <= len(migrations):
         raise PersistenceError("migration_failed", "Unknown target schema version.")
-
-    def create_bookkeeping(session: Session) -> None:
-        for statement in bootstrap:
-            session.run(statement)
-        for statement in _BOOTSTRAP:
-            session.run(statement.format(bigint=bigint))
-
-    transact(create_bookkeeping)
+    _create_bookkeeping(transact, dialect, bootstrap)
     known = {m.version: m for m in migrations}
     applied = _read_applied(transact, known)
     pending = [m for m in migrations if m.version <= target and m.version not in applied]
@@ -129,21 +121,7 @@ def run_migrations(
         # Nothing to apply: a start-up on a current schema never needs (or waits for) the lock.
         return max([*applied, target])
     owner = uuid.uuid4().hex
-
-    def acquire(session: Session) -> bool:
-        now = _now_ms()
-        session.run(
-            "DELETE FROM svc_persistence_lock WHERE id = 1 AND acquired_at < ?",
-            (now - LOCK_STALE_MS,),
-        )
-        inserted = session.run(
-            "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            (owner, now),
-        )
-        return inserted == 1
-
-    if not transact(acquire):
+    if not transact(lambda session: _acquire_lock(session, owner)):
         raise PersistenceError("migration_lock_failed", "Another process holds the migration lock.")
     try:
         # Read again under the lock: another process may have applied some meanwhile.
@@ -151,30 +129,65 @@ def run_migrations(
         for migration in migrations:
             if migration.version > target or migration.version in applied:
                 continue
-
-            def apply(session: Session, migration: Migration = migration) -> None:
-                for statement in split_statements(migration.sql):
-                    session.run(statement)
-                session.run(
-                    "INSERT INTO svc_schema_migrations (version, name, checksum, applied_at)"
-                    " VALUES (?, ?, ?, ?)",
-                    (migration.version, migration.name, migration.checksum, _now_ms()),
-                )
-
-            try:
-                transact(apply)
-            except PersistenceError:
-                raise
-            except Exception:  # noqa: BLE001 - a driver error of either dialect, named safely
-                raise PersistenceError(
-                    "migration_failed",
-                    f"Migration {migration.name} failed and was rolled back.",
-                ) from None
+            _apply(transact, migration)
         return max([*applied, target])
     finally:
         transact(
             lambda s: s.run("DELETE FROM svc_persistence_lock WHERE id = 1 AND owner = ?", (owner,))
         )
+
+
+def _create_bookkeeping(transact: Transact, dialect: Dialect, bootstrap: tuple[str, ...]) -> None:
+    """The ``bootstrap`` statements, then the migrations and lock tables, in one transaction."""
+    bigint = "BIGINT" if dialect == "postgres" else "INTEGER"
+
+    def create(session: Session) -> None:
+        for statement in bootstrap:
+            session.run(statement)
+        for statement in _BOOTSTRAP:
+            session.run(statement.format(bigint=bigint))
+
+    transact(create)
+
+
+def _acquire_lock(session: Session, owner: str) -> bool:
+    """Take the migration lock row for ``owner`` (a stale one is taken over); False when
+    another process holds it."""
+    now = _now_ms()
+    session.run(
+        "DELETE FROM svc_persistence_lock WHERE id = 1 AND acquired_at < ?",
+        (now - LOCK_STALE_MS,),
+    )
+    inserted = session.run(
+        "INSERT INTO svc_persistence_lock (id, owner, acquired_at) VALUES (1, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (owner, now),
+    )
+    return inserted == 1
+
+
+def _apply(transact: Transact, migration: Migration) -> None:
+    """Run one migration and record it, in one transaction; a driver error of either dialect
+    becomes ``migration_failed`` naming the migration only."""
+
+    def apply(session: Session) -> None:
+        for statement in split_statements(migration.sql):
+            session.run(statement)
+        session.run(
+            "INSERT INTO svc_schema_migrations (version, name, checksum, applied_at)"
+            " VALUES (?, ?, ?, ?)",
+            (migration.version, migration.name, migration.checksum, _now_ms()),
+        )
+
+    try:
+        transact(apply)
+    except PersistenceError:
+        raise
+    except Exception:  # noqa: BLE001 - a driver error of either dialect, named safely
+        raise PersistenceError(
+            "migration_failed",
+            f"Migration {migration.name} failed and was rolled back.",
+        ) from None
 
 
 def _read_applied(transact: Transact, known: dict[int, Migration]) -> dict[int, str]:

@@ -111,59 +111,82 @@ async def run_outbox_worker_once(
         max_attempts=max_attempts,
         jitter=jitter,
     )
-    tally = {"succeeded": 0, "failed": 0, "timed_out": 0, "dead": 0}
-    faults: list[Exception] = []
-
-    async def settle_item(item: OutboxItem) -> None:
-        # Each item is marked as soon as its handler ends, whatever the others do.
-        assert item.lease_id is not None
-        failure = (
-            Failure(EXHAUSTED)
-            if exhausted(item.attempts, policy)
-            else await attempt(functools.partial(handler, item), handler_timeout)
-        )
-        decision = settle(failure, attempts=item.attempts, policy=policy)
-        try:
-            if decision.verdict is Verdict.SUCCEEDED:
-                ok = await store.mark_outbox_item_succeeded(
-                    id=item.id, lease_id=item.lease_id, now=now
-                )
-                tally["succeeded" if ok else "failed"] += 1
-                return
-            tally["failed"] += 1
-            tally["timed_out"] += decision.error == TIMEOUT
-            if decision.verdict is Verdict.DEAD:
-                buried = await store.mark_outbox_item_dead(
-                    id=item.id, lease_id=item.lease_id, now=now, error=decision.error
-                )
-                tally["dead"] += buried  # after the await: tasks share the tally
-                return
-            await store.mark_outbox_item_failed(
-                id=item.id,
-                lease_id=item.lease_id,
-                now=now,
-                retry_delay_ms=decision.delay_ms,
-                error=decision.error,
-            )
-        except Exception as exc:  # noqa: BLE001 -- re-raised once every item has settled
-            faults.append(exc)
-
+    tally = _Tally()
     async with anyio.create_task_group() as group:
         for item in items:
-            group.start_soon(settle_item, item)
-    if faults:
-        raise faults[0]
+            group.start_soon(
+                _settle_item, store, item, handler, now, policy, handler_timeout, tally
+            )
+    if tally.faults:
+        raise tally.faults[0]
     pending = await store.count_outbox_pending()
     dead_depth = await store.count_outbox_items(status=OutboxStatus.DEAD)
     return OutboxReport(
         processed=len(items),
-        succeeded=tally["succeeded"],
-        failed=tally["failed"],
+        succeeded=tally.succeeded,
+        failed=tally.failed,
         pending=pending,
-        timed_out=tally["timed_out"],
-        dead=tally["dead"],
+        timed_out=tally.timed_out,
+        dead=tally.dead,
         dead_depth=dead_depth,
     )
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one tick's items ended as, and the store errors met marking them; its tasks share
+    it, each adding only after its own awaits."""
+
+    succeeded: int = 0
+    failed: int = 0
+    timed_out: int = 0
+    dead: int = 0
+    faults: list[Exception] = field(default_factory=list)
+
+
+async def _settle_item(
+    store: PersistenceStore,
+    item: OutboxItem,
+    handler: OutboxHandler,
+    now: datetime,
+    policy: RetryPolicy,
+    handler_timeout: float | None,
+    tally: _Tally,
+) -> None:
+    """Run one claimed item's handler (unless its attempts are spent) and mark the item at
+    once, whatever the others of its tick do; a store error is kept in ``tally.faults``."""
+    assert item.lease_id is not None
+    failure = (
+        Failure(EXHAUSTED)
+        if exhausted(item.attempts, policy)
+        else await attempt(functools.partial(handler, item), handler_timeout)
+    )
+    decision = settle(failure, attempts=item.attempts, policy=policy)
+    try:
+        if decision.verdict is Verdict.SUCCEEDED:
+            ok = await store.mark_outbox_item_succeeded(id=item.id, lease_id=item.lease_id, now=now)
+            if ok:
+                tally.succeeded += 1
+            else:
+                tally.failed += 1
+            return
+        tally.failed += 1
+        tally.timed_out += decision.error == TIMEOUT
+        if decision.verdict is Verdict.DEAD:
+            buried = await store.mark_outbox_item_dead(
+                id=item.id, lease_id=item.lease_id, now=now, error=decision.error
+            )
+            tally.dead += buried  # after the await: tasks share the tally
+            return
+        await store.mark_outbox_item_failed(
+            id=item.id,
+            lease_id=item.lease_id,
+            now=now,
+            retry_delay_ms=decision.delay_ms,
+            error=decision.error,
+        )
+    except Exception as exc:  # noqa: BLE001 -- re-raised once every item has settled
+        tally.faults.append(exc)
 
 
 def _invalid(message: str) -> PersistenceValidationError:
