@@ -73,6 +73,16 @@ _ERROR_STATUSES: Final = {
 }
 
 
+_OPERATION_ORDER: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+"""A path item's operations in the order the OpenAPI specification lists them."""
+
+
+def _operation_rank(entry: tuple[str, object]) -> tuple[int, str]:
+    method = entry[0]
+    order = _OPERATION_ORDER.index(method) if method in _OPERATION_ORDER else len(_OPERATION_ORDER)
+    return order, method
+
+
 def openapi_document(app: QuartTrio, *, server_url: str | None = None) -> dict[str, Any]:
     """The OpenAPI 3.1 document of ``app``'s routes (no secret, no env reference inside)."""
     extension = app.extensions["QUART_SCHEMA"]
@@ -88,7 +98,11 @@ def openapi_document(app: QuartTrio, *, server_url: str | None = None) -> dict[s
         ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}").get("$defs", {})
     )
     schemas["ErrorBody"].pop("$defs", None)
-    for operations in schema.get("paths", {}).values():
+    paths = schema.get("paths", {})
+    for path, operations in paths.items():
+        # A route's methods are a set in werkzeug: the document orders them as OpenAPI lists
+        # them, so it is the same bytes in every process.
+        paths[path] = operations = dict(sorted(operations.items(), key=_operation_rank))
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             if not responses:

@@ -170,6 +170,18 @@ def test_openapi_prints_the_document_and_writes_it_exclusively(project: Path) ->
     assert "already exists" in again.stderr
 
 
+def test_openapi_is_the_same_bytes_in_every_process(project: Path) -> None:
+    """A route's methods are a set: the document must not take its order from the hash seed."""
+    config = str(project / "svc.config.yaml")
+    printed = [
+        run_svc("openapi", "--config", config, env={"PYTHONHASHSEED": str(seed)}).stdout
+        for seed in (0, 1, 2, 3)
+    ]
+    assert printed[0] and printed == [printed[0]] * 4
+    operations = list(json.loads(printed[0])["paths"]["/status"])
+    assert operations == ["get", "put", "post", "delete", "options", "patch"]
+
+
 @pytest.mark.parametrize(
     ("out", "message"),
     [
