@@ -48,6 +48,49 @@ async def _send_reply(send: Send, reply: Reply) -> None:
     await send({"type": "http.response.body", "body": reply.body})
 
 
+class _Watched:
+    """One request's receive and send, watched: the answer's status (for the request metric),
+    and whether the body is still unread when the answer starts (then the connection closes)."""
+
+    __slots__ = ("_receive", "_send", "body_pending", "status")
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, declared: str | None) -> None:
+        self._receive = receive
+        self._send = send
+        self.status = 500
+        # A body is still unread until the server hands over its last chunk.
+        self.body_pending = (declared is not None and declared != "0") or _header(
+            scope, b"transfer-encoding"
+        ) is not None
+
+    async def receive(self) -> Any:
+        message = await self._receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            self.body_pending = False
+        return message
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+            if self.body_pending:
+                # Answered before the body was read (413, 401, 405...): the rest of the
+                # body is still on the connection, so it cannot carry another request.
+                headers = [*message.get("headers", ()), (b"connection", b"close")]
+                message = {**message, "headers": headers}
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            # Inside this last send the server reports the stream closed, Quart-Trio
+            # cancels the request's tasks at once, and the server would be cut off
+            # before it recycles the connection and starts its keep-alive timer.
+            # (The server shields its HTTP/1.1 writes itself; the bound covers HTTP/2
+            # flow control, where a peer could otherwise hold the send open.)
+            with trio.CancelScope(
+                shield=True, deadline=trio.current_time() + _LAST_SEND_SHIELD_SECONDS
+            ):
+                await self._send(message)
+            return
+        await self._send(message)
+
+
 def front(
     service: Service, quart_asgi: ASGIApp, routes: tuple[Route, ...], gate: BodyGate
 ) -> ASGIApp:
@@ -83,54 +126,20 @@ def front(
             await quart_asgi(scope, receive, send)
             return
         begin = time.perf_counter()
-        status = 500
         declared = _header(scope, b"content-length")
-        # A body is still unread until the server hands over its last chunk.
-        body_pending = (declared is not None and declared != "0") or _header(
-            scope, b"transfer-encoding"
-        ) is not None
-
-        async def receive_and_watch() -> Any:
-            nonlocal body_pending
-            message = await receive()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                body_pending = False
-            return message
-
-        async def send_and_watch(message: dict[str, Any]) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                if body_pending:
-                    # Answered before the body was read (413, 401, 405...): the rest of the
-                    # body is still on the connection, so it cannot carry another request.
-                    headers = [*message.get("headers", ()), (b"connection", b"close")]
-                    message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body" and not message.get("more_body"):
-                # Inside this last send the server reports the stream closed, Quart-Trio
-                # cancels the request's tasks at once, and the server would be cut off
-                # before it recycles the connection and starts its keep-alive timer.
-                # (The server shields its HTTP/1.1 writes itself; the bound covers HTTP/2
-                # flow control, where a peer could otherwise hold the send open.)
-                with trio.CancelScope(
-                    shield=True, deadline=trio.current_time() + _LAST_SEND_SHIELD_SECONDS
-                ):
-                    await send(message)
-                return
-            await send(message)
-
+        watched = _Watched(scope, receive, send, declared)
         method = str(scope.get("method", "GET"))
         path = str(scope.get("path", ""))
         try:
             if method == "POST" and path == webhook_path:
-                await webhook(scope, receive_and_watch, send_and_watch, declared)
+                await webhook(scope, watched.receive, watched.send, declared)
             else:
-                await quart_asgi(scope, receive_and_watch, send_and_watch)
+                await quart_asgi(scope, watched.receive, watched.send)
         finally:
             telemetry.request(
                 route=label(path),
                 method=method,
-                status=status,
+                status=watched.status,
                 seconds=time.perf_counter() - begin,
             )
 
