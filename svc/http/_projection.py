@@ -70,6 +70,10 @@ class IdentityChange:
 
 
 _NO_ROWS: Final = CheckedRowsBuilder().seal()
+_ROWS: Final = (MessageUpdate, StandbyUpdate)
+"""The updates that may project a message row (each takes a row id)."""
+_NAMES_ANOTHER: Final = (SystemUpdate, UserIdUpdate)
+"""The updates that name a second identity, and may ask for an identity change."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,16 +119,18 @@ def delivery_projection(
     for the change: ``read_users``), each field is checked once by the
     store's rules (``CheckedRowsBuilder``), and one random draw gives every row id.
     """
-    rows = CheckedRowsBuilder(
-        row_ids=sum(isinstance(u, MessageUpdate | StandbyUpdate) for u in updates)
-    )
+    rows = CheckedRowsBuilder(row_ids=sum(isinstance(u, _ROWS) for u in updates))
     changes: list[IdentityChange] = []
     unprojected = 0
     refusal: PersistenceValidationError | None = None
     seen: tuple[UserIdentity | None, int] = (None, 0)
     """The last user sighting added (a batch names one user again and again, at one time)."""
     for update, user in zip(updates, read_users(updates), strict=True):
-        at = _event_ms(update.timestamp, now)
+        seconds = update.timestamp
+        if seconds is not None and 0 < seconds < _LATEST_EVENT_SECONDS:
+            at = seconds * 1000  # ``_event_ms`` inlined for its common case (once per update)
+        else:
+            at = _event_ms(None, now)
         try:
             if isinstance(update, MessageUpdate):
                 if not _add_inbound(rows, update, user, at):
@@ -150,31 +156,41 @@ def delivery_projection(
         except PersistenceValidationError as exc:
             refusal = refusal or exc
         if user is not None and (user is not seen[0] or at != seen[1]):
-            _add_identity(rows, user, at)  # the same sighting again would add nothing
+            # The same sighting again would add nothing (``_add_identity`` inlined).
+            rows.identity(
+                user_id=user.user_id,
+                parent_user_id=user.parent_user_id,
+                wa_id=user.wa_id,
+                username=user.username,
+                at_ms=at,
+            )
             seen = (user, at)
-        other: UserIdentity | None = None
-        change: IdentityChange | None = None
-        if isinstance(update, SystemUpdate):
-            new_user = update.new_user
-            if update.system_type in IDENTITY_CHANGES:
-                change = _identity_change(user, new_user, at)
-                if new_user is not None and new_user.user_id is not None:
-                    other = new_user
-            else:
-                other = new_user
-        elif isinstance(update, UserIdUpdate):
-            other = update.previous
-            change = _identity_change(other, user, at)
-        if change is not None:
-            changes.append(change)
-        if other is not None:
-            _add_identity(rows, other, at)
+        if isinstance(update, _NAMES_ANOTHER):
+            change, other = _identity_event(update, user, at)
+            if change is not None:
+                changes.append(change)
+            if other is not None:
+                _add_identity(rows, other, at)
     return DeliveryProjection(
         rows=_NO_ROWS if refusal is not None else rows.seal(),
         changes=tuple(changes),
         unprojected=unprojected,
         refusal=refusal,
     )
+
+
+def _identity_event(
+    update: SystemUpdate | UserIdUpdate, user: UserIdentity | None, at: int
+) -> tuple[IdentityChange | None, UserIdentity | None]:
+    """The identity change an update asks for (``_identity_change``), and the other identity
+    it names (a sighting of its own)."""
+    if isinstance(update, UserIdUpdate):
+        return _identity_change(update.previous, user, at), update.previous
+    new_user = update.new_user
+    if update.system_type not in IDENTITY_CHANGES:
+        return None, new_user
+    other = new_user if new_user is not None and new_user.user_id is not None else None
+    return _identity_change(user, new_user, at), other
 
 
 def _pricing_category(status: Mapping[str, Any]) -> str | None:
@@ -204,22 +220,24 @@ def _add_inbound(
     at: int,
 ) -> bool:
     """Add the row of a message update (or a standby message or echo) with its user and time
-    already read (the builder draws its row id)."""
+    already read (the builder draws its row id). The business number's fields are read from
+    the update's ``source`` (what its properties return) once."""
     echo = update.is_echo
     message_id = update.message_id
+    source = update.source
     phone = update.to if echo else update.from_
     return rows.message(
         wa_message_id=message_id,
         direction="outbound" if echo else "inbound",
         from_phone=None if echo else phone,
-        to_phone=phone if echo else update.display_phone_number,
+        to_phone=phone if echo else source.display_phone_number,
         type=(update.type or "unknown")[:MAX_TYPE],
         status="sent" if echo else "received",
         graph_message_id=message_id if echo else None,
         at_ms=at,
         user_id=user.user_id if user else None,
         parent_user_id=user.parent_user_id if user else None,
-        business_phone_number_id=update.phone_number_id,
+        business_phone_number_id=source.phone_number_id,
     )
 
 

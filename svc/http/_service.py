@@ -219,7 +219,7 @@ class Service:
         hooks = hook_work(self.update_hooks, updates)
         try:
             (new, changes, projected), hooks_stored = await record_beside(
-                self._record_delivery(delivery, keys, now, rows), hooks
+                self._record_delivery(delivery, digest, keys, now, rows), hooks
             )
         except HttpError as exc:
             return error_reply(exc)
@@ -381,13 +381,14 @@ class Service:
     async def _record_delivery(
         self,
         delivery: Delivery,
+        digest: str,
         keys: list[str],
         received_at: datetime,
         rows: Sequence[InboxRow],
     ) -> tuple[set[str], tuple[IdentityChange, ...], bool]:
-        """Record the delivery, its update keys, its projection and its inbox rows; return the
-        keys recorded for the first time, the identity changes to apply and whether the
-        projection was stored.
+        """Record the delivery (``digest``: its body hash, read once), its update keys, its
+        projection and its inbox rows; return the keys recorded for the first time, the identity
+        changes to apply and whether the projection was stored.
 
         One atomic store call (``record_webhook_updates``) records the event key, the update
         keys (a key stored before is a duplicate), the rows, the status events,
@@ -396,30 +397,30 @@ class Service:
         refuses is left out and the delivery (with its inbox rows) recorded without it.
         """
         projection = delivery_projection(delivery.updates, self.now)
+        event = (delivery.event_key, digest)
         if projection.unprojected:
             self.logger.warning(
                 "webhook message not projected reason=no_user_identity count=%d",
                 projection.unprojected,
             )
-
         try:
             if projection.refusal is not None:
                 raise projection.refusal
             new = await self._record_updates(
-                delivery, keys, received_at, rows, projection.rows, validation_errors=True
+                event, keys, received_at, rows, projection.rows, validation_errors=True
             )
         except PersistenceValidationError as exc:
             # A record the store refuses must not turn the delivery into a poison pill
             # (503, redelivered forever): keep the dedupe rows and skip the projection.
             self.recent_errors.add(exc)
             self.logger.warning("webhook projection refused by the store; delivery recorded")
-            new = await self._record_updates(delivery, keys, received_at, rows, None)
+            new = await self._record_updates(event, keys, received_at, rows, None)
             return new, projection.changes, False
         return new, projection.changes, True
 
     async def _record_updates(
         self,
-        delivery: Delivery,
+        event: tuple[str, str],
         keys: list[str],
         received_at: datetime,
         inbox: Sequence[InboxRow],
@@ -427,13 +428,12 @@ class Service:
         *,
         validation_errors: bool = False,
     ) -> set[str]:
-        """One ``record_webhook_updates`` of the delivery (with its projection's ``rows``, or
-        without a projection); the update keys it recorded for the first time."""
-        store = self.require_store()
+        """One ``record_webhook_updates`` of the delivery (``event``: its event key and body hash)
+        with its projection's ``rows`` (or none); the update keys it recorded for the first time."""
         recorded = await self.store_call(
-            store.record_webhook_updates(
-                event_key=delivery.event_key,
-                event_hash=delivery.body_hash,
+            self.require_store().record_webhook_updates(
+                event_key=event[0],
+                event_hash=event[1],
                 received_at=received_at,
                 update_keys=keys,
                 rows=rows,

@@ -195,15 +195,19 @@ class CheckedRowsBuilder:
             shared = self._shared[given] = _shared_fields(given)
         if shared is False:  # names no user, or refused: the complete check says which
             return self._message_checked(row_id, wa_message_id, graph_message_id, at_ms, given)
-        # The checks of epoch_ms and optional_text inlined for their common case: these
-        # run for every row of every delivery.
+        # The checks of epoch_ms, text and optional_text and ``_row_id`` inlined for their
+        # common case: these run for every row of every delivery (``fit`` passes what
+        # ``text`` passes; ``text`` says why it refuses the rest).
         # (``type`` names the message type here: ``__class__`` is the builtin's test.)
         at = at_ms if at_ms.__class__ is int else check.epoch_ms(at_ms, "created_at")
         from_phone, to_phone, type, status, user_id, parent_user_id, business = shared
+        ids = self._ids
         self._messages.append(
             (
-                self._row_id() if row_id is None else check.text(row_id, "row_id"),
-                check.text(wa_message_id, "wa_message_id"),
+                (ids.pop() if ids else self._row_id())
+                if row_id is None
+                else check.text(row_id, "row_id"),
+                check.fit(wa_message_id) or check.text(wa_message_id, "wa_message_id"),
                 direction,
                 from_phone,
                 to_phone,
@@ -278,8 +282,13 @@ class CheckedRowsBuilder:
         if value is None:
             return False
         at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "timestamp")
-        category = check.fit(pricing_category, check.PRICING_CATEGORY_MAX)
-        self._statuses.append((check.text(wa_message_id, "wa_message_id"), value, at, category))
+        category = (
+            None
+            if pricing_category is None
+            else check.fit(pricing_category, check.PRICING_CATEGORY_MAX)
+        )
+        message_id = check.fit(wa_message_id) or check.text(wa_message_id, "wa_message_id")
+        self._statuses.append((message_id, value, at, category))
         return True
 
     def identity(

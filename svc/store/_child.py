@@ -40,7 +40,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Any, Final, Protocol, TypeAlias
 
 import anyio
 from anyio.abc import Process
@@ -78,22 +78,13 @@ _ROOT: Final = str(Path(__file__).resolve().parents[2])
 """The folder ``svc`` is imported from here, so the child runs this same code."""
 
 
-class JobRequest(NamedTuple):
-    """One job of a batch as the child receives it."""
-
-    kind: Kind
-    key: str
-    args: Any
-    """The checked arguments of ``kind``'s form (``_kinds``)."""
-
-
-class JobOutcome(NamedTuple):
-    """One job's answer: whether its batch committed it, its result, its own error (or
-    ``None`` for its code's pessimistic error)."""
-
-    ok: bool
-    result: object
-    error: Exception | None
+JobRequest: TypeAlias = tuple[Kind, str, Any]
+"""One job of a batch as the child receives it: its ``Kind``, key and the checked arguments
+of its kind's form (``_kinds``). Plain tuples: a frame pickles and loads them in C, where a
+named tuple runs Python code per job on each side."""
+JobOutcome: TypeAlias = tuple[bool, object, Exception | None]
+"""One job's answer: whether its batch committed it, its result, its own error (or ``None``
+for its code's pessimistic error); a plain tuple, as ``JobRequest``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,9 +251,7 @@ class Child:
         try:
             async with self._sending:
                 await self._send(
-                    WriteRequest(
-                        tuple(JobRequest(job.kind, job.key, job.args) for job in batch.jobs)
-                    )
+                    WriteRequest(tuple((job.kind, job.key, job.args) for job in batch.jobs))
                 )
                 self._answers.append(slot)
             async with self._reading:
@@ -389,7 +378,7 @@ def _outcome(job: Job[Any]) -> JobOutcome:
             pickle.loads(pickle.dumps(error, protocol=_PROTOCOL))  # noqa: S301 -- our own bytes
         except Exception:  # noqa: BLE001 -- any failure: the caller gets the pessimistic error
             error = None
-    return JobOutcome(job.ok, job.result, error)
+    return (job.ok, job.result, error)
 
 
 def serve(fd: int, opener: Callable[[Any], ChildConnection | None]) -> None:

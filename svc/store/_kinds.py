@@ -113,6 +113,11 @@ class DeliveryWrite(NamedTuple):
     """The updates to run, in queue order: the rows of the keys this delivery records new
     go in the inbox (``place_inbox``), due at ``received_at``."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # To the writer process (``_child``) as its plain tuple, rebuilt in C: a named
+        # tuple's own pickling runs Python code per delivery on each side.
+        return (tuple.__new__, (DeliveryWrite, tuple(self)))
+
     def lock_keys(self) -> tuple[str, ...]:
         """The sorted advisory-lock keys of its rows (PostgreSQL): message ids, identities
         and inbox queues (an inbox row's id is drawn under its queue's lock, so a queue's

@@ -328,6 +328,15 @@ class UpdatesRecorded:
     event: WebhookEventResult
     new: tuple[str, ...] = ()
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # The writer process's answer per delivery: pickled as its two values (a frozen
+        # dataclass's own pickling runs its fields' Python code on each side).
+        return (_updates_recorded, (self.event, self.new))
+
+
+def _updates_recorded(event: WebhookEventResult, new: tuple[str, ...]) -> UpdatesRecorded:
+    return UpdatesRecorded(event=event, new=new)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PruneReport:
