@@ -9,7 +9,7 @@ Start it with structured concurrency::
     await runtime.stop()     # stop claiming; the runs in flight end (or are cancelled)
 
 Every rule of ``docs/handlers.md`` about how a run goes lives in this module once: the
-deadline (``RunControl``), the lease (``keep_lease``), the burst and the waits
+deadline (``RunControl``), the lease (``LeaseKeeper``, ``keep_lease``), the burst and the waits
 (``RunConversation``), the state's write, the verdict (``svc.store.settle``), the log
 line and the event of each outcome.
 """
@@ -50,7 +50,7 @@ from svc.webhook import (
     queue_key,
 )
 
-from ._control import RunControl, keep_lease
+from ._control import LeaseKeeper, RunControl
 from ._conversation import Arrivals, Conversation, RunConversation
 from ._events import (
     Observer,
@@ -159,6 +159,7 @@ class HandlerRuntime:
         self._done = trio.Event()
         self._started = False
         self._runs: trio.CancelScope | None = None
+        self._leases: LeaseKeeper | None = None
         self._grace = options.timeout
 
     # --- what the HTTP layer calls ------------------------------------------------------
@@ -228,6 +229,13 @@ class HandlerRuntime:
         try:
             async with trio.open_nursery() as runs:
                 self._runs = runs.cancel_scope
+                self._leases = LeaseKeeper(
+                    runs,
+                    self.queue,
+                    lease=self.options.lease,
+                    now=self._now,
+                    on_error=self._queue_fault,
+                )
                 watching = trio.CancelScope()
                 if isinstance(self.queue, StoreQueue):
                     runs.start_soon(self._watch, self.queue, watching)
@@ -255,6 +263,7 @@ class HandlerRuntime:
                     with trio.move_on_after(max(wait, 0.0)):
                         await self._wakeup.wait()
                 watching.cancel()
+                self._leases.close()
                 runs.cancel_scope.deadline = trio.current_time() + self._grace
         finally:
             self._done.set()
@@ -365,15 +374,18 @@ class HandlerRuntime:
         the exception, and the state change its success writes."""
         error: Exception | None = None
         change: StateChange | None = None
-        async with trio.open_nursery() as keeper:
-            keeper.start_soon(self._keep, claim, control)
+        assert self._leases is not None
+        async with trio.open_nursery() as tasks:
+            self._leases.hold(claim, control, tasks)
             try:
                 with control.scope:
-                    change = await self._converse(claim, control, keeper)
+                    change = await self._converse(claim, control, tasks)
             except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
                 error = exc
             finally:
-                keeper.cancel_scope.cancel()
+                self._leases.release(control)
+                if tasks.child_tasks:  # the lease's renewals, the handler's own background work
+                    tasks.cancel_scope.cancel()
         if control.lost is not None:
             return Failure(control.lost), error, None
         if control.scope.cancelled_caught:
@@ -381,16 +393,6 @@ class HandlerRuntime:
         if error is not None:
             return failure_of(error), error, None
         return None, None, change
-
-    async def _keep(self, claim: Claim, control: RunControl) -> None:
-        await keep_lease(
-            self.queue,
-            claim,
-            control,
-            lease=self.options.lease,
-            now=self._now,
-            on_error=self._queue_fault,
-        )
 
     async def _converse(
         self, claim: Claim, control: RunControl, tasks: trio.Nursery
