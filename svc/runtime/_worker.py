@@ -348,14 +348,15 @@ class HandlerRuntime:
     async def _run_one(self, claim: Claim, control: RunControl, others_first: bool) -> Claim | None:
         """One run, settled; the claim its success continued with, if any."""
         started = trio.current_time()
-        self._observer(
-            RunStarted(
-                update_key=claim.update_key,
-                queue=claim.queue,
-                kind=claim.kind,
-                attempt=claim.attempt,
+        if self._observer is not _ignore:
+            self._observer(
+                RunStarted(
+                    update_key=claim.update_key,
+                    queue=claim.queue,
+                    kind=claim.kind,
+                    attempt=claim.attempt,
+                )
             )
-        )
         if self._policy.max_attempts is not None and claim.attempt > self._policy.max_attempts:
             failure: Failure | None = Failure(EXHAUSTED)  # its earlier runs crashed
             error: BaseException | None = None
@@ -490,19 +491,20 @@ class HandlerRuntime:
         retry_in = decision.delay_ms / 1000 if decision.verdict is Verdict.RETRY else None
         self._log(claim, outcome, decision.error, retry_in, kept)
         self._reporter.run(outcome, seconds)
-        self._observer(
-            RunEnded(
-                update_key=claim.update_key,
-                queue=claim.queue,
-                kind=claim.kind,
-                attempt=claim.attempt,
-                outcome=outcome,
-                seconds=seconds,
-                reason=decision.error,
-                retry_in=retry_in,
-                error=error,
+        if self._observer is not _ignore:
+            self._observer(
+                RunEnded(
+                    update_key=claim.update_key,
+                    queue=claim.queue,
+                    kind=claim.kind,
+                    attempt=claim.attempt,
+                    outcome=outcome,
+                    seconds=seconds,
+                    reason=decision.error,
+                    retry_in=retry_in,
+                    error=error,
+                )
             )
-        )
         return following
 
     def _log(
