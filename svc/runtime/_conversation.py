@@ -20,7 +20,7 @@ import trio
 
 from svc.webhook import Coalesce, Listener, ListenerTimeout, Update, UserState
 
-from ._control import RunControl
+from ._control import RunControl, RunTasks
 from ._events import Observer, UpdateTaken, WaitEnded, WaitStarted
 from ._queue import Claim, Entry, RunQueue
 
@@ -116,7 +116,7 @@ class RunConversation:
         poll_interval: float,
         now: Callable[[], datetime],
         observer: Observer,
-        tasks: trio.Nursery,
+        tasks: RunTasks,
     ) -> None:
         self._queue = queue
         self._tasks = tasks
@@ -181,7 +181,7 @@ class RunConversation:
                     await arrived.wait()
 
     def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
-        """Run ``task`` in the run's nursery (the one keeping its lease), cancelled when
+        """Run ``task`` as a task of the run (beside its lease's renewals), cancelled when
         the run ends."""
         self._tasks.start_soon(task)
 

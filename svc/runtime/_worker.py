@@ -50,7 +50,7 @@ from svc.webhook import (
     queue_key,
 )
 
-from ._control import LeaseKeeper, RunControl
+from ._control import LeaseKeeper, RunControl, RunTasks
 from ._conversation import Arrivals, Conversation, RunConversation
 from ._events import (
     Observer,
@@ -376,17 +376,15 @@ class HandlerRuntime:
         error: Exception | None = None
         change: StateChange | None = None
         assert self._leases is not None
-        async with trio.open_nursery() as tasks:
-            self._leases.hold(claim, control, tasks)
-            try:
-                with control.scope:
-                    change = await self._converse(claim, control, tasks)
-            except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
-                error = exc
-            finally:
-                self._leases.release(control)
-                if tasks.child_tasks:  # the lease's renewals, the handler's own background work
-                    tasks.cancel_scope.cancel()
+        tasks = self._leases.hold(claim, control)
+        try:
+            with control.scope:
+                change = await self._converse(claim, control, tasks)
+        except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
+            error = exc
+        finally:
+            self._leases.release(control)
+            await tasks.aclose()  # the lease's renewals, the handler's own background work
         if control.lost is not None:
             return Failure(control.lost), error, None
         if control.scope.cancelled_caught:
@@ -396,10 +394,10 @@ class HandlerRuntime:
         return None, None, change
 
     async def _converse(
-        self, claim: Claim, control: RunControl, tasks: trio.Nursery
+        self, claim: Claim, control: RunControl, tasks: RunTasks
     ) -> StateChange | None:
         """Open the update and the user's state, gather the burst of a coalesced kind, run
-        the facade (its background work in ``tasks``, the run's nursery); the state change
+        the facade (its background work in ``tasks``, the run's); the state change
         of its success. An uncaught ``ListenerTimeout`` ends the run as a success; a reply
         whose outcome is unknown is a dead letter."""
         update = self.queue.open(claim)
