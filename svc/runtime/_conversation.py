@@ -59,16 +59,20 @@ class Arrivals:
     __slots__ = ("_event",)
 
     def __init__(self) -> None:
-        self._event = trio.Event()
+        self._event: trio.Event | None = None
+        """Made by the first waiter after a ``notify()`` (most arrivals find none)."""
 
     def event(self) -> trio.Event:
         """The event the next ``notify()`` sets."""
+        if self._event is None:
+            self._event = trio.Event()
         return self._event
 
     def notify(self) -> None:
         """New updates were recorded: wake every waiter."""
-        event, self._event = self._event, trio.Event()
-        event.set()
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
 
 
 class Detached:
