@@ -20,7 +20,7 @@ import trio
 
 from svc.webhook import Coalesce, Listener, ListenerTimeout, Update, UserState
 
-from ._control import RunControl
+from ._control import RunControl, RunTasks
 from ._events import Observer, UpdateTaken, WaitEnded, WaitStarted
 from ._queue import Claim, Entry, RunQueue
 
@@ -59,16 +59,20 @@ class Arrivals:
     __slots__ = ("_event",)
 
     def __init__(self) -> None:
-        self._event = trio.Event()
+        self._event: trio.Event | None = None
+        """Made by the first waiter after a ``notify()`` (most arrivals find none)."""
 
     def event(self) -> trio.Event:
         """The event the next ``notify()`` sets."""
+        if self._event is None:
+            self._event = trio.Event()
         return self._event
 
     def notify(self) -> None:
         """New updates were recorded: wake every waiter."""
-        event, self._event = self._event, trio.Event()
-        event.set()
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
 
 
 class Detached:
@@ -116,7 +120,7 @@ class RunConversation:
         poll_interval: float,
         now: Callable[[], datetime],
         observer: Observer,
-        tasks: trio.Nursery,
+        tasks: RunTasks,
     ) -> None:
         self._queue = queue
         self._tasks = tasks
@@ -181,7 +185,7 @@ class RunConversation:
                     await arrived.wait()
 
     def start_soon(self, task: Callable[[], Awaitable[None]]) -> None:
-        """Run ``task`` in the run's nursery (the one keeping its lease), cancelled when
+        """Run ``task`` as a task of the run (beside its lease's renewals), cancelled when
         the run ends."""
         self._tasks.start_soon(task)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -19,7 +20,7 @@ class RuntimeReporter:
     """``svc_handler_runs_total{outcome}`` and ``svc_handler_duration_seconds`` per run;
     ``svc_inbox_items{state}`` and ``svc_inbox_oldest_pending_seconds`` from a snapshot."""
 
-    __slots__ = ("_duration", "_items", "_now", "_oldest", "_runs")
+    __slots__ = ("_by_outcome", "_duration", "_items", "_now", "_oldest", "_runs")
 
     def __init__(self, registry: CollectorRegistry, *, now: Callable[[], datetime]) -> None:
         self._now = now
@@ -42,12 +43,14 @@ class RuntimeReporter:
         )
         for state in ("pending", "running", "dead"):
             self._items.labels(state=state).set(0)
-        for outcome in ("success", "error", "timeout", "dead"):
-            self._runs.labels(outcome=outcome)
+        self._by_outcome: Final = {
+            outcome: self._runs.labels(outcome=outcome)
+            for outcome in ("success", "error", "timeout", "dead")
+        }
 
     def run(self, outcome: RunOutcome, seconds: float) -> None:
         """Count one finished run."""
-        self._runs.labels(outcome=outcome).inc()
+        self._by_outcome[outcome].inc()
         self._duration.observe(seconds)
 
     def refresh(self, statistics: InboxStatistics) -> None:

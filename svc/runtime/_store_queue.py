@@ -3,7 +3,8 @@
 At ingest ``rows`` seals each handled update (``update_to_json``, encrypted by the
 keyring's writing key, bound to its update key) into an ``InboxRow`` the store commits
 with the delivery; a user's row also names the user's identifiers and own queue keys, so
-the store places it in its person's queue (docs/handlers.md, "One queue per person").
+the store places it in its person's queue (docs/handlers.md, "One queue per person"; the
+queue key, the user and its keys come from one read of the update: ``queue_place``).
 A claim reads its queue's sealed state with it; ``open`` and ``load_state`` open them (a
 key no longer held makes a ``key_unavailable`` dead letter; an unreadable state starts
 empty, logged once); a success seals the state under the current key, bound to its queue.
@@ -27,15 +28,7 @@ from svc.store import (
     PersistenceStore,
     UserStateWrite,
 )
-from svc.webhook import (
-    Update,
-    UserState,
-    queue_key,
-    queue_user,
-    update_from_json,
-    update_to_json,
-    user_queue_keys,
-)
+from svc.webhook import Update, UserState, queue_place, update_from_json, update_to_json
 
 from ._queue import Claim, Entry, StateChange
 
@@ -100,17 +93,17 @@ class StoreQueue:
             if key in seen:
                 continue
             seen.add(key)
-            user = queue_user(update)
+            queue, user, aliases = queue_place(update)
             rows.append(
                 InboxRow(
                     update_key=key,
-                    queue_key=queue_key(update),
+                    queue_key=queue,
                     phone_number_id=update.phone_number_id,
                     kind=update.kind,
                     sealed=encrypt(update_to_json(update), key.encode("ascii")),
                     user_id=None if user is None else user.user_id,
                     wa_id=None if user is None else user.wa_id,
-                    aliases=user_queue_keys(update),
+                    aliases=aliases,
                 )
             )
         return rows

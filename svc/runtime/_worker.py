@@ -9,7 +9,7 @@ Start it with structured concurrency::
     await runtime.stop()     # stop claiming; the runs in flight end (or are cancelled)
 
 Every rule of ``docs/handlers.md`` about how a run goes lives in this module once: the
-deadline (``RunControl``), the lease (``keep_lease``), the burst and the waits
+deadline (``RunControl``), the lease (``LeaseKeeper``, ``keep_lease``), the burst and the waits
 (``RunConversation``), the state's write, the verdict (``svc.store.settle``), the log
 line and the event of each outcome.
 """
@@ -50,7 +50,7 @@ from svc.webhook import (
     queue_key,
 )
 
-from ._control import RunControl, keep_lease
+from ._control import LeaseKeeper, RunControl, RunTasks
 from ._conversation import Arrivals, Conversation, RunConversation
 from ._events import (
     Observer,
@@ -159,6 +159,7 @@ class HandlerRuntime:
         self._done = trio.Event()
         self._started = False
         self._runs: trio.CancelScope | None = None
+        self._leases: LeaseKeeper | None = None
         self._grace = options.timeout
 
     # --- what the HTTP layer calls ------------------------------------------------------
@@ -228,6 +229,13 @@ class HandlerRuntime:
         try:
             async with trio.open_nursery() as runs:
                 self._runs = runs.cancel_scope
+                self._leases = LeaseKeeper(
+                    runs,
+                    self.queue,
+                    lease=self.options.lease,
+                    now=self._now,
+                    on_error=self._queue_fault,
+                )
                 watching = trio.CancelScope()
                 if isinstance(self.queue, StoreQueue):
                     runs.start_soon(self._watch, self.queue, watching)
@@ -255,6 +263,7 @@ class HandlerRuntime:
                     with trio.move_on_after(max(wait, 0.0)):
                         await self._wakeup.wait()
                 watching.cancel()
+                self._leases.close()
                 runs.cancel_scope.deadline = trio.current_time() + self._grace
         finally:
             self._done.set()
@@ -339,14 +348,15 @@ class HandlerRuntime:
     async def _run_one(self, claim: Claim, control: RunControl, others_first: bool) -> Claim | None:
         """One run, settled; the claim its success continued with, if any."""
         started = trio.current_time()
-        self._observer(
-            RunStarted(
-                update_key=claim.update_key,
-                queue=claim.queue,
-                kind=claim.kind,
-                attempt=claim.attempt,
+        if self._observer is not _ignore:
+            self._observer(
+                RunStarted(
+                    update_key=claim.update_key,
+                    queue=claim.queue,
+                    kind=claim.kind,
+                    attempt=claim.attempt,
+                )
             )
-        )
         if self._policy.max_attempts is not None and claim.attempt > self._policy.max_attempts:
             failure: Failure | None = Failure(EXHAUSTED)  # its earlier runs crashed
             error: BaseException | None = None
@@ -365,15 +375,16 @@ class HandlerRuntime:
         the exception, and the state change its success writes."""
         error: Exception | None = None
         change: StateChange | None = None
-        async with trio.open_nursery() as keeper:
-            keeper.start_soon(self._keep, claim, control)
-            try:
-                with control.scope:
-                    change = await self._converse(claim, control, keeper)
-            except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
-                error = exc
-            finally:
-                keeper.cancel_scope.cancel()
+        assert self._leases is not None
+        tasks = self._leases.hold(claim, control)
+        try:
+            with control.scope:
+                change = await self._converse(claim, control, tasks)
+        except Exception as exc:  # noqa: BLE001 -- a handler's failure is settled, never raised
+            error = exc
+        finally:
+            self._leases.release(control)
+            await tasks.aclose()  # the lease's renewals, the handler's own background work
         if control.lost is not None:
             return Failure(control.lost), error, None
         if control.scope.cancelled_caught:
@@ -382,21 +393,11 @@ class HandlerRuntime:
             return failure_of(error), error, None
         return None, None, change
 
-    async def _keep(self, claim: Claim, control: RunControl) -> None:
-        await keep_lease(
-            self.queue,
-            claim,
-            control,
-            lease=self.options.lease,
-            now=self._now,
-            on_error=self._queue_fault,
-        )
-
     async def _converse(
-        self, claim: Claim, control: RunControl, tasks: trio.Nursery
+        self, claim: Claim, control: RunControl, tasks: RunTasks
     ) -> StateChange | None:
         """Open the update and the user's state, gather the burst of a coalesced kind, run
-        the facade (its background work in ``tasks``, the run's nursery); the state change
+        the facade (its background work in ``tasks``, the run's); the state change
         of its success. An uncaught ``ListenerTimeout`` ends the run as a success; a reply
         whose outcome is unknown is a dead letter."""
         update = self.queue.open(claim)
@@ -488,19 +489,20 @@ class HandlerRuntime:
         retry_in = decision.delay_ms / 1000 if decision.verdict is Verdict.RETRY else None
         self._log(claim, outcome, decision.error, retry_in, kept)
         self._reporter.run(outcome, seconds)
-        self._observer(
-            RunEnded(
-                update_key=claim.update_key,
-                queue=claim.queue,
-                kind=claim.kind,
-                attempt=claim.attempt,
-                outcome=outcome,
-                seconds=seconds,
-                reason=decision.error,
-                retry_in=retry_in,
-                error=error,
+        if self._observer is not _ignore:
+            self._observer(
+                RunEnded(
+                    update_key=claim.update_key,
+                    queue=claim.queue,
+                    kind=claim.kind,
+                    attempt=claim.attempt,
+                    outcome=outcome,
+                    seconds=seconds,
+                    reason=decision.error,
+                    retry_in=retry_in,
+                    error=error,
+                )
             )
-        )
         return following
 
     def _log(

@@ -94,6 +94,7 @@ from ._keys import body_hash as body_hash
 from ._keys import canonical_json as canonical_json
 from ._keys import event_key as event_key
 from ._keys import queue_key as queue_key
+from ._keys import queue_place as queue_place
 from ._keys import queue_user as queue_user
 from ._keys import update_key as update_key
 from ._keys import user_queue_keys as user_queue_keys
@@ -371,6 +372,7 @@ __all__ = [
     "parse_envelope",
     "parse_signature_header",
     "queue_key",
+    "queue_place",
     "queue_user",
     "read_users",
     "receive_delivery",

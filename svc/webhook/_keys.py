@@ -17,6 +17,7 @@ __all__ = [
     "canonical_json",
     "event_key",
     "queue_key",
+    "queue_place",
     "queue_user",
     "update_key",
     "user_queue_keys",
@@ -129,6 +130,37 @@ def _hashed(number: str, kind: str, value: str) -> str:
     return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
+def _user_keys(number: str, user: UserIdentity | None) -> dict[str, str]:
+    """Each identifier ``user`` has (BSUID, parent BSUID, phone) -> its own queue's key."""
+    if user is None:
+        return {}
+    found = (user.user_id, user.parent_user_id, user.wa_id)
+    return {value: _hashed(number, "user", value) for value in found if value}
+
+
+def _queue_key(
+    update: UpdateBase, number: str, user: UserIdentity | None, own: dict[str, str] | None
+) -> str:
+    """``queue_key`` of ``update`` whose ``queue_user`` is ``user`` (``own``: its
+    ``_user_keys``, when they were hashed already)."""
+    group = getattr(update, "group_id", None)
+    if isinstance(group, str) and group:
+        return _hashed(number, "group", group)
+    key = user.key if user is not None else None
+    if key:
+        return own[key] if own is not None else _hashed(number, "user", key)
+    return _hashed(number, "number", number or (update.source.waba_id or ""))
+
+
+def queue_place(update: UpdateBase) -> tuple[str, UserIdentity | None, tuple[str, ...]]:
+    """``queue_key``, ``queue_user`` and ``user_queue_keys`` of one update, its user read once
+    (what an update queued for the handlers is recorded with)."""
+    number = update.source.phone_number_id or ""
+    user = queue_user(update)
+    own = _user_keys(number, user)
+    return _queue_key(update, number, user, own), user, tuple(sorted(own.values()))
+
+
 def queue_key(update: UpdateBase) -> str:
     """The key of the queue an update waits in on its own: its updates run one at a time,
     in order.
@@ -141,15 +173,7 @@ def queue_key(update: UpdateBase) -> str:
     queue instead, which the store derives from its identity map
     (``InboxRow.user_id``/``wa_id``); this key is the fallback.
     """
-    number = update.source.phone_number_id or ""
-    group = getattr(update, "group_id", None)
-    if isinstance(group, str) and group:
-        return _hashed(number, "group", group)
-    user = queue_user(update)
-    key = user.key if user is not None else None
-    if key:
-        return _hashed(number, "user", key)
-    return _hashed(number, "number", number or (update.source.waba_id or ""))
+    return _queue_key(update, update.source.phone_number_id or "", queue_user(update), None)
 
 
 def user_queue_keys(update: UpdateBase) -> tuple[str, ...]:
@@ -158,9 +182,5 @@ def user_queue_keys(update: UpdateBase) -> tuple[str, ...]:
 
     Whichever identifier a delivery led with, its updates waited under one of these: the
     store folds them into the person's queue."""
-    user = queue_user(update)
-    if user is None:
-        return ()
-    number = update.source.phone_number_id or ""
-    found = (user.user_id, user.parent_user_id, user.wa_id)
-    return tuple(sorted({_hashed(number, "user", value) for value in found if value}))
+    own = _user_keys(update.source.phone_number_id or "", queue_user(update))
+    return tuple(sorted(own.values()))

@@ -6,6 +6,10 @@ kept), with the receipt time; ``update_from_json`` normalizes that envelope
 again, so what comes back is checked by the same rules as a delivery and has
 the same kind, ``raw``, ``source`` and ``update_key``. The bytes are plain
 JSON: the HTTP layer seals them before they reach a store.
+
+orjson writes the document; ``json`` does when orjson's bytes would not be plain ASCII (json
+escapes), hold a ``null`` (orjson writes a float that is not finite as null, json refuses it)
+or when orjson refuses the document (integers past 64 bits, lone surrogates).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any, Final
+
+import orjson
 
 from ._agent_updates import STANDBY_FIELD
 from ._normalize import ITEM_LISTS, normalize
@@ -75,6 +81,12 @@ def update_to_json(update: Update) -> bytes:
         "received_at": source.received_at,
         "envelope": {"object": "whatsapp_business_account", "entry": [entry]},
     }
+    try:
+        data = orjson.dumps(document)
+    except TypeError:  # orjson.JSONEncodeError: past 64 bits, a lone surrogate, deep nesting
+        data = b"null"
+    if data.isascii() and b"null" not in data:
+        return data
     return json.dumps(document, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
