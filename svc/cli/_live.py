@@ -9,11 +9,12 @@ imports happen inside the functions, as in the commands.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..crypto import InboxKeyring
     from ..http import Profile, ServiceSecrets
+    from ..runtime import HandlerOptions
     from ..store import PersistenceStore
     from ..webhook import WebhookFacade
 
@@ -149,16 +150,17 @@ _HANDLER_SETTINGS = (
 )
 
 
-def handler_options_from_env(env: Mapping[str, str]) -> dict[str, int]:
+def handler_options_from_env(env: Mapping[str, str]) -> HandlerOptions:
     """The handler runtime's settings ``env`` gives (``svc serve``'s ``--handler-*``):
     ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``,
     ``SVC_HANDLER_MAX_WAITING``;
     ``CliUsageError`` names the variable of a value out of range."""
+    from ..runtime import HandlerOptions
     from ._inputs import parse_int
 
-    options: dict[str, int] = {}
+    options: dict[str, Any] = {}
     for name, option, low, high in _HANDLER_SETTINGS:
         value = env.get(name)
         if value:
             options[option] = parse_int(value, name, low=low, high=high)
-    return options
+    return HandlerOptions(**options)

@@ -75,8 +75,9 @@ class ServePlan:
     """``module:attribute`` of the user's facade (``--app``), imported in the serving process."""
     inbox_keys: tuple[bytes, ...] = field(default=(), repr=False)
     """The inbox keys (the writing key first) when the user's handlers run over a store."""
-    handler_options: dict[str, float] = field(default_factory=dict)
-    """``create_app(handler_options=...)``: concurrency, timeout, max_attempts."""
+    handler_options: dict[str, Any] = field(default_factory=dict)
+    """Fields of ``create_app``'s ``HandlerOptions``: concurrency, timeout, max_attempts,
+    max_waiting (plain values: this plan is pickled for spawned workers)."""
     body_read_timeout: float = 15.0
     """Seconds a request body may take (``create_app(limits=BodyLimits(...))``)."""
     max_pending_bodies: int = 64
@@ -98,8 +99,8 @@ class ServePlan:
     multiproc_dir: str | None = None
     max_worker_restarts: int = 10
     """``--max-worker-restarts``: worker replacements allowed within any 60 s."""
-    broadcast_options: dict[str, float] = field(default_factory=dict)
-    """``create_app(broadcast_options=...)``: the sender's rate and lease."""
+    broadcast_options: dict[str, Any] = field(default_factory=dict)
+    """Fields of ``create_app``'s ``BroadcastOptions``: the sender's rate and lease."""
 
     def profile(self) -> Profile:
         from ..http import Profile
@@ -250,7 +251,8 @@ def build_app(
     transport, runtime observer and replay sink take part (its routes are mounted by the
     caller)."""
     from ..graph import DryRunTransport
-    from ..http import BodyLimits, LogOptions, ServiceError, create_app
+    from ..http import BodyLimits, BroadcastOptions, LogOptions, ServiceError, create_app
+    from ..runtime import HandlerOptions
     from ..store import OutboxWorkerOptions
     from ..webhook import FacadeFlags
     from ._errors import ServeError
@@ -259,17 +261,17 @@ def build_app(
     outbox = None
     if plan.outbox_handler is not None:
         outbox = OutboxWorkerOptions(handler=load_outbox_handler(plan.outbox_handler))
-    handler_options: dict[str, Any] = dict(plan.handler_options)
+    seams: dict[str, Any] = {}
     if "kill-after-handler" in plan.test_faults:
-        handler_options["after_run"] = _kill_after_handler
+        seams["after_run"] = _kill_after_handler
     kill_at = {fault for fault in plan.test_faults if fault in _KILL_AT}
     if kill_at:
-        handler_options["observer"] = _killer({_KILL_AT[fault] for fault in kill_at})
+        seams["observer"] = _killer({_KILL_AT[fault] for fault in kill_at})
     transport = DryRunTransport() if plan.dry_run else None
     telemetry_sink = None
     if dev is not None:
         transport = dev.transport
-        handler_options["observer"] = dev.observe
+        seams["observer"] = dev.observe
         telemetry_sink = dev.telemetry_sink()
     inbox_keyring = None
     if plan.inbox_keys and store is not None:
@@ -298,8 +300,8 @@ def build_app(
             outbox=outbox,
             facade=load_app(plan.app) if plan.app is not None else None,
             log=LogOptions(access_log=plan.access_log),
-            broadcast_options=dict(plan.broadcast_options) if plan.broadcast_options else None,
-            handler_options=handler_options or None,
+            broadcast_options=BroadcastOptions(**plan.broadcast_options),
+            handler_options=HandlerOptions(**plan.handler_options, **seams),
             telemetry_sink=telemetry_sink,
             inbox_keyring=inbox_keyring,
         )

@@ -33,7 +33,6 @@ from svc.runtime import (
     MemoryQueue,
     StoreQueue,
     TrioClock,
-    handler_options_from,
 )
 from svc.store import (
     OutboxReport,
@@ -93,10 +92,10 @@ def create_app(
     metrics_registry: CollectorRegistry | None = None,
     metrics_exposition: Callable[[], bytes] | None = None,
     facade_flags: FacadeFlags | None = None,
-    handler_options: HandlerOptions | Mapping[str, Any] | None = None,
+    handler_options: HandlerOptions | None = None,
     inbox_keyring: InboxKeyring | None = None,
     outbox: OutboxWorkerOptions | None = None,
-    broadcast_options: BroadcastOptions | Mapping[str, Any] | None = None,
+    broadcast_options: BroadcastOptions | None = None,
     flows: FlowsEndpoint | None = None,
     limits: BodyLimits | None = None,
     log: LogOptions | None = None,
@@ -108,13 +107,13 @@ def create_app(
     argument is invalid. The first nine keywords are the spec's; the rest are typed option
     records. ``metrics_exposition`` replaces the text ``/metrics`` serves (the CLI's
     multi-worker mode aggregates across processes). The facade's updates run after the answer
-    in the handler runtime (``handler_options``: a ``HandlerOptions`` or its fields): with a
+    in the handler runtime (``handler_options``, a ``HandlerOptions``): with a
     store, sealed into the inbox under ``inbox_keyring`` (required when a facade is given, or
     the echo reply is on); without one, from a bounded in-memory queue.
     ``app.extensions["svc.handlers"]`` is that runtime (``await runtime.wait_idle()``). With a
     store, ``outbox`` starts the outbox worker (on the app's clock unless its options name
-    another) and the paced broadcast sender runs (``broadcast_options``: a
-    ``BroadcastOptions`` or its fields), both in the app's serving nursery. ``flows`` serves
+    another) and the paced broadcast sender runs (``broadcast_options``, a ``BroadcastOptions``,
+    on the app's clock unless it names another), both in the app's serving nursery. ``flows`` serves
     the Flows data endpoint at ``profile.flows_path``; ``limits`` bounds request bodies;
     ``log`` says where the service logs.
     """
@@ -151,10 +150,7 @@ def create_app(
     outbox_run = None
     if outbox is not None and checked.store is not None:
         outbox_run = _outbox_run(outbox, registry, checked.store, service)
-    try:
-        broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
-    except (TypeError, ValueError) as exc:
-        raise ServiceError("invalid_config", "broadcast_options are invalid.") from exc
+    broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
     routes = route_inventory(checked.profile, enable_group_routes=enable_group_routes)
     app = _build_quart_app(
         service, routes, registry, metrics_exposition, outbox_run, gate, broadcasts
@@ -167,7 +163,7 @@ def create_app(
 def _request_options(
     limits: BodyLimits | None,
     log: LogOptions | None,
-    handler_options: HandlerOptions | Mapping[str, Any] | None,
+    handler_options: HandlerOptions | None,
 ) -> tuple[BodyGate, HandlerOptions, LogOptions]:
     """The body gate, the handler options and the log options, checked (``ServiceError``
     when invalid)."""
@@ -180,10 +176,9 @@ def _request_options(
         gate = BodyGate(timeout=limits.body_read_timeout, max_pending=limits.max_pending_bodies)
     except (TypeError, ValueError) as exc:
         raise ServiceError("invalid_config", str(exc)) from None
-    try:
-        handling = handler_options_from(handler_options)
-    except (TypeError, ValueError) as exc:
-        raise ServiceError("invalid_config", f"handler_options: {exc}") from None
+    handling = HandlerOptions() if handler_options is None else handler_options
+    if not isinstance(handling, HandlerOptions):
+        raise ServiceError("invalid_config", "handler_options must be a HandlerOptions.")
     return gate, handling, LogOptions() if log is None else log
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import trio
@@ -17,7 +18,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from svc import crypto
-from svc.store import BroadcastStatus, BroadcastStore
+from svc.store import BroadcastStatus, BroadcastStore, utc_now
 from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
 
 from ._broadcast_sender import (
@@ -34,6 +35,7 @@ from ._broadcasts import (
 )
 from ._errors import (
     HttpError,
+    ServiceError,
     idempotency_conflict,
     not_found,
 )
@@ -73,13 +75,16 @@ class BroadcastRuntime:
         self.handle: BroadcastSenderHandle | None = None
 
     @classmethod
-    def from_options(
-        cls, options: BroadcastOptions | Mapping[str, Any] | None, service: Service
-    ) -> BroadcastRuntime:
-        """Options as given, or built from a mapping with the app's clock by default."""
-        if isinstance(options, BroadcastOptions):
-            return cls(options)
-        return cls(BroadcastOptions(**{"now": service.now, **dict(options or {})}))
+    def from_options(cls, options: BroadcastOptions | None, service: Service) -> BroadcastRuntime:
+        """The options as the app runs them: the defaults when none, the app's clock unless
+        they name another (``ServiceError`` when not a ``BroadcastOptions``)."""
+        if options is None:
+            options = BroadcastOptions()
+        if not isinstance(options, BroadcastOptions):
+            raise ServiceError("invalid_config", "broadcast_options must be a BroadcastOptions.")
+        if options.now is utc_now:
+            options = replace(options, now=service.now)
+        return cls(options)
 
     def wake(self) -> None:
         if self.handle is not None:

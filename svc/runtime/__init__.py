@@ -28,7 +28,6 @@ from ._options import DEFAULT_LEASE as DEFAULT_LEASE
 from ._options import DEFAULT_QUEUE_CAPACITY as DEFAULT_QUEUE_CAPACITY
 from ._options import DEFAULT_SEEN_WINDOW as DEFAULT_SEEN_WINDOW
 from ._options import HandlerOptions as HandlerOptions
-from ._options import handler_options_from as handler_options_from
 from ._queue import Claim as Claim
 from ._queue import Entry as Entry
 from ._queue import RunQueue as RunQueue
@@ -75,6 +74,5 @@ __all__ = [
     "UpdateTaken",
     "WaitEnded",
     "WaitStarted",
-    "handler_options_from",
     "state_aad",
 ]

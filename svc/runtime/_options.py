@@ -1,15 +1,15 @@
 """How the service runs its handlers after the answer: concurrency, deadline, lease, retries.
 
 One frozen record for both modes (the store's inbox, the in-memory queue);
-``create_app(handler_options=...)`` takes it or a mapping of its fields, and
-``svc serve``'s ``--handler-*`` options fill it.
+``create_app(handler_options=...)`` takes it, and ``svc serve``'s ``--handler-*`` options
+fill it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final
 
@@ -21,7 +21,6 @@ __all__ = [
     "DEFAULT_QUEUE_CAPACITY",
     "DEFAULT_SEEN_WINDOW",
     "HandlerOptions",
-    "handler_options_from",
 ]
 
 DEFAULT_QUEUE_CAPACITY: Final = 10_000
@@ -95,22 +94,3 @@ class HandlerOptions:
             if value is not None and not callable(value):
                 raise ValueError(f"{name} must be callable")
 
-
-_NAMES: Final = frozenset(field.name for field in fields(HandlerOptions))
-
-
-def handler_options_from(value: HandlerOptions | Mapping[str, Any] | None) -> HandlerOptions:
-    """``HandlerOptions`` from itself, a mapping of its fields, or None (the defaults).
-
-    Raises ``ValueError`` (an unknown field, a value out of range) or ``TypeError``.
-    """
-    if value is None:
-        return HandlerOptions()
-    if isinstance(value, HandlerOptions):
-        return value
-    if not isinstance(value, Mapping):
-        raise TypeError("handler_options must be HandlerOptions or a mapping")
-    unknown = set(value) - _NAMES
-    if unknown:
-        raise ValueError(f"unknown handler option: {sorted(map(str, unknown))[0]}")
-    return HandlerOptions(**dict(value))

@@ -16,6 +16,7 @@ import secrets
 import tempfile
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,7 @@ from svc.crypto import InboxKeyring
 from svc.graph import FAILURES, CapturedRequest, CapturingTransport
 from svc.http import LogOptions, Profile, ServiceSecrets, create_app
 from svc.runtime import (
+    HandlerOptions,
     RunEnded,
     RunStarted,
     RuntimeEvent,
@@ -38,7 +40,6 @@ from svc.runtime import (
     UpdateTaken,
     WaitEnded,
     WaitStarted,
-    handler_options_from,
 )
 from svc.store import PersistenceStore, SqliteStore
 from svc.webhook import (
@@ -77,7 +78,7 @@ class BotTest:
     ``store="memory"`` (the default) runs the handlers from the in-memory queue;
     ``store="sqlite"`` from a temporary SQLite store's sealed inbox, each store call
     holding the autojump clock still (``HeldStore``). ``handler_options`` are
-    ``create_app``'s (a ``HandlerOptions`` or its fields); the harness adds its observer.
+    ``create_app``'s (a ``HandlerOptions``); the harness adds its observer.
     """
 
     def __init__(
@@ -85,15 +86,17 @@ class BotTest:
         bot: WebhookFacade,
         *,
         store: Literal["memory", "sqlite"] = "memory",
-        handler_options: Mapping[str, Any] | None = None,
+        handler_options: HandlerOptions | None = None,
         start: datetime = DEFAULT_START,
     ) -> None:
         if store not in ("memory", "sqlite"):
             raise ValueError('store must be "memory" or "sqlite"')
+        if handler_options is not None and not isinstance(handler_options, HandlerOptions):
+            raise TypeError("handler_options must be a HandlerOptions")
         self._bot = bot
         self._mode = store
         self._profile = Profile(phone_number_id=PHONE_NUMBER_ID, waba_id=WABA_ID)
-        self._options = dict(handler_options or {})
+        self._options = HandlerOptions() if handler_options is None else handler_options
         self._clock = TrioClock(lambda: start)
         self._app_secret = secrets.token_urlsafe(24)
         self.transport = CapturingTransport(self._captured)
@@ -130,7 +133,7 @@ class BotTest:
         self._clock()  # anchored now: the service's time is ``start`` plus trio's since
         clock = trio.lowlevel.current_clock()
         mock = clock if isinstance(clock, trio.testing.MockClock) else None
-        options = handler_options_from(self._options)
+        options = self._options
         chained = options.observer
         observers = [self._observe] + ([chained] if chained is not None else [])
 
@@ -157,7 +160,7 @@ class BotTest:
             ),
             transport=self.transport,
             facade=self._bot,
-            handler_options={**_fields(options), "observer": observe},
+            handler_options=replace(options, observer=observe),
             now=self._clock,
             log=LogOptions(log_stream=self.log),
             **kwargs,
@@ -430,9 +433,6 @@ def _tap(choice: Choice, message: BotMessage) -> dict[str, Any]:
         action["context"] = message.message_id
     return action
 
-
-def _fields(options: Any) -> dict[str, Any]:
-    return {name: getattr(options, name) for name in options.__dataclass_fields__}
 
 
 def _run_line(run: RunEnded | None) -> str:

@@ -22,7 +22,7 @@ import trio
 import trio.testing
 from prometheus_client import CollectorRegistry
 
-from svc.http import create_app
+from svc.http import BroadcastOptions, create_app
 from svc.store import PostgresStore, SqliteStore
 from tests._support import GraphLimits, drop_run_schemas, new_run_prefix
 
@@ -75,7 +75,7 @@ def make(store: Any, transport: httpx.MockTransport) -> Any:
         store=store,
         now=virtual_now,
         metrics_registry=CollectorRegistry(),
-        broadcast_options={"rate_per_second": RATE},
+        broadcast_options=BroadcastOptions(rate_per_second=RATE),
     )
 
 

@@ -233,7 +233,9 @@ async def test_openapi_lists_the_broadcast_routes(app_client: Any) -> None:
 def test_invalid_broadcast_options_are_a_construction_error(make_app: AppFactory) -> None:
     from svc.http import ServiceError
 
+    with pytest.raises(ValueError, match="rate_per_second"):
+        BroadcastOptions(rate_per_second=5000)
     with pytest.raises(ServiceError) as info:
-        make_app(broadcast_options={"rate_per_second": 5000})
+        make_app(broadcast_options={"rate_per_second": 5})
     assert info.value.code == "invalid_config"
     assert create_app is not None and json is not None and trio is not None

@@ -10,6 +10,7 @@ runtime's ``wake()``) and the test clock: nothing sleeps.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -21,6 +22,7 @@ import pytest
 import trio
 
 from svc.crypto import InboxKeyring, sealed_key_id
+from svc.runtime import HandlerOptions
 from svc.store import PostgresStore, SqliteStore
 from svc.store._person import person_queue_key
 from svc.webhook import (
@@ -38,7 +40,7 @@ USER_A = "16505551234"
 USER_B = "16505559876"
 OLD_KEY = bytes(range(32))
 NEW_KEY = bytes(range(1, 33))
-SLOW_POLL = {"retry_delay": 0.0, "poll_interval": 60.0}
+SLOW_POLL = HandlerOptions(retry_delay=0.0, poll_interval=60.0)
 """Only the ingest's wake (or ``wake()``) makes a wait look again: no test waits on time."""
 
 
@@ -180,7 +182,7 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
     make_app: AppFactory, store: Any, graph: FakeGraphTransport
 ) -> None:
     asked, echoed = trio.Event(), trio.Event()
-    options = SLOW_POLL | {"concurrency": 1}
+    options = dataclasses.replace(SLOW_POLL, concurrency=1)
     app = make_app(store=store, facade=ask_or_echo_bot(asked, echoed), handler_options=options)
     await ask_while_another_is_echoed(app, asked, echoed)
     assert [body["text"]["body"] for body in graph.bodies()] == [

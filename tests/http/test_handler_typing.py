@@ -18,6 +18,7 @@ import trio.testing
 
 from svc.graph import DEFAULT_API_VERSION as VERSION
 from svc.http._context import TYPING_RENEWAL
+from svc.runtime import HandlerOptions
 from svc.webhook import DefaultFacade, HandlerContext, ListenerTimeout
 from tests._support import FakeGraphTransport
 
@@ -84,7 +85,9 @@ async def test_the_indicator_is_renewed_every_20_s_while_the_handler_works(
         await trio.sleep(30)  # after the block: none either
 
     app = make_app(
-        facade=bot, transport=httpx.MockTransport(timed), handler_options={"timeout": 300.0}
+        facade=bot,
+        transport=httpx.MockTransport(timed),
+        handler_options=HandlerOptions(timeout=300.0),
     )
     await run_one(app, text(USER, "wamid.T1", "hi"))
     assert graph.bodies() == [TYPING, TYPING, TYPING, graph.bodies()[3]]
@@ -105,7 +108,8 @@ async def test_the_first_reply_stops_the_renewal(
         await ctx.reply_text("done")
 
     await run_one(
-        make_app(facade=bot, handler_options={"timeout": 300.0}), text(USER, "wamid.T1", "hi")
+        make_app(facade=bot, handler_options=HandlerOptions(timeout=300.0)),
+        text(USER, "wamid.T1", "hi"),
     )
     bodies = graph.bodies()
     assert bodies[0] == TYPING
@@ -212,7 +216,7 @@ async def test_a_run_past_its_deadline_in_the_block_times_out_and_stops_typing(
     async def answer(ctx: HandlerContext) -> None:
         await trio.sleep(1000)
 
-    app = make_app(facade=bot, handler_options={"timeout": 30.0, "max_attempts": 1})
+    app = make_app(facade=bot, handler_options=HandlerOptions(timeout=30.0, max_attempts=1))
     await run_one(app, text(USER, "wamid.T1", "hi"))
     assert graph.bodies() == [TYPING, TYPING]  # at the start and at 20 s; the run ends at 30 s
     assert any("reason=timeout" in r.getMessage() for r in caplog.records)

@@ -9,6 +9,7 @@ known is never made again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -21,6 +22,7 @@ from prometheus_client import CollectorRegistry
 
 from svc.crypto import InboxKeyring, sealed_key_id
 from svc.http import ServiceError
+from svc.runtime import HandlerOptions
 from svc.store import SqliteStore
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate, SentMessage
 from tests._support import FakeGraphTransport, sign
@@ -41,7 +43,7 @@ USER_A = "16505551234"
 USER_B = "16505559876"
 OLD_KEY = bytes(range(32))
 NEW_KEY = bytes(range(1, 33))
-FAST = {"retry_delay": 0.0, "poll_interval": 0.05}
+FAST = HandlerOptions(retry_delay=0.0, poll_interval=0.05)
 
 
 def _inbound(*items: tuple[str, str, str]) -> dict[str, Any]:
@@ -165,7 +167,7 @@ async def test_after_the_last_attempt_the_update_is_a_dead_letter_that_releases_
         if update.message_id == "wamid.A1":
             raise LookupError(f"no answer for {update.text}")
 
-    options = {**FAST, "max_attempts": 2}
+    options = dataclasses.replace(FAST, max_attempts=2)
     registry = CollectorRegistry()
     client = make_app(
         store=store, facade=bot, handler_options=options, metrics_registry=registry
@@ -307,7 +309,7 @@ async def test_a_run_starts_only_once_its_webhook_answer_is_written(
         events.append("run")
         ran.set()
 
-    app = make_app(facade=bot, handler_options={"poll_interval": 3600.0})
+    app = make_app(facade=bot, handler_options=HandlerOptions(poll_interval=3600.0))
     body = json.dumps(_inbound((USER_A, "wamid.A1", "hello"))).encode()
     scope = {
         "type": "http",

@@ -12,6 +12,7 @@ from typing import Any
 import trio
 import trio.testing
 
+from svc.runtime import HandlerOptions
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
 from tests._support import FakeGraphTransport, sign
 
@@ -44,7 +45,7 @@ async def test_a_wait_takes_the_next_message_and_its_time_is_not_the_run_s(
         answer = await ctx.wait_for_reply(timeout=600)
         await ctx.reply_text(f"Hello {answer.text}")
 
-    app = make_app(facade=bot, handler_options={"timeout": 5.0})
+    app = make_app(facade=bot, handler_options=HandlerOptions(timeout=5.0))
     async with app.test_app() as served:
         client = served.test_client()
         await record(client, delivery(text(USER_A, "wamid.A1", "hi")))
@@ -117,7 +118,7 @@ async def test_the_state_survives_across_runs_and_a_failed_run_leaves_it_as_it_w
         if len(seen) == 2:
             raise ConnectionError("the run failed after changing the state")
 
-    app = make_app(facade=bot, handler_options={"retry_delay": 0.0})
+    app = make_app(facade=bot, handler_options=HandlerOptions(retry_delay=0.0))
     async with app.test_app() as served:
         client = served.test_client()
         for number in (1, 2):
@@ -130,7 +131,9 @@ async def test_a_waiting_user_does_not_hold_the_only_run_slot(
     make_app: AppFactory, graph: FakeGraphTransport, autojump_clock: trio.testing.MockClock
 ) -> None:
     asked, echoed = trio.Event(), trio.Event()
-    app = make_app(facade=ask_or_echo_bot(asked, echoed), handler_options={"concurrency": 1})
+    app = make_app(
+        facade=ask_or_echo_bot(asked, echoed), handler_options=HandlerOptions(concurrency=1)
+    )
     await ask_while_another_is_echoed(app, asked, echoed)
     assert [body["text"]["body"] for body in graph.bodies()] == [
         "What is your name?",
@@ -144,7 +147,7 @@ async def test_a_resumed_run_waits_for_the_slot_another_run_holds(
 ) -> None:
     asked, echoed, release = trio.Event(), trio.Event(), trio.Event()
     bot = ask_or_echo_bot(asked, echoed, release)
-    app = make_app(facade=bot, handler_options={"concurrency": 1, "timeout": 3600.0})
+    app = make_app(facade=bot, handler_options=HandlerOptions(concurrency=1, timeout=3600.0))
     async with app.test_app() as served:
         client = served.test_client()
         await record(client, delivery(text(USER_A, "wamid.A1", "hi")))

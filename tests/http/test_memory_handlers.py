@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import trio
 
+from svc.runtime import HandlerOptions
 from svc.webhook import DefaultFacade
 from tests._support import sign
 
@@ -90,7 +91,7 @@ async def test_a_full_queue_answers_503_with_retry_after_and_queues_nothing(
     bot = DefaultFacade()
     ran: list[str] = []
     bot.on("message", lambda update: ran.append(update.message_id))
-    app = make_app(facade=bot, handler_options={"queue_capacity": 2})
+    app = make_app(facade=bot, handler_options=HandlerOptions(queue_capacity=2))
     client = app.test_client()
     first = await _raw_post(client, _inbound((USER_A, "wamid.A1"), (USER_B, "wamid.B1")))
     assert first.status_code == 200
@@ -127,15 +128,23 @@ async def test_without_a_handler_the_update_is_dispatched_and_nothing_queued(
         {"max_waiting": 100_001},
         {"max_waiting": True},
         {"retry_delay": float("nan")},
-        {"x": 1},
     ],
 )
-def test_invalid_handler_options_are_refused(make_app: AppFactory, options: dict[str, Any]) -> None:
+def test_invalid_handler_options_are_refused(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        HandlerOptions(**options)
+
+
+@pytest.mark.parametrize("options", [{"timeout": 5.0}, "timeout=5", HandlerOptions])
+def test_handler_options_other_than_the_record_are_refused(
+    make_app: AppFactory, options: object
+) -> None:
     from svc.http import ServiceError
 
     with pytest.raises(ServiceError) as refused:
         make_app(handler_options=options)
     assert refused.value.code == "invalid_config"
+    assert "HandlerOptions" in str(refused.value)
 
 
 async def test_a_handles_that_raises_hands_the_update_over_and_never_answers_500(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from svc.runtime import HandlerOptions
 from svc.store import SqliteStore
 from svc.webhook import receive_delivery, update_key
 from tests._support import sign
@@ -131,7 +132,7 @@ async def test_a_failed_handler_is_retried_then_set_aside_and_never_rerun_by_a_r
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
     facade = RecordingFacade(fail_kinds=frozenset({"message"}))
-    options = {"retry_delay": 0.0, "max_attempts": 2}
+    options = HandlerOptions(retry_delay=0.0, max_attempts=2)
     client = make_app(facade=facade, store=sqlite_store, handler_options=options).test_client()
     first = await post_webhook(client, delivery("e1"))
     assert first.status_code == 200

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from svc.runtime import DEFAULT_LEASE, DEFAULT_SEEN_WINDOW, HandlerOptions, handler_options_from
+from svc.runtime import DEFAULT_LEASE, DEFAULT_SEEN_WINDOW, HandlerOptions
 
 
 @pytest.mark.parametrize(
@@ -43,17 +43,12 @@ def test_options_out_of_range_are_refused(options: dict[str, Any]) -> None:
         HandlerOptions(**options)
 
 
-def test_the_defaults_and_the_mapping_form() -> None:
+def test_the_defaults() -> None:
     defaults = HandlerOptions()
     assert (defaults.lease, defaults.seen_window, defaults.observer) == (
         DEFAULT_LEASE,
         DEFAULT_SEEN_WINDOW,
         None,
     )
-    assert handler_options_from(None) == defaults
-    assert handler_options_from(defaults) is defaults
-    assert handler_options_from({"lease": 3.0, "observer": print}).lease == 3.0
-    with pytest.raises(ValueError, match="unknown handler option: x"):
-        handler_options_from({"x": 1})
     with pytest.raises(TypeError):
-        handler_options_from([("lease", 3.0)])  # type: ignore[arg-type]
+        HandlerOptions(x=1)  # type: ignore[call-arg]

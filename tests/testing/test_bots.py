@@ -9,6 +9,7 @@ import trio
 import trio.testing
 
 from svc.graph import build_interactive_list_message
+from svc.runtime import HandlerOptions
 from svc.testing import BotTest
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate
 from tests._support import doc_example
@@ -100,7 +101,7 @@ def _raising_bot() -> DefaultFacade:
 async def test_a_handler_that_raises_is_a_failed_run(
     mode: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    options = {"max_attempts": 2, "retry_delay": 5.0}
+    options = HandlerOptions(max_attempts=2, retry_delay=5.0)
     async with BotTest(_raising_bot(), store=mode, handler_options=options) as chat:  # type: ignore[arg-type]
         user = chat.user(phone=PHONE)
         await user.says("three")
@@ -120,7 +121,7 @@ async def test_a_platform_error_on_demand_fails_the_send(
     mode: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     bot = doc_example("../README.md", "readme", "first-bot")["bot"]
-    async with BotTest(bot, store=mode, handler_options={"max_attempts": 1}) as chat:  # type: ignore[arg-type]
+    async with BotTest(bot, store=mode, handler_options=HandlerOptions(max_attempts=1)) as chat:  # type: ignore[arg-type]
         user = chat.user(phone=PHONE)
         chat.fail_next_send(code=131047)
         await user.says("Hello bot")

@@ -9,6 +9,7 @@ import trio
 import trio.testing
 
 from svc.http._context import TYPING_RENEWAL
+from svc.runtime import HandlerOptions
 from svc.testing import BotTest
 from svc.webhook import DefaultFacade, HandlerContext
 from tests._support import doc_example
@@ -28,7 +29,7 @@ async def test_the_awaited_indicator_is_renewed_until_the_first_reply(
     autojump_clock: trio.testing.MockClock, mode: str
 ) -> None:
     bot = doc_example("handlers.md", "handlers", "typing-await")["bot"]
-    async with BotTest(bot, store=mode, handler_options={"timeout": 300.0}) as chat:
+    async with BotTest(bot, store=mode, handler_options=HandlerOptions(timeout=300.0)) as chat:
         user = chat.user(phone=PHONE)
         await user.says("where is my order?")
         start = trio.current_time()
@@ -72,7 +73,7 @@ async def test_a_block_stops_its_renewal_at_its_end(
         await trio.sleep(3 * TYPING_RENEWAL)  # after the block: no renewal
         await ctx.reply_text("done")
 
-    async with BotTest(bot, handler_options={"timeout": 300.0}) as chat:
+    async with BotTest(bot, handler_options=HandlerOptions(timeout=300.0)) as chat:
         user = chat.user(phone=PHONE)
         await user.says("hi")
         assert (await user.next_message()).text == "done"
