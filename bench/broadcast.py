@@ -30,7 +30,7 @@ import httpx
 import trio
 from prometheus_client import CollectorRegistry
 
-from svc.http import Profile, ServiceSecrets, create_app
+from svc.http import BroadcastOptions, Profile, ServiceSecrets, create_app
 from svc.store import PostgresStore, SqliteStore
 
 TOKEN = "bench-service-token"
@@ -61,7 +61,7 @@ async def _run(stores: list[Any], rate: int, count: int) -> dict[str, Any]:
             transport=_transport(times),
             store=store,
             metrics_registry=CollectorRegistry(),
-            broadcast_options={"rate_per_second": rate},
+            broadcast_options=BroadcastOptions(rate_per_second=rate),
         )
         for store in stores
     ]
