@@ -12,8 +12,8 @@ other connection goes on. Cancellation and ``KeyboardInterrupt`` pass through.
 The guarded connection also ends all its tasks once it is closed (a failed
 write included), which hypercorn leaves to its reader: an HTTP/1.1 reader
 parked on a pipelined request would otherwise hold its socket for ever. Its
-EOF is written under the send lock, as every other write is (hypercorn's is
-not, and met the app's answer when the reader closed the connection).
+EOF is written under the send lock, as every other write is (hypercorn's own
+close writes it without the lock, beside a send another task may be making).
 
 ``serve_guarded`` is hypercorn's ``worker_serve`` (lifespan, listeners,
 shutdown trigger, graceful timeout) with the guarded connection task
