@@ -11,7 +11,9 @@ line and counted in ``svc_connection_errors_total{error_class}``, and every
 other connection goes on. Cancellation and ``KeyboardInterrupt`` pass through.
 The guarded connection also ends all its tasks once it is closed (a failed
 write included), which hypercorn leaves to its reader: an HTTP/1.1 reader
-parked on a pipelined request would otherwise hold its socket for ever.
+parked on a pipelined request would otherwise hold its socket for ever. Its
+EOF is written under the send lock, as every other write is (hypercorn's own
+close writes it without the lock, beside a send another task may be making).
 
 ``serve_guarded`` is hypercorn's ``worker_serve`` (lifespan, listeners,
 shutdown trigger, graceful timeout) with the guarded connection task
@@ -139,7 +141,32 @@ def guarded_server_class(guard: ConnectionGuard) -> Callable[..., Any]:
             if isinstance(event, Closed):
                 self._ended.cancel()
 
+        async def _close(self) -> None:
+            # Hypercorn writes the EOF without the send lock, from whichever task ends the
+            # connection: the reader, on a request broken while the app still answers it,
+            # then meets the app's next send (BusyResourceError in the app, its answer cut).
+            # The EOF goes under the lock. While a send holds the lock (a peer that stops
+            # reading can hold one for ever) there is no EOF: the close ends that send.
+            try:
+                if isinstance(self.stream, trio.abc.HalfCloseableStream) and _take(self.send_lock):
+                    try:
+                        await self.stream.send_eof()
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass  # the peer is gone
+                    finally:
+                        self.send_lock.release()
+            finally:
+                await self.stream.aclose()
+
     return GuardedTCPServer
+
+
+def _take(lock: trio.Lock) -> bool:
+    """Hold ``lock`` when it is free now (without waiting); whether it was."""
+    if lock.locked():
+        return False
+    lock.acquire_nowait()
+    return True
 
 
 def install_hypercorn_guard(guard: ConnectionGuard) -> bool:
