@@ -73,6 +73,35 @@ def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analy
         conn.close()
 
 
+def test_an_item_s_writes_touch_no_status_index_and_pruning_reads_the_dead_ones(
+    tmp_path: Path,
+) -> None:
+    """Migration 018: no index of ``svc_inbox`` holds a pending, running or consumed row by
+    its status (a record, claim and completion write none), and the pruning of old dead
+    letters reads only the dead rows' partial index."""
+    conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
+    try:
+        indexes = dict(
+            conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                " AND tbl_name = 'svc_inbox' AND sql IS NOT NULL"
+            )
+        )
+        assert "svc_inbox_due" not in indexes and "svc_inbox_updated" not in indexes
+        columns = [sql.split("(", 1)[1].split(")", 1)[0] for sql in indexes.values()]
+        assert all("status" not in named for named in columns)
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        _inbox_ops.delete_dead_inbox_items(SqliteSession(conn), 1_000, 500)
+        conn.set_trace_callback(None)
+        (delete,) = statements
+        plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + delete))
+        assert "USING INDEX svc_inbox_dead" in plan or "USING COVERING INDEX svc_inbox_dead" in plan
+        assert "SCAN svc_inbox" not in plan
+    finally:
+        conn.close()
+
+
 async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
     tmp_path: Path,
 ) -> None:
