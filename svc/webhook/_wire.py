@@ -9,12 +9,16 @@ JSON: the HTTP layer seals them before they reach a store.
 
 orjson writes the document; ``json`` does when orjson's bytes would not be plain ASCII (json
 escapes), hold a ``null`` (orjson writes a float that is not finite as null, json refuses it)
-or when orjson refuses the document (integers past 64 bits, lone surrogates).
+or when orjson refuses the document (integers past 64 bits, lone surrogates). orjson reads it
+back too, and ``json`` does what orjson refuses (lone surrogates, a float past the double's
+range) or could read otherwise: a run of 19 digits, which may be an integer past 64 bits
+(orjson reads one as a float).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -27,6 +31,8 @@ from ._updates import Update
 __all__ = ["update_from_json", "update_to_json"]
 
 WIRE_VERSION: Final = 1
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{19}")
+"""Digits enough for an integer past 64 bits, which ``json`` reads exactly, orjson as a float."""
 
 
 def _reduced_holder(
@@ -90,6 +96,16 @@ def update_to_json(update: Update) -> bytes:
     return json.dumps(document, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
+def _loads(data: bytes) -> Any:
+    """``json.loads(data)``, by orjson when it reads the same (see the module's docstring)."""
+    if _LONG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
+
+
 def update_from_json(data: bytes) -> Update:
     """The update ``update_to_json`` wrote, normalized again.
 
@@ -97,7 +113,7 @@ def update_from_json(data: bytes) -> Update:
     normalize to exactly one update of the kind it names.
     """
     try:
-        document = json.loads(data)
+        document = _loads(data)
     except (ValueError, UnicodeDecodeError):
         raise ValueError("not an update document") from None
     if type(document) is not dict or document.get("v") != WIRE_VERSION:
