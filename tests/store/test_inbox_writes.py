@@ -157,7 +157,8 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
         assert not refused.ok and isinstance(refused.error, PersistenceValidationError)
         assert isinstance(delivery.result, UpdatesRecorded) and delivery.result.new == ("c1",)
         assert claim.ok and claim.result is not None
-        assert [item.update_key for item in claim.result] == ["a2", "c1"]
+        claimed = [_inbox_ops.claimed_item(row) for row in claim.result]
+        assert [item.update_key for item in claimed] == ["a2", "c1"]
         assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
             "BEGIN IMMEDIATE",
             "COMMIT",
