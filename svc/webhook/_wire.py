@@ -10,15 +10,14 @@ JSON: the HTTP layer seals them before they reach a store.
 orjson writes the document; ``json`` does when orjson's bytes would not be plain ASCII (json
 escapes), hold a ``null`` (orjson writes a float that is not finite as null, json refuses it)
 or when orjson refuses the document (integers past 64 bits, lone surrogates). orjson reads it
-back too, and ``json`` does what orjson refuses (lone surrogates, a float past the double's
-range) or could read otherwise: a number of 19 digits or more, which may be an integer past
-64 bits (orjson reads one as a float).
+back when its reading writes the same bytes again (what orjson wrote: the reading is exact);
+``json`` reads the rest (what json wrote, where orjson would refuse a lone surrogate or read
+an integer past 64 bits as a float).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -31,10 +30,6 @@ from ._updates import Update
 __all__ = ["update_from_json", "update_to_json"]
 
 WIRE_VERSION: Final = 1
-_LONG_NUMBER: Final = re.compile(rb"[:,\[]\s*-?[0-9]{19}")
-"""A number (a value in an object or array) with digits enough for an integer past 64 bits,
-which ``json`` reads exactly and orjson as a float. A BSUID's digits follow ``US.``; a text
-that matches only costs the faster read."""
 
 
 def _reduced_holder(
@@ -99,12 +94,13 @@ def update_to_json(update: Update) -> bytes:
 
 
 def _loads(data: bytes) -> Any:
-    """``json.loads(data)``, by orjson when it reads the same (see the module's docstring)."""
-    if _LONG_NUMBER.search(data) is None:
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
+    """``json.loads(data)``, by orjson when orjson writes ``data`` again from its reading."""
+    try:
+        document = orjson.loads(data)
+        if orjson.dumps(document) == data:
+            return document
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        pass
     return json.loads(data)
 
 
