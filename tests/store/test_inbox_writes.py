@@ -29,6 +29,13 @@ from svc.store.sqlite._store import SqliteSession
 from .conftest import T0, migrated_sqlite_file
 
 
+def _plain(value: object) -> bool:
+    """Whether ``value`` holds only builtin scalars in lists and tuples."""
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    return value is None or type(value) in (bool, int, str, bytes)
+
+
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
 def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analyzed: bool) -> None:
     conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
@@ -161,6 +168,8 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
         assert not refused.ok and isinstance(refused.error, PersistenceValidationError)
         assert isinstance(delivery.result, UpdatesRecorded) and delivery.result.new == ("c1",)
         assert claim.ok and claim.result is not None
+        # Plain values (a writer process's frame pickles them in C), made records here.
+        assert _plain(claim.result)
         claimed = [_inbox_ops.claimed_item(row) for row in claim.result]
         assert [item.update_key for item in claimed] == ["a2", "c1"]
         assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
