@@ -38,7 +38,6 @@ import struct
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeAlias
 
@@ -87,20 +86,12 @@ JobOutcome: TypeAlias = tuple[bool, object, Exception | None]
 for its code's pessimistic error); a plain tuple, as ``JobRequest``."""
 
 
-@dataclass(frozen=True, slots=True)
-class WriteRequest:
-    """Parent -> child: one batch, its jobs in order."""
-
-    jobs: tuple[JobRequest, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResponse:
-    """Child -> parent: whether the batch found the database server out of reach, and each
-    job's outcome, in the request's order."""
-
-    lost: bool
-    outcomes: tuple[JobOutcome, ...]
+WriteRequest: TypeAlias = tuple[JobRequest, ...]
+"""Parent -> child: one batch, its jobs in order (a plain tuple: a dataclass runs Python code
+on each side per frame)."""
+WriteResponse: TypeAlias = tuple[bool, tuple[JobOutcome, ...]]
+"""Child -> parent: whether the batch found the database server out of reach, and each job's
+outcome, in the request's order (a plain tuple)."""
 
 
 def _frame(value: object) -> bytes:
@@ -250,9 +241,8 @@ class Child:
         slot: list[object] = []
         try:
             async with self._sending:
-                await self._send(
-                    WriteRequest(tuple((job.kind, job.key, job.args) for job in batch.jobs))
-                )
+                request: WriteRequest = tuple((job.kind, job.key, job.args) for job in batch.jobs)
+                await self._send(request)
                 self._answers.append(slot)
             async with self._reading:
                 while not slot:
@@ -273,9 +263,9 @@ class Child:
                 idle, self._idle = self._idle, None
                 if idle is not None:
                     idle.set()
-        assert isinstance(answer, WriteResponse)
-        batch.lost = answer.lost
-        for job, (ok, result, error) in zip(batch.jobs, answer.outcomes, strict=True):
+        assert type(answer) is tuple
+        batch.lost, outcomes = answer
+        for job, (ok, result, error) in zip(batch.jobs, outcomes, strict=True):
             job.ok, job.result, job.error = ok, result, error
 
     async def _send(self, value: object) -> None:
@@ -406,12 +396,12 @@ def serve(fd: int, opener: Callable[[Any], ChildConnection | None]) -> None:
     sock.sendall(_frame(True))
     try:
         while (request := receive()) is not None:
-            assert isinstance(request, WriteRequest)
+            assert type(request) is tuple
             jobs: list[Job[Any]] = [
-                Job(kind, args, code="outbox_failed", key=key) for kind, key, args in request.jobs
+                Job(kind, args, code="outbox_failed", key=key) for kind, key, args in request
             ]
             lost = conn.run(Batch(jobs))
-            answer = WriteResponse(lost, tuple(_outcome(job) for job in jobs))
+            answer: WriteResponse = (lost, tuple(_outcome(job) for job in jobs))
             try:
                 sock.sendall(_frame(answer))
             except OSError:

@@ -99,10 +99,10 @@ class InboxMethods(StoreCalls):
         at = to_ms(now, field="now")
         count = check.integer(limit, "limit", low=1, high=MAX_INBOX_CLAIM)
         lease = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
-        claimed: list[InboxItem] = await self._inbox_write(
+        claimed: list[ops.ClaimedRow] = await self._inbox_write(
             InboxWrite.CLAIM, at, count, lease, key="claim"
         )
-        return claimed
+        return [ops.claimed_item(row) for row in claimed]
 
     async def mark_inbox_item_succeeded(
         self,
@@ -134,10 +134,11 @@ class InboxMethods(StoreCalls):
         span = check.integer(lease_ms, "lease_ms", low=1, high=MAX_RETRY_DELAY_MS)
         if type(others_first) is not bool:
             raise _options("others_first must be a bool.")
-        done: tuple[bool, InboxItem | None] = await self._inbox_write(
+        done: tuple[bool, ops.ClaimedRow | None] = await self._inbox_write(
             InboxWrite.SUCCEEDED_AND_CLAIM, item_id, lease, ids, write, at, span, others_first
         )
-        return done
+        kept, row = done
+        return kept, None if row is None else ops.claimed_item(row)
 
     async def mark_inbox_items_taken(self, *, id: int, lease_id: str, taken: Sequence[int]) -> int:
         item_id = _id(id)

@@ -22,9 +22,12 @@ from ._session import Row, Session, chunks, in_list
 from ._time import from_ms
 
 __all__ = [
+    "ClaimedRow",
     "InboxJob",
     "InboxWrite",
     "claim_inbox_items",
+    "claim_inbox_rows",
+    "claimed_item",
     "delete_dead_inbox_items",
     "delete_expired_user_states",
     "drop_inbox_item",
@@ -90,7 +93,29 @@ def _take_turn(s: Session, queue_key: str, now: int) -> None:
 
 StateArgs = tuple[bytes, int] | None
 """A checked state write: the sealed state and its expiry (ms), or None to delete it."""
+ClaimedRow = tuple[Row, tuple[str, bytes, int, int] | None]
+"""A head a claim leased, as the hot writes answer it: its ``_COLUMNS`` and its queue's state
+(the key it was sealed for, the sealed bytes, its expiry and update time in ms; None: none
+or expired). Plain values, which a writer process's frame pickles and loads in C, where an
+``InboxItem`` runs Python code on each side; ``claimed_item`` makes the record."""
 _IDS_PER_STATEMENT: Final = 500
+
+
+def claimed_item(claimed: ClaimedRow) -> InboxItem:
+    """The record of a head a claim leased (``ClaimedRow``)."""
+    row, state = claimed
+    if state is None:
+        return _item(row)
+    sealed_for, sealed, expires_at, updated_at = state
+    return _item(
+        row,
+        UserStateRecord(
+            queue_key=sealed_for,
+            sealed=sealed,
+            expires_at=from_ms(expires_at),
+            updated_at=from_ms(updated_at),
+        ),
+    )
 
 
 def _item(row: Row, state: UserStateRecord | None = None) -> InboxItem:
@@ -117,6 +142,11 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
     """Lease up to ``limit`` due heads, in turn (``_DUE_HEADS``): running, a fresh lease id,
     one more attempt, the lease until ``now + lease_ms``; each carries its queue's state
     unless expired at ``now``."""
+    return [claimed_item(row) for row in claim_inbox_rows(s, now, limit, lease_ms)]
+
+
+def claim_inbox_rows(s: Session, now: int, limit: int, lease_ms: int) -> list[ClaimedRow]:
+    """``claim_inbox_items``, its heads as ``ClaimedRow``."""
     # A drop whose run never settled (its process died): the lease lapsed, the row goes.
     s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
     return _take(s, _DUE_HEADS, (now, now, limit), now, lease_ms)
@@ -124,13 +154,13 @@ def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[I
 
 def _take(
     s: Session, heads: str, params: tuple[object, ...], now: int, lease_ms: int
-) -> list[InboxItem]:
+) -> list[ClaimedRow]:
     """Lease the heads the ``heads`` query (a form of ``_HEADS``) finds, in its order.
     PostgreSQL: a head another instance holds is skipped (its queue waits: no later row of
     it is a head); SQLite: BEGIN IMMEDIATE already excludes every other writer."""
     postgres = s.dialect == "postgres"
     lock = " FOR UPDATE OF i SKIP LOCKED" if postgres else ""
-    claimed: list[InboxItem] = []
+    claimed: list[ClaimedRow] = []
     for item_id, queue_key, sealed, expires_at, updated_at, sealed_for in s.fetchall(
         heads + lock, params
     ):
@@ -141,13 +171,8 @@ def _take(
             continue
         state = None
         if sealed is not None:
-            state = UserStateRecord(
-                queue_key=sealed_for or row[2],
-                sealed=bytes(sealed),
-                expires_at=from_ms(expires_at),
-                updated_at=from_ms(updated_at),
-            )
-        claimed.append(_item(row, state))
+            state = (sealed_for or row[2], bytes(sealed), int(expires_at), int(updated_at))
+        claimed.append((tuple(row), state))
     return claimed
 
 
@@ -160,13 +185,14 @@ def mark_inbox_item_succeeded_and_claim(
     now: int,
     lease_ms: int,
     others_first: bool,
-) -> tuple[bool, InboxItem | None]:
+) -> tuple[bool, ClaimedRow | None]:
     """Complete a run (``mark_inbox_item_succeeded``) and, in the same transaction, lease its
     queue's next head if it is due (carrying the state the completion wrote); with
     ``others_first``, the first due head of another queue in turn when there is one (its own
-    queue then takes its turn), else its own. Whether the completion applied, and the item
-    leased (None: none due; never after a stale lease). Other queues' heads are left to the
-    claims: a burst of many users' runs does not crowd out the ingestion that records them."""
+    queue then takes its turn), else its own. Whether the completion applied, and the head
+    leased (``ClaimedRow``; None: none due; never after a stale lease). Other queues' heads
+    are left to the claims: a burst of many users' runs does not crowd out the ingestion that
+    records them."""
     queue_key = _succeed(s, item_id, lease_id, consumed, state)
     if queue_key is None:
         return False, None
@@ -490,11 +516,12 @@ take): which write, and its checked arguments after the session."""
 
 
 def run_inbox_write(s: Session, job: InboxJob) -> object:
-    """One hot inbox write: a claim or a completion, with its arguments."""
+    """One hot inbox write: a claim or a completion, with its arguments; a head it leased
+    answers as a ``ClaimedRow`` (``InboxMethods`` makes the records)."""
     write, args = job
     match write:
         case InboxWrite.CLAIM:
-            return claim_inbox_items(s, *args)
+            return claim_inbox_rows(s, *args)
         case InboxWrite.SUCCEEDED:
             return mark_inbox_item_succeeded(s, *args)
         case InboxWrite.SUCCEEDED_AND_CLAIM:

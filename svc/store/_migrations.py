@@ -24,7 +24,7 @@ __all__ = [
     "split_statements",
 ]
 
-SCHEMA_VERSION: Final = 17
+SCHEMA_VERSION: Final = 18
 """The highest packaged migration of every backend (a test checks it against the files):
 what ``migrate()`` reaches and what a ready service's ``health().current_version`` is."""
 

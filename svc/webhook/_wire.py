@@ -9,7 +9,10 @@ JSON: the HTTP layer seals them before they reach a store.
 
 orjson writes the document; ``json`` does when orjson's bytes would not be plain ASCII (json
 escapes), hold a ``null`` (orjson writes a float that is not finite as null, json refuses it)
-or when orjson refuses the document (integers past 64 bits, lone surrogates).
+or when orjson refuses the document (integers past 64 bits, lone surrogates). orjson reads it
+back when its reading writes the same bytes again (what orjson wrote: the reading is exact);
+``json`` reads the rest (what json wrote, where orjson would refuse a lone surrogate or read
+an integer past 64 bits as a float).
 """
 
 from __future__ import annotations
@@ -90,6 +93,17 @@ def update_to_json(update: Update) -> bytes:
     return json.dumps(document, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
+def _loads(data: bytes) -> Any:
+    """``json.loads(data)``, by orjson when orjson writes ``data`` again from its reading."""
+    try:
+        document = orjson.loads(data)
+        if orjson.dumps(document) == data:
+            return document
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        pass
+    return json.loads(data)
+
+
 def update_from_json(data: bytes) -> Update:
     """The update ``update_to_json`` wrote, normalized again.
 
@@ -97,7 +111,7 @@ def update_from_json(data: bytes) -> Update:
     normalize to exactly one update of the kind it names.
     """
     try:
-        document = json.loads(data)
+        document = _loads(data)
     except (ValueError, UnicodeDecodeError):
         raise ValueError("not an update document") from None
     if type(document) is not dict or document.get("v") != WIRE_VERSION:

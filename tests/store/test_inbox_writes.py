@@ -29,6 +29,13 @@ from svc.store.sqlite._store import SqliteSession
 from .conftest import T0, migrated_sqlite_file
 
 
+def _plain(value: object) -> bool:
+    """Whether ``value`` holds only builtin scalars in lists and tuples."""
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    return value is None or type(value) in (bool, int, str, bytes)
+
+
 @pytest.mark.parametrize("analyzed", [False, True], ids=["no-statistics", "analyzed"])
 def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analyzed: bool) -> None:
     conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
@@ -69,6 +76,39 @@ def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analy
         with_state = {i.queue_key for i in claimed if i.state is not None}
         queues = [int(i.queue_key[1:]) for i in claimed]
         assert with_state == {f"q{n}" for n in queues if n % 2 == 0 and n % 4 != 0} != set()
+    finally:
+        conn.close()
+
+
+def test_an_item_s_writes_touch_no_status_index_and_pruning_reads_the_dead_ones(
+    tmp_path: Path,
+) -> None:
+    """Migration 018: no index of ``svc_inbox`` holds a pending or running row by its status
+    (a record, claim and completion write none); the pruning of old dead letters and a
+    settlement's release of the items its run took read only their rows' partial indexes
+    (the release, once by the queue's index, walked a deep queue at every completion)."""
+    conn = sqlite3.connect(migrated_sqlite_file(tmp_path / "svc.sqlite3"), isolation_level=None)
+    try:
+        indexes = dict(
+            conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                " AND tbl_name = 'svc_inbox' AND sql IS NOT NULL"
+            )
+        )
+        assert "svc_inbox_due" not in indexes and "svc_inbox_updated" not in indexes
+        columns = [sql.split("(", 1)[1].split(")", 1)[0] for sql in indexes.values()]
+        assert all("status" not in named for named in columns)
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        _inbox_ops.delete_dead_inbox_items(SqliteSession(conn), 1_000, 500)
+        _inbox_ops._release_taken(SqliteSession(conn), "q1")
+        conn.set_trace_callback(None)
+        # Each reads its own rows' partial index: neither walks a queue's or the inbox's rows.
+        for statement, index in zip(
+            statements, ("svc_inbox_dead", "svc_inbox_consumed"), strict=True
+        ):
+            plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + statement))
+            assert f"INDEX {index} " in plan and "SCAN" not in plan
     finally:
         conn.close()
 
@@ -128,7 +168,10 @@ async def test_a_batch_settles_then_claims_in_the_webhook_writes_transaction(
         assert not refused.ok and isinstance(refused.error, PersistenceValidationError)
         assert isinstance(delivery.result, UpdatesRecorded) and delivery.result.new == ("c1",)
         assert claim.ok and claim.result is not None
-        assert [item.update_key for item in claim.result] == ["a2", "c1"]
+        # Plain values (a writer process's frame pickles them in C), made records here.
+        assert _plain(claim.result)
+        claimed = [_inbox_ops.claimed_item(row) for row in claim.result]
+        assert [item.update_key for item in claimed] == ["a2", "c1"]
         assert [s for s in statements if s.startswith(("BEGIN", "COMMIT"))] == [
             "BEGIN IMMEDIATE",
             "COMMIT",

@@ -18,7 +18,7 @@ from svc.store import (
     status_rank,
 )
 from svc.store._status import fold_statuses
-from svc.store._time import from_ms, to_ms
+from svc.store._time import from_ms, to_ms, utc_now
 
 from .conftest import T0
 
@@ -144,3 +144,10 @@ def test_timestamps_format_as_utc_z_milliseconds() -> None:
 def test_ms_round_trip_floors_to_milliseconds(moment: datetime) -> None:
     back = from_ms(to_ms(moment))
     assert back <= moment < back + timedelta(milliseconds=1)
+
+
+def test_the_default_clock_reads_utc_truncated_to_the_millisecond() -> None:
+    for _ in range(200):
+        now = utc_now()
+        assert now.tzinfo is UTC and now.microsecond % 1000 == 0
+        assert from_ms(to_ms(now)) == now
