@@ -349,13 +349,15 @@ def backlog_run(python: str, kind: str, url: str | None, args: argparse.Namespac
                         result["others_s"]["with_over_without"] = round(
                             seconds / result["others_s"]["without"], 2
                         )
-                        # The same backlog released: the others arrive while it drains.
-                        (folder / "release-x").touch()
-                        draining = others(feed, db, "2", args, size + 1)
-                        result["others_s"][f"with_{size}_draining"] = draining
-                        result["others_s"]["draining_over_without"] = round(
-                            draining / result["others_s"]["without"], 2
-                        )
+                # The whole backlog released (after the last size: a released queue drains,
+                # so no larger size could be filled behind it): the others arrive while it
+                # drains.
+                (folder / "release-x").touch()
+                draining = others(feed, db, "2", args, filled + 1)
+                result["others_s"][f"with_{filled}_draining"] = draining
+                result["others_s"]["draining_over_without"] = round(
+                    draining / result["others_s"]["without"], 2
+                )
             finally:
                 feed.close()
     return result
