@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from prometheus_client import CollectorRegistry
@@ -150,7 +150,7 @@ def create_app(
     outbox_run = None
     if outbox is not None and checked.store is not None:
         outbox_run = _outbox_run(outbox, registry, checked.store, service)
-    broadcasts = BroadcastRuntime.from_options(broadcast_options, service)
+    broadcasts = BroadcastRuntime(_broadcast_run(broadcast_options, service))
     routes = route_inventory(checked.profile, enable_group_routes=enable_group_routes)
     app = _build_quart_app(
         service, routes, registry, metrics_exposition, outbox_run, gate, broadcasts
@@ -328,8 +328,25 @@ def _outbox_run(
             given_error(exc)
         service.logger.warning("outbox worker tick failed error=%s", type(exc).__name__[:80])
 
-    now = service.now if options.now is utc_now else options.now
-    return replace(options, on_report=on_report, on_error=on_error, now=now)
+    return replace(_on_app_clock(options, service), on_report=on_report, on_error=on_error)
+
+
+def _broadcast_run(options: BroadcastOptions | None, service: Service) -> BroadcastOptions:
+    """The broadcast sender's options as the app runs them: the defaults when none, on the
+    app's clock unless they name another (``ServiceError`` when not a ``BroadcastOptions``)."""
+    if options is None:
+        options = BroadcastOptions()
+    if not isinstance(options, BroadcastOptions):
+        raise ServiceError("invalid_config", "broadcast_options must be a BroadcastOptions.")
+    return _on_app_clock(options, service)
+
+
+_Clocked = TypeVar("_Clocked", OutboxWorkerOptions, BroadcastOptions)
+
+
+def _on_app_clock(options: _Clocked, service: Service) -> _Clocked:
+    """``options`` on the app's clock when they keep the default one (``utc_now``)."""
+    return replace(options, now=service.now) if options.now is utc_now else options
 
 
 def _build_quart_app(

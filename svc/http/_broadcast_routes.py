@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import trio
@@ -18,7 +17,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from svc import crypto
-from svc.store import BroadcastStatus, BroadcastStore, utc_now
+from svc.store import BroadcastStatus, BroadcastStore
 from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
 
 from ._broadcast_sender import (
@@ -35,7 +34,6 @@ from ._broadcasts import (
 )
 from ._errors import (
     HttpError,
-    ServiceError,
     idempotency_conflict,
     not_found,
 )
@@ -73,18 +71,6 @@ class BroadcastRuntime:
     def __init__(self, options: BroadcastOptions) -> None:
         self.options = options
         self.handle: BroadcastSenderHandle | None = None
-
-    @classmethod
-    def from_options(cls, options: BroadcastOptions | None, service: Service) -> BroadcastRuntime:
-        """The options as the app runs them: the defaults when none, the app's clock unless
-        they name another (``ServiceError`` when not a ``BroadcastOptions``)."""
-        if options is None:
-            options = BroadcastOptions()
-        if not isinstance(options, BroadcastOptions):
-            raise ServiceError("invalid_config", "broadcast_options must be a BroadcastOptions.")
-        if options.now is utc_now:
-            options = replace(options, now=service.now)
-        return cls(options)
 
     def wake(self) -> None:
         if self.handle is not None:
