@@ -25,7 +25,6 @@ __all__ = [
     "ClaimedRow",
     "InboxJob",
     "InboxWrite",
-    "claim_inbox_items",
     "claim_inbox_rows",
     "claimed_item",
     "delete_dead_inbox_items",
@@ -138,15 +137,10 @@ def _item(row: Row, state: UserStateRecord | None = None) -> InboxItem:
     )
 
 
-def claim_inbox_items(s: Session, now: int, limit: int, lease_ms: int) -> list[InboxItem]:
+def claim_inbox_rows(s: Session, now: int, limit: int, lease_ms: int) -> list[ClaimedRow]:
     """Lease up to ``limit`` due heads, in turn (``_DUE_HEADS``): running, a fresh lease id,
     one more attempt, the lease until ``now + lease_ms``; each carries its queue's state
-    unless expired at ``now``."""
-    return [claimed_item(row) for row in claim_inbox_rows(s, now, limit, lease_ms)]
-
-
-def claim_inbox_rows(s: Session, now: int, limit: int, lease_ms: int) -> list[ClaimedRow]:
-    """``claim_inbox_items``, its heads as ``ClaimedRow``."""
+    unless expired at ``now`` (``ClaimedRow``s: ``claimed_item`` makes the records)."""
     # A drop whose run never settled (its process died): the lease lapsed, the row goes.
     s.run("DELETE FROM svc_inbox WHERE status = 'dropping' AND lease_expires_at <= ?", (now,))
     return _take(s, _DUE_HEADS, (now, now, limit), now, lease_ms)

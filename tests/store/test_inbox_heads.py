@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from svc.store import SqliteStore, _inbox_ops, _person
+from svc.store import InboxItem, SqliteStore, _inbox_ops, _person
 from svc.store._session import Session
 from svc.store.sqlite._store import SqliteSession
 
@@ -194,7 +194,7 @@ def _sqlite_claim_work(conn: sqlite3.Connection) -> tuple[int, list[str]]:
     conn.set_progress_handler(step, 1000)
     conn.set_trace_callback(statements.append)
     conn.execute("BEGIN IMMEDIATE")
-    claimed = _inbox_ops.claim_inbox_items(SqliteSession(conn), 1, 100, LEASE)
+    claimed = _claim(SqliteSession(conn), 1, 100)
     conn.execute("COMMIT")
     conn.set_progress_handler(None, 0)
     conn.set_trace_callback(None)
@@ -246,7 +246,7 @@ def _pg_claim(s: Session) -> tuple[list[str], dict[str, int], list[dict[str, Any
         (1, 1, 100),
     )
     before = _pg_inbox_reads(s)
-    claimed = _inbox_ops.claim_inbox_items(s, 1, 100, LEASE)
+    claimed = _claim(s, 1, 100)
     after = _pg_inbox_reads(s)
     reads = {name: after[name] - before[name] for name in after}
     nodes: list[dict[str, Any]] = []
@@ -312,7 +312,7 @@ async def test_a_queue_emptied_and_refilled_gets_its_head_back(tmp_path: Path, d
 def _pg_consume_all(s: Session) -> dict[str, int]:
     """Claim the head, complete it consuming every later row of its queue, in one
     transaction; what that read of svc_inbox by index (the triggers' reads included)."""
-    (head,) = _inbox_ops.claim_inbox_items(s, 1, 1, LEASE)
+    (head,) = _claim(s, 1, 1)
     later = tuple(
         int(row[0]) for row in s.fetchall("SELECT id FROM svc_inbox WHERE id > ?", (head.id,))
     )
@@ -366,3 +366,10 @@ async def test_a_postgres_queue_emptied_while_a_record_inserts_into_it_keeps_its
     claimed = await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
     claimed += await store.claim_inbox_items(now=T0, limit=5, lease_ms=LEASE)
     assert [i.update_key for i in claimed] == ["a2"]
+
+
+def _claim(s: Session, now: int, limit: int) -> list[InboxItem]:
+    """The claim's SQL-level form, its heads as the store's records."""
+    return [
+        _inbox_ops.claimed_item(row) for row in _inbox_ops.claim_inbox_rows(s, now, limit, LEASE)
+    ]

@@ -64,7 +64,10 @@ def test_the_claim_walks_the_heads_in_turn_without_sorting(tmp_path: Path, analy
         ]
         statements: list[str] = []
         conn.set_trace_callback(statements.append)
-        claimed = _inbox_ops.claim_inbox_items(SqliteSession(conn), 25, 8, 60_000)
+        claimed = [
+            _inbox_ops.claimed_item(row)
+            for row in _inbox_ops.claim_inbox_rows(SqliteSession(conn), 25, 8, 60_000)
+        ]
         conn.set_trace_callback(None)
         assert [item.id for item in claimed] == in_turn and len(in_turn) == 8
         (select,) = [sql for sql in statements if sql.startswith("SELECT i.id")]
