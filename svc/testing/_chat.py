@@ -434,7 +434,6 @@ def _tap(choice: Choice, message: BotMessage) -> dict[str, Any]:
     return action
 
 
-
 def _run_line(run: RunEnded | None) -> str:
     if run is None:
         return "none"
