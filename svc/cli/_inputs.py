@@ -7,6 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,7 +25,9 @@ from ._errors import (
 
 __all__ = [
     "ENV_NAME_PATTERN",
+    "HANDLER_SETTINGS",
     "LIVE_GATES",
+    "HandlerSetting",
     "check_env_file_name",
     "check_env_name",
     "check_out_path",
@@ -36,6 +39,7 @@ __all__ = [
     "live_environment",
     "parse_int",
     "read_dotenv",
+    "read_handler_settings",
     "write_exclusive",
 ]
 
@@ -49,6 +53,46 @@ def parse_int(value: str, option: str, *, low: int, high: int) -> int:
     if not text.isascii() or not text.isdigit() or len(text) > 10 or not low <= int(text) <= high:
         raise CliUsageError(f"{option} must be an integer {low}..{high}.")
     return int(text)
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerSetting:
+    """One handler runtime setting: its ``HandlerOptions`` field, its ``svc serve`` flag (and
+    click parameter), its environment variable (``svc.asgi``) and its range."""
+
+    field: str
+    flag: str
+    env: str
+    low: int
+    high: int
+
+    @property
+    def param(self) -> str:
+        """The click parameter's name of the flag."""
+        return self.flag[2:].replace("-", "_")
+
+
+HANDLER_SETTINGS: Final = (
+    HandlerSetting("concurrency", "--handler-concurrency", "SVC_HANDLER_CONCURRENCY", 1, 1024),
+    HandlerSetting("max_waiting", "--handler-max-waiting", "SVC_HANDLER_MAX_WAITING", 0, 100_000),
+    HandlerSetting("timeout", "--handler-timeout", "SVC_HANDLER_TIMEOUT", 1, 86_400),
+    HandlerSetting("max_attempts", "--handler-max-attempts", "SVC_HANDLER_MAX_ATTEMPTS", 1, 100),
+)
+
+
+def read_handler_settings(given: Mapping[str, Any], *, from_env: bool) -> dict[str, int]:
+    """The handler settings in ``given`` (flag values by click parameter, or the environment
+    by variable), keyed by ``HandlerOptions`` field and checked in one order; a refusal names
+    the flag or the variable. An unset (or, in the environment, empty) one is left out."""
+    settings: dict[str, int] = {}
+    for setting in HANDLER_SETTINGS:
+        name = setting.env if from_env else setting.param
+        text = given.get(name)
+        if text is None or (from_env and not text):
+            continue
+        label = setting.env if from_env else setting.flag
+        settings[setting.field] = parse_int(text, label, low=setting.low, high=setting.high)
+    return settings
 
 
 def check_env_name(value: str, option: str) -> str:

@@ -142,25 +142,13 @@ def open_migrated_store(
     return PostgresStore(postgres_dsn, writer="process")
 
 
-_HANDLER_SETTINGS = (
-    ("SVC_HANDLER_CONCURRENCY", "concurrency", 1, 1024),
-    ("SVC_HANDLER_TIMEOUT", "timeout", 1, 86_400),
-    ("SVC_HANDLER_MAX_ATTEMPTS", "max_attempts", 1, 100),
-    ("SVC_HANDLER_MAX_WAITING", "max_waiting", 0, 100_000),
-)
-
-
 def handler_options_from_env(env: Mapping[str, str]) -> HandlerOptions:
     """The handler runtime's settings ``env`` gives (``svc serve``'s ``--handler-*``):
-    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_TIMEOUT`` (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``,
-    ``SVC_HANDLER_MAX_WAITING``;
+    ``SVC_HANDLER_CONCURRENCY``, ``SVC_HANDLER_MAX_WAITING``, ``SVC_HANDLER_TIMEOUT``
+    (seconds), ``SVC_HANDLER_MAX_ATTEMPTS``;
     ``CliUsageError`` names the variable of a value out of range."""
     from ..runtime import HandlerOptions
-    from ._inputs import parse_int
+    from ._inputs import read_handler_settings
 
-    options: dict[str, Any] = {}
-    for name, option, low, high in _HANDLER_SETTINGS:
-        value = env.get(name)
-        if value:
-            options[option] = parse_int(value, name, low=low, high=high)
-    return HandlerOptions(**options)
+    settings: dict[str, Any] = read_handler_settings(env, from_env=True)
+    return HandlerOptions(**settings)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._errors import CliUsageError, LiveGuardError, ServeError
-from ._inputs import check_env_file_name, check_store_flags, parse_int
+from ._inputs import check_env_file_name, check_store_flags, parse_int, read_handler_settings
 
 if TYPE_CHECKING:
     from ..http import Profile
@@ -52,7 +52,7 @@ class ServeOptions:
     flow_handler: str | None
     outbox_handler: str | None
     app_target: str | None
-    handler_options: dict[str, float]
+    handler_options: dict[str, int]
     body_read_timeout: float
     max_pending_bodies: int
     sqlite_synchronous: str
@@ -264,12 +264,7 @@ def _serve_options(flags: _ServeFlags) -> ServeOptions:
     has_store = flags.database is not None or flags.database_url_env is not None
     worker_count, restart_limit = _worker_limits(flags.workers, flags.max_worker_restarts)
     body_seconds, pending_bodies = _body_limits(flags.body_read_timeout, flags.max_pending_bodies)
-    handler_settings = _handler_settings(
-        flags.handler_concurrency,
-        flags.handler_max_waiting,
-        flags.handler_timeout,
-        flags.handler_max_attempts,
-    )
+    handler_settings = read_handler_settings(asdict(flags), from_env=False)
     _check_outbox(flags.outbox_handler, has_store=has_store, workers=worker_count)
     retention_seconds = _retention_seconds(flags.retention, has_store=has_store)
     port = parse_int(flags.port, "--port", low=0, high=65535) if flags.port is not None else None
@@ -316,18 +311,6 @@ def _body_limits(body_read_timeout: str, max_pending_bodies: str) -> tuple[int, 
     """``--body-read-timeout`` (seconds) and ``--max-pending-bodies``."""
     seconds = parse_int(body_read_timeout, "--body-read-timeout", low=1, high=3600)
     return seconds, parse_int(max_pending_bodies, "--max-pending-bodies", low=1, high=100_000)
-
-
-def _handler_settings(
-    concurrency: str, max_waiting: str, timeout: str, max_attempts: str
-) -> dict[str, float]:
-    """``create_app(handler_options=...)`` of the four ``--handler-*`` flags."""
-    return {
-        "concurrency": parse_int(concurrency, "--handler-concurrency", low=1, high=1024),
-        "max_waiting": parse_int(max_waiting, "--handler-max-waiting", low=0, high=100_000),
-        "timeout": parse_int(timeout, "--handler-timeout", low=1, high=86_400),
-        "max_attempts": parse_int(max_attempts, "--handler-max-attempts", low=1, high=100),
-    }
 
 
 def _check_outbox(outbox_handler: str | None, *, has_store: bool, workers: int) -> None:

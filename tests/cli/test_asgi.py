@@ -14,10 +14,18 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 import svc.asgi
 import svc.http  # the first Quart import is paid at collection, not in a test
-from svc.cli import CliUsageError, LiveGuardError, SecretResolutionError, ServeError
+from svc.cli import (
+    CliUsageError,
+    LiveGuardError,
+    SecretResolutionError,
+    ServeError,
+    cli,
+    handler_options_from_env,
+)
 from svc.crypto import generate_inbox_key
 from tests._support import WEBSOCKET_HEAD, child_env, data_after_answer
 
@@ -171,6 +179,48 @@ def test_the_handler_settings_come_from_the_environment(project: Path) -> None:
     assert options.max_waiting == 0
     with pytest.raises(CliUsageError, match="SVC_HANDLER_TIMEOUT must be an integer"):
         svc.asgi.create(_env(project, SVC_HANDLER_TIMEOUT="soon"))
+
+
+@pytest.mark.parametrize(
+    ("flag", "variable", "low", "high"),
+    [
+        ("--handler-concurrency", "SVC_HANDLER_CONCURRENCY", 1, 1024),
+        ("--handler-max-waiting", "SVC_HANDLER_MAX_WAITING", 0, 100_000),
+        ("--handler-timeout", "SVC_HANDLER_TIMEOUT", 1, 86_400),
+        ("--handler-max-attempts", "SVC_HANDLER_MAX_ATTEMPTS", 1, 100),
+    ],
+)
+def test_a_handler_setting_has_one_range_as_a_flag_and_as_a_variable(
+    project: Path, flag: str, variable: str, low: int, high: int
+) -> None:
+    """``svc serve``'s flag and the factory's variable take the same bounds and refuse the
+    same values, each naming itself."""
+    refusal = f"must be an integer {low}..{high}."
+    for value, allowed in ((low, True), (high, True), (low - 1, False), (high + 1, False)):
+        served = CliRunner().invoke(
+            cli,
+            [
+                "serve",
+                "--config",
+                str(project / "svc.config.yaml"),
+                "--dry-run",
+                "--print-routes",
+                *(flag, str(value)),
+            ],
+        )
+        assert (served.exit_code, served.stderr) == (
+            (0, "") if allowed else (1, f"Error: {flag} {refusal}\n")
+        ), value
+        if allowed:
+            assert getattr(handler_options_from_env({variable: str(value)}), _field(flag)) == value
+        else:
+            with pytest.raises(CliUsageError) as caught:
+                handler_options_from_env({variable: str(value)})
+            assert caught.value.format_message() == f"{variable} {refusal}"
+
+
+def _field(flag: str) -> str:
+    return flag.removeprefix("--handler-").replace("-", "_")
 
 
 BOT = """\
