@@ -10,6 +10,7 @@ the same way.
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable, Mapping
@@ -400,7 +401,9 @@ def _register_lifespan(
     broadcasts: BroadcastRuntime,
 ) -> None:
     """The outbox worker and the broadcast sender live in the app's serving nursery; the
-    Graph client closes after them."""
+    Graph client closes after them. While the app serves, what existed when it started
+    (modules, the app, its routes and schemas) is frozen out of the cyclic garbage
+    collector's full passes, whose pause otherwise grows with all of it (docs/decisions.md)."""
     handle: list[OutboxWorkerHandle] = []
 
     @app.before_serving
@@ -410,9 +413,11 @@ def _register_lifespan(
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
         await broadcasts.start(app.nursery, service)
+        gc.freeze()
 
     @app.after_serving
     async def _stop_background() -> None:
+        gc.unfreeze()
         if service.runtime is not None:
             await service.runtime.stop()
         while handle:
