@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
 from tests._support import FakeGraphTransport, sign
 
-from .conftest import APP_SECRET, AUTH
+from .conftest import APP_SECRET, AUTH, AppFactory
 
 
 async def test_healthz(client: Any) -> None:
@@ -48,3 +49,21 @@ async def test_webhook_post(client: Any) -> None:
         "skipped": 0,
         "queued": 0,
     }
+
+
+async def test_serving_freezes_what_start_up_made_out_of_the_collector(
+    make_app: AppFactory,
+) -> None:
+    """While the app serves, what existed when it started is out of the cyclic collector's
+    full passes (their pause grew with it); stopping gives it back."""
+    gc.unfreeze()
+    app = make_app()
+    made_before: list[object] = [[]]
+    assert any(o is made_before for o in gc.get_objects())
+    async with app.test_app() as served:
+        assert gc.get_freeze_count() > 0
+        assert not any(o is made_before for o in gc.get_objects())  # frozen: never walked
+        response = await served.test_client().get("/healthz")
+        assert response.status_code == 200
+    assert gc.get_freeze_count() == 0
+    assert any(o is made_before for o in gc.get_objects())
