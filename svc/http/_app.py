@@ -403,8 +403,11 @@ def _register_lifespan(
     """The outbox worker and the broadcast sender live in the app's serving nursery; the
     Graph client closes after them. While the app serves, what existed when it started
     (modules, the app, its routes and schemas) is frozen out of the cyclic garbage
-    collector's full passes, whose pause otherwise grows with all of it (docs/decisions.md)."""
+    collector's full passes, whose pause otherwise grows with all of it (docs/decisions.md);
+    the app gives them back at its stop only if nothing was frozen before it started (a host
+    process's own freeze, or another app's still serving, stays)."""
     handle: list[OutboxWorkerHandle] = []
+    thaw_at_stop = False
 
     @app.before_serving
     async def _start_background() -> None:
@@ -413,11 +416,14 @@ def _register_lifespan(
         if outbox is not None and service.store is not None:
             handle.append(await app.nursery.start(run_outbox_worker, service.store, outbox))
         await broadcasts.start(app.nursery, service)
+        nonlocal thaw_at_stop
+        thaw_at_stop = gc.get_freeze_count() == 0
         gc.freeze()
 
     @app.after_serving
     async def _stop_background() -> None:
-        gc.unfreeze()
+        if thaw_at_stop:
+            gc.unfreeze()
         if service.runtime is not None:
             await service.runtime.stop()
         while handle:

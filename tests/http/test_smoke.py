@@ -67,3 +67,23 @@ async def test_serving_freezes_what_start_up_made_out_of_the_collector(
         assert response.status_code == 200
     assert gc.get_freeze_count() == 0
     assert any(o is made_before for o in gc.get_objects())
+
+
+async def test_stopping_leaves_a_freeze_made_before_the_app_served(make_app: AppFactory) -> None:
+    """A host process's own freeze, or an outer app's still serving, outlives the app's stop."""
+    gc.unfreeze()
+    outer, inner = make_app(), make_app()
+    async with outer.test_app():
+        made_while_outer_serves: list[object] = [[]]
+        async with inner.test_app():
+            assert not any(o is made_while_outer_serves for o in gc.get_objects())
+        assert gc.get_freeze_count() > 0  # the outer app still serves: still frozen
+        assert not any(o is made_while_outer_serves for o in gc.get_objects())
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # the host's own
+    try:
+        async with make_app().test_app():
+            pass
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
