@@ -70,9 +70,11 @@ def load_webhook(
     run: str,
     cpu: Callable[[], float] | None = None,
     duplicates: float = _deliveries.DUPLICATE_SHARE,
+    single_text: bool = False,
 ) -> dict[str, object]:
     """Warm up with ``warmup`` deliveries, then send for ``seconds`` from ``count`` fresh ones
-    (``duplicates`` of them copies of earlier ones).
+    (``duplicates`` of them copies of earlier ones; ``single_text``: one text message from a
+    user of its own each, as ``_deliveries.deliveries`` makes them).
 
     Returns ``_loadgen``'s JSON shape plus ``"loadgen": "wrk"``; with ``cpu`` (the
     server's CPU seconds so far), also the server's CPU per request of the timed run.
@@ -81,8 +83,12 @@ def load_webhook(
     with tempfile.TemporaryDirectory(prefix="svc-bench-wrk-") as tmp:
         warm = Path(tmp) / "warmup.bin"
         timed = Path(tmp) / "timed.bin"
-        warm_found = _deliveries.deliveries(warmup, secret, run=f"{run}w", duplicates=duplicates)
-        found = _deliveries.deliveries(count, secret, run=run, duplicates=duplicates)
+        warm_found = _deliveries.deliveries(
+            warmup, secret, run=f"{run}w", duplicates=duplicates, single_text=single_text
+        )
+        found = _deliveries.deliveries(
+            count, secret, run=run, duplicates=duplicates, single_text=single_text
+        )
         _write_requests(warm, warm_found, host)
         _write_requests(timed, found, host)
         _wrk(port, warm, concurrency=concurrency, seconds=1)

@@ -7,7 +7,9 @@ A message handler's updates are sealed into the store's inbox with the delivery'
 record, and the inbox workers of the same process run them after the answer
 (``--handler-concurrency`` 8). In one run:
 
-1. the ingestion rate with no handler (closed loop, 32 connections): ``ingestion_rps``;
+1. the ingestion rate with no handler (closed loop, 32 connections: wrk for
+   ``--closed-seconds`` when it is installed, as ``bench/http_ingest.py`` sends, else the
+   asyncio generator for ``--count`` deliveries; ``--loadgen`` picks): ``ingestion_rps``;
    the same with a no-op message handler: ``share_kept_with_handlers`` is its rate over
    the first (target: at least 0.8); ``--rounds`` alternated rounds of each, the median
    round reported with every round's figure;
@@ -24,6 +26,7 @@ record, and the inbox workers of the same process run them after the answer
 Prints one JSON line, with the machine it ran on and how busy the machine was.
 
     .venv/bin/python bench/handlers.py [--quick] [--seconds 8] [--delays 0,1,5] [--rounds 3]
+        [--loadgen auto|wrk|asyncio] [--closed-seconds 5]
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import time
 from typing import Any
 
 import _proc
+import _wrk
 
 SECRET = "bench-app-secret"
 CONCURRENCY = 32
@@ -53,32 +57,70 @@ def _server(port: int, sqlite_path: str, delay: float | None) -> list[str]:
     return _proc.bench_server("svc", port, *extra)
 
 
-def _inbox_left(sqlite_path: str) -> int:
-    """Rows still in the inbox (pending, running or dead), read beside the server."""
+def _count(sqlite_path: str, table: str) -> int:
+    """The rows of ``table`` in the server's file, read beside the server."""
     conn = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, timeout=5)
     try:
-        return int(conn.execute("SELECT count(*) FROM svc_inbox").fetchone()[0])
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # noqa: S608
     finally:
         conn.close()
 
 
-def _closed_loop(
-    argv: list[str], port: int, count: int, warmup: int, inbox: str | None = None
+def _inbox_left(sqlite_path: str) -> int:
+    """Rows still in the inbox (pending, running or dead)."""
+    return _count(sqlite_path, "svc_inbox")
+
+
+def _send_closed(
+    port: int, count: int, warmup: int, seconds: float | None, cpu: Any
 ) -> dict[str, Any]:
-    """The server's ingestion rate: 32 connections, each sends on the previous answer.
+    """32 connections, each sending on the previous answer: wrk for ``seconds`` (from a pool
+    of ``count`` fresh deliveries), or the asyncio generator for ``count`` (``seconds`` None);
+    ``requests`` counts the warm-up too, as the server recorded it."""
+    run = secrets.token_hex(3)
+    if seconds is not None:
+        result: dict[str, Any] = _wrk.load_webhook(
+            port,
+            secret=SECRET,
+            count=count,
+            warmup=warmup,
+            concurrency=CONCURRENCY,
+            seconds=seconds,
+            run=run,
+            cpu=cpu,
+            duplicates=0,
+            single_text=True,
+        )
+        return result
+    before = cpu()
+    result = _proc.load(
+        "webhook",
+        port,
+        *("--secret", SECRET, "--count", str(count), "--warmup", str(warmup)),
+        *("--concurrency", str(CONCURRENCY), "--duplicates", "0", "--single-text"),
+        *("--run", run),
+    )
+    result["server_cpu_us_per_request"] = round((cpu() - before) / (count + warmup) * 1e6, 1)
+    return result
+
+
+def _closed_loop(
+    argv: list[str],
+    port: int,
+    count: int,
+    warmup: int,
+    inbox: str | None = None,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    """The server's ingestion rate (``_send_closed``) and its CPU per request.
 
     With ``inbox`` (the server's SQLite file, handlers on), also the time until every
     delivery's run is done: ``inbox_runs_per_s`` from the first request.
     """
     with _proc.server(argv, port=port) as process:
-        before = _proc.tree_cpu_seconds(process.pid)
         began = time.perf_counter()
-        result = _proc.load(
-            "webhook",
-            port,
-            *("--secret", SECRET, "--count", str(count), "--warmup", str(warmup)),
-            *("--concurrency", str(CONCURRENCY), "--duplicates", "0", "--single-text"),
-            *("--run", secrets.token_hex(3)),
+        result = _send_closed(
+            port, count, warmup, seconds, lambda: _proc.tree_cpu_seconds(process.pid)
         )
         if inbox is not None:
             loaded = time.perf_counter()
@@ -87,15 +129,14 @@ def _closed_loop(
                 time.sleep(0.02)
                 left = _inbox_left(inbox)
             drained = time.perf_counter()
-            runs = count + warmup - left
+            # Every message recorded ran (or is left): the warm-up's too.
+            runs = _count(inbox, "svc_webhook_updates") - left
             result["inbox_runs_per_s"] = round(runs / (drained - began), 1)
             result["inbox_backlog_at_load_end"] = backlog
             result["inbox_drain_runs_per_s"] = (
                 round((backlog - left) / (drained - loaded), 1) if backlog else None
             )
             result["inbox_left"] = left
-        spent = _proc.tree_cpu_seconds(process.pid) - before
-    result["server_cpu_us_per_request"] = round(spent / (count + warmup) * 1e6, 1)
     return result
 
 
@@ -124,9 +165,24 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=4000, help="closed-loop deliveries")
     parser.add_argument("--delays", default="0,1,5", help="handler seconds, comma-separated")
     parser.add_argument("--rounds", type=int, default=3, help="closed-loop rounds of each")
+    parser.add_argument(
+        "--loadgen",
+        choices=("auto", "wrk", "asyncio"),
+        default="auto",
+        help="closed loop: wrk when installed (auto), else the asyncio load generator",
+    )
+    parser.add_argument(
+        "--closed-seconds", type=float, default=5.0, help="closed-loop seconds per wrk round"
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.count, args.delays, args.rounds = 2.0, 600, "0,1", 1
+        args.closed_seconds = 2.0
+    if args.loadgen == "auto":
+        args.loadgen = "wrk" if _wrk.available() else "asyncio"
+    closed_seconds = args.closed_seconds if args.loadgen == "wrk" else None
+    # wrk sends for a duration: its pool of fresh deliveries outlasts any rate this reaches.
+    pool = int(args.closed_seconds * 6_000) if closed_seconds is not None else args.count
     delays = [float(part) for part in args.delays.split(",") if part.strip()]
     busy_since = _proc.machine_busy_ticks()
     with tempfile.TemporaryDirectory(prefix="svc-bench-handlers-") as tmp:
@@ -144,7 +200,7 @@ def main() -> None:
             for rounds, delay in order if index % 2 == 0 else order[::-1]:
                 name = f"{'none' if delay is None else 'noop'}{index}"
                 inbox = None if delay is None else f"{tmp}/{name}.sqlite3"
-                rounds.append(_closed_loop(*argv(name, delay), args.count, warmup, inbox))
+                rounds.append(_closed_loop(*argv(name, delay), pool, warmup, inbox, closed_seconds))
         bare, noop = _proc.median_run(bare_rounds), _proc.median_run(noop_rounds)
         rate = round(float(bare["rps"]) / 2, 1)
         answers: dict[str, Any] = {}
@@ -159,7 +215,10 @@ def main() -> None:
         "machine_busy_share": _proc.machine_busy_share(busy_since),
         "store": "sqlite (writer process)",
         "deliveries": "one text message each, a user each, signed, no duplicates",
-        "loadgen": "asyncio (bench/_loadgen.py); closed loop 32 connections, open loop paced",
+        "loadgen": f"closed loop: {args.loadgen}, 32 connections; open loop: asyncio, paced",
+        "closed_loop": f"{closed_seconds:g} s a round"
+        if closed_seconds
+        else f"{args.count} deliveries a round",
         "ingestion_rps": bare["rps"],
         "ingestion_rps_rounds": bare["rps_rounds"],
         "ingestion_rps_noop_handler": noop["rps"],

@@ -55,6 +55,7 @@ def _peer_missing() -> list[str]:
         ["bench/broadcast.py", "--quick", "--no-postgres"],
         ["bench/inbox_cipher.py", "--rounds", "1", "--items", "200"],
         ["bench/handlers.py", "--quick"],
+        ["bench/handlers.py", "--quick", "--loadgen", "asyncio"],
         ["bench/conversations.py", "--quick", "--no-postgres"],
         ["bench/crash_resume.py", "--kills", "1", "--no-postgres"],
         ["bench/first_chat.py"],
