@@ -17,7 +17,12 @@ record, and the inbox workers of the same process run them after the answer
    run from the first request until the inbox is empty (while ingesting, then after),
    over the no-handler ingestion rate (``inbox_runs_over_ingestion``); the backlog
    left when the load ended, and the runs per second that drained it;
-3. at a fixed open-loop rate, half of that no-handler rate, sent by the generator's own
+3. in process (``in_process``): svc's ASGI app called directly by 32 concurrent callers
+   under trio, its runtime started by the ASGI lifespan, the SQLite writer process beside it,
+   with no handler and with the no-op one until its inbox is empty; the app's process CPU a
+   delivery (the writer process not counted: served, it has a core of its own) and their
+   difference, ``run_us``, which is what a run costs the serving process;
+4. at a fixed open-loop rate, half of that no-handler rate, sent by the generator's own
    pacing whatever the answers (latency from each request's scheduled time): the
    answer's p50/p99 with no handler and with a message handler that takes 0 s, 1 s
    and 5 s (``await trio.sleep``). Targets: with the 5 s handler, p99 within 1.2x of the
@@ -35,10 +40,13 @@ import argparse
 import json
 import secrets
 import sqlite3
+import statistics
 import tempfile
 import time
 from typing import Any
 
+import _asgi
+import _deliveries
 import _proc
 import _wrk
 
@@ -140,6 +148,56 @@ def _closed_loop(
     return result
 
 
+def _in_process(count: int, handler: bool, tmp: str) -> float:
+    """The app's process CPU µs a delivery, in process (step 3 of the docstring)."""
+    import _serve
+    import trio
+
+    from svc.store import SqliteStore
+
+    path = f"{tmp}/inproc-{secrets.token_hex(3)}.sqlite3"
+    store = SqliteStore(path, writer="process")
+    found = _deliveries.deliveries(
+        count, SECRET, run=secrets.token_hex(3), duplicates=0, single_text=True
+    )
+    callers = _asgi.Callers(found)
+
+    async def main() -> float:
+        await store.migrate()
+        app = _serve.svc_app(
+            secret=SECRET,
+            token="bench-service-token",
+            store=store,
+            handler_delay=0 if handler else None,
+        )
+        to_app, from_bench = trio.open_memory_channel[dict[str, Any]](1)
+        said: list[str] = []
+
+        async def send(message: dict[str, Any]) -> None:
+            said.append(message["type"])
+
+        lifespan = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(app, lifespan, from_bench.receive, send)
+            await to_app.send({"type": "lifespan.startup"})
+            while "lifespan.startup.complete" not in said:
+                await trio.sleep(0.01)
+            began = time.process_time()
+            async with trio.open_nursery() as callers_nursery:
+                for _ in range(CONCURRENCY):
+                    callers_nursery.start_soon(callers.call, app)
+            while handler and _inbox_left(path):
+                await trio.sleep(0.05)
+            spent = time.process_time() - began
+            await to_app.send({"type": "lifespan.shutdown"})
+        await store.close()
+        return spent / count * 1e6
+
+    spent = trio.run(main)
+    callers.check("svc")
+    return spent
+
+
 def _open_loop(argv: list[str], port: int, rate: float, seconds: float) -> dict[str, Any]:
     """The answers' latency when deliveries arrive at ``rate`` per second, whatever happens."""
     count = max(1, int(rate * seconds))
@@ -158,6 +216,20 @@ def _short(result: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: result[key] for key in keys if key in result}
 
 
+def _in_process_line(seen: dict[str, list[float]], count: int) -> dict[str, Any]:
+    """The in-process figures: each the median round, with its rounds, and ``run_us``."""
+    line: dict[str, Any] = {"deliveries_per_round": count}
+    for key, rounds in seen.items():
+        line[key] = round(statistics.median(rounds), 1)
+        line[f"{key}_rounds"] = [round(value, 1) for value in rounds]
+    line["run_us"] = round(line["noop_handler_us"] - line["no_handler_us"], 1)
+    line["run_us_rounds"] = [
+        round(mine - base, 1)
+        for mine, base in zip(seen["noop_handler_us"], seen["no_handler_us"], strict=True)
+    ]
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short phases, 0 s and 1 s only")
@@ -174,10 +246,13 @@ def main() -> None:
     parser.add_argument(
         "--closed-seconds", type=float, default=5.0, help="closed-loop seconds per wrk round"
     )
+    parser.add_argument(
+        "--in-process-count", type=int, default=3000, help="deliveries per in-process round"
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.count, args.delays, args.rounds = 2.0, 600, "0,1", 1
-        args.closed_seconds = 2.0
+        args.closed_seconds, args.in_process_count = 2.0, 300
     if args.loadgen == "auto":
         args.loadgen = "wrk" if _wrk.available() else "asyncio"
     closed_seconds = args.closed_seconds if args.loadgen == "wrk" else None
@@ -202,6 +277,11 @@ def main() -> None:
                 inbox = None if delay is None else f"{tmp}/{name}.sqlite3"
                 rounds.append(_closed_loop(*argv(name, delay), pool, warmup, inbox, closed_seconds))
         bare, noop = _proc.median_run(bare_rounds), _proc.median_run(noop_rounds)
+        in_process: dict[str, list[float]] = {"no_handler_us": [], "noop_handler_us": []}
+        for index in range(args.rounds):
+            order = [("no_handler_us", False), ("noop_handler_us", True)]
+            for key, handler in order if index % 2 == 0 else order[::-1]:
+                in_process[key].append(_in_process(args.in_process_count, handler, tmp))
         rate = round(float(bare["rps"]) / 2, 1)
         answers: dict[str, Any] = {}
         answers["no_handler"] = _open_loop(*argv("open-none", None), rate, args.seconds)
@@ -233,6 +313,7 @@ def main() -> None:
             for mine, base in zip(noop_rounds, bare_rounds, strict=True)
         ],
         "target_share_kept": SHARE_KEPT_TARGET,
+        "in_process": _in_process_line(in_process, args.in_process_count),
         "open_loop_rate": rate,
         "open_loop_seconds": args.seconds,
         "answer": {name: _short(result, *keys) for name, result in answers.items()},
