@@ -43,6 +43,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import _asgi
@@ -80,7 +81,7 @@ def _inbox_left(sqlite_path: str) -> int:
 
 
 def _send_closed(
-    port: int, count: int, warmup: int, seconds: float | None, cpu: Any
+    port: int, count: int, warmup: int, seconds: float | None, cpu: Callable[[], float]
 ) -> dict[str, Any]:
     """32 connections, each sending on the previous answer: wrk for ``seconds`` (from a pool
     of ``count`` fresh deliveries), or the asyncio generator for ``count`` (``seconds`` None);
@@ -153,10 +154,8 @@ def _in_process(count: int, handler: bool, tmp: str) -> float:
     import _serve
     import trio
 
-    from svc.store import SqliteStore
-
     path = f"{tmp}/inproc-{secrets.token_hex(3)}.sqlite3"
-    store = SqliteStore(path, writer="process")
+    store = _serve.open_store("sqlite", sqlite_path=path, pg_url=None, pg_schema=None)
     found = _deliveries.deliveries(
         count, SECRET, run=secrets.token_hex(3), duplicates=0, single_text=True
     )
@@ -171,17 +170,21 @@ def _in_process(count: int, handler: bool, tmp: str) -> float:
             handler_delay=0 if handler else None,
         )
         to_app, from_bench = trio.open_memory_channel[dict[str, Any]](1)
+        started = trio.Event()
         said: list[str] = []
 
         async def send(message: dict[str, Any]) -> None:
             said.append(message["type"])
+            if message["type"].startswith("lifespan.startup."):
+                started.set()
 
         lifespan = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
         async with trio.open_nursery() as nursery:
             nursery.start_soon(app, lifespan, from_bench.receive, send)
             await to_app.send({"type": "lifespan.startup"})
-            while "lifespan.startup.complete" not in said:
-                await trio.sleep(0.01)
+            await started.wait()
+            if said[-1] != "lifespan.startup.complete":
+                raise RuntimeError(f"the app did not start: {said[-1]}")
             began = time.process_time()
             async with trio.open_nursery() as callers_nursery:
                 for _ in range(CONCURRENCY):
