@@ -15,7 +15,9 @@ checkout the script runs from (``current``) and for ``--baseline`` (a checkout w
    one user has 0, 1k, 20k or 100k messages waiting behind a held run (nothing is due: the
    claim finds nothing, as the server's own poll does every second): the call's round trip,
    and on PostgreSQL also its statements' executor time alone (``sql``: the sum of the
-   durations ``auto_explain`` reports to the probe's connections for the call).
+   durations ``auto_explain`` reports to the probe's connections for the call). On
+   PostgreSQL the largest size again after churn (``<size>_churned``: every waiting row
+   deleted and inserted again, then ``ANALYZE``, no ``VACUUM``).
 2. ``drain_runs_per_s``: one user's queue released with 1k (nothing else waiting) or 20k
    messages behind its held run: runs per second over its first ``--drain-runs`` runs, or
    those done in ``--drain-seconds``.
@@ -187,6 +189,21 @@ class Database:
     def running(self) -> int:
         return self.count("SELECT count(*) FROM svc_inbox WHERE status = 'running'")
 
+    def churn(self) -> None:
+        """PostgreSQL: every waiting row (behind the held run) deleted and inserted again,
+        ids kept, in one transaction, then ``ANALYZE`` and no ``VACUUM``: the dead rows stay."""
+        import psycopg
+
+        with psycopg.connect(self.where) as conn:
+            conn.execute(
+                "CREATE TEMP TABLE churned ON COMMIT DROP AS"
+                " SELECT * FROM svc_inbox WHERE status = 'pending'"
+            )
+            conn.execute("DELETE FROM svc_inbox WHERE status = 'pending'")
+            conn.execute("INSERT INTO svc_inbox OVERRIDING SYSTEM VALUE SELECT * FROM churned")
+        with psycopg.connect(self.where, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -343,6 +360,10 @@ def backlog_run(python: str, kind: str, url: str | None, args: argparse.Namespac
                     wait_for("the backlog", lambda n=size: db.inbox() >= n + 1, 60)
                     if size in args.sizes:
                         result["claim_ms"][str(size)] = probe(python, folder, db, args.claims)
+                    if kind == "postgres" and size == args.sizes[-1]:
+                        db.churn()
+                        churned = probe(python, folder, db, args.claims)
+                        result["claim_ms"][f"{size}_churned"] = churned
                     if size == args.others_backlog:
                         seconds = others(feed, db, "1", args, size + 1)
                         result["others_s"][f"with_{size}"] = seconds

@@ -28,10 +28,15 @@ record, and the inbox workers of the same process run them after the answer
    and 5 s (``await trio.sleep``). Targets: with the 5 s handler, p99 within 1.2x of the
    no-handler p99 and under 50 ms.
 
+``--baseline DIR`` serves an earlier checkout (DIR holds its own ``.venv``) beside this one:
+its closed-loop rounds rotate with these, and its answers with no handler and with the
+slowest are measured at the same rate; ``baseline`` holds its figures and
+``share_kept_over_baseline`` the ratio of the two shares.
+
 Prints one JSON line, with the machine it ran on and how busy the machine was.
 
     .venv/bin/python bench/handlers.py [--quick] [--seconds 8] [--delays 0,1,5] [--rounds 3]
-        [--loadgen auto|wrk|asyncio] [--closed-seconds 5]
+        [--loadgen auto|wrk|asyncio] [--closed-seconds 5] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import _asgi
@@ -59,11 +65,11 @@ SHARE_KEPT_TARGET = 0.8
 DRAIN_SECONDS = 300.0
 
 
-def _server(port: int, sqlite_path: str, delay: float | None) -> list[str]:
+def _server(port: int, sqlite_path: str, delay: float | None, root: Path = _proc.ROOT) -> list[str]:
     extra = ["--secret", SECRET, "--store", "sqlite", "--sqlite-path", sqlite_path]
     if delay is not None:
         extra += ["--handler-delay", str(delay)]
-    return _proc.bench_server("svc", port, *extra)
+    return _proc.bench_server("svc", port, *extra, root=root)
 
 
 def _count(sqlite_path: str, table: str) -> int:
@@ -233,6 +239,35 @@ def _in_process_line(seen: dict[str, list[float]], count: int) -> dict[str, Any]
     return line
 
 
+def _closed_figures(
+    bare_rounds: list[dict[str, Any]], noop_rounds: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The closed loop's figures of one checkout: each the median round, with its rounds."""
+    bare, noop = _proc.median_run(bare_rounds), _proc.median_run(noop_rounds)
+    return {
+        "ingestion_rps": bare["rps"],
+        "ingestion_rps_rounds": bare["rps_rounds"],
+        "ingestion_rps_noop_handler": noop["rps"],
+        "ingestion_rps_noop_handler_rounds": noop["rps_rounds"],
+        "server_cpu_us_per_request": {
+            "no_handler": bare["server_cpu_us_per_request"],
+            "noop_handler_with_its_run": noop["server_cpu_us_per_request"],
+        },
+        "share_kept_with_handlers": round(float(noop["rps"]) / float(bare["rps"]), 3),
+        "share_kept_rounds": [
+            round(float(mine["rps"]) / float(base["rps"]), 3)
+            for mine, base in zip(noop_rounds, bare_rounds, strict=True)
+        ],
+        "target_share_kept": SHARE_KEPT_TARGET,
+        "inbox_runs_per_s": noop["inbox_runs_per_s"],
+        "inbox_runs_per_s_rounds": [r["inbox_runs_per_s"] for r in noop_rounds],
+        "inbox_runs_over_ingestion": round(float(noop["inbox_runs_per_s"]) / float(bare["rps"]), 3),
+        "inbox_backlog_at_load_end": noop["inbox_backlog_at_load_end"],
+        "inbox_drain_runs_per_s": noop["inbox_drain_runs_per_s"],
+        "inbox_left": noop["inbox_left"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short phases, 0 s and 1 s only")
@@ -250,6 +285,12 @@ def main() -> None:
         "--closed-seconds", type=float, default=5.0, help="closed-loop seconds per wrk round"
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="an earlier checkout (its own .venv): its closed loop and 5 s answers beside these",
+    )
+    parser.add_argument(
         "--in-process-count", type=int, default=3000, help="deliveries per in-process round"
     )
     args = parser.parse_args()
@@ -262,35 +303,48 @@ def main() -> None:
     # wrk sends for a duration: its pool of fresh deliveries outlasts any rate this reaches.
     pool = int(args.closed_seconds * 6_000) if closed_seconds is not None else args.count
     delays = [float(part) for part in args.delays.split(",") if part.strip()]
+    roots = {"current": _proc.ROOT}
+    if args.baseline is not None:
+        roots["baseline"] = args.baseline.resolve()
     busy_since = _proc.machine_busy_ticks()
     with tempfile.TemporaryDirectory(prefix="svc-bench-handlers-") as tmp:
 
-        def argv(name: str, delay: float | None) -> tuple[list[str], int]:
+        def argv(who: str, name: str, delay: float | None) -> tuple[list[str], int]:
             port = _proc.free_port()
-            return _server(port, f"{tmp}/{name}.sqlite3", delay), port
+            return _server(port, f"{tmp}/{who}-{name}.sqlite3", delay, roots[who]), port
 
         warmup = max(50, args.count // 10)
-        bare_rounds: list[dict[str, Any]] = []
-        noop_rounds: list[dict[str, Any]] = []
+        closed: dict[tuple[str, str], list[dict[str, Any]]] = {
+            (who, arm): [] for who in roots for arm in ("bare", "noop")
+        }
+        subjects = list(closed)
         for index in range(args.rounds):
-            # Alternated, the first of a round changing each round, so drift hits both alike.
-            order = [(bare_rounds, None), (noop_rounds, 0.0)]
-            for rounds, delay in order if index % 2 == 0 else order[::-1]:
-                name = f"{'none' if delay is None else 'noop'}{index}"
-                inbox = None if delay is None else f"{tmp}/{name}.sqlite3"
-                rounds.append(_closed_loop(*argv(name, delay), pool, warmup, inbox, closed_seconds))
-        bare, noop = _proc.median_run(bare_rounds), _proc.median_run(noop_rounds)
+            # Rotated, the first of a round changing each round, so drift hits all alike.
+            shift = index % len(subjects)
+            for who, arm in subjects[shift:] + subjects[:shift]:
+                delay = None if arm == "bare" else 0.0
+                name = f"{arm}{index}"
+                inbox = None if delay is None else f"{tmp}/{who}-{name}.sqlite3"
+                closed[who, arm].append(
+                    _closed_loop(*argv(who, name, delay), pool, warmup, inbox, closed_seconds)
+                )
         in_process: dict[str, list[float]] = {"no_handler_us": [], "noop_handler_us": []}
         for index in range(args.rounds):
             order = [("no_handler_us", False), ("noop_handler_us", True)]
             for key, handler in order if index % 2 == 0 else order[::-1]:
                 in_process[key].append(_in_process(args.in_process_count, handler, tmp))
-        rate = round(float(bare["rps"]) / 2, 1)
-        answers: dict[str, Any] = {}
-        answers["no_handler"] = _open_loop(*argv("open-none", None), rate, args.seconds)
-        for delay in delays:
-            name = f"handler_{delay:g}s"
-            answers[name] = _open_loop(*argv(f"open-{delay:g}", delay), rate, args.seconds)
+        rate = round(float(_proc.median_run(closed["current", "bare"])["rps"]) / 2, 1)
+        answers: dict[str, dict[str, Any]] = {who: {} for who in roots}
+        slowest_delay = max(delays) if delays else None
+        for who in roots:
+            answers[who]["no_handler"] = _open_loop(
+                *argv(who, "open-none", None), rate, args.seconds
+            )
+            for delay in delays:
+                if who == "current" or delay == slowest_delay:
+                    answers[who][f"handler_{delay:g}s"] = _open_loop(
+                        *argv(who, f"open-{delay:g}", delay), rate, args.seconds
+                    )
     keys = ("p50_ms", "p99_ms", "max_ms", "requests", "statuses", "max_send_lag_ms")
     line: dict[str, Any] = {
         "bench": "handlers",
@@ -302,36 +356,26 @@ def main() -> None:
         "closed_loop": f"{closed_seconds:g} s a round"
         if closed_seconds
         else f"{args.count} deliveries a round",
-        "ingestion_rps": bare["rps"],
-        "ingestion_rps_rounds": bare["rps_rounds"],
-        "ingestion_rps_noop_handler": noop["rps"],
-        "ingestion_rps_noop_handler_rounds": noop["rps_rounds"],
-        "server_cpu_us_per_request": {
-            "no_handler": bare["server_cpu_us_per_request"],
-            "noop_handler_with_its_run": noop["server_cpu_us_per_request"],
-        },
-        "share_kept_with_handlers": round(float(noop["rps"]) / float(bare["rps"]), 3),
-        "share_kept_rounds": [
-            round(float(mine["rps"]) / float(base["rps"]), 3)
-            for mine, base in zip(noop_rounds, bare_rounds, strict=True)
-        ],
-        "target_share_kept": SHARE_KEPT_TARGET,
+        **_closed_figures(closed["current", "bare"], closed["current", "noop"]),
         "in_process": _in_process_line(in_process, args.in_process_count),
         "open_loop_rate": rate,
         "open_loop_seconds": args.seconds,
-        "answer": {name: _short(result, *keys) for name, result in answers.items()},
-        "inbox": "durable, in the same SQLite file; runs after the answer, 8 at once",
-        "inbox_runs_per_s": noop["inbox_runs_per_s"],
-        "inbox_runs_per_s_rounds": [r["inbox_runs_per_s"] for r in noop_rounds],
-        "inbox_runs_over_ingestion": round(float(noop["inbox_runs_per_s"]) / float(bare["rps"]), 3),
-        "inbox_backlog_at_load_end": noop["inbox_backlog_at_load_end"],
-        "inbox_drain_runs_per_s": noop["inbox_drain_runs_per_s"],
-        "inbox_left": noop["inbox_left"],
+        "answer": {name: _short(result, *keys) for name, result in answers["current"].items()},
     }
-    base_p99 = float(answers["no_handler"]["p99_ms"])
+    if args.baseline is not None:
+        baseline = _closed_figures(closed["baseline", "bare"], closed["baseline", "noop"])
+        baseline["answer"] = {
+            name: _short(result, *keys) for name, result in answers["baseline"].items()
+        }
+        line["baseline"] = {"revision": _proc.git_head(args.baseline), **baseline}
+        line["share_kept_over_baseline"] = round(
+            line["share_kept_with_handlers"] / baseline["share_kept_with_handlers"], 3
+        )
+    mine = answers["current"]
+    base_p99 = float(mine["no_handler"]["p99_ms"])
     slowest = f"handler_{max(delays):g}s" if delays else None
     if slowest is not None:
-        p99 = float(answers[slowest]["p99_ms"])
+        p99 = float(mine[slowest]["p99_ms"])
         line["slowest_handler"] = slowest
         line["p99_slowest_over_no_handler"] = round(p99 / base_p99, 2) if base_p99 else None
         line["target_p99_ratio"] = P99_RATIO_TARGET

@@ -55,7 +55,6 @@ def _peer_missing() -> list[str]:
         ["bench/broadcast.py", "--quick", "--no-postgres"],
         ["bench/inbox_cipher.py", "--rounds", "1", "--items", "200"],
         ["bench/handlers.py", "--quick"],
-        ["bench/handlers.py", "--quick", "--loadgen", "asyncio"],
         ["bench/conversations.py", "--quick", "--no-postgres"],
         ["bench/crash_resume.py", "--kills", "1", "--no-postgres"],
         ["bench/first_chat.py"],
@@ -65,6 +64,20 @@ def _peer_missing() -> list[str]:
 )
 def test_benchmark_short_variant_prints_one_json_line(argv: list[str]) -> None:
     _run(*argv)
+
+
+def test_handlers_short_variant_serves_a_baseline_checkout_beside_this_one() -> None:
+    # This checkout as its own baseline: the baseline's servers run and are reported apart.
+    root = str(Path(__file__).resolve().parent.parent)
+    line = _run("bench/handlers.py", "--quick", "--loadgen", "asyncio", "--baseline", root)
+    baseline = line["baseline"]
+    assert isinstance(baseline, dict)
+    assert baseline["ingestion_rps"] > 0
+    assert baseline["ingestion_rps_noop_handler"] > 0
+    assert set(baseline["answer"]) == {"no_handler", "handler_1s"}
+    assert line["share_kept_over_baseline"] == round(
+        line["share_kept_with_handlers"] / baseline["share_kept_with_handlers"], 3
+    )
 
 
 def test_backlog_short_variant_holds_the_backlog_and_names_each_figure() -> None:
@@ -77,6 +90,18 @@ def test_backlog_short_variant_holds_the_backlog_and_names_each_figure() -> None
     assert set(sqlite["drain_runs_per_s"]) == {"20", "200"}
     assert sqlite["others_s"]["with_over_without"]["current"] > 0
     assert sqlite["others_s"]["draining_over_without"]["current"] > 0
+
+
+@pytest.mark.postgres
+def test_backlog_short_variant_claims_on_a_churned_postgres_table(postgres_url: str) -> None:
+    # The largest backlog's waiting rows deleted and inserted again (ids kept, no VACUUM): the
+    # probe's claims still find nothing due behind the held run.
+    line = _run("bench/backlog.py", "--quick", "--no-sqlite", "--no-baseline", timeout=300)
+    postgres = line["postgres"]
+    assert isinstance(postgres, dict)
+    assert set(postgres["claim_ms"]) == {"0", "200", "200_churned"}
+    assert postgres["claim_ms"]["200_churned"]["current"]["claimed"] == 0
+    assert postgres["claim_ms"]["200_churned"]["current"]["sql"]["p50"] > 0
 
 
 def test_http_ingest_peer_short_variant_prints_one_json_line() -> None:
