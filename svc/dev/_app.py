@@ -22,6 +22,7 @@ from urllib.parse import parse_qs
 import trio
 
 from svc import crypto
+from svc._json import MAX_JSON_DEPTH, loads_strict
 from svc.graph import FAILURES
 from svc.webhook import DevActionError
 
@@ -38,6 +39,10 @@ PREFIX: Final = "/dev/"
 COOKIE: Final = "svc_dev_token"
 TOKEN_HEADER: Final = "x-svc-dev-token"  # noqa: S105 - a header name, not a secret
 MAX_BODY: Final = 64 * 1024
+MAX_CHAT_KEY: Final = 128
+"""The longest chat key ``/dev/api/open`` takes (a phone number or a BSUID is far shorter)."""
+MAX_ROW_ID: Final = 2**63 - 1
+"""The largest inbox item id (a 64-bit row id): a larger one names no item."""
 KEEPALIVE_SECONDS: Final = 15.0
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "[::1]"})
 UPLOAD_TYPE: Final = "application/octet-stream"
@@ -88,7 +93,8 @@ async def _answer(
 
 
 async def _json(send: Send, status: int, value: Any) -> None:
-    await _answer(send, status, json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    # ASCII with escapes: any string, even one UTF-8 cannot carry, makes a valid answer.
+    await _answer(send, status, json.dumps(value).encode("ascii"))
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -235,11 +241,12 @@ async def _route(
     except _TooLarge:
         body = None
     try:
-        data = json.loads(body) if body is not None else None
+        data = loads_strict(body) if body is not None else None
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        await _json(send, 400, {"error": "the body must be a JSON object of at most 64 KiB"})
+        error = f"the body must be a JSON object of at most 64 KiB, {MAX_JSON_DEPTH} levels deep"
+        await _json(send, 400, {"error": error})
         return
     try:
         await _post(send, path, data, session)
@@ -305,8 +312,10 @@ async def _post(send: Send, path: str, data: dict[str, Any], session: DevSession
         record = await session.act(data.get("user"), action)
         await _json(send, 200, record)
     elif path == "/dev/api/open":
-        chat = data.get("chat")
-        session.open_chat(chat if isinstance(chat, str) and chat else None)
+        chat = data.get("chat") or None  # none, or an empty key: no chat is open
+        if chat is not None and not (isinstance(chat, str) and 0 < len(chat) <= MAX_CHAT_KEY):
+            raise DevActionError(f"chat must be a user's key of at most {MAX_CHAT_KEY} characters")
+        session.open_chat(chat)
         await _json(send, 200, {"open": chat})
     elif path == "/dev/api/fail":
         name = data.get("failure")
@@ -314,7 +323,7 @@ async def _post(send: Send, path: str, data: dict[str, Any], session: DevSession
         await _json(send, 200, {"armed": session.transport.next_failure})
     elif path in ("/dev/api/dead/retry", "/dev/api/dead/drop"):
         item = data.get("id")
-        if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+        if isinstance(item, bool) or not isinstance(item, int) or not 0 < item <= MAX_ROW_ID:
             raise DevActionError("id must be an inbox item id")
         done = (
             await session.retry_dead(item)
@@ -350,7 +359,7 @@ async def _stream(
         await send({"type": "http.response.body", "body": text.encode("utf-8"), "more_body": True})
 
     def frame(record: dict[str, Any]) -> str:
-        data = json.dumps(record, ensure_ascii=False, default=str)
+        data = json.dumps(record, default=str)  # ASCII, as ``_json``
         return f"id: {session.boot}:{record['id']}\ndata: {data}\n\n"
 
     disconnected = False

@@ -10,13 +10,13 @@ are arguments.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from svc._json import loads_strict
 from svc.graph import is_bsuid, is_phone_number
 
 from ._read import CONTACT_KEYS, RECIPIENT_KEYS, SENDER_KEYS, UserKeys
@@ -112,9 +112,23 @@ def new_message_id() -> str:
 
 
 def _text(value: object, name: str, *, limit: int = MAX_FIELD, empty: bool = False) -> str:
-    if not isinstance(value, str) or (not empty and not value.strip()) or len(value) > limit:
+    if (
+        not isinstance(value, str)
+        or (not empty and not value.strip())
+        or len(value) > limit
+        or not _encodable(value)
+    ):
         raise DevActionError(f"{name} must be a text of 1-{limit} characters")
     return value
+
+
+def _encodable(value: str) -> bool:
+    """Whether ``value`` is text UTF-8 can carry (a lone surrogate, JSON's ``\\ud800``, is not)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _message_id(value: object, name: str) -> str:
@@ -160,6 +174,8 @@ def action_message(action: Mapping[str, Any], business_phone: str) -> dict[str, 
     document with ``media_id`` (and its ``mime_type`` and ``sha256``) names a real file.
     """
     kind = action.get("kind")
+    if not isinstance(kind, str):
+        raise DevActionError("kind must be one of the actions the page offers")
     message: dict[str, Any]
     if kind == "text":
         body = _text(action.get("text"), "text", limit=MAX_TEXT)
@@ -207,7 +223,7 @@ def action_message(action: Mapping[str, Any], business_phone: str) -> dict[str, 
     elif kind == "flow":
         response = _text(action.get("response_json"), "response_json", limit=MAX_TEXT)
         try:
-            parsed = json.loads(response)
+            parsed = loads_strict(response)
         except ValueError:
             raise DevActionError("response_json must be a JSON object") from None
         if not isinstance(parsed, dict):
@@ -220,12 +236,12 @@ def action_message(action: Mapping[str, Any], business_phone: str) -> dict[str, 
             },
         }
     elif kind in _MEDIA_KINDS:
-        media = _media_fields(action, str(kind))
+        media = _media_fields(action, kind)
         if action.get("caption"):
             media["caption"] = _text(action.get("caption"), "caption")
         if kind == "document":
             media["filename"] = _text(action.get("filename") or "file.pdf", "filename", limit=240)
-        message = {"type": kind, str(kind): media}
+        message = {"type": kind, kind: media}
     else:
         raise DevActionError("kind must be one of the actions the page offers")
     quoted = action.get("context")
