@@ -14,6 +14,7 @@ instead of compiling its own character class. The variants:
 - ``has_header_break``: CR, LF and NUL, what splits an HTTP header or query line.
 - ``is_visible_ascii`` / ``is_printable_ascii``: ASCII-only tokens, with or without space.
 - ``is_printable_label``: printable (``str.isprintable``) and not blank, for ids read upstream.
+- ``decimal_int``: the integer a number sent as text spells (ASCII digits, bounded).
 
 A leaf module: it imports nothing from svc, so every layer may use it.
 """
@@ -26,6 +27,7 @@ from typing import Final
 __all__ = [
     "breaks_path_segment",
     "breaks_url_path",
+    "decimal_int",
     "has_ascii_control",
     "has_ascii_control_or_space",
     "has_control",
@@ -38,6 +40,7 @@ __all__ = [
 ]
 
 _ASCII_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
+_DECIMAL: Final = re.compile(r"-?[0-9]+")
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _TEXT_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SDP_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -145,3 +148,18 @@ def is_printable_label(value: str) -> bool:
     no id holds.
     """
     return value.isprintable() and bool(value.strip())
+
+
+def decimal_int(value: str, *, signed: bool = False, max_digits: int = 18) -> int | None:
+    """The integer ``value`` spells in ASCII digits (a leading ``-`` when ``signed``), at most
+    ``max_digits`` of them; None for any other text.
+
+    For numbers the platform sends as text: ``str.isdigit`` also holds for ``²`` and other
+    digits ``int`` refuses (or reads: ``٣``), and ``int`` refuses past 4,300 digits.
+    """
+    digits = len(value) - value.startswith("-")
+    if not 0 < digits <= max_digits or _DECIMAL.fullmatch(value) is None:
+        return None
+    if value.startswith("-") and not signed:
+        return None
+    return int(value)

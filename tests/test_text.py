@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from svc._text import (
     breaks_path_segment,
     breaks_url_path,
+    decimal_int,
     has_ascii_control,
     has_ascii_control_or_space,
     has_control,
@@ -98,3 +99,41 @@ def test_ascii_predicates_agree_with_code_points(value: str) -> None:
 )
 def test_is_printable_label(value: str, expected: bool) -> None:
     assert is_printable_label(value) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "signed", "expected"),
+    [
+        ("0", False, 0),
+        ("2000", False, 2000),
+        ("-1", True, -1),
+        ("-1", False, None),
+        ("--5", True, None),
+        ("-", True, None),
+        ("", False, None),
+        ("²", False, None),  # str.isdigit holds; int refuses it
+        ("1٣", False, None),  # int would read 13
+        (" 5", False, None),
+        ("5\n", False, None),
+        ("+5", True, None),
+        ("1_000", False, None),
+        ("9" * 18, False, 10**18 - 1),
+        ("9" * 19, False, None),
+        ("-" + "9" * 18, True, -(10**18 - 1)),
+        ("1" * 5000, False, None),  # int refuses past 4,300 digits
+    ],
+)
+def test_decimal_int_reads_ascii_digits_only_within_the_bound(
+    text: str, signed: bool, expected: int | None
+) -> None:
+    assert decimal_int(text, signed=signed) == expected
+
+
+@given(st.text(max_size=24))
+def test_decimal_int_never_raises_and_agrees_with_the_digits(text: str) -> None:
+    value = decimal_int(text, signed=True)
+    ascii_digits = text.removeprefix("-")
+    if ascii_digits and len(ascii_digits) <= 18 and all("0" <= c <= "9" for c in ascii_digits):
+        assert value == int(text)
+    else:
+        assert value is None

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from svc._text import decimal_int
+
 from ._errors import GraphRequestValidationError
 from ._validate import check_choice, check_int
 
@@ -52,8 +54,8 @@ class OptimizationSpec:
         if not isinstance(raw, dict):
             return None
         amount = raw.get("bid_amount")
-        if isinstance(amount, str) and amount.isascii() and amount.isdigit():
-            amount = int(amount)
+        if isinstance(amount, str):
+            amount = decimal_int(amount)
         if isinstance(amount, bool) or not isinstance(amount, int):
             return None
         strategy = raw.get("bid_strategy")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, get_args, get_type_hints
 
 from svc._json import loads_strict
+from svc._text import decimal_int
 
 from ._errors import GraphSerializationError
 
@@ -80,8 +81,8 @@ def opt_int(obj: Mapping[str, Any], key: str) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isascii() and value.lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str):
+        return decimal_int(value, signed=True)
     return None
 
 

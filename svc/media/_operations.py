@@ -15,7 +15,7 @@ from typing import Any, Final
 import httpx
 
 from svc import crypto
-from svc._text import has_control
+from svc._text import decimal_int, has_control
 from svc.graph import GraphClient, GraphNetworkError
 
 from ._bodies import ByteSource, CountedBody, UploadFile, byte_source, multipart_envelope
@@ -402,9 +402,10 @@ def _declared_length(response: httpx.Response) -> int | None:
     raw = response.headers.get("content-length")
     if raw is None:
         return None
-    if not raw.isascii() or not raw.isdigit():
+    length = decimal_int(raw)
+    if length is None:
         raise MediaValidationError("invalid_response", "media has a malformed Content-Length")
-    return int(raw)
+    return length
 
 
 def _object(answer: object) -> Mapping[str, Any]:
@@ -421,8 +422,8 @@ def _string(answer: Mapping[str, Any], key: str) -> str:
 
 
 def _size(value: object) -> int:
-    if isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
+    if isinstance(value, str):
+        value = decimal_int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MediaValidationError("invalid_response", "answer has a malformed size")
     return value

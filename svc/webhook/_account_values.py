@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from svc._text import decimal_int
+
 from ._read import read_dict, read_graph_id, read_list, read_objects, read_str, read_strs
 from ._template_values import TEMPLATE_READERS, TemplateChange
 
@@ -215,9 +217,7 @@ def _limit(value: Any) -> int | None:
     """A limit sent as a number (``2000``, ``-1`` for unlimited) or its decimal text."""
     if type(value) is int:
         return value
-    if type(value) is str and 0 < len(value) <= 15 and value.lstrip("-").isdigit():
-        return int(value)
-    return None
+    return decimal_int(value, signed=True, max_digits=15) if type(value) is str else None
 
 
 def _quality_change(value: Mapping[str, Any]) -> AccountDetails:

@@ -477,6 +477,20 @@ async def test_download_with_large_content_length_reads_nothing() -> None:
     assert stream.pulled == 0
 
 
+@pytest.mark.parametrize("declared", ["1" * 5000, "-1", "1e3", ""])
+async def test_download_with_a_content_length_that_is_no_length_reads_nothing(
+    declared: str,
+) -> None:
+    # ``int`` refuses past 4,300 digits: that used to escape as a ValueError.
+    stream = CountingStream(chunks=1, chunk_size=10)
+    upstream = bytes_answer(stream, {"Content-Length": declared})
+    async with upstream.client() as client:
+        with pytest.raises(MediaValidationError) as caught:
+            await download_media_bytes(client, url=MEDIA_URL)
+    assert caught.value.code == "invalid_response"
+    assert stream.pulled == 0
+
+
 async def test_download_body_shorter_than_content_length() -> None:
     upstream = bytes_answer(CountingStream(chunks=1, chunk_size=10), {"Content-Length": "20"})
     async with upstream.client() as client:

@@ -253,3 +253,12 @@ def test_quality_and_capability_changes_are_typed() -> None:
     assert update.details == BusinessCapabilities(
         max_daily_conversations_per_business=-1, max_phone_numbers_per_waba=25
     )
+
+
+@pytest.mark.parametrize("text", ["--5", "²", "-", "1٣", " 5", "5 ", "1234567890123456", ""])
+def test_a_capability_limit_text_that_is_no_decimal_reads_as_none(text: str) -> None:
+    value = {"max_phone_numbers_per_waba": text, "max_phone_numbers_per_business": "-1"}
+    envelope = {"entry": [{"changes": [{"field": "business_capability_update", "value": value}]}]}
+    [update] = normalize(envelope).updates
+    assert isinstance(update, AccountUpdate)
+    assert update.details == BusinessCapabilities(max_phone_numbers_per_business=-1)
