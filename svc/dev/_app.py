@@ -23,6 +23,7 @@ import trio
 
 from svc import crypto
 from svc._json import MAX_JSON_DEPTH, loads_strict
+from svc._text import decimal_int
 from svc.graph import FAILURES
 from svc.webhook import DevActionError
 
@@ -263,7 +264,8 @@ async def _upload(
 ) -> None:
     """Keep the body (a file; ``?filename=&type=``) as an upload; its media fields."""
     declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_UPLOAD:
+    length = decimal_int(declared)
+    if length is not None and length > MAX_UPLOAD:
         await _json(send, 413, {"error": f"a file may hold {MAX_UPLOAD} bytes at most"})
         return
     try:
@@ -342,8 +344,8 @@ async def _stream(
     after = 0
     last = headers.get("last-event-id", "")
     boot, _, number = last.partition(":")
-    if boot == session.boot and number.isdigit():
-        after = int(number)
+    if boot == session.boot:
+        after = decimal_int(number) or 0
     await send(
         {
             "type": "http.response.start",

@@ -169,7 +169,7 @@ async def test_the_event_stream_replays_then_resumes_after_the_last_id(
         )
         stream = await trio.open_tcp_stream(host, int(port))
         async with stream:
-            await stream.send_all(request.encode())
+            await stream.send_all(request.encode("latin-1"))
             seen = b""
             while seen.count(b"\nid: ") < count:
                 seen += await stream.receive_some()
@@ -181,6 +181,9 @@ async def test_the_event_stream_replays_then_resumes_after_the_last_id(
     with trio.fail_after(10):
         assert await first_ids({}, 2) == [f"{boot}:1", f"{boot}:2"]
         assert await first_ids({"Last-Event-ID": f"{boot}:1"}, 1) == [f"{boot}:2"]
+        # An id that names no record of this boot replays from the start.
+        for odd in ("9" * 5000, "\xb2", "-1", ""):
+            assert await first_ids({"Last-Event-ID": f"{boot}:{odd}"}, 1) == [f"{boot}:1"]
 
 
 async def test_no_secret_reaches_a_record_or_a_line(dev_service: DevService) -> None:
