@@ -84,6 +84,9 @@ def test_each_field_is_read_by_its_name_and_type() -> None:
         ("count", "-3", -3),
         ("count", "1.5", None),
         ("count", "١٢", None),
+        ("count", "--3", None),  # str.isdigit of "3" after the dashes: int refused it
+        ("count", "9" * 5000, None),  # int refuses past 4,300 digits
+        ("count", "9" * 18, 10**18 - 1),
         ("count", 1.5, None),
         ("enabled", "true", None),
         ("enabled", 1, None),
