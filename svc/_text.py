@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 _ASCII_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
-_DECIMAL: Final = re.compile(r"-?[0-9]+")
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _TEXT_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SDP_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -157,9 +156,7 @@ def decimal_int(value: str, *, signed: bool = False, max_digits: int = 18) -> in
     For numbers the platform sends as text: ``str.isdigit`` also holds for ``²`` and other
     digits ``int`` refuses (or reads: ``٣``), and ``int`` refuses past 4,300 digits.
     """
-    digits = len(value) - value.startswith("-")
-    if not 0 < digits <= max_digits or _DECIMAL.fullmatch(value) is None:
-        return None
-    if value.startswith("-") and not signed:
+    digits = value[1:] if signed and value.startswith("-") else value
+    if not 0 < len(digits) <= max_digits or not (digits.isascii() and digits.isdigit()):
         return None
     return int(value)
