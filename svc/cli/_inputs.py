@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from svc._text import has_ascii_control
+from svc._text import decimal_int, has_ascii_control
 
 from ._errors import (
     CliUsageError,
@@ -49,10 +49,10 @@ LIVE_GATES: Final = ("SVC_LIVE_ENABLE", "SVC_YES_LIVE")
 
 def parse_int(value: str, option: str, *, low: int, high: int) -> int:
     """An integer option in ``low..high``; the refusal names the option, not the value."""
-    text = value.strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 10 or not low <= int(text) <= high:
+    number = decimal_int(value.strip(), max_digits=10)
+    if number is None or not low <= number <= high:
         raise CliUsageError(f"{option} must be an integer {low}..{high}.")
-    return int(text)
+    return number
 
 
 @dataclass(frozen=True, slots=True)

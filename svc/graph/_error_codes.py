@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from svc._text import decimal_int
+
 from ._error_classes import (
     AccessDeniedError,
     AccountInMaintenanceModeError,
@@ -495,8 +497,8 @@ def _seconds(value: str | None) -> float | None:
     """A ``Retry-After`` of delta-seconds (at most 6 digits); None for a date or anything else."""
     if value is None:
         return None
-    text = value.strip()
-    return float(text) if text.isascii() and text.isdigit() and len(text) <= 6 else None
+    seconds = decimal_int(value.strip(), max_digits=6)
+    return None if seconds is None else float(seconds)
 
 
 def _resolve(code: int | None, subcode: int | None) -> _Entry | None:
@@ -566,8 +568,8 @@ def _int_or_none(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10:
-        return int(value)
+    if isinstance(value, str):
+        return decimal_int(value, max_digits=10)
     return None
 
 

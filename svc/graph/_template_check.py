@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from svc._text import decimal_int
+
 from ._errors import TemplateCheckError
 from ._recipient import AUTHENTICATION_OTP_RULE, Recipient, require_phone_number
 from ._results import Template
@@ -306,9 +308,10 @@ def _button_index(value: object, field: str) -> int:
         raise _fail(field, "must be a button index")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 2:
-        return int(value)
-    raise _fail(field, "must be a button index")
+    index = decimal_int(value, max_digits=2) if isinstance(value, str) else None
+    if index is None:
+        raise _fail(field, "must be a button index")
+    return index
 
 
 def _check_button(

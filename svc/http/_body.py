@@ -17,6 +17,7 @@ from typing import Any, Final
 import trio
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from svc._text import decimal_int
 from svc.webhook import BoundedBody, PayloadTooLargeError, check_content_length
 
 from ._errors import body_timeout, payload_too_large, too_many_bodies
@@ -116,9 +117,10 @@ async def read_body(
     """
     try:
         if isinstance(declared, str):
-            if not (declared.isascii() and declared.isdigit()):
+            length = decimal_int(declared)
+            if length is None:
                 raise PayloadTooLargeError
-            declared = int(declared)
+            declared = length
         check_content_length(declared, max_body_bytes=limit)
         bounded = BoundedBody(max_body_bytes=limit)
         if gate is None:

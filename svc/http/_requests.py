@@ -13,7 +13,7 @@ from werkzeug.routing import Map, PathConverter
 
 from svc import crypto
 from svc._json import JsonTooDeepError, loads_strict
-from svc._text import has_ascii_control, has_control
+from svc._text import decimal_int, has_ascii_control, has_control
 from svc.graph import is_phone_number, is_user_id
 
 from ._body import read_body
@@ -114,10 +114,10 @@ def query_int(name: str, *, default: int | None, low: int, high: int) -> int | N
     raw = request.args.get(name)
     if raw is None:
         return default
-    # ASCII digits only: str.isdigit() is true for "²" and other digits int() refuses.
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 6 or not low <= int(raw) <= high:
+    value = decimal_int(raw, max_digits=6)
+    if value is None or not low <= value <= high:
         raise malformed_query(name, bounds=(low, high))
-    return int(raw)
+    return value
 
 
 def query_text(name: str) -> str | None:

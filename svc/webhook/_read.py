@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
 from svc._json import loads_strict
+from svc._text import decimal_int
 
 from ._make import positional_maker
 from ._values import (
@@ -124,9 +125,7 @@ def read_int(value: Any) -> int | None:
     if kind is int:
         return value  # type: ignore[no-any-return]
     if kind is str:
-        if 0 < len(value) <= 15 and value.isascii() and value.isdigit():
-            return int(value)
-        return None
+        return decimal_int(value, max_digits=15)
     if kind is float and math.isfinite(value) and value.is_integer() and abs(value) < 1e15:
         return int(value)
     return None
