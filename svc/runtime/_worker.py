@@ -106,10 +106,10 @@ def _shielded(observer: Observer, logger: logging.Logger) -> Observer:
 def _state_change(state: UserState) -> StateChange | None:
     """What a success writes of the state: None when unchanged. A state no rerun can write
     (over ``MAX_STATE_BYTES``, or not JSON) is a dead letter at once."""
-    if not state.changed:
-        return None
     try:
-        return StateChange(state.document())
+        # Both read the canonical JSON: a value put in place (``state["cart"].append``) is
+        # checked here first.
+        return StateChange(state.document()) if state.changed else None
     except StateTooLarge:
         raise DeadLetter("state_too_large") from None
     except TypeError:

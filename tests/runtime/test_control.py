@@ -328,3 +328,45 @@ async def test_a_memory_run_s_state_is_kept_for_the_queue_s_next_run(
     await deliver(runtime, "a1", "a2", "b1")
     await runtime.run_until_idle()
     assert sorted(map(str, states)) == ["{'count': 1}", "{}", "{}"]
+
+
+@pytest.mark.parametrize("mode", ["store", "memory"])
+async def test_a_state_json_cannot_hold_dead_letters_at_once_and_writes_nothing(
+    mode: str, store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A value JSON cannot hold, put in ``ctx.state`` in place (past ``__setitem__``'s check)
+    or over the cap, is a dead letter at once (no rerun can write it); the queue goes on."""
+    calls: list[str] = []
+    states: dict[str, dict[str, Any]] = {}
+    events = Events()
+
+    async def handler(ctx: Context) -> None:
+        calls.append(ctx.key)
+        states[ctx.key] = dict(ctx.state)
+        ctx.state["cart"] = []
+        if ctx.key == "a1":
+            ctx.state["cart"].append({1, 2})  # a set, in place: no JSON
+        elif ctx.key == "a2":
+            ctx.state["cart"].append(math.nan)
+        elif ctx.key == "a3":
+            ctx.state["cart"].append("x" * 20_000)
+
+    queue = store_queue(store) if mode == "store" else memory_queue()
+    runtime = make_runtime(queue, handler, events=events)
+    await deliver(runtime, "a1", "a2", "a3", "a4")
+    await runtime.run_until_idle()
+    assert calls == ["a1", "a2", "a3", "a4"]  # one run each: none retried
+    assert [(e.update_key, e.outcome, e.reason) for e in events.ended()] == [
+        ("a1", "dead", "state_not_json"),
+        ("a2", "dead", "state_not_json"),
+        ("a3", "dead", "state_too_large"),
+        ("a4", "success", None),
+    ]
+    assert states["a4"] == {}  # none of them wrote a state
+    if mode == "store":
+        dead = await store.list_inbox_items(status="dead")
+        assert [(i.update_key, i.attempts, i.last_error) for i in dead] == [
+            ("a1", 1, "state_not_json"),
+            ("a2", 1, "state_not_json"),
+            ("a3", 1, "state_too_large"),
+        ]
