@@ -21,7 +21,7 @@ import trio
 from prometheus_client import CollectorRegistry
 
 from svc.crypto import InboxKeyring, sealed_key_id
-from svc.http import ServiceError
+from svc.http import HttpError, ServiceError
 from svc.runtime import HandlerOptions
 from svc.store import SqliteStore
 from svc.webhook import DefaultFacade, HandlerContext, MessageUpdate, SentMessage
@@ -256,6 +256,53 @@ async def test_a_transient_refusal_frees_the_send_and_the_retry_sends_it(
     assert len(graph.requests) == 2
     assert replies == [SentMessage(message_id="wamid.TEST1")]
     assert await store.list_inbox_items() == []
+
+
+async def test_a_refusal_retrying_cannot_change_is_raised_again_at_every_rerun(
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
+) -> None:
+    graph.answers.append(
+        httpx.Response(400, json={"error": {"code": 131026, "message": "undeliverable"}})
+    )
+    raised: list[tuple[int, str]] = []
+    bot = DefaultFacade()
+
+    @bot.on("message", context=True)
+    async def reply(ctx: HandlerContext) -> None:
+        try:
+            await ctx.reply_text("one answer")
+        except HttpError as exc:
+            raised.append((exc.status, exc.code))
+            raise
+
+    options = dataclasses.replace(FAST, max_attempts=3)
+    client = make_app(store=store, facade=bot, handler_options=options).test_client()
+    await post_webhook(client, _inbound((USER_A, "wamid.A1", "hi")))
+    assert raised == [(502, "graph_request_failed")] * 3  # each rerun gets the kept refusal
+    assert len(graph.requests) == 1  # and sends nothing again
+    [dead] = await store.list_inbox_items(status="dead")
+    assert (dead.attempts, dead.last_error) == (3, "HttpError")
+
+
+async def test_a_refused_payload_is_a_dead_letter_at_once(
+    make_app: AppFactory, store: Any, graph: FakeGraphTransport
+) -> None:
+    runs: list[str] = []
+    bot = DefaultFacade()
+
+    @bot.on("message", context=True)
+    async def send(ctx: HandlerContext) -> None:
+        assert isinstance(ctx.update, MessageUpdate)
+        runs.append(ctx.update.message_id)
+        if ctx.update.message_id == "wamid.A1":
+            await ctx.send({"type": "text"})  # no recipient: refused before it is sent
+
+    client = make_app(store=store, facade=bot, handler_options=FAST).test_client()
+    await post_webhook(client, _inbound((USER_A, "wamid.A1", "one"), (USER_A, "wamid.A2", "two")))
+    assert runs == ["wamid.A1", "wamid.A2"]  # no retry can change it; the user goes on
+    assert graph.requests == []
+    [dead] = await store.list_inbox_items(status="dead")
+    assert (dead.attempts, dead.last_error) == (1, "GraphRequestValidationError")
 
 
 async def test_handlers_with_a_store_and_no_keyring_are_refused(
