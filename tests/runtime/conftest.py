@@ -173,11 +173,13 @@ def make_runtime(
     events: list[RuntimeEvent] | None = None,
     registry: CollectorRegistry | None = None,
     base: datetime = T0,
+    facade: Bot | None = None,
     **options: Any,
 ) -> HandlerRuntime:
     """A runtime of ``handler`` over ``queue``: retries after 1 s, doubling (jitter at the
-    top of its range, so each delay is the full backoff); ``options`` override. The test
-    must take ``autojump_clock`` itself (pytest-trio runs only such a test on it)."""
+    top of its range, so each delay is the full backoff); ``facade`` (default
+    ``Bot(handler)``) and ``options`` override. The test must take ``autojump_clock`` itself
+    (pytest-trio runs only such a test on it)."""
     assert isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
     clock = TrioClock(lambda: base)
     clock()  # anchored here: the runtime's time is ``base`` plus trio's time since
@@ -186,7 +188,7 @@ def make_runtime(
         settings["observer"] = events.append
     return HandlerRuntime(
         queue=queue,
-        facade=Bot(handler),
+        facade=facade or Bot(handler),
         context_for=Context,
         options=HandlerOptions(**(settings | options)),
         now=clock,

@@ -1,12 +1,14 @@
 """A burst's gather and a wait (``RunConversation``, both modes' one rule) against a queue
 whose first read the test holds: an item that arrives while that read is under way, and so may
-be missing from it, is read again once the time is up."""
+be missing from it, is read again once the time is up; and a burst's ends (``max_wait``,
+``max_count``) over both modes' queues."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
+import pytest
 import trio
 import trio.testing
 
@@ -16,7 +18,19 @@ from svc.runtime._queue import Claim, Entry
 from svc.webhook import Update, UserState
 from svc.webhook._conversation import Coalesce
 
-from .conftest import T0, message, reply_to
+from .conftest import (
+    T0,
+    Bot,
+    Context,
+    HeldStore,
+    deliver,
+    key_of,
+    make_runtime,
+    memory_queue,
+    message,
+    reply_to,
+    store_queue,
+)
 
 
 class SlowReadQueue:
@@ -124,3 +138,40 @@ async def test_a_reply_recorded_during_the_wait_s_last_read_is_taken(
         queue.hold.set()
     assert taken == [queue.entries[0].update]
     assert queue.reads == 2
+
+
+class BurstBot(Bot):
+    """``Bot``, its messages coalesced by ``burst``."""
+
+    def __init__(self, burst: Coalesce, calls: list[list[str]]) -> None:
+        async def handler(ctx: Context) -> None:
+            calls.append([key_of(update) for update in ctx.updates])
+
+        super().__init__(handler)
+        self._burst = burst
+
+    def coalesce_for(self, update: Update) -> Coalesce:
+        return self._burst
+
+
+@pytest.mark.parametrize("mode", ["store", "memory"])
+async def test_a_burst_ends_at_max_wait_or_max_count_and_the_rest_runs_after(
+    mode: str, store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Window 2 s, ``max_wait`` 4 s, ``max_count`` 4: user a's messages 1.5 s apart close the
+    burst at 4 s after the first (a4, at 4.5 s, runs next); user b's five at once make a burst
+    of four and one of the fifth."""
+    calls: list[list[str]] = []
+    queue = store_queue(store) if mode == "store" else memory_queue()
+    bot = BurstBot(Coalesce.of(2.0, 4.0, 4), calls)
+    runtime = make_runtime(queue, lambda ctx: trio.sleep(0), facade=bot)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        await deliver(runtime, "b1", "b2", "b3", "b4", "b5")
+        for key in ("a1", "a2", "a3", "a4"):
+            await deliver(runtime, key)
+            await trio.sleep(1.5)
+        await trio.sleep(10)
+        await runtime.wait_idle()
+        await runtime.stop()
+    assert sorted(calls) == [["a1", "a2", "a3"], ["a4"], ["b1", "b2", "b3", "b4"], ["b5"]]
