@@ -13,6 +13,7 @@ from svc.webhook import (
     MAX_STATE_BYTES,
     Coalesce,
     DefaultFacade,
+    MessageUpdate,
     StateTooLarge,
     UserState,
     click_listener,
@@ -62,6 +63,14 @@ def test_the_listeners_match_what_they_name() -> None:
     assert not status_listener("wamid.OUT").matches(text)
     with pytest.raises(TypeError):
         click_listener("yes")
+
+
+def test_the_business_s_own_echoes_are_never_the_user_s_answer() -> None:
+    payload = json.loads((FIXTURES / "smb_message_echoes.json").read_text())
+    echoes = normalize(payload).updates
+    assert echoes and all(isinstance(e, MessageUpdate) and e.is_echo for e in echoes)
+    for listener in (reply_listener(), click_listener(), flow_listener()):
+        assert not any(listener.matches(echo) for echo in echoes)
 
 
 def test_a_wait_has_a_default_timeout_and_a_cap() -> None:
