@@ -151,16 +151,20 @@ class Events(list[RuntimeEvent]):
         return [(event.update_key, event.outcome) for event in self.ended()]
 
 
-def memory_queue(*, capacity: int = 100, seen_window: int = 100) -> MemoryQueue:
-    return MemoryQueue(capacity=capacity, seen_window=seen_window, state_ttl=timedelta(days=30))
+def memory_queue(
+    *, capacity: int = 100, seen_window: int = 100, state_ttl: timedelta = timedelta(days=30)
+) -> MemoryQueue:
+    return MemoryQueue(capacity=capacity, seen_window=seen_window, state_ttl=state_ttl)
 
 
-def store_queue(store: Any, kind: type[StoreQueue] = StoreQueue) -> StoreQueue:
+def store_queue(
+    store: Any, kind: type[StoreQueue] = StoreQueue, *, state_ttl: timedelta = timedelta(days=30)
+) -> StoreQueue:
     """A ``kind`` (``StoreQueue`` or a test's subclass of it) over ``store``."""
     return kind(
         store=store,
         keyring=KEYRING,
-        state_ttl=timedelta(days=30),
+        state_ttl=state_ttl,
         dead_horizon=timedelta(days=7),
         logger=logging.getLogger(LOGGER),
     )

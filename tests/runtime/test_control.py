@@ -370,3 +370,31 @@ async def test_a_state_json_cannot_hold_dead_letters_at_once_and_writes_nothing(
             ("a2", 1, "state_not_json"),
             ("a3", 1, "state_too_large"),
         ]
+
+
+@pytest.mark.parametrize("mode", ["store", "memory"])
+async def test_a_state_unwritten_for_its_ttl_reads_as_empty(
+    mode: str, store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """A state lasts ``state_ttl`` (here a day) after its last write, whether or not a tidy
+    ran since: a1 writes it at 0, a2 rewrites it a second before it lapses, a3 a day on
+    still finds a2's, a4 a day after a2's write finds none."""
+    states: list[dict[str, Any]] = []
+
+    async def handler(ctx: Context) -> None:
+        states.append(dict(ctx.state))
+        if ctx.key in ("a1", "a2"):
+            ctx.state["n"] = len(states)
+
+    ttl = timedelta(days=1)
+    queue = store_queue(store, state_ttl=ttl) if mode == "store" else memory_queue(state_ttl=ttl)
+    day = ttl.total_seconds()
+    runtime = make_runtime(queue, handler, poll_interval=day)  # no turn a virtual second
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        for key, then in (("a1", day - 1), ("a2", 2), ("a3", day), ("a4", 0)):
+            await deliver(runtime, key)
+            await runtime.wait_idle()
+            await trio.sleep(then)
+        await runtime.stop()
+    assert states == [{}, {"n": 1}, {"n": 2}, {}]
