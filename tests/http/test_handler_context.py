@@ -120,6 +120,24 @@ async def test_a_refused_payload_is_a_handler_error_and_nothing_is_sent(
     assert bot.statistics().handler_errors == {"GraphRequestValidationError": 1}
 
 
+async def test_a_reply_to_an_update_naming_no_user_raises_value_error_and_sends_nothing(
+    make_app: AppFactory, graph: FakeGraphTransport
+) -> None:
+    refused: list[str] = []
+    bot = DefaultFacade()
+
+    @bot.on("account", context=True)
+    async def reply(ctx: HandlerContext) -> None:
+        try:
+            await ctx.reply_text("to no one")
+        except ValueError:
+            refused.append(ctx.update.kind)
+
+    await post_webhook(make_app(facade=bot).test_client(), fixture("account_events.json"))
+    assert refused and set(refused) == {"account"}
+    assert graph.requests == []
+
+
 async def test_the_echo_reply_is_sent_recorded_counted_and_logged_by_id(
     make_app: AppFactory, store: Any, graph: FakeGraphTransport, caplog: pytest.LogCaptureFixture
 ) -> None:
