@@ -1,7 +1,7 @@
 """Handlers without a store, at the HTTP layer: the answer comes before the handlers run
-(one that never returns included), a full in-memory queue answers 503 with Retry-After and
-queues nothing, invalid handler options are refused, and a facade whose ``handles()``
-raises still gets the update. The runtime's own rules: ``tests/runtime``.
+(one that never returns included), a redelivery runs nothing, a full in-memory queue answers
+503 with Retry-After and queues nothing, invalid handler options are refused, and a facade
+whose ``handles()`` raises still gets the update. The runtime's own rules: ``tests/runtime``.
 """
 
 from __future__ import annotations
@@ -103,6 +103,24 @@ async def test_a_full_queue_answers_503_with_retry_after_and_queues_nothing(
     assert sorted(ran) == ["wamid.A1", "wamid.B1"]
     again = await post_webhook(client, _inbound((USER_A, "wamid.A2")))
     assert again.status_code == 200 and ran[-1] == "wamid.A2"
+
+
+async def test_a_redelivery_of_an_accepted_update_runs_nothing(make_app: AppFactory) -> None:
+    bot = DefaultFacade()
+    ran: list[str] = []
+    bot.on("message", lambda update: ran.append(update.message_id))
+    client = make_app(facade=bot).test_client()
+    first = await post_webhook(client, _inbound((USER_A, "wamid.A1")))
+    again = await post_webhook(client, _inbound((USER_A, "wamid.A1"), (USER_B, "wamid.B1")))
+    assert (await first.get_json())["queued"] == 1
+    assert await again.get_json() == {
+        "status": "ok",
+        "received": 2,
+        "dispatched": 1,
+        "skipped": 1,
+        "queued": 1,
+    }
+    assert ran == ["wamid.A1", "wamid.B1"]
 
 
 async def test_without_a_handler_the_update_is_dispatched_and_nothing_queued(
