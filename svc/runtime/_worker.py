@@ -41,13 +41,13 @@ from svc.store import (
 )
 from svc.webhook import (
     HandlerContext,
-    ListenerTimeout,
     ReplyOutcomeUnknown,
     StateTooLarge,
     Update,
     UserState,
     WebhookFacade,
     queue_key,
+    timed_out_wait,
 )
 
 from ._control import LeaseKeeper, RunControl, RunTasks
@@ -398,8 +398,8 @@ class HandlerRuntime:
     ) -> StateChange | None:
         """Open the update and the user's state, gather the burst of a coalesced kind, run
         the facade (its background work in ``tasks``, the run's); the state change
-        of its success. An uncaught ``ListenerTimeout`` ends the run as a success; a reply
-        whose outcome is unknown is a dead letter."""
+        of its success. An uncaught ``ListenerTimeout`` (or a group of nothing else) ends the
+        run as a success; a reply whose outcome is unknown (even in a group) is a dead letter."""
         update = self.queue.open(claim)
         conversation = RunConversation(
             queue=self.queue,
@@ -418,11 +418,19 @@ class HandlerRuntime:
             await conversation.gather(coalesce)
         try:
             await self._facade.run(self._context_for(update, claim.update_key, conversation))
-        except ReplyOutcomeUnknown:
-            raise DeadLetter("send_outcome_unknown") from None
-        except ListenerTimeout as exc:
+        except Exception as exc:
+            # Also inside an exception group: a handler's own nursery wraps what it raised.
+            if isinstance(exc, ReplyOutcomeUnknown) or (
+                isinstance(exc, ExceptionGroup) and exc.subgroup(ReplyOutcomeUnknown) is not None
+            ):
+                raise DeadLetter("send_outcome_unknown") from None
+            timeout = timed_out_wait(exc)
+            if timeout is None:
+                raise
             self._logger.info(
-                "listener timed out kind=%s listener=%s; the run ends", update.kind, exc.listener
+                "listener timed out kind=%s listener=%s; the run ends",
+                update.kind,
+                timeout.listener,
             )
         return _state_change(conversation.state)
 

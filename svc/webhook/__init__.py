@@ -45,6 +45,7 @@ from ._conversation import flow_listener as flow_listener
 from ._conversation import listen_timeout as listen_timeout
 from ._conversation import reply_listener as reply_listener
 from ._conversation import status_listener as status_listener
+from ._conversation import timed_out_wait as timed_out_wait
 from ._deliveries import DevActionError as DevActionError
 from ._deliveries import DevUser as DevUser
 from ._deliveries import action_message as action_message
@@ -381,6 +382,7 @@ __all__ = [
     "sign_body",
     "status_delivery",
     "status_listener",
+    "timed_out_wait",
     "update_from_json",
     "update_key",
     "update_to_json",

@@ -30,6 +30,7 @@ __all__ = [
     "listen_timeout",
     "reply_listener",
     "status_listener",
+    "timed_out_wait",
 ]
 
 DEFAULT_LISTEN_TIMEOUT: Final = 300.0
@@ -52,6 +53,18 @@ class ListenerTimeout(Exception):
         super().__init__(f"no {listener} within {timeout:g} s")
         self.listener = listener
         self.timeout = timeout
+
+
+def timed_out_wait(exc: BaseException) -> ListenerTimeout | None:
+    """The wait's timeout that ended a handler: ``exc`` itself, or the first of an exception
+    group holding nothing else (a handler's own nursery wraps what its task raised); None
+    for any other failure. Both the facade and the runtime read a run's end through it."""
+    found = exc
+    while isinstance(found, BaseExceptionGroup):
+        if found.split(ListenerTimeout)[1] is not None:
+            return None
+        found = found.exceptions[0]
+    return found if isinstance(found, ListenerTimeout) else None
 
 
 def _seconds(value: object, name: str, *, high: float) -> float:

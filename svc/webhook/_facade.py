@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload, run
 
 from svc.media import DownloadedMedia
 
-from ._conversation import Coalesce, ListenerTimeout
+from ._conversation import Coalesce, timed_out_wait
 from ._state import UserState
 from ._updates import (
     UPDATE_CLASSES,
@@ -645,9 +645,9 @@ class DefaultFacade:
                     result = handler(context)
                 if inspect.isawaitable(result):
                     await result
-            except ListenerTimeout:
-                raise  # not a failure: the runtime ends the run as a success
             except Exception as exc:
+                if timed_out_wait(exc) is not None:
+                    raise  # not a failure: the runtime ends the run as a success
                 self._count_error(kind, exc)
                 if propagate:
                     raise

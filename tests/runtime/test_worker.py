@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 
 from svc.runtime import INVALID_COMPLETION, Entry, RunStarted, StoreQueue
 from svc.store import DeadLetter, InboxStatistics, InboxStatus
+from svc.webhook import ReplyOutcomeUnknown
 
 from .conftest import (
     LOGGER,
@@ -29,6 +30,7 @@ from .conftest import (
     HeldStore,
     deliver,
     make_runtime,
+    memory_queue,
     message,
     store_queue,
 )
@@ -537,3 +539,39 @@ async def test_a_claim_never_waits_for_the_inbox_statistics(
         assert sorted(ran) == ["a1", "b1"]  # claimed and run, the statistics still unread
         release.set()
         await runtime.stop()
+
+
+@pytest.mark.parametrize("mode", ["store", "memory"])
+async def test_a_wait_s_timeout_or_an_unknown_send_raised_from_the_handler_s_nursery(
+    mode: str,
+    store: HeldStore,
+    caplog: pytest.LogCaptureFixture,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A handler's own nursery wraps what its task raised in an exception group: a wait's
+    timeout alone there still ends the run as a success, an unknown send outcome still makes
+    the dead letter ``send_outcome_unknown``, and anything else beside a timeout still fails."""
+    calls: list[str] = []
+    events = Events()
+
+    async def handler(ctx: Context) -> None:
+        calls.append(ctx.key)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ctx.wait_for, "zz", 5.0)
+            if ctx.key == "b1":
+                raise ReplyOutcomeUnknown("sent, never answered")
+            if ctx.key == "c1":
+                raise LookupError
+
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    queue = store_queue(store) if mode == "store" else memory_queue()
+    runtime = make_runtime(queue, handler, events=events, max_attempts=1)
+    await deliver(runtime, "a1", "b1", "c1")
+    await runtime.run_until_idle()
+    assert sorted(calls) == ["a1", "b1", "c1"]
+    assert sorted((e.update_key, e.outcome, e.reason) for e in events.ended()) == [
+        ("a1", "success", None),
+        ("b1", "dead", "send_outcome_unknown"),
+        ("c1", "dead", "ExceptionGroup"),
+    ]
+    assert "listener timed out kind=message listener=reply; the run ends" in caplog.text

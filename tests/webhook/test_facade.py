@@ -17,6 +17,7 @@ from svc.webhook import (
     DefaultFacade,
     FacadeFlags,
     HandlerContext,
+    ListenerTimeout,
     MessageUpdate,
     SentMessage,
     StatusUpdate,
@@ -360,6 +361,27 @@ async def test_run_raises_the_first_failure_counted_by_class_so_the_runtime_retr
     await facade.dispatch(update)  # library use: counted, never raised, the rest still run
     assert ran == ["first", "first", "after"]
     assert facade.statistics().handler_errors == {"LookupError": 2}
+
+
+async def test_a_wait_s_timeout_is_raised_uncounted_alone_or_from_a_nursery() -> None:
+    """A wait's timeout is no handler error, alone or as all an exception group holds (a
+    handler's own nursery); a group with anything else beside it is one."""
+    facade = DefaultFacade()
+    raised: list[BaseException] = []
+    timeout = ListenerTimeout("reply", 5.0)
+    nested = ExceptionGroup("nursery", [ExceptionGroup("inner", [timeout]), timeout])
+    mixed = ExceptionGroup("nursery", [timeout, LookupError()])
+
+    @facade.on("message")
+    def handler(update: MessageUpdate) -> None:
+        raise raised[-1]
+
+    [update] = updates("message_text.json")
+    for exc in (timeout, nested, mixed):
+        raised.append(exc)
+        with pytest.raises(type(exc)):
+            await facade.run(RecordingContext(update))
+    assert facade.statistics().handler_errors == {"ExceptionGroup": 1}  # the mixed one
 
 
 async def test_the_echo_failure_of_a_run_is_raised_for_a_retry() -> None:
