@@ -96,11 +96,15 @@ class Failure:
 
 def failure_of(exc: Exception) -> Failure:
     """The failure of ``exc``: a ``DeadLetter`` is final with its reason; a ``GraphError`` is
-    read through its retry hint; anything else is its class name, retried.
+    read through its retry hint; anything else is its class name, retried. An exception
+    group (a handler's own nursery wraps what its tasks raised) is read as its one
+    exception, and is final with the reason of a ``DeadLetter`` among several.
 
     ``svc.graph`` is imported here, and only once it is loaded: no ``GraphError``
     exists before, and the store's import stays free of the HTTP client.
     """
+    if isinstance(exc, ExceptionGroup):
+        exc = _read_group(exc)
     if isinstance(exc, DeadLetter):
         return Failure(str(exc.reason)[:MAX_ERROR_LEN] or "dead_letter", final=True)
     error = type(exc).__name__[:MAX_ERROR_LEN]
@@ -113,6 +117,16 @@ def failure_of(exc: Exception) -> Failure:
     hint = exc.retry_hint
     final = hint.action in (RetryAction.FIX_REQUEST, RetryAction.DO_NOT_RETRY)
     return Failure(error, final, hint.after if hint.action is RetryAction.RETRY_LATER else None)
+
+
+def _read_group(group: ExceptionGroup[Exception]) -> Exception:
+    """What a group's failure is read as: a ``DeadLetter`` in it, else its one exception
+    (through nested groups of one), else the group itself."""
+    dead = group.subgroup(DeadLetter)
+    found: Exception = dead if dead is not None else group
+    while isinstance(found, ExceptionGroup) and (dead is not None or len(found.exceptions) == 1):
+        found = found.exceptions[0]
+    return found
 
 
 async def attempt(run: Callable[[], Awaitable[None]], timeout: float | None) -> Failure | None:

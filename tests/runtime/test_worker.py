@@ -572,6 +572,40 @@ async def test_a_wait_s_timeout_or_an_unknown_send_raised_from_the_handler_s_nur
     assert sorted((e.update_key, e.outcome, e.reason) for e in events.ended()) == [
         ("a1", "success", None),
         ("b1", "dead", "send_outcome_unknown"),
-        ("c1", "dead", "ExceptionGroup"),
+        ("c1", "dead", "LookupError"),
     ]
     assert "listener timed out kind=message listener=reply; the run ends" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["store", "memory"])
+async def test_a_dead_letter_raised_from_the_handler_s_nursery_is_not_retried(
+    mode: str, store: HeldStore, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The shared retry policy reads an exception group through to its dead letter (and a
+    group of one as its one exception): the run is buried at its first attempt, while a
+    plain error in a group is retried under its own name."""
+    calls: list[str] = []
+    events = Events()
+
+    async def handler(ctx: Context) -> None:
+        calls.append(ctx.key)
+        async with trio.open_nursery():
+            if ctx.key == "a1":
+                raise DeadLetter("key_unavailable")
+            raise LookupError
+
+    queue = store_queue(store) if mode == "store" else memory_queue()
+    runtime = make_runtime(queue, handler, events=events, max_attempts=3)
+    await deliver(runtime, "a1", "b1")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        while len(events.ended()) < 4:
+            await trio.sleep(1)
+        await runtime.stop()
+    assert sorted(calls) == ["a1", "b1", "b1", "b1"]
+    assert sorted((e.update_key, e.outcome, e.reason) for e in events.ended()) == [
+        ("a1", "dead", "key_unavailable"),
+        ("b1", "dead", "LookupError"),
+        ("b1", "error", "LookupError"),
+        ("b1", "error", "LookupError"),
+    ]

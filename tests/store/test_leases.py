@@ -77,6 +77,24 @@ def test_how_failures_are_read() -> None:
     assert DeadLetter("send_outcome_unknown").reason == "send_outcome_unknown"
 
 
+def test_a_group_is_read_as_its_one_failure_or_its_dead_letter() -> None:
+    """A handler's own nursery wraps what its tasks raised: a group of one (nested too) is
+    read as that exception, its retry hint included; a dead letter among several is final;
+    several other failures are the group's, retried."""
+    dead = DeadLetter("key_unavailable")
+    assert failure_of(ExceptionGroup("g", [ExceptionGroup("h", [dead])])) == Failure(
+        "key_unavailable", final=True
+    )
+    assert failure_of(ExceptionGroup("g", [ValueError(), dead])) == Failure(
+        "key_unavailable", final=True
+    )
+    assert failure_of(ExceptionGroup("g", [GraphRequestValidationError("bad")])).final
+    assert failure_of(ExceptionGroup("g", [LookupError()])) == Failure("LookupError")
+    assert failure_of(ExceptionGroup("g", [LookupError(), ValueError()])) == Failure(
+        "ExceptionGroup"
+    )
+
+
 async def test_attempt_reports_success_failure_and_a_cancelled_overrun(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
