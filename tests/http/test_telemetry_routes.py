@@ -40,6 +40,24 @@ async def test_hidden_route_wrong_method_with_bearer_is_405(make_app: AppFactory
     assert "GET" in response.headers["Allow"]
 
 
+@pytest.mark.parametrize("path", HIDDEN)
+@pytest.mark.parametrize("method", ["TRACE", "PROPFIND", "BREW"])
+async def test_hidden_routes_hide_behind_any_method(
+    make_app: AppFactory, path: str, method: str
+) -> None:
+    """A method no route lists is the catch-all 404 without the bearer (as for /nope), not a
+    405 whose ``Allow`` would tell the route exists; with the bearer, 405 GET, HEAD."""
+    client = make_app().test_client()
+    catch_all = await client.open("/definitely-not-a-route", method=method)
+    response = await client.open(path, method=method)
+    assert response.status_code == 404
+    assert "Allow" not in response.headers
+    assert await response.get_data() == await catch_all.get_data()
+    authorized = await client.open(path, method=method, headers=AUTH)
+    assert authorized.status_code == 405
+    assert authorized.headers["Allow"] == "GET, HEAD"
+
+
 async def test_metrics_exposition(make_app: AppFactory) -> None:
     client = make_app().test_client()
     await client.get("/healthz")
