@@ -98,6 +98,15 @@ async def test_pause_resume_and_unknown(app_client: Any) -> None:
         (body("16505551234", phoneNumberId="999"), "phoneNumberId"),
         ({"message": TEMPLATE, "recipients": []}, "recipients"),
         (body(*["16505551234"] * (MAX_BROADCAST_RECIPIENTS + 1)), "recipients"),
+        # Text JSON's UTF-8 cannot carry (a lone surrogate): the send would be refused.
+        (body("16505551234", message={"type": "text", "text": "\ud800"}), "recipients[0]"),
+        # A recipient's message past what the store keeps of one (65,536 characters).
+        (
+            {"message": TEMPLATE, "recipients": [{"to": "16505551234"}, {"to": "16505551235",
+             "components": [{"type": "body", "parameters": [{"type": "text", "text": "x" * 900}
+                                                            for _ in range(80)]}]}]},
+            "recipients[1]",
+        ),
     ],
 )  # fmt: skip
 async def test_refusals_store_nothing(
@@ -108,7 +117,10 @@ async def test_refusals_store_nothing(
     answer = await response.get_json()
     assert answer["error"]["code"] == "malformed_body"
     assert fragment in answer["error"]["message"]
-    assert await sqlite_store.get_broadcast(id="any") is None
+    # Nothing was stored under the key: a valid body with it is a new broadcast.
+    fresh = await app_client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
+    assert fresh.status_code == 202
+    assert "Idempotent-Replayed" not in fresh.headers
 
 
 async def test_key_bearer_and_store_are_required(app_client: Any, make_app: AppFactory) -> None:
