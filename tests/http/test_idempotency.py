@@ -267,6 +267,27 @@ async def test_failed_completion_returns_the_real_200_marked_degraded(
     assert (await response.get_json())["messages"][0]["id"] == "wamid.TEST1"
 
 
+async def test_an_answer_utf8_cannot_carry_is_relayed_and_its_row_is_degraded(
+    make_app: AppFactory, graph: FakeGraphTransport, store: Any
+) -> None:
+    """A 200 whose message id holds a lone surrogate (JSON's ``\\ud800``): the send is
+    answered with the platform's JSON (escaped, not a 500), keyed, and the row the store
+    cannot take marks it degraded, as any projection failure does."""
+    raw = b'{"messaging_product":"whatsapp","messages":[{"id":"wamid.\\ud800"}]}'
+    graph.answers.append(httpx.Response(200, content=raw))
+    client = make_app(store=store).test_client()
+    response = await _send(client, TEXT, "key-odd")
+    assert response.status_code == 200
+    assert json.loads(await response.get_data()) == json.loads(raw)
+    assert response.headers["x-svc-persistence"] == "degraded"
+    retry = await _send(client, TEXT, "key-odd")
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert await retry.get_data() == await response.get_data()
+    assert len(graph.requests) == 1
+    page = await store.list_messages(limit=10)
+    assert not page.items
+
+
 async def test_a_completion_the_store_does_not_take_is_marked_degraded(
     make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
 ) -> None:
