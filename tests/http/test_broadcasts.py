@@ -134,6 +134,27 @@ async def test_key_bearer_and_store_are_required(app_client: Any, make_app: AppF
             "/api/broadcasts", json=body("16505551234"), headers=KEY
         )
     assert response.status_code == 503
+    assert await error_code(response) == "persistence_not_configured"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "failing"),
+    [
+        ("POST", "/api/broadcasts", "create_broadcast"),
+        ("GET", "/api/broadcasts/b1", "get_broadcast"),
+        ("POST", "/api/broadcasts/b1/pause", "set_broadcast_paused"),
+        ("POST", "/api/broadcasts/b1/resume", "set_broadcast_paused"),
+    ],
+)
+async def test_a_store_fault_is_503_persistence_unavailable(
+    make_app: AppFactory, sqlite_store: SqliteStore, method: str, path: str, failing: str
+) -> None:
+    """A fault, not a refusal: never a 400 (the body was fine) nor a 404 (the id may exist)."""
+    app = make_app(store=CountingStore(sqlite_store, failing={failing}), broadcast_options=QUIET)
+    client = app.test_client()
+    response = await client.open(path, method=method, json=body("16505551234"), headers=KEY)
+    assert response.status_code == 503
+    assert await error_code(response) == "persistence_unavailable"
 
 
 async def test_own_phone_number_id_and_per_recipient_components(
