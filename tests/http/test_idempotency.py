@@ -129,6 +129,25 @@ async def test_a_refusal_retrying_cannot_change_is_stored_and_replayed(
     assert stored.state is ServiceRequestState.COMPLETED
 
 
+async def test_a_validation_refusal_claims_no_key_an_unsendable_body_completes_it(
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
+) -> None:
+    """A body refused by validation never reaches the key (fixed, it goes through with it);
+    one the client cannot encode (a lone surrogate) is refused unsent and replayed."""
+    client = make_app(store=sqlite_store).test_client()
+    too_long = await _send(client, {**TEXT, "text": "x" * 4097}, "key-v")
+    assert too_long.status_code == 400
+    assert await _keys(sqlite_store) == set()
+    assert (await _send(client, TEXT, "key-v")).status_code == 200
+    unsendable = {**TEXT, "text": "\ud800"}
+    refused = await _send(client, unsendable, "key-u")
+    assert refused.status_code == 400
+    retry = await _send(client, unsendable, "key-u")
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert await retry.get_data() == await refused.get_data()
+    assert len(graph.requests) == 1  # the fixed text alone
+
+
 @pytest.mark.parametrize(
     ("answer", "status", "retry_after"),
     [
