@@ -79,6 +79,18 @@ async def test_metrics_exposition(make_app: AppFactory) -> None:
     assert "persistence_operations_total" not in text
 
 
+async def test_metrics_exposition_replaces_what_metrics_serves(make_app: AppFactory) -> None:
+    """``metrics_exposition`` (the CLI's multi-worker sum) is served as given, behind the
+    bearer like the registry's own text."""
+    text = b"# TYPE svc_summed_total counter\nsvc_summed_total 3.0\n"
+    client = make_app(metrics_exposition=lambda: text).test_client()
+    response = await client.get("/metrics", headers=AUTH)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert await response.get_data() == text
+    assert (await client.get("/metrics")).status_code == 404
+
+
 async def test_persistence_family_exists_with_a_store(
     make_app: AppFactory, sqlite_store: SqliteStore
 ) -> None:
