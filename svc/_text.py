@@ -12,6 +12,7 @@ instead of compiling its own character class. The variants:
 - ``breaks_url_path`` / ``breaks_path_segment``: what ends or escapes a URL path
   or one path segment.
 - ``has_header_break``: CR, LF and NUL, what splits an HTTP header or query line.
+- ``has_surrogate``: a surrogate code point (JSON's lone ``\\ud800``), what UTF-8 cannot carry.
 - ``is_visible_ascii`` / ``is_printable_ascii``: ASCII-only tokens, with or without space.
 - ``is_printable_label``: printable (``str.isprintable``) and not blank, for ids read upstream.
 - ``decimal_int``: the integer a number sent as text spells (ASCII digits, bounded).
@@ -33,6 +34,7 @@ __all__ = [
     "has_control",
     "has_header_break",
     "has_sdp_control",
+    "has_surrogate",
     "has_text_control",
     "is_printable_ascii",
     "is_printable_label",
@@ -47,6 +49,7 @@ _ASCII_CONTROL_OR_SPACE: Final = re.compile(r"[\x00-\x20\x7f]")
 _URL_PATH_BREAK: Final = re.compile(r"[\x00-\x20\x7f?#\\]")
 _PATH_SEGMENT_BREAK: Final = re.compile(r"[/\\?#\x00-\x1f\x7f]")
 _HEADER_BREAK: Final = re.compile(r"[\r\n\x00]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 _VISIBLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 _PRINTABLE_ASCII: Final = re.compile(r"[\x20-\x7e]*")
 
@@ -119,6 +122,15 @@ def breaks_path_segment(value: str) -> bool:
 def has_header_break(value: str) -> bool:
     """True when ``value`` holds CR, LF or NUL: what splits an HTTP header or query line."""
     return _HEADER_BREAK.search(value) is not None
+
+
+def has_surrogate(value: str) -> bool:
+    """True when ``value`` holds a surrogate code point: JSON's lone ``\\ud800`` decodes to one.
+
+    For text that is stored or written out as UTF-8, which cannot carry it (``encode``
+    raises ``UnicodeEncodeError``).
+    """
+    return _SURROGATE.search(value) is not None
 
 
 def is_visible_ascii(value: str) -> bool:

@@ -168,12 +168,7 @@ class GraphClient:
         merged["Authorization"] = f"Bearer {self._access_token}"
         params = _check_query(query)
         if json is not None:
-            try:
-                body = _json.dumps(json, ensure_ascii=False, allow_nan=False).encode()
-            except (TypeError, ValueError) as exc:
-                raise GraphRequestValidationError(
-                    f"body is not JSON-serializable: {type(exc).__name__}"
-                ) from None
+            body = self.encode_json(json)
             if not any(name.lower() == "content-type" for name in merged):
                 merged["Content-Type"] = "application/json"
             content = body
@@ -218,6 +213,17 @@ class GraphClient:
             yield response
         finally:
             await response.aclose()
+
+    @staticmethod
+    def encode_json(value: Any) -> bytes:
+        """``value`` as the UTF-8 JSON body a request sends: ``GraphRequestValidationError``
+        when it is not JSON (a non-finite number, a lone surrogate UTF-8 cannot carry)."""
+        try:
+            return _json.dumps(value, ensure_ascii=False, allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise GraphRequestValidationError(
+                f"body is not JSON-serializable: {type(exc).__name__}"
+            ) from None
 
     @staticmethod
     def parse_json(response: httpx.Response) -> Any:

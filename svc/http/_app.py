@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import httpx
 from prometheus_client import CollectorRegistry
-from quart import Response
+from quart import Response, request
 from quart_schema import QuartSchema
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
@@ -71,7 +71,7 @@ from ._options import BodyLimits, FlowsEndpoint, LogOptions
 from ._profile import Profile, ServiceSecrets
 from ._protocols import CryptoProvider, TelemetrySink
 from ._replies import error_reply
-from ._requests import BODY_GATE_KEY, configure_url_map, reply_response
+from ._requests import BODY_GATE_KEY, configure_url_map, operator_gate, reply_response
 from ._routes import Route, route_inventory
 from ._service import Service
 from ._telemetry import Telemetry
@@ -381,7 +381,7 @@ def _build_quart_app(
     app.extensions["svc.routes"] = routes
     app.extensions[BODY_GATE_KEY] = gate
     _register_lifespan(app, service, outbox, broadcasts)
-    _register_error_answers(app, service)
+    _register_error_answers(app, service, routes)
     # Registration order is the order of the OpenAPI document's paths.
     register_operator_routes(app, service, routes, registry, metrics_exposition)
     register_webhook_routes(app, service)
@@ -433,8 +433,10 @@ def _register_lifespan(
         await service.client.aclose()
 
 
-def _register_error_answers(app: QuartTrio, service: Service) -> None:
+def _register_error_answers(app: QuartTrio, service: Service, routes: tuple[Route, ...]) -> None:
     """Every refusal, framework-raised or ours, answered as the spec's JSON error body."""
+    hidden = frozenset(route.path for route in routes if route.auth == "bearer-hidden")
+    token = service.secrets.service_bearer_token.encode("utf-8")
 
     @app.errorhandler(HttpError)
     async def _http_error(error: HttpError) -> Response:
@@ -446,6 +448,9 @@ def _register_error_answers(app: QuartTrio, service: Service) -> None:
 
     @app.errorhandler(MethodNotAllowed)
     async def _not_allowed(error: MethodNotAllowed) -> Response:
+        # A method no hidden route lists (TRACE, any token): the hidden routes' own gate.
+        if request.path in hidden and (gated := operator_gate(token)) is not None:
+            return gated
         return reply_response(error_reply(method_not_allowed(sorted(error.valid_methods or ()))))
 
     @app.errorhandler(RequestEntityTooLarge)

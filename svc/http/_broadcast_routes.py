@@ -17,7 +17,7 @@ from quart import Response, request
 from quart_trio import QuartTrio
 
 from svc import crypto
-from svc.store import BroadcastStatus, BroadcastStore
+from svc.store import BroadcastStatus, BroadcastStore, PersistenceValidationError
 from svc.webhook import AccountUpdate, TemplateStatusChange, Update, canonical_json
 
 from ._broadcast_sender import (
@@ -35,6 +35,7 @@ from ._broadcasts import (
 from ._errors import (
     HttpError,
     idempotency_conflict,
+    malformed_body,
     not_found,
 )
 from ._models import IdempotencyHeaders
@@ -173,18 +174,24 @@ async def _create(service: Service, runtime: BroadcastRuntime, key: str) -> Resp
     plan = plan_broadcast(data, service.numbers)
     digest = crypto.sha256_hex(canonical_json(data))
     scoped = service._scoped_key(key, "broadcasts", plan.number)
-    result = await service.store_call(
-        store.create_broadcast(
-            id=uuid.uuid4().hex,
-            request_key=scoped,
-            request_hash=digest,
-            phone_number_id=plan.phone_number_id,
-            recipients=plan.recipients,
-            created_at=service.now(),
-            template_name=plan.template_name,
-            template_language=plan.template_language,
+    try:
+        result = await service.store_call(
+            store.create_broadcast(
+                id=uuid.uuid4().hex,
+                request_key=scoped,
+                request_hash=digest,
+                phone_number_id=plan.phone_number_id,
+                recipients=plan.recipients,
+                created_at=service.now(),
+                template_name=plan.template_name,
+                template_language=plan.template_language,
+            ),
+            validation_errors=True,
         )
-    )
+    except PersistenceValidationError as exc:
+        # A record the store refuses (a recipient's message past what it keeps of one) is
+        # the request's fault, not an outage: nothing was stored.
+        raise malformed_body(f"The store refused the broadcast: {exc.message}") from None
     if result.outcome == "conflict":
         raise idempotency_conflict()
     headers = {"Idempotent-Replayed": "true"} if result.outcome == "replay" else {}

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from svc.graph import GraphRequestValidationError, resolve_recipient
+from svc.graph import GraphClient, GraphRequestValidationError, resolve_recipient
 from svc.store import MAX_BROADCAST_RECIPIENTS, BroadcastRecipientInput, BroadcastStatus
 
 from ._bodies import is_group_body, parse_body, parse_message_body, to_payload
@@ -120,6 +120,7 @@ def plan_broadcast(data: object, numbers: NumberRouter) -> BroadcastPlan:
             raise malformed_body("A broadcast cannot send to groups.")
         try:
             payload = to_payload(parsed)
+            GraphClient.encode_json(payload)  # refused now, not by the paced send
             field, who = resolve_recipient(recipient.to)
         except GraphRequestValidationError as exc:
             raise _refuse(index, refusal_message(exc)) from None

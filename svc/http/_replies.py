@@ -27,11 +27,16 @@ class Reply:
 # The encoder json.dumps(data, separators=(",", ":"), ensure_ascii=False) would build on
 # every call (non-default arguments skip its cached default encoder), built once: same output.
 _JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def json_bytes(data: object) -> bytes:
-    """Compact UTF-8 JSON."""
-    return _JSON_ENCODER.encode(data).encode("utf-8")
+    """Compact UTF-8 JSON; all in ASCII escapes when a text holds a lone surrogate (an
+    upstream answer's ``\\ud800``), which UTF-8 cannot carry: the same JSON, never a 500."""
+    try:
+        return _JSON_ENCODER.encode(data).encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII_ENCODER.encode(data).encode("ascii")
 
 
 def error_reply(error: HttpError) -> Reply:

@@ -75,11 +75,12 @@ def require_bearer(token: bytes) -> None:
 
 
 def operator_gate(token: bytes) -> Response | None:
-    """Hidden routes: the catch-all 404 on bad auth, 405 for a wrong method with good auth."""
+    """Hidden routes: the catch-all 404 on bad auth, 405 for a wrong method with good auth,
+    whatever the method (the app's 405 handler asks it too, for a method no route lists)."""
     if not _authorized(request.headers.get("Authorization"), token):
         return reply_response(error_reply(not_found()))
     if request.method not in ("GET", "HEAD"):
-        raise method_not_allowed(("GET", "HEAD"))
+        return reply_response(error_reply(method_not_allowed(("GET", "HEAD"))))
     return None
 
 

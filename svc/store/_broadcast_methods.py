@@ -40,13 +40,15 @@ def to_us(value: datetime, *, field: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _recipient(item: object) -> tuple[str, str]:
+def _recipient(index: int, item: object) -> tuple[str, str]:
+    """The checked recipient ``recipients[index]``; a refusal names it by index."""
     if not isinstance(item, BroadcastRecipientInput):
         raise PersistenceValidationError(
             "invalid_record", "recipients must be BroadcastRecipientInput values."
         )
-    who = check.user(item.recipient, "recipient")
-    payload = check.text(item.payload_json, "payload_json", max_len=MAX_BROADCAST_PAYLOAD)
+    where = f"recipients[{index}]"
+    who = check.user(item.recipient, f"{where}.recipient")
+    payload = check.text(item.payload_json, f"{where}.payload_json", max_len=MAX_BROADCAST_PAYLOAD)
     return who, payload
 
 
@@ -76,7 +78,9 @@ class BroadcastMethods(StoreCalls, BroadcastStore):
         number = check.text(phone_number_id, "phone_number_id", max_len=check.PHONE_MAX)
         name = check.optional_text(template_name, "template_name", max_len=512)
         language = check.optional_text(template_language, "template_language", max_len=32)
-        items = tuple(_recipient(r) for r in check.records(recipients, "recipients"))
+        items = tuple(
+            _recipient(i, r) for i, r in enumerate(check.records(recipients, "recipients"))
+        )
         if not 1 <= len(items) <= MAX_BROADCAST_RECIPIENTS:
             raise PersistenceValidationError(
                 "invalid_record", f"A broadcast has 1..{MAX_BROADCAST_RECIPIENTS} recipients."

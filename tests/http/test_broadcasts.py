@@ -98,6 +98,15 @@ async def test_pause_resume_and_unknown(app_client: Any) -> None:
         (body("16505551234", phoneNumberId="999"), "phoneNumberId"),
         ({"message": TEMPLATE, "recipients": []}, "recipients"),
         (body(*["16505551234"] * (MAX_BROADCAST_RECIPIENTS + 1)), "recipients"),
+        # Text JSON's UTF-8 cannot carry (a lone surrogate): the send would be refused.
+        (body("16505551234", message={"type": "text", "text": "\ud800"}), "recipients[0]"),
+        # A recipient's message past what the store keeps of one (65,536 characters).
+        (
+            {"message": TEMPLATE, "recipients": [{"to": "16505551234"}, {"to": "16505551235",
+             "components": [{"type": "body", "parameters": [{"type": "text", "text": "x" * 900}
+                                                            for _ in range(80)]}]}]},
+            "recipients[1]",
+        ),
     ],
 )  # fmt: skip
 async def test_refusals_store_nothing(
@@ -108,7 +117,10 @@ async def test_refusals_store_nothing(
     answer = await response.get_json()
     assert answer["error"]["code"] == "malformed_body"
     assert fragment in answer["error"]["message"]
-    assert await sqlite_store.get_broadcast(id="any") is None
+    # Nothing was stored under the key: a valid body with it is a new broadcast.
+    fresh = await app_client.post("/api/broadcasts", json=body("16505551234"), headers=KEY)
+    assert fresh.status_code == 202
+    assert "Idempotent-Replayed" not in fresh.headers
 
 
 async def test_key_bearer_and_store_are_required(app_client: Any, make_app: AppFactory) -> None:
@@ -122,6 +134,27 @@ async def test_key_bearer_and_store_are_required(app_client: Any, make_app: AppF
             "/api/broadcasts", json=body("16505551234"), headers=KEY
         )
     assert response.status_code == 503
+    assert await error_code(response) == "persistence_not_configured"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "failing"),
+    [
+        ("POST", "/api/broadcasts", "create_broadcast"),
+        ("GET", "/api/broadcasts/b1", "get_broadcast"),
+        ("POST", "/api/broadcasts/b1/pause", "set_broadcast_paused"),
+        ("POST", "/api/broadcasts/b1/resume", "set_broadcast_paused"),
+    ],
+)
+async def test_a_store_fault_is_503_persistence_unavailable(
+    make_app: AppFactory, sqlite_store: SqliteStore, method: str, path: str, failing: str
+) -> None:
+    """A fault, not a refusal: never a 400 (the body was fine) nor a 404 (the id may exist)."""
+    app = make_app(store=CountingStore(sqlite_store, failing={failing}), broadcast_options=QUIET)
+    client = app.test_client()
+    response = await client.open(path, method=method, json=body("16505551234"), headers=KEY)
+    assert response.status_code == 503
+    assert await error_code(response) == "persistence_unavailable"
 
 
 async def test_own_phone_number_id_and_per_recipient_components(

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 from prometheus_client import CollectorRegistry
 
 from svc.graph import DEFAULT_API_VERSION as VERSION
@@ -286,6 +288,34 @@ async def test_one_number_profile_reads_older_rows_as_its_own(
     assert [r.url.path for r in graph.requests] == [f"/{VERSION}/{PHONE_ID}/messages"]
     unknown = await client.get(f"/api/messages?phoneNumberId={OTHER_ID}", headers=AUTH)
     assert unknown.status_code == 400
+
+
+async def test_a_broadcast_from_a_number_goes_out_on_its_path_with_its_token(
+    make_app: AppFactory,
+    sqlite_store: Any,
+    graph: FakeGraphTransport,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The paced sender posts a broadcast of ``phoneNumberId`` as that number: its Graph path
+    and its own access token, never the default number's."""
+    app = two_number_app(make_app, sqlite_store)  # the number's routing, not the store's
+    payload = {
+        "message": {"type": "text", "text": "hello"},
+        "recipients": [{"to": USER}],
+        "phoneNumberId": OTHER_ID,
+    }
+    async with app.test_app() as served:
+        client = served.test_client()
+        headers = {**AUTH, "Idempotency-Key": "b-other"}
+        response = await client.post("/api/broadcasts", json=payload, headers=headers)
+        assert response.status_code == 202
+        with trio.fail_after(60):
+            while not graph.requests:
+                await trio.sleep(0.1)
+    [sent] = graph.requests
+    assert sent.url.path == f"/{VERSION}/{OTHER_ID}/messages"
+    assert sent.headers["Authorization"] == f"Bearer {OTHER_TOKEN}"
+    assert graph.bodies()[0]["to"] == USER
 
 
 def test_profile_numbers_accept_mappings_and_refuse_repeats() -> None:

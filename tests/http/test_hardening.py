@@ -7,12 +7,14 @@ from typing import Any
 
 import httpx
 import pytest
+import trio
+import trio.testing
 
 from svc.http import BodyLimits
 from svc.store import SqliteStore
 from tests._support import FakeGraphTransport
 
-from .conftest import AUTH, AppFactory, RecordingFacade, post_webhook
+from .conftest import AUTH, WEBHOOK, AppFactory, RecordingFacade, post_webhook
 
 NON_FINITE = [b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity"]
 
@@ -184,6 +186,30 @@ async def test_a_body_beyond_the_pending_cap_is_503_with_retry_after_before_read
     assert response.status_code == 503
     assert response.headers["Retry-After"] == "7"
     assert await _error_code(response) == "server_busy"
+    assert graph.requests == []
+
+
+@pytest.mark.parametrize("path", [WEBHOOK, "/api/messages/text"])
+async def test_a_body_past_its_read_deadline_is_408_and_closes_the_connection(
+    make_app: AppFactory,
+    graph: FakeGraphTransport,
+    autojump_clock: trio.testing.MockClock,
+    path: str,
+) -> None:
+    """The lean webhook path and a Quart route alike: a body still unfinished after
+    ``body_read_timeout`` seconds is answered 408 ``request_timeout`` then, not later."""
+    client = make_app(limits=BodyLimits(body_read_timeout=7)).test_client()
+    headers = {**AUTH, "Content-Type": "application/json", "Content-Length": "100"}
+    with trio.fail_after(60):  # a reader without its deadline fails here, never hangs
+        async with client.request(path, method="POST", headers=headers) as connection:
+            await connection.send(b"{")  # 1 byte of 100, and nothing more
+            started = trio.current_time()
+            answer = await connection.receive()
+            waited = trio.current_time() - started
+    assert connection.status_code == 408
+    assert json.loads(answer)["error"]["code"] == "request_timeout"
+    assert connection.headers["Connection"] == "close"
+    assert waited == pytest.approx(7, abs=0.1)
     assert graph.requests == []
 
 

@@ -129,6 +129,25 @@ async def test_a_refusal_retrying_cannot_change_is_stored_and_replayed(
     assert stored.state is ServiceRequestState.COMPLETED
 
 
+async def test_a_validation_refusal_claims_no_key_an_unsendable_body_completes_it(
+    make_app: AppFactory, graph: FakeGraphTransport, sqlite_store: SqliteStore
+) -> None:
+    """A body refused by validation never reaches the key (fixed, it goes through with it);
+    one the client cannot encode (a lone surrogate) is refused unsent and replayed."""
+    client = make_app(store=sqlite_store).test_client()
+    too_long = await _send(client, {**TEXT, "text": "x" * 4097}, "key-v")
+    assert too_long.status_code == 400
+    assert await _keys(sqlite_store) == set()
+    assert (await _send(client, TEXT, "key-v")).status_code == 200
+    unsendable = {**TEXT, "text": "\ud800"}
+    refused = await _send(client, unsendable, "key-u")
+    assert refused.status_code == 400
+    retry = await _send(client, unsendable, "key-u")
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert await retry.get_data() == await refused.get_data()
+    assert len(graph.requests) == 1  # the fixed text alone
+
+
 @pytest.mark.parametrize(
     ("answer", "status", "retry_after"),
     [
@@ -265,6 +284,27 @@ async def test_failed_completion_returns_the_real_200_marked_degraded(
     assert response.status_code == 200
     assert response.headers["x-svc-persistence"] == "degraded"
     assert (await response.get_json())["messages"][0]["id"] == "wamid.TEST1"
+
+
+async def test_an_answer_utf8_cannot_carry_is_relayed_and_its_row_is_degraded(
+    make_app: AppFactory, graph: FakeGraphTransport, store: Any
+) -> None:
+    """A 200 whose message id holds a lone surrogate (JSON's ``\\ud800``): the send is
+    answered with the platform's JSON (escaped, not a 500), keyed, and the row the store
+    cannot take marks it degraded, as any projection failure does."""
+    raw = b'{"messaging_product":"whatsapp","messages":[{"id":"wamid.\\ud800"}]}'
+    graph.answers.append(httpx.Response(200, content=raw))
+    client = make_app(store=store).test_client()
+    response = await _send(client, TEXT, "key-odd")
+    assert response.status_code == 200
+    assert json.loads(await response.get_data()) == json.loads(raw)
+    assert response.headers["x-svc-persistence"] == "degraded"
+    retry = await _send(client, TEXT, "key-odd")
+    assert retry.headers["Idempotent-Replayed"] == "true"
+    assert await retry.get_data() == await response.get_data()
+    assert len(graph.requests) == 1
+    page = await store.list_messages(limit=10)
+    assert not page.items
 
 
 async def test_a_completion_the_store_does_not_take_is_marked_degraded(

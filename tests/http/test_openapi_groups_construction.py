@@ -245,6 +245,7 @@ def _app(**overrides: Any) -> Any:
         ({"profile": {"phone_number_id": "1", "unknown": 1}}, "invalid_profile"),
         ({"profile": {"phone_number_id": "1", "base_url": "ftp://x"}}, "invalid_profile"),
         ({"profile": {"phone_number_id": "1", "max_body_bytes": 0}}, "invalid_profile"),
+        ({"profile": {"phone_number_id": "1", "max_body_bytes": 10_485_761}}, "invalid_profile"),
         ({"profile": {"phone_number_id": "1", "webhook_path": "no-slash"}}, "invalid_path"),
         ({"profile": {"phone_number_id": "1", "webhook_path": "/a/../b"}}, "invalid_path"),
         ({"profile": {"phone_number_id": "1", "webhook_path": "/healthz"}}, "invalid_path"),

@@ -179,6 +179,23 @@ async def test_window_open_closed_and_plus_prefix(
     assert never == {"open": False, "lastInboundAt": None, "expiresAt": None, "remainingMs": 0}
 
 
+async def test_a_window_that_cannot_be_computed_is_503_window_unavailable(
+    make_app: AppFactory, sqlite_store: SqliteStore, clock: Clock
+) -> None:
+    """The store answered, the window could not be computed (here: a clock without a zone)."""
+    await _seed(sqlite_store, 1)
+    client = make_app(store=sqlite_store).test_client()
+    clock.value = T0.replace(tzinfo=None)
+    response = await client.get("/api/conversations/16505551234/window", headers=AUTH)
+    assert response.status_code == 503
+    assert await response.get_json() == {
+        "error": {
+            "code": "conversation_window_unavailable",
+            "message": "The conversation window could not be computed.",
+        }
+    }
+
+
 @pytest.mark.parametrize(
     "user",
     [

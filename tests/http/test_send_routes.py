@@ -115,6 +115,19 @@ async def test_body_over_the_limit_is_413_on_content_length(
     assert graph.requests == []
 
 
+async def test_the_default_body_cap_is_one_mib(
+    make_app: AppFactory, graph: FakeGraphTransport
+) -> None:
+    """1 MiB is read (then refused as JSON, not as size); one byte more is 413 unread."""
+    client = make_app().test_client()
+    mib = 1_048_576
+    at_cap = await client.post("/api/messages/text", data=b" " * mib, headers=AUTH)
+    assert (await at_cap.get_json())["error"]["code"] == "malformed_json"
+    over = await client.post("/api/messages/text", data=b" " * (mib + 1), headers=AUTH)
+    assert over.status_code == 413
+    assert graph.requests == []
+
+
 # --- the generic route: every composer body -> the platform wire JSON ------------------
 
 COMPOSER_CASES: list[tuple[dict[str, Any], dict[str, Any]]] = [

@@ -40,6 +40,24 @@ async def test_hidden_route_wrong_method_with_bearer_is_405(make_app: AppFactory
     assert "GET" in response.headers["Allow"]
 
 
+@pytest.mark.parametrize("path", HIDDEN)
+@pytest.mark.parametrize("method", ["TRACE", "PROPFIND", "BREW"])
+async def test_hidden_routes_hide_behind_any_method(
+    make_app: AppFactory, path: str, method: str
+) -> None:
+    """A method no route lists is the catch-all 404 without the bearer (as for /nope), not a
+    405 whose ``Allow`` would tell the route exists; with the bearer, 405 GET, HEAD."""
+    client = make_app().test_client()
+    catch_all = await client.open("/definitely-not-a-route", method=method)
+    response = await client.open(path, method=method)
+    assert response.status_code == 404
+    assert "Allow" not in response.headers
+    assert await response.get_data() == await catch_all.get_data()
+    authorized = await client.open(path, method=method, headers=AUTH)
+    assert authorized.status_code == 405
+    assert authorized.headers["Allow"] == "GET, HEAD"
+
+
 async def test_metrics_exposition(make_app: AppFactory) -> None:
     client = make_app().test_client()
     await client.get("/healthz")
@@ -59,6 +77,18 @@ async def test_metrics_exposition(make_app: AppFactory) -> None:
     ):
         assert family in text
     assert "persistence_operations_total" not in text
+
+
+async def test_metrics_exposition_replaces_what_metrics_serves(make_app: AppFactory) -> None:
+    """``metrics_exposition`` (the CLI's multi-worker sum) is served as given, behind the
+    bearer like the registry's own text."""
+    text = b"# TYPE svc_summed_total counter\nsvc_summed_total 3.0\n"
+    client = make_app(metrics_exposition=lambda: text).test_client()
+    response = await client.get("/metrics", headers=AUTH)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert await response.get_data() == text
+    assert (await client.get("/metrics")).status_code == 404
 
 
 async def test_persistence_family_exists_with_a_store(
@@ -208,8 +238,15 @@ async def test_diagnostics_snapshot(make_app: AppFactory, sqlite_store: SqliteSt
     )
     assert body["persistence"]["redactedLocation"] == "[REDACTED_SQLITE_DATABASE]"
     shape = json.dumps(body["configShape"])
-    assert "[REDACTED]" in shape
     assert "SVC_" not in shape
+
+    def leaves(node: object) -> list[object]:
+        if isinstance(node, dict):
+            return [leaf for value in node.values() for leaf in leaves(value)]
+        return [node]
+
+    assert set(leaves(body["configShape"])) == {"[REDACTED]"}
+    assert len(leaves(body["configShape"])) >= 20
 
 
 async def test_recent_errors_cap_at_ten_and_cut_names() -> None:

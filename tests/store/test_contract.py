@@ -388,6 +388,19 @@ async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
     assert oldest.items == () and oldest.cursor_found is True
 
 
+async def test_text_utf8_cannot_carry_is_a_validation_error_never_the_drivers(
+    store: AnyStore,
+) -> None:
+    """A lone surrogate (JSON's ``\\ud800``) is refused before any I/O, as the contract's
+    validation error: the drivers would raise ``UnicodeEncodeError`` on it."""
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.record_message(message("r-odd", "wamid.\ud800"))
+    assert info.value.code == "invalid_record"
+    with pytest.raises(PersistenceValidationError):
+        await store.get_message(wa_message_id="wamid.\ud800")
+    assert (await store.list_messages()).items == ()
+
+
 @pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])
 async def test_list_messages_limit_is_validated(store: AnyStore, limit: object) -> None:
     with pytest.raises(PersistenceValidationError) as info:
