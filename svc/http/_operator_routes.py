@@ -18,7 +18,7 @@ from quart_schema import document_response, hide
 from quart_trio import QuartTrio
 
 from svc._version import __version__
-from svc.store import SCHEMA_VERSION
+from svc.store import SCHEMA_VERSION, PersistenceHealth, PersistenceStore
 
 from ._errors import persistence_unavailable
 from ._models import DiagnosticsOut, ErrorBody, Health, StatusOut
@@ -96,7 +96,7 @@ class _Snapshot:
         store = self.service.store
         if store is None:
             return None
-        health = await store.health()
+        health = await _store_health(store)
         backend = health.backend if health.backend in ("sqlite", "postgres") else "unknown"
         return {
             "ok": health.ok,
@@ -104,6 +104,17 @@ class _Snapshot:
             "currentVersion": health.current_version,
             "redactedLocation": health.redacted_location,
         }
+
+
+async def _store_health(store: PersistenceStore) -> PersistenceHealth:
+    """The store's health; a store whose check raises (the contract says it never does for a
+    backend fault) reads as down, so a probe answers 503, never 500."""
+    try:
+        return await store.health()
+    except Exception:  # noqa: BLE001 -- any failure of the check is a store not ready
+        return PersistenceHealth(
+            ok=False, backend="unknown", current_version=None, redacted_location=""
+        )
 
 
 def _register_probes(app: QuartTrio, service: Service) -> None:
@@ -121,7 +132,7 @@ def _register_probes(app: QuartTrio, service: Service) -> None:
     async def readyz() -> Response:
         """Readiness: the store (when configured) is healthy and at the current schema version."""
         if service.store is not None:
-            health = await service.store.health()
+            health = await _store_health(service.store)
             if not health.ok or health.current_version != SCHEMA_VERSION:
                 raise persistence_unavailable()
         return json_response({"ok": True, "service": SERVICE_NAME})

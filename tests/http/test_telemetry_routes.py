@@ -272,6 +272,26 @@ async def test_readyz(make_app: AppFactory, sqlite_store: SqliteStore) -> None:
     assert (await down.get_json())["error"]["code"] == "persistence_unavailable"
 
 
+async def test_a_store_whose_health_check_raises_reads_as_down(
+    make_app: AppFactory, sqlite_store: SqliteStore
+) -> None:
+    """A store breaking the contract (its ``health`` raises) makes /readyz 503 and the
+    operator snapshots report it down, never a 500."""
+    client = make_app(store=FailingStore(sqlite_store, {"health"})).test_client()
+    ready = await client.get("/readyz")
+    assert ready.status_code == 503
+    assert (await ready.get_json())["error"]["code"] == "persistence_unavailable"
+    for path in ("/status", "/debug/diagnostics"):
+        response = await client.get(path, headers=AUTH)
+        assert response.status_code == 200, path
+        assert (await response.get_json())["persistence"] == {
+            "ok": False,
+            "backend": "unknown",
+            "currentVersion": None,
+            "redactedLocation": "",
+        }
+
+
 async def test_readyz_refuses_an_unmigrated_store(make_app: AppFactory) -> None:
     store = SqliteStore(":memory:")
     await store.migrate(target_version=5)
