@@ -980,3 +980,28 @@ async def test_non_group_types_are_rejected_for_group_ids() -> None:
         with pytest.raises(GraphRequestValidationError):
             await call()
     assert recorder.requests == []
+
+
+@pytest.mark.parametrize("code", ["en", "en_US", "pt_BR", "fil", "prs_AF"])
+async def test_a_template_language_code_is_sent_as_given(code: str) -> None:
+    recorder = Recorder()
+    await make_sender(recorder).send_template(to=TO, name="hello", language_code=code)
+    assert json.loads(recorder.requests[0].content)["template"]["language"] == {"code": code}
+
+
+@pytest.mark.parametrize("code", ["en-US", "EN", "En_US", "en_U5", "english"])
+async def test_a_template_language_code_the_platform_does_not_use_is_refused(code: str) -> None:
+    """Template languages are written ``en`` or ``en_US``, as on creation; ``en-US`` is not one."""
+    recorder = Recorder()
+    sender = make_sender(recorder)
+    for send in (
+        lambda: sender.send_template(to=TO, name="hello", language_code=code),
+        lambda: sender.send_marketing_template(to=TO, name="hello", language_code=code),
+        lambda: sender.send_group_template(
+            to=GROUP, name="hello", language_code=code, template_category="UTILITY"
+        ),
+    ):
+        with pytest.raises(GraphRequestValidationError) as caught:
+            await send()
+        assert caught.value.field == "language_code"
+    assert recorder.requests == []
