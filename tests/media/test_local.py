@@ -164,3 +164,59 @@ async def test_document_extension_is_case_insensitive_and_sticker_is_webp_only(
             )
     assert caught.value.code == "unsupported_extension"
     assert len(upstream.requests) == 2
+
+
+# The platform's supported media types, each extension with the MIME type it must be sent as.
+PLATFORM_TYPES = [
+    ("image", ".jpg", "image/jpeg"),
+    ("image", ".jpeg", "image/jpeg"),
+    ("image", ".png", "image/png"),
+    ("video", ".mp4", "video/mp4"),
+    ("video", ".3gp", "video/3gpp"),
+    ("audio", ".aac", "audio/aac"),
+    ("audio", ".amr", "audio/amr"),
+    ("audio", ".mp3", "audio/mpeg"),
+    ("audio", ".m4a", "audio/mp4"),
+    ("audio", ".ogg", "audio/ogg"),
+    ("audio", ".opus", "audio/ogg"),
+    ("document", ".txt", "text/plain"),
+    ("document", ".pdf", "application/pdf"),
+    ("document", ".doc", "application/msword"),
+    (
+        "document",
+        ".docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ),
+    ("document", ".xls", "application/vnd.ms-excel"),
+    ("document", ".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    ("document", ".ppt", "application/vnd.ms-powerpoint"),
+    (
+        "document",
+        ".pptx",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ),
+    ("sticker", ".webp", "image/webp"),
+]
+HELPERS = {
+    "image": upload_and_send_image,
+    "video": upload_and_send_video,
+    "audio": upload_and_send_audio,
+    "document": upload_and_send_document,
+    "sticker": upload_and_send_sticker,
+}
+
+
+@pytest.mark.parametrize(("kind", "extension", "mime"), PLATFORM_TYPES)
+async def test_each_extension_is_uploaded_as_its_platform_type_under_a_kind_name(
+    tmp_path: Path, kind: str, extension: str, mime: str
+) -> None:
+    path = tmp_path / f"Private Name{extension.upper()}"
+    path.write_bytes(b"media")
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        await HELPERS[kind](client, phone_number_id=PHONE, path=path, to=TO)
+    (_, body), (_, sent) = upstream.requests
+    assert b'name="type"\r\n\r\n' + mime.encode() + b"\r\n" in body
+    assert f'name="file"; filename="{kind}{extension}"\r\nContent-Type: {mime}\r\n'.encode() in body
+    assert b"Private" not in body  # the local name stays local
+    assert json.loads(sent)["type"] == kind
