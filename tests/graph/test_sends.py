@@ -1005,3 +1005,80 @@ async def test_a_template_language_code_the_platform_does_not_use_is_refused(cod
             await send()
         assert caught.value.field == "language_code"
     assert recorder.requests == []
+
+
+def _list_sections(title: str = "s", row_id: str = "r") -> dict[str, Any]:
+    return {
+        "to": TO,
+        "body_text": "b",
+        "button_text": "Open",
+        "sections": [{"title": title, "rows": [{"id": row_id, "title": "t"}]}],
+    }
+
+
+def _product_sections(count: int) -> dict[str, Any]:
+    return {
+        "to": TO,
+        "catalog_id": "c",
+        "header_text": "h",
+        "body_text": "b",
+        "sections": [{"title": f"s{n}", "product_retailer_ids": [f"p{n}"]} for n in range(count)],
+    }
+
+
+def _link(length: int) -> str:
+    return "https://cdn.test/" + "x" * (length - len("https://cdn.test/"))
+
+
+# (helper, keywords at the documented limit, keywords one past it, the field refused)
+LIMITS: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
+    (
+        "send_interactive_list",
+        _list_sections(title="s" * 24),
+        _list_sections(title="s" * 25),
+        "sections[0].title",
+    ),
+    (
+        "send_interactive_list",
+        _list_sections(row_id="r" * 200),
+        _list_sections(row_id="r" * 201),
+        "sections[0].rows[0].id",
+    ),
+    ("send_interactive_products", _product_sections(10), _product_sections(11), "sections"),
+    (
+        "send_voice_call_button",
+        {"to": TO, "body_text": "b", "payload": "p" * 512},
+        {"to": TO, "body_text": "b", "payload": "p" * 513},
+        "payload",
+    ),
+    (
+        "send_image",
+        {"to": TO, "link": _link(2048)},
+        {"to": TO, "link": _link(2049)},
+        "link",
+    ),
+    (
+        "send_interactive_cta_url",
+        {"to": TO, "body_text": "b", "display_text": "Go", "url": _link(2048)},
+        {"to": TO, "body_text": "b", "display_text": "Go", "url": _link(2049)},
+        "url",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("helper", "at_limit", "past_limit", "field"),
+    LIMITS,
+    ids=[f"{case[0]}-{case[3]}" for case in LIMITS],
+)
+async def test_a_documented_limit_is_sent_at_its_value_and_refused_past_it(
+    helper: str, at_limit: dict[str, Any], past_limit: dict[str, Any], field: str
+) -> None:
+    recorder = Recorder()
+    sender = make_sender(recorder)
+    await getattr(sender, helper)(**at_limit)
+    assert len(recorder.requests) == 1
+    with pytest.raises(GraphRequestValidationError) as caught:
+        await getattr(sender, helper)(**past_limit)
+    assert caught.value.field == field
+    assert len(recorder.requests) == 1
