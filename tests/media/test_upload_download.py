@@ -14,6 +14,7 @@ import pytest
 from svc.graph import DEFAULT_API_VERSION, GraphApiError
 from svc.media import (
     MAX_DOWNLOAD_BYTES,
+    MAX_SESSION_BYTES,
     MAX_UPLOAD_BYTES,
     MEDIA_HOSTS,
     MediaHostError,
@@ -199,6 +200,12 @@ async def test_upload_cap_override(max_bytes: int) -> None:
             )
     assert caught.value.code == "upload_too_large"
     assert upstream.requests == []
+
+
+def test_the_caps_are_the_documented_sizes() -> None:
+    """The tests below hold each operation to its constant; this holds the constants to docs."""
+    caps = (MAX_UPLOAD_BYTES, MAX_DOWNLOAD_BYTES, MAX_SESSION_BYTES)
+    assert caps == (16 * MIB, 16 * MIB, 64 * MIB)
 
 
 async def test_upload_of_16_mib_bytes_is_allowed_and_one_more_byte_is_not() -> None:
