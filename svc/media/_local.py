@@ -29,12 +29,13 @@ from svc.graph.messages import (
 )
 
 from ._bodies import FILE_CHUNK_SIZE, ByteSource
-from ._checks import MAX_UPLOAD_BYTES, check_cap, check_phone_number_id
+from ._checks import MAX_UPLOAD_BYTES, MIB, check_cap, check_phone_number_id
 from ._errors import MediaValidationError
 from ._models import MediaSendResult
 from ._operations import _send_upload
 
 __all__ = [
+    "KIND_MAX_BYTES",
     "SUPPORTED_EXTENSIONS",
     "upload_and_send_audio",
     "upload_and_send_document",
@@ -67,6 +68,16 @@ SUPPORTED_EXTENSIONS: Final[Mapping[str, Mapping[str, str]]] = {
     "sticker": {".webp": "image/webp"},
 }
 """Extensions each kind accepts (case-insensitive) and the MIME type sent for them."""
+
+KIND_MAX_BYTES: Final[Mapping[str, int]] = {
+    "image": 5 * MIB,
+    "video": MAX_UPLOAD_BYTES,
+    "audio": MAX_UPLOAD_BYTES,
+    "document": MAX_UPLOAD_BYTES,
+    "sticker": 500 * 1024,
+}
+"""The largest file of each kind, the default and maximum of ``max_bytes``: the platform's limit
+(images 5 MiB, stickers 500 KiB), or the upload cap where the platform allows more."""
 
 _PLACEHOLDER_MEDIA_ID: Final = "0"
 
@@ -171,7 +182,7 @@ async def _upload_and_send(
 ) -> MediaSendResult:
     kind = message.kind
     phone_number_id = check_phone_number_id(phone_number_id)
-    cap = check_cap(max_bytes, maximum=MAX_UPLOAD_BYTES)
+    cap = check_cap(max_bytes, maximum=KIND_MAX_BYTES[kind])
     local = _check_local_path(path)
     extension = os.path.splitext(local)[1].lower()
     mime_type = SUPPORTED_EXTENSIONS[kind].get(extension)

@@ -220,3 +220,36 @@ async def test_each_extension_is_uploaded_as_its_platform_type_under_a_kind_name
     assert f'name="file"; filename="{kind}{extension}"\r\nContent-Type: {mime}\r\n'.encode() in body
     assert b"Private" not in body  # the local name stays local
     assert json.loads(sent)["type"] == kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "maximum"),
+    [
+        ("image", "photo.jpg", 5 * 1024 * 1024),
+        ("sticker", "sticker.webp", 500 * 1024),
+        ("video", "clip.mp4", 16 * 1024 * 1024),
+        ("audio", "note.ogg", 16 * 1024 * 1024),
+        ("document", "menu.pdf", 16 * 1024 * 1024),
+    ],
+)
+async def test_a_file_past_its_kinds_platform_limit_is_refused_before_any_request(
+    tmp_path: Path, kind: str, name: str, maximum: int
+) -> None:
+    """The platform takes images up to 5 MiB and stickers up to 500 KiB, not 16 MiB."""
+    at_limit, past_limit = tmp_path / f"a-{name}", tmp_path / f"b-{name}"
+    for path, size in ((at_limit, maximum), (past_limit, maximum + 1)):
+        with path.open("wb") as file:
+            file.truncate(size)  # sparse: no bytes written
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        await HELPERS[kind](client, phone_number_id=PHONE, path=at_limit, to=TO)
+        assert len(upstream.requests) == 2
+        with pytest.raises(MediaValidationError) as too_large:
+            await HELPERS[kind](client, phone_number_id=PHONE, path=past_limit, to=TO)
+        with pytest.raises(MediaValidationError) as over_cap:
+            await HELPERS[kind](
+                client, phone_number_id=PHONE, path=at_limit, to=TO, max_bytes=maximum + 1
+            )
+    assert too_large.value.code == "upload_too_large"
+    assert over_cap.value.code == "invalid_max_bytes"
+    assert len(upstream.requests) == 2
