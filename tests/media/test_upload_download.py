@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from svc.graph import DEFAULT_API_VERSION, GraphApiError
+from svc.graph import DEFAULT_API_VERSION, GraphApiError, GraphClient
 from svc.media import (
     MAX_DOWNLOAD_BYTES,
     MAX_SESSION_BYTES,
@@ -85,6 +85,30 @@ async def test_upload_wire(make_file: object) -> None:
     assert b'filename="photo.jpg"' in file_headers
     assert b"Content-Type: image/jpeg" in file_headers
     assert file_data == data
+
+
+@pytest.mark.parametrize("view", [False, True])
+async def test_a_buffer_changed_after_the_call_is_sent_as_it_was(view: bool) -> None:
+    """Bytes-like files are copied once: a change before the transport reads them is not sent."""
+    buffer = bytearray(b"original" * 64)
+    sent: list[bytes] = []
+
+    class OverwriteThenRead(httpx.AsyncBaseTransport):  # MockTransport reads the body first
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            buffer[:] = b"X" * len(buffer)  # same size: only a copy keeps the original bytes
+            sent.append(await request.aread())
+            return httpx.Response(200, json={"id": "9"})
+
+    async with GraphClient(access_token=TOKEN, transport=OverwriteThenRead()) as client:
+        await upload_media(
+            client,
+            phone_number_id=PHONE,
+            file=memoryview(buffer) if view else buffer,
+            mime_type="image/png",
+        )
+    [body] = sent
+    assert b"original" * 64 in body
+    assert b"X" * 64 not in body
 
 
 async def test_upload_boundary_is_generated_per_request() -> None:
