@@ -559,6 +559,16 @@ async def test_delete_media() -> None:
     assert (request.method, request.url.path) == expected
 
 
+async def test_a_phone_number_id_is_sent_for_the_platform_to_check_ownership() -> None:
+    upstream = Upstream(json_answer({**META, "success": True}))
+    async with upstream.client() as client:
+        await download_media(client, media_id="1037543291543636", phone_number_id=PHONE)
+        await delete_media(client, media_id="1037543291543636", phone_number_id=PHONE)
+        await download_media(client, media_id="1037543291543636")
+    queries = [dict(request.url.params) for request, _ in upstream.requests]
+    assert queries == [{"phone_number_id": PHONE}, {"phone_number_id": PHONE}, {}]
+
+
 @pytest.mark.parametrize("answer", [{}, {"success": "true"}, {"success": 1}])
 async def test_delete_media_requires_a_boolean(answer: object) -> None:
     upstream = Upstream(json_answer(answer))
