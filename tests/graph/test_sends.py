@@ -1082,3 +1082,31 @@ async def test_a_documented_limit_is_sent_at_its_value_and_refused_past_it(
         await getattr(sender, helper)(**past_limit)
     assert caught.value.field == field
     assert len(recorder.requests) == 1
+
+
+FLOW = {"to": TO, "body_text": "b", "flow_cta": "Go", "flow_id": "1197715005513101"}
+OTP_BUTTON = {"type": "buttons", "buttons": [{"type": "otp", "otp_type": "copy-code"}]}
+
+
+@pytest.mark.parametrize(
+    ("helper", "kwargs", "field"),
+    [
+        ("send_interactive_flow", {**FLOW, "screen": "S", "mode": "preview"}, "mode"),
+        ("send_interactive_flow", {**FLOW, "flow_action": "open"}, "flow_action"),
+        ("send_group_pin", {"to": GROUP, "pin_type": "stick", "message_id": "m"}, "pin_type"),
+        (
+            "send_template",
+            {"to": TO, "name": "otp", "language_code": "en", "components": [OTP_BUTTON]},
+            "otp_type",
+        ),
+    ],
+    ids=["flow-mode", "flow-action", "pin-type", "otp-type"],
+)
+async def test_a_choice_the_platform_does_not_offer_is_refused(
+    helper: str, kwargs: dict[str, Any], field: str
+) -> None:
+    recorder = Recorder()
+    with pytest.raises(GraphRequestValidationError) as caught:
+        await getattr(make_sender(recorder), helper)(**kwargs)
+    assert caught.value.field == field
+    assert recorder.requests == []
