@@ -7,6 +7,7 @@ import hashlib
 import io
 import mmap
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -109,6 +110,22 @@ async def test_a_buffer_changed_after_the_call_is_sent_as_it_was(view: bool) -> 
     [body] = sent
     assert b"original" * 64 in body
     assert b"X" * 64 not in body
+
+
+async def test_a_file_like_is_read_from_its_position(tmp_path: Path) -> None:
+    """Only the bytes after the current position are sent, and the size counts only those."""
+    path = tmp_path / "clip.bin"
+    path.write_bytes(b"skip-me|" + b"payload" * 100)
+    upstream = Upstream(json_answer({"id": "9"}))
+    async with upstream.client() as client:
+        with path.open("rb") as file:
+            file.seek(len(b"skip-me|"))
+            await upload_media(client, phone_number_id=PHONE, file=file, mime_type="video/mp4")
+        memory = io.BytesIO(b"skip-me|" + b"payload" * 100)
+        memory.read(len(b"skip-me|"))
+        await upload_media(client, phone_number_id=PHONE, file=memory, mime_type="video/mp4")
+    for request, body in upstream.requests:
+        assert multipart_parts(request, body)["file"][1] == b"payload" * 100
 
 
 async def test_upload_boundary_is_generated_per_request() -> None:
