@@ -78,6 +78,8 @@ KIND_MAX_BYTES: Final[Mapping[str, int]] = {
 }
 """The largest file of each kind, the default and maximum of ``max_bytes``: the platform's limit
 (images 5 MiB, stickers 500 KiB), or the upload cap where the platform allows more."""
+STATIC_STICKER_MAX_BYTES: Final = 100 * 1024
+"""A sticker without WebP's animation flag is held to this (the 500 KiB are for animated ones)."""
 
 _PLACEHOLDER_MEDIA_ID: Final = "0"
 
@@ -193,7 +195,8 @@ async def _upload_and_send(
         )
     # Validate the message fields now, so a bad recipient costs no upload.
     replace(message, media_id=_PLACEHOLDER_MEDIA_ID).to_payload()
-    with await anyio.to_thread.run_sync(_open_regular_file, local, cap) as opened:
+    static_cap = min(cap, STATIC_STICKER_MAX_BYTES) if kind == "sticker" else None
+    with await anyio.to_thread.run_sync(_open_regular_file, local, cap, static_cap) as opened:
         handle, size = opened
         async_file = anyio.wrap_file(handle)
         source = ByteSource(size=size, stream=_file_chunks(async_file, size))
@@ -238,8 +241,11 @@ class _OpenedFile:
         self._handle.close()
 
 
-def _open_regular_file(path: str, cap: int) -> _OpenedFile:
-    """Open without blocking on FIFOs, then judge the opened file (no stat/open race)."""
+def _open_regular_file(path: str, cap: int, static_cap: int | None = None) -> _OpenedFile:
+    """Open without blocking on FIFOs, then judge the opened file (no stat/open race).
+
+    ``static_cap``, for stickers, holds a WebP without the animation flag to a smaller size.
+    """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -259,6 +265,8 @@ def _open_regular_file(path: str, cap: int) -> _OpenedFile:
             raise MediaValidationError("invalid_file", "path is not a regular file")
         if info.st_size == 0:
             raise MediaValidationError("invalid_file", "file is empty")
+        if static_cap is not None and not _animated_webp(fd):
+            cap = static_cap
         if info.st_size > cap:
             raise MediaValidationError("upload_too_large", f"file exceeds {cap} bytes")
         handle = os.fdopen(fd, "rb", buffering=0)
@@ -266,6 +274,18 @@ def _open_regular_file(path: str, cap: int) -> _OpenedFile:
         os.close(fd)
         raise
     return _OpenedFile(handle, info.st_size)
+
+
+def _animated_webp(fd: int) -> bool:
+    """Whether the file starts as an animated WebP: RIFF, WEBP, a VP8X chunk with flag 0x02."""
+    header = os.read(fd, 21)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return (
+        header[:4] == b"RIFF"
+        and header[8:16] == b"WEBPVP8X"
+        and len(header) == 21
+        and bool(header[20] & 0x02)
+    )
 
 
 async def _file_chunks(file: anyio.AsyncFile[bytes], size: int) -> AsyncIterator[bytes]:

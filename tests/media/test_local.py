@@ -238,8 +238,11 @@ async def test_a_file_past_its_kinds_platform_limit_is_refused_before_any_reques
     """The platform takes images up to 5 MiB and stickers up to 500 KiB, not 16 MiB."""
     at_limit, past_limit = tmp_path / f"a-{name}", tmp_path / f"b-{name}"
     for path, size in ((at_limit, maximum), (past_limit, maximum + 1)):
-        with path.open("wb") as file:
-            file.truncate(size)  # sparse: no bytes written
+        if kind == "sticker":  # the 500 KiB are an animated sticker's
+            _webp(path, size, animated=True)
+        else:
+            with path.open("wb") as file:
+                file.truncate(size)  # sparse: no bytes written
     upstream = Upstream(answer)
     async with upstream.client() as client:
         await HELPERS[kind](client, phone_number_id=PHONE, path=at_limit, to=TO)
@@ -253,3 +256,33 @@ async def test_a_file_past_its_kinds_platform_limit_is_refused_before_any_reques
     assert too_large.value.code == "upload_too_large"
     assert over_cap.value.code == "invalid_max_bytes"
     assert len(upstream.requests) == 2
+
+
+def _webp(path: Path, size: int, *, animated: bool) -> Path:
+    """A WebP header (RIFF, WEBP, VP8X with its animation flag) padded to ``size`` bytes."""
+    flags = b"\x02" if animated else b"\x00"
+    header = b"RIFF" + (size - 8).to_bytes(4, "little") + b"WEBPVP8X" + (10).to_bytes(4, "little")
+    path.write_bytes((header + flags).ljust(size, b"\x00"))
+    return path
+
+
+async def test_a_static_sticker_is_held_to_100_kib_an_animated_one_to_500_kib(
+    tmp_path: Path,
+) -> None:
+    upstream = Upstream(answer)
+    async with upstream.client() as client:
+        for path in (
+            _webp(tmp_path / "static.webp", 100 * 1024, animated=False),
+            _webp(tmp_path / "animated.webp", 500 * 1024, animated=True),
+        ):
+            await upload_and_send_sticker(client, phone_number_id=PHONE, path=path, to=TO)
+        assert len(upstream.requests) == 4
+        with pytest.raises(MediaValidationError) as caught:
+            await upload_and_send_sticker(
+                client,
+                phone_number_id=PHONE,
+                path=_webp(tmp_path / "big.webp", 100 * 1024 + 1, animated=False),
+                to=TO,
+            )
+    assert caught.value.code == "upload_too_large"
+    assert len(upstream.requests) == 4
