@@ -444,6 +444,16 @@ async def test_dry_run_keeps_a_bounded_history() -> None:
     assert none.requests == []
 
 
+async def test_dry_run_keeps_the_last_100_by_default() -> None:
+    transport = DryRunTransport()
+    async with GraphClient(access_token=TOKEN, transport=transport) as client:
+        for n in range(101):
+            await client.request("GET", f"/{n}")
+    assert [r.url.path for r in transport.requests] == [
+        f"/{DEFAULT_API_VERSION}/{n}" for n in range(1, 101)
+    ]
+
+
 @pytest.mark.parametrize("keep_last", [-1, True, 1.5])
 def test_dry_run_keep_last_must_be_a_count(keep_last: Any) -> None:
     with pytest.raises(GraphRequestValidationError):
