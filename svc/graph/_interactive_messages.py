@@ -90,7 +90,8 @@ class InteractiveButtonsMessage(Message):
             title = check_label(button["title"], f"{field}.title", max_length=MAX_BUTTON_TITLE)
             if button_id in ids or title in titles:
                 raise GraphRequestValidationError(
-                    "button ids and titles must be unique", field=f"{field}.id"
+                    "button ids and titles must be unique",
+                    field=f"{field}.id" if button_id in ids else f"{field}.title",
                 )
             ids.add(button_id)
             titles.add(title)

@@ -67,7 +67,7 @@ MAX_DESCRIPTION: Final = 120
 MAX_PAYMENT_SETTINGS: Final = 10
 MAX_AMOUNT: Final = 10**12
 
-_REFERENCE_ID = re.compile(r"[A-Za-z0-9_.-]{1,35}")
+_REFERENCE_ID = re.compile(rf"[A-Za-z0-9_.-]{{1,{MAX_REFERENCE_ID}}}")
 _OFFSETS: Final = frozenset({1, 10, 100, 1000})
 _AMOUNT_KEYS: Final = ("value", "offset")
 _ITEM_KEYS: Final = (

@@ -7,7 +7,6 @@ numbers only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal
@@ -17,6 +16,7 @@ from ._errors import GraphRequestValidationError
 from ._message import Message, builder
 from ._recipient import AUTHENTICATION_OTP_RULE, require_phone_number
 from ._validate import (
+    TEMPLATE_LANGUAGE,
     TEMPLATE_NAME,
     check_bool,
     check_choice,
@@ -41,8 +41,6 @@ MAX_OTP_BUTTON_TEXT: Final = 25
 MAX_SUPPORTED_APPS: Final = 5
 MAX_PACKAGE_NAME: Final = 224
 MAX_SIGNATURE_HASH: Final = 11
-
-_LANGUAGE_CODE = re.compile(r"[A-Za-z]{2,3}(?:[_-][A-Za-z0-9]{2,4})?")
 
 _OTP_TYPES = frozenset({"copy_code", "one_tap", "zero_tap"})
 _OTP_KEYS = frozenset(
@@ -181,7 +179,10 @@ def template_object(
             field="name",
         )
     code = check_match(
-        language_code, _LANGUAGE_CODE, "language_code", "language_code must look like en or en_US"
+        language_code,
+        TEMPLATE_LANGUAGE,
+        "language_code",
+        "language_code must look like en or en_US",
     )
     language: Payload = {"code": code}
     if language_policy is not None:

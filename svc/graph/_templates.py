@@ -7,7 +7,6 @@ structure and checked for shape, not rewritten.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -41,7 +40,7 @@ from ._parse import (
     str_tuple,
 )
 from ._results import CreatedObject, Page, Success, Template
-from ._validate import TEMPLATE_NAME, check_match
+from ._validate import TEMPLATE_LANGUAGE, TEMPLATE_NAME, check_match
 
 __all__ = [
     "TEMPLATE_CATEGORIES",
@@ -64,8 +63,6 @@ TEMPLATE_GROUP_METRIC_TYPES: Final = (
 TEMPLATE_GROUP_GRANULARITIES: Final = ("DAILY", "HALF_HOUR", "MONTHLY")
 MAX_COMPONENTS: Final = 20
 MAX_TEMPLATE_GROUP_TEMPLATES: Final = 1000
-
-_LANGUAGE = re.compile(r"[a-z]{2,3}(_[A-Za-z]{2,4})?")
 
 LIST_TEMPLATES = route(
     "GET",
@@ -447,7 +444,7 @@ class Templates(WabaScoped):
 
 def _language(value: object) -> str:
     return check_match(
-        value, _LANGUAGE, "language", "language must be a locale code such as en or en_US"
+        value, TEMPLATE_LANGUAGE, "language", "language must be a locale code such as en or en_US"
     )
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TEXT_LENGTH",
     "PARAMETER_NAME",
     "PLACEHOLDER",
+    "TEMPLATE_LANGUAGE",
     "TEMPLATE_NAME",
     "check_bool",
     "check_caption",
@@ -74,6 +75,8 @@ PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 """A named template parameter: lower-case letters, digits and ``_``, not starting with a digit."""
 TEMPLATE_NAME = re.compile(r"[a-z0-9_]{1,512}")
 """A template's name: 1..512 lower-case letters, digits and underscores."""
+TEMPLATE_LANGUAGE = re.compile(r"[a-z]{2,3}(?:_[A-Za-z]{2,4})?")
+"""A template's language as the platform writes it, on creation and on sends: ``en``, ``en_US``."""
 ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 """A calendar date as the platform writes it: ``YYYY-MM-DD``."""
 

@@ -18,6 +18,7 @@ from ._errors import MediaError as MediaError
 from ._errors import MediaHostError as MediaHostError
 from ._errors import MediaIntegrityError as MediaIntegrityError
 from ._errors import MediaValidationError as MediaValidationError
+from ._local import KIND_MAX_BYTES as KIND_MAX_BYTES
 from ._local import SUPPORTED_EXTENSIONS as SUPPORTED_EXTENSIONS
 from ._local import upload_and_send_audio as upload_and_send_audio
 from ._local import upload_and_send_document as upload_and_send_document
@@ -43,6 +44,7 @@ from ._operations import upload_media as upload_media
 __all__ = [
     "BUNDLE_FIELDS",
     "HMAC_TAG_SIZE",
+    "KIND_MAX_BYTES",
     "MAX_DOWNLOAD_BYTES",
     "MAX_SESSION_BYTES",
     "MAX_UPLOAD_BYTES",

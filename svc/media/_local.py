@@ -29,12 +29,13 @@ from svc.graph.messages import (
 )
 
 from ._bodies import FILE_CHUNK_SIZE, ByteSource
-from ._checks import MAX_UPLOAD_BYTES, check_cap, check_phone_number_id
+from ._checks import MAX_UPLOAD_BYTES, MIB, check_cap, check_phone_number_id
 from ._errors import MediaValidationError
 from ._models import MediaSendResult
 from ._operations import _send_upload
 
 __all__ = [
+    "KIND_MAX_BYTES",
     "SUPPORTED_EXTENSIONS",
     "upload_and_send_audio",
     "upload_and_send_document",
@@ -67,6 +68,18 @@ SUPPORTED_EXTENSIONS: Final[Mapping[str, Mapping[str, str]]] = {
     "sticker": {".webp": "image/webp"},
 }
 """Extensions each kind accepts (case-insensitive) and the MIME type sent for them."""
+
+KIND_MAX_BYTES: Final[Mapping[str, int]] = {
+    "image": 5 * MIB,
+    "video": MAX_UPLOAD_BYTES,
+    "audio": MAX_UPLOAD_BYTES,
+    "document": MAX_UPLOAD_BYTES,
+    "sticker": 500 * 1024,
+}
+"""The largest file of each kind, the default and maximum of ``max_bytes``: the platform's limit
+(images 5 MiB, stickers 500 KiB), or the upload cap where the platform allows more."""
+STATIC_STICKER_MAX_BYTES: Final = 100 * 1024
+"""A sticker without WebP's animation flag is held to this (the 500 KiB are for animated ones)."""
 
 _PLACEHOLDER_MEDIA_ID: Final = "0"
 
@@ -171,7 +184,7 @@ async def _upload_and_send(
 ) -> MediaSendResult:
     kind = message.kind
     phone_number_id = check_phone_number_id(phone_number_id)
-    cap = check_cap(max_bytes, maximum=MAX_UPLOAD_BYTES)
+    cap = check_cap(max_bytes, maximum=KIND_MAX_BYTES[kind])
     local = _check_local_path(path)
     extension = os.path.splitext(local)[1].lower()
     mime_type = SUPPORTED_EXTENSIONS[kind].get(extension)
@@ -182,7 +195,8 @@ async def _upload_and_send(
         )
     # Validate the message fields now, so a bad recipient costs no upload.
     replace(message, media_id=_PLACEHOLDER_MEDIA_ID).to_payload()
-    with await anyio.to_thread.run_sync(_open_regular_file, local, cap) as opened:
+    static_cap = min(cap, STATIC_STICKER_MAX_BYTES) if kind == "sticker" else None
+    with await anyio.to_thread.run_sync(_open_regular_file, local, cap, static_cap) as opened:
         handle, size = opened
         async_file = anyio.wrap_file(handle)
         source = ByteSource(size=size, stream=_file_chunks(async_file, size))
@@ -227,8 +241,11 @@ class _OpenedFile:
         self._handle.close()
 
 
-def _open_regular_file(path: str, cap: int) -> _OpenedFile:
-    """Open without blocking on FIFOs, then judge the opened file (no stat/open race)."""
+def _open_regular_file(path: str, cap: int, static_cap: int | None = None) -> _OpenedFile:
+    """Open without blocking on FIFOs, then judge the opened file (no stat/open race).
+
+    ``static_cap``, for stickers, holds a WebP without the animation flag to a smaller size.
+    """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -248,6 +265,8 @@ def _open_regular_file(path: str, cap: int) -> _OpenedFile:
             raise MediaValidationError("invalid_file", "path is not a regular file")
         if info.st_size == 0:
             raise MediaValidationError("invalid_file", "file is empty")
+        if static_cap is not None and not _animated_webp(fd):
+            cap = static_cap
         if info.st_size > cap:
             raise MediaValidationError("upload_too_large", f"file exceeds {cap} bytes")
         handle = os.fdopen(fd, "rb", buffering=0)
@@ -255,6 +274,18 @@ def _open_regular_file(path: str, cap: int) -> _OpenedFile:
         os.close(fd)
         raise
     return _OpenedFile(handle, info.st_size)
+
+
+def _animated_webp(fd: int) -> bool:
+    """Whether the file starts as an animated WebP: RIFF, WEBP, a VP8X chunk with flag 0x02."""
+    header = os.read(fd, 21)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return (
+        header[:4] == b"RIFF"
+        and header[8:16] == b"WEBPVP8X"
+        and len(header) == 21
+        and bool(header[20] & 0x02)
+    )
 
 
 async def _file_chunks(file: anyio.AsyncFile[bytes], size: int) -> AsyncIterator[bytes]:

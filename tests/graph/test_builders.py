@@ -13,6 +13,7 @@ from svc.graph import (
     build_contacts_message,
     build_group_media_message,
     build_group_template_message,
+    build_interactive_buttons_message,
     build_interactive_list_message,
     build_interactive_product_message,
     build_interactive_products_message,
@@ -126,6 +127,21 @@ def test_list_single_section_needs_no_title_but_several_do() -> None:
                 {"title": "x", "rows": [{"id": "2", "title": "t"}]},
             ],
         )
+
+
+@pytest.mark.parametrize(
+    ("second", "field"),
+    [
+        ({"id": "a", "title": "Other"}, "buttons[1].id"),
+        ({"id": "b", "title": "Yes"}, "buttons[1].title"),
+    ],
+)
+def test_reply_button_ids_and_titles_are_unique(second: dict[str, str], field: str) -> None:
+    with pytest.raises(GraphRequestValidationError) as caught:
+        build_interactive_buttons_message(
+            to=TO, body_text="b", buttons=[{"id": "a", "title": "Yes"}, second]
+        )
+    assert caught.value.field == field
 
 
 def test_list_row_ids_are_unique_across_sections() -> None:

@@ -176,6 +176,15 @@ async def test_request_adds_authorization_and_sends_json() -> None:
     assert json.loads(request.content) == {"to": "15551234567", "text": {"body": "hé"}}
 
 
+async def test_requests_carry_the_documented_timeouts() -> None:
+    """10 s to connect, 30 s for each read (and write and pool wait), unless the caller sets one."""
+    recorder = Recorder()
+    await recorder.client().request("GET", "/106540352242922")
+    (request,) = recorder.requests
+    expected = {"connect": 10.0, "read": 30.0, "write": 30.0, "pool": 30.0}
+    assert request.extensions["timeout"] == expected
+
+
 async def test_content_is_sent_verbatim() -> None:
     recorder = Recorder()
     await recorder.client().request(
@@ -433,6 +442,16 @@ async def test_dry_run_keeps_a_bounded_history() -> None:
         f"/{DEFAULT_API_VERSION}/3",
     ]
     assert none.requests == []
+
+
+async def test_dry_run_keeps_the_last_100_by_default() -> None:
+    transport = DryRunTransport()
+    async with GraphClient(access_token=TOKEN, transport=transport) as client:
+        for n in range(101):
+            await client.request("GET", f"/{n}")
+    assert [r.url.path for r in transport.requests] == [
+        f"/{DEFAULT_API_VERSION}/{n}" for n in range(1, 101)
+    ]
 
 
 @pytest.mark.parametrize("keep_last", [-1, True, 1.5])

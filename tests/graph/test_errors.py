@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -513,3 +514,41 @@ def test_bsuid_recipient_not_supported_is_named_and_stays_a_send_error() -> None
     assert (error.status, error.code, error.classification) == (400, 131062, "other")
     assert error.upstream_message == "not supported"
     assert "not supported" not in str(error)
+
+
+def _documented_classes() -> dict[int, str]:
+    """docs/graph.md's code -> class table: each code with the class the page names for it.
+
+    A family's heading range, ``(132000-132018)``, gives the family class to its other codes.
+    """
+    text = (Path(__file__).resolve().parents[2] / "docs" / "graph.md").read_text("utf-8")
+    table = text[text.index("| Axis | Codes -> class |") : text.index("After the code lookup")]
+    documented: dict[int, str] = {}
+    for row in filter(None, table.splitlines()[2:]):
+        _, head, cell, _ = row.split("|")
+        family = re.search(r"`(\w+)` family(?: \((\d+)-(\d+))?", head)
+        for clause in re.sub(r"\(as \d+\)", "", cell).split(";"):
+            pending: list[int] = []
+            for code, name in re.findall(r"(\d+(?:-\d+)?)|`(\w+)`", clause):
+                if code:
+                    start, _, end = code.partition("-")
+                    pending += range(int(start), int(end or start) + 1)
+                else:
+                    documented.update(dict.fromkeys(pending, name))
+                    pending = []
+            if pending:  # a family row listing its members alone
+                assert family, row
+                documented.update(dict.fromkeys(pending, family[1]))
+        if family and family[2]:
+            for code in range(int(family[2]), int(family[3]) + 1):
+                documented.setdefault(code, family[1])
+    return documented
+
+
+def test_the_docs_class_table_is_the_registry() -> None:
+    documented = _documented_classes()
+    for code, name in documented.items():
+        assert resolve_error_class(code).__name__ == name, code
+    for key, _ in _error_codes._BUILTINS:
+        codes = key if isinstance(key, range) else range(key, key + 1)
+        assert set(codes) <= set(documented), key

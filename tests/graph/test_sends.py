@@ -980,3 +980,133 @@ async def test_non_group_types_are_rejected_for_group_ids() -> None:
         with pytest.raises(GraphRequestValidationError):
             await call()
     assert recorder.requests == []
+
+
+@pytest.mark.parametrize("code", ["en", "en_US", "pt_BR", "fil", "prs_AF"])
+async def test_a_template_language_code_is_sent_as_given(code: str) -> None:
+    recorder = Recorder()
+    await make_sender(recorder).send_template(to=TO, name="hello", language_code=code)
+    assert json.loads(recorder.requests[0].content)["template"]["language"] == {"code": code}
+
+
+@pytest.mark.parametrize("code", ["en-US", "EN", "En_US", "en_U5", "english"])
+async def test_a_template_language_code_the_platform_does_not_use_is_refused(code: str) -> None:
+    """Template languages are written ``en`` or ``en_US``, as on creation; ``en-US`` is not one."""
+    recorder = Recorder()
+    sender = make_sender(recorder)
+    for send in (
+        lambda: sender.send_template(to=TO, name="hello", language_code=code),
+        lambda: sender.send_marketing_template(to=TO, name="hello", language_code=code),
+        lambda: sender.send_group_template(
+            to=GROUP, name="hello", language_code=code, template_category="UTILITY"
+        ),
+    ):
+        with pytest.raises(GraphRequestValidationError) as caught:
+            await send()
+        assert caught.value.field == "language_code"
+    assert recorder.requests == []
+
+
+def _list_sections(title: str = "s", row_id: str = "r") -> dict[str, Any]:
+    return {
+        "to": TO,
+        "body_text": "b",
+        "button_text": "Open",
+        "sections": [{"title": title, "rows": [{"id": row_id, "title": "t"}]}],
+    }
+
+
+def _product_sections(count: int) -> dict[str, Any]:
+    return {
+        "to": TO,
+        "catalog_id": "c",
+        "header_text": "h",
+        "body_text": "b",
+        "sections": [{"title": f"s{n}", "product_retailer_ids": [f"p{n}"]} for n in range(count)],
+    }
+
+
+def _link(length: int) -> str:
+    return "https://cdn.test/" + "x" * (length - len("https://cdn.test/"))
+
+
+# (helper, keywords at the documented limit, keywords one past it, the field refused)
+LIMITS: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
+    (
+        "send_interactive_list",
+        _list_sections(title="s" * 24),
+        _list_sections(title="s" * 25),
+        "sections[0].title",
+    ),
+    (
+        "send_interactive_list",
+        _list_sections(row_id="r" * 200),
+        _list_sections(row_id="r" * 201),
+        "sections[0].rows[0].id",
+    ),
+    ("send_interactive_products", _product_sections(10), _product_sections(11), "sections"),
+    (
+        "send_voice_call_button",
+        {"to": TO, "body_text": "b", "payload": "p" * 512},
+        {"to": TO, "body_text": "b", "payload": "p" * 513},
+        "payload",
+    ),
+    (
+        "send_image",
+        {"to": TO, "link": _link(2048)},
+        {"to": TO, "link": _link(2049)},
+        "link",
+    ),
+    (
+        "send_interactive_cta_url",
+        {"to": TO, "body_text": "b", "display_text": "Go", "url": _link(2048)},
+        {"to": TO, "body_text": "b", "display_text": "Go", "url": _link(2049)},
+        "url",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("helper", "at_limit", "past_limit", "field"),
+    LIMITS,
+    ids=[f"{case[0]}-{case[3]}" for case in LIMITS],
+)
+async def test_a_documented_limit_is_sent_at_its_value_and_refused_past_it(
+    helper: str, at_limit: dict[str, Any], past_limit: dict[str, Any], field: str
+) -> None:
+    recorder = Recorder()
+    sender = make_sender(recorder)
+    await getattr(sender, helper)(**at_limit)
+    assert len(recorder.requests) == 1
+    with pytest.raises(GraphRequestValidationError) as caught:
+        await getattr(sender, helper)(**past_limit)
+    assert caught.value.field == field
+    assert len(recorder.requests) == 1
+
+
+FLOW = {"to": TO, "body_text": "b", "flow_cta": "Go", "flow_id": "1197715005513101"}
+OTP_BUTTON = {"type": "buttons", "buttons": [{"type": "otp", "otp_type": "copy-code"}]}
+
+
+@pytest.mark.parametrize(
+    ("helper", "kwargs", "field"),
+    [
+        ("send_interactive_flow", {**FLOW, "screen": "S", "mode": "preview"}, "mode"),
+        ("send_interactive_flow", {**FLOW, "flow_action": "open"}, "flow_action"),
+        ("send_group_pin", {"to": GROUP, "pin_type": "stick", "message_id": "m"}, "pin_type"),
+        (
+            "send_template",
+            {"to": TO, "name": "otp", "language_code": "en", "components": [OTP_BUTTON]},
+            "otp_type",
+        ),
+    ],
+    ids=["flow-mode", "flow-action", "pin-type", "otp-type"],
+)
+async def test_a_choice_the_platform_does_not_offer_is_refused(
+    helper: str, kwargs: dict[str, Any], field: str
+) -> None:
+    recorder = Recorder()
+    with pytest.raises(GraphRequestValidationError) as caught:
+        await getattr(make_sender(recorder), helper)(**kwargs)
+    assert caught.value.field == field
+    assert recorder.requests == []

@@ -195,6 +195,28 @@ def test_limits_are_refused_naming_the_field(build: Any, field: str) -> None:
     assert caught.value.field == field
 
 
+ONE_OF_EACH_KIND: dict[str, Any] = {
+    "URL": build_definition_url_button("Go", url="https://x.test"),
+    "PHONE_NUMBER": build_definition_phone_number_button("Call", phone_number="15550051310"),
+    "COPY_CODE": build_definition_copy_code_button(example="250FF"),
+    "FLOW": build_definition_flow_button("Book", flow_id="1197715005513101"),
+    "CATALOG": build_definition_catalog_button(),
+    "MPM": build_definition_mpm_button(),
+    "REQUEST_CONTACT_INFO": build_definition_request_contact_info_button(),
+    "OTP": build_otp_button(otp_type="copy_code"),  # lower-case "otp" counts as OTP
+}
+
+
+@pytest.mark.parametrize(("kind", "limit"), [(k, 2 if k == "URL" else 1) for k in ONE_OF_EACH_KIND])
+def test_each_button_kind_is_held_to_its_count(kind: str, limit: int) -> None:
+    """Two URL buttons and one of each other kind, as the platform allows, and no more."""
+    button = ONE_OF_EACH_KIND[kind]
+    assert build_definition_buttons([button] * limit)["buttons"] == [button] * limit
+    with pytest.raises(GraphRequestValidationError) as caught:
+        build_definition_buttons([button] * (limit + 1))
+    assert caught.value.field == "buttons"
+
+
 async def test_create_template_sends_the_built_components() -> None:
     requests: list[httpx.Request] = []
 

@@ -7,13 +7,15 @@ import hashlib
 import io
 import mmap
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
 
-from svc.graph import DEFAULT_API_VERSION, GraphApiError
+from svc.graph import DEFAULT_API_VERSION, GraphApiError, GraphClient
 from svc.media import (
     MAX_DOWNLOAD_BYTES,
+    MAX_SESSION_BYTES,
     MAX_UPLOAD_BYTES,
     MEDIA_HOSTS,
     MediaHostError,
@@ -84,6 +86,46 @@ async def test_upload_wire(make_file: object) -> None:
     assert b'filename="photo.jpg"' in file_headers
     assert b"Content-Type: image/jpeg" in file_headers
     assert file_data == data
+
+
+@pytest.mark.parametrize("view", [False, True])
+async def test_a_buffer_changed_after_the_call_is_sent_as_it_was(view: bool) -> None:
+    """Bytes-like files are copied once: a change before the transport reads them is not sent."""
+    buffer = bytearray(b"original" * 64)
+    sent: list[bytes] = []
+
+    class OverwriteThenRead(httpx.AsyncBaseTransport):  # MockTransport reads the body first
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            buffer[:] = b"X" * len(buffer)  # same size: only a copy keeps the original bytes
+            sent.append(await request.aread())
+            return httpx.Response(200, json={"id": "9"})
+
+    async with GraphClient(access_token=TOKEN, transport=OverwriteThenRead()) as client:
+        await upload_media(
+            client,
+            phone_number_id=PHONE,
+            file=memoryview(buffer) if view else buffer,
+            mime_type="image/png",
+        )
+    [body] = sent
+    assert b"original" * 64 in body
+    assert b"X" * 64 not in body
+
+
+async def test_a_file_like_is_read_from_its_position(tmp_path: Path) -> None:
+    """Only the bytes after the current position are sent, and the size counts only those."""
+    path = tmp_path / "clip.bin"
+    path.write_bytes(b"skip-me|" + b"payload" * 100)
+    upstream = Upstream(json_answer({"id": "9"}))
+    async with upstream.client() as client:
+        with path.open("rb") as file:
+            file.seek(len(b"skip-me|"))
+            await upload_media(client, phone_number_id=PHONE, file=file, mime_type="video/mp4")
+        memory = io.BytesIO(b"skip-me|" + b"payload" * 100)
+        memory.read(len(b"skip-me|"))
+        await upload_media(client, phone_number_id=PHONE, file=memory, mime_type="video/mp4")
+    for request, body in upstream.requests:
+        assert multipart_parts(request, body)["file"][1] == b"payload" * 100
 
 
 async def test_upload_boundary_is_generated_per_request() -> None:
@@ -199,6 +241,12 @@ async def test_upload_cap_override(max_bytes: int) -> None:
             )
     assert caught.value.code == "upload_too_large"
     assert upstream.requests == []
+
+
+def test_the_caps_are_the_documented_sizes() -> None:
+    """The tests below hold each operation to its constant; this holds the constants to docs."""
+    caps = (MAX_UPLOAD_BYTES, MAX_DOWNLOAD_BYTES, MAX_SESSION_BYTES)
+    assert caps == (16 * MIB, 16 * MIB, 64 * MIB)
 
 
 async def test_upload_of_16_mib_bytes_is_allowed_and_one_more_byte_is_not() -> None:
@@ -526,6 +574,16 @@ async def test_delete_media() -> None:
     [(request, _)] = upstream.requests
     expected = ("DELETE", f"/{DEFAULT_API_VERSION}/1037543291543636")
     assert (request.method, request.url.path) == expected
+
+
+async def test_a_phone_number_id_is_sent_for_the_platform_to_check_ownership() -> None:
+    upstream = Upstream(json_answer({**META, "success": True}))
+    async with upstream.client() as client:
+        await download_media(client, media_id="1037543291543636", phone_number_id=PHONE)
+        await delete_media(client, media_id="1037543291543636", phone_number_id=PHONE)
+        await download_media(client, media_id="1037543291543636")
+    queries = [dict(request.url.params) for request, _ in upstream.requests]
+    assert queries == [{"phone_number_id": PHONE}, {"phone_number_id": PHONE}, {}]
 
 
 @pytest.mark.parametrize("answer", [{}, {"success": "true"}, {"success": 1}])
