@@ -186,6 +186,9 @@ def test_an_unknown_or_unusable_type_is_delivered_as_unknown_type(
         ({"id": " "}, "unsafe_id"),
         ({"from": " "}, "unsafe_id"),
         ({"from": "1650555\n1234"}, "unsafe_id"),
+        ({"from_user_id": "US.1349\n1208"}, "unsafe_id"),  # beside a usable phone, too
+        ({"from_parent_user_id": " "}, "unsafe_id"),
+        ({"from_user_id": 1349}, "malformed_message"),
     ],
 )
 def test_only_an_unusable_id_or_sender_skips_a_message(
