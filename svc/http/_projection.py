@@ -225,7 +225,7 @@ def _add_inbound(
     echo = update.is_echo
     message_id = update.message_id
     source = update.source
-    phone = update.to if echo else update.from_
+    phone = user.wa_id if user else None  # the item's from (an echo's to), else its contact's
     return rows.message(
         wa_message_id=message_id,
         direction="outbound" if echo else "inbound",

@@ -156,7 +156,7 @@ class StandbyUpdate(StatusReads, UpdateBase):
         """The user's profile name from the change's ``contacts`` (a user's message only)."""
         if self.item != "message":
             return None
-        return profile_name(self._container, self.from_)
+        return profile_name(self._container, self.user)
 
     @property
     def user(self) -> UserIdentity | None:

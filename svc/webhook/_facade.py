@@ -673,8 +673,9 @@ class DefaultFacade:
         own messages (``is_echo``): answering those would message the business.
         """
         text = update.text
-        sender = update.from_
-        if text is None or sender is None or update.group_id is not None or update.is_echo:
+        user = update.user
+        sender = user.key if user is not None else None  # a BSUID, else a phone
+        if text is None or not sender or update.group_id is not None or update.is_echo:
             return
         reply = (ECHO_PREFIX + text)[:MAX_TEXT_LENGTH]
         try:

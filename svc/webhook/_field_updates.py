@@ -131,7 +131,7 @@ class _CallLegUpdate(_CallUpdate):
 
     @property
     def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.from_)
+        return profile_name(self.source.value, self.user)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -367,7 +367,7 @@ class UserPreferencesUpdate(UpdateBase):
 
     @property
     def profile_name(self) -> str | None:
-        return profile_name(self.source.value, self.wa_id)
+        return profile_name(self.source.value, self.user)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

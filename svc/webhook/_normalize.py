@@ -459,6 +459,9 @@ def _accept_messages(
             and message_id.isprintable()
             and message_id[0] != " "
             and message_id not in seen
+            # A BSUID beside the phone takes _user_problem's check of every id present.
+            and m.get("from_user_id") is None
+            and m.get("from_parent_user_id") is None
         ):
             return
         seen.add(message_id)

@@ -224,22 +224,22 @@ def item_errors(item: Mapping[str, Any], value: Mapping[str, Any]) -> tuple[Plat
     return read_errors(errors if errors is not None else value.get("errors"))
 
 
-def profile_name(value: Mapping[str, Any], wa_id: str | None) -> str | None:
-    """The profile name of ``wa_id`` in the change's ``contacts`` (or of its only named contact)."""
-    if wa_id is None:
+def profile_name(value: Mapping[str, Any], user: UserIdentity | None) -> str | None:
+    """The profile name of an item's ``user``: the name ``read_user`` took from the
+    ``contacts[]`` entry sharing one of its ids, else the change's only named contact's."""
+    if user is None:
         return None
+    if user.name is not None:
+        return user.name
     single: str | None = None
     named = 0
     for contact in read_list(value.get("contacts")):
         if type(contact) is not dict:
             continue
         name = read_dict(contact.get("profile")).get("name")
-        if type(name) is not str:
-            continue
-        if contact.get("wa_id") == wa_id:
-            return name
-        named += 1
-        single = name
+        if type(name) is str:
+            named += 1
+            single = name
     return single if named == 1 else None
 
 

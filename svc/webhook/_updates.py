@@ -137,7 +137,7 @@ class _MessageItem(UpdateBase):
         """The sender's profile name from the change's ``contacts`` (``None`` for echoes)."""
         if self.source.field == ECHO_FIELD:
             return None
-        return profile_name(self.source.value, self.from_)
+        return profile_name(self.source.value, self.user)
 
     @property
     def timestamp(self) -> int | None:

@@ -107,7 +107,7 @@ def inbound_record(update: MessageUpdate, now: Callable[[], datetime]) -> Messag
     moment = _event_moment(update.timestamp, now)
     echo = update.is_echo
     user = update.user
-    phone = _phone_field(update.to if echo else update.from_)
+    phone = _phone_field(user.wa_id if user else None)
     user_id = _bounded(user.user_id if user else None, MAX_USER_ID_FIELD)
     parent_user_id = _bounded(user.parent_user_id if user else None, MAX_USER_ID_FIELD)
     if phone is None and user_id is None and parent_user_id is None:

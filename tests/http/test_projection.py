@@ -38,6 +38,24 @@ def test_a_bsuid_only_message_is_a_row_and_a_sighting_with_its_username() -> Non
     assert projection.unprojected == 0
 
 
+def test_a_message_naming_its_user_through_its_contact_is_a_row_with_that_phone() -> None:
+    phone = "16505551234"
+    text = {"type": "text", "text": {"body": "hi"}, "timestamp": "1779321024"}
+    value = {
+        "metadata": {"display_phone_number": "15550783881", "phone_number_id": "106540352242922"},
+        "contacts": [{"profile": {"name": "N"}, "wa_id": phone, "user_id": BSUID}],
+        "messages": [{"id": "wamid.C1", **text}, {"id": "wamid.C2", "from_user_id": BSUID, **text}],
+    }
+    change = {"field": "messages", "value": value}
+    envelope = {"object": "whatsapp_business_account", "entry": [{"id": "1", "changes": [change]}]}
+    projection = delivery_projection(normalize(envelope).updates, _now)
+    assert [(r.wa_message_id, r.from_phone, r.user_id) for r in projection.messages] == [
+        ("wamid.C1", phone, BSUID),
+        ("wamid.C2", phone, BSUID),
+    ]
+    assert projection.unprojected == 0
+
+
 def test_identity_events_become_changes_and_a_new_number_is_not_a_sighting() -> None:
     updates = normalize(fixture("bsuid_identity_changes.json")).updates
     projection = delivery_projection(updates, _now)

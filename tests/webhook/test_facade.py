@@ -335,6 +335,31 @@ async def test_the_echo_goes_through_the_context_when_there_is_one() -> None:
     assert facade.statistics().echo_sent == 1
 
 
+async def test_the_echo_answers_a_user_without_a_phone_at_their_bsuid() -> None:
+    class Recorder:
+        def __init__(self) -> None:
+            self.sent: list[dict[str, Any]] = []
+
+        async def send_text(self, **kwargs: Any) -> Any:
+            self.sent.append(kwargs)
+
+    recorder = Recorder()
+    facade = DefaultFacade(echo_reply=True, echo_client=recorder)
+    [update] = updates("bsuid_message_username_no_phone.json")
+    await facade.dispatch(update)
+    assert recorder.sent == [
+        {
+            "to": "US.13491208655302741918",
+            "text": "Echo: hello without a phone",
+            "reply_to_message_id": "wamid.BSUID1",
+        }
+    ]
+    context = RecordingContext(update)
+    await facade.run(context)
+    assert context.texts == [("Echo: hello without a phone", True)]
+    assert facade.statistics().echo_sent == 2
+
+
 async def test_run_raises_the_first_failure_counted_by_class_so_the_runtime_retries(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

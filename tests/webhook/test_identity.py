@@ -41,6 +41,26 @@ def test_a_username_user_without_a_phone_is_delivered_with_their_identity() -> N
     assert "Sheena" not in repr(update.user) and BSUID not in repr(update.user)
 
 
+def test_a_user_without_a_phone_has_the_profile_name_of_their_contact() -> None:
+    contacts = [
+        {"profile": {"name": "Sheena Nelson"}, "user_id": BSUID},
+        {"profile": {"name": "Omar Haddad"}, "user_id": "US.55", "parent_user_id": PARENT},
+    ]
+    text = {"type": "text", "text": {"body": "hi"}, "timestamp": "1779321024"}
+    messages = [
+        {"id": "wamid.S", "from_user_id": BSUID, **text},
+        {"id": "wamid.O", "from_parent_user_id": PARENT, **text},
+    ]
+    value = {"messaging_product": "whatsapp", "contacts": contacts, "messages": messages}
+    change = {"field": "messages", "value": value}
+    envelope = {"object": "whatsapp_business_account", "entry": [{"id": "1", "changes": [change]}]}
+    sheena, omar = normalize(envelope).updates
+    assert isinstance(sheena, MessageUpdate) and isinstance(omar, MessageUpdate)
+    assert (sheena.profile_name, omar.profile_name) == ("Sheena Nelson", "Omar Haddad")
+    [alone] = normalize(load("bsuid_message_username_no_phone.json")).updates
+    assert isinstance(alone, MessageUpdate) and alone.profile_name == "Sheena Nelson"
+
+
 def test_a_message_with_phone_and_bsuid_carries_both() -> None:
     [update] = normalize(load("bsuid_message_with_phone.json")).updates
     assert isinstance(update, MessageUpdate)

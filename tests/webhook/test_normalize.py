@@ -259,6 +259,9 @@ def test_calls() -> None:
     assert completed.errors[0].code == 138006  # the change's errors when the call has none
     assert isinstance(failed, CallTerminateUpdate)
     assert (failed.status, failed.biz_opaque_callback_data) == ("FAILED", "ticket-7")
+    # The user of a call is the caller, or the one the business called: never the business.
+    assert (failed.direction, failed.from_, failed.to) == ("BUSINESS_INITIATED", DISPLAY, USER)
+    assert [u.user.wa_id if u.user else None for u in (connect, failed, ringing)] == [USER] * 3
     assert isinstance(ringing, CallStatusUpdate)
     assert (ringing.status, ringing.recipient_id) == ("RINGING", USER)
     assert isinstance(rejected, CallStatusUpdate)

@@ -91,6 +91,32 @@ def test_long_ids_skip_their_item() -> None:
     assert reasons == ["id_too_long"] * 6 + ["id_too_long", "malformed_change"]
 
 
+@pytest.mark.parametrize(
+    ("word", "kept"),
+    [
+        ("sent", True),
+        ("pending_review", True),  # a word the platform may add later is delivered
+        ("x" * MAX_TYPE_LENGTH, True),
+        ("x" * (MAX_TYPE_LENGTH + 1), False),
+        ("", False),
+        ("   ", False),
+        ("read\nfailed", False),
+        (7, False),
+        (None, False),
+    ],
+)
+def test_a_status_needs_a_status_word_of_1_to_64_printable_characters(
+    word: Any, kept: bool
+) -> None:
+    result = normalize(
+        envelope({"field": "messages", "value": {"statuses": [status(0, status=word)]}})
+    )
+    assert [u.status for u in result.updates if isinstance(u, StatusUpdate)] == (
+        [word] if kept else []
+    )
+    assert [s.reason for s in result.skipped] == ([] if kept else ["malformed_status"])
+
+
 def test_a_huge_id_is_not_copied_or_scanned() -> None:
     huge = "w" * 1_000_000
     result = normalize(envelope({"field": "messages", "value": {"statuses": [status(0, id=huge)]}}))

@@ -26,6 +26,7 @@ from svc.webhook import (
     StatusUpdate,
     TextContent,
     UnsupportedContent,
+    UserIdentity,
     is_safe_id,
     normalize,
 )
@@ -185,6 +186,9 @@ def test_an_unknown_or_unusable_type_is_delivered_as_unknown_type(
         ({"id": " "}, "unsafe_id"),
         ({"from": " "}, "unsafe_id"),
         ({"from": "1650555\n1234"}, "unsafe_id"),
+        ({"from_user_id": "US.1349\n1208"}, "unsafe_id"),  # beside a usable phone, too
+        ({"from_parent_user_id": " "}, "unsafe_id"),
+        ({"from_user_id": 1349}, "malformed_message"),
     ],
 )
 def test_only_an_unusable_id_or_sender_skips_a_message(
@@ -348,6 +352,10 @@ def test_echoes_are_one_message_update_each_and_say_they_are_echoes() -> None:
     )
     assert all(u.profile_name is None for u in result.updates)
     assert (text.waba_id, text.phone_number_id) == (WABA, PNID)
+    # The user of an echo is the one it went to, never the business number that sent it.
+    assert [u.user for u in result.updates] == [
+        UserIdentity(wa_id=USER), UserIdentity(wa_id=USER), UserIdentity(wa_id=USER2)
+    ]  # fmt: skip
 
 
 def test_echo_items_are_checked_like_messages_and_never_become_other_kinds() -> None:

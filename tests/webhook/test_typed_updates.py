@@ -304,6 +304,8 @@ def test_a_flow_response_that_is_not_a_json_object_reads_none_and_is_still_deliv
         assert (content.flow_response, content.flow_token) == (None, None)
     content = _flow_reply('{"flow_token": 12, "a": 1}')
     assert (content.flow_response, content.flow_token) == ({"flow_token": 12, "a": 1}, None)
+    nested = ['{"a":' * depth + "1" + "}" * depth for depth in (64, 65)]
+    assert [_flow_reply(text).flow_response is not None for text in nested] == [True, False]
 
 
 # --- item 10: coexistence history and smb_app_state_sync ------------------------------------

@@ -15,7 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svc.webhook import Update, normalize, queue_key, update_from_json, update_key, update_to_json
+from svc.webhook import (
+    Update,
+    UserIdentity,
+    normalize,
+    queue_key,
+    queue_user,
+    update_from_json,
+    update_key,
+    update_to_json,
+    user_queue_keys,
+)
 from tests.http.test_projection_equivalence import envelopes
 
 from .test_update_keys import _JSON, _KINDLESS, _META, HANDMADE
@@ -139,9 +149,28 @@ def test_queue_keys_follow_the_user_the_group_or_the_number() -> None:
     in_group = _message(phone, "wamid.5", group="120363123456789012")
     other_member = _message({"from": "15557654321"}, "wamid.6", group="120363123456789012")
     assert queue_key(in_group) == queue_key(other_member) != queue_key(first)
+    # A group message waits in the group's queue, never in its sender's.
+    assert (queue_user(in_group), user_queue_keys(in_group)) == (None, ())
     account = normalize(json.loads((FIXTURES / "account_events.json").read_text("utf-8")))
     keys = {queue_key(u) for u in account.updates if u.phone_number_id is None}
     assert len(keys) <= 1  # WABA-level updates share the number's queue
+
+
+def test_a_user_is_queued_by_their_bsuid_else_their_parent_bsuid_else_their_phone() -> None:
+    phone, bsuid, parent = "15551234567", "US.1349120865530274191", "US.ENT.1181579921288684483"
+    every = {"from": phone, "from_user_id": bsuid, "from_parent_user_id": parent}
+    assert queue_key(_message(every, "wamid.1")) == queue_key(
+        _message({"from_user_id": bsuid}, "wamid.2")
+    )
+    assert queue_key(_message({"from": phone, "from_parent_user_id": parent}, "wamid.3")) == (
+        queue_key(_message({"from_parent_user_id": parent}, "wamid.4"))
+    )
+    assert queue_user(_message(every, "wamid.5")) == UserIdentity(
+        wa_id=phone, user_id=bsuid, parent_user_id=parent
+    )
+    assert UserIdentity(wa_id=phone, user_id=bsuid, parent_user_id=parent).key == bsuid
+    assert UserIdentity(wa_id=phone, parent_user_id=parent).key == parent
+    assert UserIdentity(wa_id=phone).key == phone and UserIdentity().key is None
 
 
 def test_a_queue_key_is_a_hash_holding_no_identifier() -> None:
