@@ -29,6 +29,7 @@ from svc.store import (
     to_ms,
 )
 from svc.webhook import (
+    GroupParticipantsUpdate,
     MessageUpdate,
     StandbyUpdate,
     StatusUpdate,
@@ -171,6 +172,9 @@ def delivery_projection(
                 changes.append(change)
             if other is not None:
                 _add_identity(rows, other, at)
+        elif isinstance(update, GroupParticipantsUpdate):
+            for participant in update.participant_users:
+                _add_identity(rows, participant, at)
     return DeliveryProjection(
         rows=_NO_ROWS if refusal is not None else rows.seal(),
         changes=tuple(changes),

@@ -16,6 +16,7 @@ from typing import Any
 from svc.crypto import hmac_sha256_matches
 
 from ._errors import PayloadTooLargeError, SignatureMismatchError
+from ._field_updates import GroupParticipantsUpdate
 from ._keys import body_hash, event_key
 from ._normalize import normalize
 from ._signature import check_content_length, parse_envelope_floats, parse_signature_header
@@ -58,7 +59,8 @@ class Delivery:
         """Every user identity the delivery names, deduplicated, in payload order.
 
         The ``user`` of each update that names one, plus the old and new
-        identities of identity-change events, for the store's identity map.
+        identities of identity-change events and the participants a group event
+        names, for the store's identity map.
         """
         seen: dict[UserIdentity, None] = {}
         for update in self.result.updates:
@@ -67,6 +69,8 @@ class Delivery:
                 found.append(update.new_user)
             elif isinstance(update, UserIdUpdate):
                 found.append(update.previous)
+            elif isinstance(update, GroupParticipantsUpdate):
+                found += update.participant_users
             for identity in found:
                 if isinstance(identity, UserIdentity):
                     seen.setdefault(identity, None)

@@ -270,6 +270,12 @@ class GroupParticipantsUpdate(_GroupUpdate):
         return read_participants(self.raw.get("failed_participants"))
 
     @property
+    def participant_users(self) -> tuple[UserIdentity, ...]:
+        """The identities of every participant it names (added, removed, failed), in order."""
+        listed = (self.added_participants, self.removed_participants, self.failed_participants)
+        return tuple(p.user for group in listed for p in group if p.user is not None)
+
+    @property
     def initiated_by(self) -> str | None:
         """``business`` or ``participant``."""
         return read_str(self.raw.get("initiated_by"))

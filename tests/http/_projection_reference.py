@@ -16,6 +16,7 @@ from typing import Any, Final
 from svc._text import has_ascii_control
 from svc.store import MessageRecord, StatusEvent, UserIdentityRecord
 from svc.webhook import (
+    GroupParticipantsUpdate,
     MessageUpdate,
     StatusUpdate,
     SystemUpdate,
@@ -148,6 +149,8 @@ def _sightings(
             found.append(update.new_user)
         elif isinstance(update, UserIdUpdate):
             found.append(update.previous)
+        elif isinstance(update, GroupParticipantsUpdate):
+            found += update.participant_users
         moment = _event_moment(update.timestamp, now)
         for identity in found:
             record = _identity_record(identity, moment) if identity is not None else None

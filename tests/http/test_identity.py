@@ -233,6 +233,20 @@ async def test_a_user_changed_number_event_moves_the_identity(
     assert window["open"] is True
 
 
+async def test_a_group_event_s_participants_join_the_identity_map(
+    make_app: AppFactory, store: Any
+) -> None:
+    """A participant the platform names by phone and BSUID together links the two, as a
+    sender does: a lookup by the phone finds the BSUID's row."""
+    payload = copy.deepcopy(fixture("groups_participants.json"))
+    events = _value(payload)["groups"]
+    events[0]["added_participants"][0]["user_id"] = BSUID
+    client = make_app(store=store).test_client()
+    assert (await post_webhook(client, payload)).status_code == 200
+    found = await store.find_user_identity(user=PHONE)
+    assert found is not None and (found.user_id, found.wa_id) == (BSUID, PHONE)
+
+
 async def test_a_user_changed_user_id_event_and_a_user_id_update_re_key_the_identity(
     make_app: AppFactory, store: Any
 ) -> None:

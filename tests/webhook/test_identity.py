@@ -122,6 +122,21 @@ def test_the_delivery_lists_its_identities_once_each() -> None:
     )  # fmt: skip
 
 
+def test_the_delivery_lists_the_participants_a_group_event_names() -> None:
+    """Added, removed and failed participants are users the delivery names: a phone and a
+    BSUID named together there link in the store's identity map like a sender's."""
+    envelope = load("groups_participants.json")
+    events = envelope["entry"][0]["changes"][0]["value"]["groups"]
+    events[0]["added_participants"][0]["user_id"] = BSUID
+    events[2]["failed_participants"][0]["user_id"] = "US.99887766554433221100"
+    body = json.dumps(envelope).encode()
+    tag = "sha256=" + hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    identities = receive_delivery(body, tag, SECRET, received_at=1_790_000_000).identities
+    assert UserIdentity(wa_id=PHONE, user_id=BSUID) in identities
+    assert UserIdentity(wa_id="447700900123", user_id="US.99887766554433221100") in identities
+    assert UserIdentity(wa_id=PHONE) in identities  # the removed participant, by phone alone
+
+
 _FIELDS = {
     "message.from": PHONE,
     "message.from_user_id": BSUID,
