@@ -191,6 +191,18 @@ def test_every_command_of_cli_md_runs_as_documented(
     assert served.stop() == 0
 
 
+def test_the_several_numbers_config_of_cli_md_serves_in_a_dry_run(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    """Its numbers' own tokens are not needed in a dry run (the access token is synthetic)."""
+    [config] = _blocks("cli.md", "yaml")
+    (tmp_path / "svc.config.yaml").write_text(config)
+    served = _start(tmp_path, "--config", "svc.config.yaml", "--dry-run")
+    serving.append(served)
+    assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
+    assert served.stop() == 0
+
+
 # --- README.md: the first command, run twice, and the first bot ---------------------------------
 
 README = DOCS.parent / "README.md"
