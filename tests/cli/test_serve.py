@@ -221,6 +221,8 @@ def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
         (["--dry-run", "--port", "70000"], "--port must be an integer 0..65535"),
         (["--dry-run", "--workers", "0"], "--workers must be an integer 1..64"),
         (["--dry-run", "--paas"], "$PORT (with --paas) must be an integer 1..65535"),
+        (["--dry-run", "--host", "", "--print-routes"], "--host must be a host name or address"),
+        (["--dry-run", "--host", "a\nb", "--print-routes"], "--host must be a host name"),
     ],
 )
 def test_serve_refusals_exit_1_with_a_safe_message(
