@@ -267,6 +267,27 @@ def test_paas_port_must_be_an_integer_in_range(project: Path) -> None:
     assert "$PORT (with --paas)" in result.stderr
 
 
+def test_paas_binds_every_interface_on_port_unless_host_is_given(
+    project: Path, serving: list[ServeProcess]
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = str(project / "svc.config.yaml")
+    served = start_serve("--config", config, "--dry-run", "--paas", env={"PORT": str(port)})
+    serving.append(served)
+    assert served.url == f"http://0.0.0.0:{port}"
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+    assert served.stop() == 0
+    given = start_serve(
+        *("--config", config, "--dry-run", "--paas", "--host", "127.0.0.1", "--port", "0"),
+        env={"PORT": str(port)},
+    )
+    serving.append(given)
+    assert given.url.startswith("http://127.0.0.1:") and given.url != f"http://127.0.0.1:{port}"
+    assert given.stop() == 0
+
+
 def test_print_routes_prints_the_inventory_without_binding(project: Path) -> None:
     result = run_svc(
         "serve",
