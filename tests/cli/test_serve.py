@@ -175,6 +175,42 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
         assert value not in output
 
 
+def test_a_dry_run_with_live_secrets_and_open_gates_sends_nothing_upstream(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    graph = FakeGraph()
+    try:
+        project = make_project(tmp_path, graph.url)  # live values, both gates 1, Graph faked
+        served = start_serve(
+            *("--config", "svc.config.json", "--dry-run", "--env-file", project.env_file),
+            *("--database", "svc.db", "--port", "0"),
+            cwd=tmp_path,
+        )
+        serving.append(served)
+        headers = {"Authorization": f"Bearer {project.bearer}"}
+        with httpx.Client(base_url=served.url, timeout=10, headers=headers) as client:
+            text = client.post("/api/messages/text", json={"to": "15551234567", "text": "hi"})
+            template = client.post(
+                "/api/messages",
+                json={"type": "template", "to": "15551234567", "name": "hello_world"}
+                | {"languageCode": "en_US"},
+            )
+        (tmp_path / "people.csv").write_text("to\n15551230001\n15551230002\n")
+        sent = run_svc(
+            *("broadcast", "send", "--config", "svc.config.json", "--env-file", project.env_file),
+            *("--url", served.url, "--template", "promo", "--language", "en"),
+            *("--recipients", "people.csv"),
+            cwd=tmp_path,
+        )
+        assert [text.status_code, template.status_code, sent.returncode] == [200, 200, 0]
+        assert text.json()["dryRun"] is True and template.json()["dryRun"] is True
+        assert sent.stdout.splitlines()[-1] == "sent 2, failed 0, skipped 0, queued 0"
+        assert served.stop() == 0
+        assert graph.requests == []
+    finally:
+        graph.close()
+
+
 def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
     _live_project(tmp_path, "http://127.0.0.1:9")
     result = run_svc(
