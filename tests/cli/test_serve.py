@@ -258,6 +258,17 @@ def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
         (["--dry-run", "--workers", "0"], "--workers must be an integer 1..64"),
         (["--dry-run", "--paas"], "$PORT (with --paas) must be an integer 1..65535"),
         (["--dry-run", "--host", "", "--print-routes"], "--host must be a host name or address"),
+        # The ranges docs/cli.md gives, just past each end (--print-routes: no bind if taken).
+        *(
+            (["--dry-run", "--print-routes", flag, value], f"{flag} must be an integer {bounds}.")
+            for flag, bounds, values in (
+                ("--body-read-timeout", "1..3600", ("0", "3601")),
+                ("--max-worker-restarts", "0..1000", ("-1", "1001")),
+                ("--broadcast-rate", "1..1000", ("0", "1001")),
+                ("--broadcast-lease", "2..3600", ("1", "3601")),
+            )
+            for value in values
+        ),
         (["--dry-run", "--host", "a\nb", "--print-routes"], "--host must be a host name"),
     ],
 )
