@@ -187,6 +187,10 @@ def test_every_command_of_cli_md_runs_as_documented(
             assert printed == errors, command
         if "--print-routes" in command:
             assert result.stdout.splitlines() == output, command
+        if command.startswith("svc messages list") and expected == 0:  # the header, the cells
+            header, *rows = result.stdout.splitlines()
+            assert header == output[0], command
+            assert {row.count("\t") for row in rows} <= {header.count("\t")}, command
     assert served is not None
     assert served.stop() == 0
 
