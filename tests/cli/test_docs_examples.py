@@ -9,6 +9,7 @@ is the one printed, and the route inventory is printed exactly.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -187,6 +188,8 @@ def test_every_command_of_cli_md_runs_as_documented(
             assert printed == errors, command
         if "--print-routes" in command:
             assert result.stdout.splitlines() == output, command
+        if command.startswith("svc doctor"):  # the lines that depend on svc, not the machine
+            _check_doctor(result.stdout, output, command)
         if command.startswith("svc messages list") and expected == 0:  # the header, the cells
             header, *rows = result.stdout.splitlines()
             assert header == output[0], command
@@ -205,6 +208,22 @@ def test_the_several_numbers_config_of_cli_md_serves_in_a_dry_run(
     serving.append(served)
     assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
     assert served.stop() == 0
+
+
+def _check_doctor(stdout: str, documented: list[str], command: str) -> None:
+    """``svc doctor``'s config, profile, routes and OpenAPI lines and its summary, as shown (text);
+    the env check's detail (json)."""
+    if "--format json" in command:
+        [shown] = [line for line in documented if '"name": "env"' in line]
+        detail = re.search(r'"detail": "([^"]*)"', shown)
+        assert detail is not None, shown
+        checks = {check["name"]: check for check in json.loads(stdout)["checks"]}
+        assert checks["env"]["detail"] == detail.group(1), command
+        return
+    stable = re.compile(r"(ok  |FAIL) (config|profile|routes|openapi): |doctor: ")
+    assert [line for line in stdout.splitlines() if stable.match(line)] == [
+        line for line in documented if stable.match(line)
+    ], command
 
 
 # --- README.md: the first command, run twice, and the first bot ---------------------------------
