@@ -36,6 +36,8 @@ pytestmark = pytest.mark.slow
         ),
         (["serv"], "Error: unknown command (did you mean 'serve'?). Try 'svc --help'."),
         (["bogus-command"], "Error: unknown command. Try 'svc --help'."),
+        ([], "Error: missing command. Try 'svc --help'."),
+        (["messages"], "Error: missing command. Try 'svc messages --help'."),
         (
             ["messages", "lst"],
             "Error: unknown command (did you mean 'list'?). Try 'svc messages --help'.",
