@@ -198,6 +198,28 @@ def test_every_command_of_cli_md_runs_as_documented(
     assert served.stop() == 0
 
 
+def test_the_token_kept_in_env_cli_of_cli_md_is_the_dry_runs_bearer(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    keep, serve = _blocks("cli.md", "sh")[0].strip().splitlines()
+    assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
+    assert _bash(keep, cwd=tmp_path, env={}).returncode == 0
+    name, token = (tmp_path / ".env.cli").read_text().strip().split("=", 1)
+    assert name == "SVC_SERVICE_TOKEN" and re.fullmatch(r"svc_st_[A-Za-z0-9_-]{43}", token)
+    for _ in range(2):  # it survives a restart
+        served = _start(tmp_path, *shlex.split(serve)[2:])
+        serving.append(served)
+        assert "dry-run tokens from the environment: SVC_SERVICE_TOKEN" in served.lines
+        sent = httpx.post(
+            served.url + "/api/messages/text",
+            json={"to": "15551234567", "text": "kept"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        assert sent.status_code == 200
+        assert served.stop() == 0
+
+
 def test_the_several_numbers_config_of_cli_md_serves_in_a_dry_run(
     tmp_path: Path, serving: list[ServeProcess]
 ) -> None:
