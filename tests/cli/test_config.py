@@ -50,6 +50,12 @@ def test_the_init_config_loads_with_placeholders_for_unset_ids(tmp_path: Path) -
     assert env_profile.phone_number_id == "106540352242922"
 
 
+def test_cli_md_names_the_placeholder_ids_of_a_dry_run() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    said = f"`{PLACEHOLDER_PHONE_NUMBER_ID}` (phone number) and `{PLACEHOLDER_WABA_ID}` (WABA)"
+    assert said in " ".join(page.split())
+
+
 def test_live_resolution_needs_every_id_and_secret(tmp_path: Path) -> None:
     loaded = load_config(_write(tmp_path, _doc()))
     with pytest.raises(SecretResolutionError) as caught:
