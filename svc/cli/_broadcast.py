@@ -59,6 +59,15 @@ def read_recipients(
     except UnicodeDecodeError:
         raise CliUsageError("--recipients must be a UTF-8 CSV file.") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        return _recipients(reader, to_column=to_column, param_columns=param_columns)
+    except csv.Error:  # a field past the reader's limit, a quote left open
+        raise CliUsageError(f"line {reader.reader.line_num}: the CSV cannot be read.") from None
+
+
+def _recipients(
+    reader: csv.DictReader[str], *, to_column: str, param_columns: Sequence[str]
+) -> list[dict[str, Any]]:
     header = reader.fieldnames or []
     for column in (to_column, *param_columns):
         if column not in header:

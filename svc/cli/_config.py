@@ -419,33 +419,40 @@ def resolve_secrets(section: ProfileSection, env: Mapping[str, str]) -> ServiceS
 
     A missing or malformed one names its env name only.
     """
-    refs = section.secrets
-    values: dict[str, str] = {}
-    for field, ref in (
-        ("access_token", refs.accessToken),
-        ("webhook_verify_token", refs.webhookVerifyToken),
-        ("webhook_app_secret", refs.webhookAppSecret),
-        ("service_bearer_token", refs.serviceBearerToken),
-    ):
-        value = env.get(ref.env)
-        if value is None or value == "":
-            raise SecretResolutionError(f"{ref.env} is not set.", field=ref.env)
-        values[field] = value
+    values = _service_secrets(section.secrets, env)
     tokens = _number_tokens(section, env)
     try:
         return ServiceSecrets(**values, phone_number_tokens={k: v for k, (v, _) in tokens.items()})
+    except ServiceError:
+        _raise_bad_token(values, tokens)
+        raise SecretResolutionError(
+            "a number's own access token must be 1..4096 visible ASCII characters."
+        ) from None
+
+
+def _service_secrets(refs: SecretsSection, env: Mapping[str, str]) -> dict[str, str]:
+    """The four service secrets from ``env`` by ``ServiceSecrets``' field, each checked by its
+    rule; a missing or malformed one names its env name only."""
+    names = {
+        "access_token": refs.accessToken.env,
+        "webhook_verify_token": refs.webhookVerifyToken.env,
+        "webhook_app_secret": refs.webhookAppSecret.env,
+        "service_bearer_token": refs.serviceBearerToken.env,
+    }
+    values: dict[str, str] = {}
+    for field, name in names.items():
+        value = env.get(name)
+        if value is None or value == "":
+            raise SecretResolutionError(f"{name} is not set.", field=name)
+        values[field] = value
+    try:
+        ServiceSecrets(**values, phone_number_tokens={})
     except ServiceError as exc:
-        if exc.field == "phone_number_tokens":
-            _raise_bad_token(values, tokens)
-        ref_name = {
-            "access_token": refs.accessToken.env,
-            "webhook_verify_token": refs.webhookVerifyToken.env,
-            "webhook_app_secret": refs.webhookAppSecret.env,
-            "service_bearer_token": refs.serviceBearerToken.env,
-        }.get(exc.field or "", "a secret")
+        ref_name = names.get(exc.field or "", "a secret")
         raise SecretResolutionError(
             f"{ref_name} must be 1..4096 visible ASCII characters.", field=ref_name
         ) from None
+    return values
 
 
 def read_env_file(value: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -490,9 +497,10 @@ def dry_run_tokens(section: ProfileSection, environ: Mapping[str, str]) -> DryRu
         else:
             values[key] = make()
             generated.append(key)
-    # The same rules as live secrets: a malformed value names its env name only.
-    resolve_secrets(
-        section,
+    # The same rules as live secrets: a malformed value names its env name only. A number's
+    # own token is not checked: a dry run's access token is synthetic.
+    _service_secrets(
+        refs,
         {
             refs.accessToken.env: "dryrun-access-token",
             refs.serviceBearerToken.env: values["serviceBearerToken"],

@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 _OPTION_NAME: Final = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_-]{0,40}$")
+_NO_COMMAND: Final[Any] = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""What click 8.2+ raises for a group run without a command (click 8.1 prints its help)."""
 
 
 class CliError(click.ClickException):
@@ -174,6 +176,8 @@ def describe_usage_error(exc: click.UsageError) -> str:
         return f"missing {_param_name(exc.param, exc.param_type)}. {hint}"
     if isinstance(exc, click.BadParameter):
         return f"invalid value for {_param_name(exc.param, None)}{_choices(exc.param)}. {hint}"
+    if isinstance(exc, _NO_COMMAND):
+        return f"missing command. {hint}"
     typed = getattr(exc, "command_name", None)
     if isinstance(typed, str) and ctx is not None and isinstance(ctx.command, click.Group):
         known = ctx.command.list_commands(ctx)

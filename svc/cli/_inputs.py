@@ -234,7 +234,7 @@ def import_attribute(target: str, option: str, *, shape: str = "module:callable"
     As ``python -m``, uvicorn and hypercorn do: the installed ``svc`` script
     has its own folder, not the working one, first on ``sys.path``. Every
     refusal names the option, the target and the cause: a module that is not
-    there, or one that fails on import (the exception's class and message: the
+    there, or one that fails on import or exits (the exception's class and message: the
     user's own code, never a secret of svc), or an attribute it lacks.
     """
     module_name, _, attribute = target.partition(":")
@@ -245,7 +245,7 @@ def import_attribute(target: str, option: str, *, shape: str = "module:callable"
         sys.path.insert(0, working)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - whatever the user's module raises is reported
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - what the user's module raises
         missing = isinstance(exc, ModuleNotFoundError) and (
             exc.name == module_name or module_name.startswith(f"{exc.name}.")
         )
@@ -256,6 +256,6 @@ def import_attribute(target: str, option: str, *, shape: str = "module:callable"
     for part in attribute.split("."):
         try:
             found = getattr(found, part)
-        except Exception as exc:  # noqa: BLE001 - a missing name, or the user's __getattr__
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - or the user's __getattr__
             raise refuse_target(option, target, describe_cause(exc)) from None
     return found

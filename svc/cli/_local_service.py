@@ -119,7 +119,7 @@ class LocalService:
                 json=body,
                 headers={**self._headers, **(headers or {})},
             )
-        except httpx.HTTPError:
+        except (httpx.HTTPError, UnicodeError):  # UnicodeError: a host the IDNA codec refuses
             raise MessagesError(
                 "the service cannot be reached (is `svc serve` running?)."
             ) from None

@@ -88,3 +88,9 @@ def main() -> None:
         raise SystemExit(1) from None
     except click.exceptions.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except OSError as exc:
+        # A path the system refuses where a command looks (a name too long, no permission):
+        # its reason only; the exception's text would quote the path.
+        reason = exc.strerror or type(exc).__name__
+        click.echo(f"Error: a file or folder could not be used: {reason}.", err=True)
+        raise SystemExit(1) from None

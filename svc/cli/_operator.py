@@ -64,9 +64,10 @@ def _check_public_url(value: str) -> str:
         raise refusal
     try:
         url = httpx.URL(value)
-    except httpx.InvalidURL:
+        host = url.host  # decodes an IDNA A-label: UnicodeError when it is malformed
+    except (httpx.InvalidURL, UnicodeError):
         raise refusal from None
-    if url.scheme != "https" or not url.host or url.userinfo:
+    if url.scheme != "https" or not host or url.userinfo:
         raise refusal
     return value.rstrip("/")
 
@@ -317,9 +318,10 @@ def _check_server_url(value: str) -> str:
         raise refusal
     try:
         url = httpx.URL(value)
-    except httpx.InvalidURL:
+        host = url.host  # decodes an IDNA A-label: UnicodeError when it is malformed
+    except (httpx.InvalidURL, UnicodeError):
         raise refusal from None
-    if url.scheme not in ("http", "https") or not url.host or url.userinfo:
+    if url.scheme not in ("http", "https") or not host or url.userinfo:
         raise refusal
     return str(url.copy_with(query=None, fragment=None))
 

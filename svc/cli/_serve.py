@@ -375,7 +375,19 @@ def _read_config(options: ServeOptions) -> _Setting:
 
 
 def _bind_address(options: ServeOptions, profile: Profile) -> tuple[str, int]:
-    """``--host``/``--port``, else ``--paas``'s ``0.0.0.0`` and ``$PORT``, else the profile's."""
+    """``--host``/``--port``, else ``--paas``'s ``0.0.0.0`` and ``$PORT``, else the profile's.
+
+    ``--host`` follows the profile's host rule: an empty one would bind every interface.
+    """
+    from dataclasses import replace
+
+    from ..http import ServiceError
+
+    if options.host is not None:
+        try:
+            replace(profile, host=options.host)
+        except ServiceError:
+            raise CliUsageError("--host must be a host name or address.") from None
     paas_host = "0.0.0.0"  # noqa: S104
     host = (
         options.host if options.host is not None else (paas_host if options.paas else profile.host)

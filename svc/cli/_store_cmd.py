@@ -91,6 +91,10 @@ def _locate(database: str | None, database_url_env: str | None) -> tuple[str | N
         raise CliUsageError("give exactly one of --database and --database-url-env.")
     check_store_flags(database, database_url_env)
     if database is not None:
+        if not os.path.isfile(database):  # a mistyped path would read as an empty store
+            raise CliUsageError(
+                "--database names no SQLite file (a store command never creates one)."
+            )
         return database, None
     assert database_url_env is not None
     dsn = os.environ.get(database_url_env, "")

@@ -49,7 +49,7 @@ def load_app(target: str, option: str = "--app") -> Any:
         raise refuse_target(option, target, said)
     try:
         made = found()
-    except Exception as exc:  # noqa: BLE001 - the user's factory: reported by class and message
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's factory, by its class
         said = f"the factory failed when called: {describe_cause(exc)}"
         raise refuse_target(option, target, said) from None
     if isinstance(made, type) or not isinstance(made, WebhookFacade):

@@ -78,3 +78,10 @@ def test_read_recipients_builds_body_parameters_and_names_lines_not_values() -> 
     with pytest.raises(CliUsageError, match="line 4") as info:
         read_recipients(b"to\n1555\n\n ,x\n", to_column="to", param_columns=())
     assert "1555" not in str(info.value)
+
+
+def test_a_csv_the_reader_refuses_is_a_usage_error_naming_its_line() -> None:
+    huge = b"to\n15551230001\n" + b"1" * 200_000 + b"\n"
+    with pytest.raises(CliUsageError) as info:
+        read_recipients(huge, to_column="to", param_columns=())
+    assert info.value.format_message() == "line 3: the CSV cannot be read."

@@ -123,6 +123,7 @@ def test_onboarding_prints_the_callback_and_two_fresh_tokens(tmp_path: Path) -> 
         "https://bot.example.com/#secretfragment",
         "https://bot.example.com/ secretspace",
         "ftp://bot.example.com",
+        "https://xn--secret.example.com",  # an A-label the IDNA codec refuses
     ],
 )
 def test_onboarding_refuses_unsafe_public_urls_without_echoing_them(url: str) -> None:
@@ -204,13 +205,13 @@ def test_openapi_out_refuses_unsafe_targets(
     assert message in result.output
 
 
-def test_openapi_refuses_a_non_http_server_url(project: Path) -> None:
+@pytest.mark.parametrize("url", ["file:///etc", "https://xn--.example.com"])
+def test_openapi_refuses_a_non_http_server_url(project: Path, url: str) -> None:
     result = CliRunner().invoke(
-        cli,
-        ["openapi", "--config", str(project / "svc.config.yaml"), "--server-url", "file:///etc"],
+        cli, ["openapi", "--config", str(project / "svc.config.yaml"), "--server-url", url]
     )
     assert result.exit_code == 1
-    assert "--server-url must be an http or https URL" in result.output
+    assert result.stderr == "Error: --server-url must be an http or https URL.\n"
 
 
 # --- doctor ---------------------------------------------------------------------------------------

@@ -50,6 +50,12 @@ def test_the_init_config_loads_with_placeholders_for_unset_ids(tmp_path: Path) -
     assert env_profile.phone_number_id == "106540352242922"
 
 
+def test_cli_md_names_the_placeholder_ids_of_a_dry_run() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    said = f"`{PLACEHOLDER_PHONE_NUMBER_ID}` (phone number) and `{PLACEHOLDER_WABA_ID}` (WABA)"
+    assert said in " ".join(page.split())
+
+
 def test_live_resolution_needs_every_id_and_secret(tmp_path: Path) -> None:
     loaded = load_config(_write(tmp_path, _doc()))
     with pytest.raises(SecretResolutionError) as caught:
@@ -125,6 +131,39 @@ def test_unreadable_files_give_a_safe_error(tmp_path: Path) -> None:
         load_config(tmp_path / "a.toml")
     with pytest.raises(CliConfigError, match="is a directory"):
         load_config(tmp_path / "dir.yaml" if (tmp_path / "dir.yaml").mkdir() is None else "")
+
+
+def test_a_file_of_1_mib_loads_and_one_byte_more_is_refused(tmp_path: Path) -> None:
+    from svc.cli._init import render_config
+
+    text = render_config(config_data("main"), "yaml")
+    padding = 1_048_576 - len(text.encode()) - 2
+    (tmp_path / "c.yaml").write_text(text + "#" + "x" * padding + "\n")
+    assert (tmp_path / "c.yaml").stat().st_size == 1_048_576
+    assert load_config(tmp_path / "c.yaml").profile_names == ("main",)
+    (tmp_path / "c.yaml").write_text(text + "#" + "x" * (padding + 1) + "\n")
+    with pytest.raises(CliConfigError) as caught:
+        load_config(tmp_path / "c.yaml")
+    assert caught.value.format_message() == "the config file is larger than 1 MiB."
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("a.yaml", b"version: 1\nx: \xff\xfe\n", "the config file is not UTF-8 text."),
+        ("a.yaml", b"x: " + b"[" * 20_000, "the config file nests too deeply."),
+        ("a.json", b"[" * 20_000, "the config file nests deeper than 64 levels."),
+        ("a.json", b'{"version": 1e999999}', "the config file holds a number JSON cannot read."),
+        ("a.yaml", b"x: !!python/object/apply:os.system [id]\n", "not valid YAML (line 1)."),
+    ],
+)
+def test_hostile_files_are_refused_with_one_sentence(
+    tmp_path: Path, name: str, data: bytes, message: str
+) -> None:
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(CliConfigError) as caught:
+        load_config(tmp_path / name)
+    assert caught.value.format_message().endswith(message)
 
 
 def test_yaml_and_json_give_the_same_document(tmp_path: Path) -> None:

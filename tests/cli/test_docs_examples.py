@@ -9,6 +9,7 @@ is the one printed, and the route inventory is printed exactly.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -187,8 +188,64 @@ def test_every_command_of_cli_md_runs_as_documented(
             assert printed == errors, command
         if "--print-routes" in command:
             assert result.stdout.splitlines() == output, command
+        if command.startswith("svc doctor"):  # the lines that depend on svc, not the machine
+            _check_doctor(result.stdout, output, command)
+        if command.startswith("svc messages list") and expected == 0:  # the header, the cells
+            header, *rows = result.stdout.splitlines()
+            assert header == output[0], command
+            assert {row.count("\t") for row in rows} <= {header.count("\t")}, command
     assert served is not None
     assert served.stop() == 0
+
+
+def test_the_token_kept_in_env_cli_of_cli_md_is_the_dry_runs_bearer(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    keep, serve = _blocks("cli.md", "sh")[0].strip().splitlines()
+    assert _bash("svc init demo", cwd=tmp_path, env={}).returncode == 0
+    assert _bash(keep, cwd=tmp_path, env={}).returncode == 0
+    name, token = (tmp_path / ".env.cli").read_text().strip().split("=", 1)
+    assert name == "SVC_SERVICE_TOKEN" and re.fullmatch(r"svc_st_[A-Za-z0-9_-]{43}", token)
+    for _ in range(2):  # it survives a restart
+        served = _start(tmp_path, *shlex.split(serve)[2:])
+        serving.append(served)
+        assert "dry-run tokens from the environment: SVC_SERVICE_TOKEN" in served.lines
+        sent = httpx.post(
+            served.url + "/api/messages/text",
+            json={"to": "15551234567", "text": "kept"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        assert sent.status_code == 200
+        assert served.stop() == 0
+
+
+def test_the_several_numbers_config_of_cli_md_serves_in_a_dry_run(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    """Its numbers' own tokens are not needed in a dry run (the access token is synthetic)."""
+    [config] = _blocks("cli.md", "yaml")
+    (tmp_path / "svc.config.yaml").write_text(config)
+    served = _start(tmp_path, "--config", "svc.config.yaml", "--dry-run")
+    serving.append(served)
+    assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
+    assert served.stop() == 0
+
+
+def _check_doctor(stdout: str, documented: list[str], command: str) -> None:
+    """``svc doctor``'s config, profile, routes and OpenAPI lines and its summary, as shown (text);
+    the env check's detail (json)."""
+    if "--format json" in command:
+        [shown] = [line for line in documented if '"name": "env"' in line]
+        detail = re.search(r'"detail": "([^"]*)"', shown)
+        assert detail is not None, shown
+        checks = {check["name"]: check for check in json.loads(stdout)["checks"]}
+        assert checks["env"]["detail"] == detail.group(1), command
+        return
+    stable = re.compile(r"(ok  |FAIL) (config|profile|routes|openapi): |doctor: ")
+    assert [line for line in stdout.splitlines() if stable.match(line)] == [
+        line for line in documented if stable.match(line)
+    ], command
 
 
 # --- README.md: the first command, run twice, and the first bot ---------------------------------

@@ -36,6 +36,8 @@ pytestmark = pytest.mark.slow
         ),
         (["serv"], "Error: unknown command (did you mean 'serve'?). Try 'svc --help'."),
         (["bogus-command"], "Error: unknown command. Try 'svc --help'."),
+        ([], "Error: missing command. Try 'svc --help'."),
+        (["messages"], "Error: missing command. Try 'svc messages --help'."),
         (
             ["messages", "lst"],
             "Error: unknown command (did you mean 'list'?). Try 'svc messages --help'.",
@@ -153,6 +155,31 @@ def _serve_with_store(project: Path, *store: str, env: dict[str, str] | None = N
     assert result.returncode == 1
     assert "svc: serving" not in result.stderr
     return result.stderr.splitlines()[-1]
+
+
+_LONG = "n" * 300  # past NAME_MAX: stat() itself fails (ENAMETOOLONG)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["init", _LONG],
+        ["setup", _LONG],
+        ["openapi", "--config", "svc.config.yaml", "--out", _LONG],
+        ["serve", "--config", "svc.config.yaml", "--dry-run", "--env-file", _LONG],
+        ["flows", "keygen", "--out-dir", f"{_LONG}/keys"],
+        [
+            *("broadcast", "send", "--config", "svc.config.yaml", "--template", "t"),
+            *("--language", "en", "--recipients", _LONG),
+        ],
+    ],
+)
+def test_a_path_the_system_refuses_is_one_error_line_without_the_path(
+    project: Path, args: list[str]
+) -> None:
+    result = run_svc(*args, cwd=project, input_text="")
+    assert result.returncode == 1
+    assert result.stderr == "Error: a file or folder could not be used: File name too long.\n"
 
 
 def test_sqlite_store_errors_name_the_cause_not_the_path(project: Path) -> None:

@@ -113,11 +113,13 @@ APPS = {
         "def make():\n    return DefaultFacade()\n"
         "def make_nothing():\n    return 42\n"
         "def make_badly():\n    raise RuntimeError('BOT_TOKEN is missing')\n"
+        "def make_quit():\n    raise SystemExit(0)\n"
         "def needs_an_argument(settings):\n    return DefaultFacade()\n"
         "number = 7\n"
     ),
     "brokenapp.py": "raise KeyError('OPENAI_API_KEY')\n",
     "shop.py": "raise RuntimeError('SHOP_URL is not set')\n",
+    "quitapp.py": "import sys\nsys.exit(0)\n",
 }
 SHOP = "--app shop:bot: module 'shop' failed on import: RuntimeError: SHOP_URL is not set"
 
@@ -154,6 +156,11 @@ SHOP = "--app shop:bot: module 'shop' failed on import: RuntimeError: SHOP_URL i
             "--app myapp:make_badly: the factory failed when called: "
             "RuntimeError: BOT_TOKEN is missing",
         ),
+        (
+            "quitapp:bot",
+            "--app quitapp:bot: module 'quitapp' failed on import: SystemExit: 0",
+        ),
+        ("myapp:make_quit", "--app myapp:make_quit: the factory failed when called: SystemExit: 0"),
         (
             "myapp:needs_an_argument",
             "--app myapp:needs_an_argument: the factory failed when called: TypeError: "

@@ -8,6 +8,7 @@ import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 import trio
 from click.testing import CliRunner
 
@@ -127,3 +128,25 @@ def test_an_unknown_or_malformed_id_is_refused(tmp_path: Path) -> None:
     assert missing.exit_code != 0 and "no inbox item" in missing.output
     malformed = runner.invoke(cli, ["inbox", "drop", "x1", "--database", str(db)])
     assert malformed.exit_code != 0 and "ID must be an integer" in malformed.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["inbox", "list"],
+        ["inbox", "retry", "1"],
+        ["outbox", "list"],
+        ["store", "prune", "--older-than", "30d"],
+    ],
+)
+def test_a_store_command_never_creates_a_missing_sqlite_file(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """A mistyped path is refused: it would have read as an empty store ("0 item(s)")."""
+    missing = tmp_path / "typo.db"
+    result = CliRunner().invoke(cli, [*args, "--database", str(missing)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: --database names no SQLite file (a store command never creates one).\n"
+    )
+    assert not missing.exists()

@@ -144,3 +144,15 @@ def test_messages_list_refuses_a_bad_user_before_calling(project: Path, user: st
     assert result.stderr == (
         "Error: --user must be a phone number (digits), a BSUID (US.1234...) or a parent BSUID.\n"
     )
+
+
+def test_a_url_whose_host_cannot_be_looked_up_says_the_service_cannot_be_reached(
+    project: Path,
+) -> None:
+    """A label past 63 characters fails in the IDNA codec, before any lookup."""
+    url = "http://" + "a" * 300 + ".example"
+    config = str(project / "svc.config.yaml")
+    for args in (["messages", "list"], ["broadcast", "status", "b1"]):
+        result = _invoke(*args, "--config", config, "--url", url, env={"SVC_SERVICE_TOKEN": "t"})
+        assert result.exit_code == 1
+        assert result.stderr == "Error: the service cannot be reached (is `svc serve` running?).\n"

@@ -120,3 +120,33 @@ def test_messages_refuse_a_missing_or_unreadable_env_file(
         "Error: the env file does not exist or is not a file.\n",
     )
     assert (unreadable.exit_code, unreadable.stderr) == (1, "Error: the env file cannot be read.\n")
+
+
+async def test_the_user_column_is_the_bsuid_else_the_parent_bsuid(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "svc.db")
+    await store.migrate()
+    users = [("US.1", "US.ENT.1"), (None, "US.ENT.2"), (None, None)]
+    for index, (user, parent) in enumerate(users):
+        await store.record_message(
+            MessageRecord(
+                row_id=f"00000000-0000-4000-8000-00000000001{index}",
+                wa_message_id=f"wamid.user{index}",
+                direction="inbound",
+                type="text",
+                status="received",
+                from_phone="15551234567",
+                user_id=user,
+                parent_user_id=parent,
+                created_at=T0 + timedelta(seconds=index),
+                updated_at=T0 + timedelta(seconds=index),
+            )
+        )
+    await store.close()
+    page = run_svc("messages", "list", "--database", "svc.db", cwd=tmp_path)
+    assert page.returncode == 0, page.stderr
+    rows = [line.split("\t") for line in page.stdout.splitlines()[1:]]
+    assert {row[2]: row[7] for row in rows} == {
+        "wamid.user0": "US.1",
+        "wamid.user1": "US.ENT.2",
+        "wamid.user2": "",
+    }

@@ -175,6 +175,42 @@ def test_live_sigterm_drains_the_request_in_flight_then_closes_the_store_and_exi
         assert value not in output
 
 
+def test_a_dry_run_with_live_secrets_and_open_gates_sends_nothing_upstream(
+    tmp_path: Path, serving: list[ServeProcess]
+) -> None:
+    graph = FakeGraph()
+    try:
+        project = make_project(tmp_path, graph.url)  # live values, both gates 1, Graph faked
+        served = start_serve(
+            *("--config", "svc.config.json", "--dry-run", "--env-file", project.env_file),
+            *("--database", "svc.db", "--port", "0"),
+            cwd=tmp_path,
+        )
+        serving.append(served)
+        headers = {"Authorization": f"Bearer {project.bearer}"}
+        with httpx.Client(base_url=served.url, timeout=10, headers=headers) as client:
+            text = client.post("/api/messages/text", json={"to": "15551234567", "text": "hi"})
+            template = client.post(
+                "/api/messages",
+                json={"type": "template", "to": "15551234567", "name": "hello_world"}
+                | {"languageCode": "en_US"},
+            )
+        (tmp_path / "people.csv").write_text("to\n15551230001\n15551230002\n")
+        sent = run_svc(
+            *("broadcast", "send", "--config", "svc.config.json", "--env-file", project.env_file),
+            *("--url", served.url, "--template", "promo", "--language", "en"),
+            *("--recipients", "people.csv"),
+            cwd=tmp_path,
+        )
+        assert [text.status_code, template.status_code, sent.returncode] == [200, 200, 0]
+        assert text.json()["dryRun"] is True and template.json()["dryRun"] is True
+        assert sent.stdout.splitlines()[-1] == "sent 2, failed 0, skipped 0, queued 0"
+        assert served.stop() == 0
+        assert graph.requests == []
+    finally:
+        graph.close()
+
+
 def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
     _live_project(tmp_path, "http://127.0.0.1:9")
     result = run_svc(
@@ -221,6 +257,19 @@ def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
         (["--dry-run", "--port", "70000"], "--port must be an integer 0..65535"),
         (["--dry-run", "--workers", "0"], "--workers must be an integer 1..64"),
         (["--dry-run", "--paas"], "$PORT (with --paas) must be an integer 1..65535"),
+        (["--dry-run", "--host", "", "--print-routes"], "--host must be a host name or address"),
+        # The ranges docs/cli.md gives, just past each end (--print-routes: no bind if taken).
+        *(
+            (["--dry-run", "--print-routes", flag, value], f"{flag} must be an integer {bounds}.")
+            for flag, bounds, values in (
+                ("--body-read-timeout", "1..3600", ("0", "3601")),
+                ("--max-worker-restarts", "0..1000", ("-1", "1001")),
+                ("--broadcast-rate", "1..1000", ("0", "1001")),
+                ("--broadcast-lease", "2..3600", ("1", "3601")),
+            )
+            for value in values
+        ),
+        (["--dry-run", "--host", "a\nb", "--print-routes"], "--host must be a host name"),
     ],
 )
 def test_serve_refusals_exit_1_with_a_safe_message(
@@ -263,6 +312,27 @@ def test_paas_port_must_be_an_integer_in_range(project: Path) -> None:
     )
     assert result.returncode == 1
     assert "$PORT (with --paas)" in result.stderr
+
+
+def test_paas_binds_every_interface_on_port_unless_host_is_given(
+    project: Path, serving: list[ServeProcess]
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = str(project / "svc.config.yaml")
+    served = start_serve("--config", config, "--dry-run", "--paas", env={"PORT": str(port)})
+    serving.append(served)
+    assert served.url == f"http://0.0.0.0:{port}"
+    assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+    assert served.stop() == 0
+    given = start_serve(
+        *("--config", config, "--dry-run", "--paas", "--host", "127.0.0.1", "--port", "0"),
+        env={"PORT": str(port)},
+    )
+    serving.append(given)
+    assert given.url.startswith("http://127.0.0.1:") and given.url != f"http://127.0.0.1:{port}"
+    assert given.stop() == 0
 
 
 def test_print_routes_prints_the_inventory_without_binding(project: Path) -> None:
