@@ -49,7 +49,7 @@ LIVE_GATES: Final = ("SVC_LIVE_ENABLE", "SVC_YES_LIVE")
 
 def parse_int(value: str, option: str, *, low: int, high: int) -> int:
     """An integer option in ``low..high``; the refusal names the option, not the value."""
-    number = decimal_int(value.strip(), max_digits=10)
+    number = decimal_int(value.strip(), max_digits=len(str(high)))
     if number is None or not low <= number <= high:
         raise CliUsageError(f"{option} must be an integer {low}..{high}.")
     return number

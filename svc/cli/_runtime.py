@@ -558,11 +558,12 @@ def _handlers_line(plan: ServePlan) -> str | None:
     """The start-up line of the handler runtime, when handlers run (``--app`` or the echo)."""
     if plan.app is None and not plan.echo_reply:
         return None
-    settings = plan.handler_options
+    from ..runtime import HandlerOptions
+
+    options = HandlerOptions(**plan.handler_options)  # the runtime's own defaults
     limits = (
-        f"{int(settings.get('concurrency', 8))} at once, "
-        f"{settings.get('timeout', 30):g} s deadline, "
-        f"{int(settings.get('max_attempts', 5))} attempts"
+        f"{options.concurrency} at once, {options.timeout:g} s deadline, "
+        f"{options.max_attempts} attempts"
     )
     if _store_kind(plan) == "none":
         return (

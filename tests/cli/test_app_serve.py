@@ -268,3 +268,22 @@ def test_live_serve_with_handlers_and_a_store_refuses_to_start_without_the_inbox
     assert not (tmp_path / "svc.db").exists()  # refused before the store was opened
     for value in project.secrets.values():
         assert value not in result.stderr + result.stdout
+
+
+def test_the_start_up_line_reads_the_runtime_s_own_defaults() -> None:
+    """The handler runtime's line names what it will run with: the settings given, and the
+    runtime's own defaults (``HandlerOptions``) for the rest, never a copy of them."""
+    from svc.cli._runtime import ServePlan, _handlers_line
+    from svc.runtime import HandlerOptions
+
+    plan = ServePlan(
+        profile_fields={},
+        secrets=("t", "v", "s", "b"),
+        dry_run=True,
+        app="bot:bot",
+        handler_options={"concurrency": 3, "max_attempts": 2},
+    )
+    line = _handlers_line(plan)
+    assert line is not None
+    timeout = HandlerOptions().timeout
+    assert f"(3 at once, {timeout:g} s deadline, 2 attempts)" in line

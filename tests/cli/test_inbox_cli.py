@@ -128,6 +128,11 @@ def test_an_unknown_or_malformed_id_is_refused(tmp_path: Path) -> None:
     assert missing.exit_code != 0 and "no inbox item" in missing.output
     malformed = runner.invoke(cli, ["inbox", "drop", "x1", "--database", str(db)])
     assert malformed.exit_code != 0 and "ID must be an integer" in malformed.output
+    # Every id of the range the refusal names is read (the largest is 19 digits long).
+    largest = runner.invoke(cli, ["inbox", "drop", str(2**62), "--database", str(db)])
+    assert largest.exit_code != 0 and "no inbox item" in largest.output
+    past = runner.invoke(cli, ["inbox", "drop", str(2**62 + 1), "--database", str(db)])
+    assert past.exit_code != 0 and "ID must be an integer 1..4611686018427387904" in past.output
 
 
 @pytest.mark.parametrize(
