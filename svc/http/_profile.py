@@ -48,6 +48,9 @@ RESERVED_PATHS: Final = frozenset(
 """Fixed routes no configured path may take or sit under."""
 
 _API_VERSION = re.compile(r"v\d+(\.\d+)?")
+_HOST: Final = re.compile(r"[A-Za-z0-9._%:\[\]-]+")
+"""A host name, an IPv4 or IPv6 address (a zone id too): no ``/``, so never a bind string
+of another kind (``unix:/path``, ``fd://3``)."""
 _DIGITS = re.compile(r"[0-9]{1,64}")
 _SAFE_PATH = re.compile(r"(?:/[A-Za-z0-9._~-]+)+")
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -206,7 +209,7 @@ def _profile_checks(profile: Profile) -> None:
     port = profile.port
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise bad("port", "port must be an integer 0..65535.")
-    if not isinstance(profile.host, str) or not profile.host or not is_visible_ascii(profile.host):
+    if not isinstance(profile.host, str) or not _HOST.fullmatch(profile.host):
         raise bad("host", "host must be a host name or address.")
     webhook = check_service_path(profile.webhook_path, "webhook_path")
     prefix = check_service_path(profile.api_prefix, "api_prefix")

@@ -270,6 +270,11 @@ def test_live_mode_refuses_without_both_gates(tmp_path: Path) -> None:
             for value in values
         ),
         (["--dry-run", "--host", "a\nb", "--print-routes"], "--host must be a host name"),
+        # A bind string of another kind is never a host (hypercorn bound every interface).
+        *(
+            (["--dry-run", "--host", host, "--print-routes"], "--host must be a host name")
+            for host in ("fd://3", "fd://", "unix:/tmp/svc.sock", "a/b", "a b", "h@x")
+        ),
     ],
 )
 def test_serve_refusals_exit_1_with_a_safe_message(
