@@ -12,6 +12,7 @@ instead of compiling its own character class. The variants:
 - ``breaks_url_path`` / ``breaks_path_segment``: what ends or escapes a URL path
   or one path segment.
 - ``has_header_break``: CR, LF and NUL, what splits an HTTP header or query line.
+- ``has_surrogate``: a surrogate code point, which UTF-8 (so no database or wire) cannot carry.
 - ``is_visible_ascii`` / ``is_printable_ascii``: ASCII-only tokens, with or without space.
 - ``is_printable_label``: printable (``str.isprintable``) and not blank, for ids read upstream.
 - ``decimal_int``: the integer a number sent as text spells (ASCII digits, bounded).
@@ -33,6 +34,7 @@ __all__ = [
     "has_control",
     "has_header_break",
     "has_sdp_control",
+    "has_surrogate",
     "has_text_control",
     "is_printable_ascii",
     "is_printable_label",
@@ -47,6 +49,7 @@ _ASCII_CONTROL_OR_SPACE: Final = re.compile(r"[\x00-\x20\x7f]")
 _URL_PATH_BREAK: Final = re.compile(r"[\x00-\x20\x7f?#\\]")
 _PATH_SEGMENT_BREAK: Final = re.compile(r"[/\\?#\x00-\x1f\x7f]")
 _HEADER_BREAK: Final = re.compile(r"[\r\n\x00]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
 _VISIBLE_ASCII: Final = re.compile(r"[\x21-\x7e]+")
 _PRINTABLE_ASCII: Final = re.compile(r"[\x20-\x7e]*")
 
@@ -137,6 +140,15 @@ def is_printable_ascii(value: str) -> bool:
     string qualifies, callers that need a value check that themselves.
     """
     return _PRINTABLE_ASCII.fullmatch(value) is not None
+
+
+def has_surrogate(value: str) -> bool:
+    """True when ``value`` holds a surrogate code point (U+D800..U+DFFF).
+
+    A Python string may hold one alone (a JSON ``\\ud800`` escape decodes to it);
+    ``str.encode("utf-8")`` refuses it, so text bound for a database or a wire cannot.
+    """
+    return _SURROGATE.search(value) is not None
 
 
 def is_printable_label(value: str) -> bool:

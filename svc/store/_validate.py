@@ -6,7 +6,7 @@ import enum
 from collections.abc import Sequence
 from typing import Final, cast
 
-from svc._text import has_ascii_control, is_printable_label
+from svc._text import has_ascii_control, has_surrogate, is_printable_label
 
 from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
@@ -34,13 +34,15 @@ def fit(value: object, max_len: int = KEY_MAX) -> str | None:
         or len(value) > max_len
         or not value.strip()
         or has_ascii_control(value)
+        or has_surrogate(value)
     ):
         return None
     return value
 
 
 def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
-    """A non-blank string of at most ``max_len`` characters without control characters."""
+    """A non-blank string of at most ``max_len`` characters without control characters or
+    surrogates (which no driver can encode)."""
     checked = fit(value, max_len)
     if checked is not None:
         return checked
@@ -49,6 +51,10 @@ def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
     if len(value) > max_len:
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be at most {max_len} characters."
+        )
+    if has_surrogate(value):
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must not contain lone surrogates."
         )
     raise PersistenceValidationError(
         "invalid_record", f"{field} must not contain control characters."

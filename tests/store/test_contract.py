@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 import trio
@@ -21,6 +22,7 @@ from svc.store import (
     Replay,
     ServiceRequestState,
     StatusEvent,
+    UserIdentityRecord,
     WebhookEventResult,
 )
 
@@ -502,6 +504,37 @@ async def test_invalid_records_are_refused_before_io(store: AnyStore, kwargs: di
     with pytest.raises(PersistenceValidationError) as info:
         await store.record_webhook_event(**kwargs)
     assert info.value.code == "invalid_record"
+
+
+# A lone surrogate (JSON's "\\ud800") passes a str check but no database driver can encode it.
+LONE_SURROGATE_CALLS = {
+    "event_key": lambda s: s.record_webhook_event(
+        event_key="k\ud800", event_hash="h", received_at=T0
+    ),
+    "update_key": lambda s: s.record_webhook_updates(
+        event_key="k", event_hash="h", received_at=T0, update_keys=("u\udfff",)
+    ),
+    "row_id": lambda s: s.record_message(message("r\ud800", "w")),
+    "wa_id": lambda s: s.record_user_identities(
+        [UserIdentityRecord(wa_id="1555\ud800", last_seen_at=T0)]
+    ),
+    "user": lambda s: s.find_user_identity(user="US.\udc00"),
+    "outbox id": lambda s: s.enqueue_outbox_item(id="o\ud800", payload_hash="p", created_at=T0),
+    "idempotency_key": lambda s: s.claim_service_request(
+        idempotency_key="i\ud800", request_hash="h", created_at=T0
+    ),
+}
+
+
+@pytest.mark.parametrize("call", LONE_SURROGATE_CALLS.values(), ids=LONE_SURROGATE_CALLS)
+async def test_a_lone_surrogate_is_refused_before_io(store: AnyStore, call: Any) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        await call(store)
+    assert info.value.code == "invalid_record"
+    assert "\ud800" not in str(info.value) and "\udfff" not in str(info.value)
+    assert await store.record_webhook_event(
+        event_key="k", event_hash="h", received_at=T0
+    ) is WebhookEventResult.RECORDED
 
 
 async def test_invalid_options_are_refused(store: AnyStore) -> None:

@@ -117,6 +117,7 @@ async def test_unreachable_server_fails_without_echoing_the_dsn(
     ("dsn", "kwargs"),
     [
         ("", {}),
+        ("postgresql://x@127.0.0.1/unterminated\ud800", {}),
         ("postgresql://x@127.0.0.1/db", {"schema": "Bad-Schema"}),
         ("postgresql://x@127.0.0.1/db", {"schema": "x; drop"}),
         ("postgresql://x@127.0.0.1/db", {"min_size": 5, "max_size": 2}),

@@ -30,7 +30,9 @@ from .conftest import T0, message_row
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "bad\nname.db", 42, None, b"x.db"])
+@pytest.mark.parametrize(
+    "bad", ["", "   ", "a\x00b", "bad\nname.db", "bad\udcffname.db", 42, None, b"x.db"]
+)
 def test_unsafe_filenames_are_refused_without_echo(bad: object) -> None:
     with pytest.raises(PersistenceValidationError) as info:
         SqliteStore(bad)  # type: ignore[arg-type]

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, TypeVarTuple
 
+from svc._text import has_surrogate
+
 from .._base import StoreBase
 from .._commit import Job
 from .._errors import (
@@ -92,8 +94,10 @@ class PostgresStore(StoreBase):
         writer: str = "thread",
     ) -> None:
         engine = _load_engine()
-        if not isinstance(dsn, str) or not dsn.strip():
-            raise PersistenceValidationError("invalid_options", "dsn must be a non-empty string.")
+        if not isinstance(dsn, str) or not dsn.strip() or has_surrogate(dsn):
+            raise PersistenceValidationError(
+                "invalid_options", "dsn must be a non-empty string UTF-8 can carry."
+            )
         if schema is not None and (not isinstance(schema, str) or not _SCHEMA.match(schema)):
             raise PersistenceValidationError(
                 "invalid_options", "schema must match ^[a-z_][a-z0-9_]{0,62}$."

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 import anyio
 import anyio.to_thread
 
-from svc._text import has_ascii_control
+from svc._text import has_ascii_control, has_surrogate
 
 from .. import _child
 from .._base import StoreBase
@@ -62,7 +62,12 @@ _CHECKPOINT_PAGES: Final = 4000
 def _check_filename(path: object) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
-    if not isinstance(path, str) or not path.strip() or has_ascii_control(path):
+    if (
+        not isinstance(path, str)
+        or not path.strip()
+        or has_ascii_control(path)
+        or has_surrogate(path)  # sqlite3 opens a name by its UTF-8
+    ):
         raise PersistenceValidationError(
             "invalid_filename", "SQLite database filename must be a non-empty safe path."
         )
