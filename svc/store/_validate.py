@@ -122,10 +122,16 @@ def status(value: object, statuses: type[enum.StrEnum], queue: str) -> str:
 
 
 def response_json(value: object) -> str:
-    """The stored upstream answer: a string kept verbatim (at most 1 MiB)."""
-    if not isinstance(value, str) or len(value) > 1_048_576:
+    """The stored upstream answer: a string kept verbatim (at most 1 MiB), without NUL
+    (PostgreSQL text cannot hold it, and JSON escapes it) or a lone surrogate."""
+    if (
+        not isinstance(value, str)
+        or len(value) > 1_048_576
+        or "\x00" in value
+        or has_surrogate(value)
+    ):
         raise PersistenceValidationError(
-            "invalid_record", "response_json must be a string of at most 1 MiB."
+            "invalid_record", "response_json must be JSON text of at most 1 MiB."
         )
     return value
 

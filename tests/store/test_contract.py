@@ -537,6 +537,45 @@ async def test_a_lone_surrogate_is_refused_before_io(store: AnyStore, call: Any)
     ) is WebhookEventResult.RECORDED
 
 
+@pytest.mark.parametrize(
+    "response",
+    ['{"a":"\x00"}', '{"a":"\ud800"}', "x" * (1_048_576 + 1), b"{}", None],
+    ids=["nul", "lone-surrogate", "over-1-mib", "bytes", "none"],
+)
+async def test_a_response_the_store_cannot_replay_is_refused(
+    store: AnyStore, response: object
+) -> None:
+    assert await store.claim_service_request(
+        idempotency_key="i", request_hash="h", created_at=T0
+    ) == Claimed()
+    for call in (
+        lambda: store.record_service_request(
+            idempotency_key="j", request_hash="h", response_json=response, created_at=T0
+        ),
+        lambda: store.complete_service_request(
+            idempotency_key="i", request_hash="h", response_json=response, created_at=T0
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    assert await store.get_service_request(idempotency_key="j") is None
+    stored = await store.get_service_request(idempotency_key="i")
+    assert stored is not None and stored.state is ServiceRequestState.PENDING
+
+
+async def test_a_response_of_1_mib_is_replayed_byte_for_byte(store: AnyStore) -> None:
+    response = '{"e":"\u00e9\U0001f600\\u0000"}'.ljust(1_048_576, " ")
+    assert await store.claim_service_request(
+        idempotency_key="i", request_hash="h", created_at=T0
+    ) == Claimed()
+    assert await store.complete_service_request(
+        idempotency_key="i", request_hash="h", response_json=response, created_at=T0
+    )
+    claim = await store.claim_service_request(idempotency_key="i", request_hash="h", created_at=T0)
+    assert isinstance(claim, Replay) and claim.response_json == response
+
+
 async def test_invalid_options_are_refused(store: AnyStore) -> None:
     with pytest.raises(PersistenceValidationError) as info:
         await store.claim_outbox_items(now=T0, limit=0)
