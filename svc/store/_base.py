@@ -440,6 +440,8 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         cursor = before_row_id
         who = None if user is None else check.user(user)
         number = check.number_scope(business_phone_number_id, include_unassigned)
+        if cursor is not None and check.fit(cursor) is None:  # no row id: an unknown cursor
+            return MessagePage(items=(), next_cursor=None, cursor_found=False)
         return await self._call(
             "query_failed",
             _ops.list_messages, count, cursor, who, number,

@@ -390,6 +390,15 @@ async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
     assert oldest.items == () and oldest.cursor_found is True
 
 
+@pytest.mark.parametrize(
+    "cursor", ["r\x00", "r\ud800", "r" * 257], ids=["nul", "surrogate", "long"]
+)
+async def test_a_cursor_no_row_can_have_is_unknown(store: AnyStore, cursor: str) -> None:
+    await store.record_message(message("r", "w1"))
+    page = await store.list_messages(before_row_id=cursor)
+    assert page.items == () and page.next_cursor is None and page.cursor_found is False
+
+
 @pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])
 async def test_list_messages_limit_is_validated(store: AnyStore, limit: object) -> None:
     with pytest.raises(PersistenceValidationError) as info:
