@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -585,6 +585,28 @@ async def test_a_response_of_1_mib_is_replayed_byte_for_byte(store: AnyStore) ->
     assert isinstance(claim, Replay) and claim.response_json == response
 
 
+async def test_a_time_past_the_year_9998_is_refused_before_io(store: AnyStore) -> None:
+    # A lease or delay (at most 7 days) added to it must still read back as a datetime.
+    late = datetime(9999, 1, 1, tzinfo=UTC)
+    await store.enqueue_outbox_item(id="o", payload_hash="p", created_at=T0)
+    for call in (
+        lambda: store.claim_outbox_items(now=late, limit=1),
+        lambda: store.enqueue_outbox_item(
+            id="p", payload_hash="p", created_at=datetime.max.replace(tzinfo=UTC)
+        ),
+        lambda: store.record_webhook_event(
+            event_key="k",
+            event_hash="h",
+            received_at=datetime.min.replace(tzinfo=timezone(timedelta(hours=1))),
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    [item] = await store.claim_outbox_items(now=late - ms(1), limit=1)
+    assert item.id == "o" and item.attempts == 1
+
+
 async def test_invalid_options_are_refused(store: AnyStore) -> None:
     with pytest.raises(PersistenceValidationError) as info:
         await store.claim_outbox_items(now=T0, limit=0)
@@ -598,8 +620,6 @@ async def test_invalid_options_are_refused(store: AnyStore) -> None:
 
 
 async def test_times_are_kept_at_millisecond_precision_in_utc(store: AnyStore) -> None:
-    from datetime import timezone
-
     local = datetime(2026, 11, 21, 12, 15, 30, 123_999, tzinfo=timezone(timedelta(hours=2)))
     row = await store.record_message(message("r1", "w1", at=local))
     assert row.created_at == datetime(2026, 11, 21, 10, 15, 30, 123_000, tzinfo=UTC)
