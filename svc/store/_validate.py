@@ -17,7 +17,8 @@ PHONE_MAX: Final = 64
 USER_ID_MAX: Final = 160
 """A BSUID is a country code, a dot and up to 128 alphanumerics; a parent adds ``ENT.``."""
 USERNAME_MAX: Final = 128
-DIRECTIONS: Final = frozenset({"inbound", "outbound"})
+DIRECTIONS: Final = ("inbound", "outbound")
+"""A tuple: ``in`` compares, so a value of any type (a list too) is simply not one."""
 
 
 def fit(value: object, max_len: int = KEY_MAX) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -605,6 +606,20 @@ async def test_a_time_past_the_year_9998_is_refused_before_io(store: AnyStore) -
         assert info.value.code == "invalid_record"
     [item] = await store.claim_outbox_items(now=late - ms(1), limit=1)
     assert item.id == "o" and item.attempts == 1
+
+
+async def test_a_direction_of_any_type_is_checked(store: AnyStore) -> None:
+    odd = dataclasses.replace(message("r", "w"), direction=["outbound"])
+    for call in (
+        lambda: store.record_message(odd),
+        lambda: store.record_webhook_delivery(
+            event_key="k", event_hash="h", received_at=T0, messages=(odd,)
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    assert await store.get_message(wa_message_id="w") is None
 
 
 async def test_invalid_options_are_refused(store: AnyStore) -> None:
