@@ -27,7 +27,7 @@ from svc.store import (
     WebhookEventResult,
 )
 
-from .conftest import T0, AnyStore, Backend
+from .conftest import POSTGRES_KINDS, T0, AnyStore, Backend
 
 
 def ms(n: int) -> timedelta:
@@ -378,6 +378,30 @@ async def test_list_messages_order_and_cursor(store: AnyStore) -> None:
     assert [m.row_id for m in full.items] == expected and full.next_cursor is None
     exact = await store.list_messages(limit=6)
     assert exact.next_cursor == "a"
+
+
+async def test_listing_orders_row_ids_bytewise(backend: Backend) -> None:
+    store = backend.open()
+    await store.migrate()
+    ids = ["a", "B", "b", "Z", "10", "9", "~", "\u00e9", "\u00ff", "\u0100", "\U0001f600"]
+    for n, row_id in enumerate(ids):
+        await store.record_message(message(row_id, f"w{n}"))
+    newest_first = sorted(ids, key=lambda row_id: row_id.encode(), reverse=True)
+    listed: list[str] = []
+    cursor = None
+    while True:
+        page = await store.list_messages(limit=3, before_row_id=cursor)
+        listed += [row.row_id for row in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert listed == newest_first
+    if backend.kind in POSTGRES_KINDS:  # whatever the database's own collation
+        [(collation,)] = backend.raw_sql(
+            "SELECT collation_name FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = 'svc_messages' AND column_name = 'row_id'"
+        )
+        assert collation == "C"
 
 
 async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
