@@ -476,6 +476,21 @@ async def test_outbox_lease_and_success(store: AnyStore) -> None:
     assert await store.claim_outbox_items(now=T0 + timedelta(days=1), limit=10) == []
 
 
+async def test_an_expired_lease_completes_until_another_worker_reclaims(store: AnyStore) -> None:
+    for item_id in ("o1", "o2"):
+        await store.enqueue_outbox_item(id=item_id, payload_hash="p", created_at=T0)
+    leases = {i.id: i.lease_id or "" for i in await store.claim_outbox_items(now=T0, limit=2)}
+    late = T0 + ms(2 * OUTBOX_LEASE_MS)
+    assert await store.mark_outbox_item_succeeded(id="o1", lease_id=leases["o1"], now=late)
+    assert await store.mark_outbox_item_failed(
+        id="o2", lease_id=leases["o2"], now=late, retry_delay_ms=0
+    )
+    assert [i.status for i in await store.list_outbox_items(limit=10)] == [
+        OutboxStatus.SUCCEEDED,
+        OutboxStatus.PENDING,
+    ]
+
+
 async def test_stale_lease_is_reclaimed_and_fenced(store: AnyStore) -> None:
     await store.enqueue_outbox_item(id="o1", payload_hash="p", created_at=T0)
     [first] = await store.claim_outbox_items(now=T0, limit=1)
