@@ -369,6 +369,13 @@ def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
     assert caught.value.code == "invalid_options"
 
 
+@pytest.mark.parametrize("value", ["5000", None, 2.5, True, -1, 2**31])
+def test_busy_timeout_ms_is_a_count_of_milliseconds(tmp_path: Path, value: object) -> None:
+    with pytest.raises(PersistenceValidationError) as caught:
+        SqliteStore(tmp_path / "s.db", busy_timeout_ms=value)  # type: ignore[arg-type]
+    assert caught.value.code == "invalid_options"
+
+
 def _delivery(i: int, *, keys: tuple[str, ...], direction: str = "inbound") -> DeliveryWrite:
     """A checked delivery of one inbound message, as ``record_webhook_updates`` hands it over."""
     at = 1_763_720_130_000 + i

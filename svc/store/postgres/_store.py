@@ -54,8 +54,11 @@ def _load_engine() -> type[PgEngine]:
 
 
 def _positive(value: object, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise PersistenceValidationError("invalid_options", f"{field} must be a positive number.")
+    """Seconds in (0, 86400]: the clock and the driver take any of them."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400:
+        raise PersistenceValidationError(
+            "invalid_options", f"{field} must be a number of seconds in (0, 86400]."
+        )
     return float(value)
 
 

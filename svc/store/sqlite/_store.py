@@ -21,6 +21,7 @@ import anyio.to_thread
 from svc._text import has_ascii_control, has_surrogate
 
 from .. import _child
+from .. import _validate as check
 from .._base import StoreBase
 from .._commit import Batch, Job, run_batch
 from .._errors import (
@@ -235,7 +236,9 @@ class SqliteStore(StoreBase):
         if writer == "process" and self._path == ":memory:":
             message = 'writer="process" needs a file: another process cannot see :memory:'
             raise PersistenceValidationError("invalid_options", message)
-        self._busy_timeout_ms: Final = busy_timeout_ms
+        self._busy_timeout_ms: Final = check.integer(
+            busy_timeout_ms, "busy_timeout_ms", low=0, high=2_147_483_647  # SQLite's C int
+        )
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
         thread = _Thread(self)
