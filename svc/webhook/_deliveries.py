@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from svc._json import loads_strict
+from svc._text import has_surrogate
 from svc.graph import is_bsuid, is_phone_number
 
 from ._read import CONTACT_KEYS, RECIPIENT_KEYS, SENDER_KEYS, UserKeys
@@ -116,19 +117,10 @@ def _text(value: object, name: str, *, limit: int = MAX_FIELD, empty: bool = Fal
         not isinstance(value, str)
         or (not empty and not value.strip())
         or len(value) > limit
-        or not _encodable(value)
+        or has_surrogate(value)  # JSON's \ud800: UTF-8 cannot carry it
     ):
         raise DevActionError(f"{name} must be a text of 1-{limit} characters")
     return value
-
-
-def _encodable(value: str) -> bool:
-    """Whether ``value`` is text UTF-8 can carry (a lone surrogate, JSON's ``\\ud800``, is not)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _message_id(value: object, name: str) -> str:
