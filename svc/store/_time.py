@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from ._errors import PersistenceValidationError
 
 __all__ = ["format_timestamp", "from_ms", "to_ms", "utc_now"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_EARLIEST_MS = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
-_LATEST_MS = (datetime(9999, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
-"""Times from the year 9999 on are refused: a lease or delay (at most 7 days) added to one
-must read back as a ``datetime``."""
+EARLIEST_MS: Final = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
+LATEST_MS: Final = (datetime(9999, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
+"""The store's times are epoch ms in ``EARLIEST_MS <= ms < LATEST_MS`` (the years 1 to 9998),
+so a lease or delay (at most 7 days) added to one still reads back as a ``datetime``."""
 
 
 def utc_now() -> datetime:
@@ -33,7 +34,7 @@ def to_ms(value: datetime, *, field: str = "timestamp") -> int:
         )
     delta = value - _EPOCH
     ms = (delta.days * 86_400_000) + (delta.seconds * 1000) + (delta.microseconds // 1000)
-    if not _EARLIEST_MS <= ms < _LATEST_MS:
+    if not EARLIEST_MS <= ms < LATEST_MS:
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be in the years 1 to 9998 (UTC)."
         )

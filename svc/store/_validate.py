@@ -10,7 +10,7 @@ from svc._text import has_ascii_control, has_surrogate, is_printable_label
 
 from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
-from ._time import to_ms
+from ._time import EARLIEST_MS, LATEST_MS, to_ms
 
 KEY_MAX: Final = 256
 PHONE_MAX: Final = 64
@@ -225,9 +225,11 @@ def names_user(
 
 
 def epoch_ms(value: object, field: str) -> int:
-    """Epoch milliseconds given as an ``int`` (not a bool), as :func:`to_ms` makes them."""
-    if type(value) is not int:
-        raise PersistenceValidationError("invalid_record", f"{field} must be epoch milliseconds.")
+    """Epoch milliseconds given as an ``int`` (not a bool) in the range :func:`to_ms` makes."""
+    if type(value) is not int or not EARLIEST_MS <= value < LATEST_MS:
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must be epoch milliseconds in the years 1 to 9998."
+        )
     return value
 
 
