@@ -127,6 +127,8 @@ async def test_unreachable_server_fails_without_echoing_the_dsn(
         ("postgresql://x@127.0.0.1/db", {"connect_timeout": "5"}),
         ("postgresql://x@127.0.0.1/db", {"pool_timeout": True}),
         ("postgresql://x@127.0.0.1/db", {"connect_timeout": 1e300}),
+        ("postgresql://x@127.0.0.1/db", {"min_size": True}),
+        ("postgresql://x@127.0.0.1/db", {"max_size": True}),
         ("postgresql://x@127.0.0.1/db", {"pool_timeout": float("inf")}),
     ],
 )

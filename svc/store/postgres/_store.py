@@ -105,7 +105,7 @@ class PostgresStore(StoreBase):
             raise PersistenceValidationError(
                 "invalid_options", "schema must match ^[a-z_][a-z0-9_]{0,62}$."
             )
-        if not (isinstance(min_size, int) and isinstance(max_size, int) and min_size >= 0):
+        if not (type(min_size) is int and type(max_size) is int and min_size >= 0):
             raise PersistenceValidationError("invalid_options", "Pool sizes must be integers.")
         if max_size < max(min_size, 1):
             raise PersistenceValidationError(
