@@ -422,6 +422,10 @@ async def test_a_cursor_no_row_can_have_is_unknown(store: AnyStore, cursor: str)
     await store.record_message(message("r", "w1"))
     page = await store.list_messages(before_row_id=cursor)
     assert page.items == () and page.next_cursor is None and page.cursor_found is False
+    await store.close()
+    with pytest.raises(PersistenceError) as info:
+        await store.list_messages(before_row_id=cursor)
+    assert info.value.code == "store_closed"
 
 
 @pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])
