@@ -18,6 +18,7 @@ from svc._text import (
     has_control,
     has_header_break,
     has_sdp_control,
+    has_surrogate,
     has_text_control,
     is_printable_ascii,
     is_printable_label,
@@ -27,9 +28,11 @@ from svc._text import (
 C0 = {chr(c) for c in range(0x20)}
 DEL = {"\x7f"}
 C1 = {chr(c) for c in range(0x80, 0xA0)}
+SURROGATES = {chr(c) for c in range(0xD800, 0xE000)}
 # Every character a rule could draw a line at, and its neighbours.
 BOUNDARY = sorted(
     C0 | DEL | C1 | {" ", "!", "~", "/", "\\", "?", "#", "%", ".", "a", "\xa0", "\u2028", "\u00e9"}
+    | {chr(c) for c in (0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000)}
 )
 
 # The set of characters each "has_*" / "breaks_*" rule refuses, spelled out once more by hand.
@@ -42,6 +45,7 @@ REFUSED: dict[Callable[[str], bool], set[str]] = {
     breaks_url_path: C0 | DEL | {" ", "?", "#", "\\"},
     breaks_path_segment: C0 | DEL | {"/", "\\", "?", "#"},
     has_header_break: {"\r", "\n", "\x00"},
+    has_surrogate: SURROGATES,
 }
 
 

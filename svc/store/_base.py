@@ -438,6 +438,8 @@ class StoreBase(BroadcastMethods, InboxMethods, PersistenceStore, abc.ABC):
         if before_row_id is not None and not isinstance(before_row_id, str):
             raise PersistenceValidationError("invalid_options", "before_row_id must be a string.")
         cursor = before_row_id
+        if cursor is not None and check.fit(cursor) is None:
+            cursor = ""  # no row id can be it (NUL, a lone surrogate, too long): unknown, as ""
         who = None if user is None else check.user(user)
         number = check.number_scope(business_phone_number_id, include_unassigned)
         return await self._call(

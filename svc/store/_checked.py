@@ -20,7 +20,7 @@ from ._errors import PersistenceValidationError
 from ._ops import message_record
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
 from ._row_ids import new_row_ids
-from ._time import from_ms
+from ._time import EARLIEST_MS, LATEST_MS, from_ms
 from ._validate import IdentityArgs, StatusArgs
 
 __all__ = [
@@ -199,7 +199,11 @@ class CheckedRowsBuilder:
         # common case: these run for every row of every delivery (``fit`` passes what
         # ``text`` passes; ``text`` says why it refuses the rest).
         # (``type`` names the message type here: ``__class__`` is the builtin's test.)
-        at = at_ms if at_ms.__class__ is int else check.epoch_ms(at_ms, "created_at")
+        at = (
+            at_ms
+            if at_ms.__class__ is int and EARLIEST_MS <= at_ms < LATEST_MS
+            else check.epoch_ms(at_ms, "created_at")
+        )
         from_phone, to_phone, type, status, user_id, parent_user_id, business = shared
         ids = self._ids
         self._messages.append(
@@ -281,7 +285,11 @@ class CheckedRowsBuilder:
         value = check.fit(status, 64)
         if value is None:
             return False
-        at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "timestamp")
+        at = (
+            at_ms
+            if type(at_ms) is int and EARLIEST_MS <= at_ms < LATEST_MS
+            else check.epoch_ms(at_ms, "timestamp")
+        )
         category = (
             None
             if pricing_category is None
@@ -317,7 +325,11 @@ class CheckedRowsBuilder:
         if names is False:
             return False
         user, parent, phone, name = names
-        at = at_ms if type(at_ms) is int else check.epoch_ms(at_ms, "last_seen_at")
+        at = (
+            at_ms
+            if type(at_ms) is int and EARLIEST_MS <= at_ms < LATEST_MS
+            else check.epoch_ms(at_ms, "last_seen_at")
+        )
         self._identities.setdefault((user, parent, phone, name, at), None)
         return True
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..crypto import sha256_hex
+from . import _validate as check
 from ._errors import PersistenceError
 from ._session import Dialect, Session, Transact
 
@@ -111,8 +112,7 @@ def run_migrations(
     """
     migrations = load_migrations(dialect)
     target = len(migrations) if target_version is None else target_version
-    if not 0 <= target <= len(migrations):
-        raise PersistenceError("migration_failed", "Unknown target schema version.")
+    check.integer(target, "target_version", low=0, high=len(migrations))
     _create_bookkeeping(transact, dialect, bootstrap)
     known = {m.version: m for m in migrations}
     applied = _read_applied(transact, known)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 import anyio
@@ -67,12 +67,22 @@ async def prune_once(store: PersistenceStore, options: RetentionOptions) -> Prun
     """One pass: the cutoffs are ``now()`` minus the kept durations."""
     now = options.now()
     return await store.prune(
-        older_than=now - options.older_than,
+        older_than=_cutoff(now, options.older_than),
         messages_older_than=(
-            None if options.messages_older_than is None else now - options.messages_older_than
+            None
+            if options.messages_older_than is None
+            else _cutoff(now, options.messages_older_than)
         ),
         batch_size=options.batch_size,
     )
+
+
+def _cutoff(now: datetime, kept: timedelta) -> datetime:
+    """``now - kept``; the first moment of the year 1 when that is earlier (nothing is older)."""
+    try:
+        return now - kept
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC)
 
 
 async def run_retention(

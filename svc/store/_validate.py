@@ -10,14 +10,15 @@ from svc._text import has_ascii_control, has_surrogate, is_printable_label
 
 from ._errors import PersistenceValidationError, ValidationCode
 from ._records import MessageRecord, StatusEvent, UserIdentityRecord
-from ._time import to_ms
+from ._time import EARLIEST_MS, LATEST_MS, to_ms
 
 KEY_MAX: Final = 256
 PHONE_MAX: Final = 64
 USER_ID_MAX: Final = 160
 """A BSUID is a country code, a dot and up to 128 alphanumerics; a parent adds ``ENT.``."""
 USERNAME_MAX: Final = 128
-DIRECTIONS: Final = frozenset({"inbound", "outbound"})
+DIRECTIONS: Final = ("inbound", "outbound")
+"""A tuple: ``in`` compares, so a value of any type (a list too) is simply not one."""
 
 
 def fit(value: object, max_len: int = KEY_MAX) -> str | None:
@@ -52,8 +53,12 @@ def text(value: object, field: str, *, max_len: int = KEY_MAX) -> str:
         raise PersistenceValidationError(
             "invalid_record", f"{field} must be at most {max_len} characters."
         )
+    if has_surrogate(value):
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must not contain lone surrogates."
+        )
     raise PersistenceValidationError(
-        "invalid_record", f"{field} must not contain control characters or lone surrogates."
+        "invalid_record", f"{field} must not contain control characters."
     )
 
 
@@ -118,10 +123,16 @@ def status(value: object, statuses: type[enum.StrEnum], queue: str) -> str:
 
 
 def response_json(value: object) -> str:
-    """The stored upstream answer: a string kept verbatim (at most 1 MiB)."""
-    if not isinstance(value, str) or len(value) > 1_048_576:
+    """The stored upstream answer: a string kept verbatim (at most 1 MiB), without NUL
+    (PostgreSQL text cannot hold it, and JSON escapes it) or a lone surrogate."""
+    if (
+        not isinstance(value, str)
+        or len(value) > 1_048_576
+        or "\x00" in value
+        or has_surrogate(value)
+    ):
         raise PersistenceValidationError(
-            "invalid_record", "response_json must be a string of at most 1 MiB."
+            "invalid_record", "response_json must be JSON text of at most 1 MiB."
         )
     return value
 
@@ -214,9 +225,11 @@ def names_user(
 
 
 def epoch_ms(value: object, field: str) -> int:
-    """Epoch milliseconds given as an ``int`` (not a bool), as :func:`to_ms` makes them."""
-    if type(value) is not int:
-        raise PersistenceValidationError("invalid_record", f"{field} must be epoch milliseconds.")
+    """Epoch milliseconds given as an ``int`` (not a bool) in the range :func:`to_ms` makes."""
+    if type(value) is not int or not EARLIEST_MS <= value < LATEST_MS:
+        raise PersistenceValidationError(
+            "invalid_record", f"{field} must be epoch milliseconds in the years 1 to 9998."
+        )
     return value
 
 

@@ -114,6 +114,16 @@ async def test_limits_are_validated_before_io(store: AnyStore) -> None:
         await claim(store, rate=0)
 
 
+async def test_a_broadcast_holds_at_most_5000_recipients(store: AnyStore) -> None:
+    phones = tuple(str(n) for n in range(5001))
+    with pytest.raises(PersistenceValidationError) as info:
+        await create(store, key="over", phones=phones)
+    assert info.value.code == "invalid_record"
+    assert await store.get_broadcast(id="b-over") is None
+    status = await store.get_broadcast(id=await create(store, key="full", phones=phones[:5000]))
+    assert status is not None and status.total == status.queued == 5000
+
+
 async def test_slots_are_paced_and_bounded_by_the_horizon(store: AnyStore) -> None:
     bid = await create(store, phones=tuple(str(n) for n in range(30)))
     first = await claim(store, rate=10, horizon_ms=1000)

@@ -95,6 +95,9 @@ def test_checked_rows_are_made_by_the_builder_only() -> None:
         ("at_ms", T0),
         ("at_ms", True),
         ("at_ms", "1779321024000"),
+        ("at_ms", 2**70),  # no 64-bit column holds it
+        ("at_ms", 253_402_300_800_000),  # the year 10000: past the store's times
+        ("at_ms", -62_135_596_800_001),  # before the year 1
     ],
 )
 def test_a_field_the_store_refuses_is_refused_while_building(field: str, value: object) -> None:
@@ -124,6 +127,22 @@ def test_user_fields_the_store_cannot_hold_are_left_out_and_a_row_naming_nobody_
     assert not added and rows.statuses == ()
     with pytest.raises(PersistenceValidationError):
         CheckedRowsBuilder().status(wa_message_id="\x00", status="read", at_ms=AT)
+
+
+@pytest.mark.parametrize("at_ms", [2**70, 253_402_300_800_000, -62_135_596_800_001])
+def test_a_time_past_the_stores_range_is_refused_in_every_row(at_ms: int) -> None:
+    builder = CheckedRowsBuilder()
+    for add in (
+        lambda: builder.status(wa_message_id="wamid.A", status="read", at_ms=at_ms),
+        lambda: builder.identity(
+            user_id="US.1", parent_user_id=None, wa_id=None, username=None, at_ms=at_ms
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as caught:
+            add()
+        assert caught.value.code == "invalid_record"
+    rows = builder.seal()
+    assert rows.statuses == () and rows.identities == ()
 
 
 def test_sightings_are_kept_once_and_need_a_bsuid_or_a_phone() -> None:

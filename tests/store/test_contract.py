@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import dataclasses
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 import trio
@@ -21,10 +23,11 @@ from svc.store import (
     Replay,
     ServiceRequestState,
     StatusEvent,
+    UserIdentityRecord,
     WebhookEventResult,
 )
 
-from .conftest import T0, AnyStore, Backend
+from .conftest import POSTGRES_KINDS, T0, AnyStore, Backend
 
 
 def ms(n: int) -> timedelta:
@@ -377,6 +380,30 @@ async def test_list_messages_order_and_cursor(store: AnyStore) -> None:
     assert exact.next_cursor == "a"
 
 
+async def test_listing_orders_row_ids_bytewise(backend: Backend) -> None:
+    store = backend.open()
+    await store.migrate()
+    ids = ["a", "B", "b", "Z", "10", "9", "~", "\u00e9", "\u00ff", "\u0100", "\U0001f600"]
+    for n, row_id in enumerate(ids):
+        await store.record_message(message(row_id, f"w{n}"))
+    newest_first = sorted(ids, key=lambda row_id: row_id.encode(), reverse=True)
+    listed: list[str] = []
+    cursor = None
+    while True:
+        page = await store.list_messages(limit=3, before_row_id=cursor)
+        listed += [row.row_id for row in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert listed == newest_first
+    if backend.kind in POSTGRES_KINDS:  # whatever the database's own collation
+        [(collation,)] = backend.raw_sql(
+            "SELECT collation_name FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = 'svc_messages' AND column_name = 'row_id'"
+        )
+        assert collation == "C"
+
+
 async def test_list_messages_empty_and_unknown_cursor(store: AnyStore) -> None:
     empty = await store.list_messages()
     assert empty.items == () and empty.next_cursor is None
@@ -399,6 +426,19 @@ async def test_text_utf8_cannot_carry_is_a_validation_error_never_the_drivers(
     with pytest.raises(PersistenceValidationError):
         await store.get_message(wa_message_id="wamid.\ud800")
     assert (await store.list_messages()).items == ()
+
+
+@pytest.mark.parametrize(
+    "cursor", ["r\x00", "r\ud800", "r" * 257], ids=["nul", "surrogate", "long"]
+)
+async def test_a_cursor_no_row_can_have_is_unknown(store: AnyStore, cursor: str) -> None:
+    await store.record_message(message("r", "w1"))
+    page = await store.list_messages(before_row_id=cursor)
+    assert page.items == () and page.next_cursor is None and page.cursor_found is False
+    await store.close()
+    with pytest.raises(PersistenceError) as info:
+        await store.list_messages(before_row_id=cursor)
+    assert info.value.code == "store_closed"
 
 
 @pytest.mark.parametrize("limit", [0, 101, -1, True, 2.5, "10"])
@@ -451,6 +491,21 @@ async def test_outbox_lease_and_success(store: AnyStore) -> None:
     assert await store.mark_outbox_item_succeeded(id="o1", lease_id=item.lease_id, now=T0)
     assert not await store.mark_outbox_item_succeeded(id="o1", lease_id=item.lease_id, now=T0)
     assert await store.claim_outbox_items(now=T0 + timedelta(days=1), limit=10) == []
+
+
+async def test_an_expired_lease_completes_until_another_worker_reclaims(store: AnyStore) -> None:
+    for item_id in ("o1", "o2"):
+        await store.enqueue_outbox_item(id=item_id, payload_hash="p", created_at=T0)
+    leases = {i.id: i.lease_id or "" for i in await store.claim_outbox_items(now=T0, limit=2)}
+    late = T0 + ms(2 * OUTBOX_LEASE_MS)
+    assert await store.mark_outbox_item_succeeded(id="o1", lease_id=leases["o1"], now=late)
+    assert await store.mark_outbox_item_failed(
+        id="o2", lease_id=leases["o2"], now=late, retry_delay_ms=0
+    )
+    assert [i.status for i in await store.list_outbox_items(limit=10)] == [
+        OutboxStatus.SUCCEEDED,
+        OutboxStatus.PENDING,
+    ]
 
 
 async def test_stale_lease_is_reclaimed_and_fenced(store: AnyStore) -> None:
@@ -517,6 +572,112 @@ async def test_invalid_records_are_refused_before_io(store: AnyStore, kwargs: di
     assert info.value.code == "invalid_record"
 
 
+# A lone surrogate (JSON's "\\ud800") passes a str check but no database driver can encode it.
+LONE_SURROGATE_CALLS = {
+    "event_key": lambda s: s.record_webhook_event(
+        event_key="k\ud800", event_hash="h", received_at=T0
+    ),
+    "update_key": lambda s: s.record_webhook_updates(
+        event_key="k", event_hash="h", received_at=T0, update_keys=("u\udfff",)
+    ),
+    "row_id": lambda s: s.record_message(message("r\ud800", "w")),
+    "wa_id": lambda s: s.record_user_identities(
+        [UserIdentityRecord(wa_id="1555\ud800", last_seen_at=T0)]
+    ),
+    "user": lambda s: s.find_user_identity(user="US.\udc00"),
+    "outbox id": lambda s: s.enqueue_outbox_item(id="o\ud800", payload_hash="p", created_at=T0),
+    "idempotency_key": lambda s: s.claim_service_request(
+        idempotency_key="i\ud800", request_hash="h", created_at=T0
+    ),
+}
+
+
+@pytest.mark.parametrize("call", LONE_SURROGATE_CALLS.values(), ids=LONE_SURROGATE_CALLS)
+async def test_a_lone_surrogate_is_refused_before_io(store: AnyStore, call: Any) -> None:
+    with pytest.raises(PersistenceValidationError) as info:
+        await call(store)
+    assert info.value.code == "invalid_record"
+    assert "\ud800" not in str(info.value) and "\udfff" not in str(info.value)
+    assert await store.record_webhook_event(
+        event_key="k", event_hash="h", received_at=T0
+    ) is WebhookEventResult.RECORDED
+
+
+@pytest.mark.parametrize(
+    "response",
+    ['{"a":"\x00"}', '{"a":"\ud800"}', "x" * (1_048_576 + 1), b"{}", None],
+    ids=["nul", "lone-surrogate", "over-1-mib", "bytes", "none"],
+)
+async def test_a_response_the_store_cannot_replay_is_refused(
+    store: AnyStore, response: object
+) -> None:
+    assert await store.claim_service_request(
+        idempotency_key="i", request_hash="h", created_at=T0
+    ) == Claimed()
+    for call in (
+        lambda: store.record_service_request(
+            idempotency_key="j", request_hash="h", response_json=response, created_at=T0
+        ),
+        lambda: store.complete_service_request(
+            idempotency_key="i", request_hash="h", response_json=response, created_at=T0
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    assert await store.get_service_request(idempotency_key="j") is None
+    stored = await store.get_service_request(idempotency_key="i")
+    assert stored is not None and stored.state is ServiceRequestState.PENDING
+
+
+async def test_a_response_of_1_mib_is_replayed_byte_for_byte(store: AnyStore) -> None:
+    response = '{"e":"\u00e9\U0001f600\\u0000"}'.ljust(1_048_576, " ")
+    assert await store.claim_service_request(
+        idempotency_key="i", request_hash="h", created_at=T0
+    ) == Claimed()
+    assert await store.complete_service_request(
+        idempotency_key="i", request_hash="h", response_json=response, created_at=T0
+    )
+    claim = await store.claim_service_request(idempotency_key="i", request_hash="h", created_at=T0)
+    assert isinstance(claim, Replay) and claim.response_json == response
+
+
+async def test_a_time_past_the_year_9998_is_refused_before_io(store: AnyStore) -> None:
+    # A lease or delay (at most 7 days) added to it must still read back as a datetime.
+    late = datetime(9999, 1, 1, tzinfo=UTC)
+    await store.enqueue_outbox_item(id="o", payload_hash="p", created_at=T0)
+    for call in (
+        lambda: store.claim_outbox_items(now=late, limit=1),
+        lambda: store.enqueue_outbox_item(
+            id="p", payload_hash="p", created_at=datetime.max.replace(tzinfo=UTC)
+        ),
+        lambda: store.record_webhook_event(
+            event_key="k",
+            event_hash="h",
+            received_at=datetime.min.replace(tzinfo=timezone(timedelta(hours=1))),
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    [item] = await store.claim_outbox_items(now=late - ms(1), limit=1)
+    assert item.id == "o" and item.attempts == 1
+
+
+async def test_a_direction_of_any_type_is_checked(store: AnyStore) -> None:
+    odd = dataclasses.replace(message("r", "w"), direction=["outbound"])
+    for call in (
+        lambda: store.record_message(odd),
+        lambda: store.record_webhook_delivery(
+            event_key="k", event_hash="h", received_at=T0, messages=(odd,)
+        ),
+    ):
+        with pytest.raises(PersistenceValidationError) as info:
+            await call()
+        assert info.value.code == "invalid_record"
+    assert await store.get_message(wa_message_id="w") is None
+
+
 async def test_invalid_options_are_refused(store: AnyStore) -> None:
     with pytest.raises(PersistenceValidationError) as info:
         await store.claim_outbox_items(now=T0, limit=0)
@@ -530,8 +691,6 @@ async def test_invalid_options_are_refused(store: AnyStore) -> None:
 
 
 async def test_times_are_kept_at_millisecond_precision_in_utc(store: AnyStore) -> None:
-    from datetime import timezone
-
     local = datetime(2026, 11, 21, 12, 15, 30, 123_999, tzinfo=timezone(timedelta(hours=2)))
     row = await store.record_message(message("r1", "w1", at=local))
     assert row.created_at == datetime(2026, 11, 21, 10, 15, 30, 123_000, tzinfo=UTC)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import svc.store
-from svc.store import SCHEMA_VERSION, PersistenceError, SqliteStore
+from svc.store import SCHEMA_VERSION, PersistenceError, PersistenceValidationError, SqliteStore
 from svc.store._migrations import LOCK_STALE_MS, load_migrations, split_statements
 from svc.store._session import Dialect
 
@@ -133,6 +133,17 @@ async def test_step_by_step_migration_reaches_the_same_schema(persistent_backend
         "SELECT version, name FROM svc_schema_migrations ORDER BY version"
     )
     assert [r[1] for r in rows] == [m.name for m in load_migrations(_dialect(persistent_backend))]
+
+
+@pytest.mark.parametrize("target", [True, 1.5, "3", -1, SCHEMA_VERSION + 1, 2**80])
+async def test_a_target_that_is_no_schema_version_is_refused(
+    backend: Backend, target: object
+) -> None:
+    store = backend.open()
+    with pytest.raises(PersistenceValidationError) as info:
+        await store.migrate(target_version=target)  # type: ignore[arg-type]
+    assert info.value.code == "invalid_options"
+    assert (await store.health()).current_version is None
 
 
 async def test_005_marks_old_rows_completed(persistent_backend: Backend) -> None:

@@ -117,6 +117,7 @@ async def test_unreachable_server_fails_without_echoing_the_dsn(
     ("dsn", "kwargs"),
     [
         ("", {}),
+        ("postgresql://x@127.0.0.1/unterminated\ud800", {}),
         ("postgresql://x@127.0.0.1/db", {"schema": "Bad-Schema"}),
         ("postgresql://x@127.0.0.1/db", {"schema": "x; drop"}),
         ("postgresql://x@127.0.0.1/db", {"min_size": 5, "max_size": 2}),
@@ -125,6 +126,10 @@ async def test_unreachable_server_fails_without_echoing_the_dsn(
         ("postgresql://x@127.0.0.1/db", {"reconnect_interval": -1.0}),
         ("postgresql://x@127.0.0.1/db", {"connect_timeout": "5"}),
         ("postgresql://x@127.0.0.1/db", {"pool_timeout": True}),
+        ("postgresql://x@127.0.0.1/db", {"connect_timeout": 1e300}),
+        ("postgresql://x@127.0.0.1/db", {"min_size": True}),
+        ("postgresql://x@127.0.0.1/db", {"max_size": True}),
+        ("postgresql://x@127.0.0.1/db", {"pool_timeout": float("inf")}),
     ],
 )
 def test_bad_options_are_refused(dsn: str, kwargs: dict) -> None:

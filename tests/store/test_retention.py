@@ -13,6 +13,7 @@ from svc.store import (
     PruneReport,
     RetentionOptions,
     WebhookEventResult,
+    prune_once,
     run_retention,
 )
 
@@ -92,6 +93,13 @@ async def test_a_redelivery_older_than_the_horizon_is_new_after_pruning(store: A
     await store.prune(older_than=HORIZON)
     after = await store.record_webhook_event(event_key="k", event_hash="h", received_at=T0)
     assert after is WebhookEventResult.RECORDED
+
+
+async def test_a_horizon_longer_than_all_time_keeps_everything(store: AnyStore) -> None:
+    await _seed(store)
+    forever = timedelta(days=999_999_999)
+    options = RetentionOptions(older_than=forever, messages_older_than=forever, now=lambda: T0)
+    assert await prune_once(store, options) == PruneReport()
 
 
 async def test_prune_arguments_are_checked(store: AnyStore) -> None:

@@ -140,10 +140,16 @@ def test_timestamps_format_as_utc_z_milliseconds() -> None:
     assert format_timestamp(moment) == "2026-11-21T10:15:30.987Z"
 
 
-@given(st.datetimes(timezones=st.just(UTC)))
+@given(st.datetimes(max_value=datetime(9998, 12, 31, 23, 59, 59, 999_999), timezones=st.just(UTC)))
 def test_ms_round_trip_floors_to_milliseconds(moment: datetime) -> None:
     back = from_ms(to_ms(moment))
     assert back <= moment < back + timedelta(milliseconds=1)
+
+
+@given(st.datetimes(min_value=datetime(9999, 1, 1), timezones=st.just(UTC)))
+def test_times_from_the_year_9999_on_are_refused(moment: datetime) -> None:
+    with pytest.raises(PersistenceValidationError):
+        to_ms(moment)
 
 
 def test_the_default_clock_reads_utc_truncated_to_the_millisecond() -> None:

@@ -30,7 +30,9 @@ from .conftest import T0, message_row
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", "bad\nname.db", 42, None, b"x.db"])
+@pytest.mark.parametrize(
+    "bad", ["", "   ", "a\x00b", "bad\nname.db", "bad\udcffname.db", 42, None, b"x.db"]
+)
 def test_unsafe_filenames_are_refused_without_echo(bad: object) -> None:
     with pytest.raises(PersistenceValidationError) as info:
         SqliteStore(bad)  # type: ignore[arg-type]
@@ -364,6 +366,13 @@ def test_sqlite_synchronous_refuses_other_values(tmp_path: Path) -> None:
 
     with pytest.raises(PersistenceValidationError) as caught:
         SqliteStore(tmp_path / "s.db", synchronous="off")
+    assert caught.value.code == "invalid_options"
+
+
+@pytest.mark.parametrize("value", ["5000", None, 2.5, True, -1, 2**31])
+def test_busy_timeout_ms_is_a_count_of_milliseconds(tmp_path: Path, value: object) -> None:
+    with pytest.raises(PersistenceValidationError) as caught:
+        SqliteStore(tmp_path / "s.db", busy_timeout_ms=value)  # type: ignore[arg-type]
     assert caught.value.code == "invalid_options"
 
 

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, TypeVarTuple
 
+from svc._text import has_surrogate
+
 from .._base import StoreBase
 from .._commit import Job
 from .._errors import (
@@ -52,8 +54,11 @@ def _load_engine() -> type[PgEngine]:
 
 
 def _positive(value: object, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise PersistenceValidationError("invalid_options", f"{field} must be a positive number.")
+    """Seconds in (0, 86400]: the clock and the driver take any of them."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400:
+        raise PersistenceValidationError(
+            "invalid_options", f"{field} must be a number of seconds in (0, 86400]."
+        )
     return float(value)
 
 
@@ -92,13 +97,15 @@ class PostgresStore(StoreBase):
         writer: str = "thread",
     ) -> None:
         engine = _load_engine()
-        if not isinstance(dsn, str) or not dsn.strip():
-            raise PersistenceValidationError("invalid_options", "dsn must be a non-empty string.")
+        if not isinstance(dsn, str) or not dsn.strip() or has_surrogate(dsn):
+            raise PersistenceValidationError(
+                "invalid_options", "dsn must be a non-empty string UTF-8 can carry."
+            )
         if schema is not None and (not isinstance(schema, str) or not _SCHEMA.match(schema)):
             raise PersistenceValidationError(
                 "invalid_options", "schema must match ^[a-z_][a-z0-9_]{0,62}$."
             )
-        if not (isinstance(min_size, int) and isinstance(max_size, int) and min_size >= 0):
+        if not (type(min_size) is int and type(max_size) is int and min_size >= 0):
             raise PersistenceValidationError("invalid_options", "Pool sizes must be integers.")
         if max_size < max(min_size, 1):
             raise PersistenceValidationError(

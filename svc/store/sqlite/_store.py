@@ -18,9 +18,10 @@ from typing import Any, Final, Literal, TypeVar, TypeVarTuple
 import anyio
 import anyio.to_thread
 
-from svc._text import has_ascii_control
+from svc._text import has_ascii_control, has_surrogate
 
 from .. import _child
+from .. import _validate as check
 from .._base import StoreBase
 from .._commit import Batch, Job, run_batch
 from .._errors import (
@@ -62,7 +63,12 @@ _CHECKPOINT_PAGES: Final = 4000
 def _check_filename(path: object) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
-    if not isinstance(path, str) or not path.strip() or has_ascii_control(path):
+    if (
+        not isinstance(path, str)
+        or not path.strip()
+        or has_ascii_control(path)
+        or has_surrogate(path)  # sqlite3 opens a name by its UTF-8
+    ):
         raise PersistenceValidationError(
             "invalid_filename", "SQLite database filename must be a non-empty safe path."
         )
@@ -230,7 +236,9 @@ class SqliteStore(StoreBase):
         if writer == "process" and self._path == ":memory:":
             message = 'writer="process" needs a file: another process cannot see :memory:'
             raise PersistenceValidationError("invalid_options", message)
-        self._busy_timeout_ms: Final = busy_timeout_ms
+        self._busy_timeout_ms: Final = check.integer(
+            busy_timeout_ms, "busy_timeout_ms", low=0, high=2_147_483_647  # SQLite's C int
+        )
         self._conn: sqlite3.Connection | None = None
         self._limiter: Final = anyio.CapacityLimiter(1)
         thread = _Thread(self)
