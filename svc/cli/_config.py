@@ -9,7 +9,9 @@ name the place (``profiles.default.platform.phoneNumberId``) and never the value
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,13 +251,30 @@ def _schema_problems(error: ValidationError) -> list[str]:
     return problems
 
 
+def _read_regular_file(path: Path) -> bytes:
+    """The file's first ``MAX_CONFIG_BYTES + 1`` bytes. Opened without blocking and judged
+    once open, so a FIFO or a device is refused instead of waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            raise CliConfigError("the config path is not a regular file.")
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        return handle.read(MAX_CONFIG_BYTES + 1)
+
+
 def _read(path: Path) -> tuple[object, Literal["yaml", "json"]]:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".json"):
         raise CliConfigError("the config file name must end in .yaml, .yml or .json.")
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        raw = _read_regular_file(path)
     except FileNotFoundError:
         raise CliConfigError("the config file does not exist.") from None
     except IsADirectoryError:

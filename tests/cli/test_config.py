@@ -133,6 +133,18 @@ def test_unreadable_files_give_a_safe_error(tmp_path: Path) -> None:
         load_config(tmp_path / "dir.yaml" if (tmp_path / "dir.yaml").mkdir() is None else "")
 
 
+def test_a_fifo_named_as_a_config_is_refused_without_waiting_for_a_writer(
+    tmp_path: Path,
+) -> None:
+    """Opening a FIFO for reading waits for a writer: the file is opened without blocking and
+    judged once open, so the command refuses it at once."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe.yaml")
+    with pytest.raises(CliConfigError, match="not a regular file"):
+        load_config(tmp_path / "pipe.yaml")
+
+
 def test_a_file_of_1_mib_loads_and_one_byte_more_is_refused(tmp_path: Path) -> None:
     from svc.cli._init import render_config
 
