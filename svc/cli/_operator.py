@@ -24,6 +24,8 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..http import Profile
 
 __all__ = ["doctor", "onboarding", "openapi", "setup", "upgrade", "webhook", "write_setup_files"]
@@ -55,21 +57,28 @@ def _visible_secret(value: str) -> bool:
 
 
 def _check_public_url(value: str) -> str:
-    import httpx
-
     refusal = CliUsageError(
         "--public-url must be an https URL without whitespace, credentials, query or fragment."
     )
     if breaks_url_path(value):
         raise refusal
+    _web_url(value, ("https",), refusal)
+    return value.rstrip("/")
+
+
+def _web_url(value: str, schemes: tuple[str, ...], refusal: CliUsageError) -> httpx.URL:
+    """``value`` as a URL of one of ``schemes`` with a host and no credentials, else
+    ``refusal`` (a malformed IDNA host too)."""
+    import httpx
+
     try:
         url = httpx.URL(value)
         host = url.host  # decodes an IDNA A-label: UnicodeError when it is malformed
     except (httpx.InvalidURL, UnicodeError):
         raise refusal from None
-    if url.scheme != "https" or not host or url.userinfo:
+    if url.scheme not in schemes or not host or url.userinfo:
         raise refusal
-    return value.rstrip("/")
+    return url
 
 
 def _check_path(value: str, option: str) -> str:
@@ -311,18 +320,10 @@ def _offline_app(config_path: str, profile: str | None) -> tuple[Any, Any]:
 
 
 def _check_server_url(value: str) -> str:
-    import httpx
-
     refusal = CliUsageError("--server-url must be an http or https URL.")
     if has_ascii_control_or_space(value) or "\\" in value:
         raise refusal
-    try:
-        url = httpx.URL(value)
-        host = url.host  # decodes an IDNA A-label: UnicodeError when it is malformed
-    except (httpx.InvalidURL, UnicodeError):
-        raise refusal from None
-    if url.scheme not in ("http", "https") or not host or url.userinfo:
-        raise refusal
+    url = _web_url(value, ("http", "https"), refusal)
     return str(url.copy_with(query=None, fragment=None))
 
 
