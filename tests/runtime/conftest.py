@@ -202,6 +202,19 @@ def make_runtime(
     )
 
 
+async def run_until_ended(
+    runtime: HandlerRuntime, events: Events, count: int, *, step: float = 1.0
+) -> None:
+    """Serve ``runtime`` until ``count`` runs have ended (looking every ``step`` seconds of
+    the test's clock), then stop it: retries due later run too, as ``run_until_idle`` would
+    not wait for them."""
+    async with trio.open_nursery() as nursery:
+        await nursery.start(runtime.run)
+        while len(events.ended()) < count:
+            await trio.sleep(step)
+        await runtime.stop()
+
+
 async def deliver(runtime: HandlerRuntime, *keys: str, wake: bool = True) -> None:
     """Hand the messages ``keys`` over as the HTTP layer does: recorded in the store's inbox
     at ``now()`` (``wake=False``: as another process would, unannounced), or accepted by the

@@ -15,7 +15,17 @@ import trio.testing
 
 from svc.webhook import ReplyOutcomeUnknown
 
-from .conftest import LOGGER, SENDERS, T0, Context, Events, deliver, make_runtime, memory_queue
+from .conftest import (
+    LOGGER,
+    SENDERS,
+    T0,
+    Context,
+    Events,
+    deliver,
+    make_runtime,
+    memory_queue,
+    run_until_ended,
+)
 from .conftest import message as update_of
 
 
@@ -84,11 +94,7 @@ async def test_a_failed_run_is_retried_after_its_backoff_and_holds_back_the_user
 
     runtime = make_runtime(memory_queue(), handler, events=events)
     await deliver(runtime, "a1", "a2")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        while len(events.ended()) < 4:
-            await trio.sleep(0.5)
-        await runtime.stop()
+    await run_until_ended(runtime, events, 4, step=0.5)
     assert runs == [("a1", 0.0), ("a1", 1.0), ("a1", 3.0), ("a2", 3.0)]
     assert [o for _, o in events.outcomes()] == ["error", "error", "success", "success"]
 
@@ -107,11 +113,7 @@ async def test_after_the_last_attempt_the_update_is_dropped_and_the_next_one_run
     caplog.set_level(logging.INFO, logger=LOGGER)
     runtime = make_runtime(memory_queue(), handler, max_attempts=3, events=events)
     await deliver(runtime, "a1", "a2")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        while len(events.ended()) < 4:
-            await trio.sleep(0.5)
-        await runtime.stop()
+    await run_until_ended(runtime, events, 4, step=0.5)
     assert runs == ["a1"] * 3 + ["a2"]
     assert [o for _, o in events.outcomes()] == ["error", "error", "dead", "success"]
     assert (
@@ -156,11 +158,7 @@ async def test_a_run_past_its_deadline_is_cancelled_and_retried(
 
     runtime = make_runtime(memory_queue(), handler, timeout=5.0, events=events)
     await deliver(runtime, "a1")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        while len(events.ended()) < 2:
-            await trio.sleep(1)
-        await runtime.stop()
+    await run_until_ended(runtime, events, 2)
     assert [(e.outcome, e.seconds) for e in events.ended()] == [("timeout", 5.0), ("success", 0.0)]
     assert cancelled == [True]
     assert attempts == [0.0, 6.0]  # the deadline, then the retry's delay

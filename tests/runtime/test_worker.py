@@ -32,6 +32,7 @@ from .conftest import (
     make_runtime,
     memory_queue,
     message,
+    run_until_ended,
     store_queue,
 )
 
@@ -150,11 +151,7 @@ async def test_retries_back_off_and_the_last_attempt_buries_the_item_and_frees_i
     caplog.set_level(logging.WARNING, logger=LOGGER)
     runtime = make_runtime(store_queue(store), handler, max_attempts=3, events=events)
     await deliver(runtime, "a1", "a2", "b1")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        while len(events.ended()) < 5:
-            await trio.sleep(1)
-        await runtime.stop()
+    await run_until_ended(runtime, events, 5)
     # a1 at 0, then 1 s and 2 s after each failure; a2 waits for it; b1 is another queue.
     assert [c for c in calls if c[0][0] == "a"] == [
         ("a1", 0.0),
@@ -597,11 +594,7 @@ async def test_a_dead_letter_raised_from_the_handler_s_nursery_is_not_retried(
     queue = store_queue(store) if mode == "store" else memory_queue()
     runtime = make_runtime(queue, handler, events=events, max_attempts=3)
     await deliver(runtime, "a1", "b1")
-    async with trio.open_nursery() as nursery:
-        await nursery.start(runtime.run)
-        while len(events.ended()) < 4:
-            await trio.sleep(1)
-        await runtime.stop()
+    await run_until_ended(runtime, events, 4)
     assert sorted(calls) == ["a1", "b1", "b1", "b1"]
     assert sorted((e.update_key, e.outcome, e.reason) for e in events.ended()) == [
         ("a1", "dead", "key_unavailable"),
